@@ -1,0 +1,121 @@
+//! The linear-combination view of an expression: `sum(coefficient * atom) + constant`.
+//!
+//! Atoms are the non-linear parts (variables, products of non-constants, divisions, mods,
+//! min, max). Sums are flattened so that rules can look at all summands at once, and rebuilt in
+//! one canonical order: atoms in [`Expr::canonical_cmp`] order, the constant last.
+
+use smallvec::SmallVec;
+
+use crate::{Expr, ExprKind};
+
+/// A flattened sum of `(atom, coefficient)` terms plus a constant.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Linear {
+    /// Terms with non-zero coefficients; after [`Linear::normalize`], sorted and distinct.
+    pub terms: SmallVec<[(Expr, i64); 6]>,
+    /// The constant summand.
+    pub constant: i64,
+}
+
+impl Linear {
+    /// Flattens `e`. Returns `None` if a coefficient or the constant would overflow `i64`.
+    pub fn of(e: Expr) -> Option<Linear> {
+        let mut lin = Linear::default();
+        lin.accumulate(e, 1)?;
+        lin.normalize()?;
+        Some(lin)
+    }
+
+    fn accumulate(&mut self, e: Expr, k: i64) -> Option<()> {
+        match e.kind() {
+            ExprKind::Const(c) => {
+                self.constant = self.constant.checked_add(c.checked_mul(k)?)?;
+            }
+            ExprKind::Add(a, b) => {
+                self.accumulate(a, k)?;
+                self.accumulate(b, k)?;
+            }
+            ExprKind::Mul(a, b) => match (a.as_const(), b.as_const()) {
+                (_, Some(c)) => self.accumulate(a, k.checked_mul(c)?)?,
+                (Some(c), _) => self.accumulate(b, k.checked_mul(c)?)?,
+                _ => self.terms.push((e, k)),
+            },
+            _ => self.terms.push((e, k)),
+        }
+        Some(())
+    }
+
+    /// Sorts terms canonically, merges equal atoms and drops zero coefficients.
+    pub fn normalize(&mut self) -> Option<()> {
+        if self.terms.len() > 1 {
+            self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
+            let mut out: SmallVec<[(Expr, i64); 6]> = SmallVec::new();
+            for (atom, k) in self.terms.drain(..) {
+                match out.last_mut() {
+                    Some(last) if last.0 == atom => last.1 = last.1.checked_add(k)?,
+                    _ => out.push((atom, k)),
+                }
+            }
+            self.terms = out;
+        }
+        self.terms.retain(|t| t.1 != 0);
+        Some(())
+    }
+
+    /// Rebuilds the canonical expression: `atom1 * k1 + atom2 * k2 + ... + constant`.
+    pub fn to_expr(&self) -> Expr {
+        let mut acc: Option<Expr> = None;
+        for &(atom, k) in &self.terms {
+            let term = atom.mul(Expr::constant(k));
+            acc = Some(match acc {
+                None => term,
+                Some(a) => Expr::raw(ExprKind::Add(a, term)),
+            });
+        }
+        match acc {
+            None => Expr::constant(self.constant),
+            Some(a) if self.constant == 0 => a,
+            Some(a) => Expr::raw(ExprKind::Add(a, Expr::constant(self.constant))),
+        }
+    }
+
+    /// The coefficient of `atom` (0 if absent).
+    pub fn coefficient(&self, atom: Expr) -> i64 {
+        self.terms.iter().find(|t| t.0 == atom).map_or(0, |t| t.1)
+    }
+
+    /// True if the sum is a constant.
+    pub fn is_constant(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattens_and_orders_canonically() {
+        let (d0, d1, s0) = (Expr::dim(0), Expr::dim(1), Expr::range(0));
+        let e = (s0 + 5) + (d1 * 3 + d0 * 2) * 4 - d1 * 12;
+        let lin = Linear::of(e).unwrap();
+        assert_eq!(lin.terms.as_slice(), &[(d0, 8), (s0, 1)]);
+        assert_eq!(lin.constant, 5);
+        assert_eq!(lin.to_expr(), d0 * 8 + s0 + 5);
+    }
+
+    #[test]
+    fn overflowing_coefficients_are_refused() {
+        let e = (Expr::dim(0) * i64::MAX) * 2;
+        assert!(Linear::of(e).is_none());
+    }
+
+    #[test]
+    fn atoms_follow_variables() {
+        let (d0, d1) = (Expr::dim(0), Expr::dim(1));
+        let fd = (d1 * 4 + d0).floor_div(Expr::constant(8));
+        let lin = Linear::of(fd + d0 * 2).unwrap();
+        assert_eq!(lin.terms[0], (d0, 2));
+        assert_eq!(lin.terms[1], (fd, 1));
+    }
+}

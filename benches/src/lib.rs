@@ -1,0 +1,1 @@
+//! Shared inputs for the criterion benches (see benches/benches/).

@@ -11,13 +11,21 @@
 //! - the simplifier never changes a map's value at any point of its domain and is idempotent.
 
 pub mod arith;
+pub mod egraph;
+pub mod enumerate;
+pub mod equiv;
 mod eval;
 mod expr;
+pub mod formula;
+pub mod gen;
 mod interval;
 pub mod linear;
 mod map;
 mod ops;
+pub mod parse;
 mod print;
+#[cfg(feature = "z3")]
+pub mod prove;
 
 pub use eval::{EvalError, Point};
 pub use expr::{Expr, ExprKind, Var, VarKind};

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Installs what hloc's test suite needs on a fresh machine, idempotently:
+#   - libz3 (>= 4.13.3) from the z3-solver PyPI wheel, into .deps/z3/lib (git-ignored),
+#     registered with ldconfig so test binaries find libz3.so.5.4 at run time;
+#   - NVRTC from the nvidia-cuda-nvrtc PyPI wheel, into .deps/nvrtc/lib, registered likewise,
+#     so CUDA C can be compiled to PTX on a machine with no GPU;
+#   - cargo-nextest, if it is missing.
+# Wheels are downloaded with pip (PyPI only) and unpacked with Python's zipfile: no pip
+# install into any environment, nothing outside .deps/ except the ldconfig entry.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="$root/.deps"
+mkdir -p "$deps"
+
+python_bin="$(command -v python3 || command -v python)"
+
+fetch_wheel() { # name==version destdir
+  local spec="$1" dest="$2" tmp
+  tmp="$(mktemp -d)"
+  "$python_bin" -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "$spec"
+  "$python_bin" - "$tmp" "$dest" <<'PY'
+import sys, zipfile, pathlib
+src, dest = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+dest.mkdir(parents=True, exist_ok=True)
+for whl in src.glob("*.whl"):
+    with zipfile.ZipFile(whl) as z:
+        z.extractall(dest)
+PY
+  rm -rf "$tmp"
+}
+
+# z3: the crate's build needs a directory holding libz3.so; the loader needs libz3.so.5.4.
+if [ ! -e "$deps/z3/lib/libz3.so" ]; then
+  echo "setup: fetching z3-solver 5.4.0.0 (libz3) from PyPI" >&2
+  fetch_wheel "z3-solver==5.4.0.0" "$deps/z3/wheel"
+  mkdir -p "$deps/z3/lib"
+  lib="$(find "$deps/z3/wheel" -name 'libz3.so*' | head -n 1)"
+  [ -n "$lib" ] || { echo "setup: libz3.so not found in the z3-solver wheel" >&2; exit 1; }
+  cp "$lib" "$deps/z3/lib/libz3.so.5.4"
+  ln -sf libz3.so.5.4 "$deps/z3/lib/libz3.so"
+fi
+
+# NVRTC 13.0 (pinned): libnvrtc.so.13 and its builtins library.
+if [ -z "$(find "$deps/nvrtc/lib" -name 'libnvrtc.so*' 2>/dev/null | head -n 1)" ]; then
+  echo "setup: fetching nvidia-cuda-nvrtc 13.0.88 from PyPI" >&2
+  fetch_wheel "nvidia-cuda-nvrtc==13.0.88" "$deps/nvrtc/wheel"
+  mkdir -p "$deps/nvrtc/lib"
+  find "$deps/nvrtc/wheel" -name 'libnvrtc*.so*' -exec cp -P {} "$deps/nvrtc/lib/" \;
+  ( cd "$deps/nvrtc/lib" && for f in libnvrtc.so.*; do [ -e libnvrtc.so ] || ln -sf "$f" libnvrtc.so; done )
+fi
+
+# Register both directories with the dynamic loader (needs root, as CI and dev machines are).
+conf=/etc/ld.so.conf.d/hloc-deps.conf
+want="$(printf '%s\n%s\n' "$deps/z3/lib" "$deps/nvrtc/lib")"
+if [ "$(cat "$conf" 2>/dev/null)" != "$want" ]; then
+  if [ -w /etc/ld.so.conf.d ]; then
+    printf '%s\n' "$want" > "$conf"
+    ldconfig
+  else
+    echo "setup: cannot write $conf; export LD_LIBRARY_PATH=$deps/z3/lib:$deps/nvrtc/lib" >&2
+  fi
+else
+  ldconfig
+fi
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+  echo "setup: installing cargo-nextest" >&2
+  cargo install --locked cargo-nextest
+fi
+echo "setup: ok ($deps)" >&2

@@ -26,6 +26,7 @@ pub mod parse;
 mod print;
 #[cfg(feature = "z3")]
 pub mod prove;
+pub mod simplify;
 
 pub use eval::{EvalError, Point};
 pub use expr::{Expr, ExprKind, Var, VarKind};

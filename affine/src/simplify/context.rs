@@ -1,0 +1,100 @@
+//! The simplifier's view of a domain: variable bounds, known ranges of constrained
+//! expressions, memoized ranges and rewrites, and the trace of rules that fired.
+
+use rustc_hash::FxHashMap;
+
+use crate::{Expr, ExprKind, Interval, Var, VarKind};
+
+/// Simplification state for one domain.
+pub(crate) struct Ctx<'a> {
+    bounds: [&'a [Interval]; 3],
+    /// Ranges known for whole expressions (from constraints `e in [lo, hi]`).
+    known: FxHashMap<Expr, Interval>,
+    ranges: FxHashMap<Expr, Interval>,
+    pub(crate) memo: FxHashMap<Expr, Expr>,
+    /// Names of the rules that fired, in order, when tracing.
+    pub(crate) trace: Option<Vec<&'static str>>,
+    /// Rewrites left before the simplifier stops rewriting (a guard against cycles).
+    pub(crate) fuel: u32,
+    /// Current nesting of rewrites-of-rewrites.
+    pub(crate) depth: u32,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(
+        dims: &'a [Interval],
+        ranges: &'a [Interval],
+        runtimes: &'a [Interval],
+    ) -> Self {
+        Ctx {
+            bounds: [dims, ranges, runtimes],
+            known: FxHashMap::default(),
+            ranges: FxHashMap::default(),
+            memo: FxHashMap::default(),
+            trace: None,
+            fuel: 100_000,
+            depth: 0,
+        }
+    }
+
+    /// Declares that `e` only takes values in `interval` on the domain.
+    pub(crate) fn assume(&mut self, e: Expr, interval: Interval) {
+        let slot = self.known.entry(e).or_insert(Interval::FULL);
+        *slot = slot.intersect(interval);
+        self.ranges.clear();
+        self.memo.clear();
+    }
+
+    pub(crate) fn var_bounds(&self, v: Var) -> Interval {
+        let k = match v.kind {
+            VarKind::Dim => 0,
+            VarKind::Range => 1,
+            VarKind::Runtime => 2,
+        };
+        // An undeclared variable has no known bounds.
+        self.bounds[k]
+            .get(v.index as usize)
+            .copied()
+            .unwrap_or(Interval::FULL)
+    }
+
+    /// A sound range of `e` on the domain.
+    pub(crate) fn range(&mut self, e: Expr) -> Interval {
+        if let Some(c) = e.as_const() {
+            return Interval::point(c);
+        }
+        if let Some(r) = self.ranges.get(&e) {
+            return *r;
+        }
+        let natural = match e.kind() {
+            ExprKind::Const(c) => Interval::point(c),
+            ExprKind::Var(v) => self.var_bounds(v),
+            ExprKind::Add(a, b) => self.range(a).add(self.range(b)),
+            ExprKind::Mul(a, b) => self.range(a).mul(self.range(b)),
+            ExprKind::FloorDiv(a, b) => self.range(a).floor_div(self.range(b)),
+            ExprKind::CeilDiv(a, b) => self.range(a).ceil_div(self.range(b)),
+            ExprKind::Mod(a, b) => self.range(a).modulo(self.range(b)),
+            ExprKind::Min(a, b) => self.range(a).min(self.range(b)),
+            ExprKind::Max(a, b) => self.range(a).max(self.range(b)),
+        };
+        let r = match self.known.get(&e) {
+            // Intersecting with an empty range would claim more than we know; keep natural.
+            Some(k) if !natural.intersect(*k).is_empty() => natural.intersect(*k),
+            _ => natural,
+        };
+        self.ranges.insert(e, r);
+        r
+    }
+
+    /// Records that `rule` fired and consumes one unit of fuel; false when out of fuel.
+    pub(crate) fn fire(&mut self, rule: &'static str) -> bool {
+        if self.fuel == 0 {
+            return false;
+        }
+        self.fuel -= 1;
+        if let Some(t) = &mut self.trace {
+            t.push(rule);
+        }
+        true
+    }
+}

@@ -1,0 +1,231 @@
+//! Rules for `floordiv`, `ceildiv` and `mod` by constants.
+//!
+//! Each rule's statement and side condition is in [`super::rules::RULES`]; the functions here
+//! recognize the rule's left side and build its right side.
+
+use smallvec::SmallVec;
+
+use super::context::Ctx;
+use crate::arith::{floor_div as fdiv, gcd};
+use crate::linear::Linear;
+use crate::{Expr, ExprKind, Interval};
+
+/// The divisor as a constant, if it is one.
+fn const_divisor(d: Expr) -> Option<i64> {
+    d.as_const().filter(|&c| c != 0)
+}
+
+/// Splits `lin` by divisibility of coefficients by `g`: (multiples divided by `g`, the rest).
+/// The constant goes with the multiples when `g` divides it.
+fn split_by(lin: &Linear, g: i64) -> (Linear, Linear) {
+    let mut main = Linear::default();
+    let mut rest = Linear::default();
+    for &(atom, k) in &lin.terms {
+        if k % g == 0 {
+            main.terms.push((atom, k / g));
+        } else {
+            rest.terms.push((atom, k));
+        }
+    }
+    if lin.constant % g == 0 {
+        main.constant = lin.constant / g;
+    } else {
+        rest.constant = lin.constant;
+    }
+    (main, rest)
+}
+
+/// Candidate common factors `gcd(k, c) > 1` of the coefficients with the divisor, largest
+/// first, excluding `c` itself.
+fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
+    let mut gs: SmallVec<[i64; 4]> = SmallVec::new();
+    for &(_, k) in &lin.terms {
+        if let Some(g) = gcd(k, c) {
+            if g > 1 && g < c && !gs.contains(&g) {
+                gs.push(g);
+            }
+        }
+    }
+    gs.sort_unstable_by(|a, b| b.cmp(a));
+    gs
+}
+
+/// Finds the largest `g` dividing `c` such that `x = g * main + rest` with `rest` in
+/// `[0, g - 1]`: then `x floordiv c = main floordiv (c / g)` and
+/// `x mod c = (main mod (c / g)) * g + rest`.
+fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Expr)> {
+    for g in gcd_candidates(lin, c) {
+        let (main, rest) = split_by(lin, g);
+        if main.terms.is_empty() {
+            continue;
+        }
+        let rest_expr = rest.to_expr();
+        if Interval::new(0, g - 1).contains_interval(ctx.range(rest_expr)) {
+            return Some((g, main, rest_expr));
+        }
+    }
+    None
+}
+
+/// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the
+/// constant (toward zero), out of `lin`: `lin = c * pulled + kept`.
+fn pull_multiples(lin: &Linear, c: i64) -> Option<(Linear, Linear)> {
+    let mut pulled = Linear::default();
+    let mut kept = Linear::default();
+    for &(atom, k) in &lin.terms {
+        if k % c == 0 {
+            pulled.terms.push((atom, k / c));
+        } else {
+            kept.terms.push((atom, k));
+        }
+    }
+    pulled.constant = lin.constant / c;
+    kept.constant = lin.constant % c;
+    if pulled.terms.is_empty() && pulled.constant == 0 {
+        None
+    } else {
+        Some((pulled, kept))
+    }
+}
+
+/// Rules for `x floordiv d`.
+pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
+    let c = const_divisor(d)?;
+    if c < 0 {
+        let nc = c.checked_neg()?;
+        return ctx
+            .fire("floordiv_negative_divisor")
+            .then(|| x.neg().floor_div(Expr::constant(nc)));
+    }
+    let r = ctx.range(x);
+    if !r.is_empty() && fdiv(r.lo, c) == fdiv(r.hi, c) && ctx.fire("floordiv_one_period") {
+        return fdiv(r.lo, c).map(Expr::constant);
+    }
+    match x.kind() {
+        ExprKind::FloorDiv(y, b) => {
+            if let Some(bc) = b
+                .as_const()
+                .filter(|&b| b > 0)
+                .and_then(|b| b.checked_mul(c))
+            {
+                if ctx.fire("floordiv_nested") {
+                    return Some(y.floor_div(Expr::constant(bc)));
+                }
+            }
+        }
+        ExprKind::Mod(y, m) => {
+            if let Some(m) = m.as_const().filter(|&m| m > 0 && m % c == 0) {
+                if ctx.fire("mod_then_floordiv") {
+                    return Some(y.floor_div(d).modulo(Expr::constant(m / c)));
+                }
+            }
+        }
+        _ => {}
+    }
+    let lin = Linear::of(x)?;
+    if let Some((pulled, kept)) = pull_multiples(&lin, c) {
+        if ctx.fire("floordiv_pull_multiple") {
+            return Some(pulled.to_expr().add(kept.to_expr().floor_div(d)));
+        }
+    }
+    if let Some((g, main, _)) = gcd_split(ctx, &lin, c) {
+        if ctx.fire("floordiv_gcd") {
+            return Some(main.to_expr().floor_div(Expr::constant(c / g)));
+        }
+    }
+    None
+}
+
+/// Rules for `x ceildiv d`.
+pub(crate) fn ceil_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
+    let c = const_divisor(d)?;
+    if c < 0 {
+        let nc = c.checked_neg()?;
+        return ctx
+            .fire("ceildiv_negative_divisor")
+            .then(|| x.neg().ceil_div(Expr::constant(nc)));
+    }
+    let r = ctx.range(x);
+    let cdiv = crate::arith::ceil_div;
+    if !r.is_empty() && cdiv(r.lo, c) == cdiv(r.hi, c) && ctx.fire("ceildiv_one_period") {
+        return cdiv(r.lo, c).map(Expr::constant);
+    }
+    let lin = Linear::of(x)?;
+    if let Some((pulled, kept)) = pull_multiples(&lin, c) {
+        if ctx.fire("ceildiv_pull_multiple") {
+            return Some(pulled.to_expr().add(kept.to_expr().ceil_div(d)));
+        }
+    }
+    None
+}
+
+/// The representative of `k` modulo `c` with the smallest magnitude (ties go positive).
+fn smallest_residue(k: i64, c: i64) -> i64 {
+    let r = k.rem_euclid(c);
+    if r <= c - r {
+        r
+    } else {
+        r - c
+    }
+}
+
+/// Rules for `x mod d`.
+pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
+    let c = const_divisor(d)?;
+    if c < 0 {
+        let nc = c.checked_neg()?;
+        return ctx
+            .fire("mod_negative_divisor")
+            .then(|| x.neg().modulo(Expr::constant(nc)).neg());
+    }
+    let r = ctx.range(x);
+    if !r.is_empty() {
+        if let (Some(qlo), Some(qhi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
+            if qlo == qhi && ctx.fire("mod_one_period") {
+                return Some(x.sub(Expr::constant(qlo.checked_mul(c)?)));
+            }
+        }
+    }
+    if let ExprKind::Mod(y, m) = x.kind() {
+        if m.as_const().is_some_and(|m| m > 0 && m % c == 0) && ctx.fire("mod_nested") {
+            return Some(y.modulo(d));
+        }
+    }
+    let lin = Linear::of(x)?;
+    // Reduce every coefficient and the constant modulo c.
+    let mut reduced = Linear {
+        terms: SmallVec::new(),
+        constant: lin.constant % c,
+    };
+    let mut residue_changed = false;
+    for &(atom, k) in &lin.terms {
+        let k2 = smallest_residue(k, c);
+        if k2 != k && k2 != 0 {
+            residue_changed = true;
+        }
+        if k2 != 0 {
+            reduced.terms.push((atom, k2));
+        }
+    }
+    if reduced != lin {
+        let name = if residue_changed {
+            "mod_residue_coefficient"
+        } else {
+            "mod_pull_multiple"
+        };
+        if ctx.fire(name) {
+            return Some(reduced.to_expr().modulo(d));
+        }
+    }
+    if let Some((g, main, rest)) = gcd_split(ctx, &lin, c) {
+        if ctx.fire("mod_gcd_split") {
+            return Some(
+                main.to_expr()
+                    .modulo(Expr::constant(c / g))
+                    .mul(Expr::constant(g))
+                    .add(rest),
+            );
+        }
+    }
+    None
+}

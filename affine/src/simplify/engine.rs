@@ -1,0 +1,93 @@
+//! Bottom-up rewriting of one expression to a fixpoint under a [`Ctx`].
+//!
+//! Children are simplified first; then the node's rules are tried in a fixed order, and a
+//! rewritten node is simplified again. Results are memoized per context. Every rewrite spends
+//! fuel and recursion is depth-limited, so a (hypothetical) cycle between rules stops with a
+//! sound expression instead of hanging.
+
+use super::context::Ctx;
+use super::{divmod, sums};
+use crate::{Expr, ExprKind};
+
+/// Deepest chain of rewrites-of-rewrites before the engine stops rewriting.
+const MAX_DEPTH: u32 = 256;
+
+impl Ctx<'_> {
+    /// The simplified form of `e` on this context's domain.
+    pub(crate) fn simplify(&mut self, e: Expr) -> Expr {
+        if let Some(r) = self.memo.get(&e) {
+            return *r;
+        }
+        if self.depth >= MAX_DEPTH {
+            return e;
+        }
+        self.depth += 1;
+        let r = self.simplify_uncached(e);
+        self.depth -= 1;
+        self.memo.insert(e, r);
+        self.memo.insert(r, r);
+        r
+    }
+
+    fn simplify_uncached(&mut self, e: Expr) -> Expr {
+        let node = match e.kind() {
+            ExprKind::Const(_) => return e,
+            ExprKind::Var(_) => e,
+            _ => {
+                let (a, b) = e.children().expect("binary node");
+                let (sa, sb) = (self.simplify(a), self.simplify(b));
+                if sa == a && sb == b {
+                    e
+                } else {
+                    e.with_children(sa, sb)
+                }
+            }
+        };
+        match self.rewrite_node(node) {
+            Some(next) => self.simplify(next),
+            None => node,
+        }
+    }
+
+    /// One rewrite of a node whose children are simplified, or `None` at a fixpoint.
+    fn rewrite_node(&mut self, n: Expr) -> Option<Expr> {
+        let by_kind = match n.kind() {
+            ExprKind::Const(_) => return None,
+            ExprKind::Var(_) => None,
+            ExprKind::Add(..) => sums::rewrite_sum(self, n),
+            ExprKind::Mul(_, k) if k.as_const().is_some() => sums::rewrite_sum(self, n),
+            ExprKind::Mul(..) => None,
+            ExprKind::FloorDiv(x, d) => divmod::floor_div(self, x, d),
+            ExprKind::CeilDiv(x, d) => divmod::ceil_div(self, x, d),
+            ExprKind::Mod(x, d) => divmod::modulo(self, x, d),
+            ExprKind::Min(a, b) => self.decide_min_max(a, b, false),
+            ExprKind::Max(a, b) => self.decide_min_max(a, b, true),
+        };
+        if by_kind.is_some() {
+            return by_kind;
+        }
+        let r = self.range(n);
+        if r.is_point() && self.fire("point_range") {
+            return Some(Expr::constant(r.lo));
+        }
+        None
+    }
+
+    /// `min(a, b)` / `max(a, b)` when the ranges decide which operand wins.
+    fn decide_min_max(&mut self, a: Expr, b: Expr, is_max: bool) -> Option<Expr> {
+        let (ra, rb) = (self.range(a), self.range(b));
+        let (a_wins, b_wins) = if is_max {
+            (ra.lo >= rb.hi, rb.lo >= ra.hi)
+        } else {
+            (ra.hi <= rb.lo, rb.hi <= ra.lo)
+        };
+        let name = if is_max { "max_decided" } else { "min_decided" };
+        if a_wins && self.fire(name) {
+            Some(a)
+        } else if b_wins && self.fire(name) {
+            Some(b)
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! The range-aware simplifier.
+//!
+//! It rewrites a map's results and constraints with named rules ([`rules::RULES`]) whose side
+//! conditions read the ranges of sub-expressions on the map's domain, and runs to a fixpoint:
+//! constraints are normalized (bounds on variables, canonical form, infeasibility, merged
+//! congruences, bounds propagated through linear constraints), then results are simplified
+//! knowing the constrained ranges. The result is deterministic and idempotent, and never
+//! changes a map's value at any point of its domain.
+
+mod constraints;
+mod context;
+mod divmod;
+mod engine;
+pub mod rules;
+mod sums;
+
+use constraints::Normalized;
+use context::Ctx;
+
+use crate::{Expr, IndexingMap, Interval, MapForm, Var};
+
+/// Rounds of constraint normalization + result simplification before giving up on a fixpoint.
+const MAX_ROUNDS: usize = 32;
+
+/// Simplifies one expression given the bounds of its variables (no constraints).
+pub fn simplify_expr(
+    e: Expr,
+    dims: &[Interval],
+    ranges: &[Interval],
+    runtimes: &[Interval],
+) -> Expr {
+    Ctx::new(dims, ranges, runtimes).simplify(e)
+}
+
+impl IndexingMap {
+    /// Simplifies the map in place; returns whether it changed.
+    pub fn simplify(&mut self) -> bool {
+        run(self, false).0
+    }
+
+    /// Simplifies the map in place and returns the names of the rules that fired, in order.
+    pub fn simplify_traced(&mut self) -> Vec<&'static str> {
+        run(self, true).1
+    }
+
+    /// A simplified copy.
+    pub fn simplified(&self) -> IndexingMap {
+        let mut m = self.clone();
+        m.simplify();
+        m
+    }
+}
+
+fn take_trace(ctx: &mut Ctx<'_>, into: &mut Vec<&'static str>) {
+    if let Some(t) = ctx.trace.take() {
+        into.extend(t);
+    }
+}
+
+fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
+    let mut trace = Vec::new();
+    if map.form != MapForm::Normal {
+        return (false, trace);
+    }
+    let original = map.clone();
+    for round in 0..MAX_ROUNDS {
+        let before = (
+            map.dims.clone(),
+            map.ranges.clone(),
+            map.runtimes.clone(),
+            map.constraints.clone(),
+        );
+        if !normalize_constraints(map, tracing, &mut trace) {
+            *map = IndexingMap::known_empty();
+            return (true, trace);
+        }
+        let unchanged = before
+            == (
+                map.dims.clone(),
+                map.ranges.clone(),
+                map.runtimes.clone(),
+                map.constraints.clone(),
+            );
+        // Results were already simplified under exactly this domain.
+        if round > 0 && unchanged {
+            break;
+        }
+        let (dims, ranges, runtimes) = (map.dims.clone(), map.ranges.clone(), map.runtimes.clone());
+        let mut ctx = Ctx::new(&dims, &ranges, &runtimes);
+        if tracing {
+            ctx.trace = Some(Vec::new());
+        }
+        for c in &map.constraints {
+            ctx.assume(c.expr, c.interval);
+        }
+        map.results = map.results.iter().map(|&r| ctx.simplify(r)).collect();
+        take_trace(&mut ctx, &mut trace);
+    }
+    (*map != original, trace)
+}
+
+/// One pass over the constraints. Returns false if the domain is empty.
+fn normalize_constraints(
+    map: &mut IndexingMap,
+    tracing: bool,
+    trace: &mut Vec<&'static str>,
+) -> bool {
+    let (dims, ranges, runtimes) = (map.dims.clone(), map.ranges.clone(), map.runtimes.clone());
+    let mut ctx = Ctx::new(&dims, &ranges, &runtimes);
+    if tracing {
+        ctx.trace = Some(Vec::new());
+    }
+    let mut kept = Vec::new();
+    let mut bounds: Vec<(Var, Interval)> = Vec::new();
+    let mut feasible = true;
+    for c in &map.constraints {
+        let e = ctx.simplify(c.expr);
+        match constraints::normalize(&mut ctx, e, c.interval) {
+            Normalized::Drop => {}
+            Normalized::Empty => feasible = false,
+            Normalized::Bound(v, i) => bounds.push((v, i)),
+            Normalized::Keep(e, i) => kept.push((e, i)),
+        }
+    }
+    let merged = if feasible {
+        constraints::merge_congruences(&mut ctx, kept)
+    } else {
+        None
+    };
+    let Some(kept) = merged else {
+        take_trace(&mut ctx, trace);
+        return false;
+    };
+    for (e, i) in &kept {
+        bounds.extend(constraints::propagate(&mut ctx, *e, *i));
+    }
+    take_trace(&mut ctx, trace);
+    for (v, i) in bounds {
+        let slot = &mut map.vars_of_mut(v.kind)[v.index as usize];
+        *slot = slot.intersect(i);
+        if slot.is_empty() {
+            return false;
+        }
+    }
+    map.replace_constraints(kept);
+    map.form == MapForm::Normal
+}

@@ -21,6 +21,7 @@ pub mod gen;
 mod interval;
 pub mod linear;
 mod map;
+mod map_ops;
 mod ops;
 pub mod parse;
 mod print;

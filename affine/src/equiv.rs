@@ -277,13 +277,13 @@ fn compare_disjoint_spaces(a: &IndexingMap, b: &IndexingMap, limit: u128) -> Equ
     }
 }
 
-/// The first point of the domain in lexicographic order with the results there, or `None` if
-/// the domain is empty; `Err` if it cannot be decided.
-#[allow(clippy::type_complexity)]
-fn first_domain_point(
-    map: &IndexingMap,
-    limit: u128,
-) -> Result<Option<(OwnedPoint, Vec<i64>)>, String> {
+/// A point and a map's results there.
+type PointValues = (OwnedPoint, Vec<i64>);
+
+/// A point of the domain (the first in lexicographic order unless evaluation failed at an
+/// earlier one) with the results there, or `None` if the domain is empty; `Err` if it cannot be
+/// decided.
+fn first_domain_point(map: &IndexingMap, limit: u128) -> Result<Option<PointValues>, String> {
     if map.is_known_empty() {
         return Ok(None);
     }
@@ -298,7 +298,7 @@ fn first_domain_point(
         ));
     }
     let [nd, nr, _] = arity(map);
-    let mut out: Result<Option<(OwnedPoint, Vec<i64>)>, String> = Ok(None);
+    let mut out: Result<Option<PointValues>, String> = Ok(None);
     let mut first_error: Option<String> = None;
     for_each_in_box(&bounds, |flat| {
         let point = OwnedPoint {

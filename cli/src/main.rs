@@ -1,1 +1,44 @@
-fn main() {}
+//! `hloc`: a compiler and indexing analyzer for XLA HLO.
+//!
+//! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
+//! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
+
+mod input;
+mod map_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// hloc — compile and analyze XLA HLO.
+///
+/// Work with indexing maps in XLA's syntax today; HLO modules (fmt, verify, graph, run) as
+/// those commands land. Every command prints text that other tools may parse; see each
+/// command's --help for its exact format.
+#[derive(Parser)]
+#[command(name = "hloc", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Simplify, compare and compose indexing maps.
+    #[command(subcommand, after_help = map_cmd::MAP_SYNTAX)]
+    Map(map_cmd::MapCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Map(cmd) => map_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -159,11 +159,20 @@ pub(crate) fn ceil_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     None
 }
 
-/// The representative of `k` modulo `c` with the smallest magnitude (ties go positive).
-fn smallest_residue(k: i64, c: i64) -> i64 {
+/// The canonical coefficient for `k` under `mod c`: coefficients in `[0, c)` stay; a
+/// negative one becomes its positive residue when that is no larger in magnitude (so
+/// `(-x) mod 2` is `x mod 2`, but `(-x) mod 8` stays); a coefficient of magnitude `>= c` is
+/// reduced, a positive one to `[0, c)`, a negative one to whichever residue is smaller.
+fn canonical_residue(k: i64, c: i64) -> i64 {
     let r = k.rem_euclid(c);
-    if r <= c - r {
+    if (0..c).contains(&k) {
+        k
+    } else if k > 0 {
         r
+    } else if r <= (r - c).unsigned_abs() as i64 && r <= k.unsigned_abs() as i64 {
+        r
+    } else if k > -c {
+        k
     } else {
         r - c
     }
@@ -199,7 +208,7 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     };
     let mut residue_changed = false;
     for &(atom, k) in &lin.terms {
-        let k2 = smallest_residue(k, c);
+        let k2 = canonical_residue(k, c);
         if k2 != k && k2 != 0 {
             residue_changed = true;
         }

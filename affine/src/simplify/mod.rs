@@ -12,6 +12,7 @@ mod context;
 mod divmod;
 mod engine;
 pub mod rules;
+pub mod spec;
 mod sums;
 
 use constraints::Normalized;

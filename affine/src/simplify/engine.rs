@@ -76,11 +76,19 @@ impl Ctx<'_> {
     /// `min(a, b)` / `max(a, b)` when the ranges decide which operand wins.
     fn decide_min_max(&mut self, a: Expr, b: Expr, is_max: bool) -> Option<Expr> {
         let (ra, rb) = (self.range(a), self.range(b));
-        let (a_wins, b_wins) = if is_max {
+        let (mut a_wins, mut b_wins) = if is_max {
             (ra.lo >= rb.hi, rb.lo >= ra.hi)
         } else {
             (ra.hi <= rb.lo, rb.hi <= ra.lo)
         };
+        if !a_wins && !b_wins {
+            // Correlated operands (`max(d0 + d1, d1)`): the range of their simplified
+            // difference decides where the separate ranges cannot.
+            let diff = self.simplify(a.sub(b));
+            let rd = self.range(diff);
+            let (a_ge_b, a_le_b) = (rd.lo >= 0, rd.hi <= 0);
+            (a_wins, b_wins) = if is_max { (a_ge_b, a_le_b) } else { (a_le_b, a_ge_b) };
+        }
         let name = if is_max { "max_decided" } else { "min_decided" };
         if a_wins && self.fire(name) {
             Some(a)

@@ -11,7 +11,8 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{LazyLock, Mutex};
 
-use rustc_hash::{FxHashSet, FxHasher};
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
 
 /// Which family a variable belongs to.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -143,17 +144,18 @@ impl Hash for Expr {
     }
 }
 
+/// A power of two, so the shard index is a mask of the hash's high bits.
 const SHARDS: usize = 32;
 
 /// The process-wide interner, sharded so that threads building expressions rarely contend.
+/// Each shard is a raw hash table keyed by the structural hash, so a lookup hashes once and
+/// builds a node only when it is missing.
 struct Interner {
-    shards: Vec<Mutex<FxHashSet<&'static Node>>>,
+    shards: Vec<Mutex<HashTable<&'static Node>>>,
 }
 
 static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
-    shards: (0..SHARDS)
-        .map(|_| Mutex::new(FxHashSet::default()))
-        .collect(),
+    shards: (0..SHARDS).map(|_| Mutex::new(HashTable::new())).collect(),
 });
 
 fn structural_hash(kind: &ExprKind) -> u64 {
@@ -199,6 +201,20 @@ pub(crate) fn kind_rank(kind: &ExprKind) -> u8 {
 
 fn intern(kind: ExprKind) -> Expr {
     let hash = structural_hash(&kind);
+    let shard = &INTERNER.shards[(hash >> 59) as usize & (SHARDS - 1)];
+    // A poisoned shard only means another thread panicked while holding it; the table itself
+    // is always consistent (insertion is the only mutation), so keep using it.
+    let mut table = shard.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(node) = table.find(hash, |n| n.kind == kind) {
+        return Expr(node);
+    }
+    let node: &'static Node = Box::leak(Box::new(new_node(kind, hash)));
+    table.insert_unique(hash, node, |n| n.hash);
+    Expr(node)
+}
+
+/// A node with its facts (size, variable masks) computed from its children.
+fn new_node(kind: ExprKind, hash: u64) -> Node {
     let (size, dims, ranges, runtimes) = match kind {
         ExprKind::Const(_) => (1, 0, 0, 0),
         ExprKind::Var(v) => match v.kind {
@@ -219,24 +235,7 @@ fn intern(kind: ExprKind) -> Expr {
             a.0.runtimes | b.0.runtimes,
         ),
     };
-    let probe = Node {
-        kind,
-        hash,
-        size,
-        dims,
-        ranges,
-        runtimes,
-    };
-    let shard = &INTERNER.shards[(hash as usize) % SHARDS];
-    // A poisoned shard only means another thread panicked while holding it; the set itself is
-    // always consistent (insertion is the only mutation), so keep using it.
-    let mut set = shard.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(node) = set.get(&probe) {
-        return Expr(node);
-    }
-    let node: &'static Node = Box::leak(Box::new(probe));
-    set.insert(node);
-    Expr(node)
+    Node { kind, hash, size, dims, ranges, runtimes }
 }
 
 impl Expr {

@@ -7,7 +7,17 @@
 
 use super::context::Ctx;
 use super::{divmod, sums};
+use crate::linear::Linear;
 use crate::{Expr, ExprKind};
+
+/// Sums and products by a constant are handled as one flat linear form.
+fn is_sum(e: Expr) -> bool {
+    match e.kind() {
+        ExprKind::Add(..) => true,
+        ExprKind::Mul(_, k) => k.as_const().is_some(),
+        _ => false,
+    }
+}
 
 /// Deepest chain of rewrites-of-rewrites before the engine stops rewriting.
 const MAX_DEPTH: u32 = 256;
@@ -30,6 +40,9 @@ impl Ctx<'_> {
     }
 
     fn simplify_uncached(&mut self, e: Expr) -> Expr {
+        if is_sum(e) {
+            return self.simplify_sum(e);
+        }
         let node = match e.kind() {
             ExprKind::Const(_) => return e,
             ExprKind::Var(_) => e,
@@ -54,9 +67,7 @@ impl Ctx<'_> {
         let by_kind = match n.kind() {
             ExprKind::Const(_) => return None,
             ExprKind::Var(_) => None,
-            ExprKind::Add(..) => sums::rewrite_sum(self, n),
-            ExprKind::Mul(_, k) if k.as_const().is_some() => sums::rewrite_sum(self, n),
-            ExprKind::Mul(..) => None,
+            ExprKind::Add(..) | ExprKind::Mul(..) => None,
             ExprKind::FloorDiv(x, d) => divmod::floor_div(self, x, d),
             ExprKind::CeilDiv(x, d) => divmod::ceil_div(self, x, d),
             ExprKind::Mod(x, d) => divmod::modulo(self, x, d),
@@ -71,6 +82,25 @@ impl Ctx<'_> {
             return Some(Expr::constant(r.lo));
         }
         None
+    }
+
+    /// A whole sum at once: its atoms are simplified, then the sum rules run on the flat
+    /// form (simplifying each prefix of a long sum separately would be quadratic).
+    fn simplify_sum(&mut self, e: Expr) -> Expr {
+        let Some(lin) = Linear::of(e) else { return e };
+        let Some(flat) = sums::simplify_atoms(self, &lin) else { return e };
+        if let Some(next) = sums::recombine(self, &flat) {
+            return self.simplify(next.to_expr());
+        }
+        let canon = flat.to_expr();
+        if lin.to_expr() != e {
+            self.fire("sum_normal_form");
+        }
+        let r = self.range(canon);
+        if r.is_point() && canon.as_const().is_none() && self.fire("point_range") {
+            return Expr::constant(r.lo);
+        }
+        canon
     }
 
     /// `min(a, b)` / `max(a, b)` when the ranges decide which operand wins.

@@ -5,17 +5,20 @@ use super::context::Ctx;
 use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
-/// Rewrites a sum (or a product by a constant) whose atoms are simplified.
-pub(crate) fn rewrite_sum(ctx: &mut Ctx<'_>, n: Expr) -> Option<Expr> {
-    let lin = Linear::of(n)?;
-    if let Some(next) = recombine(ctx, &lin) {
-        return Some(next.to_expr());
+/// The sum with every atom simplified and the result flattened and normalized again (a
+/// simplified atom may itself be a sum); `None` on overflow.
+pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
+    let mut out = Linear { terms: Default::default(), constant: lin.constant };
+    for &(atom, k) in &lin.terms {
+        let s = ctx.simplify(atom);
+        if s == atom {
+            out.terms.push((atom, k));
+        } else {
+            add_scaled(&mut out, s, k)?;
+        }
     }
-    let canon = lin.to_expr();
-    if canon != n && ctx.fire("sum_normal_form") {
-        return Some(canon);
-    }
-    None
+    out.normalize()?;
+    Some(out)
 }
 
 /// `lin += k * x` (flattening `x`); `None` on overflow.
@@ -50,7 +53,8 @@ fn const_of(e: Expr) -> Option<i64> {
     e.as_const().filter(|&c| c > 0)
 }
 
-fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
+/// One recombination of quotient/remainder pairs in a flat sum of simplified atoms.
+pub(crate) fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
     for &(atom, coef) in &lin.terms {
         match atom.kind() {
             ExprKind::FloorDiv(x, cd) => {
@@ -59,8 +63,10 @@ fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
                     continue;
                 }
                 let k = coef / c;
-                // k * c * (x floordiv c) + k * (x mod c)  ==>  k * x
-                let m = x.modulo(cd);
+                // k * c * (x floordiv c) + k * (x mod c)  ==>  k * x. The remainder is looked up
+                // in its simplified form (coefficients reduced modulo c), which is how it
+                // appears in a simplified sum.
+                let m = ctx.simplify(x.modulo(cd));
                 if lin.coefficient(m) == k && ctx.fire("recombine_div_mod") {
                     return replace(lin, &[atom, m], &[(x, k)]);
                 }
@@ -78,7 +84,7 @@ fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
                 if coef % a == 0 {
                     // k * a * ((x floordiv a) mod b) + k * (x mod a)  ==>  k * (x mod (a * b))
                     let k = coef / a;
-                    let low = x.modulo(ad);
+                    let low = ctx.simplify(x.modulo(ad));
                     if let Some(ab) = a.checked_mul(b) {
                         if lin.coefficient(low) == k && ctx.fire("recombine_nested_mod") {
                             return replace(
@@ -91,7 +97,7 @@ fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
                 }
                 // k * b * (x floordiv (a * b)) + k * ((x floordiv a) mod b)  ==>  k * (x floordiv a)
                 if let (Some(ab), Some(kb)) = (a.checked_mul(b), coef.checked_mul(b)) {
-                    let high = x.floor_div(Expr::constant(ab));
+                    let high = ctx.simplify(x.floor_div(Expr::constant(ab)));
                     if lin.coefficient(high) == kb && ctx.fire("recombine_nested_div") {
                         return replace(lin, &[atom, high], &[(inner, coef)]);
                     }

@@ -450,6 +450,20 @@ impl Expr {
 
     /// Every variable occurring in the expression, in canonical order, without repeats.
     pub fn variables(self) -> Vec<Var> {
+        let masks = [(VarKind::Dim, self.0.dims), (VarKind::Range, self.0.ranges), (VarKind::Runtime, self.0.runtimes)];
+        if masks.iter().all(|(_, m)| m & var_bit(63) == 0) {
+            // Exact from the masks: no traversal of (possibly heavily shared) subtrees.
+            let mut out = Vec::new();
+            for (kind, mask) in masks {
+                let mut m = mask;
+                while m != 0 {
+                    let index = m.trailing_zeros();
+                    out.push(Var { kind, index });
+                    m &= m - 1;
+                }
+            }
+            return out;
+        }
         let mut out = Vec::new();
         self.collect_vars(&mut out);
         out.sort();

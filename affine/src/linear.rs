@@ -12,7 +12,7 @@ use crate::{Expr, ExprKind};
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Linear {
     /// Terms with non-zero coefficients; after [`Linear::normalize`], sorted and distinct.
-    pub terms: SmallVec<[(Expr, i64); 6]>,
+    pub terms: SmallVec<[(Expr, i64); 12]>,
     /// The constant summand.
     pub constant: i64,
 }
@@ -48,8 +48,11 @@ impl Linear {
     /// Sorts terms canonically, merges equal atoms and drops zero coefficients.
     pub fn normalize(&mut self) -> Option<()> {
         if self.terms.len() > 1 {
-            self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
-            let mut out: SmallVec<[(Expr, i64); 6]> = SmallVec::new();
+            // Inputs are usually canonical already: one pass decides, the sort is skipped.
+            if !self.terms.windows(2).all(|w| w[0].0.canonical_cmp(w[1].0).is_lt()) {
+                self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
+            }
+            let mut out: SmallVec<[(Expr, i64); 12]> = SmallVec::new();
             for (atom, k) in self.terms.drain(..) {
                 match out.last_mut() {
                     Some(last) if last.0 == atom => last.1 = last.1.checked_add(k)?,
@@ -79,6 +82,45 @@ impl Linear {
         }
     }
 
+    /// Whether [`Linear::to_expr`] would return exactly `e`, decided without building it.
+    pub fn is_built_as(&self, e: Expr) -> bool {
+        let mut spine = e;
+        let mut expected_terms = self.terms.len();
+        if self.constant != 0 {
+            match spine.kind() {
+                ExprKind::Add(rest, c) if expected_terms > 0 && c.as_const() == Some(self.constant) => spine = rest,
+                ExprKind::Const(c) if expected_terms == 0 => return c == self.constant,
+                _ => return false,
+            }
+        } else if expected_terms == 0 {
+            return e.as_const() == Some(0);
+        }
+        while expected_terms > 0 {
+            let (atom, k) = self.terms[expected_terms - 1];
+            let term = if expected_terms == 1 {
+                spine
+            } else {
+                match spine.kind() {
+                    ExprKind::Add(rest, t) => {
+                        spine = rest;
+                        t
+                    }
+                    _ => return false,
+                }
+            };
+            let ok = if k == 1 {
+                term == atom
+            } else {
+                matches!(term.kind(), ExprKind::Mul(x, c) if x == atom && c.as_const() == Some(k))
+            };
+            if !ok {
+                return false;
+            }
+            expected_terms -= 1;
+        }
+        true
+    }
+
     /// The coefficient of `atom` (0 if absent).
     pub fn coefficient(&self, atom: Expr) -> i64 {
         self.terms.iter().find(|t| t.0 == atom).map_or(0, |t| t.1)
@@ -102,6 +144,16 @@ mod tests {
         assert_eq!(lin.terms.as_slice(), &[(d0, 8), (s0, 1)]);
         assert_eq!(lin.constant, 5);
         assert_eq!(lin.to_expr(), d0 * 8 + s0 + 5);
+    }
+
+    #[test]
+    fn recognizes_its_own_canonical_form() {
+        let (d0, d1) = (Expr::dim(0), Expr::dim(1));
+        for e in [d0 * 8 + d1 - 3, d0, d0 * 2, Expr::constant(5), d1 + d0, d0 * 1 + d1 * 0 + 7, d0 - d0] {
+            let lin = Linear::of(e).unwrap();
+            assert_eq!(lin.is_built_as(e), lin.to_expr() == e, "{e}");
+            assert!(lin.is_built_as(lin.to_expr()), "{e}");
+        }
     }
 
     #[test]

@@ -59,12 +59,18 @@ fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Ex
         if main.terms.is_empty() {
             continue;
         }
-        let rest_expr = rest.to_expr();
-        if Interval::new(0, g - 1).contains_interval(ctx.range(rest_expr)) {
-            return Some((g, main, rest_expr));
+        if Interval::new(0, g - 1).contains_interval(linear_range(ctx, &rest)) {
+            return Some((g, main, rest.to_expr()));
         }
     }
     None
+}
+
+/// The natural range of a linear form from its atoms' ranges (no new expression is built).
+fn linear_range(ctx: &mut Ctx<'_>, lin: &Linear) -> Interval {
+    lin.terms
+        .iter()
+        .fold(Interval::point(lin.constant), |acc, &(atom, k)| acc.add(ctx.range(atom).mul(Interval::point(k))))
 }
 
 /// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the

@@ -92,8 +92,9 @@ impl Ctx<'_> {
         if let Some(next) = sums::recombine(self, &flat) {
             return self.simplify(next.to_expr());
         }
-        let canon = flat.to_expr();
-        if lin.to_expr() != e {
+        let already = flat.is_built_as(e);
+        let canon = if already { e } else { flat.to_expr() };
+        if self.trace.is_some() && !lin.is_built_as(e) {
             self.fire("sum_normal_form");
         }
         let r = self.range(canon);

@@ -235,9 +235,19 @@ fn new_node(kind: ExprKind, hash: u64) -> Node {
             a.0.runtimes | b.0.runtimes,
         ),
     };
-    Node { kind, hash, size, dims, ranges, runtimes }
+    Node {
+        kind,
+        hash,
+        size,
+        dims,
+        ranges,
+        runtimes,
+    }
 }
 
+// Inherent `add`/`mul`/`neg`/`sub` are the folding builders; the operator traits in ops.rs
+// call them, so both spellings build the same node without a trait import.
+#[allow(clippy::should_implement_trait)]
 impl Expr {
     /// The integer constant `c`.
     pub fn constant(c: i64) -> Expr {
@@ -450,7 +460,11 @@ impl Expr {
 
     /// Every variable occurring in the expression, in canonical order, without repeats.
     pub fn variables(self) -> Vec<Var> {
-        let masks = [(VarKind::Dim, self.0.dims), (VarKind::Range, self.0.ranges), (VarKind::Runtime, self.0.runtimes)];
+        let masks = [
+            (VarKind::Dim, self.0.dims),
+            (VarKind::Range, self.0.ranges),
+            (VarKind::Runtime, self.0.runtimes),
+        ];
         if masks.iter().all(|(_, m)| m & var_bit(63) == 0) {
             // Exact from the masks: no traversal of (possibly heavily shared) subtrees.
             let mut out = Vec::new();

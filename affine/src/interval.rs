@@ -21,6 +21,9 @@ fn sat(v: i128) -> i64 {
     v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
+// Interval arithmetic is named (`a.add(b)`) rather than overloaded: every result is an
+// over-approximation, which an operator would hide.
+#[allow(clippy::should_implement_trait)]
 impl Interval {
     /// `[lo, hi]`.
     pub const fn new(lo: i64, hi: i64) -> Interval {

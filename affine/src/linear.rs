@@ -49,7 +49,11 @@ impl Linear {
     pub fn normalize(&mut self) -> Option<()> {
         if self.terms.len() > 1 {
             // Inputs are usually canonical already: one pass decides, the sort is skipped.
-            if !self.terms.windows(2).all(|w| w[0].0.canonical_cmp(w[1].0).is_lt()) {
+            if !self
+                .terms
+                .windows(2)
+                .all(|w| w[0].0.canonical_cmp(w[1].0).is_lt())
+            {
                 self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
             }
             let mut out: SmallVec<[(Expr, i64); 12]> = SmallVec::new();
@@ -88,7 +92,11 @@ impl Linear {
         let mut expected_terms = self.terms.len();
         if self.constant != 0 {
             match spine.kind() {
-                ExprKind::Add(rest, c) if expected_terms > 0 && c.as_const() == Some(self.constant) => spine = rest,
+                ExprKind::Add(rest, c)
+                    if expected_terms > 0 && c.as_const() == Some(self.constant) =>
+                {
+                    spine = rest
+                }
                 ExprKind::Const(c) if expected_terms == 0 => return c == self.constant,
                 _ => return false,
             }
@@ -147,9 +155,18 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::erasing_op, clippy::identity_op)] // Folding of `x * 0` and `x * 1` is the point.
     fn recognizes_its_own_canonical_form() {
         let (d0, d1) = (Expr::dim(0), Expr::dim(1));
-        for e in [d0 * 8 + d1 - 3, d0, d0 * 2, Expr::constant(5), d1 + d0, d0 * 1 + d1 * 0 + 7, d0 - d0] {
+        for e in [
+            d0 * 8 + d1 - 3,
+            d0,
+            d0 * 2,
+            Expr::constant(5),
+            d1 + d0,
+            d0 * 1 + d1 * 0 + 7,
+            d0 - d0,
+        ] {
             let lin = Linear::of(e).unwrap();
             assert_eq!(lin.is_built_as(e), lin.to_expr() == e, "{e}");
             assert!(lin.is_built_as(lin.to_expr()), "{e}");

@@ -64,6 +64,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::erasing_op, clippy::identity_op)] // Folding of `x * 0` and `x * 1` is the point.
     fn folding_is_checked_never_wrapping() {
         let big = Expr::constant(i64::MAX);
         let e = big + 1;

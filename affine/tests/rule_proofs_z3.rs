@@ -16,30 +16,46 @@ fn every_rule_is_proven() {
     let mut report = Vec::new();
     for rule in RULES {
         for (i, spec) in rule.specs.iter().enumerate() {
-            let named = spec.statement().unwrap_or_else(|e| panic!("{}: {e}", rule.name));
+            let named = spec
+                .statement()
+                .unwrap_or_else(|e| panic!("{}: {e}", rule.name));
             let start = Instant::now();
             let symbolic = prove(&named.statement, TIMEOUT_MS);
             let (method, proof) = match symbolic {
-                Proof::Unknown(_) if !named.instantiate.is_empty() => {
-                    ("instances", prove_instantiated(&named.statement, &named.instantiate, TIMEOUT_MS))
-                }
+                Proof::Unknown(_) if !named.instantiate.is_empty() => (
+                    "instances",
+                    prove_instantiated(&named.statement, &named.instantiate, TIMEOUT_MS),
+                ),
                 p => ("symbolic", p),
             };
             let ms = start.elapsed().as_millis();
-            report.push(format!("{:<28} #{i} {method:<9} {ms:>6} ms  {proof}", rule.name));
+            report.push(format!(
+                "{:<28} #{i} {method:<9} {ms:>6} ms  {proof}",
+                rule.name
+            ));
             match proof {
                 Proof::Proven => {}
                 Proof::Counterexample(values) => {
                     let point: Vec<String> = values
                         .iter()
                         .map(|(v, x)| {
-                            let name = named.names.iter().find(|(_, w)| w == v).map_or("?", |(n, _)| n.as_str());
+                            let name = named
+                                .names
+                                .iter()
+                                .find(|(_, w)| w == v)
+                                .map_or("?", |(n, _)| n.as_str());
                             format!("{name} = {x}")
                         })
                         .collect();
-                    failures.push(format!("{} #{i}: counterexample {}", rule.name, point.join(", ")));
+                    failures.push(format!(
+                        "{} #{i}: counterexample {}",
+                        rule.name,
+                        point.join(", ")
+                    ));
                 }
-                Proof::Unknown(why) => failures.push(format!("{} #{i}: unknown ({why})", rule.name)),
+                Proof::Unknown(why) => {
+                    failures.push(format!("{} #{i}: unknown ({why})", rule.name))
+                }
             }
         }
     }

@@ -14,7 +14,9 @@ fn rule_statements_hold_at_sampled_points() {
     let mut total_in_scope = 0usize;
     for rule in RULES {
         for (i, spec) in rule.specs.iter().enumerate() {
-            let named = spec.statement().unwrap_or_else(|e| panic!("{}: {e}", rule.name));
+            let named = spec
+                .statement()
+                .unwrap_or_else(|e| panic!("{}: {e}", rule.name));
             let n = named.names.len();
             let mut rng = Rng::new(0x5eed ^ (i as u64) ^ rule.name.len() as u64);
             let mut in_scope = 0usize;
@@ -28,19 +30,32 @@ fn rule_statements_hold_at_sampled_points() {
                         }
                     })
                     .collect();
-                let p = OwnedPoint { dims, ranges: vec![], runtimes: vec![] };
+                let p = OwnedPoint {
+                    dims,
+                    ranges: vec![],
+                    runtimes: vec![],
+                };
                 match named.statement.check_at(&p.as_point()) {
                     Some(false) => {
-                        let point: Vec<String> =
-                            named.names.iter().zip(&p.dims).map(|((n, _), x)| format!("{n} = {x}")).collect();
+                        let point: Vec<String> = named
+                            .names
+                            .iter()
+                            .zip(&p.dims)
+                            .map(|((n, _), x)| format!("{n} = {x}"))
+                            .collect();
                         failures.push(format!("{} #{i}: fails at {}", rule.name, point.join(", ")));
                         break;
                     }
-                    Some(true) => {
-                        if named.statement.assumptions.iter().all(|a| a.holds_at(&p.as_point()) == Some(true)) {
-                            in_scope += 1;
-                        }
+                    Some(true)
+                        if named
+                            .statement
+                            .assumptions
+                            .iter()
+                            .all(|a| a.holds_at(&p.as_point()) == Some(true)) =>
+                    {
+                        in_scope += 1;
                     }
+                    Some(true) => {}
                     None => {}
                 }
             }
@@ -48,5 +63,8 @@ fn rule_statements_hold_at_sampled_points() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(total_in_scope > 10_000, "too few sampled points satisfied the assumptions: {total_in_scope}");
+    assert!(
+        total_in_scope > 10_000,
+        "too few sampled points satisfied the assumptions: {total_in_scope}"
+    );
 }

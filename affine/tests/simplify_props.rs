@@ -24,10 +24,15 @@ fn simplify_preserves_every_point() {
         let s = m.simplified();
         match oracle::same_on_domain(&m, &s, 100_000) {
             Ok(_) => TestResult::passed(),
-            Err(e) => TestResult::error(format!("seed {seed}\n  input:  {m}\n  output: {s}\n  {e}")),
+            Err(e) => {
+                TestResult::error(format!("seed {seed}\n  input:  {m}\n  output: {s}\n  {e}"))
+            }
         }
     }
-    QuickCheck::new().tests(CASES).max_tests(CASES * 2).quickcheck(prop as fn(u64) -> TestResult);
+    QuickCheck::new()
+        .tests(CASES)
+        .max_tests(CASES * 2)
+        .quickcheck(prop as fn(u64) -> TestResult);
 }
 
 #[test]
@@ -41,7 +46,9 @@ fn simplify_is_idempotent() {
             TestResult::error(format!("seed {seed}\n  once:  {once}\n  twice: {twice}"))
         }
     }
-    QuickCheck::new().tests(CASES).quickcheck(prop as fn(u64) -> TestResult);
+    QuickCheck::new()
+        .tests(CASES)
+        .quickcheck(prop as fn(u64) -> TestResult);
 }
 
 #[test]
@@ -51,7 +58,9 @@ fn realistic_maps_keep_their_values_at_sampled_points() {
         let s = m.simplified();
         assert!(!s.is_undefined(), "map {i} became UNDEFINED");
         for _ in 0..200 {
-            let sample = |b: &[Interval], rng: &mut Rng| -> Vec<i64> { b.iter().map(|b| rng.range_i64(b.lo, b.hi)).collect() };
+            let sample = |b: &[Interval], rng: &mut Rng| -> Vec<i64> {
+                b.iter().map(|b| rng.range_i64(b.lo, b.hi)).collect()
+            };
             let p = OwnedPoint {
                 dims: sample(m.dims(), &mut rng),
                 ranges: sample(m.ranges(), &mut rng),
@@ -62,7 +71,11 @@ fn realistic_maps_keep_their_values_at_sampled_points() {
             let in_s = !s.is_known_empty() && s.contains_point(&pt).unwrap();
             assert_eq!(in_m, in_s, "map {i} at {p:?}: {m} vs {s}");
             if in_m {
-                assert_eq!(m.evaluate(&pt).unwrap(), s.evaluate(&pt).unwrap(), "map {i} at {p:?}: {m} vs {s}");
+                assert_eq!(
+                    m.evaluate(&pt).unwrap(),
+                    s.evaluate(&pt).unwrap(),
+                    "map {i} at {p:?}: {m} vs {s}"
+                );
             }
         }
     }
@@ -72,15 +85,25 @@ fn realistic_maps_keep_their_values_at_sampled_points() {
 fn follower(rng: &mut Rng, first: &IndexingMap) -> Option<IndexingMap> {
     let n = first.results().len() as u32;
     let ranges = rng.below(2) as u32;
-    let cfg = ExprConfig { dims: n, ranges, runtimes: 0, max_depth: 3, ..ExprConfig::default() };
-    let results = (0..1 + rng.below(2)).map(|_| random_expr(rng, &cfg)).collect();
+    let cfg = ExprConfig {
+        dims: n,
+        ranges,
+        runtimes: 0,
+        max_depth: 3,
+        ..ExprConfig::default()
+    };
+    let results = (0..1 + rng.below(2))
+        .map(|_| random_expr(rng, &cfg))
+        .collect();
     let dims: Vec<Interval> = (0..n)
         .map(|_| {
             let lo = rng.range_i64(-2, 2);
             Interval::new(lo, lo + rng.range_i64(0, 6))
         })
         .collect();
-    let ranges: Vec<Interval> = (0..ranges).map(|_| Interval::new(0, rng.range_i64(0, 3))).collect();
+    let ranges: Vec<Interval> = (0..ranges)
+        .map(|_| Interval::new(0, rng.range_i64(0, 3)))
+        .collect();
     IndexingMap::new(dims, ranges, vec![], results, vec![]).ok()
 }
 
@@ -88,11 +111,19 @@ fn follower(rng: &mut Rng, first: &IndexingMap) -> Option<IndexingMap> {
 fn compose_equals_pointwise_composition() {
     fn prop(seed: u64) -> TestResult {
         let mut rng = Rng::new(seed);
-        let a = random_map(&mut rng, &MapConfig { max_runtimes: 0, ..MapConfig::default() });
+        let a = random_map(
+            &mut rng,
+            &MapConfig {
+                max_runtimes: 0,
+                ..MapConfig::default()
+            },
+        );
         if a.is_known_empty() || a.results().is_empty() {
             return TestResult::discard();
         }
-        let Some(b) = follower(&mut rng, &a) else { return TestResult::discard() };
+        let Some(b) = follower(&mut rng, &a) else {
+            return TestResult::discard();
+        };
         let c = a.compose(&b).expect("arities fit");
         let simplified = c.simplified();
         // Every point of C's box: in C's domain iff in A's domain and A's image in B's domain.
@@ -104,11 +135,19 @@ fn compose_equals_pointwise_composition() {
             return TestResult::discard();
         };
         for p in points {
-            let pa = Point { dims: &p.dims, ranges: &p.ranges[..na], runtimes: &[] };
+            let pa = Point {
+                dims: &p.dims,
+                ranges: &p.ranges[..na],
+                runtimes: &[],
+            };
             let expected = match a.contains_point(&pa) {
                 Ok(true) => match a.evaluate(&pa) {
                     Ok(y) => {
-                        let pb = Point { dims: &y, ranges: &p.ranges[na..], runtimes: &[] };
+                        let pb = Point {
+                            dims: &y,
+                            ranges: &p.ranges[na..],
+                            runtimes: &[],
+                        };
                         match b.contains_point(&pb) {
                             Ok(true) => b.evaluate(&pb).ok(),
                             _ => None,
@@ -136,5 +175,8 @@ fn compose_equals_pointwise_composition() {
         }
         TestResult::passed()
     }
-    QuickCheck::new().tests(300).max_tests(3000).quickcheck(prop as fn(u64) -> TestResult);
+    QuickCheck::new()
+        .tests(300)
+        .max_tests(3000)
+        .quickcheck(prop as fn(u64) -> TestResult);
 }

@@ -2,6 +2,7 @@
 //! (single quotes group words), optional `# stdin: ...` header lines, and the expected
 //! stdout, stderr (prefixed `stderr: `) and exit code. Bless with `UPDATE_EXPECT=1`.
 
+#[path = "../../affine/tests/support/golden.rs"]
 mod golden;
 
 use std::io::Write;
@@ -43,8 +44,17 @@ fn run_case(case: &golden::Case) -> String {
         return case.expected.clone();
     }
     let args = split_args(case.input.trim());
-    assert_eq!(args.first().map(String::as_str), Some("hloc"), "line {}: command must start with hloc", case.line);
-    let stdin: Vec<&str> = case.header.iter().filter_map(|h| h.strip_prefix("stdin: ")).collect();
+    assert_eq!(
+        args.first().map(String::as_str),
+        Some("hloc"),
+        "line {}: command must start with hloc",
+        case.line
+    );
+    let stdin: Vec<&str> = case
+        .header
+        .iter()
+        .filter_map(|h| h.strip_prefix("stdin: "))
+        .collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_hloc"))
         .args(&args[1..])
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
@@ -53,7 +63,12 @@ fn run_case(case: &golden::Case) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("hloc runs");
-    child.stdin.take().expect("stdin").write_all(stdin.join("\n").as_bytes()).expect("write stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.join("\n").as_bytes())
+        .expect("write stdin");
     let out = child.wait_with_output().expect("hloc finishes");
     let mut text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
     for line in String::from_utf8_lossy(&out.stderr).lines() {

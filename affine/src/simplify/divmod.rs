@@ -70,7 +70,9 @@ fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Ex
 fn linear_range(ctx: &mut Ctx<'_>, lin: &Linear) -> Interval {
     lin.terms
         .iter()
-        .fold(Interval::point(lin.constant), |acc, &(atom, k)| acc.add(ctx.range(atom).mul(Interval::point(k))))
+        .fold(Interval::point(lin.constant), |acc, &(atom, k)| {
+            acc.add(ctx.range(atom).mul(Interval::point(k)))
+        })
 }
 
 /// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the
@@ -173,9 +175,7 @@ fn canonical_residue(k: i64, c: i64) -> i64 {
     let r = k.rem_euclid(c);
     if (0..c).contains(&k) {
         k
-    } else if k > 0 {
-        r
-    } else if r <= (r - c).unsigned_abs() as i64 && r <= k.unsigned_abs() as i64 {
+    } else if k > 0 || (r <= (r - c).unsigned_abs() as i64 && r <= k.unsigned_abs() as i64) {
         r
     } else if k > -c {
         k

@@ -88,7 +88,9 @@ impl Ctx<'_> {
     /// form (simplifying each prefix of a long sum separately would be quadratic).
     fn simplify_sum(&mut self, e: Expr) -> Expr {
         let Some(lin) = Linear::of(e) else { return e };
-        let Some(flat) = sums::simplify_atoms(self, &lin) else { return e };
+        let Some(flat) = sums::simplify_atoms(self, &lin) else {
+            return e;
+        };
         if let Some(next) = sums::recombine(self, &flat) {
             return self.simplify(next.to_expr());
         }
@@ -118,7 +120,11 @@ impl Ctx<'_> {
             let diff = self.simplify(a.sub(b));
             let rd = self.range(diff);
             let (a_ge_b, a_le_b) = (rd.lo >= 0, rd.hi <= 0);
-            (a_wins, b_wins) = if is_max { (a_ge_b, a_le_b) } else { (a_le_b, a_ge_b) };
+            (a_wins, b_wins) = if is_max {
+                (a_ge_b, a_le_b)
+            } else {
+                (a_le_b, a_ge_b)
+            };
         }
         let name = if is_max { "max_decided" } else { "min_decided" };
         if a_wins && self.fire(name) {

@@ -45,7 +45,14 @@ fn identifiers(text: &str, out: &mut Vec<String>) {
 }
 
 fn relation(text: &str, names: &Names) -> Result<Relation, String> {
-    for (op, cmp) in [("==", Cmp::Eq), ("!=", Cmp::Ne), ("<=", Cmp::Le), (">=", Cmp::Ge), ("<", Cmp::Lt), (">", Cmp::Gt)] {
+    for (op, cmp) in [
+        ("==", Cmp::Eq),
+        ("!=", Cmp::Ne),
+        ("<=", Cmp::Le),
+        (">=", Cmp::Ge),
+        ("<", Cmp::Lt),
+        (">", Cmp::Gt),
+    ] {
         if let Some(at) = text.find(op) {
             let lhs = expr(&text[..at], names)?;
             let rhs = expr(&text[at + op.len()..], names)?;
@@ -77,12 +84,20 @@ impl Spec {
             names.declare(n, v);
             named.push((n.clone(), v));
         }
-        let assumptions = self.assume.iter().map(|t| relation(t, &names)).collect::<Result<Vec<_>, _>>()?;
+        let assumptions = self
+            .assume
+            .iter()
+            .map(|t| relation(t, &names))
+            .collect::<Result<Vec<_>, _>>()?;
         let goal = match self.claim {
             Claim::Rewrite(l, r) => Goal::Equal(expr(l, &names)?, expr(r, &names)?),
             Claim::Equivalent(a, b) => Goal::Equivalent(
-                a.iter().map(|t| relation(t, &names)).collect::<Result<_, _>>()?,
-                b.iter().map(|t| relation(t, &names)).collect::<Result<_, _>>()?,
+                a.iter()
+                    .map(|t| relation(t, &names))
+                    .collect::<Result<_, _>>()?,
+                b.iter()
+                    .map(|t| relation(t, &names))
+                    .collect::<Result<_, _>>()?,
             ),
         };
         let mut instantiate = Vec::new();
@@ -94,7 +109,11 @@ impl Spec {
                 .ok_or_else(|| format!("instantiated variable `{n}` does not occur"))?;
             instantiate.push((v, lo..=hi));
         }
-        Ok(NamedStatement { statement: Statement { assumptions, goal }, names: named, instantiate })
+        Ok(NamedStatement {
+            statement: Statement { assumptions, goal },
+            names: named,
+            instantiate,
+        })
     }
 }
 
@@ -106,7 +125,9 @@ mod tests {
     fn every_rule_statement_parses() {
         for rule in RULES {
             for spec in rule.specs {
-                let s = spec.statement().unwrap_or_else(|e| panic!("{}: {e}", rule.name));
+                let s = spec
+                    .statement()
+                    .unwrap_or_else(|e| panic!("{}: {e}", rule.name));
                 assert!(!s.names.is_empty(), "{}", rule.name);
             }
         }

@@ -8,7 +8,10 @@ use crate::{Expr, ExprKind};
 /// The sum with every atom simplified and the result flattened and normalized again (a
 /// simplified atom may itself be a sum); `None` on overflow.
 pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
-    let mut out = Linear { terms: Default::default(), constant: lin.constant };
+    let mut out = Linear {
+        terms: Default::default(),
+        constant: lin.constant,
+    };
     for &(atom, k) in &lin.terms {
         let s = ctx.simplify(atom);
         if s == atom {

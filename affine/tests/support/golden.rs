@@ -5,6 +5,9 @@
 //! expected output. Other blocks are comments and are kept as they are. With
 //! `UPDATE_EXPECT=1` the expected parts are rewritten from the actual outputs (bless mode), so
 //! a reviewer reads the change as a diff.
+//!
+//! Shared by several test binaries (by `#[path]`), each using a subset of it.
+#![allow(dead_code)]
 
 use std::fmt::Write as _;
 use std::path::Path;

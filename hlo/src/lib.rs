@@ -1,0 +1,129 @@
+//! # hlo — XLA HLO: IR, text parser and printer
+//!
+//! The IR every later part of hloc works on, and the text format XLA and JAX dump.
+//!
+//! ```
+//! let text = r#"
+//! HloModule m
+//!
+//! ENTRY %main (p: f32[4]) -> f32[4] {
+//!   %p = f32[4]{0} parameter(0)
+//!   ROOT %n = f32[4]{0} negate(f32[4]{0} %p), metadata={op_name="jit(f)/neg"}
+//! }
+//! "#;
+//! let module = hlo::parse_module(text).unwrap();
+//! let entry = module.entry();
+//! let root = entry.root_instr();
+//! assert_eq!(root.opcode(), hlo::Opcode::Negate);
+//! assert_eq!(root.shape().dims(), &[4]);
+//! assert_eq!(root.metadata().and_then(|m| m.op_name()), Some("jit(f)/neg"));
+//! assert_eq!(entry.users(entry.parameter(0).unwrap()), &[entry.root()]);
+//! // Printing gives XLA's text back.
+//! assert_eq!(hlo::print_module(&module).trim_end(), text.trim());
+//! ```
+//!
+//! ## Structure
+//!
+//! - [`ir`] — [`Module`] (name, header attributes, stack frame tables, computations, entry)
+//!   owns [`Computation`]s (an arena of [`Instruction`]s indexed by [`InstrId`], a text
+//!   order, parameters, root), referred to by [`CompId`]. Instructions hold a name, an
+//!   [`Opcode`], a [`Shape`], operand ids, their users (maintained), attributes and a
+//!   payload (`parameter(N)`, `constant(...)`). Typed accessors ([`ir::accessors`]) read
+//!   `dimensions`, `slice`, `window`, dot/gather/scatter/convolution dimension numbers,
+//!   comparison direction and type, fusion kind, called computations, metadata, ...
+//! - [`shape`] — [`Shape`] (arrays with element type, dimensions, bounded (`<=N`) and
+//!   unbounded (`?`) dynamic dimensions and an optional [`Layout`] with every XLA layout
+//!   suffix; nested tuples), [`ElementType`] (every type XLA prints).
+//! - [`literal`] — [`Literal`] values stored compactly (one typed vector per literal).
+//! - [`attrs`] — attribute names, typed values ([`AttrValue`]) and the per-opcode schema.
+//! - [`parser`] — [`parse_module`], [`parse_module_with`] (file name for messages, depth
+//!   limit, warnings), [`parse_shape`].
+//! - [`printer`] — [`print_module`], [`print_module_with`], [`PrintOptions`]; `Display` for
+//!   modules, shapes, layouts, literals and attribute values;
+//!   [`Module::instruction_to_string`] for one instruction.
+//!
+//! ## What the parser accepts
+//!
+//! The text `HloModule::ToString()` prints and JAX's `as_hlo_text()`: with or without `%`
+//! sigils, with or without operand shapes, signatures and layouts; `/*index=N*/` and `//`
+//! comments; the `HloModule` line with any attributes (`entry_computation_layout`,
+//! `is_scheduled`, `replica_count`, `num_partitions` typed; others verbatim); the
+//! `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` tables; `ENTRY`, `ROOT`,
+//! `execution_thread=`; every opcode of XLA's `hlo_opcode.h` with its attributes; the
+//! short async forms (`all-to-all-start`/`-update`/`-done` for any opcode without its own
+//! such opcode) which become `async-start`/`async-update`/`async-done` with a generated
+//! wrapped computation (legacy pairs such as `copy-start`/`copy-done`, `all-reduce-start`,
+//! `collective-permute-start`, `send`/`recv` stay first-class); inline computations
+//! (`to_apply={...}`). An attribute the parser does not know for an opcode is kept verbatim
+//! and printed back, with a warning. Literals of every element type: nested arrays (with
+//! XLA's `/*iN=M*/` comments), tuples, `true`/`false`, decimal and `0x` integers, `inf`,
+//! `-inf`, `nan`, `-nan`, `nan(0x...)` payloads, complex `(re, im)`, and `{...}`.
+//!
+//! Errors ([`ParseError`]) give `file:line:col: message`, the source line and a caret.
+//! No input makes the parser panic, recurse deeper than [`ParseOptions::max_depth`], or
+//! allocate much more than the size of its input (values are stored as they are read,
+//! `{...}` literals store nothing, and a shape whose element count or byte size overflows
+//! an `i64` is an error).
+//!
+//! Deliberate limits: every instruction needs its result shape (XLA can infer some);
+//! operands and called computations must be defined before use (as XLA requires);
+//! instructions nested inside operand lists and buffer shapes `b(...)` are not accepted.
+//!
+//! ## Printer normalizations
+//!
+//! Printing a module XLA printed gives the same text, byte for byte, for every file of the
+//! JAX corpus. In general the printer makes these normalizations:
+//!
+//! - **Conventions** — `%` sigils, operand shapes, `/*index=N*/` operand comments and
+//!   computation signatures follow the first occurrence of each in the parsed text
+//!   ([`Module::source_style`]): XLA's compiled dumps use sigils without operand shapes,
+//!   JAX's `as_hlo_text()` neither, `HloModule::ToString()` both. A module built in code
+//!   prints with sigils and operand shapes ([`PrintOptions::default`]).
+//! - **Layout of the text** — comments and whitespace are not kept: one instruction per
+//!   line indented by two spaces, a blank line after the header, the stack frame tables
+//!   and each computation, as XLA prints them. `/*index=N*/` comments are regenerated in
+//!   tuple shapes and operand lists.
+//! - **Signatures** are computed: parameters in parameter-number order, named without `%`,
+//!   shapes without layouts, and the root's shape.
+//! - **Missing header or entry** — text without an `HloModule` line gets
+//!   `HloModule module_<entry>`; without `ENTRY`, the last computation is marked entry.
+//! - **Numbers** — literal values print in XLA's shortest round-trip form (f32 `%.6g` or
+//!   `%.9g`, f64 `%.15g` or `%.17g`, small floats `%.<max_digits10>g`), after rounding to
+//!   the element type (`f16 0.1` prints `0.099976`); `0x` integers print in decimal; `pred`
+//!   arrays print `0`/`1` and scalars `true`/`false`; `-0` keeps its sign. `epsilon=` prints
+//!   with six significant digits.
+//! - **Constants** print every value they hold (XLA elides arrays over ten elements unless
+//!   asked; elided `{...}` stays elided).
+//! - **Attribute values** print in XLA's canonical form: slice strides on every dimension
+//!   when any stride is not 1 and on none otherwise; pad interior padding likewise; window
+//!   fields in XLA's order with default fields omitted; layout suffixes in XLA's order
+//!   with default values omitted; strings re-escaped as `absl::CEscape` does (bytes
+//!   outside printable ASCII as octal). Attributes keep the order they were written in;
+//!   verbatim values (unknown attributes, `sharding`, dictionaries) are printed as read.
+//! - **Async** — an `async-start` whose wrapped computation is one instruction over its
+//!   parameters, with the start's operand shapes, called by that chain only, prints in
+//!   the short form (`reduce-scatter-start(...)`, `-update`, `-done`, with the wrapped
+//!   instruction's attributes) and the wrapped computation is not printed; this holds also
+//!   when the input spelled it `async-start(...), calls=%c`, as XLA does. In the long form,
+//!   `async-update`/`async-done` always print `calls=`.
+//! - **Inline computations** (`to_apply={...}`) become named computations (`_`, `_.1`,
+//!   ...) printed before their caller; generated computations get unique names.
+
+pub mod attrs;
+mod error;
+pub mod ir;
+pub mod literal;
+mod opcode;
+pub mod parser;
+pub mod printer;
+pub mod shape;
+mod text;
+
+pub use attrs::{AttrName, AttrValue, Attribute};
+pub use error::{Location, ParseError, ParseWarning};
+pub use ir::{CompId, Computation, InstrId, Instruction, Module};
+pub use literal::Literal;
+pub use opcode::{Opcode, UnknownOpcode};
+pub use parser::{parse_module, parse_module_with, parse_shape, ParseOptions, Parsed};
+pub use printer::{print_module, print_module_with, PrintOptions};
+pub use shape::{ElementType, Layout, Shape};

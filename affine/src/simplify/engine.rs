@@ -56,6 +56,10 @@ impl Ctx<'_> {
                 }
             }
         };
+        // Folding a child to a constant can turn a product into a sum-like `x * c`.
+        if is_sum(node) {
+            return self.simplify_sum(node);
+        }
         match self.rewrite_node(node) {
             Some(next) => self.simplify(next),
             None => node,

@@ -270,6 +270,22 @@ mod tests {
     }
 
     #[test]
+    fn range_of_uses_bounds_and_constraints() {
+        let m: IndexingMap =
+            "(d0, d1) -> (d0), domain: d0 in [0, 9], d1 in [0, 9], d0 + d1 in [0, 5]"
+                .parse()
+                .unwrap();
+        let (d0, d1) = (Expr::dim(0), Expr::dim(1));
+        assert_eq!(m.range_of(d0 * 2 - 1), Interval::new(-1, 17));
+        assert_eq!(m.range_of(d0 + d1), Interval::new(0, 5));
+        assert_eq!(
+            m.range_of((d0 + d1).floor_div(Expr::constant(3))),
+            Interval::new(0, 1)
+        );
+        assert_eq!(IndexingMap::known_empty().range_of(d0), Interval::EMPTY);
+    }
+
+    #[test]
     fn removes_unused_symbols_and_renumbers() {
         let (d0, s1) = (Expr::dim(0), Expr::range(1));
         let mut m = IndexingMap::new(

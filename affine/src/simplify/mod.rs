@@ -44,6 +44,23 @@ impl IndexingMap {
         run(self, true).1
     }
 
+    /// A sound range of `e` on the map's domain: interval arithmetic over the variable bounds,
+    /// tightened wherever a sub-expression is itself constrained. Uses the map as it is (call
+    /// [`IndexingMap::simplify`] first for the tightest bounds). `Interval::EMPTY` for
+    /// KNOWN EMPTY, `Interval::FULL` for UNDEFINED.
+    pub fn range_of(&self, e: Expr) -> Interval {
+        match self.form {
+            MapForm::KnownEmpty => return Interval::EMPTY,
+            MapForm::Undefined => return Interval::FULL,
+            MapForm::Normal => {}
+        }
+        let mut ctx = Ctx::new(&self.dims, &self.ranges, &self.runtimes);
+        for c in &self.constraints {
+            ctx.assume(c.expr, c.interval);
+        }
+        ctx.range(e)
+    }
+
     /// A simplified copy.
     pub fn simplified(&self) -> IndexingMap {
         let mut m = self.clone();

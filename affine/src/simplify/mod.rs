@@ -123,6 +123,9 @@ fn normalize_constraints(
     tracing: bool,
     trace: &mut Vec<&'static str>,
 ) -> bool {
+    if map.constraints.is_empty() {
+        return true;
+    }
     let (dims, ranges, runtimes) = (map.dims.clone(), map.ranges.clone(), map.runtimes.clone());
     let mut ctx = Ctx::new(&dims, &ranges, &runtimes);
     if tracing {

@@ -1,4 +1,5 @@
 //! Simplifier throughput on realistic maps (maps per second), compose + simplify latency, and
+#![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items.
 //! the rule-based simplifier against the e-graph on the same maps.
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};

@@ -1,6 +1,6 @@
 //! Simplifier throughput on realistic maps (maps per second), compose + simplify latency, and
-#![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items.
 //! the rule-based simplifier against the e-graph on the same maps.
+#![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items.
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 

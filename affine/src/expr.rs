@@ -377,38 +377,35 @@ impl Expr {
     pub fn sub(self, rhs: Expr) -> Expr {
         self.add(rhs.neg())
     }
+    /// A division-like node: constants fold through `op` (an overflow or a zero divisor
+    /// keeps the node), and a divisor of 1 gives `by_one`.
+    fn division(
+        self,
+        rhs: Expr,
+        op: fn(i64, i64) -> Option<i64>,
+        node: fn(Expr, Expr) -> ExprKind,
+        by_one: Expr,
+    ) -> Expr {
+        match (self.as_const(), rhs.as_const()) {
+            (Some(a), Some(b)) => op(a, b).map_or_else(|| intern(node(self, rhs)), Expr::constant),
+            (_, Some(1)) => by_one,
+            _ => intern(node(self, rhs)),
+        }
+    }
     /// `self floordiv rhs`, folding constants and `x floordiv 1`.
     pub fn floor_div(self, rhs: Expr) -> Expr {
-        match (self.as_const(), rhs.as_const()) {
-            (Some(a), Some(b)) => match crate::arith::floor_div(a, b) {
-                Some(c) => Expr::constant(c),
-                None => intern(ExprKind::FloorDiv(self, rhs)),
-            },
-            (_, Some(1)) => self,
-            _ => intern(ExprKind::FloorDiv(self, rhs)),
-        }
+        self.division(rhs, crate::arith::floor_div, ExprKind::FloorDiv, self)
     }
     /// `self ceildiv rhs`, folding constants and `x ceildiv 1`.
     pub fn ceil_div(self, rhs: Expr) -> Expr {
-        match (self.as_const(), rhs.as_const()) {
-            (Some(a), Some(b)) => match crate::arith::ceil_div(a, b) {
-                Some(c) => Expr::constant(c),
-                None => intern(ExprKind::CeilDiv(self, rhs)),
-            },
-            (_, Some(1)) => self,
-            _ => intern(ExprKind::CeilDiv(self, rhs)),
-        }
+        self.division(rhs, crate::arith::ceil_div, ExprKind::CeilDiv, self)
     }
-    /// `self mod rhs`, folding constants and `x mod 1`.
+    /// `self mod rhs`, folding constants, `x mod 1` and `x mod -1`.
     pub fn modulo(self, rhs: Expr) -> Expr {
-        match (self.as_const(), rhs.as_const()) {
-            (Some(a), Some(b)) => match crate::arith::floor_mod(a, b) {
-                Some(c) => Expr::constant(c),
-                None => intern(ExprKind::Mod(self, rhs)),
-            },
-            (_, Some(1)) | (_, Some(-1)) => Expr::constant(0),
-            _ => intern(ExprKind::Mod(self, rhs)),
+        if rhs.as_const() == Some(-1) {
+            return Expr::constant(0);
         }
+        self.division(rhs, crate::arith::floor_mod, ExprKind::Mod, Expr::constant(0))
     }
     /// `min(self, rhs)`, folding constants and `min(x, x)`.
     pub fn min(self, rhs: Expr) -> Expr {

@@ -60,8 +60,16 @@ impl<'a> Ctx<'a> {
 
     /// A sound range of `e` on the domain.
     pub(crate) fn range(&mut self, e: Expr) -> Interval {
-        if let Some(c) = e.as_const() {
-            return Interval::point(c);
+        // Leaves and scaled leaves are cheaper to recompute than to memoize.
+        match e.kind() {
+            ExprKind::Const(c) => return Interval::point(c),
+            ExprKind::Var(v) => return self.var_bounds(v),
+            ExprKind::Mul(a, k) if a.as_var().is_some() => {
+                if let Some(k) = k.as_const() {
+                    return self.range(a).mul(Interval::point(k));
+                }
+            }
+            _ => {}
         }
         if let Some(r) = self.ranges.get(&e) {
             return *r;

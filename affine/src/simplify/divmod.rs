@@ -130,18 +130,36 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         }
         _ => {}
     }
+    // The linear rules chain on one flat form, building the result once: pull the multiples
+    // of c out, then try the period and the common factor on what is left.
     let lin = Linear::of(x)?;
-    if let Some((pulled, kept)) = pull_multiples(&lin, c) {
-        if ctx.fire("floordiv_pull_multiple") {
-            return Some(pulled.to_expr().add(kept.to_expr().floor_div(d)));
+    let (pulled, kept) = match pull_multiples(&lin, c) {
+        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), k),
+        _ => (None, lin),
+    };
+    let with_pulled = |e: Expr, pulled: &Option<Linear>| match pulled {
+        Some(p) => p.to_expr().add(e),
+        None => e,
+    };
+    if pulled.is_some() {
+        let r = linear_range(ctx, &kept);
+        if let (Some(lo), Some(hi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
+            if !r.is_empty() && lo == hi && ctx.fire("floordiv_one_period") {
+                return Some(with_pulled(Expr::constant(lo), &pulled));
+            }
         }
     }
-    if let Some((g, main, _)) = gcd_split(ctx, &lin, c) {
+    if let Some((g, main, _)) = gcd_split(ctx, &kept, c) {
         if ctx.fire("floordiv_gcd") {
-            return Some(main.to_expr().floor_div(Expr::constant(c / g)));
+            return Some(with_pulled(
+                main.to_expr().floor_div(Expr::constant(c / g)),
+                &pulled,
+            ));
         }
     }
-    None
+    pulled
+        .is_some()
+        .then(|| with_pulled(kept.to_expr().floor_div(d), &pulled))
 }
 
 /// Rules for `x ceildiv d`.
@@ -207,7 +225,8 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         }
     }
     let lin = Linear::of(x)?;
-    // Reduce every coefficient and the constant modulo c.
+    // Reduce every coefficient and the constant modulo c, then try the period and the common
+    // factor on the reduced form, building the result once.
     let mut reduced = Linear {
         terms: SmallVec::new(),
         constant: lin.constant % c,
@@ -222,17 +241,22 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             reduced.terms.push((atom, k2));
         }
     }
-    if reduced != lin {
-        let name = if residue_changed {
+    let changed = reduced != lin
+        && ctx.fire(if residue_changed {
             "mod_residue_coefficient"
         } else {
             "mod_pull_multiple"
-        };
-        if ctx.fire(name) {
-            return Some(reduced.to_expr().modulo(d));
+        });
+    let reduced = if changed { reduced } else { lin };
+    if changed {
+        let r = linear_range(ctx, &reduced);
+        if let (Some(qlo), Some(qhi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
+            if !r.is_empty() && qlo == qhi && ctx.fire("mod_one_period") {
+                return Some(reduced.to_expr().sub(Expr::constant(qlo.checked_mul(c)?)));
+            }
         }
     }
-    if let Some((g, main, rest)) = gcd_split(ctx, &lin, c) {
+    if let Some((g, main, rest)) = gcd_split(ctx, &reduced, c) {
         if ctx.fire("mod_gcd_split") {
             return Some(
                 main.to_expr()
@@ -242,5 +266,5 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             );
         }
     }
-    None
+    changed.then(|| reduced.to_expr().modulo(d))
 }

@@ -35,7 +35,9 @@ impl Ctx<'_> {
         let r = self.simplify_uncached(e);
         self.depth -= 1;
         self.memo.insert(e, r);
-        self.memo.insert(r, r);
+        if r != e {
+            self.memo.insert(r, r);
+        }
         r
     }
 

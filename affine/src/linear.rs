@@ -12,7 +12,7 @@ use crate::{Expr, ExprKind};
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Linear {
     /// Terms with non-zero coefficients; after [`Linear::normalize`], sorted and distinct.
-    pub terms: SmallVec<[(Expr, i64); 12]>,
+    pub terms: SmallVec<[(Expr, i64); 8]>,
     /// The constant summand.
     pub constant: i64,
 }
@@ -56,7 +56,7 @@ impl Linear {
             {
                 self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
             }
-            let mut out: SmallVec<[(Expr, i64); 12]> = SmallVec::new();
+            let mut out: SmallVec<[(Expr, i64); 8]> = SmallVec::new();
             for (atom, k) in self.terms.drain(..) {
                 match out.last_mut() {
                     Some(last) if last.0 == atom => last.1 = last.1.checked_add(k)?,

@@ -118,6 +118,7 @@ pub mod parser;
 pub mod printer;
 pub mod shape;
 mod text;
+pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};
 pub use error::{Location, ParseError, ParseWarning};

@@ -93,3 +93,6 @@ pub fn verify_parsed(parsed: &Parsed, src: &str) -> Result<(), Vec<VerifyError>>
         errors
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -427,7 +427,7 @@ pub(crate) fn check_declared(
         Inferred::Declared => unreachable_declared(),
     };
     Err(format!(
-        "shape is {} but its operands give {expected}",
+        "shape is {} but should be {expected}",
         show(declared)
     ))
 }

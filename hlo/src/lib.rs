@@ -111,6 +111,7 @@
 
 pub mod attrs;
 mod error;
+pub mod graph;
 pub mod ir;
 pub mod literal;
 mod opcode;

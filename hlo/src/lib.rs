@@ -111,6 +111,7 @@
 
 pub mod attrs;
 mod error;
+pub mod graph;
 pub mod ir;
 pub mod literal;
 mod opcode;
@@ -118,6 +119,7 @@ pub mod parser;
 pub mod printer;
 pub mod shape;
 mod text;
+pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};
 pub use error::{Location, ParseError, ParseWarning};

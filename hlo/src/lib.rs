@@ -112,6 +112,8 @@
 pub mod attrs;
 mod error;
 pub mod ir;
+/// Numeric kernels of the reference evaluator.
+pub mod kernels;
 pub mod literal;
 mod opcode;
 pub mod parser;

@@ -16,10 +16,12 @@
 //! Deliberately unsupported: `rng` (XLA:CPU draws it from a process-wide seed, so its
 //! values are not a function of the module and its inputs).
 
+mod conv;
 mod dot;
 mod gather;
 mod numeric;
 mod reducer;
+mod rng;
 mod scatter;
 mod sort;
 mod util;
@@ -59,7 +61,8 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::Sort
         | Opcode::TopK
         | Opcode::ReduceWindow
-        | Opcode::SelectAndScatter => true,
+        | Opcode::SelectAndScatter
+        | Opcode::RngBitGenerator => true,
         Opcode::CustomCall => instr.custom_call_target().is_some_and(|t| t == "TopK"),
         _ => false,
     }
@@ -75,8 +78,10 @@ pub fn evaluate(
 ) -> Result<Literal, KernelError> {
     match instr.opcode() {
         Opcode::Dot => dot::dot(instr, operands),
+        Opcode::Convolution => conv::convolution(instr, operands),
         Opcode::Gather => gather::gather(instr, operands),
         Opcode::Scatter => scatter::scatter(module, instr, operands, calls),
+        Opcode::RngBitGenerator => rng::rng_bit_generator(instr, operands),
         Opcode::Sort => sort::sort(instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),

@@ -196,3 +196,141 @@ pub fn eval_root_of(module: &Module, args: &[Literal]) -> (Result<Literal, Kerne
     let r = evaluate(module, root, &ops, &mut calls);
     (r, calls.count)
 }
+
+/// One array of an `.npz` file: NumPy dtype string (`<f4`, `<u8`, ...), shape, raw
+/// little-endian bytes.
+pub struct NpyArray {
+    /// The dtype (`descr`).
+    pub descr: String,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// The data bytes, C order.
+    pub bytes: Vec<u8>,
+}
+
+/// Reads an uncompressed `.npz` (as `np.savez` writes it): name (without `.npy`) and
+/// array, in file order. The corpus' recorded inputs and outputs are read this way.
+pub fn read_npz(path: &std::path::Path) -> Vec<(String, NpyArray)> {
+    let bytes = std::fs::read(path).expect("read npz");
+    let u16_at = |p: usize| u16::from_le_bytes([bytes[p], bytes[p + 1]]) as usize;
+    let mut out = Vec::new();
+    let mut p = 0;
+    while p + 4 <= bytes.len() && bytes[p..p + 4] == [0x50, 0x4b, 0x03, 0x04] {
+        assert_eq!(u16_at(p + 8), 0, "npz member is compressed");
+        let name_len = u16_at(p + 26);
+        let extra_len = u16_at(p + 28);
+        let name = String::from_utf8(bytes[p + 30..p + 30 + name_len].to_vec()).expect("name");
+        let d = p + 30 + name_len + extra_len;
+        assert_eq!(&bytes[d..d + 6], b"\x93NUMPY");
+        let (hlen, hstart) = if bytes[d + 6] == 1 {
+            (u16_at(d + 8), d + 10)
+        } else {
+            (
+                u32::from_le_bytes(bytes[d + 8..d + 12].try_into().unwrap()) as usize,
+                d + 12,
+            )
+        };
+        let header = std::str::from_utf8(&bytes[hstart..hstart + hlen]).expect("header");
+        let descr = header
+            .split("'descr': '")
+            .nth(1)
+            .expect("descr")
+            .split('\'')
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(header.contains("'fortran_order': False"));
+        let shape_txt = header
+            .split("'shape': (")
+            .nth(1)
+            .expect("shape")
+            .split(')')
+            .next()
+            .unwrap();
+        let shape: Vec<usize> = shape_txt
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap())
+            .collect();
+        let item: usize = descr[2..].parse().expect("item size");
+        let n: usize = shape.iter().product::<usize>() * item;
+        let start = hstart + hlen;
+        out.push((
+            name.trim_end_matches(".npy").to_string(),
+            NpyArray {
+                descr,
+                shape,
+                bytes: bytes[start..start + n].to_vec(),
+            },
+        ));
+        p = start + n;
+        // Skip a data descriptor if one follows.
+        if p + 4 <= bytes.len() && bytes[p..p + 4] == [0x50, 0x4b, 0x07, 0x08] {
+            p += 16;
+        }
+    }
+    out
+}
+
+/// The corpus directory.
+pub fn corpus_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+/// Array `key` of a corpus program's `inputs.npz` or `outputs.npz`.
+pub fn corpus_array(program: &str, file: &str, key: &str) -> NpyArray {
+    read_npz(&corpus_dir().join(program).join(file))
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, a)| a)
+        .unwrap_or_else(|| panic!("{program}/{file} has no {key}"))
+}
+
+impl NpyArray {
+    /// Values as `u32`.
+    pub fn u32s(&self) -> Vec<u32> {
+        assert_eq!(self.descr, "<u4");
+        self.bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// Values as `f32`.
+    pub fn f32s(&self) -> Vec<f32> {
+        assert_eq!(self.descr, "<f4");
+        self.bytes
+            .chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// Values as `f64`.
+    pub fn f64s(&self) -> Vec<f64> {
+        assert_eq!(self.descr, "<f8");
+        self.bytes
+            .chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// Values as `s32`.
+    pub fn i32s(&self) -> Vec<i32> {
+        assert_eq!(self.descr, "<i4");
+        self.bytes
+            .chunks(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+    /// Complex64 values.
+    pub fn c64s(&self) -> Vec<[f32; 2]> {
+        assert_eq!(self.descr, "<c8");
+        self.bytes
+            .chunks(8)
+            .map(|c| {
+                [
+                    f32::from_le_bytes(c[..4].try_into().unwrap()),
+                    f32::from_le_bytes(c[4..].try_into().unwrap()),
+                ]
+            })
+            .collect()
+    }
+}

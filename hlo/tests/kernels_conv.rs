@@ -40,6 +40,10 @@ ENTRY e {
     assert_eq!(get_f32(&r), vec![1., 2., 3., 30., 60., 50.]);
 }
 
+/// One spatial window dimension: size, stride, pad low, pad high, lhs and rhs dilation,
+/// reversal.
+type WinDim = (usize, usize, i64, i64, usize, usize, bool);
+
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: usize) -> usize {
@@ -87,7 +91,7 @@ fn conv_matches_naive(seed: u64) -> bool {
     let c = cg * fg;
     let o = fg.max(bg) * (1 + g.next(2));
     let sp: Vec<char> = (0..nsp).map(|d| char::from(b'0' + d as u8)).collect();
-    let mut win = Vec::new();
+    let mut win: Vec<WinDim> = Vec::new();
     let (mut in_sp, mut k_sp, mut out_sp) = (vec![], vec![], vec![]);
     for _ in 0..nsp {
         let (n, k) = (1 + g.next(4), 1 + g.next(3));
@@ -128,9 +132,7 @@ fn conv_matches_naive(seed: u64) -> bool {
         'f' => o,
         d => sdim(d, &out_sp),
     });
-    let field = |f: &dyn Fn(&(usize, usize, i64, i64, usize, usize, bool)) -> String| {
-        win.iter().map(f).collect::<Vec<_>>().join("x")
-    };
+    let field = |f: &dyn Fn(&WinDim) -> String| win.iter().map(f).collect::<Vec<_>>().join("x");
     let window = format!(
         "size={} stride={} pad={} lhs_dilate={} rhs_dilate={} rhs_reversal={}",
         field(&|w| w.0.to_string()),
@@ -164,8 +166,8 @@ fn conv_matches_naive(seed: u64) -> bool {
     };
     // Naive loop in label space.
     let pos_of = |labels: &[char], ch: char| labels.iter().position(|&c| c == ch).unwrap();
-    let mut want = vec![0i32; od.iter().product()];
-    let total = want.len();
+    let total: usize = od.iter().product();
+    let mut want = Vec::with_capacity(total);
     for flat_o in 0..total {
         let mut oi = vec![0; od.len()];
         let mut r = flat_o;
@@ -219,7 +221,7 @@ fn conv_matches_naive(seed: u64) -> bool {
                 }
             }
         }
-        want[flat_o] = sum;
+        want.push(sum);
     }
     if got != want {
         eprintln!("{text}\ngot {got:?}\nwant {want:?}");

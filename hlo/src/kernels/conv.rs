@@ -12,6 +12,9 @@ use super::KernelError;
 use crate::attrs::Window;
 use crate::{Instruction, Literal};
 
+/// Per spatial dimension and output coordinate: (kernel index, input index) pairs.
+type Taps = Vec<Vec<Vec<(usize, usize)>>>;
+
 /// Sizes of a convolution, after grouping.
 struct Geometry {
     in_batch: usize,
@@ -26,10 +29,10 @@ struct Geometry {
     feature_groups: usize,
     batch_groups: usize,
     /// Per spatial dimension and output coordinate: (kernel index, input index) pairs.
-    taps: Vec<Vec<Vec<(usize, usize)>>>,
+    taps: Taps,
 }
 
-fn taps(window: &Window, g: &Geometry) -> Result<Vec<Vec<Vec<(usize, usize)>>>, KernelError> {
+fn taps(window: &Window, g: &Geometry) -> Result<Taps, KernelError> {
     let mut all = Vec::with_capacity(g.in_spatial.len());
     for (d, w) in window.dims.iter().enumerate() {
         if w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 {
@@ -198,8 +201,8 @@ pub(crate) fn convolution(
     };
     if g.in_features != g.group_features * fgc
         || rd[ko] != g.out_features
-        || g.out_features % fgc != 0
-        || g.out_features % bgc != 0
+        || !g.out_features.is_multiple_of(fgc)
+        || !g.out_features.is_multiple_of(bgc)
         || g.in_batch != g.out_batch * bgc
     {
         return Err(KernelError::Invalid(format!(

@@ -18,6 +18,7 @@
 
 mod conv;
 mod dot;
+mod fft;
 mod gather;
 mod numeric;
 mod reducer;
@@ -62,7 +63,8 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::TopK
         | Opcode::ReduceWindow
         | Opcode::SelectAndScatter
-        | Opcode::RngBitGenerator => true,
+        | Opcode::RngBitGenerator
+        | Opcode::Fft => true,
         Opcode::CustomCall => instr.custom_call_target().is_some_and(|t| t == "TopK"),
         _ => false,
     }
@@ -82,6 +84,7 @@ pub fn evaluate(
         Opcode::Gather => gather::gather(instr, operands),
         Opcode::Scatter => scatter::scatter(module, instr, operands, calls),
         Opcode::RngBitGenerator => rng::rng_bit_generator(instr, operands),
+        Opcode::Fft => fft::fft(instr, operands),
         Opcode::Sort => sort::sort(instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),

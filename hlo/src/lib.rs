@@ -113,6 +113,8 @@ pub mod attrs;
 mod error;
 pub mod graph;
 pub mod ir;
+/// Numeric kernels of the reference evaluator.
+pub mod kernels;
 pub mod literal;
 mod opcode;
 pub mod parser;

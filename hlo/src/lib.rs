@@ -111,8 +111,10 @@
 
 pub mod attrs;
 mod error;
+pub mod eval;
 pub mod ir;
 pub mod literal;
+pub mod npy;
 mod opcode;
 pub mod parser;
 pub mod printer;

@@ -111,11 +111,12 @@
 
 pub mod attrs;
 mod error;
-pub mod graph;
+pub mod eval;
 pub mod ir;
 /// Numeric kernels of the reference evaluator.
 pub mod kernels;
 pub mod literal;
+pub mod npy;
 mod opcode;
 pub mod parser;
 pub mod printer;

@@ -113,11 +113,14 @@ pub mod attrs;
 mod error;
 pub mod ir;
 pub mod literal;
+pub mod log;
 mod opcode;
 pub mod parser;
+pub mod pass;
 pub mod printer;
 pub mod shape;
 mod text;
+pub mod transforms;
 
 pub use attrs::{AttrName, AttrValue, Attribute};
 pub use error::{Location, ParseError, ParseWarning};

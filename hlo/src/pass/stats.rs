@@ -113,12 +113,12 @@ mod tests {
         s.record("cse", Duration::from_micros(3000), false);
         s.record("dce", Duration::from_micros(1000), false);
         let t = s.table();
-        let expect = "\
- time (ms)   share   runs  changed  pass
-     3.000   60.0%      1        0  cse
-     2.000   40.0%      2        1  dce
-     5.000  100.0%      3        1  total (2 passes)
-";
+        let expect = concat!(
+            " time (ms)   share   runs  changed  pass\n",
+            "     3.000   60.0%      1        0  cse\n",
+            "     2.000   40.0%      2        1  dce\n",
+            "     5.000  100.0%      3        1  total (2 passes)\n"
+        );
         assert_eq!(t, expect);
         assert_eq!(s.get("dce").map(|e| e.changes), Some(1));
     }

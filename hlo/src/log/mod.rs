@@ -104,10 +104,8 @@ impl LogConfig {
 
     /// The level in force for `target` (`None`: off).
     pub fn level_for(&self, target: &str) -> Option<Level> {
-        let matches = |t: &str| {
-            target == t
-                || (target.starts_with(t) && target[t.len()..].starts_with("::"))
-        };
+        let matches =
+            |t: &str| target == t || (target.starts_with(t) && target[t.len()..].starts_with("::"));
         self.targets
             .iter()
             .filter(|(t, _)| matches(t))
@@ -145,7 +143,11 @@ fn logger() -> &'static Mutex<Logger> {
             .map(|d| format!("warn hlo::log: ignoring HLOC_LOG directive `{d}`"))
             .collect();
         if let Ok(path) = std::env::var("HLOC_LOG_FILE") {
-            match std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+            match std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+            {
                 Ok(f) => sink = Sink::File(f),
                 Err(e) => problems.push(format!(
                     "warn hlo::log: cannot open HLOC_LOG_FILE `{path}` ({e}); logging to stderr"
@@ -183,7 +185,10 @@ pub fn set_config(config: LogConfig) {
 
 /// The configuration in force.
 pub fn config() -> LogConfig {
-    logger().lock().map(|l| l.config.clone()).unwrap_or_default()
+    logger()
+        .lock()
+        .map(|l| l.config.clone())
+        .unwrap_or_default()
 }
 
 /// Keeps log lines in memory from now on (for tests); [`take_captured`] returns them.

@@ -87,7 +87,11 @@ impl PassContext {
         crate::log_debug!(
             "hlo::pass",
             "{pipeline}: pass `{name}` {} in {:.3} ms",
-            if changed { "changed the module" } else { "made no change" },
+            if changed {
+                "changed the module"
+            } else {
+                "made no change"
+            },
             elapsed.as_secs_f64() * 1e3
         );
         if let Some(verify) = self.verify.as_mut() {

@@ -16,6 +16,7 @@ mod context;
 mod dump;
 mod pipeline;
 mod stats;
+pub mod verify;
 
 pub use context::{PassContext, VerifyHook};
 pub use dump::{dump_file_name, module_dump_prefix, DumpConfig};

@@ -150,7 +150,12 @@ impl Pass for FixedPoint {
                 return Ok(changed);
             }
             changed = true;
-            crate::log_trace!("hlo::pass", "{}: iteration {} changed", self.name, iteration + 1);
+            crate::log_trace!(
+                "hlo::pass",
+                "{}: iteration {} changed",
+                self.name,
+                iteration + 1
+            );
         }
         crate::log_warn!(
             "hlo::pass",

@@ -213,7 +213,11 @@ pub(crate) fn computation_classes(module: &Module) -> Vec<usize> {
         for &id in ids.iter() {
             let i = comp.instr(id);
             key.push_str(&instruction_key(i, &classes, false));
-            let ops: Vec<usize> = i.operands.iter().map(|o| pos.get(o).copied().unwrap_or(usize::MAX)).collect();
+            let ops: Vec<usize> = i
+                .operands
+                .iter()
+                .map(|o| pos.get(o).copied().unwrap_or(usize::MAX))
+                .collect();
             let _ = write!(key, "{ops:?}");
             if id == comp.root {
                 key.push_str(" ROOT");

@@ -28,10 +28,8 @@ impl Pass for Dce {
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut changed = remove_dead_call_outputs(module);
         for i in 0..module.computations.len() {
-            let mut comp = std::mem::replace(
-                &mut module.computations[i],
-                placeholder_computation(),
-            );
+            let mut comp =
+                std::mem::replace(&mut module.computations[i], placeholder_computation());
             changed |= util::remove_dead_code(module, &mut comp) > 0;
             module.computations[i] = comp;
         }
@@ -48,7 +46,8 @@ pub(crate) fn placeholder_computation() -> crate::ir::Computation {
         0,
         Shape::tuple(Vec::new()),
     ));
-    b.build(None).unwrap_or_else(|_| unreachable!("a one-parameter computation builds"))
+    b.build(None)
+        .unwrap_or_else(|_| unreachable!("a one-parameter computation builds"))
 }
 
 /// Shrinks root tuples of computations called by one `call` whose users are all
@@ -90,7 +89,11 @@ fn remove_dead_call_outputs(module: &mut Module) -> bool {
             .collect();
         let root_id = body.root;
         let new_ops: Vec<InstrId> = keep.iter().map(|&k| root.operands[k]).collect();
-        let new_shape = Shape::tuple(keep.iter().map(|&k| root.shape.tuple_shapes()[k].clone()).collect());
+        let new_shape = Shape::tuple(
+            keep.iter()
+                .map(|&k| root.shape.tuple_shapes()[k].clone())
+                .collect(),
+        );
         {
             let body = module.computation_mut(callee);
             let r = body.instr_mut(root_id);

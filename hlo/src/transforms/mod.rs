@@ -15,11 +15,7 @@ use crate::pass::{FixedPoint, Pass, Pipeline};
 /// One new instance of every registered pass, in the order `--list-passes` shows them.
 /// Names and descriptions come from the passes themselves.
 pub fn all_passes() -> Vec<Box<dyn Pass>> {
-    vec![
-        Box::new(Dce),
-        Box::new(Cse),
-        Box::new(TupleSimplifier),
-    ]
+    vec![Box::new(Dce), Box::new(Cse), Box::new(TupleSimplifier)]
 }
 
 /// A new instance of the registered pass named `name`.
@@ -36,9 +32,8 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
             p.add(Box::new(default_pipeline()));
             continue;
         }
-        let pass = pass_by_name(item).ok_or_else(|| {
-            format!("unknown pass `{item}` (see `hloc opt --list-passes`)")
-        })?;
+        let pass = pass_by_name(item)
+            .ok_or_else(|| format!("unknown pass `{item}` (see `hloc opt --list-passes`)"))?;
         p.add(pass);
     }
     Ok(p)

@@ -1,13 +1,17 @@
 //! Target-independent HLO passes, one module per pass, and the registry that names them
 //! (for `hloc opt --passes`) and builds the default pipeline.
 
+pub mod call_inliner;
 pub mod cse;
 pub mod dce;
+pub mod flatten_call_graph;
 pub mod tuple_simplifier;
 pub mod util;
 
+pub use call_inliner::CallInliner;
 pub use cse::Cse;
 pub use dce::Dce;
+pub use flatten_call_graph::FlattenCallGraph;
 pub use tuple_simplifier::TupleSimplifier;
 
 use crate::pass::{FixedPoint, Pass, Pipeline};
@@ -15,7 +19,13 @@ use crate::pass::{FixedPoint, Pass, Pipeline};
 /// One new instance of every registered pass, in the order `--list-passes` shows them.
 /// Names and descriptions come from the passes themselves.
 pub fn all_passes() -> Vec<Box<dyn Pass>> {
-    vec![Box::new(Dce), Box::new(Cse), Box::new(TupleSimplifier)]
+    vec![
+        Box::new(Dce),
+        Box::new(Cse),
+        Box::new(TupleSimplifier),
+        Box::new(CallInliner),
+        Box::new(FlattenCallGraph),
+    ]
 }
 
 /// A new instance of the registered pass named `name`.

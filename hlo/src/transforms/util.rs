@@ -30,6 +30,15 @@ impl NameGen {
         }
     }
 
+    /// `name` itself when no instruction or computation has it yet, else a fresh one.
+    pub fn keep_or_fresh(&mut self, name: &str) -> String {
+        if self.used.insert(name.to_string()) {
+            name.to_string()
+        } else {
+            self.fresh(name)
+        }
+    }
+
     /// A fresh name derived from `base` (its `.N` suffix replaced).
     pub fn fresh(&mut self, base: &str) -> String {
         let stem = match base.rsplit_once('.') {
@@ -182,30 +191,36 @@ pub fn reachable_computations(module: &Module) -> Vec<bool> {
 /// Removes the computations whose `keep` entry is false, renumbering every computation
 /// reference. Returns how many were removed.
 pub fn remove_computations(module: &mut Module, keep: &[bool]) -> usize {
-    let mut remap = Vec::with_capacity(keep.len());
-    let mut next = 0usize;
-    for &k in keep {
-        remap.push(if k {
-            next += 1;
-            Some(CompId::from_index(next - 1))
-        } else {
-            None
-        });
+    let order: Vec<CompId> = (0..module.computations.len())
+        .filter(|&i| keep.get(i).copied().unwrap_or(true))
+        .map(CompId::from_index)
+        .collect();
+    let removed = module.computations.len() - order.len();
+    if removed > 0 {
+        permute_computations(module, &order);
     }
-    let removed = keep.iter().filter(|k| !**k).count();
-    if removed == 0 {
-        return 0;
+    removed
+}
+
+/// Keeps exactly the computations of `order`, in that order, renumbering every
+/// computation reference (references to dropped computations must not remain).
+pub fn permute_computations(module: &mut Module, order: &[CompId]) {
+    let mut remap: Vec<Option<CompId>> = vec![None; module.computations.len()];
+    for (new, old) in order.iter().enumerate() {
+        remap[old.index()] = Some(CompId::from_index(new));
     }
     let map = |c: &mut CompId| {
         if let Some(Some(n)) = remap.get(c.index()) {
             *c = *n;
         }
     };
-    let comps = std::mem::take(&mut module.computations);
-    module.computations = comps
+    let mut slots: Vec<Option<Computation>> = std::mem::take(&mut module.computations)
         .into_iter()
-        .zip(keep)
-        .filter_map(|(c, &k)| k.then_some(c))
+        .map(Some)
+        .collect();
+    module.computations = order
+        .iter()
+        .filter_map(|c| slots.get_mut(c.index()).and_then(Option::take))
         .collect();
     for c in &mut module.computations {
         for i in &mut c.instrs {
@@ -219,7 +234,47 @@ pub fn remove_computations(module: &mut Module, keep: &[bool]) -> usize {
         }
     }
     map(&mut module.entry);
-    removed
+}
+
+/// Reorders the computations so that every callee comes before its callers (the order
+/// the text format needs), keeping the existing order where it already does.
+pub fn sort_computations(module: &mut Module) {
+    let n = module.computations.len();
+    let mut state = vec![0u8; n];
+    let mut out = Vec::with_capacity(n);
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        let callees = |c: usize| -> Vec<CompId> {
+            let mut v: Vec<CompId> = module.computations[c]
+                .instructions()
+                .flat_map(|(_, i)| i.called_computations())
+                .filter(|c| c.index() < n)
+                .collect();
+            v.reverse();
+            v
+        };
+        let mut stack = vec![(start, callees(start))];
+        while let Some((c, pending)) = stack.last_mut() {
+            match pending.pop() {
+                Some(d) if state[d.index()] == 0 => {
+                    state[d.index()] = 1;
+                    let cs = callees(d.index());
+                    stack.push((d.index(), cs));
+                }
+                Some(_) => {}
+                None => {
+                    out.push(CompId::from_index(*c));
+                    stack.pop();
+                }
+            }
+        }
+    }
+    if out.iter().enumerate().any(|(i, c)| c.index() != i) {
+        permute_computations(module, &out);
+    }
 }
 
 /// Removes computations no longer reachable from the entry. Returns how many.
@@ -298,4 +353,41 @@ pub fn add(comp: &mut Computation, instr: Instruction) -> InstrId {
 pub fn replace_uses(comp: &mut Computation, old: InstrId, new: InstrId) {
     // Both ids come from this computation, so the only error case cannot happen.
     let _ = comp.replace_all_uses(old, new);
+}
+
+/// Copies the instructions of `callee` (other than its parameters) into `caller`, with
+/// parameter `k` replaced by `args[k]`, fresh names where needed, operands and control
+/// predecessors remapped. Returns the id of the copy of the callee's root. The copies are
+/// appended: call [`repair_order`] when done.
+pub fn clone_body_into(
+    names: &mut NameGen,
+    callee: &Computation,
+    caller: &mut Computation,
+    args: &[InstrId],
+) -> InstrId {
+    let mut map: HashMap<InstrId, InstrId> = HashMap::new();
+    for (k, &p) in callee.params.iter().enumerate() {
+        if let Some(&a) = args.get(k) {
+            map.insert(p, a);
+        }
+    }
+    for &id in callee.def_before_use_order().iter() {
+        if map.contains_key(&id) {
+            continue;
+        }
+        let src = callee.instr(id);
+        let mut copy = src.clone();
+        copy.users.clear();
+        copy.name = names.keep_or_fresh(&src.name);
+        copy.operands = src.operands.iter().map(|o| map[o]).collect();
+        for a in &mut copy.attrs {
+            if let AttrValue::Instructions(v) = &mut a.value {
+                v.iter_mut()
+                    .for_each(|p| *p = map.get(p).copied().unwrap_or(*p));
+            }
+        }
+        let new = add(caller, copy);
+        map.insert(id, new);
+    }
+    map[&callee.root]
 }

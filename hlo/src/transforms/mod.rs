@@ -1,6 +1,7 @@
 //! Target-independent HLO passes, one module per pass, and the registry that names them
 //! (for `hloc opt --passes`) and builds the default pipeline.
 
+pub mod algsimp;
 pub mod call_inliner;
 pub mod cse;
 pub mod dce;
@@ -8,6 +9,7 @@ pub mod flatten_call_graph;
 pub mod tuple_simplifier;
 pub mod util;
 
+pub use algsimp::AlgebraicSimplifier;
 pub use call_inliner::CallInliner;
 pub use cse::Cse;
 pub use dce::Dce;
@@ -25,6 +27,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(TupleSimplifier),
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
+        Box::new(AlgebraicSimplifier),
     ]
 }
 

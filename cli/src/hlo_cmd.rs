@@ -96,8 +96,7 @@ fn read(file: &str) -> Result<(String, String)> {
             .context("reading standard input")?;
         return Ok((s, "<stdin>".to_string()));
     }
-    let text =
-        std::fs::read_to_string(file).map_err(|e| anyhow!("cannot read {file}: {e}"))?;
+    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("cannot read {file}: {e}"))?;
     Ok((text, file.to_string()))
 }
 
@@ -168,9 +167,7 @@ pub fn graph(args: GraphArgs) -> Result<ExitCode> {
         GraphFormat::Dot => to_dot(&g),
     };
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, out).map_err(|e| anyhow!("cannot write {path}: {e}"))?
-        }
+        Some(path) => std::fs::write(path, out).map_err(|e| anyhow!("cannot write {path}: {e}"))?,
         None => emit(&out)?,
     }
     Ok(ExitCode::SUCCESS)

@@ -62,7 +62,12 @@ fn edges_and_clusters_are_consistent_on_the_corpus() {
         assert_eq!(g.nodes[e.from].computation, g.nodes[e.to].computation);
     }
     for (i, c) in g.clusters.iter().enumerate() {
-        assert_eq!(c.parent.is_none(), c.callers.is_empty() || i == g.entry, "{}", c.name);
+        assert_eq!(
+            c.parent.is_none(),
+            c.callers.is_empty() || i == g.entry,
+            "{}",
+            c.name
+        );
     }
     let json = to_json(&g);
     assert_eq!(json.matches('{').count(), json.matches('}').count());

@@ -40,7 +40,11 @@ fn load(path: &Path) -> Module {
 #[test]
 fn corpus_verifies_clean() {
     let files = corpus_files();
-    assert!(files.len() >= 60, "expected the whole corpus, found {}", files.len());
+    assert!(
+        files.len() >= 60,
+        "expected the whole corpus, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
         if let Err(errors) = verify(&load(path)) {
@@ -49,7 +53,11 @@ fn corpus_verifies_clean() {
             }
         }
     }
-    assert!(failures.is_empty(), "verifier errors:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "verifier errors:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// A different shape for `s`: one dimension changed, or the element type changed.
@@ -57,12 +65,16 @@ fn mutate(s: &Shape, pick: usize) -> Option<Shape> {
     let a = s.as_array()?;
     let mut dims = a.dims().to_vec();
     let mut et = a.element_type();
-    if pick % 2 == 0 && !dims.is_empty() {
+    if pick.is_multiple_of(2) && !dims.is_empty() {
         let i = (pick / 2) % dims.len();
         dims[i] += 1 + (pick % 3) as i64;
     } else {
-        const TYPES: [ElementType; 4] =
-            [ElementType::F32, ElementType::S32, ElementType::F16, ElementType::Pred];
+        const TYPES: [ElementType; 4] = [
+            ElementType::F32,
+            ElementType::S32,
+            ElementType::F16,
+            ElementType::Pred,
+        ];
         let t = TYPES[pick % TYPES.len()];
         et = if t == et { ElementType::U8 } else { t };
     }
@@ -122,13 +134,19 @@ fn shape_change_is_reported(file: usize, comp: usize, instr: usize, pick: usize)
         return TestResult::discard();
     }
     let iname = i.name().to_string();
-    let users: Vec<String> = i.users().iter().map(|&u| c.instr(u).name().to_string()).collect();
+    let users: Vec<String> = i
+        .users()
+        .iter()
+        .map(|&u| c.instr(u).name().to_string())
+        .collect();
     let is_root = c.root() == id;
     let op = i.opcode();
     m.computation_mut(cid).instr_mut(id).set_shape(new);
     match verify(&m) {
         Ok(()) if declares_its_shape(op) => TestResult::passed(),
-        Ok(()) => TestResult::error(format!("{name}: changing `{iname}` ({op}) was not reported")),
+        Ok(()) => TestResult::error(format!(
+            "{name}: changing `{iname}` ({op}) was not reported"
+        )),
         Err(errors) => {
             let located = errors.iter().any(|e| {
                 let same_comp = e.ids.is_some_and(|(c, _)| c == cid);

@@ -159,12 +159,11 @@ impl Graph {
                 }
             }
         }
-        for n in 0..nodes.len() {
-            for k in 0..nodes[n].calls.len() {
-                let c = nodes[n].calls[k];
+        for (n, node) in nodes.iter().enumerate() {
+            for &c in &node.calls {
                 clusters[c].callers.push(n);
-                if clusters[c].parent.is_none() && c != nodes[n].computation {
-                    clusters[c].parent = Some(nodes[n].computation);
+                if clusters[c].parent.is_none() && c != node.computation {
+                    clusters[c].parent = Some(node.computation);
                 }
             }
         }

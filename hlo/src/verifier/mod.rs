@@ -46,7 +46,10 @@ impl VerifyError {
     /// The error with `file` in front: `file:line:col: error: comp/instr: message`, or
     /// `file: comp/instr: message` without a line.
     pub fn render(&self, file: &str) -> String {
-        format!("{file}{}{self}", if self.line.is_some() { ":" } else { ": " })
+        format!(
+            "{file}{}{self}",
+            if self.line.is_some() { ":" } else { ": " }
+        )
     }
 }
 

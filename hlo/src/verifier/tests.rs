@@ -44,7 +44,8 @@ fn cycles_and_forward_references_are_reported() {
     c.recompute_users();
     let msgs = messages(&m);
     assert!(
-        msgs.iter().any(|s| s.contains("main/a: operand 0 `b` is not defined before its use")),
+        msgs.iter()
+            .any(|s| s.contains("main/a: operand 0 `b` is not defined before its use")),
         "{msgs:?}"
     );
     assert!(msgs.iter().any(|s| s.contains("on a cycle")), "{msgs:?}");
@@ -59,7 +60,10 @@ fn control_predecessor_cycle_is_reported() {
         AttrValue::Instructions(vec![InstrId::from_index(3)]),
     );
     let msgs = messages(&m);
-    assert!(msgs.iter().any(|s| s.contains("control predecessor `c`")), "{msgs:?}");
+    assert!(
+        msgs.iter().any(|s| s.contains("control predecessor `c`")),
+        "{msgs:?}"
+    );
     assert!(msgs.iter().any(|s| s.contains("on a cycle")), "{msgs:?}");
 }
 
@@ -73,10 +77,14 @@ fn bad_layouts_and_parameters_are_reported() {
     c.instr_mut(InstrId::from_index(0)).payload = crate::ir::Payload::Parameter(3);
     let msgs = messages(&m);
     assert!(
-        msgs.iter().any(|s| s.contains("main/b: layout {1} of f32[4] is not a permutation")),
+        msgs.iter()
+            .any(|s| s.contains("main/b: layout {1} of f32[4] is not a permutation")),
         "{msgs:?}"
     );
-    assert!(msgs.iter().any(|s| s.contains("parameter 0 is missing")), "{msgs:?}");
+    assert!(
+        msgs.iter().any(|s| s.contains("parameter 0 is missing")),
+        "{msgs:?}"
+    );
 }
 
 #[test]

@@ -36,7 +36,11 @@ pub(super) fn conditional(ctx: &Ctx<'_>) -> R {
         return Err(format!(
             "the branch selector must be pred[] (two branches) or s32[], not {}{}",
             show(sel),
-            if by_pred { " with other than two branches" } else { "" }
+            if by_pred {
+                " with other than two branches"
+            } else {
+                ""
+            }
         ));
     }
     if ctx.ops.len() != branches.len() + 1 {

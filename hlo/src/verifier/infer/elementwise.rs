@@ -36,10 +36,9 @@ impl Types {
             ),
             Types::FloatOrComplex => matches!(c, TypeClass::Float | TypeClass::Complex),
             Types::Float => c == TypeClass::Float,
-            Types::Logical => matches!(
-                c,
-                TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned
-            ),
+            Types::Logical => {
+                matches!(c, TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned)
+            }
             Types::Integral => matches!(c, TypeClass::Signed | TypeClass::Unsigned),
             Types::Signed => matches!(c, TypeClass::Signed | TypeClass::Float | TypeClass::Complex),
         }
@@ -66,7 +65,7 @@ pub(super) fn infer(ctx: &Ctx<'_>) -> R {
             ctx.arity(1)?;
             Ok(Inferred::Operand(0))
         }
-        Abs => unary(ctx, Types::Numeric, |t| complex_component(t)),
+        Abs => unary(ctx, Types::Numeric, complex_component),
         Negate => unary(ctx, Types::Numeric, |t| t),
         Sign => unary(ctx, Types::Signed, |t| t),
         Exp | Expm1 | Log | Log1p | Logistic | Sqrt | Rsqrt | Cbrt | Cos | Sin | Tan | Tanh
@@ -246,15 +245,15 @@ fn bitcast_convert(ctx: &Ctx<'_>) -> R {
     } else if from > to {
         let ratio = i64::from(from / to.max(1));
         from % to.max(1) == 0
-            && d.dims().split_last().is_some_and(|(&last, rest)| {
-                last == ratio && rest == a.dims()
-            })
+            && d.dims()
+                .split_last()
+                .is_some_and(|(&last, rest)| last == ratio && rest == a.dims())
     } else {
         let ratio = i64::from(to / from.max(1));
         to % from.max(1) == 0
-            && a.dims().split_last().is_some_and(|(&last, rest)| {
-                last == ratio && rest == d.dims()
-            })
+            && a.dims()
+                .split_last()
+                .is_some_and(|(&last, rest)| last == ratio && rest == d.dims())
     };
     if ok {
         Ok(Inferred::Declared)

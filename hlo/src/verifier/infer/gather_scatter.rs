@@ -6,16 +6,15 @@ use crate::shape::{Shape, UNBOUNDED_SIZE};
 
 /// The batch dimensions of indices (every dimension but `index_vector_dim`) and the
 /// number of indices per index vector.
-fn index_layout(
-    indices: &[i64],
-    index_vector_dim: i64,
-) -> Result<(Vec<i64>, i64), String> {
+fn index_layout(indices: &[i64], index_vector_dim: i64) -> Result<(Vec<i64>, i64), String> {
     let rank = indices.len();
     let ivd = usize::try_from(index_vector_dim)
         .ok()
         .filter(|&d| d <= rank)
         .ok_or_else(|| {
-            format!("index_vector_dim {index_vector_dim} is out of range for indices of rank {rank}")
+            format!(
+                "index_vector_dim {index_vector_dim} is out of range for indices of rank {rank}"
+            )
         })?;
     if ivd == rank {
         return Ok((indices.to_vec(), 1));
@@ -33,7 +32,10 @@ fn sorted(ds: &[i64], what: &str) -> Result<(), String> {
     if ds.windows(2).all(|w| w[0] < w[1]) {
         Ok(())
     } else {
-        Err(format!("{what} {{{}}} must be sorted and distinct", join(ds)))
+        Err(format!(
+            "{what} {{{}}} must be sorted and distinct",
+            join(ds)
+        ))
     }
 }
 
@@ -78,7 +80,11 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
         }
     }
     let mut removed = vec![false; rank];
-    for &d in dn.collapsed_slice_dims.iter().chain(&dn.operand_batching_dims) {
+    for &d in dn
+        .collapsed_slice_dims
+        .iter()
+        .chain(&dn.operand_batching_dims)
+    {
         let u = dim(d, rank, "collapsed or batching dimension")?;
         if std::mem::replace(&mut removed[u], true) {
             return Err(format!(
@@ -93,7 +99,9 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
         }
     }
     if dn.operand_batching_dims.len() != dn.start_indices_batching_dims.len() {
-        return Err("operand_batching_dims and start_indices_batching_dims differ in length".into());
+        return Err(
+            "operand_batching_dims and start_indices_batching_dims differ in length".into(),
+        );
     }
     let offsets: Vec<i64> = (0..rank)
         .filter(|&i| !removed[i])
@@ -121,7 +129,7 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
 
 pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
     let n = ctx.ops.len();
-    if n < 3 || n % 2 == 0 {
+    if n < 3 || n.is_multiple_of(2) {
         return Err(format!(
             "scatter takes N operands, indices and N updates, not {n} operands"
         ));
@@ -147,12 +155,20 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
             dn.scatter_dims_to_operand_dims.len()
         ));
     }
-    distinct_dims(&dn.scatter_dims_to_operand_dims, rank, "scatter_dims_to_operand_dims entry")?;
+    distinct_dims(
+        &dn.scatter_dims_to_operand_dims,
+        rank,
+        "scatter_dims_to_operand_dims entry",
+    )?;
     sorted(&dn.update_window_dims, "update_window_dims")?;
     sorted(&dn.inserted_window_dims, "inserted_window_dims")?;
     sorted(&dn.input_batching_dims, "input_batching_dims")?;
     let mut removed = vec![false; rank];
-    for &d in dn.inserted_window_dims.iter().chain(&dn.input_batching_dims) {
+    for &d in dn
+        .inserted_window_dims
+        .iter()
+        .chain(&dn.input_batching_dims)
+    {
         let u = dim(d, rank, "inserted or batching dimension")?;
         if std::mem::replace(&mut removed[u], true) {
             return Err(format!(
@@ -225,7 +241,10 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
         Ok(Inferred::Operand(0))
     } else {
         Ok(Inferred::Shape(Shape::tuple(
-            ctx.ops[..k].iter().map(|s| super::strip_layouts(s)).collect(),
+            ctx.ops[..k]
+                .iter()
+                .map(|s| super::strip_layouts(s))
+                .collect(),
         )))
     }
 }

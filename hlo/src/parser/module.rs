@@ -296,6 +296,40 @@ impl<'a> Parser<'a> {
             taken.insert(name.clone());
             self.comps[id.index()].name = name;
         }
+        self.uniquify_generated_instruction_names(&generated);
+    }
+
+    /// Gives the instructions of generated computations (`async_param`, `async_op`, the
+    /// names inside inline computations) names unique in the module, as XLA requires.
+    fn uniquify_generated_instruction_names(&mut self, generated: &HashSet<usize>) {
+        if generated.is_empty() {
+            return;
+        }
+        let mut taken: HashSet<String> = self
+            .comps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !generated.contains(i))
+            .flat_map(|(_, c)| c.instrs.iter().map(|i| i.name.clone()))
+            .collect();
+        let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for id in self.generated.clone() {
+            for instr in &mut self.comps[id.index()].instrs {
+                if taken.insert(instr.name.clone()) {
+                    continue;
+                }
+                let base = instr.name.clone();
+                let n = next.entry(base.clone()).or_insert(1);
+                let mut name = format!("{base}.{n}");
+                while taken.contains(&name) {
+                    *n += 1;
+                    name = format!("{base}.{n}");
+                }
+                *n += 1;
+                taken.insert(name.clone());
+                instr.name = name;
+            }
+        }
     }
 }
 

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use hlo::shape::ElementType;
-use hlo::verifier::verify;
-use hlo::{parse_module, Module, Opcode, Shape};
+use hlo::verifier::{verify, verify_parsed};
+use hlo::{parse_module, parse_module_with, Module, Opcode, ParseOptions, Shape};
 use quickcheck::{QuickCheck, TestResult};
 
 fn corpus_files() -> Vec<PathBuf> {
@@ -47,7 +47,10 @@ fn corpus_verifies_clean() {
     );
     let mut failures = Vec::new();
     for path in &files {
-        if let Err(errors) = verify(&load(path)) {
+        let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let parsed = parse_module_with(&text, &ParseOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let Err(errors) = verify_parsed(&parsed, &text) {
             for e in errors {
                 failures.push(format!("{}: {e}", path.display()));
             }

@@ -167,13 +167,16 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(name_at, format!("computation `{name}` is already defined")));
         }
         let mut signature = None;
+        let mut param_shapes = None;
         if self.lex.peek().kind == Tok::LParen {
+            let mut shapes = Vec::new();
             self.parse_list(Tok::LParen, Tok::RParen, |p| {
                 p.parse_name("a parameter name")?;
                 p.expect(Tok::Colon, "expected ':' after the parameter name")?;
-                p.parse_shape()?;
+                shapes.push(p.parse_shape()?);
                 Ok(())
             })?;
+            param_shapes = Some(shapes);
             self.expect(Tok::Arrow, "expected '->' before the result shape")?;
             let at = self.lex.offset();
             signature = Some((self.parse_shape()?, at));
@@ -209,6 +212,9 @@ impl<'a> Parser<'a> {
         let id = CompId::from_index(self.comps.len());
         self.comps.push(comp);
         self.source_map.push(offsets);
+        if let Some(shapes) = param_shapes {
+            self.source_map.set_signature(id, shapes);
+        }
         self.comp_names.insert(name, id);
         Ok(id)
     }

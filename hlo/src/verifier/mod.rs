@@ -78,23 +78,30 @@ pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
     }
 }
 
-/// Verifies a module parsed from `src` and locates each error at its instruction's line.
+/// Verifies a module parsed from `src`, also against the parameter shapes its text
+/// declared in computation signatures, and locates each error at its instruction's line.
 pub fn verify_parsed(parsed: &Parsed, src: &str) -> Result<(), Vec<VerifyError>> {
-    verify(&parsed.module).map_err(|mut errors| {
-        let index = LineIndex::new(src);
-        for e in &mut errors {
-            let offset = match e.ids {
-                Some((c, Some(i))) => parsed.source_map.offset(c, i),
-                _ => None,
-            };
-            if let Some(o) = offset {
-                let (l, c) = index.line_col(src, o);
-                e.line = Some(l);
-                e.column = Some(c);
-            }
+    let mut errors = structure::verify_module(&parsed.module);
+    errors.extend(structure::verify_signatures(
+        &parsed.module,
+        parsed.source_map.signatures(),
+    ));
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let index = LineIndex::new(src);
+    for e in &mut errors {
+        let offset = match e.ids {
+            Some((c, Some(i))) => parsed.source_map.offset(c, i),
+            _ => None,
+        };
+        if let Some(o) = offset {
+            let (l, c) = index.line_col(src, o);
+            e.line = Some(l);
+            e.column = Some(c);
         }
-        errors
-    })
+    }
+    Err(errors)
 }
 
 #[cfg(test)]

@@ -66,6 +66,49 @@ pub(super) fn verify_module(module: &Module) -> Vec<VerifyError> {
     sink.errors
 }
 
+/// The parameter shapes written in computation signatures match the parameters.
+pub(super) fn verify_signatures(
+    module: &Module,
+    signatures: &[(CompId, Vec<Shape>)],
+) -> Vec<VerifyError> {
+    let mut sink = Sink {
+        module,
+        errors: Vec::new(),
+    };
+    for (cid, shapes) in signatures {
+        let Some(comp) = module.get_computation(*cid) else {
+            continue;
+        };
+        if shapes.len() != comp.parameters().len() {
+            sink.comp(
+                *cid,
+                format!(
+                    "the signature declares {} parameters but the computation has {}",
+                    shapes.len(),
+                    comp.parameters().len()
+                ),
+            );
+            continue;
+        }
+        for (k, (s, &p)) in shapes.iter().zip(comp.parameters()).enumerate() {
+            if let Some(pi) = comp.get(p) {
+                if !same_shape(s, pi.shape()) {
+                    sink.at(
+                        *cid,
+                        p,
+                        format!(
+                            "the signature declares parameter {k} as {} but it is {}",
+                            show(s),
+                            show(pi.shape())
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    sink.errors
+}
+
 /// The entry computation layout, when written, matches the entry's signature.
 fn verify_entry_layout(module: &Module, sink: &mut Sink<'_>) {
     let Some(layout) = module.entry_computation_layout() else {

@@ -14,7 +14,7 @@ use hlo::{parse_module_with, print_module, print_module_with, ParseOptions, Pars
 #[command(after_help = "\
 EXAMPLE:
   hloc fmt corpus/softmax/before_optimizations.hlo
-  jax_dump.txt | hloc fmt -          (read standard input)
+  cat jax_dump.txt | hloc fmt -      (read standard input)
 
 Prints the module in XLA's canonical text: one instruction per line, computed signatures,
 numbers in XLA's shortest round-trip form, in the conventions the input used (sigils,
@@ -44,6 +44,8 @@ while/conditional/call signatures, collectives, async chains and their single-us
 and compares it with the declared shape, ignoring layouts; layouts must be permutations.
 Every error is printed, one per line:
   FILE:LINE:COL: error: COMPUTATION/INSTRUCTION: message
+or, for problems of a whole computation or module (no line to point at),
+  FILE: COMPUTATION: message
 
 EXIT CODES: 0 ok; 1 verification errors; 2 unreadable file or syntax error.")]
 pub struct VerifyArgs {

@@ -69,6 +69,35 @@ fn edges_and_clusters_are_consistent_on_the_corpus() {
             c.name
         );
     }
-    let json = to_json(&g);
-    assert_eq!(json.matches('{').count(), json.matches('}').count());
+    check_json(&g, &to_json(&g));
+}
+
+/// The JSON parses (with an independent parser) and says what the graph holds.
+fn check_json(g: &Graph, json: &str) {
+    let v: serde_json::Value = serde_json::from_str(json).expect("valid JSON");
+    assert_eq!(v["schema"], "hloc-graph-1");
+    assert_eq!(v["nodes"].as_array().map(Vec::len), Some(g.nodes.len()));
+    assert_eq!(v["edges"].as_array().map(Vec::len), Some(g.edges.len()));
+    let comps = v["computations"].as_array().expect("computations");
+    assert_eq!(comps.len(), g.clusters.len());
+    for (i, n) in g.nodes.iter().enumerate() {
+        assert_eq!(v["nodes"][i]["name"], n.name.as_str());
+        assert_eq!(v["nodes"][i]["shape"], n.shape.as_str());
+    }
+}
+
+#[test]
+fn json_parses_for_every_corpus_module() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut n = 0;
+    for d in fs::read_dir(&dir).expect("corpus").flatten() {
+        let p = d.path().join("before_optimizations.hlo");
+        if let Ok(text) = fs::read_to_string(&p) {
+            let m = parse_module(&text).expect("parse");
+            let g = Graph::of_module(&m);
+            check_json(&g, &to_json(&g));
+            n += 1;
+        }
+    }
+    assert!(n > 30, "only {n} corpus modules");
 }

@@ -41,7 +41,8 @@ Checks structure (unique names, operands defined before use, no cycles, paramete
 infers every instruction's shape by XLA's rules (elementwise, broadcast, reshape, slices,
 reduce and its reducer's signature, dot and convolution dimension numbers, gather/scatter,
 while/conditional/call signatures, collectives, async chains and their single-user rule, ...)
-and compares it with the declared shape, ignoring layouts; layouts must be permutations.
+and compares it with the declared shape, ignoring layouts (unless --layouts); layouts must
+be permutations of their dimensions.
 Every error is printed, one per line:
   FILE:LINE:COL: error: COMPUTATION/INSTRUCTION: message
 or, for problems of a whole computation or module (no line to point at),
@@ -51,6 +52,11 @@ EXIT CODES: 0 ok; 1 verification errors; 2 unreadable file or syntax error.")]
 pub struct VerifyArgs {
     /// The HLO module file, or - for standard input.
     file: String,
+    /// Also check layouts as after XLA's layout assignment: every array has one, and loop
+    /// state, called computations' parameters and roots, tuple elements and the entry
+    /// computation layout agree on them.
+    #[arg(long)]
+    layouts: bool,
 }
 
 /// Output formats of `hloc graph`.
@@ -142,7 +148,10 @@ pub fn fmt(args: FmtArgs) -> Result<ExitCode> {
 pub fn verify(args: VerifyArgs) -> Result<ExitCode> {
     let (text, name) = read(&args.file)?;
     let parsed = parse(&text, &name)?;
-    match hlo::verifier::verify_parsed(&parsed, &text) {
+    let options = hlo::verifier::VerifyOptions {
+        layout_sensitive: args.layouts,
+    };
+    match hlo::verifier::verify_parsed_with(&parsed, &text, &options) {
         Ok(()) => {
             emit("ok\n")?;
             Ok(ExitCode::SUCCESS)

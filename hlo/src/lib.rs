@@ -132,7 +132,10 @@
 //! exactly one user (the next step, same `calls=`), `async-done` takes a start or update,
 //! and an op with its own `-start`/`-done` pair is not wrapped. `scaled-dot`, `scan` and
 //! `shuffle` are not inferred ([`verifier::infer_shape`] returns an `unsupported` error; the
-//! verifier accepts their declared shapes).
+//! verifier accepts their declared shapes). [`verifier::VerifyOptions::layout_sensitive`]
+//! adds XLA's post-layout-assignment checks: every array has a layout and the same buffer
+//! seen in two places (loop state, called computations' parameters and roots, tuple
+//! elements, the entry computation layout) has the same one.
 //!
 //! ## Graph export
 //!

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use hlo::shape::ElementType;
-use hlo::verifier::{verify, verify_parsed};
+use hlo::verifier::{verify, verify_parsed, verify_with, VerifyOptions};
 use hlo::{parse_module, parse_module_with, Module, Opcode, ParseOptions, Shape};
 use quickcheck::{QuickCheck, TestResult};
 
@@ -60,6 +60,30 @@ fn corpus_verifies_clean() {
     assert!(
         failures.is_empty(),
         "verifier errors:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// XLA's optimized modules have every layout assigned, consistently.
+#[test]
+fn optimized_corpus_verifies_layout_sensitive() {
+    let options = VerifyOptions {
+        layout_sensitive: true,
+    };
+    let mut failures = Vec::new();
+    for path in corpus_files()
+        .iter()
+        .filter(|p| p.ends_with("after_optimizations.hlo"))
+    {
+        if let Err(errors) = verify_with(&load(path), &options) {
+            for e in errors {
+                failures.push(format!("{}: {e}", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "layout errors:\n{}",
         failures.join("\n")
     );
 }

@@ -15,6 +15,14 @@ pub(super) struct Sink<'m> {
 }
 
 impl<'m> Sink<'m> {
+    /// An empty sink for `module`.
+    pub fn new(module: &'m Module) -> Sink<'m> {
+        Sink {
+            module,
+            errors: Vec::new(),
+        }
+    }
+
     /// An error at instruction `instr` of computation `comp`.
     pub fn at(&mut self, comp: CompId, instr: InstrId, message: impl Into<String>) {
         let c = self.module.computation(comp);

@@ -91,9 +91,14 @@ pub(super) fn infer(ctx: &Ctx<'_>) -> R {
         }
         Convert => {
             ctx.arity(1)?;
-            ctx.array(0)?;
-            let d = ctx.declared_array()?;
-            Ok(Inferred::Like(0, d.element_type()))
+            let from = ctx.array(0)?.element_type();
+            let to = ctx.declared_array()?.element_type();
+            if from.is_complex() && !to.is_complex() {
+                return Err(format!(
+                    "convert from complex {from} to real {to} is not allowed (use real/imag)"
+                ));
+            }
+            Ok(Inferred::Like(0, to))
         }
         BitcastConvert => bitcast_convert(ctx),
         Add | Subtract | Multiply | Divide | Maximum | Minimum | Remainder | Power => {

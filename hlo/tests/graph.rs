@@ -101,3 +101,46 @@ fn json_parses_for_every_corpus_module() {
     }
     assert!(n > 30, "only {n} corpus modules");
 }
+
+/// When Graphviz is installed, every dot file it is given renders without a warning.
+#[test]
+fn graphviz_accepts_the_dot_output() {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    if Command::new("dot").arg("-V").output().is_err() {
+        println!("graphviz `dot` not installed: rendering not checked");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = fs::read_dir(dir.join("tests/graph"))
+        .expect("tests/graph")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
+        .collect();
+    files.push(dir.join("../corpus/attention/after_optimizations.hlo"));
+    files.push(dir.join("../corpus/scan_cumulative/before_optimizations.hlo"));
+    for path in &files {
+        let text = fs::read_to_string(path).expect("read");
+        let dot = to_dot(&Graph::of_module(&parse_module(&text).expect("parse")));
+        let mut child = Command::new("dot")
+            .arg("-Tsvg")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dot runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(dot.as_bytes())
+            .expect("write dot");
+        let out = child.wait_with_output().expect("dot finishes");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.trim().is_empty(),
+            "{}: dot rejected the graph: {stderr}",
+            path.display()
+        );
+    }
+}

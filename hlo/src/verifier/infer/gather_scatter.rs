@@ -39,6 +39,47 @@ fn sorted(ds: &[i64], what: &str) -> Result<(), String> {
     }
 }
 
+/// Batching dimensions: the operand's and the indices' lists pair up with equal sizes, the
+/// indices' ones are distinct and not `index_vector_dim`, and no index maps to an operand
+/// batching dimension.
+fn check_batching(
+    operand: &[i64],
+    indices: &[i64],
+    operand_batching: &[i64],
+    indices_batching: &[i64],
+    index_vector_dim: i64,
+    index_map: &[i64],
+) -> Result<(), String> {
+    if operand_batching.len() != indices_batching.len() {
+        return Err(format!(
+            "{} operand batching dimensions but {} index batching dimensions",
+            operand_batching.len(),
+            indices_batching.len()
+        ));
+    }
+    let ib = distinct_dims(indices_batching, indices.len(), "index batching dimension")?;
+    for (&o, &i) in operand_batching.iter().zip(&ib) {
+        if i as i64 == index_vector_dim {
+            return Err(format!(
+                "index batching dimension {i} is the index_vector_dim"
+            ));
+        }
+        let od = operand[dim(o, operand.len(), "operand batching dimension")?];
+        if od != indices[i] {
+            return Err(format!(
+                "operand batching dimension {o} (size {od}) and index batching dimension {i} (size {}) differ",
+                indices[i]
+            ));
+        }
+        if index_map.contains(&o) {
+            return Err(format!(
+                "operand batching dimension {o} also appears in the index map"
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn gather(ctx: &Ctx<'_>) -> R {
     ctx.arity(2)?;
     let a = ctx.array(0)?;
@@ -98,11 +139,14 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
             ));
         }
     }
-    if dn.operand_batching_dims.len() != dn.start_indices_batching_dims.len() {
-        return Err(
-            "operand_batching_dims and start_indices_batching_dims differ in length".into(),
-        );
-    }
+    check_batching(
+        a.dims(),
+        idx.dims(),
+        &dn.operand_batching_dims,
+        &dn.start_indices_batching_dims,
+        dn.index_vector_dim,
+        &dn.start_index_map,
+    )?;
     let offsets: Vec<i64> = (0..rank)
         .filter(|&i| !removed[i])
         .map(|i| sizes[i])
@@ -176,6 +220,14 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
             ));
         }
     }
+    check_batching(
+        a.dims(),
+        idx.dims(),
+        &dn.input_batching_dims,
+        &dn.scatter_indices_batching_dims,
+        dn.index_vector_dim,
+        &dn.scatter_dims_to_operand_dims,
+    )?;
     let window_operand_dims: Vec<usize> = (0..rank).filter(|&i| !removed[i]).collect();
     if window_operand_dims.len() != dn.update_window_dims.len() {
         return Err(format!(

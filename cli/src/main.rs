@@ -3,6 +3,7 @@
 //! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
+mod hlo_cmd;
 mod input;
 mod map_cmd;
 mod opt_cmd;
@@ -28,6 +29,12 @@ enum Command {
     /// Simplify, compare and compose indexing maps.
     #[command(subcommand, after_help = map_cmd::MAP_SYNTAX)]
     Map(map_cmd::MapCommand),
+    /// Print an HLO module in XLA's canonical text.
+    Fmt(hlo_cmd::FmtArgs),
+    /// Verify an HLO module: structure and every instruction's shape; prints `ok` or errors.
+    Verify(hlo_cmd::VerifyArgs),
+    /// Write the dataflow graph of an HLO module as JSON or Graphviz dot.
+    Graph(hlo_cmd::GraphArgs),
     /// Run optimization passes on an HLO module and print the result.
     Opt(opt_cmd::OptArgs),
 }
@@ -36,6 +43,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),
+        Command::Fmt(args) => hlo_cmd::fmt(args),
+        Command::Verify(args) => hlo_cmd::verify(args),
+        Command::Graph(args) => hlo_cmd::graph(args),
         Command::Opt(args) => opt_cmd::run(args),
     };
     match result {

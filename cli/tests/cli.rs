@@ -70,7 +70,13 @@ fn run_case(case: &golden::Case) -> String {
         .write_all(stdin.join("\n").as_bytes())
         .expect("write stdin");
     let out = child.wait_with_output().expect("hloc finishes");
-    let mut text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+    // Blank lines would end the case block: they are shown as `<blank>`.
+    let mut text = String::from_utf8_lossy(&out.stdout)
+        .trim_end()
+        .lines()
+        .map(|l| if l.trim().is_empty() { "<blank>" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
     for line in String::from_utf8_lossy(&out.stderr).lines() {
         text.push_str(&format!("\nstderr: {line}").replace("stderr: \n", "stderr:\n"));
     }

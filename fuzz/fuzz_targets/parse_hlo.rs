@@ -14,6 +14,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = e.to_string();
         }
         Ok(module) => {
+            // The verifier and the graph export must not panic on any parsed module.
+            let _ = hlo::verifier::verify(&module);
+            let _ = hlo::graph::to_json(&hlo::graph::Graph::of_module(&module));
             let printed = hlo::print_module(&module);
             let again = hlo::parse_module(&printed).expect("printed module must parse");
             assert_eq!(hlo::print_module(&again), printed, "print/parse must be a fixpoint");

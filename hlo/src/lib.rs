@@ -108,10 +108,47 @@
 //!   `async-update`/`async-done` always print `calls=`.
 //! - **Inline computations** (`to_apply={...}`) become named computations (`_`, `_.1`,
 //!   ...) printed before their caller; generated computations get unique names.
+//!
+//! ## Verifier
+//!
+//! [`verifier::verify`] checks a module and returns every error found, each a
+//! [`verifier::VerifyError`] naming its computation and instruction;
+//! [`verifier::verify_parsed`] adds the line and column from the parser's
+//! [`parser::SourceMap`] (`Parsed::source_map`: the byte offset of every instruction).
+//! Checks: unique computation and instruction names (module-wide), operands and control
+//! predecessors live and defined before use, no cycles, parameters dense and in the
+//! parameter list, a live root, `entry_computation_layout` against the entry's signature,
+//! layouts that are permutations of their dimensions, and for every instruction the shape
+//! XLA's rules give ([`verifier::infer_shape`]) against the declared one. Shapes compare as
+//! XLA's `ShapeUtil::Compatible` does: element type and dimensions, layouts ignored, a
+//! bounded dynamic dimension equal to its bound. Opcodes whose result is part of their
+//! specification (`reshape`, `broadcast`, `convert`, `bitcast`, `custom-call`, `iota`,
+//! the preferred element type of `dot`/`convolution`) are checked for consistency
+//! (element counts, byte sizes, dimension maps, "not narrower") instead. Called
+//! computations are checked against their callers: reducers take `2N` scalars and return
+//! N accumulators (reduce, reduce-window, scatter, all-reduce), comparators return `pred[]`,
+//! `while` body and condition, `conditional` branches, `call`/`fusion`/`map`/`async-start`
+//! parameters and results. Async chains follow seed 001: `async-start`/`-update` have
+//! exactly one user (the next step, same `calls=`), `async-done` takes a start or update,
+//! and an op with its own `-start`/`-done` pair is not wrapped. `scaled-dot`, `scan` and
+//! `shuffle` are not inferred ([`verifier::infer_shape`] returns an `unsupported` error; the
+//! verifier accepts their declared shapes). [`verifier::VerifyOptions::layout_sensitive`]
+//! adds XLA's post-layout-assignment checks: every array has a layout and the same buffer
+//! seen in two places (loop state, called computations' parameters and roots, tuple
+//! elements, the entry computation layout) has the same one.
+//!
+//! ## Graph export
+//!
+//! [`graph::Graph::of_module`] builds the dataflow graph (seed 003): nodes are
+//! instructions (name, opcode, shape, `op_name`, source `file:line` from metadata or the
+//! stack frame tables), edges operand uses with their index, computations clusters nested
+//! under their first caller. [`graph::to_json`] writes the documented `hloc-graph-1`
+//! schema, [`graph::to_dot`] Graphviz with `subgraph cluster_N`; both deterministic.
 
 pub mod attrs;
 mod error;
 pub mod eval;
+pub mod graph;
 pub mod ir;
 /// Numeric kernels of the reference evaluator.
 pub mod kernels;

@@ -168,6 +168,11 @@ fn property(m: Mutant) -> TestResult {
         }
         Ok(module) => {
             PARSED.fetch_add(1, Ordering::Relaxed);
+            // The verifier and the graph export take any parsed module without panicking.
+            if let Err(errors) = hlo::verifier::verify(&module) {
+                let _ = errors.iter().map(ToString::to_string).count();
+            }
+            let _ = hlo::graph::to_dot(&hlo::graph::Graph::of_module(&module));
             let printed = hlo::print_module(&module);
             match hlo::parse_module(&printed) {
                 Ok(again) => TestResult::from_bool(hlo::print_module(&again) == printed),

@@ -1,12 +1,13 @@
 //! Verifier text tests: every `tests/verifier/*.hlo` is parsed and verified; the output
 //! (`ok`, every error one per line as `file:line:col: error: comp/instr: message`, or the
 //! parse error) must equal the `.out` file beside it. `UPDATE_EXPECT=1` rewrites the
-//! `.out` files.
+//! `.out` files. Files named `layout_sensitive_*.hlo` are verified with
+//! `VerifyOptions::layout_sensitive`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hlo::verifier::verify_parsed;
+use hlo::verifier::{verify_parsed_with, VerifyOptions};
 use hlo::{parse_module_with, ParseOptions};
 
 fn inputs(dir: &Path) -> Vec<PathBuf> {
@@ -28,7 +29,11 @@ fn render(rel: &str, text: &str) -> String {
         Ok(p) => p,
         Err(e) => return format!("parse error: {e}\n"),
     };
-    match verify_parsed(&parsed, text) {
+    // Files named `layout_sensitive_*.hlo` are verified with layouts.
+    let options = VerifyOptions {
+        layout_sensitive: rel.contains("/layout_sensitive_"),
+    };
+    match verify_parsed_with(&parsed, text, &options) {
         Ok(()) => "ok\n".to_string(),
         Err(errors) => errors.iter().map(|e| e.render(rel) + "\n").collect(),
     }

@@ -5,11 +5,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use hlo::shape::ElementType;
-use hlo::verifier::verify;
-use hlo::{parse_module, Module, Opcode, Shape};
+use hlo::verifier::{verify, verify_parsed, verify_with, VerifyOptions};
+use hlo::{parse_module, parse_module_with, Module, Opcode, ParseOptions, Shape};
 use quickcheck::{QuickCheck, TestResult};
 
 fn corpus_files() -> Vec<PathBuf> {
@@ -40,16 +41,51 @@ fn load(path: &Path) -> Module {
 #[test]
 fn corpus_verifies_clean() {
     let files = corpus_files();
-    assert!(files.len() >= 60, "expected the whole corpus, found {}", files.len());
+    assert!(
+        files.len() >= 60,
+        "expected the whole corpus, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for path in &files {
-        if let Err(errors) = verify(&load(path)) {
+        let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let parsed = parse_module_with(&text, &ParseOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let Err(errors) = verify_parsed(&parsed, &text) {
             for e in errors {
                 failures.push(format!("{}: {e}", path.display()));
             }
         }
     }
-    assert!(failures.is_empty(), "verifier errors:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "verifier errors:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// XLA's optimized modules have every layout assigned, consistently.
+#[test]
+fn optimized_corpus_verifies_layout_sensitive() {
+    let options = VerifyOptions {
+        layout_sensitive: true,
+    };
+    let mut failures = Vec::new();
+    for path in corpus_files()
+        .iter()
+        .filter(|p| p.ends_with("after_optimizations.hlo"))
+    {
+        if let Err(errors) = verify_with(&load(path), &options) {
+            for e in errors {
+                failures.push(format!("{}: {e}", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "layout errors:\n{}",
+        failures.join("\n")
+    );
 }
 
 /// A different shape for `s`: one dimension changed, or the element type changed.
@@ -57,17 +93,25 @@ fn mutate(s: &Shape, pick: usize) -> Option<Shape> {
     let a = s.as_array()?;
     let mut dims = a.dims().to_vec();
     let mut et = a.element_type();
-    if pick % 2 == 0 && !dims.is_empty() {
+    if pick.is_multiple_of(2) && !dims.is_empty() {
         let i = (pick / 2) % dims.len();
         dims[i] += 1 + (pick % 3) as i64;
     } else {
-        const TYPES: [ElementType; 4] =
-            [ElementType::F32, ElementType::S32, ElementType::F16, ElementType::Pred];
+        const TYPES: [ElementType; 4] = [
+            ElementType::F32,
+            ElementType::S32,
+            ElementType::F16,
+            ElementType::Pred,
+        ];
         let t = TYPES[pick % TYPES.len()];
         et = if t == et { ElementType::U8 } else { t };
     }
     Some(Shape::array(et, dims))
 }
+
+/// Changes reported / accepted because the opcode declares its own shape.
+static REPORTED: AtomicUsize = AtomicUsize::new(0);
+static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
 
 static MODULES: OnceLock<Vec<(String, Module)>> = OnceLock::new();
 
@@ -122,13 +166,22 @@ fn shape_change_is_reported(file: usize, comp: usize, instr: usize, pick: usize)
         return TestResult::discard();
     }
     let iname = i.name().to_string();
-    let users: Vec<String> = i.users().iter().map(|&u| c.instr(u).name().to_string()).collect();
+    let users: Vec<String> = i
+        .users()
+        .iter()
+        .map(|&u| c.instr(u).name().to_string())
+        .collect();
     let is_root = c.root() == id;
     let op = i.opcode();
     m.computation_mut(cid).instr_mut(id).set_shape(new);
     match verify(&m) {
-        Ok(()) if declares_its_shape(op) => TestResult::passed(),
-        Ok(()) => TestResult::error(format!("{name}: changing `{iname}` ({op}) was not reported")),
+        Ok(()) if declares_its_shape(op) => {
+            ACCEPTED.fetch_add(1, Ordering::Relaxed);
+            TestResult::passed()
+        }
+        Ok(()) => TestResult::error(format!(
+            "{name}: changing `{iname}` ({op}) was not reported"
+        )),
         Err(errors) => {
             let located = errors.iter().any(|e| {
                 let same_comp = e.ids.is_some_and(|(c, _)| c == cid);
@@ -138,6 +191,7 @@ fn shape_change_is_reported(file: usize, comp: usize, instr: usize, pick: usize)
                 }
             });
             if located {
+                REPORTED.fetch_add(1, Ordering::Relaxed);
                 TestResult::passed()
             } else {
                 TestResult::error(format!(
@@ -151,8 +205,17 @@ fn shape_change_is_reported(file: usize, comp: usize, instr: usize, pick: usize)
 
 #[test]
 fn changed_shapes_are_reported_at_their_instruction() {
+    let n: u64 = std::env::var("VERIFY_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
     QuickCheck::new()
-        .tests(400)
-        .max_tests(4000)
+        .tests(n)
+        .max_tests(n * 10)
         .quickcheck(shape_change_is_reported as fn(usize, usize, usize, usize) -> TestResult);
+    println!(
+        "shape changes: {} reported at the instruction or its users, {} accepted (opcode declares its shape)",
+        REPORTED.load(Ordering::Relaxed),
+        ACCEPTED.load(Ordering::Relaxed)
+    );
 }

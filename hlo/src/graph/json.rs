@@ -60,7 +60,11 @@ pub fn to_json(g: &Graph) -> String {
         }
         out.push_str(", \"callers\": ");
         list(&mut out, &c.callers);
-        let _ = write!(out, ", \"root\": {}, \"nodes\": ", c.root);
+        if c.root == usize::MAX {
+            out.push_str(", \"root\": null, \"nodes\": ");
+        } else {
+            let _ = write!(out, ", \"root\": {}, \"nodes\": ", c.root);
+        }
         list(&mut out, &c.nodes);
         out.push('}');
     }

@@ -13,7 +13,7 @@
 //!   "entry": <index of the entry computation>,
 //!   "computations": [            // module order; index = position
 //!     {"index": 0, "name": "...", "parent": <index or null>,
-//!      "callers": [<node ids>], "root": <node id>, "nodes": [<node ids>]}
+//!      "callers": [<node ids>], "root": <node id or null>, "nodes": [<node ids>]}
 //!   ],
 //!   "nodes": [                   // computation by computation, text order; id = position
 //!     {"id": 0, "computation": <index>, "name": "...", "opcode": "...",
@@ -78,7 +78,7 @@ pub struct Cluster {
     pub parent: Option<usize>,
     /// Nodes that call it.
     pub callers: Vec<usize>,
-    /// Its root node.
+    /// Its root node (`usize::MAX`, JSON `null`, when the root is not a live instruction).
     pub root: usize,
     /// Its nodes, in text order.
     pub nodes: Vec<usize>,
@@ -159,12 +159,11 @@ impl Graph {
                 }
             }
         }
-        for n in 0..nodes.len() {
-            for k in 0..nodes[n].calls.len() {
-                let c = nodes[n].calls[k];
+        for (n, node) in nodes.iter().enumerate() {
+            for &c in &node.calls {
                 clusters[c].callers.push(n);
-                if clusters[c].parent.is_none() && c != nodes[n].computation {
-                    clusters[c].parent = Some(nodes[n].computation);
+                if clusters[c].parent.is_none() && c != node.computation {
+                    clusters[c].parent = Some(node.computation);
                 }
             }
         }

@@ -167,13 +167,16 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(name_at, format!("computation `{name}` is already defined")));
         }
         let mut signature = None;
+        let mut param_shapes = None;
         if self.lex.peek().kind == Tok::LParen {
+            let mut shapes = Vec::new();
             self.parse_list(Tok::LParen, Tok::RParen, |p| {
                 p.parse_name("a parameter name")?;
                 p.expect(Tok::Colon, "expected ':' after the parameter name")?;
-                p.parse_shape()?;
+                shapes.push(p.parse_shape()?);
                 Ok(())
             })?;
+            param_shapes = Some(shapes);
             self.expect(Tok::Arrow, "expected '->' before the result shape")?;
             let at = self.lex.offset();
             signature = Some((self.parse_shape()?, at));
@@ -209,6 +212,9 @@ impl<'a> Parser<'a> {
         let id = CompId::from_index(self.comps.len());
         self.comps.push(comp);
         self.source_map.push(offsets);
+        if let Some(shapes) = param_shapes {
+            self.source_map.set_signature(id, shapes);
+        }
         self.comp_names.insert(name, id);
         Ok(id)
     }
@@ -295,6 +301,40 @@ impl<'a> Parser<'a> {
             *n += 1;
             taken.insert(name.clone());
             self.comps[id.index()].name = name;
+        }
+        self.uniquify_generated_instruction_names(&generated);
+    }
+
+    /// Gives the instructions of generated computations (`async_param`, `async_op`, the
+    /// names inside inline computations) names unique in the module, as XLA requires.
+    fn uniquify_generated_instruction_names(&mut self, generated: &HashSet<usize>) {
+        if generated.is_empty() {
+            return;
+        }
+        let mut taken: HashSet<String> = self
+            .comps
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !generated.contains(i))
+            .flat_map(|(_, c)| c.instrs.iter().map(|i| i.name.clone()))
+            .collect();
+        let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for id in self.generated.clone() {
+            for instr in &mut self.comps[id.index()].instrs {
+                if taken.insert(instr.name.clone()) {
+                    continue;
+                }
+                let base = instr.name.clone();
+                let n = next.entry(base.clone()).or_insert(1);
+                let mut name = format!("{base}.{n}");
+                while taken.contains(&name) {
+                    *n += 1;
+                    name = format!("{base}.{n}");
+                }
+                *n += 1;
+                taken.insert(name.clone());
+                instr.name = name;
+            }
         }
     }
 }

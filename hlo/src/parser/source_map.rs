@@ -3,6 +3,7 @@
 //! found after parsing (the verifier, `hloc verify`).
 
 use crate::ir::{CompId, InstrId};
+use crate::shape::Shape;
 
 /// Byte offsets of parsed instructions in their source text.
 ///
@@ -13,12 +14,25 @@ use crate::ir::{CompId, InstrId};
 pub struct SourceMap {
     /// Per computation (by [`CompId`] index), per instruction (by [`InstrId`] index).
     offsets: Vec<Vec<usize>>,
+    /// Parameter shapes of written signatures `(p: f32[4], ...)`, by computation.
+    signatures: Vec<(CompId, Vec<Shape>)>,
 }
 
 impl SourceMap {
     /// Records the offsets of the next computation (its id is the number recorded so far).
     pub(crate) fn push(&mut self, offsets: Vec<usize>) {
         self.offsets.push(offsets);
+    }
+
+    /// Records the parameter shapes written in computation `comp`'s signature.
+    pub(crate) fn set_signature(&mut self, comp: CompId, params: Vec<Shape>) {
+        self.signatures.push((comp, params));
+    }
+
+    /// The parameter shapes written in the signatures of computations, in text order
+    /// (the parser checks the result shape itself; the verifier checks these).
+    pub fn signatures(&self) -> &[(CompId, Vec<Shape>)] {
+        &self.signatures
     }
 
     /// The byte offset where instruction `instr` of computation `comp` was written.

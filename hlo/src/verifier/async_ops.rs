@@ -32,7 +32,11 @@ pub(super) fn check(
     let calls = instr.calls();
     match calls.and_then(|c| module.get_computation(c)) {
         None => {
-            sink.at(cid, id, format!("{op} needs calls= naming the wrapped computation"));
+            sink.at(
+                cid,
+                id,
+                format!("{op} needs calls= naming the wrapped computation"),
+            );
             return;
         }
         Some(wrapped) => {

@@ -16,6 +16,7 @@
 
 mod async_ops;
 mod infer;
+mod layouts;
 mod structure;
 
 use std::fmt;
@@ -46,7 +47,10 @@ impl VerifyError {
     /// The error with `file` in front: `file:line:col: error: comp/instr: message`, or
     /// `file: comp/instr: message` without a line.
     pub fn render(&self, file: &str) -> String {
-        format!("{file}{}{self}", if self.line.is_some() { ":" } else { ": " })
+        format!(
+            "{file}{}{self}",
+            if self.line.is_some() { ":" } else { ": " }
+        )
     }
 }
 
@@ -65,9 +69,27 @@ impl fmt::Display for VerifyError {
     }
 }
 
+/// What the verifier checks beyond its defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Also check layouts as XLA does after layout assignment: every array of rank >= 1
+    /// has one, and the same buffer seen in two places (a while loop's state, a called
+    /// computation's parameters and root, tuple elements, the entry computation layout)
+    /// has the same layout. Off by default: shapes compare ignoring layouts.
+    pub layout_sensitive: bool,
+}
+
 /// Verifies a module; every error found, in computation and instruction order.
 pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
-    let errors = structure::verify_module(module);
+    verify_with(module, &VerifyOptions::default())
+}
+
+/// [`verify`] with options.
+pub fn verify_with(module: &Module, options: &VerifyOptions) -> Result<(), Vec<VerifyError>> {
+    let mut errors = structure::verify_module(module);
+    if options.layout_sensitive {
+        errors.extend(layouts::check(module));
+    }
     if errors.is_empty() {
         Ok(())
     } else {
@@ -75,23 +97,42 @@ pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
     }
 }
 
-/// Verifies a module parsed from `src` and locates each error at its instruction's line.
+/// Verifies a module parsed from `src`, also against the parameter shapes its text
+/// declared in computation signatures, and locates each error at its instruction's line.
 pub fn verify_parsed(parsed: &Parsed, src: &str) -> Result<(), Vec<VerifyError>> {
-    verify(&parsed.module).map_err(|mut errors| {
-        let index = LineIndex::new(src);
-        for e in &mut errors {
-            let offset = match e.ids {
-                Some((c, Some(i))) => parsed.source_map.offset(c, i),
-                _ => None,
-            };
-            if let Some(o) = offset {
-                let (l, c) = index.line_col(src, o);
-                e.line = Some(l);
-                e.column = Some(c);
-            }
+    verify_parsed_with(parsed, src, &VerifyOptions::default())
+}
+
+/// [`verify_parsed`] with options.
+pub fn verify_parsed_with(
+    parsed: &Parsed,
+    src: &str,
+    options: &VerifyOptions,
+) -> Result<(), Vec<VerifyError>> {
+    let mut errors = structure::verify_module(&parsed.module);
+    if options.layout_sensitive {
+        errors.extend(layouts::check(&parsed.module));
+    }
+    errors.extend(structure::verify_signatures(
+        &parsed.module,
+        parsed.source_map.signatures(),
+    ));
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let index = LineIndex::new(src);
+    for e in &mut errors {
+        let offset = match e.ids {
+            Some((c, Some(i))) => parsed.source_map.offset(c, i),
+            _ => None,
+        };
+        if let Some(o) = offset {
+            let (l, c) = index.line_col(src, o);
+            e.line = Some(l);
+            e.column = Some(c);
         }
-        errors
-    })
+    }
+    Err(errors)
 }
 
 #[cfg(test)]

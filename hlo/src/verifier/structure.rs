@@ -15,6 +15,14 @@ pub(super) struct Sink<'m> {
 }
 
 impl<'m> Sink<'m> {
+    /// An empty sink for `module`.
+    pub fn new(module: &'m Module) -> Sink<'m> {
+        Sink {
+            module,
+            errors: Vec::new(),
+        }
+    }
+
     /// An error at instruction `instr` of computation `comp`.
     pub fn at(&mut self, comp: CompId, instr: InstrId, message: impl Into<String>) {
         let c = self.module.computation(comp);
@@ -50,17 +58,62 @@ pub(super) fn verify_module(module: &Module) -> Vec<VerifyError> {
         .computations()
         .map(|(_, c)| c.instruction_count())
         .sum();
-    let mut names: FxMap<&str, CompId> =
-        FxMap::with_capacity_and_hasher(total, Default::default());
+    let mut names: FxMap<&str, CompId> = FxMap::with_capacity_and_hasher(total, Default::default());
     let mut comp_names: FxMap<&str, ()> =
         FxMap::with_capacity_and_hasher(module.computation_count(), Default::default());
     for (cid, comp) in module.computations() {
         if comp_names.insert(comp.name(), ()).is_some() {
-            sink.comp(cid, format!("computation name `{}` is used twice", comp.name()));
+            sink.comp(
+                cid,
+                format!("computation name `{}` is used twice", comp.name()),
+            );
         }
         verify_computation(module, cid, comp, &mut names, &mut sink);
     }
     verify_entry_layout(module, &mut sink);
+    sink.errors
+}
+
+/// The parameter shapes written in computation signatures match the parameters.
+pub(super) fn verify_signatures(
+    module: &Module,
+    signatures: &[(CompId, Vec<Shape>)],
+) -> Vec<VerifyError> {
+    let mut sink = Sink {
+        module,
+        errors: Vec::new(),
+    };
+    for (cid, shapes) in signatures {
+        let Some(comp) = module.get_computation(*cid) else {
+            continue;
+        };
+        if shapes.len() != comp.parameters().len() {
+            sink.comp(
+                *cid,
+                format!(
+                    "the signature declares {} parameters but the computation has {}",
+                    shapes.len(),
+                    comp.parameters().len()
+                ),
+            );
+            continue;
+        }
+        for (k, (s, &p)) in shapes.iter().zip(comp.parameters()).enumerate() {
+            if let Some(pi) = comp.get(p) {
+                if !same_shape(s, pi.shape()) {
+                    sink.at(
+                        *cid,
+                        p,
+                        format!(
+                            "the signature declares parameter {k} as {} but it is {}",
+                            show(s),
+                            show(pi.shape())
+                        ),
+                    );
+                }
+            }
+        }
+    }
     sink.errors
 }
 
@@ -156,14 +209,20 @@ fn verify_computation<'m>(
     let mut ops: Vec<&'m Shape> = Vec::with_capacity(8);
     for (k, &id) in comp.instruction_ids().iter().enumerate() {
         let Some(instr) = comp.get(id) else {
-            sink.comp(cid, format!("the order lists unknown instruction id {}", id.index()));
+            sink.comp(
+                cid,
+                format!("the order lists unknown instruction id {}", id.index()),
+            );
             continue;
         };
         if let Some(&other) = names.get(instr.name()) {
             let where_ = if other == cid {
                 String::new()
             } else {
-                format!(" (also in computation `{}`)", module.computation(other).name())
+                format!(
+                    " (also in computation `{}`)",
+                    module.computation(other).name()
+                )
             };
             sink.at(
                 cid,
@@ -181,7 +240,11 @@ fn verify_computation<'m>(
                 .and_then(|n| comp.parameters().get(n))
                 != Some(&id)
             {
-                sink.at(cid, id, "parameter is not in the computation's parameter list");
+                sink.at(
+                    cid,
+                    id,
+                    "parameter is not in the computation's parameter list",
+                );
             }
         }
         // Operands and control predecessors: live and defined earlier.
@@ -231,7 +294,11 @@ fn verify_computation<'m>(
         for c in instr.called_computations_iter() {
             if module.get_computation(c).is_none() {
                 operands_ok = false;
-                sink.at(cid, id, format!("calls computation {} which does not exist", c.index()));
+                sink.at(
+                    cid,
+                    id,
+                    format!("calls computation {} which does not exist", c.index()),
+                );
             } else if c == cid {
                 operands_ok = false;
                 sink.at(cid, id, "calls its own computation");
@@ -265,7 +332,10 @@ fn verify_computation<'m>(
 }
 
 fn is_async_step(op: Opcode) -> bool {
-    matches!(op, Opcode::AsyncStart | Opcode::AsyncUpdate | Opcode::AsyncDone)
+    matches!(
+        op,
+        Opcode::AsyncStart | Opcode::AsyncUpdate | Opcode::AsyncDone
+    )
 }
 
 fn check_instruction(
@@ -289,11 +359,7 @@ fn check_instruction(
             return;
         }
     }
-    let ctx = Ctx {
-        module,
-        instr,
-        ops,
-    };
+    let ctx = Ctx { module, instr, ops };
     match infer::infer(&ctx) {
         Ok(inferred) => {
             if let Err(m) = check_declared(instr.shape(), &inferred, ops) {
@@ -316,7 +382,8 @@ pub(super) fn check_shape(s: &Shape) -> Result<(), String> {
             }
             if let Some(l) = a.layout() {
                 let rank = a.dims().len();
-                if !l.is_permutation_of(rank) && !(l.minor_to_major.is_empty() && !a.element_type().is_array_type()) {
+                let token_like = l.minor_to_major.is_empty() && !a.element_type().is_array_type();
+                if !l.is_permutation_of(rank) && !token_like {
                     return Err(format!(
                         "layout {{{}}} of {} is not a permutation of its {rank} dimensions",
                         super::infer::join(&l.minor_to_major),

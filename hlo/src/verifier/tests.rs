@@ -44,7 +44,8 @@ fn cycles_and_forward_references_are_reported() {
     c.recompute_users();
     let msgs = messages(&m);
     assert!(
-        msgs.iter().any(|s| s.contains("main/a: operand 0 `b` is not defined before its use")),
+        msgs.iter()
+            .any(|s| s.contains("main/a: operand 0 `b` is not defined before its use")),
         "{msgs:?}"
     );
     assert!(msgs.iter().any(|s| s.contains("on a cycle")), "{msgs:?}");
@@ -59,7 +60,10 @@ fn control_predecessor_cycle_is_reported() {
         AttrValue::Instructions(vec![InstrId::from_index(3)]),
     );
     let msgs = messages(&m);
-    assert!(msgs.iter().any(|s| s.contains("control predecessor `c`")), "{msgs:?}");
+    assert!(
+        msgs.iter().any(|s| s.contains("control predecessor `c`")),
+        "{msgs:?}"
+    );
     assert!(msgs.iter().any(|s| s.contains("on a cycle")), "{msgs:?}");
 }
 
@@ -73,10 +77,14 @@ fn bad_layouts_and_parameters_are_reported() {
     c.instr_mut(InstrId::from_index(0)).payload = crate::ir::Payload::Parameter(3);
     let msgs = messages(&m);
     assert!(
-        msgs.iter().any(|s| s.contains("main/b: layout {1} of f32[4] is not a permutation")),
+        msgs.iter()
+            .any(|s| s.contains("main/b: layout {1} of f32[4] is not a permutation")),
         "{msgs:?}"
     );
-    assert!(msgs.iter().any(|s| s.contains("parameter 0 is missing")), "{msgs:?}");
+    assert!(
+        msgs.iter().any(|s| s.contains("parameter 0 is missing")),
+        "{msgs:?}"
+    );
 }
 
 #[test]
@@ -107,4 +115,86 @@ fn infer_shape_builds_new_instructions() {
         infer_shape(&m, &cmp, &[&lhs, &lhs]),
         Ok(Shape::array(ElementType::Pred, vec![2, 3]))
     );
+}
+
+#[test]
+fn infer_shape_of_reduce_slice_and_concatenate() {
+    // A module whose first computation is a scalar f32 adder, for the reducer.
+    let mut b = ComputationBuilder::new("add");
+    let x = b.add(Instruction::parameter(
+        "x",
+        0,
+        Shape::scalar(ElementType::F32),
+    ));
+    let y = b.add(Instruction::parameter(
+        "y",
+        1,
+        Shape::scalar(ElementType::F32),
+    ));
+    b.add(Instruction::new(
+        "s",
+        Opcode::Add,
+        Shape::scalar(ElementType::F32),
+        vec![x, y],
+    ));
+    let add = b.build(None).unwrap();
+    let m = Module::new("m", vec![add], CompId::from_index(0)).unwrap();
+    let a = Shape::array(ElementType::F32, vec![4, 6, 8]);
+    let init = Shape::scalar(ElementType::F32);
+    let reduce = Instruction::new("r", Opcode::Reduce, Shape::tuple(vec![]), vec![])
+        .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![0, 2]))
+        .with_attr(
+            AttrName::ToApply,
+            AttrValue::Computation(CompId::from_index(0)),
+        );
+    assert_eq!(
+        infer_shape(&m, &reduce, &[&a, &init]),
+        Ok(Shape::array(ElementType::F32, vec![6]))
+    );
+    let slice = Instruction::new("s", Opcode::Slice, Shape::tuple(vec![]), vec![]).with_attr(
+        AttrName::Slice,
+        AttrValue::Slice(vec![
+            crate::attrs::SliceDim {
+                start: 1,
+                limit: 4,
+                stride: 1,
+            },
+            crate::attrs::SliceDim {
+                start: 0,
+                limit: 6,
+                stride: 4,
+            },
+            crate::attrs::SliceDim {
+                start: 3,
+                limit: 8,
+                stride: 2,
+            },
+        ]),
+    );
+    assert_eq!(
+        infer_shape(&m, &slice, &[&a]),
+        Ok(Shape::array(ElementType::F32, vec![3, 2, 3]))
+    );
+    let concat = Instruction::new("c", Opcode::Concatenate, Shape::tuple(vec![]), vec![])
+        .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![1]));
+    assert_eq!(
+        infer_shape(&m, &concat, &[&a, &a]),
+        Ok(Shape::array(ElementType::F32, vec![4, 12, 8]))
+    );
+    // A declared-shape opcode returns its declaration once it is consistent.
+    let reshape = Instruction::new(
+        "rs",
+        Opcode::Reshape,
+        Shape::array(ElementType::F32, vec![24, 8]),
+        vec![],
+    );
+    assert_eq!(
+        infer_shape(&m, &reshape, &[&a]),
+        Ok(Shape::array(ElementType::F32, vec![24, 8]))
+    );
+    let scan = Instruction::new("sc", Opcode::Scan, Shape::tuple(vec![]), vec![]);
+    assert!(infer_shape(&m, &scan, &[&a])
+        .unwrap_err()
+        .0
+        .starts_with("unsupported"));
 }

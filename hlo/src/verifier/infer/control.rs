@@ -36,7 +36,11 @@ pub(super) fn conditional(ctx: &Ctx<'_>) -> R {
         return Err(format!(
             "the branch selector must be pred[] (two branches) or s32[], not {}{}",
             show(sel),
-            if by_pred { " with other than two branches" } else { "" }
+            if by_pred {
+                " with other than two branches"
+            } else {
+                ""
+            }
         ));
     }
     if ctx.ops.len() != branches.len() + 1 {
@@ -82,7 +86,48 @@ pub(super) fn fusion(ctx: &Ctx<'_>) -> R {
     if ctx.instr.fusion_kind().is_none() {
         return Err("fusion needs kind=".into());
     }
+    aliasing(ctx)?;
     called(ctx, c, "fused computation")
+}
+
+/// `output_to_operand_aliasing`: each output index names a subshape of the result, each
+/// operand index a subshape of that operand, and the two have the same shape.
+fn aliasing(ctx: &Ctx<'_>) -> Result<(), String> {
+    for a in ctx.instr.output_to_operand_aliasing() {
+        let out = ctx.declared().subshape(&a.output_index).ok_or_else(|| {
+            format!(
+                "output_to_operand_aliasing names output {{{}}}, which the result does not have",
+                super::join(&a.output_index)
+            )
+        })?;
+        let op = usize::try_from(a.operand)
+            .ok()
+            .and_then(|i| ctx.ops.get(i))
+            .ok_or_else(|| {
+                format!(
+                    "output_to_operand_aliasing names operand {}, which does not exist",
+                    a.operand
+                )
+            })?;
+        let sub = op.subshape(&a.operand_index).ok_or_else(|| {
+            format!(
+                "output_to_operand_aliasing names {{{}}} of operand {}, which it does not have",
+                super::join(&a.operand_index),
+                a.operand
+            )
+        })?;
+        if !same_shape(out, sub) {
+            return Err(format!(
+                "output_to_operand_aliasing aliases output {{{}}} {} with operand {} {{{}}} {}",
+                super::join(&a.output_index),
+                show(out),
+                a.operand,
+                super::join(&a.operand_index),
+                show(sub)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A custom call's result is whatever it declares; its called computations must exist.
@@ -93,6 +138,7 @@ pub(super) fn custom_call(ctx: &Ctx<'_>) -> R {
     for c in ctx.instr.called_computations_iter() {
         ctx.signature(c)?;
     }
+    aliasing(ctx)?;
     Ok(Inferred::Declared)
 }
 

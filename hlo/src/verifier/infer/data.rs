@@ -2,17 +2,13 @@
 //! concatenate, pad, bitcast, tuples.
 
 use super::{
-    array, dim, distinct_dims, is_int_scalar, join, permutation, same_shape, show, Ctx,
-    Inferred, R,
+    array, dim, distinct_dims, is_int_scalar, join, permutation, same_shape, show, Ctx, Inferred, R,
 };
 use crate::shape::{ElementType, Shape, UNBOUNDED_SIZE};
 
 pub(super) fn constant(ctx: &Ctx<'_>) -> R {
     ctx.arity(0)?;
-    let lit = ctx
-        .instr
-        .literal()
-        .ok_or("constant has no literal")?;
+    let lit = ctx.instr.literal().ok_or("constant has no literal")?;
     let ok = match lit.as_array() {
         Some(a) => same_shape(a.shape(), ctx.declared()),
         None => same_shape(&lit.shape(), ctx.declared()),
@@ -342,10 +338,7 @@ pub(super) fn get_tuple_element(ctx: &Ctx<'_>) -> R {
     let i = *ctx.required(ctx.instr.tuple_index().as_ref(), "index=")?;
     let t = ctx.ops[0];
     if !t.is_tuple() {
-        return Err(format!(
-            "get-tuple-element of a non-tuple {}",
-            show(t)
-        ));
+        return Err(format!("get-tuple-element of a non-tuple {}", show(t)));
     }
     let e = usize::try_from(i)
         .ok()

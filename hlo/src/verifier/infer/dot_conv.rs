@@ -17,7 +17,9 @@ fn operand_type(lhs: &ArrayShape, rhs: &ArrayShape) -> Result<ElementType, Strin
         let wider = if a.bit_width() >= b.bit_width() { a } else { b };
         return Ok(wider);
     }
-    Err(format!("operands have different element types ({a} vs {b})"))
+    Err(format!(
+        "operands have different element types ({a} vs {b})"
+    ))
 }
 
 /// The result element type: the declared one when XLA accepts it as a preferred element
@@ -39,11 +41,7 @@ fn result_type(ctx: &Ctx<'_>, from: ElementType) -> Result<ElementType, String> 
 
 /// Checks one side's dimension lists and returns its free (neither batch nor contracting
 /// nor excluded) dimensions in order.
-fn free_dims(
-    a: &ArrayShape,
-    lists: &[&[i64]],
-    side: &str,
-) -> Result<Vec<i64>, String> {
+fn free_dims(a: &ArrayShape, lists: &[&[i64]], side: &str) -> Result<Vec<i64>, String> {
     let rank = a.dims().len();
     let mut used = vec![false; rank];
     for l in lists {
@@ -162,17 +160,22 @@ pub(super) fn convolution(ctx: &Ctx<'_>) -> R {
     let (lhs, rhs) = (ctx.array(0)?, ctx.array(1)?);
     let t = result_type(ctx, operand_type(lhs, rhs)?)?;
     let dn = ctx.required(ctx.instr.conv_dimension_numbers(), "dim_labels=")?;
-    let w = ctx.required(ctx.instr.window(), "window=").cloned().or_else(|e| {
-        // A convolution without spatial dimensions may omit the window.
-        if dn.input_spatial_dimensions.is_empty() {
-            Ok(crate::attrs::Window::default())
-        } else {
-            Err(e)
-        }
-    })?;
+    let w = ctx
+        .required(ctx.instr.window(), "window=")
+        .cloned()
+        .or_else(|e| {
+            // A convolution without spatial dimensions may omit the window.
+            if dn.input_spatial_dimensions.is_empty() {
+                Ok(crate::attrs::Window::default())
+            } else {
+                Err(e)
+            }
+        })?;
     let n = dn.input_spatial_dimensions.len();
     let rank = n + 2;
-    if lhs.dims().len() != rank || rhs.dims().len() != rank || dn.output_spatial_dimensions.len() != n
+    if lhs.dims().len() != rank
+        || rhs.dims().len() != rank
+        || dn.output_spatial_dimensions.len() != n
         || dn.kernel_spatial_dimensions.len() != n
     {
         return Err(format!(

@@ -36,10 +36,9 @@ impl Types {
             ),
             Types::FloatOrComplex => matches!(c, TypeClass::Float | TypeClass::Complex),
             Types::Float => c == TypeClass::Float,
-            Types::Logical => matches!(
-                c,
-                TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned
-            ),
+            Types::Logical => {
+                matches!(c, TypeClass::Pred | TypeClass::Signed | TypeClass::Unsigned)
+            }
             Types::Integral => matches!(c, TypeClass::Signed | TypeClass::Unsigned),
             Types::Signed => matches!(c, TypeClass::Signed | TypeClass::Float | TypeClass::Complex),
         }
@@ -66,7 +65,7 @@ pub(super) fn infer(ctx: &Ctx<'_>) -> R {
             ctx.arity(1)?;
             Ok(Inferred::Operand(0))
         }
-        Abs => unary(ctx, Types::Numeric, |t| complex_component(t)),
+        Abs => unary(ctx, Types::Numeric, complex_component),
         Negate => unary(ctx, Types::Numeric, |t| t),
         Sign => unary(ctx, Types::Signed, |t| t),
         Exp | Expm1 | Log | Log1p | Logistic | Sqrt | Rsqrt | Cbrt | Cos | Sin | Tan | Tanh
@@ -92,9 +91,14 @@ pub(super) fn infer(ctx: &Ctx<'_>) -> R {
         }
         Convert => {
             ctx.arity(1)?;
-            ctx.array(0)?;
-            let d = ctx.declared_array()?;
-            Ok(Inferred::Like(0, d.element_type()))
+            let from = ctx.array(0)?.element_type();
+            let to = ctx.declared_array()?.element_type();
+            if from.is_complex() && !to.is_complex() {
+                return Err(format!(
+                    "convert from complex {from} to real {to} is not allowed (use real/imag)"
+                ));
+            }
+            Ok(Inferred::Like(0, to))
         }
         BitcastConvert => bitcast_convert(ctx),
         Add | Subtract | Multiply | Divide | Maximum | Minimum | Remainder | Power => {
@@ -246,15 +250,15 @@ fn bitcast_convert(ctx: &Ctx<'_>) -> R {
     } else if from > to {
         let ratio = i64::from(from / to.max(1));
         from % to.max(1) == 0
-            && d.dims().split_last().is_some_and(|(&last, rest)| {
-                last == ratio && rest == a.dims()
-            })
+            && d.dims()
+                .split_last()
+                .is_some_and(|(&last, rest)| last == ratio && rest == a.dims())
     } else {
         let ratio = i64::from(to / from.max(1));
         to % from.max(1) == 0
-            && a.dims().split_last().is_some_and(|(&last, rest)| {
-                last == ratio && rest == d.dims()
-            })
+            && a.dims()
+                .split_last()
+                .is_some_and(|(&last, rest)| last == ratio && rest == d.dims())
     };
     if ok {
         Ok(Inferred::Declared)

@@ -6,16 +6,15 @@ use crate::shape::{Shape, UNBOUNDED_SIZE};
 
 /// The batch dimensions of indices (every dimension but `index_vector_dim`) and the
 /// number of indices per index vector.
-fn index_layout(
-    indices: &[i64],
-    index_vector_dim: i64,
-) -> Result<(Vec<i64>, i64), String> {
+fn index_layout(indices: &[i64], index_vector_dim: i64) -> Result<(Vec<i64>, i64), String> {
     let rank = indices.len();
     let ivd = usize::try_from(index_vector_dim)
         .ok()
         .filter(|&d| d <= rank)
         .ok_or_else(|| {
-            format!("index_vector_dim {index_vector_dim} is out of range for indices of rank {rank}")
+            format!(
+                "index_vector_dim {index_vector_dim} is out of range for indices of rank {rank}"
+            )
         })?;
     if ivd == rank {
         return Ok((indices.to_vec(), 1));
@@ -33,8 +32,52 @@ fn sorted(ds: &[i64], what: &str) -> Result<(), String> {
     if ds.windows(2).all(|w| w[0] < w[1]) {
         Ok(())
     } else {
-        Err(format!("{what} {{{}}} must be sorted and distinct", join(ds)))
+        Err(format!(
+            "{what} {{{}}} must be sorted and distinct",
+            join(ds)
+        ))
     }
+}
+
+/// Batching dimensions: the operand's and the indices' lists pair up with equal sizes, the
+/// indices' ones are distinct and not `index_vector_dim`, and no index maps to an operand
+/// batching dimension.
+fn check_batching(
+    operand: &[i64],
+    indices: &[i64],
+    operand_batching: &[i64],
+    indices_batching: &[i64],
+    index_vector_dim: i64,
+    index_map: &[i64],
+) -> Result<(), String> {
+    if operand_batching.len() != indices_batching.len() {
+        return Err(format!(
+            "{} operand batching dimensions but {} index batching dimensions",
+            operand_batching.len(),
+            indices_batching.len()
+        ));
+    }
+    let ib = distinct_dims(indices_batching, indices.len(), "index batching dimension")?;
+    for (&o, &i) in operand_batching.iter().zip(&ib) {
+        if i as i64 == index_vector_dim {
+            return Err(format!(
+                "index batching dimension {i} is the index_vector_dim"
+            ));
+        }
+        let od = operand[dim(o, operand.len(), "operand batching dimension")?];
+        if od != indices[i] {
+            return Err(format!(
+                "operand batching dimension {o} (size {od}) and index batching dimension {i} (size {}) differ",
+                indices[i]
+            ));
+        }
+        if index_map.contains(&o) {
+            return Err(format!(
+                "operand batching dimension {o} also appears in the index map"
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn gather(ctx: &Ctx<'_>) -> R {
@@ -78,7 +121,11 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
         }
     }
     let mut removed = vec![false; rank];
-    for &d in dn.collapsed_slice_dims.iter().chain(&dn.operand_batching_dims) {
+    for &d in dn
+        .collapsed_slice_dims
+        .iter()
+        .chain(&dn.operand_batching_dims)
+    {
         let u = dim(d, rank, "collapsed or batching dimension")?;
         if std::mem::replace(&mut removed[u], true) {
             return Err(format!(
@@ -92,9 +139,14 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
             ));
         }
     }
-    if dn.operand_batching_dims.len() != dn.start_indices_batching_dims.len() {
-        return Err("operand_batching_dims and start_indices_batching_dims differ in length".into());
-    }
+    check_batching(
+        a.dims(),
+        idx.dims(),
+        &dn.operand_batching_dims,
+        &dn.start_indices_batching_dims,
+        dn.index_vector_dim,
+        &dn.start_index_map,
+    )?;
     let offsets: Vec<i64> = (0..rank)
         .filter(|&i| !removed[i])
         .map(|i| sizes[i])
@@ -121,7 +173,7 @@ pub(super) fn gather(ctx: &Ctx<'_>) -> R {
 
 pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
     let n = ctx.ops.len();
-    if n < 3 || n % 2 == 0 {
+    if n < 3 || n.is_multiple_of(2) {
         return Err(format!(
             "scatter takes N operands, indices and N updates, not {n} operands"
         ));
@@ -147,12 +199,20 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
             dn.scatter_dims_to_operand_dims.len()
         ));
     }
-    distinct_dims(&dn.scatter_dims_to_operand_dims, rank, "scatter_dims_to_operand_dims entry")?;
+    distinct_dims(
+        &dn.scatter_dims_to_operand_dims,
+        rank,
+        "scatter_dims_to_operand_dims entry",
+    )?;
     sorted(&dn.update_window_dims, "update_window_dims")?;
     sorted(&dn.inserted_window_dims, "inserted_window_dims")?;
     sorted(&dn.input_batching_dims, "input_batching_dims")?;
     let mut removed = vec![false; rank];
-    for &d in dn.inserted_window_dims.iter().chain(&dn.input_batching_dims) {
+    for &d in dn
+        .inserted_window_dims
+        .iter()
+        .chain(&dn.input_batching_dims)
+    {
         let u = dim(d, rank, "inserted or batching dimension")?;
         if std::mem::replace(&mut removed[u], true) {
             return Err(format!(
@@ -160,6 +220,14 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
             ));
         }
     }
+    check_batching(
+        a.dims(),
+        idx.dims(),
+        &dn.input_batching_dims,
+        &dn.scatter_indices_batching_dims,
+        dn.index_vector_dim,
+        &dn.scatter_dims_to_operand_dims,
+    )?;
     let window_operand_dims: Vec<usize> = (0..rank).filter(|&i| !removed[i]).collect();
     if window_operand_dims.len() != dn.update_window_dims.len() {
         return Err(format!(
@@ -225,7 +293,10 @@ pub(super) fn scatter(ctx: &Ctx<'_>) -> R {
         Ok(Inferred::Operand(0))
     } else {
         Ok(Inferred::Shape(Shape::tuple(
-            ctx.ops[..k].iter().map(|s| super::strip_layouts(s)).collect(),
+            ctx.ops[..k]
+                .iter()
+                .map(|s| super::strip_layouts(s))
+                .collect(),
         )))
     }
 }

@@ -43,9 +43,7 @@ pub(super) fn rng_bit_generator(ctx: &Ctx<'_>) -> R {
     ctx.array(0)?;
     let d = ctx.declared();
     match d.tuple_shapes() {
-        [state, bits] if same_shape(state, ctx.ops[0]) && bits.is_array() => {
-            Ok(Inferred::Declared)
-        }
+        [state, bits] if same_shape(state, ctx.ops[0]) && bits.is_array() => Ok(Inferred::Declared),
         _ => Err(format!(
             "rng-bit-generator's shape must be ({}, bits), not {}",
             show(ctx.ops[0]),
@@ -97,7 +95,9 @@ pub(super) fn fft(ctx: &Ctx<'_>) -> R {
                 _ => return Err(format!("RFFT needs an f32 or f64 operand, not {et}")),
             };
             if tail != len {
-                return Err("RFFT's fft_length does not match the operand's minor dimensions".into());
+                return Err(
+                    "RFFT's fft_length does not match the operand's minor dimensions".into(),
+                );
             }
             let mut out = a.dims().to_vec();
             out[r - 1] = if last == 0 { 0 } else { last / 2 + 1 };
@@ -111,7 +111,9 @@ pub(super) fn fft(ctx: &Ctx<'_>) -> R {
             let ok = tail[..k - 1] == len[..k - 1]
                 && tail[k - 1] == if last == 0 { 0 } else { last / 2 + 1 };
             if !ok {
-                return Err("IRFFT's fft_length does not match the operand's minor dimensions".into());
+                return Err(
+                    "IRFFT's fft_length does not match the operand's minor dimensions".into(),
+                );
             }
             let mut out = a.dims().to_vec();
             out[r - 1] = last;
@@ -165,7 +167,11 @@ pub(super) fn triangular_solve(ctx: &Ctx<'_>) -> R {
         ctx.instr.attr(&AttrName::LeftSide),
         Some(AttrValue::Bool(true))
     );
-    let solved = if left { b.dims()[r - 2] } else { b.dims()[r - 1] };
+    let solved = if left {
+        b.dims()[r - 2]
+    } else {
+        b.dims()[r - 1]
+    };
     if solved != m || a.dims()[..r - 2] != b.dims()[..r - 2] {
         return Err(format!(
             "triangular-solve's b {} does not match a {} (left_side={left})",

@@ -291,10 +291,7 @@ pub(crate) fn permutation(ds: &[i64], rank: usize, what: &str) -> Result<Vec<usi
 
 /// `a,b,c`.
 pub(crate) fn join(ds: &[i64]) -> String {
-    ds.iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    ds.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// A scalar of an integral type.

@@ -92,7 +92,7 @@ fn check_reducer_values(
 /// init scalars and the input value types.
 fn inputs_and_inits(ctx: &Ctx<'_>) -> Result<(usize, Vec<Shape>, Vec<ElementType>), String> {
     let n = ctx.ops.len();
-    if n < 2 || n % 2 == 1 {
+    if n < 2 || !n.is_multiple_of(2) {
         return Err(format!(
             "{} takes N inputs and N initial values, not {n} operands",
             ctx.instr.opcode()

@@ -31,7 +31,7 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let mut line = vec![[0.0; 2]; n];
     let mut out = vec![[0.0; 2]; n];
     for base in 0..data.len() {
-        if (base / st) % n != 0 {
+        if !(base / st).is_multiple_of(n) {
             continue;
         }
         for (i, l) in line.iter_mut().enumerate() {
@@ -151,7 +151,7 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
                 if let Some(first) = row.first_mut() {
                     first[1] = 0.0;
                 }
-                if n_last % 2 == 0 && n_last > 0 {
+                if n_last.is_multiple_of(2) && n_last > 0 {
                     row[n_last / 2][1] = 0.0;
                 }
             }

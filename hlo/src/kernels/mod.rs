@@ -20,6 +20,7 @@ mod conv;
 mod dot;
 mod fft;
 mod gather;
+mod linalg;
 mod numeric;
 mod reducer;
 mod rng;
@@ -52,6 +53,22 @@ pub enum KernelError {
     Call(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// The LAPACK custom-call targets (XLA:CPU FFI names) the kernels implement.
+const LAPACK_TARGETS: &[&str] = &[
+    "lapack_spotrf_ffi",
+    "lapack_dpotrf_ffi",
+    "lapack_cpotrf_ffi",
+    "lapack_zpotrf_ffi",
+    "lapack_strsm_ffi",
+    "lapack_dtrsm_ffi",
+    "lapack_ctrsm_ffi",
+    "lapack_ztrsm_ffi",
+    "lapack_sgetrf_ffi",
+    "lapack_dgetrf_ffi",
+    "lapack_cgetrf_ffi",
+    "lapack_zgetrf_ffi",
+];
+
 /// True for the instructions [`evaluate`] implements.
 pub fn handles(op: Opcode, instr: &Instruction) -> bool {
     match op {
@@ -64,8 +81,12 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::ReduceWindow
         | Opcode::SelectAndScatter
         | Opcode::RngBitGenerator
-        | Opcode::Fft => true,
-        Opcode::CustomCall => instr.custom_call_target().is_some_and(|t| t == "TopK"),
+        | Opcode::Fft
+        | Opcode::Cholesky
+        | Opcode::TriangularSolve => true,
+        Opcode::CustomCall => instr
+            .custom_call_target()
+            .is_some_and(|t| t == "TopK" || LAPACK_TARGETS.contains(&t)),
         _ => false,
     }
 }
@@ -85,12 +106,17 @@ pub fn evaluate(
         Opcode::Scatter => scatter::scatter(module, instr, operands, calls),
         Opcode::RngBitGenerator => rng::rng_bit_generator(instr, operands),
         Opcode::Fft => fft::fft(instr, operands),
+        Opcode::Cholesky => linalg::cholesky_op(instr, operands),
+        Opcode::TriangularSolve => linalg::triangular_solve_op(instr, operands),
         Opcode::Sort => sort::sort(instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),
         Opcode::SelectAndScatter => window::select_and_scatter(module, instr, operands, calls),
         Opcode::CustomCall => match instr.custom_call_target() {
             Some("TopK") => sort::topk_custom_call(module, instr, operands, calls),
+            Some(t) if LAPACK_TARGETS.contains(&t) => {
+                linalg::lapack_custom_call(t, instr, operands)
+            }
             other => Err(KernelError::Unsupported(format!(
                 "custom-call target {:?} is not implemented",
                 other.unwrap_or("<none>")

@@ -203,6 +203,7 @@ fn native_select(module: &Module, comp: CompId) -> Option<ComparisonDirection> {
         || c.parameters().len() != 2
         || root.operands() != [c.parameter(0)?, c.parameter(1)?]
         || matches!(root.comparison_type(), Some(ComparisonType::TotalOrder))
+        || root.attr(&AttrName::Order).is_some()
     {
         return None;
     }

@@ -104,6 +104,22 @@ pub(crate) fn scatter(
     for (&x, &u) in xwin.iter().zip(&uwin) {
         wsize[x] = ud[u];
     }
+    let shapes_agree = uscatter
+        .iter()
+        .zip(&layout.batch_dims)
+        .all(|(&u, &b)| ud[u] == layout.dims[b])
+        && xwin.iter().all(|&x| wsize[x] <= xd[x])
+        && ibatch.len() == sbatch.len()
+        && ibatch
+            .iter()
+            .zip(&sbatch)
+            .all(|(&x, &i)| xd[x] == layout.dims[i]);
+    if !shapes_agree {
+        return Err(KernelError::Invalid(format!(
+            "{W}: update shape {} does not match the indices and operand",
+            updates[0].shape()
+        )));
+    }
     let indices = int_values(idx, W)?;
     let xs = super::util::strides(&xd);
     let ty = inputs[0].element_type();

@@ -146,3 +146,34 @@ ENTRY e {{
     .unwrap();
     assert_eq!(get_f32(&r), vec![1., 2., 0.]);
 }
+
+#[test]
+fn select_and_scatter_through_a_general_select() {
+    // A total-order select is not applied natively: it goes through the computation.
+    let text = format!(
+        "HloModule m
+{ADD}
+le {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LE, type=TOTALORDER
+}}
+ENTRY e {{
+  x = f32[4] parameter(0)
+  s = f32[2] parameter(1)
+  i = f32[] parameter(2)
+  ROOT r = f32[4] select-and-scatter(x, s, i), window={{size=2 stride=2}}, select=le, scatter=add
+}}"
+    );
+    // Minimum of each window: [5, 2] -> idx 1, [-0, 0] -> -0 (idx 2) in total order.
+    let r = eval_root(
+        &text,
+        &[
+            f32s("f32[4]", &[5., 2., -0.0, 0.0]),
+            f32s("f32[2]", &[1., 2.]),
+            f32s("f32[]", &[0.]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(get_f32(&r), vec![0., 1., 2., 0.]);
+}

@@ -24,6 +24,7 @@ mod linalg;
 mod numeric;
 mod reducer;
 mod rng;
+mod scalar;
 mod scatter;
 mod sort;
 mod util;
@@ -108,7 +109,7 @@ pub fn evaluate(
         Opcode::Fft => fft::fft(instr, operands),
         Opcode::Cholesky => linalg::cholesky_op(instr, operands),
         Opcode::TriangularSolve => linalg::triangular_solve_op(instr, operands),
-        Opcode::Sort => sort::sort(instr, operands, calls),
+        Opcode::Sort => sort::sort(module, instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),
         Opcode::SelectAndScatter => window::select_and_scatter(module, instr, operands, calls),

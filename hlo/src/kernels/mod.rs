@@ -3,13 +3,13 @@
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
 //! triangular-solve and the LAPACK custom calls JAX emits for CPU).
 //!
-//! The interpreter ([`crate::eval`] once merged) asks [`handles`] whether an instruction
-//! is one of these, and calls [`evaluate`] with the operand values; called computations
+//! The interpreter (`hlo::eval`) asks [`handles`](crate::kernels::handles) whether an instruction
+//! is one of these, and calls [`evaluate`](crate::kernels::evaluate) with the operand values; called computations
 //! (comparators, scatter updates, window reducers) are applied through
-//! [`CallComputation`], with a native fast path for the scalar reducers
-//! [`simple_reducer`] recognises.
+//! [`CallComputation`](crate::kernels::CallComputation), with a native fast path for the scalar reducers
+//! [`simple_reducer`](crate::kernels::simple_reducer) recognises.
 //!
-//! Values are [`Literal`]s in row-major logical order (layouts do not matter here).
+//! Values are [`Literal`](crate::Literal)s in row-major logical order (layouts do not matter here).
 //! Numeric kernels compute in a widened domain (`f32` for `f32`/`f16`/`bf16`, `f64`,
 //! wrapping 64-bit integers, complex) and round once to the result type.
 //!

@@ -174,4 +174,10 @@ corpus_tests!(
     fft,
     cholesky,
     triangular_solve,
+    linalg_solve,
+    mlp_train_step,
+    per_example_grads,
+    transformer_block_forward,
+    transformer_block_train_step,
+    lax_map,
 );

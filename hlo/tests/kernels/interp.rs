@@ -205,6 +205,46 @@ impl<'m> Interp<'m> {
             }),
             Opcode::Negate => un(&|a| -a),
             Opcode::Exp => un(&f64::exp),
+            Opcode::Log => un(&f64::ln),
+            Opcode::Log1p => un(&f64::ln_1p),
+            Opcode::Abs => un(&f64::abs),
+            Opcode::Tanh => un(&f64::tanh),
+            Opcode::While => {
+                let (cond, body) = (ins.while_condition().unwrap(), ins.while_body().unwrap());
+                let mut state = ops[0].clone();
+                while vals(&self.run(cond, std::slice::from_ref(&state)))[0] != 0.0 {
+                    state = self.run(body, &[state]);
+                }
+                state
+            }
+            Opcode::DynamicSlice | Opcode::DynamicUpdateSlice => {
+                let id = dims(&ops[0].shape());
+                let update = ins.opcode() == Opcode::DynamicUpdateSlice;
+                let win = if update {
+                    dims(&ops[1].shape())
+                } else {
+                    dims(shape)
+                };
+                let first = if update { 2 } else { 1 };
+                let start: Vec<usize> = (0..id.len())
+                    .map(|k| (vals(&ops[first + k])[0].max(0.0) as usize).min(id[k] - win[k]))
+                    .collect();
+                let st = strides(&id);
+                let pos: Vec<usize> = indices(&win)
+                    .iter()
+                    .map(|w| (0..id.len()).map(|k| (start[k] + w[k]) * st[k]).sum())
+                    .collect();
+                if update {
+                    let mut v = vals(&ops[0]);
+                    let u = vals(&ops[1]);
+                    for (i, &p) in pos.iter().enumerate() {
+                        v[p] = u[i];
+                    }
+                    build(shape, &v)
+                } else {
+                    gather_idx(&ops[0], shape, &pos)
+                }
+            }
             Opcode::Sqrt => un(&f64::sqrt),
             Opcode::Rsqrt => un(&|a| 1.0 / a.sqrt()),
             Opcode::Convert => un(&|a| a),

@@ -277,3 +277,23 @@ fn random_dimension_numbers_match_naive_loops() {
         .tests(200)
         .quickcheck(dot_matches_naive as fn(u64) -> bool);
 }
+
+#[test]
+fn f16_accumulates_in_f32_and_rounds_once() {
+    // 2048 + 1 + 1 in f16: each +1 alone rounds back to 2048 (ulp 2), together +2.
+    let text = "HloModule m
+ENTRY e {
+  a = f16[1,3] parameter(0)
+  b = f16[3,1] parameter(1)
+  ROOT d = f16[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}";
+    let (x2048, one) = (0x6800u16, 0x3c00u16);
+    let a = arr("f16[1,3]", ArrayData::Bits16(vec![x2048, one, one]));
+    let b = arr("f16[3,1]", ArrayData::Bits16(vec![one; 3]));
+    let r = eval_root(text, &[a, b]).unwrap();
+    // 2050 = 0x6801 in f16.
+    assert_eq!(
+        r.as_array().unwrap().data(),
+        &ArrayData::Bits16(vec![0x6801])
+    );
+}

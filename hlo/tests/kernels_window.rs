@@ -214,9 +214,7 @@ fn reduce_window_matches_naive(seed: u64) -> bool {
         out_dims.push(out);
         fields.push((size, stride, lo, hi, bd, wd));
     }
-    let join = |f: &dyn Fn(&WinDim) -> String| {
-        fields.iter().map(f).collect::<Vec<_>>().join("x")
-    };
+    let join = |f: &dyn Fn(&WinDim) -> String| fields.iter().map(f).collect::<Vec<_>>().join("x");
     let window = format!(
         "size={} stride={} pad={} lhs_dilate={} rhs_dilate={}",
         join(&|w| w.0.to_string()),

@@ -1,6 +1,7 @@
 //! `fft` (FFT, IFFT, RFFT, IRFFT over the last 1-3 dimensions), computed in `f64` with
-//! an exact-index twiddle table (direct DFT per line, any length) and rounded once to
-//! the result type. Inverse transforms divide by the length, as XLA does.
+//! an exact-index twiddle table (radix-2 for power-of-two lengths, a direct DFT per line
+//! for any other length) and rounded once to the result type. Inverse transforms divide
+//! by the length, as XLA does.
 
 use super::numeric::{load, store, Buf, Domain};
 use super::util::{dims_of, operand, strides};
@@ -19,7 +20,52 @@ fn twiddles(n: usize) -> Vec<C> {
         .collect()
 }
 
-/// In-place DFT of every line along `axis` (length `n` = `dims[axis]`).
+/// Direct DFT of `line` into `out` (`w` = [`twiddles`] of the length).
+fn dft(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    for (k, o) in out.iter_mut().enumerate() {
+        let (mut re, mut im) = (0.0, 0.0);
+        for (j, x) in line.iter().enumerate() {
+            let t = w[(k * j) % n];
+            let ti = if inverse { -t[1] } else { t[1] };
+            re += x[0] * t[0] - x[1] * ti;
+            im += x[0] * ti + x[1] * t[0];
+        }
+        *o = [re, im];
+    }
+}
+
+/// Iterative radix-2 FFT of `line` into `out` for power-of-two lengths.
+fn radix2(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    let bits = n.trailing_zeros();
+    for (i, x) in line.iter().enumerate() {
+        let r = if bits == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - bits)
+        };
+        out[r] = *x;
+    }
+    let mut len = 2;
+    while len <= n {
+        let step = n / len;
+        for start in (0..n).step_by(len) {
+            for j in 0..len / 2 {
+                let t = w[j * step];
+                let ti = if inverse { -t[1] } else { t[1] };
+                let (a, b) = (out[start + j], out[start + j + len / 2]);
+                let bt = [b[0] * t[0] - b[1] * ti, b[0] * ti + b[1] * t[0]];
+                out[start + j] = [a[0] + bt[0], a[1] + bt[1]];
+                out[start + j + len / 2] = [a[0] - bt[0], a[1] - bt[1]];
+            }
+        }
+        len *= 2;
+    }
+}
+
+/// In-place DFT of every line along `axis` (length `n` = `dims[axis]`): radix-2 for
+/// powers of two, a direct sum otherwise.
 fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let n = dims[axis];
     if n == 0 || data.is_empty() {
@@ -37,18 +83,13 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
         for (i, l) in line.iter_mut().enumerate() {
             *l = data[base + i * st];
         }
-        for (k, o) in out.iter_mut().enumerate() {
-            let (mut re, mut im) = (0.0, 0.0);
-            for (j, x) in line.iter().enumerate() {
-                let t = w[(k * j) % n];
-                let ti = if inverse { -t[1] } else { t[1] };
-                re += x[0] * t[0] - x[1] * ti;
-                im += x[0] * ti + x[1] * t[0];
-            }
-            *o = [re * scale, im * scale];
+        if n.is_power_of_two() {
+            radix2(&line, &mut out, &w, inverse);
+        } else {
+            dft(&line, &mut out, &w, inverse);
         }
         for (i, o) in out.iter().enumerate() {
-            data[base + i * st] = *o;
+            data[base + i * st] = [o[0] * scale, o[1] * scale];
         }
     }
 }
@@ -162,4 +203,30 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
         other => return Err(KernelError::Unsupported(format!("{W}: fft_type {other}"))),
     };
     store(Buf::C128(result), instr.shape(), W)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn radix2_matches_direct_dft() {
+        for n in [1usize, 2, 4, 8, 64] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [(i * 7 % 5) as f64 - 2.0, (i * 3 % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                radix2(&line, &mut a, &w, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -89,3 +89,20 @@ fn unknown_custom_calls_are_not_handled() {
     let e = eval_root(text, &[f32s("f32[2]", &[0., 1.])]).unwrap_err();
     assert!(e.to_string().contains("my_kernel"), "{e}");
 }
+
+#[test]
+fn overflowing_windows_are_errors() {
+    let text = "HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  i = f32[] parameter(1)
+  ROOT r = f32[2] reduce-window(x, i), window={size=1 stride=9223372036854775807 pad=-1_0}, to_apply=add
+}";
+    let e = err(text, &[f32s("f32[4]", &[0.; 4]), f32s("f32[]", &[0.])]);
+    assert!(e.contains("overflow"), "{e}");
+}

@@ -52,7 +52,13 @@ fn taps(window: &Window, g: &Geometry) -> Result<Taps, KernelError> {
         for o in 0..g.out_spatial[d] as i64 {
             let mut list = Vec::new();
             for k in 0..size {
-                let pos = o * w.stride + k * w.window_dilation - w.padding_low;
+                let pos = o
+                    .checked_mul(w.stride)
+                    .and_then(|p| p.checked_add(k.checked_mul(w.window_dilation)?))
+                    .and_then(|p| p.checked_sub(w.padding_low))
+                    .ok_or_else(|| {
+                        KernelError::Invalid("convolution: window position overflows".into())
+                    })?;
                 if pos < 0 || pos % w.base_dilation != 0 || pos / w.base_dilation >= n {
                     continue;
                 }

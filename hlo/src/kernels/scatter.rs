@@ -145,8 +145,8 @@ pub(crate) fn scatter(
         for (&d, &p) in ibatch.iter().zip(&sbatch_pos) {
             start[d] = batch[p] as i64;
         }
-        let in_bounds =
-            (0..rank).all(|d| start[d] >= 0 && start[d] + wsize[d] as i64 <= xd[d] as i64);
+        let in_bounds = (0..rank)
+            .all(|d| start[d] >= 0 && start[d].saturating_add(wsize[d] as i64) <= xd[d] as i64);
         if in_bounds {
             let mut off = 0usize;
             for d in 0..rank {

@@ -253,3 +253,114 @@ fn getrf_and_trsm_solve_like_xla() {
     let want = corpus_array("linalg_solve", "outputs.npz", "out0").f64s();
     assert!(max_rel(&x, &want) < 1e-12, "{x:?}\n{want:?}");
 }
+
+fn qr(text_ty: &str, m: usize, n: usize, a: Literal) -> (Literal, Literal) {
+    let k = m.min(n);
+    let (p, q) = match text_ty {
+        "f32" => ("s", "sorgqr"),
+        "f64" => ("d", "dorgqr"),
+        "c128" => ("z", "zungqr"),
+        _ => ("c", "cungqr"),
+    };
+    let geqrf = format!(
+        "HloModule m\nENTRY e {{\n  a = {text_ty}[{m},{n}] parameter(0)\n  ROOT q = ({text_ty}[{m},{n}], {text_ty}[{k}]) custom-call(a), custom_call_target=\"lapack_{p}geqrf_ffi\"\n}}"
+    );
+    let r = eval_root(&geqrf, &[a]).unwrap();
+    let orgqr = format!(
+        "HloModule m\nENTRY e {{\n  a = {text_ty}[{m},{n}] parameter(0)\n  t = {text_ty}[{k}] parameter(1)\n  ROOT q = {text_ty}[{m},{n}] custom-call(a, t), custom_call_target=\"lapack_{q}_ffi\"\n}}"
+    );
+    let q = eval_root(&orgqr, &[part(&r, 0).clone(), part(&r, 1).clone()]).unwrap();
+    (part(&r, 0).clone(), q)
+}
+
+#[test]
+fn qr_matches_lapack_known_answer() {
+    // jnp.linalg.qr(jnp.arange(9.).reshape(3, 3)) on CPU (LAPACK sgeqrf + sorgqr), from
+    // JAX's back-compatibility test data.
+    let a: Vec<f32> = (0..9).map(|i| i as f32).collect();
+    let (r, q) = qr("f32", 3, 3, f32s("f32[3,3]", &a));
+    let want_q = [
+        0.,
+        0.912_870_76,
+        0.408_248_7,
+        -0.447_213_56,
+        0.365_148_66,
+        -0.816_496_5,
+        -0.894_427_1,
+        -0.182_574_45,
+        0.408_248_16,
+    ];
+    let want_r = [
+        -6.708_204_3,
+        -8.049_844,
+        -9.391_485,
+        0.,
+        1.095_444_1,
+        2.190_889_4,
+        0.,
+        0.,
+        7.152_557_4e-7,
+    ];
+    let q = get_f32(&q);
+    let r = get_f32(&r);
+    for i in 0..9 {
+        assert!((q[i] - want_q[i]).abs() < 1e-5, "q {q:?}");
+        if i % 3 >= i / 3 {
+            assert!((r[i] - want_r[i]).abs() < 1e-5, "r {r:?}");
+        }
+    }
+}
+
+/// `Q R = A` and `Q^H Q = I` for random real and complex matrices, tall and wide.
+fn qr_reconstructs(vals: Vec<i8>, wide: bool, complex: bool) -> bool {
+    let (m, n) = if wide { (3, 4) } else { (4, 3) };
+    let k = m.min(n);
+    let v = |i: usize| {
+        vals.get(i)
+            .map_or(((i * 5) % 7) as f64 - 3.0, |&x| f64::from(x) / 16.0)
+    };
+    let a: Vec<[f64; 2]> = (0..m * n)
+        .map(|i| [v(2 * i), if complex { v(2 * i + 1) } else { 0.0 }])
+        .collect();
+    let lit = arr(&format!("c128[{m},{n}]"), ArrayData::C128(a.clone()));
+    let (r, q) = qr("c128", m, n, lit);
+    let get = |l: &Literal| match l.as_array().unwrap().data() {
+        ArrayData::C128(v) => v.clone(),
+        d => panic!("{d:?}"),
+    };
+    let (r, q) = (get(&r), get(&q));
+    // Q is m x n with k meaningful columns; R is the k x n upper trapezoid.
+    let mul = |x: [f64; 2], y: [f64; 2]| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]];
+    let mut ok = true;
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = [0.0, 0.0];
+            for l in 0..k.min(j + 1) {
+                let p = mul(q[i * n + l], r[l * n + j]);
+                s = [s[0] + p[0], s[1] + p[1]];
+            }
+            let d = a[i * n + j];
+            ok &= (s[0] - d[0]).abs() < 1e-9 && (s[1] - d[1]).abs() < 1e-9;
+        }
+    }
+    for c1 in 0..k {
+        for c2 in 0..k {
+            let mut s = [0.0, 0.0];
+            for i in 0..m {
+                let x = q[i * n + c1];
+                let p = mul([x[0], -x[1]], q[i * n + c2]);
+                s = [s[0] + p[0], s[1] + p[1]];
+            }
+            let want = if c1 == c2 { 1.0 } else { 0.0 };
+            ok &= (s[0] - want).abs() < 1e-9 && s[1].abs() < 1e-9;
+        }
+    }
+    ok
+}
+
+#[test]
+fn random_qr_reconstructs_the_matrix() {
+    quickcheck::QuickCheck::new()
+        .tests(100)
+        .quickcheck(qr_reconstructs as fn(Vec<i8>, bool, bool) -> bool);
+}

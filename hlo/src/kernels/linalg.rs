@@ -1,6 +1,7 @@
 //! Dense linear algebra: the `cholesky` and `triangular-solve` opcodes, and the LAPACK
 //! FFI custom calls JAX emits on CPU (`lapack_?potrf_ffi`, `lapack_?trsm_ffi`,
-//! `lapack_?getrf_ffi`).
+//! `lapack_?getrf_ffi`, and for QR `lapack_?geqrf_ffi` with `lapack_?orgqr_ffi` /
+//! `lapack_?ungqr_ffi`).
 //!
 //! Values are logical matrices (row-major literals); the custom calls' column-major
 //! layouts only describe memory, so LAPACK's `A(i, j)` is the literal's `[i, j]`.
@@ -21,6 +22,7 @@ trait Field: Copy + PartialEq {
     fn zero() -> Self;
     fn one() -> Self;
     fn sub(self, o: Self) -> Self;
+    fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     fn div(self, o: Self) -> Self;
     fn conj(self) -> Self;
@@ -29,6 +31,12 @@ trait Field: Copy + PartialEq {
     fn from_re(x: f64) -> Self;
     /// Magnitude used for pivoting (`|re| + |im|`, as LAPACK's `i?amax`).
     fn pivot_abs(self) -> f64;
+    /// Imaginary part (0 for reals).
+    fn im(self) -> f64;
+    /// `|x|^2`.
+    fn norm_sqr(self) -> f64 {
+        self.mul(self.conj()).re()
+    }
 }
 
 impl Field for f64 {
@@ -40,6 +48,9 @@ impl Field for f64 {
     }
     fn sub(self, o: f64) -> f64 {
         self - o
+    }
+    fn add(self, o: f64) -> f64 {
+        self + o
     }
     fn mul(self, o: f64) -> f64 {
         self * o
@@ -59,6 +70,9 @@ impl Field for f64 {
     fn pivot_abs(self) -> f64 {
         self.abs()
     }
+    fn im(self) -> f64 {
+        0.0
+    }
 }
 
 impl Field for [f64; 2] {
@@ -70,6 +84,9 @@ impl Field for [f64; 2] {
     }
     fn sub(self, o: Self) -> Self {
         [self[0] - o[0], self[1] - o[1]]
+    }
+    fn add(self, o: Self) -> Self {
+        [self[0] + o[0], self[1] + o[1]]
     }
     fn mul(self, o: Self) -> Self {
         [
@@ -95,6 +112,9 @@ impl Field for [f64; 2] {
     }
     fn pivot_abs(self) -> f64 {
         self[0].abs() + self[1].abs()
+    }
+    fn im(self) -> f64 {
+        self[1]
     }
 }
 
@@ -255,6 +275,81 @@ fn lu_in_place<T: Field>(a: &mut [T], m: usize, n: usize) -> (Vec<i32>, i32) {
         }
     }
     (pivots, info)
+}
+
+/// Householder QR of an `m x n` matrix in place (LAPACK `geqrf`): `R` on and above the
+/// diagonal, the reflectors' vectors (implicit unit first element) below it; returns the
+/// `min(m, n)` reflector scalars `tau`. Each reflector follows `?larfg`:
+/// `beta = -sign(re(alpha)) * |(alpha, x)|`, and `H = I` when `x = 0` and `alpha` is real.
+fn qr_in_place<T: Field>(a: &mut [T], m: usize, n: usize) -> Vec<T> {
+    let k = m.min(n);
+    let mut taus = Vec::with_capacity(k);
+    for j in 0..k {
+        let alpha = a[j * n + j];
+        let xnorm2: f64 = (j + 1..m).map(|i| a[i * n + j].norm_sqr()).sum();
+        if xnorm2 == 0.0 && alpha.im() == 0.0 {
+            taus.push(T::zero());
+            continue;
+        }
+        let norm = (alpha.norm_sqr() + xnorm2).sqrt();
+        let beta = if alpha.re() >= 0.0 { -norm } else { norm };
+        let tau = T::from_re(beta).sub(alpha).div(T::from_re(beta));
+        let scale = T::one().div(alpha.sub(T::from_re(beta)));
+        for i in j + 1..m {
+            a[i * n + j] = a[i * n + j].mul(scale);
+        }
+        a[j * n + j] = T::from_re(beta);
+        // Apply H^H = I - conj(tau) v v^H to the trailing columns.
+        let t = tau.conj();
+        for c in j + 1..n {
+            let mut u = a[j * n + c];
+            for i in j + 1..m {
+                u = u.add(a[i * n + j].conj().mul(a[i * n + c]));
+            }
+            let tu = t.mul(u);
+            a[j * n + c] = a[j * n + c].sub(tu);
+            for i in j + 1..m {
+                a[i * n + c] = a[i * n + c].sub(a[i * n + j].mul(tu));
+            }
+        }
+        taus.push(tau);
+    }
+    taus
+}
+
+/// Forms the first `n` columns of `Q = H_0 H_1 ... H_{k-1}` in place from `geqrf`'s
+/// reflectors (LAPACK `orgqr`/`ungqr`).
+fn householder_product<T: Field>(a: &mut [T], m: usize, n: usize, taus: &[T]) {
+    let k = taus.len().min(n);
+    for j in k..n {
+        for i in 0..m {
+            a[i * n + j] = if i == j { T::one() } else { T::zero() };
+        }
+    }
+    for i in (0..k).rev() {
+        let tau = taus[i];
+        if i + 1 < n {
+            // Apply H_i = I - tau v v^H to a[i.., i+1..], with v = (1, a[i+1.., i]).
+            a[i * n + i] = T::one();
+            for c in i + 1..n {
+                let mut u = T::zero();
+                for r in i..m {
+                    u = u.add(a[r * n + i].conj().mul(a[r * n + c]));
+                }
+                let tu = tau.mul(u);
+                for r in i..m {
+                    a[r * n + c] = a[r * n + c].sub(a[r * n + i].mul(tu));
+                }
+            }
+        }
+        for r in i + 1..m {
+            a[r * n + i] = T::zero().sub(tau.mul(a[r * n + i]));
+        }
+        a[i * n + i] = T::one().sub(tau);
+        for r in 0..i {
+            a[r * n + i] = T::zero();
+        }
+    }
 }
 
 /// The values of an operand in `f64` or `c128`.
@@ -580,6 +675,51 @@ pub(crate) fn lapack_custom_call(
         let piv = s32_array(result_part(instr.shape(), 1, what)?, pivots, what)?;
         let info = s32_array(result_part(instr.shape(), 2, what)?, info, what)?;
         return Ok(Literal::Tuple(vec![lu, piv, info]));
+    }
+    if target.ends_with("geqrf_ffi") {
+        let a = operand(operands, 0, what)?;
+        let (_, m, n) = matrix_dims(a.shape(), what)?;
+        let (mat, taus) = match load_mat(a, what)? {
+            Mat::Real(mut v) => {
+                let mut t = Vec::new();
+                per_matrix(&mut v, m * n, |_, x| t.extend(qr_in_place(x, m, n)));
+                (Mat::Real(v), Mat::Real(t))
+            }
+            Mat::Complex(mut v) => {
+                let mut t = Vec::new();
+                per_matrix(&mut v, m * n, |_, x| t.extend(qr_in_place(x, m, n)));
+                (Mat::Complex(v), Mat::Complex(t))
+            }
+        };
+        let qr = store_mat(mat, result_part(instr.shape(), 0, what)?, what)?;
+        let tau = store_mat(taus, result_part(instr.shape(), 1, what)?, what)?;
+        return Ok(Literal::Tuple(vec![qr, tau]));
+    }
+    if target.ends_with("orgqr_ffi") || target.ends_with("ungqr_ffi") {
+        let a = operand(operands, 0, what)?;
+        let t = operand(operands, 1, what)?;
+        let (batch, m, n) = matrix_dims(a.shape(), what)?;
+        let k = dims_of(t.shape(), what)?.last().copied().unwrap_or(0);
+        if t.data().len() != batch * k || k > m.min(n) {
+            return Err(KernelError::Invalid(format!(
+                "{what}: tau does not match the matrix"
+            )));
+        }
+        let mut mat = load_mat(a, what)?;
+        match (&mut mat, load_mat(t, what)?) {
+            (Mat::Real(v), Mat::Real(tau)) => per_matrix(v, m * n, |i, x| {
+                householder_product(x, m, n, &tau[i * k..(i + 1) * k])
+            }),
+            (Mat::Complex(v), Mat::Complex(tau)) => per_matrix(v, m * n, |i, x| {
+                householder_product(x, m, n, &tau[i * k..(i + 1) * k])
+            }),
+            _ => {
+                return Err(KernelError::Invalid(format!(
+                    "{what}: matrix and tau differ in type"
+                )))
+            }
+        }
+        return store_mat(mat, result_part(instr.shape(), 0, what)?, what);
     }
     Err(KernelError::Unsupported(format!(
         "custom-call target {target}"

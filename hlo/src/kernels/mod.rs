@@ -68,6 +68,14 @@ const LAPACK_TARGETS: &[&str] = &[
     "lapack_dgetrf_ffi",
     "lapack_cgetrf_ffi",
     "lapack_zgetrf_ffi",
+    "lapack_sgeqrf_ffi",
+    "lapack_dgeqrf_ffi",
+    "lapack_cgeqrf_ffi",
+    "lapack_zgeqrf_ffi",
+    "lapack_sorgqr_ffi",
+    "lapack_dorgqr_ffi",
+    "lapack_cungqr_ffi",
+    "lapack_zungqr_ffi",
 ];
 
 /// True for the instructions [`evaluate`] implements.

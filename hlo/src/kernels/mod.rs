@@ -1,7 +1,7 @@
 //! Numeric kernels of the reference evaluator: the operations whose semantics take more
 //! than an elementwise loop (dot, convolution, gather, scatter, sort, top-k,
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
-//! triangular-solve and the LAPACK custom calls JAX emits for CPU).
+//! triangular-solve, the batch-norm ops, and the LAPACK custom calls JAX emits for CPU).
 //!
 //! The interpreter (`hlo::eval`) asks [`handles`](crate::kernels::handles) whether an instruction
 //! is one of these, and calls [`evaluate`](crate::kernels::evaluate) with the operand values; called computations
@@ -16,6 +16,7 @@
 //! Deliberately unsupported: `rng` (XLA:CPU draws it from a process-wide seed, so its
 //! values are not a function of the module and its inputs).
 
+mod batchnorm;
 mod conv;
 mod dot;
 mod fft;
@@ -92,7 +93,10 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::RngBitGenerator
         | Opcode::Fft
         | Opcode::Cholesky
-        | Opcode::TriangularSolve => true,
+        | Opcode::TriangularSolve
+        | Opcode::BatchNormTraining
+        | Opcode::BatchNormInference
+        | Opcode::BatchNormGrad => true,
         Opcode::CustomCall => instr
             .custom_call_target()
             .is_some_and(|t| t == "TopK" || LAPACK_TARGETS.contains(&t)),
@@ -117,6 +121,9 @@ pub fn evaluate(
         Opcode::Fft => fft::fft(instr, operands),
         Opcode::Cholesky => linalg::cholesky_op(instr, operands),
         Opcode::TriangularSolve => linalg::triangular_solve_op(instr, operands),
+        Opcode::BatchNormTraining => batchnorm::training(instr, operands),
+        Opcode::BatchNormInference => batchnorm::inference(instr, operands),
+        Opcode::BatchNormGrad => batchnorm::grad(instr, operands),
         Opcode::Sort => sort::sort(module, instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),

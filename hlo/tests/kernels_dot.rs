@@ -297,3 +297,49 @@ ENTRY e {
         &ArrayData::Bits16(vec![0x6801])
     );
 }
+
+#[test]
+fn ragged_dot_non_contracting_groups_pick_their_rhs() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[4,2] parameter(0)
+  b = s32[2,2,3] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[4,3] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}";
+    let a = s32s("s32[4,2]", &[1, 0, 0, 1, 1, 1, 2, 2]);
+    let b = s32s("s32[2,2,3]", &[1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 2])]).unwrap();
+    // Row 3 is after the last group: zeros.
+    assert_eq!(get_s32(&r), vec![1, 2, 3, 40, 50, 60, 50, 70, 90, 0, 0, 0]);
+}
+
+#[test]
+fn ragged_dot_contracting_groups_split_the_sum() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[2,3] parameter(0)
+  b = s32[3,2] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[2,2,2] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+}";
+    let a = s32s("s32[2,3]", &[1, 2, 3, 4, 5, 6]);
+    let b = s32s("s32[3,2]", &[1, 0, 0, 1, 1, 1]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[2, 1])]).unwrap();
+    assert_eq!(get_s32(&r), vec![1, 2, 4, 5, 3, 3, 6, 6]);
+}
+
+#[test]
+fn ragged_dot_batch_groups_zero_the_rest() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[3,1,2] parameter(0)
+  b = s32[3,2,1] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[3,1,1] ragged-dot(a, b, g), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+}";
+    let a = s32s("s32[3,1,2]", &[1; 6]);
+    let b = s32s("s32[3,2,1]", &[1, 2, 3, 4, 5, 6]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 1])]).unwrap();
+    assert_eq!(get_s32(&r), vec![3, 7, 0]);
+}

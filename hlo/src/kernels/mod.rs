@@ -1,5 +1,5 @@
 //! Numeric kernels of the reference evaluator: the operations whose semantics take more
-//! than an elementwise loop (dot, convolution, gather, scatter, sort, top-k,
+//! than an elementwise loop (dot, ragged-dot, convolution, gather, scatter, sort, top-k,
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
 //! triangular-solve, the batch-norm ops, and the LAPACK custom calls JAX emits for CPU).
 //!
@@ -23,6 +23,7 @@ mod fft;
 mod gather;
 mod linalg;
 mod numeric;
+mod ragged;
 mod reducer;
 mod rng;
 mod scalar;
@@ -96,7 +97,8 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::TriangularSolve
         | Opcode::BatchNormTraining
         | Opcode::BatchNormInference
-        | Opcode::BatchNormGrad => true,
+        | Opcode::BatchNormGrad
+        | Opcode::RaggedDot => true,
         Opcode::CustomCall => instr
             .custom_call_target()
             .is_some_and(|t| t == "TopK" || LAPACK_TARGETS.contains(&t)),
@@ -124,6 +126,7 @@ pub fn evaluate(
         Opcode::BatchNormTraining => batchnorm::training(instr, operands),
         Opcode::BatchNormInference => batchnorm::inference(instr, operands),
         Opcode::BatchNormGrad => batchnorm::grad(instr, operands),
+        Opcode::RaggedDot => ragged::ragged_dot(instr, operands),
         Opcode::Sort => sort::sort(module, instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),

@@ -3,15 +3,18 @@
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
 //! triangular-solve, the batch-norm ops, and the LAPACK custom calls JAX emits for CPU).
 //!
-//! The interpreter (`hlo::eval`) asks [`handles`](crate::kernels::handles) whether an instruction
-//! is one of these, and calls [`evaluate`](crate::kernels::evaluate) with the operand values; called computations
-//! (comparators, scatter updates, window reducers) are applied through
-//! [`CallComputation`](crate::kernels::CallComputation), with a native fast path for the scalar reducers
-//! [`simple_reducer`](crate::kernels::simple_reducer) recognises.
+//! The interpreter (`hlo::eval`) asks [`handles`](crate::kernels::handles) whether an
+//! instruction is one of these, and calls [`evaluate`](crate::kernels::evaluate) with
+//! the operand values; called computations (comparators, scatter updates, window
+//! reducers) are applied through [`CallComputation`](crate::kernels::CallComputation),
+//! with native fast paths for the scalar reducers
+//! [`simple_reducer`](crate::kernels::simple_reducer) recognises and for comparators
+//! made of scalar compare/select/bitcast/logic ops.
 //!
-//! Values are [`Literal`](crate::Literal)s in row-major logical order (layouts do not matter here).
-//! Numeric kernels compute in a widened domain (`f32` for `f32`/`f16`/`bf16`, `f64`,
-//! wrapping 64-bit integers, complex) and round once to the result type.
+//! Values are [`Literal`](crate::Literal)s in row-major logical order (layouts do not
+//! matter here). Numeric kernels compute in a widened domain (`f32` for
+//! `f32`/`f16`/`bf16`, `f64`, wrapping 64-bit integers, complex; `f64` for fft and
+//! linear algebra) and round once to the result type.
 //!
 //! Deliberately unsupported: `rng` (XLA:CPU draws it from a process-wide seed, so its
 //! values are not a function of the module and its inputs).

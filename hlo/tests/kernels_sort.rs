@@ -227,3 +227,15 @@ fn native_comparators_match_called_ones() {
         .tests(100)
         .quickcheck(native_comparator_matches_calls as fn(Vec<i8>) -> bool);
 }
+
+#[test]
+fn topk_smallest() {
+    let text = "HloModule m
+ENTRY e {
+  x = s32[6] parameter(0)
+  ROOT t = (s32[3], s32[3]) topk(x), k=3, largest=false
+}";
+    let r = eval_root(text, &[s32s("s32[6]", &[5, -1, 3, -1, 0, 9])]).unwrap();
+    assert_eq!(get_s32(part(&r, 0)), vec![-1, -1, 0]);
+    assert_eq!(get_s32(part(&r, 1)), vec![1, 3, 4]);
+}

@@ -1,6 +1,7 @@
 //! `fft` (FFT, IFFT, RFFT, IRFFT over the last 1-3 dimensions), computed in `f64` with
-//! an exact-index twiddle table (radix-2 for power-of-two lengths, a direct DFT per line
-//! for any other length) and rounded once to the result type. Inverse transforms divide
+//! an exact-index twiddle table (radix-2 for power-of-two lengths, a direct DFT for
+//! other lengths up to 64, Bluestein's algorithm beyond) and rounded once to the result
+//! type. Inverse transforms divide
 //! by the length, as XLA does.
 
 use super::numeric::{load, store, Buf, Domain};
@@ -64,8 +65,48 @@ fn radix2(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
     }
 }
 
+/// Bluestein's chirp-z DFT of any length via power-of-two FFTs (for long lines whose
+/// length is not a power of two). The chirp angles use `k^2 mod 2n`, exact in integers.
+fn bluestein(line: &[C], out: &mut [C], inverse: bool) {
+    let n = line.len();
+    let m = (2 * n - 1).next_power_of_two();
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let chirp: Vec<C> = (0..n)
+        .map(|k| {
+            let a = sign * std::f64::consts::PI * ((k * k) % (2 * n)) as f64 / n as f64;
+            [a.cos(), a.sin()]
+        })
+        .collect();
+    let mul = |x: C, y: C| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]];
+    let conj = |x: C| [x[0], -x[1]];
+    let mut a = vec![[0.0; 2]; m];
+    for k in 0..n {
+        a[k] = mul(line[k], chirp[k]);
+    }
+    let mut b = vec![[0.0; 2]; m];
+    b[0] = conj(chirp[0]);
+    for k in 1..n {
+        b[k] = conj(chirp[k]);
+        b[m - k] = conj(chirp[k]);
+    }
+    let w = twiddles(m);
+    let (mut fa, mut fb) = (vec![[0.0; 2]; m], vec![[0.0; 2]; m]);
+    radix2(&a, &mut fa, &w, false);
+    radix2(&b, &mut fb, &w, false);
+    let prod: Vec<C> = fa.iter().zip(&fb).map(|(&x, &y)| mul(x, y)).collect();
+    let mut conv = vec![[0.0; 2]; m];
+    radix2(&prod, &mut conv, &w, true);
+    for k in 0..n {
+        let c = [conv[k][0] / m as f64, conv[k][1] / m as f64];
+        out[k] = mul(c, chirp[k]);
+    }
+}
+
+/// Lines at most this long use the direct DFT when their length is not a power of two.
+const DIRECT_MAX: usize = 64;
+
 /// In-place DFT of every line along `axis` (length `n` = `dims[axis]`): radix-2 for
-/// powers of two, a direct sum otherwise.
+/// powers of two, a direct sum for short lines, Bluestein for long ones.
 fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let n = dims[axis];
     if n == 0 || data.is_empty() {
@@ -85,8 +126,10 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
         }
         if n.is_power_of_two() {
             radix2(&line, &mut out, &w, inverse);
-        } else {
+        } else if n <= DIRECT_MAX {
             dft(&line, &mut out, &w, inverse);
+        } else {
+            bluestein(&line, &mut out, inverse);
         }
         for (i, o) in out.iter().enumerate() {
             data[base + i * st] = [o[0] * scale, o[1] * scale];
@@ -208,6 +251,27 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bluestein_matches_direct_dft() {
+        for n in [3usize, 5, 7, 12, 65, 100, 127] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [((i * 7) % 11) as f64 - 5.0, ((i * 3) % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                bluestein(&line, &mut a, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn radix2_matches_direct_dft() {

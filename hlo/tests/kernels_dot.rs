@@ -277,3 +277,69 @@ fn random_dimension_numbers_match_naive_loops() {
         .tests(200)
         .quickcheck(dot_matches_naive as fn(u64) -> bool);
 }
+
+#[test]
+fn f16_accumulates_in_f32_and_rounds_once() {
+    // 2048 + 1 + 1 in f16: each +1 alone rounds back to 2048 (ulp 2), together +2.
+    let text = "HloModule m
+ENTRY e {
+  a = f16[1,3] parameter(0)
+  b = f16[3,1] parameter(1)
+  ROOT d = f16[1,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}";
+    let (x2048, one) = (0x6800u16, 0x3c00u16);
+    let a = arr("f16[1,3]", ArrayData::Bits16(vec![x2048, one, one]));
+    let b = arr("f16[3,1]", ArrayData::Bits16(vec![one; 3]));
+    let r = eval_root(text, &[a, b]).unwrap();
+    // 2050 = 0x6801 in f16.
+    assert_eq!(
+        r.as_array().unwrap().data(),
+        &ArrayData::Bits16(vec![0x6801])
+    );
+}
+
+#[test]
+fn ragged_dot_non_contracting_groups_pick_their_rhs() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[4,2] parameter(0)
+  b = s32[2,2,3] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[4,3] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}
+}";
+    let a = s32s("s32[4,2]", &[1, 0, 0, 1, 1, 1, 2, 2]);
+    let b = s32s("s32[2,2,3]", &[1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 2])]).unwrap();
+    // Row 3 is after the last group: zeros.
+    assert_eq!(get_s32(&r), vec![1, 2, 3, 40, 50, 60, 50, 70, 90, 0, 0, 0]);
+}
+
+#[test]
+fn ragged_dot_contracting_groups_split_the_sum() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[2,3] parameter(0)
+  b = s32[3,2] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[2,2,2] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+}";
+    let a = s32s("s32[2,3]", &[1, 2, 3, 4, 5, 6]);
+    let b = s32s("s32[3,2]", &[1, 0, 0, 1, 1, 1]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[2, 1])]).unwrap();
+    assert_eq!(get_s32(&r), vec![1, 2, 4, 5, 3, 3, 6, 6]);
+}
+
+#[test]
+fn ragged_dot_batch_groups_zero_the_rest() {
+    let text = "HloModule m
+ENTRY e {
+  a = s32[3,1,2] parameter(0)
+  b = s32[3,2,1] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[3,1,1] ragged-dot(a, b, g), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}, lhs_ragged_dims={0}
+}";
+    let a = s32s("s32[3,1,2]", &[1; 6]);
+    let b = s32s("s32[3,2,1]", &[1, 2, 3, 4, 5, 6]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 1])]).unwrap();
+    assert_eq!(get_s32(&r), vec![3, 7, 0]);
+}

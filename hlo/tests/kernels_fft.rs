@@ -122,3 +122,55 @@ fn rfft_irfft_round_trip() {
         .tests(50)
         .quickcheck(real_round_trip as fn(Vec<i8>, bool) -> bool);
 }
+
+/// A 3-D FFT equals the direct triple sum `X[k] = sum_n x[n] e^{-2 pi i <k, n/N>}`.
+fn fft3_matches_direct_sum(vals: Vec<i8>) -> bool {
+    let dims = [2usize, 3, 4];
+    let total = 24;
+    let x: Vec<[f32; 2]> = (0..total)
+        .map(|i| {
+            let v = |k: usize| vals.get(k).map_or(0.0, |&b| f32::from(b));
+            [v(2 * i), v(2 * i + 1)]
+        })
+        .collect();
+    let r = run(
+        "fft_type=FFT, fft_length={2,3,4}",
+        "c64[2,3,4]",
+        "c64[2,3,4]",
+        c64s("c64[2,3,4]", x.clone()),
+    );
+    let got = flat(&get_c64(&r));
+    let mut want = Vec::new();
+    for k0 in 0..dims[0] {
+        for k1 in 0..dims[1] {
+            for k2 in 0..dims[2] {
+                let (mut re, mut im) = (0f64, 0f64);
+                for n0 in 0..dims[0] {
+                    for n1 in 0..dims[1] {
+                        for n2 in 0..dims[2] {
+                            let phase = -2.0
+                                * std::f64::consts::PI
+                                * ((k0 * n0) as f64 / 2.0
+                                    + (k1 * n1) as f64 / 3.0
+                                    + (k2 * n2) as f64 / 4.0);
+                            let v = x[(n0 * 3 + n1) * 4 + n2];
+                            let (c, s) = (phase.cos(), phase.sin());
+                            re += f64::from(v[0]) * c - f64::from(v[1]) * s;
+                            im += f64::from(v[0]) * s + f64::from(v[1]) * c;
+                        }
+                    }
+                }
+                want.push(re as f32);
+                want.push(im as f32);
+            }
+        }
+    }
+    rel_err(&got, &want) < 1e-5
+}
+
+#[test]
+fn three_dimensional_fft_matches_direct_sum() {
+    quickcheck::QuickCheck::new()
+        .tests(30)
+        .quickcheck(fft3_matches_direct_sum as fn(Vec<i8>) -> bool);
+}

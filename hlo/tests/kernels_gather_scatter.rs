@@ -194,3 +194,45 @@ ENTRY e {
     assert_eq!(get_f32(part(&r, 0)), vec![3., 3.]);
     assert_eq!(get_s32(part(&r, 1)), vec![0, 5]);
 }
+
+/// Scatter-adding ones at random indices counts them (out-of-range ones are dropped).
+fn scatter_add_counts(n: u8, idx: Vec<i8>) -> bool {
+    let n = usize::from(n % 7) + 1;
+    let m = idx.len();
+    let text = format!("HloModule m
+add {{
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}}
+ENTRY e {{
+  x = s32[{n}] parameter(0)
+  i = s32[{m}] parameter(1)
+  u = s32[{m}] parameter(2)
+  ROOT s = s32[{n}] scatter(x, i, u), update_window_dims={{}}, inserted_window_dims={{0}}, scatter_dims_to_operand_dims={{0}}, index_vector_dim=1, to_apply=add
+}}");
+    let iv: Vec<i32> = idx.iter().map(|&x| i32::from(x % 10)).collect();
+    let r = eval_root(
+        &text,
+        &[
+            s32s(&format!("s32[{n}]"), &vec![0; n]),
+            s32s(&format!("s32[{m}]"), &iv),
+            s32s(&format!("s32[{m}]"), &vec![1; m]),
+        ],
+    )
+    .unwrap();
+    let mut want = vec![0; n];
+    for &i in &iv {
+        if i >= 0 && (i as usize) < n {
+            want[i as usize] += 1;
+        }
+    }
+    get_s32(&r) == want
+}
+
+#[test]
+fn random_scatter_adds_are_histograms() {
+    quickcheck::QuickCheck::new()
+        .tests(100)
+        .quickcheck(scatter_add_counts as fn(u8, Vec<i8>) -> bool);
+}

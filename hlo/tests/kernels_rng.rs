@@ -84,3 +84,22 @@ fn default_algorithm_is_philox_and_counts_advance() {
     let s = words_of(part(&t, 0));
     assert_eq!((s[2], s[3]), (6, 4));
 }
+
+#[test]
+fn philox_u64_values_pair_the_u32_stream() {
+    // XLA builds u64 Philox values from consecutive 32-bit words of the same blocks.
+    let key = [7, 8, 9, 10];
+    let wide = generate("rng_philox", "u64[5]", &key);
+    let narrow = generate("rng_philox", "u32[10]", &key);
+    let w = match part(&wide, 1).as_array().unwrap().data() {
+        ArrayData::U64(v) => v.clone(),
+        d => panic!("{d:?}"),
+    };
+    let n = u32s_of(part(&narrow, 1));
+    let paired: Vec<u64> = n
+        .chunks(2)
+        .map(|c| u64::from(c[0]) | (u64::from(c[1]) << 32))
+        .collect();
+    assert_eq!(w, paired);
+    assert_eq!(words_of(part(&wide, 0)), words_of(part(&narrow, 0)));
+}

@@ -5,6 +5,7 @@
 mod support;
 
 use hlo::literal::ArrayData;
+use hlo::Literal;
 use support::*;
 
 const SORT2: &str = "HloModule m
@@ -145,4 +146,96 @@ fn random_sorts_are_stable_ordered_permutations() {
     quickcheck::QuickCheck::new()
         .tests(100)
         .quickcheck(sort_is_stable_ordered_permutation as fn(Vec<i8>) -> bool);
+}
+
+/// JAX's float comparator: NaNs canonicalised, -0 made 0, then a total-order `LT`.
+const JAX_SORT: &str = "HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  nan = f32[] constant(nan)
+  zero = f32[] constant(0)
+  na = pred[] compare(a, a), direction=NE
+  za = pred[] compare(a, zero), direction=EQ
+  a0 = f32[] select(za, zero, a)
+  a1 = f32[] select(na, nan, a0)
+  nb = pred[] compare(b, b), direction=NE
+  zb = pred[] compare(b, zero), direction=EQ
+  b0 = f32[] select(zb, zero, b)
+  b1 = f32[] select(nb, nan, b0)
+  ROOT lt = pred[] compare(a1, b1), direction=LT, type=TOTALORDER
+  EXTRA
+}
+ENTRY e {
+  k = f32[LEN] parameter(0)
+  v = s32[LEN] parameter(1)
+  ROOT s = (f32[LEN], s32[LEN]) sort(k, v), dimensions={0}, is_stable=true, to_apply=cmp
+}";
+
+/// The native comparator and the called computation order the same way.
+fn native_comparator_matches_calls(keys: Vec<i8>) -> bool {
+    let n = keys.len().max(1);
+    let mut k: Vec<f32> = keys
+        .iter()
+        .map(|&x| match x % 7 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            3 => -f32::NAN,
+            _ => f32::from(x) / 4.0,
+        })
+        .collect();
+    k.resize(n, 1.0);
+    let v: Vec<i32> = (0..n as i32).collect();
+    let args = [
+        f32s(&format!("f32[{n}]"), &k),
+        s32s(&format!("s32[{n}]"), &v),
+    ];
+    let native = hlo::parse_module(
+        &JAX_SORT
+            .replace("LEN", &n.to_string())
+            .replace("  EXTRA\n", ""),
+    )
+    .unwrap();
+    // An unused tuple keeps the comparator from compiling natively.
+    let called = hlo::parse_module(
+        &JAX_SORT
+            .replace("LEN", &n.to_string())
+            .replace("EXTRA", "unused = (pred[]) tuple(lt)"),
+    )
+    .unwrap();
+    let (a, native_calls) = eval_root_of(&native, &args);
+    let (b, calls) = eval_root_of(&called, &args);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let bits = |l: &Literal| {
+        get_f32(part(l, 0))
+            .iter()
+            .map(|x| x.to_bits())
+            .collect::<Vec<_>>()
+    };
+    native_calls == 0
+        && (n < 2 || calls > 0)
+        && bits(&a) == bits(&b)
+        && get_s32(part(&a, 1)) == get_s32(part(&b, 1))
+}
+
+#[test]
+fn native_comparators_match_called_ones() {
+    quickcheck::QuickCheck::new()
+        .tests(100)
+        .quickcheck(native_comparator_matches_calls as fn(Vec<i8>) -> bool);
+}
+
+#[test]
+fn topk_smallest() {
+    let text = "HloModule m
+ENTRY e {
+  x = s32[6] parameter(0)
+  ROOT t = (s32[3], s32[3]) topk(x), k=3, largest=false
+}";
+    let r = eval_root(text, &[s32s("s32[6]", &[5, -1, 3, -1, 0, 9])]).unwrap();
+    assert_eq!(get_s32(part(&r, 0)), vec![-1, -1, 0]);
+    assert_eq!(get_s32(part(&r, 1)), vec![1, 3, 4]);
 }

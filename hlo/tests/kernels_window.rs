@@ -146,3 +146,137 @@ ENTRY e {{
     .unwrap();
     assert_eq!(get_f32(&r), vec![1., 2., 0.]);
 }
+
+#[test]
+fn select_and_scatter_through_a_general_select() {
+    // A total-order select is not applied natively: it goes through the computation.
+    let text = format!(
+        "HloModule m
+{ADD}
+le {{
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LE, type=TOTALORDER
+}}
+ENTRY e {{
+  x = f32[4] parameter(0)
+  s = f32[2] parameter(1)
+  i = f32[] parameter(2)
+  ROOT r = f32[4] select-and-scatter(x, s, i), window={{size=2 stride=2}}, select=le, scatter=add
+}}"
+    );
+    // Minimum of each window: [5, 2] -> idx 1, [-0, 0] -> -0 (idx 2) in total order.
+    let r = eval_root(
+        &text,
+        &[
+            f32s("f32[4]", &[5., 2., -0.0, 0.0]),
+            f32s("f32[2]", &[1., 2.]),
+            f32s("f32[]", &[0.]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(get_f32(&r), vec![0., 1., 2., 0.]);
+}
+
+/// One window dimension: size, stride, pad low, pad high, base and window dilation.
+type WinDim = (usize, usize, i64, i64, usize, usize);
+
+/// A deterministic stream of small numbers.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// Random 2-D sum windows (size, stride, padding, base and window dilation) match a
+/// naive loop over the padded, dilated input.
+fn reduce_window_matches_naive(seed: u64) -> bool {
+    let mut g = Lcg(seed);
+    let mut fields: Vec<WinDim> = Vec::new();
+    let (mut in_dims, mut out_dims) = (vec![], vec![]);
+    for _ in 0..2 {
+        let n = 1 + g.next(5);
+        let (size, stride, bd, wd) = (1 + g.next(3), 1 + g.next(3), 1 + g.next(2), 1 + g.next(2));
+        let (lo, hi) = (g.next(4) as i64 - 1, g.next(4) as i64 - 1);
+        let padded = ((n - 1) * bd + 1) as i64 + lo + hi;
+        let eff = ((size - 1) * wd + 1) as i64;
+        let out = if padded >= eff {
+            ((padded - eff) / stride as i64 + 1) as usize
+        } else {
+            0
+        };
+        in_dims.push(n);
+        out_dims.push(out);
+        fields.push((size, stride, lo, hi, bd, wd));
+    }
+    let join = |f: &dyn Fn(&WinDim) -> String| fields.iter().map(f).collect::<Vec<_>>().join("x");
+    let window = format!(
+        "size={} stride={} pad={} lhs_dilate={} rhs_dilate={}",
+        join(&|w| w.0.to_string()),
+        join(&|w| w.1.to_string()),
+        join(&|w| format!("{}_{}", w.2, w.3)),
+        join(&|w| w.4.to_string()),
+        join(&|w| w.5.to_string()),
+    );
+    let text = format!(
+        "HloModule m
+add {{
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}}
+ENTRY e {{
+  x = s32[{},{}] parameter(0)
+  i = s32[] parameter(1)
+  ROOT r = s32[{},{}] reduce-window(x, i), window={{{window}}}, to_apply=add
+}}",
+        in_dims[0], in_dims[1], out_dims[0], out_dims[1]
+    );
+    let x: Vec<i32> = (0..in_dims[0] * in_dims[1])
+        .map(|_| g.next(9) as i32 - 4)
+        .collect();
+    let got = eval_root(
+        &text,
+        &[
+            s32s(&format!("s32[{},{}]", in_dims[0], in_dims[1]), &x),
+            s32s("s32[]", &[100]),
+        ],
+    )
+    .unwrap();
+    // Naive: the dilated, padded input as a function of padded coordinates.
+    let at = |d: usize, p: i64| -> Option<usize> {
+        let (_, _, lo, _, bd, _) = fields[d];
+        let q = p - lo;
+        (q >= 0 && q % bd as i64 == 0 && ((q / bd as i64) as usize) < in_dims[d])
+            .then(|| (q / bd as i64) as usize)
+    };
+    let mut want = Vec::new();
+    for o0 in 0..out_dims[0] {
+        for o1 in 0..out_dims[1] {
+            let mut s = 100;
+            for k0 in 0..fields[0].0 {
+                for k1 in 0..fields[1].0 {
+                    let p0 = (o0 * fields[0].1 + k0 * fields[0].5) as i64;
+                    let p1 = (o1 * fields[1].1 + k1 * fields[1].5) as i64;
+                    if let (Some(i0), Some(i1)) = (at(0, p0), at(1, p1)) {
+                        s += x[i0 * in_dims[1] + i1];
+                    }
+                }
+            }
+            want.push(s);
+        }
+    }
+    get_s32(&got) == want
+}
+
+#[test]
+fn random_windows_match_naive_loops() {
+    quickcheck::QuickCheck::new()
+        .tests(300)
+        .quickcheck(reduce_window_matches_naive as fn(u64) -> bool);
+}

@@ -2,10 +2,12 @@
 //! (window) dilation, window reversal, feature groups and batch groups.
 //!
 //! Operands are transposed to `[batch, spatial..., feature]` and
-//! `[out_feature, spatial..., in_feature]` so that the innermost loop is a dot product
-//! of contiguous feature vectors; the result is built as `[batch, spatial..., feature]`
-//! and scattered into the output's dimension order.
+//! `[out_feature, spatial..., in_feature]`; chunks of output positions become patch
+//! matrices multiplied by the kernel matrix with `dot`'s cache-friendly matmul. The
+//! result is built as `[batch, spatial..., feature]` and scattered into the output's
+//! dimension order.
 
+use super::dot::batched_matmul;
 use super::numeric::{load, permuted_offsets, store, Buf, Domain, Num};
 use super::util::{dims_of, elem_type, next_index, operand, product, strides};
 use super::KernelError;
@@ -52,7 +54,13 @@ fn taps(window: &Window, g: &Geometry) -> Result<Taps, KernelError> {
         for o in 0..g.out_spatial[d] as i64 {
             let mut list = Vec::new();
             for k in 0..size {
-                let pos = o * w.stride + k * w.window_dilation - w.padding_low;
+                let pos = o
+                    .checked_mul(w.stride)
+                    .and_then(|p| p.checked_add(k.checked_mul(w.window_dilation)?))
+                    .and_then(|p| p.checked_sub(w.padding_low))
+                    .ok_or_else(|| {
+                        KernelError::Invalid("convolution: window position overflows".into())
+                    })?;
                 if pos < 0 || pos % w.base_dilation != 0 || pos / w.base_dilation >= n {
                     continue;
                 }
@@ -67,68 +75,83 @@ fn taps(window: &Window, g: &Geometry) -> Result<Taps, KernelError> {
 }
 
 /// The convolution on transposed operands; result `[out_batch, out_spatial..., O]`.
+///
+/// Per group (feature or batch group), output positions are processed in chunks: the
+/// chunk's patches are gathered into a `[rows, taps * Cg]` matrix (zeros where the window
+/// falls into padding or between dilated elements) and multiplied by the group's kernel
+/// as a `[taps * Cg, O / groups]` matrix with the i-k-j matmul of `dot`.
 fn conv_core<T: Num>(a: &[T], b: &[T], g: &Geometry) -> Vec<T> {
+    const CHUNK: usize = 256;
     let rank = g.in_spatial.len();
     let cg = g.group_features;
-    let o_per_fgroup = g.out_features / g.feature_groups;
-    let o_per_bgroup = g.out_features / g.batch_groups;
-    // Strides of the transposed operands (spatial part), in elements.
-    let a_sp_strides: Vec<usize> = strides(&g.in_spatial)
-        .iter()
-        .map(|s| s * g.in_features)
-        .collect();
-    let a_batch_stride = product(&g.in_spatial) * g.in_features;
-    let b_sp_strides: Vec<usize> = strides(&g.kernel_spatial).iter().map(|s| s * cg).collect();
-    let b_o_stride = product(&g.kernel_spatial) * cg;
-    let out_count = g.out_batch * product(&g.out_spatial) * g.out_features;
-    let mut out = Vec::with_capacity(out_count);
-    if out_count == 0 {
+    let taps = product(&g.kernel_spatial);
+    let kc = taps * cg;
+    let groups = g.feature_groups.max(g.batch_groups);
+    let og = g.out_features / groups;
+    let positions = product(&g.out_spatial);
+    let in_positions = product(&g.in_spatial);
+    let rows_total = g.out_batch * positions;
+    let mut out = vec![T::default(); rows_total * g.out_features];
+    if out.is_empty() || kc == 0 {
         return out;
     }
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for n in 0..g.out_batch {
-        let mut os = vec![0usize; rank];
-        loop {
-            // Every (input spatial offset, kernel spatial offset) the window covers.
-            pairs.clear();
-            let lists: Vec<&Vec<(usize, usize)>> = (0..rank).map(|d| &g.taps[d][os[d]]).collect();
-            if lists.iter().all(|l| !l.is_empty()) {
-                let mut pos = vec![0usize; rank];
-                loop {
-                    let (mut ao, mut bo) = (0, 0);
-                    for d in 0..rank {
-                        let (k, i) = lists[d][pos[d]];
-                        ao += i * a_sp_strides[d];
-                        bo += k * b_sp_strides[d];
-                    }
-                    pairs.push((ao, bo));
-                    if !next_index(&mut pos, &lists.iter().map(|l| l.len()).collect::<Vec<_>>()) {
-                        break;
-                    }
+    // For each output position: (tap index, input spatial offset) of every valid tap.
+    let k_strides = strides(&g.kernel_spatial);
+    let i_strides = strides(&g.in_spatial);
+    let mut taps_at: Vec<Vec<(usize, usize)>> = Vec::with_capacity(positions);
+    let mut os = vec![0usize; rank];
+    for _ in 0..positions {
+        let lists: Vec<&Vec<(usize, usize)>> = (0..rank).map(|d| &g.taps[d][os[d]]).collect();
+        let mut here = Vec::new();
+        if lists.iter().all(|l| !l.is_empty()) {
+            let lens: Vec<usize> = lists.iter().map(|l| l.len()).collect();
+            let mut pos = vec![0usize; rank];
+            loop {
+                let (mut t, mut sp) = (0, 0);
+                for d in 0..rank {
+                    let (k, i) = lists[d][pos[d]];
+                    t += k * k_strides[d];
+                    sp += i * i_strides[d];
+                }
+                here.push((t, sp));
+                if !next_index(&mut pos, &lens) {
+                    break;
                 }
             }
-            for o in 0..g.out_features {
-                let fg = o / o_per_fgroup;
-                let bg = o / o_per_bgroup;
+        }
+        taps_at.push(here);
+        next_index(&mut os, &g.out_spatial);
+    }
+    for q in 0..groups {
+        let fg = if g.feature_groups > 1 { q } else { 0 };
+        let bg = if g.batch_groups > 1 { q } else { 0 };
+        let o0 = q * og;
+        let mut kernel = vec![T::default(); kc * og];
+        for oo in 0..og {
+            let src = &b[(o0 + oo) * kc..(o0 + oo + 1) * kc];
+            for (r, &v) in src.iter().enumerate() {
+                kernel[r * og + oo] = v;
+            }
+        }
+        for start in (0..rows_total).step_by(CHUNK) {
+            let rows = CHUNK.min(rows_total - start);
+            let mut patches = vec![T::default(); rows * kc];
+            for r in 0..rows {
+                let (n, pos) = ((start + r) / positions, (start + r) % positions);
                 let nin = bg * g.out_batch + n;
-                let a_base = nin * a_batch_stride + fg * cg;
-                let b_base = o * b_o_stride;
-                let mut acc = T::default();
-                for &(ao, bo) in &pairs {
-                    let av = &a[a_base + ao..a_base + ao + cg];
-                    let bv = &b[b_base + bo..b_base + bo + cg];
-                    for (&x, &y) in av.iter().zip(bv) {
-                        acc = acc.add(x.mul(y));
-                    }
+                for &(t, sp) in &taps_at[pos] {
+                    let src = (nin * in_positions + sp) * g.in_features + fg * cg;
+                    let dst = r * kc + t * cg;
+                    patches[dst..dst + cg].copy_from_slice(&a[src..src + cg]);
                 }
-                out.push(acc);
             }
-            if !next_index(&mut os, &g.out_spatial) {
-                break;
+            let c = batched_matmul(&patches, &kernel, 1, rows, kc, og);
+            for r in 0..rows {
+                let dst = (start + r) * g.out_features + o0;
+                out[dst..dst + og].copy_from_slice(&c[r * og..(r + 1) * og]);
             }
         }
     }
-    debug_assert_eq!(out.len(), out_count);
     out
 }
 

@@ -4,6 +4,7 @@
 use super::numeric::{load, permuted_offsets, store, with_bufs, Buf, Domain, Num};
 use super::util::{dim_list, dims_of, operand, product};
 use super::KernelError;
+use crate::attrs::DotDimensionNumbers;
 use crate::{Instruction, Literal};
 
 /// `[B, M, K] x [B, K, N] -> [B, M, N]`, row-major, accumulating in order of `k`.
@@ -36,60 +37,102 @@ pub(crate) fn batched_matmul<T: Num>(
     c
 }
 
+/// Dot dimension numbers resolved against operand dimensions.
+pub(crate) struct DotDims {
+    lb: Vec<usize>,
+    rb: Vec<usize>,
+    lc: Vec<usize>,
+    rc: Vec<usize>,
+    lf: Vec<usize>,
+    rf: Vec<usize>,
+}
+
+impl DotDims {
+    /// Checks `dn` against operand dimensions `ld` and `rd`.
+    pub(crate) fn new(
+        dn: &DotDimensionNumbers,
+        ld: &[usize],
+        rd: &[usize],
+        what: &str,
+    ) -> Result<DotDims, KernelError> {
+        let lb = dim_list(&dn.lhs_batch_dims, ld.len(), what)?;
+        let rb = dim_list(&dn.rhs_batch_dims, rd.len(), what)?;
+        let lc = dim_list(&dn.lhs_contracting_dims, ld.len(), what)?;
+        let rc = dim_list(&dn.rhs_contracting_dims, rd.len(), what)?;
+        if lb.len() != rb.len() || lc.len() != rc.len() {
+            return Err(KernelError::Invalid(format!(
+                "{what}: batch or contracting dimension counts differ"
+            )));
+        }
+        for (&l, &r) in lb.iter().zip(&rb).chain(lc.iter().zip(&rc)) {
+            if ld[l] != rd[r] {
+                return Err(KernelError::Invalid(format!(
+                    "{what}: lhs dimension {l} (size {}) does not match rhs dimension {r} (size {})",
+                    ld[l], rd[r]
+                )));
+            }
+        }
+        let lf = (0..ld.len())
+            .filter(|d| !lb.contains(d) && !lc.contains(d))
+            .collect();
+        let rf = (0..rd.len())
+            .filter(|d| !rb.contains(d) && !rc.contains(d))
+            .collect();
+        Ok(DotDims {
+            lb,
+            rb,
+            lc,
+            rc,
+            lf,
+            rf,
+        })
+    }
+
+    /// Result dimensions: batch, lhs free, rhs free.
+    pub(crate) fn out_dims(&self, ld: &[usize], rd: &[usize]) -> Vec<usize> {
+        self.lb
+            .iter()
+            .map(|&d| ld[d])
+            .chain(self.lf.iter().map(|&d| ld[d]))
+            .chain(self.rf.iter().map(|&d| rd[d]))
+            .collect()
+    }
+}
+
+/// The dot of values already in one domain; the result is row-major over
+/// [`DotDims::out_dims`].
+pub(crate) fn dot_bufs(
+    a: &Buf,
+    ld: &[usize],
+    b: &Buf,
+    rd: &[usize],
+    dd: &DotDims,
+) -> Result<Buf, KernelError> {
+    let size =
+        |dims: &[usize], sel: &[usize]| product(&sel.iter().map(|&d| dims[d]).collect::<Vec<_>>());
+    let (bs, m, k, n) = (
+        size(ld, &dd.lb),
+        size(ld, &dd.lf),
+        size(ld, &dd.lc),
+        size(rd, &dd.rf),
+    );
+    let lperm: Vec<usize> = dd.lb.iter().chain(&dd.lf).chain(&dd.lc).copied().collect();
+    let rperm: Vec<usize> = dd.rb.iter().chain(&dd.rc).chain(&dd.rf).copied().collect();
+    let a = a.pick(&permuted_offsets(ld, &lperm));
+    let b = b.pick(&permuted_offsets(rd, &rperm));
+    Ok(with_bufs!((&a => x, &b => y), batched_matmul(x, y, bs, m, k, n), dot))
+}
+
 /// Evaluates a `dot` instruction.
 pub(crate) fn dot(instr: &Instruction, operands: &[&Literal]) -> Result<Literal, KernelError> {
     let lhs = operand(operands, 0, "dot")?;
     let rhs = operand(operands, 1, "dot")?;
-    let dn = instr.dot_dimension_numbers();
     let ld = dims_of(lhs.shape(), "dot lhs")?;
     let rd = dims_of(rhs.shape(), "dot rhs")?;
-    let lb = dim_list(&dn.lhs_batch_dims, ld.len(), "dot lhs_batch_dims")?;
-    let rb = dim_list(&dn.rhs_batch_dims, rd.len(), "dot rhs_batch_dims")?;
-    let lc = dim_list(
-        &dn.lhs_contracting_dims,
-        ld.len(),
-        "dot lhs_contracting_dims",
-    )?;
-    let rc = dim_list(
-        &dn.rhs_contracting_dims,
-        rd.len(),
-        "dot rhs_contracting_dims",
-    )?;
-    if lb.len() != rb.len() || lc.len() != rc.len() {
-        return Err(KernelError::Invalid(
-            "dot: batch or contracting dimension counts differ".into(),
-        ));
-    }
-    for (&l, &r) in lb.iter().zip(&rb).chain(lc.iter().zip(&rc)) {
-        if ld[l] != rd[r] {
-            return Err(KernelError::Invalid(format!(
-                "dot: lhs dimension {l} (size {}) does not match rhs dimension {r} (size {})",
-                ld[l], rd[r]
-            )));
-        }
-    }
-    let lf: Vec<usize> = (0..ld.len())
-        .filter(|d| !lb.contains(d) && !lc.contains(d))
-        .collect();
-    let rf: Vec<usize> = (0..rd.len())
-        .filter(|d| !rb.contains(d) && !rc.contains(d))
-        .collect();
-    let size =
-        |dims: &[usize], sel: &[usize]| product(&sel.iter().map(|&d| dims[d]).collect::<Vec<_>>());
-    let (bs, m, k, n) = (
-        size(&ld, &lb),
-        size(&ld, &lf),
-        size(&ld, &lc),
-        size(&rd, &rf),
-    );
+    let dd = DotDims::new(&instr.dot_dimension_numbers(), &ld, &rd, "dot")?;
     let out_shape = instr.shape();
     let out_dims = dims_of(out_shape, "dot result")?;
-    let expected: Vec<usize> = lb
-        .iter()
-        .map(|&d| ld[d])
-        .chain(lf.iter().map(|&d| ld[d]))
-        .chain(rf.iter().map(|&d| rd[d]))
-        .collect();
+    let expected = dd.out_dims(&ld, &rd);
     if out_dims != expected {
         return Err(KernelError::Invalid(format!(
             "dot: result dimensions {out_dims:?} differ from batch, lhs free, rhs free {expected:?}"
@@ -97,10 +140,7 @@ pub(crate) fn dot(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
     }
     let out_ty = super::util::elem_type(out_shape, "dot result")?;
     let domain = Domain::of(&[lhs.element_type(), rhs.element_type(), out_ty]);
-    let lperm: Vec<usize> = lb.iter().chain(&lf).chain(&lc).copied().collect();
-    let rperm: Vec<usize> = rb.iter().chain(&rc).chain(&rf).copied().collect();
-    let a = load(domain, lhs, "dot lhs")?.pick(&permuted_offsets(&ld, &lperm));
-    let b = load(domain, rhs, "dot rhs")?.pick(&permuted_offsets(&rd, &rperm));
-    let c = with_bufs!((&a => x, &b => y), batched_matmul(x, y, bs, m, k, n), dot);
-    store(c, out_shape, "dot")
+    let a = load(domain, lhs, "dot lhs")?;
+    let b = load(domain, rhs, "dot rhs")?;
+    store(dot_bufs(&a, &ld, &b, &rd, &dd)?, out_shape, "dot")
 }

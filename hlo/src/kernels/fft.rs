@@ -1,6 +1,8 @@
 //! `fft` (FFT, IFFT, RFFT, IRFFT over the last 1-3 dimensions), computed in `f64` with
-//! an exact-index twiddle table (direct DFT per line, any length) and rounded once to
-//! the result type. Inverse transforms divide by the length, as XLA does.
+//! an exact-index twiddle table (radix-2 for power-of-two lengths, a direct DFT for
+//! other lengths up to 64, Bluestein's algorithm beyond) and rounded once to the result
+//! type. Inverse transforms divide
+//! by the length, as XLA does.
 
 use super::numeric::{load, store, Buf, Domain};
 use super::util::{dims_of, operand, strides};
@@ -19,7 +21,92 @@ fn twiddles(n: usize) -> Vec<C> {
         .collect()
 }
 
-/// In-place DFT of every line along `axis` (length `n` = `dims[axis]`).
+/// Direct DFT of `line` into `out` (`w` = [`twiddles`] of the length).
+fn dft(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    for (k, o) in out.iter_mut().enumerate() {
+        let (mut re, mut im) = (0.0, 0.0);
+        for (j, x) in line.iter().enumerate() {
+            let t = w[(k * j) % n];
+            let ti = if inverse { -t[1] } else { t[1] };
+            re += x[0] * t[0] - x[1] * ti;
+            im += x[0] * ti + x[1] * t[0];
+        }
+        *o = [re, im];
+    }
+}
+
+/// Iterative radix-2 FFT of `line` into `out` for power-of-two lengths.
+fn radix2(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    let bits = n.trailing_zeros();
+    for (i, x) in line.iter().enumerate() {
+        let r = if bits == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - bits)
+        };
+        out[r] = *x;
+    }
+    let mut len = 2;
+    while len <= n {
+        let step = n / len;
+        for start in (0..n).step_by(len) {
+            for j in 0..len / 2 {
+                let t = w[j * step];
+                let ti = if inverse { -t[1] } else { t[1] };
+                let (a, b) = (out[start + j], out[start + j + len / 2]);
+                let bt = [b[0] * t[0] - b[1] * ti, b[0] * ti + b[1] * t[0]];
+                out[start + j] = [a[0] + bt[0], a[1] + bt[1]];
+                out[start + j + len / 2] = [a[0] - bt[0], a[1] - bt[1]];
+            }
+        }
+        len *= 2;
+    }
+}
+
+/// Bluestein's chirp-z DFT of any length via power-of-two FFTs (for long lines whose
+/// length is not a power of two). The chirp angles use `k^2 mod 2n`, exact in integers.
+fn bluestein(line: &[C], out: &mut [C], inverse: bool) {
+    let n = line.len();
+    let m = (2 * n - 1).next_power_of_two();
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let chirp: Vec<C> = (0..n)
+        .map(|k| {
+            let a = sign * std::f64::consts::PI * ((k * k) % (2 * n)) as f64 / n as f64;
+            [a.cos(), a.sin()]
+        })
+        .collect();
+    let mul = |x: C, y: C| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]];
+    let conj = |x: C| [x[0], -x[1]];
+    let mut a = vec![[0.0; 2]; m];
+    for k in 0..n {
+        a[k] = mul(line[k], chirp[k]);
+    }
+    let mut b = vec![[0.0; 2]; m];
+    b[0] = conj(chirp[0]);
+    for k in 1..n {
+        b[k] = conj(chirp[k]);
+        b[m - k] = conj(chirp[k]);
+    }
+    let w = twiddles(m);
+    let (mut fa, mut fb) = (vec![[0.0; 2]; m], vec![[0.0; 2]; m]);
+    radix2(&a, &mut fa, &w, false);
+    radix2(&b, &mut fb, &w, false);
+    let prod: Vec<C> = fa.iter().zip(&fb).map(|(&x, &y)| mul(x, y)).collect();
+    let mut conv = vec![[0.0; 2]; m];
+    radix2(&prod, &mut conv, &w, true);
+    for k in 0..n {
+        let c = [conv[k][0] / m as f64, conv[k][1] / m as f64];
+        out[k] = mul(c, chirp[k]);
+    }
+}
+
+/// Lines at most this long use the direct DFT when their length is not a power of two.
+const DIRECT_MAX: usize = 64;
+
+/// In-place DFT of every line along `axis` (length `n` = `dims[axis]`): radix-2 for
+/// powers of two, a direct sum for short lines, Bluestein for long ones.
 fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let n = dims[axis];
     if n == 0 || data.is_empty() {
@@ -31,24 +118,21 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let mut line = vec![[0.0; 2]; n];
     let mut out = vec![[0.0; 2]; n];
     for base in 0..data.len() {
-        if (base / st) % n != 0 {
+        if !(base / st).is_multiple_of(n) {
             continue;
         }
         for (i, l) in line.iter_mut().enumerate() {
             *l = data[base + i * st];
         }
-        for (k, o) in out.iter_mut().enumerate() {
-            let (mut re, mut im) = (0.0, 0.0);
-            for (j, x) in line.iter().enumerate() {
-                let t = w[(k * j) % n];
-                let ti = if inverse { -t[1] } else { t[1] };
-                re += x[0] * t[0] - x[1] * ti;
-                im += x[0] * ti + x[1] * t[0];
-            }
-            *o = [re * scale, im * scale];
+        if n.is_power_of_two() {
+            radix2(&line, &mut out, &w, inverse);
+        } else if n <= DIRECT_MAX {
+            dft(&line, &mut out, &w, inverse);
+        } else {
+            bluestein(&line, &mut out, inverse);
         }
         for (i, o) in out.iter().enumerate() {
-            data[base + i * st] = *o;
+            data[base + i * st] = [o[0] * scale, o[1] * scale];
         }
     }
 }
@@ -151,7 +235,7 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
                 if let Some(first) = row.first_mut() {
                     first[1] = 0.0;
                 }
-                if n_last % 2 == 0 && n_last > 0 {
+                if n_last.is_multiple_of(2) && n_last > 0 {
                     row[n_last / 2][1] = 0.0;
                 }
             }
@@ -162,4 +246,51 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
         other => return Err(KernelError::Unsupported(format!("{W}: fft_type {other}"))),
     };
     store(Buf::C128(result), instr.shape(), W)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bluestein_matches_direct_dft() {
+        for n in [3usize, 5, 7, 12, 65, 100, 127] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [((i * 7) % 11) as f64 - 5.0, ((i * 3) % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                bluestein(&line, &mut a, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn radix2_matches_direct_dft() {
+        for n in [1usize, 2, 4, 8, 64] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [(i * 7 % 5) as f64 - 2.0, (i * 3 % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                radix2(&line, &mut a, &w, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
 }

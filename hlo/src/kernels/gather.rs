@@ -128,6 +128,26 @@ pub(crate) fn gather(instr: &Instruction, operands: &[&Literal]) -> Result<Liter
                 "{W}: a batching dimension is the index vector dimension"
             ))
         })?;
+    let shapes_agree = out_batch
+        .iter()
+        .zip(&layout.batch_dims)
+        .all(|(&o, &b)| out_dims[o] == layout.dims[b])
+        && offset_dims
+            .iter()
+            .zip(&window_dims)
+            .all(|(&o, &x)| out_dims[o] == sizes[x])
+        && collapsed.iter().chain(&obatch).all(|&d| sizes[d] <= 1)
+        && obatch.len() == ibatch.len()
+        && obatch
+            .iter()
+            .zip(&ibatch)
+            .all(|(&x, &i)| xd[x] == layout.dims[i]);
+    if !shapes_agree {
+        return Err(KernelError::Invalid(format!(
+            "{W}: result shape {} does not match the indices and slice sizes",
+            instr.shape()
+        )));
+    }
     let indices = int_values(idx, W)?;
     let xs = super::util::strides(&xd);
     let total: usize = out_dims.iter().product();

@@ -1,28 +1,35 @@
 //! Numeric kernels of the reference evaluator: the operations whose semantics take more
-//! than an elementwise loop (dot, convolution, gather, scatter, sort, top-k,
+//! than an elementwise loop (dot, ragged-dot, convolution, gather, scatter, sort, top-k,
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
-//! triangular-solve and the LAPACK custom calls JAX emits for CPU).
+//! triangular-solve, the batch-norm ops, and the LAPACK custom calls JAX emits for CPU).
 //!
-//! The interpreter ([`crate::eval`] once merged) asks [`handles`] whether an instruction
-//! is one of these, and calls [`evaluate`] with the operand values; called computations
-//! (comparators, scatter updates, window reducers) are applied through
-//! [`CallComputation`], with a native fast path for the scalar reducers
-//! [`simple_reducer`] recognises.
+//! The interpreter (`hlo::eval`) asks [`handles`](crate::kernels::handles) whether an
+//! instruction is one of these, and calls [`evaluate`](crate::kernels::evaluate) with
+//! the operand values; called computations (comparators, scatter updates, window
+//! reducers) are applied through [`CallComputation`](crate::kernels::CallComputation),
+//! with native fast paths for the scalar reducers
+//! [`simple_reducer`](crate::kernels::simple_reducer) recognises and for comparators
+//! made of scalar compare/select/bitcast/logic ops.
 //!
-//! Values are [`Literal`]s in row-major logical order (layouts do not matter here).
-//! Numeric kernels compute in a widened domain (`f32` for `f32`/`f16`/`bf16`, `f64`,
-//! wrapping 64-bit integers, complex) and round once to the result type.
+//! Values are [`Literal`](crate::Literal)s in row-major logical order (layouts do not
+//! matter here). Numeric kernels compute in a widened domain (`f32` for
+//! `f32`/`f16`/`bf16`, `f64`, wrapping 64-bit integers, complex; `f64` for fft and
+//! linear algebra) and round once to the result type.
 //!
 //! Deliberately unsupported: `rng` (XLA:CPU draws it from a process-wide seed, so its
 //! values are not a function of the module and its inputs).
 
+mod batchnorm;
 mod conv;
 mod dot;
 mod fft;
 mod gather;
+mod linalg;
 mod numeric;
+mod ragged;
 mod reducer;
 mod rng;
+mod scalar;
 mod scatter;
 mod sort;
 mod util;
@@ -52,6 +59,30 @@ pub enum KernelError {
     Call(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// The LAPACK custom-call targets (XLA:CPU FFI names) the kernels implement.
+const LAPACK_TARGETS: &[&str] = &[
+    "lapack_spotrf_ffi",
+    "lapack_dpotrf_ffi",
+    "lapack_cpotrf_ffi",
+    "lapack_zpotrf_ffi",
+    "lapack_strsm_ffi",
+    "lapack_dtrsm_ffi",
+    "lapack_ctrsm_ffi",
+    "lapack_ztrsm_ffi",
+    "lapack_sgetrf_ffi",
+    "lapack_dgetrf_ffi",
+    "lapack_cgetrf_ffi",
+    "lapack_zgetrf_ffi",
+    "lapack_sgeqrf_ffi",
+    "lapack_dgeqrf_ffi",
+    "lapack_cgeqrf_ffi",
+    "lapack_zgeqrf_ffi",
+    "lapack_sorgqr_ffi",
+    "lapack_dorgqr_ffi",
+    "lapack_cungqr_ffi",
+    "lapack_zungqr_ffi",
+];
+
 /// True for the instructions [`evaluate`] implements.
 pub fn handles(op: Opcode, instr: &Instruction) -> bool {
     match op {
@@ -64,8 +95,16 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::ReduceWindow
         | Opcode::SelectAndScatter
         | Opcode::RngBitGenerator
-        | Opcode::Fft => true,
-        Opcode::CustomCall => instr.custom_call_target().is_some_and(|t| t == "TopK"),
+        | Opcode::Fft
+        | Opcode::Cholesky
+        | Opcode::TriangularSolve
+        | Opcode::BatchNormTraining
+        | Opcode::BatchNormInference
+        | Opcode::BatchNormGrad
+        | Opcode::RaggedDot => true,
+        Opcode::CustomCall => instr
+            .custom_call_target()
+            .is_some_and(|t| t == "TopK" || LAPACK_TARGETS.contains(&t)),
         _ => false,
     }
 }
@@ -85,12 +124,21 @@ pub fn evaluate(
         Opcode::Scatter => scatter::scatter(module, instr, operands, calls),
         Opcode::RngBitGenerator => rng::rng_bit_generator(instr, operands),
         Opcode::Fft => fft::fft(instr, operands),
-        Opcode::Sort => sort::sort(instr, operands, calls),
+        Opcode::Cholesky => linalg::cholesky_op(instr, operands),
+        Opcode::TriangularSolve => linalg::triangular_solve_op(instr, operands),
+        Opcode::BatchNormTraining => batchnorm::training(instr, operands),
+        Opcode::BatchNormInference => batchnorm::inference(instr, operands),
+        Opcode::BatchNormGrad => batchnorm::grad(instr, operands),
+        Opcode::RaggedDot => ragged::ragged_dot(instr, operands),
+        Opcode::Sort => sort::sort(module, instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),
         Opcode::SelectAndScatter => window::select_and_scatter(module, instr, operands, calls),
         Opcode::CustomCall => match instr.custom_call_target() {
             Some("TopK") => sort::topk_custom_call(module, instr, operands, calls),
+            Some(t) if LAPACK_TARGETS.contains(&t) => {
+                linalg::lapack_custom_call(t, instr, operands)
+            }
             other => Err(KernelError::Unsupported(format!(
                 "custom-call target {:?} is not implemented",
                 other.unwrap_or("<none>")

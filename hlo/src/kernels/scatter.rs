@@ -104,6 +104,22 @@ pub(crate) fn scatter(
     for (&x, &u) in xwin.iter().zip(&uwin) {
         wsize[x] = ud[u];
     }
+    let shapes_agree = uscatter
+        .iter()
+        .zip(&layout.batch_dims)
+        .all(|(&u, &b)| ud[u] == layout.dims[b])
+        && xwin.iter().all(|&x| wsize[x] <= xd[x])
+        && ibatch.len() == sbatch.len()
+        && ibatch
+            .iter()
+            .zip(&sbatch)
+            .all(|(&x, &i)| xd[x] == layout.dims[i]);
+    if !shapes_agree {
+        return Err(KernelError::Invalid(format!(
+            "{W}: update shape {} does not match the indices and operand",
+            updates[0].shape()
+        )));
+    }
     let indices = int_values(idx, W)?;
     let xs = super::util::strides(&xd);
     let ty = inputs[0].element_type();
@@ -129,8 +145,8 @@ pub(crate) fn scatter(
         for (&d, &p) in ibatch.iter().zip(&sbatch_pos) {
             start[d] = batch[p] as i64;
         }
-        let in_bounds =
-            (0..rank).all(|d| start[d] >= 0 && start[d] + wsize[d] as i64 <= xd[d] as i64);
+        let in_bounds = (0..rank)
+            .all(|d| start[d] >= 0 && start[d].saturating_add(wsize[d] as i64) <= xd[d] as i64);
         if in_bounds {
             let mut off = 0usize;
             for d in 0..rank {

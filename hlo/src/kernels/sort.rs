@@ -1,6 +1,7 @@
 //! `sort` (multi-operand, comparator computation, stable merge sort along one dimension)
 //! and top-k (the `topk` opcode and XLA:CPU's `TopK` custom call).
 
+use super::scalar::{read, Scalar, ScalarFn};
 use super::util::{
     dim, dims_of, operand, pred_value, result_part, scalar_at, strides, take, wrap_results,
 };
@@ -66,6 +67,7 @@ fn lines(dims: &[usize], axis: usize) -> Vec<Vec<usize>> {
 
 /// Evaluates `sort`.
 pub(crate) fn sort(
+    module: &Module,
     instr: &Instruction,
     operands: &[&Literal],
     calls: &mut dyn CallComputation,
@@ -92,20 +94,34 @@ pub(crate) fn sort(
     let comp = instr
         .to_apply()
         .ok_or_else(|| KernelError::Invalid("sort: missing to_apply comparator".into()))?;
+    let native = ScalarFn::compile(module, comp).filter(|f| f.params() == 2 * arrays.len());
     let mut order = Vec::with_capacity(first.data().len());
+    let (mut args, mut scratch) = (Vec::new(), Vec::new());
     for line in lines(&dims, axis) {
-        let scalars: Vec<Vec<Literal>> = arrays
-            .iter()
-            .map(|a| line.iter().map(|&i| scalar_at(a, i)).collect())
-            .collect();
+        let natives: Option<Vec<Vec<Scalar>>> = native.as_ref().and_then(|_| {
+            arrays
+                .iter()
+                .map(|a| line.iter().map(|&i| read(a, i)).collect())
+                .collect()
+        });
         let mut perm: Vec<usize> = (0..line.len()).collect();
         let mut less = |i: usize, j: usize| -> Result<bool, KernelError> {
-            let mut args = Vec::with_capacity(2 * scalars.len());
-            for s in &scalars {
-                args.push(s[i].clone());
-                args.push(s[j].clone());
+            if let (Some(f), Some(vals)) = (&native, &natives) {
+                args.clear();
+                for v in vals {
+                    args.push(v[i]);
+                    args.push(v[j]);
+                }
+                if let Some(Scalar::B(b)) = f.eval(&args, &mut scratch) {
+                    return Ok(b);
+                }
             }
-            pred_value(&calls.call(comp, &args)?, "sort")
+            let mut lits = Vec::with_capacity(2 * arrays.len());
+            for a in &arrays {
+                lits.push(scalar_at(a, line[i]));
+                lits.push(scalar_at(a, line[j]));
+            }
+            pred_value(&calls.call(comp, &lits)?, "sort")
         };
         merge_sort(&mut perm, &mut less)?;
         order.push((line, perm));
@@ -274,11 +290,24 @@ pub(crate) fn topk_custom_call(
             super::util::make_array(&Shape::scalar(ElementType::S32), data, "TopK")
         })
         .collect::<Result<_, _>>()?;
+    let native = ScalarFn::compile(module, comp).filter(|f| f.params() == params);
+    let (mut args, mut scratch) = (Vec::new(), Vec::new());
     let mut picks = Vec::with_capacity(rows * k);
     for r in 0..rows {
         let vals: Vec<Literal> = (0..n).map(|i| scalar_at(x, r * n + i)).collect();
+        let natives: Option<Vec<Scalar>> = native
+            .as_ref()
+            .and_then(|_| (0..n).map(|i| read(x, r * n + i)).collect());
         let mut perm: Vec<usize> = (0..n).collect();
         let mut less = |i: usize, j: usize| -> Result<bool, KernelError> {
+            if let (Some(f), Some(v)) = (&native, &natives) {
+                args.clear();
+                args.extend([v[i], v[j], Scalar::I(i as i128), Scalar::I(j as i128)]);
+                args.truncate(params);
+                if let Some(Scalar::B(b)) = f.eval(&args, &mut scratch) {
+                    return Ok(b);
+                }
+            }
             let mut args = vec![vals[i].clone(), vals[j].clone()];
             args.push(index_scalars[i].clone());
             args.push(index_scalars[j].clone());

@@ -39,7 +39,13 @@ fn window_taps(
             let mut list = Vec::new();
             for k in 0..w.size {
                 let k = if w.reversal { w.size - 1 - k } else { k };
-                let pos = o * w.stride + k * w.window_dilation - w.padding_low;
+                let pos = o
+                    .checked_mul(w.stride)
+                    .and_then(|p| p.checked_add(k.checked_mul(w.window_dilation)?))
+                    .and_then(|p| p.checked_sub(w.padding_low))
+                    .ok_or_else(|| {
+                        KernelError::Invalid(format!("{what}: window position overflows"))
+                    })?;
                 if pos < 0 || pos % w.base_dilation != 0 {
                     continue;
                 }
@@ -203,6 +209,7 @@ fn native_select(module: &Module, comp: CompId) -> Option<ComparisonDirection> {
         || c.parameters().len() != 2
         || root.operands() != [c.parameter(0)?, c.parameter(1)?]
         || matches!(root.comparison_type(), Some(ComparisonType::TotalOrder))
+        || root.attr(&AttrName::Order).is_some()
     {
         return None;
     }

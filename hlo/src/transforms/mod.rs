@@ -3,18 +3,24 @@
 
 pub mod algsimp;
 pub mod call_inliner;
+pub mod conditional_simplifier;
 pub mod cse;
 pub mod dce;
 pub mod flatten_call_graph;
+pub mod sort_simplifier;
 pub mod tuple_simplifier;
 pub mod util;
+pub mod zero_sized;
 
 pub use algsimp::AlgebraicSimplifier;
 pub use call_inliner::CallInliner;
+pub use conditional_simplifier::ConditionalSimplifier;
 pub use cse::Cse;
 pub use dce::Dce;
 pub use flatten_call_graph::FlattenCallGraph;
+pub use sort_simplifier::SortSimplifier;
 pub use tuple_simplifier::TupleSimplifier;
+pub use zero_sized::ZeroSizedHloElimination;
 
 use crate::pass::{FixedPoint, Pass, Pipeline};
 
@@ -28,6 +34,9 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
         Box::new(AlgebraicSimplifier),
+        Box::new(ZeroSizedHloElimination),
+        Box::new(SortSimplifier),
+        Box::new(ConditionalSimplifier),
     ]
 }
 
@@ -52,12 +61,15 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
     Ok(p)
 }
 
-/// The default target-independent pipeline: a simplification fixed point (the passes
-/// feed each other), then a final cleanup.
+/// The default target-independent pipeline: inline calls, then a simplification fixed
+/// point (the passes feed each other), then a final cleanup.
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
+        .with(AlgebraicSimplifier)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);
-    Pipeline::new("optimization").with(FixedPoint::new(simplify))
+    Pipeline::new("optimization")
+        .with(CallInliner)
+        .with(FixedPoint::new(simplify))
 }

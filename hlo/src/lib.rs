@@ -111,9 +111,13 @@
 
 pub mod attrs;
 mod error;
+pub mod eval;
 pub mod ir;
+/// Numeric kernels of the reference evaluator.
+pub mod kernels;
 pub mod literal;
 pub mod log;
+pub mod npy;
 mod opcode;
 pub mod parser;
 pub mod pass;
@@ -121,6 +125,7 @@ pub mod printer;
 pub mod shape;
 mod text;
 pub mod transforms;
+pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};
 pub use error::{Location, ParseError, ParseWarning};

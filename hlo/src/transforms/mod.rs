@@ -4,6 +4,7 @@
 pub mod algsimp;
 pub mod call_inliner;
 pub mod conditional_simplifier;
+pub mod constant_folding;
 pub mod cse;
 pub mod dce;
 pub mod flatten_call_graph;
@@ -15,6 +16,7 @@ pub mod zero_sized;
 pub use algsimp::AlgebraicSimplifier;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
+pub use constant_folding::ConstantFolding;
 pub use cse::Cse;
 pub use dce::Dce;
 pub use flatten_call_graph::FlattenCallGraph;
@@ -34,6 +36,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
         Box::new(AlgebraicSimplifier),
+        Box::new(ConstantFolding::default()),
         Box::new(ZeroSizedHloElimination),
         Box::new(SortSimplifier),
         Box::new(ConditionalSimplifier),
@@ -66,10 +69,14 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
         .with(AlgebraicSimplifier)
+        .with(ConstantFolding::default())
+        .with(SortSimplifier)
+        .with(ConditionalSimplifier)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);
     Pipeline::new("optimization")
         .with(CallInliner)
+        .with(ZeroSizedHloElimination)
         .with(FixedPoint::new(simplify))
 }

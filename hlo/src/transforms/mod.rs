@@ -11,6 +11,8 @@ pub mod flatten_call_graph;
 pub mod sort_simplifier;
 pub mod tuple_simplifier;
 pub mod util;
+pub mod while_loop_constant_sinking;
+pub mod while_loop_simplifier;
 pub mod zero_sized;
 
 pub use algsimp::AlgebraicSimplifier;
@@ -22,6 +24,8 @@ pub use dce::Dce;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use sort_simplifier::SortSimplifier;
 pub use tuple_simplifier::TupleSimplifier;
+pub use while_loop_constant_sinking::WhileLoopConstantSinking;
+pub use while_loop_simplifier::WhileLoopSimplifier;
 pub use zero_sized::ZeroSizedHloElimination;
 
 use crate::pass::{FixedPoint, Pass, Pipeline};
@@ -40,6 +44,8 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ZeroSizedHloElimination),
         Box::new(SortSimplifier),
         Box::new(ConditionalSimplifier),
+        Box::new(WhileLoopSimplifier),
+        Box::new(WhileLoopConstantSinking),
     ]
 }
 
@@ -72,11 +78,14 @@ pub fn default_pipeline() -> Pipeline {
         .with(ConstantFolding::default())
         .with(SortSimplifier)
         .with(ConditionalSimplifier)
+        .with(WhileLoopConstantSinking)
+        .with(WhileLoopSimplifier)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);
     Pipeline::new("optimization")
         .with(CallInliner)
+        .with(FlattenCallGraph)
         .with(ZeroSizedHloElimination)
         .with(FixedPoint::new(simplify))
 }

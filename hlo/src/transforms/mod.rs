@@ -7,8 +7,10 @@ pub mod conditional_simplifier;
 pub mod constant_folding;
 pub mod cse;
 pub mod dce;
+pub mod dot_decomposer;
 pub mod flatten_call_graph;
 pub mod sort_simplifier;
+pub mod transpose_folding;
 pub mod tuple_simplifier;
 pub mod util;
 pub mod while_loop_constant_sinking;
@@ -21,8 +23,10 @@ pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
 pub use cse::Cse;
 pub use dce::Dce;
+pub use dot_decomposer::DotDecomposer;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use sort_simplifier::SortSimplifier;
+pub use transpose_folding::TransposeFolding;
 pub use tuple_simplifier::TupleSimplifier;
 pub use while_loop_constant_sinking::WhileLoopConstantSinking;
 pub use while_loop_simplifier::WhileLoopSimplifier;
@@ -46,6 +50,8 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ConditionalSimplifier),
         Box::new(WhileLoopSimplifier),
         Box::new(WhileLoopConstantSinking),
+        Box::new(TransposeFolding),
+        Box::new(DotDecomposer),
     ]
 }
 
@@ -80,6 +86,7 @@ pub fn default_pipeline() -> Pipeline {
         .with(ConditionalSimplifier)
         .with(WhileLoopConstantSinking)
         .with(WhileLoopSimplifier)
+        .with(TransposeFolding)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);

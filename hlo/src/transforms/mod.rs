@@ -2,6 +2,7 @@
 //! (for `hloc opt --passes`) and builds the default pipeline.
 
 pub mod algsimp;
+pub mod batchnorm_expander;
 pub mod call_inliner;
 pub mod conditional_simplifier;
 pub mod constant_folding;
@@ -18,6 +19,7 @@ pub mod while_loop_simplifier;
 pub mod zero_sized;
 
 pub use algsimp::AlgebraicSimplifier;
+pub use batchnorm_expander::BatchNormExpander;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
@@ -52,6 +54,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(WhileLoopConstantSinking),
         Box::new(TransposeFolding),
         Box::new(DotDecomposer),
+        Box::new(BatchNormExpander),
     ]
 }
 
@@ -93,6 +96,7 @@ pub fn default_pipeline() -> Pipeline {
     Pipeline::new("optimization")
         .with(CallInliner)
         .with(FlattenCallGraph)
+        .with(BatchNormExpander)
         .with(ZeroSizedHloElimination)
         .with(FixedPoint::new(simplify))
 }

@@ -12,6 +12,7 @@ pub mod dot_decomposer;
 pub mod flatten_call_graph;
 pub mod sort_simplifier;
 pub mod transpose_folding;
+pub mod tree_reduction;
 pub mod tuple_simplifier;
 pub mod util;
 pub mod while_loop_constant_sinking;
@@ -29,6 +30,7 @@ pub use dot_decomposer::DotDecomposer;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use sort_simplifier::SortSimplifier;
 pub use transpose_folding::TransposeFolding;
+pub use tree_reduction::TreeReductionRewriter;
 pub use tuple_simplifier::TupleSimplifier;
 pub use while_loop_constant_sinking::WhileLoopConstantSinking;
 pub use while_loop_simplifier::WhileLoopSimplifier;
@@ -55,6 +57,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(TransposeFolding),
         Box::new(DotDecomposer),
         Box::new(BatchNormExpander),
+        Box::new(TreeReductionRewriter::default()),
     ]
 }
 

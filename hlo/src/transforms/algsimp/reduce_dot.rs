@@ -28,7 +28,7 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 /// True when `init` is the identity of the reducer `op` for type `ty`. Floats: `+0` and
 /// `-0` both count for add (XLA's rule; `-0 + +0` is `+0`, so only the sign of a zero
 /// result may change).
-fn is_identity(op: Opcode, ty: ElementType, init: Scalar) -> bool {
+pub(crate) fn is_identity(op: Opcode, ty: ElementType, init: Scalar) -> bool {
     match (op, init) {
         (Opcode::Add | Opcode::Or | Opcode::Xor, s) => s.is_zero(),
         (Opcode::Multiply | Opcode::And, Scalar::Bool(b)) => b,

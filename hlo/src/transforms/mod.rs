@@ -10,6 +10,7 @@ pub mod cse;
 pub mod dce;
 pub mod dot_decomposer;
 pub mod flatten_call_graph;
+pub mod reshape_mover;
 pub mod sort_simplifier;
 pub mod transpose_folding;
 pub mod tree_reduction;
@@ -28,6 +29,7 @@ pub use cse::Cse;
 pub use dce::Dce;
 pub use dot_decomposer::DotDecomposer;
 pub use flatten_call_graph::FlattenCallGraph;
+pub use reshape_mover::ReshapeMover;
 pub use sort_simplifier::SortSimplifier;
 pub use transpose_folding::TransposeFolding;
 pub use tree_reduction::TreeReductionRewriter;
@@ -58,6 +60,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(DotDecomposer),
         Box::new(BatchNormExpander),
         Box::new(TreeReductionRewriter::default()),
+        Box::new(ReshapeMover),
     ]
 }
 

@@ -9,6 +9,7 @@ pub mod constant_folding;
 pub mod cse;
 pub mod dce;
 pub mod dot_decomposer;
+pub mod dot_merger;
 pub mod flatten_call_graph;
 pub mod reshape_mover;
 pub mod sort_simplifier;
@@ -28,6 +29,7 @@ pub use constant_folding::ConstantFolding;
 pub use cse::Cse;
 pub use dce::Dce;
 pub use dot_decomposer::DotDecomposer;
+pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use reshape_mover::ReshapeMover;
 pub use sort_simplifier::SortSimplifier;
@@ -61,6 +63,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(BatchNormExpander),
         Box::new(TreeReductionRewriter::default()),
         Box::new(ReshapeMover),
+        Box::new(DotMerger::default()),
     ]
 }
 
@@ -96,6 +99,7 @@ pub fn default_pipeline() -> Pipeline {
         .with(WhileLoopConstantSinking)
         .with(WhileLoopSimplifier)
         .with(TransposeFolding)
+        .with(ReshapeMover)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);

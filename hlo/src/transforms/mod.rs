@@ -6,6 +6,7 @@ pub mod batchnorm_expander;
 pub mod call_inliner;
 pub mod conditional_simplifier;
 pub mod constant_folding;
+pub mod copy_insertion;
 pub mod cse;
 pub mod dce;
 pub mod dot_decomposer;
@@ -26,6 +27,7 @@ pub use batchnorm_expander::BatchNormExpander;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
+pub use copy_insertion::CopyInsertion;
 pub use cse::Cse;
 pub use dce::Dce;
 pub use dot_decomposer::DotDecomposer;
@@ -64,6 +66,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(TreeReductionRewriter::default()),
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
+        Box::new(CopyInsertion),
     ]
 }
 

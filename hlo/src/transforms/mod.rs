@@ -13,6 +13,7 @@ pub mod dot_decomposer;
 pub mod dot_merger;
 pub mod flatten_call_graph;
 pub mod reshape_mover;
+pub mod scatter_expander;
 pub mod sort_simplifier;
 pub mod transpose_folding;
 pub mod tree_reduction;
@@ -34,6 +35,7 @@ pub use dot_decomposer::DotDecomposer;
 pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use reshape_mover::ReshapeMover;
+pub use scatter_expander::ScatterExpander;
 pub use sort_simplifier::SortSimplifier;
 pub use transpose_folding::TransposeFolding;
 pub use tree_reduction::TreeReductionRewriter;
@@ -66,6 +68,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(TreeReductionRewriter::default()),
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
+        Box::new(ScatterExpander::default()),
         Box::new(CopyInsertion),
     ]
 }

@@ -12,6 +12,7 @@ pub mod dce;
 pub mod dot_decomposer;
 pub mod dot_merger;
 pub mod flatten_call_graph;
+pub mod layout;
 pub mod reshape_mover;
 pub mod scatter_expander;
 pub mod sort_simplifier;
@@ -34,6 +35,7 @@ pub use dce::Dce;
 pub use dot_decomposer::DotDecomposer;
 pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
+pub use layout::{LayoutAssignment, LayoutNormalization};
 pub use reshape_mover::ReshapeMover;
 pub use scatter_expander::ScatterExpander;
 pub use sort_simplifier::SortSimplifier;
@@ -69,6 +71,8 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
         Box::new(ScatterExpander::default()),
+        Box::new(LayoutAssignment),
+        Box::new(LayoutNormalization),
         Box::new(CopyInsertion),
     ]
 }

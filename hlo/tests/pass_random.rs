@@ -158,19 +158,20 @@ fn passes_preserve_random_modules() {
                 .map(|x| x.name().to_string())
                 .unwrap_or_default();
             match p.run_in(&mut t, &mut ctx) {
-                Err(e) => failures.push(format!("{name}: {e}\n{text}")),
-                Ok(false) => {}
-                Ok(true) => match {
-                    changed_runs += 1;
-                    hlo::eval::evaluate(&t, &args)
-                } {
-                    Ok(got) if same(&got, &want) => {}
-                    Ok(got) => failures.push(format!(
-                        "{name}: results differ: {got:?} vs {want:?}\n{text}\n{}",
-                        hlo::print_module(&t)
-                    )),
-                    Err(e) => failures.push(format!("{name}: evaluating: {e}\n{text}")),
-                },
+                Err(e) => {
+                    failures.push(format!("{name}: {e}\n{text}"));
+                    continue;
+                }
+                Ok(false) => continue,
+                Ok(true) => changed_runs += 1,
+            }
+            match hlo::eval::evaluate(&t, &args) {
+                Ok(got) if same(&got, &want) => {}
+                Ok(got) => failures.push(format!(
+                    "{name}: results differ: {got:?} vs {want:?}\n{text}\n{}",
+                    hlo::print_module(&t)
+                )),
+                Err(e) => failures.push(format!("{name}: evaluating: {e}\n{text}")),
             }
         }
     }

@@ -78,7 +78,7 @@ impl Emit<'_> {
     fn vec_shape(&self) -> Shape {
         Shape::array(self.ty, vec![self.c()])
     }
-    fn new(
+    fn emit(
         &mut self,
         op: Opcode,
         shape: Shape,
@@ -93,11 +93,11 @@ impl Emit<'_> {
     }
     fn bin(&mut self, op: Opcode, a: InstrId, b: InstrId) -> InstrId {
         let s = (*self.comp.instr(a).shape).clone();
-        self.new(op, s, vec![a, b], Vec::new())
+        self.emit(op, s, vec![a, b], Vec::new())
     }
     fn un(&mut self, op: Opcode, a: InstrId) -> InstrId {
         let s = (*self.comp.instr(a).shape).clone();
-        self.new(op, s, vec![a], Vec::new())
+        self.emit(op, s, vec![a], Vec::new())
     }
     /// A scalar constant.
     fn scalar(&mut self, v: f64) -> Option<InstrId> {
@@ -113,7 +113,7 @@ impl Emit<'_> {
     /// A scalar constant broadcast to `shape`.
     fn splat(&mut self, v: f64, shape: Shape) -> Option<InstrId> {
         let c = self.scalar(v)?;
-        Some(self.new(
+        Some(self.emit(
             Opcode::Broadcast,
             shape,
             vec![c],
@@ -124,7 +124,7 @@ impl Emit<'_> {
     fn along(&mut self, v: InstrId) -> InstrId {
         let s = self.shape.clone();
         let f = self.feature;
-        self.new(
+        self.emit(
             Opcode::Broadcast,
             s,
             vec![v],
@@ -139,7 +139,7 @@ impl Emit<'_> {
             .collect();
         let s = self.vec_shape();
         let add = self.add;
-        Some(self.new(
+        Some(self.emit(
             Opcode::Reduce,
             s,
             vec![x, zero],
@@ -246,7 +246,7 @@ impl Pass for BatchNormExpander {
                     let bo = e.along(offset);
                     let y = e.bin(Opcode::Add, y0, bo);
                     let ts = (*instr.shape).clone();
-                    e.new(Opcode::Tuple, ts, vec![y, mean, var], Vec::new())
+                    e.emit(Opcode::Tuple, ts, vec![y, mean, var], Vec::new())
                 }
                 _ => {
                     let (x, scale, mean, var, dy) = (ops[0], ops[1], ops[2], ops[3], ops[4]);
@@ -272,7 +272,7 @@ impl Pass for BatchNormExpander {
                     let bk = e.along(k);
                     let dx = e.bin(Opcode::Multiply, bk, t3);
                     let ts = (*instr.shape).clone();
-                    e.new(
+                    e.emit(
                         Opcode::Tuple,
                         ts,
                         vec![dx, grad_scale, grad_offset],

@@ -44,10 +44,7 @@ impl Pass for DotMerger {
         let mut changed = false;
         for ci in 0..module.computations.len() {
             let comp = &mut module.computations[ci];
-            loop {
-                let Some((d1, d2, side)) = find_pair(comp, self.max_bytes) else {
-                    break;
-                };
+            while let Some((d1, d2, side)) = find_pair(comp, self.max_bytes) {
                 merge(comp, d1, d2, side, &mut names);
                 changed = true;
             }

@@ -385,7 +385,7 @@ fn expand(
             .ok_or_else(|| bad("scatter dimension out of range"))? = e;
     }
     let mut uops = vec![updates, i];
-    uops.extend(std::iter::repeat(z32).take(window_sizes.len()));
+    uops.extend(std::iter::repeat_n(z32, window_sizes.len()));
     let mut usizes = vec![1];
     usizes.extend(&window_sizes);
     let w = b.add(

@@ -26,7 +26,9 @@ impl Pass for WhileLoopConstantSinking {
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut names = util::NameGen::new(module);
         let sites = util::call_sites(module);
-        let mut work: Vec<(CompId, CompId, Vec<(usize, Instruction)>)> = Vec::new();
+        // (condition, body, the constant state elements to sink).
+        type Sink = (CompId, CompId, Vec<(usize, Instruction)>);
+        let mut work: Vec<Sink> = Vec::new();
         for (_, c) in module.computations() {
             for (_, w) in c.instructions().filter(|(_, i)| i.opcode == Opcode::While) {
                 let (Some(cond), Some(body)) = (w.while_condition(), w.while_body()) else {

@@ -39,6 +39,10 @@ impl Pass for WhileLoopSimplifier {
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut names = util::NameGen::new(module);
         let mut changed = false;
+        let mut sites = util::call_sites(module);
+        // Computations the conditions and bodies call, for evaluating them: one copy of
+        // the module, made when first needed (ids stay valid during the run).
+        let mut scratch: Option<Module> = None;
         for ci in 0..module.computations.len() {
             let loops: Vec<InstrId> = module.computations[ci]
                 .instructions()
@@ -46,7 +50,6 @@ impl Pass for WhileLoopSimplifier {
                 .map(|(id, _)| id)
                 .collect();
             for w in loops {
-                let sites = util::call_sites(module);
                 let i = module.computations[ci].instr(w);
                 let (Some(cond), Some(body)) = (i.while_condition(), i.while_body()) else {
                     continue;
@@ -59,7 +62,7 @@ impl Pass for WhileLoopSimplifier {
                 {
                     continue;
                 }
-                if let Some(trips) = trip_count_0_or_1(module, ci, w, cond, body) {
+                if let Some(trips) = trip_count_0_or_1(module, &mut scratch, ci, w, cond, body) {
                     let comp_body = module.computation(body).clone();
                     let comp = &mut module.computations[ci];
                     let init = comp.instr(w).operands[0];
@@ -72,9 +75,13 @@ impl Pass for WhileLoopSimplifier {
                     util::remove_instructions(comp, &std::iter::once(w).collect());
                     util::repair_order(comp);
                     changed = true;
+                    sites = util::call_sites(module);
                     continue;
                 }
-                changed |= remove_dead_state(module, ci, w, cond, body, &mut names);
+                if remove_dead_state(module, ci, w, cond, body, &mut names) {
+                    changed = true;
+                    sites = util::call_sites(module);
+                }
             }
         }
         if changed {
@@ -96,6 +103,7 @@ impl Pass for WhileLoopSimplifier {
 /// elements in `known`; `None` when it depends on anything else or evaluation fails.
 fn eval_with_known(
     module: &Module,
+    scratch: &mut Option<Module>,
     comp: &Computation,
     target: InstrId,
     known: &HashMap<usize, Literal>,
@@ -137,17 +145,20 @@ fn eval_with_known(
         map.insert(id, b.add(copy));
     }
     let scratch_comp = b.build(Some(*map.get(&target)?)).ok()?;
-    let mut scratch = module.clone();
+    let scratch = scratch.get_or_insert_with(|| module.clone());
     let id = scratch.add_computation(scratch_comp);
-    crate::eval::Evaluator::new(&scratch)
+    let value = crate::eval::Evaluator::new(scratch)
         .with_size_limit(1 << 20)
         .call(id, Vec::new())
-        .ok()
+        .ok();
+    scratch.computations.pop();
+    value
 }
 
 /// 0 or 1 when the loop provably runs that many times (from constant initial state).
 fn trip_count_0_or_1(
     module: &Module,
+    scratch: &mut Option<Module>,
     ci: usize,
     w: InstrId,
     cond: CompId,
@@ -169,7 +180,7 @@ fn trip_count_0_or_1(
         Some(crate::literal::ArrayData::Pred(v)) => v.first().copied(),
         _ => None,
     };
-    let first = is_true(&eval_with_known(module, c, c.root, &known)?)?;
+    let first = is_true(&eval_with_known(module, scratch, c, c.root, &known)?)?;
     if !first {
         return Some(0);
     }
@@ -180,11 +191,11 @@ fn trip_count_0_or_1(
     }
     let mut next: HashMap<usize, Literal> = HashMap::new();
     for (k, &e) in root.operands.iter().enumerate() {
-        if let Some(l) = eval_with_known(module, b, e, &known) {
+        if let Some(l) = eval_with_known(module, scratch, b, e, &known) {
             next.insert(k, l);
         }
     }
-    let second = is_true(&eval_with_known(module, c, c.root, &next)?)?;
+    let second = is_true(&eval_with_known(module, scratch, c, c.root, &next)?)?;
     (!second).then_some(1)
 }
 

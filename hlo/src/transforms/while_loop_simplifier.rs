@@ -6,6 +6,9 @@
 //! - **one-trip loops**: when the condition is true on the initial state and false on the
 //!   state after one iteration (both from constants), the loop is its body applied once,
 //!   inlined;
+//! - **duplicate loop state**: two elements with the same initial value whose next values
+//!   are the same instruction (or which the body both passes through unchanged) are
+//!   always equal; reads of the second become reads of the first, which leaves it dead;
 //! - **dead loop state**: an element that the condition does not read, that no user of
 //!   the loop reads, and that inside the body only feeds its own next value, is removed
 //!   from the state (initial tuple, parameters, body root, every index renumbered).
@@ -78,7 +81,8 @@ impl Pass for WhileLoopSimplifier {
                     sites = util::call_sites(module);
                     continue;
                 }
-                if remove_dead_state(module, ci, w, cond, body, &mut names) {
+                let merged = merge_duplicate_state(module, ci, w, cond, body);
+                if remove_dead_state(module, ci, w, cond, body, &mut names) || merged {
                     changed = true;
                     sites = util::call_sites(module);
                 }
@@ -255,6 +259,71 @@ fn only_feeds_itself(body: &Computation, k: usize) -> bool {
         }
     }
     true
+}
+
+/// Redirects reads of state elements that always equal an earlier element to that
+/// element. True when something changed.
+fn merge_duplicate_state(
+    module: &mut Module,
+    ci: usize,
+    w: InstrId,
+    cond: CompId,
+    body: CompId,
+) -> bool {
+    let comp = &module.computations[ci];
+    let init = comp.instr(comp.instr(w).operands[0]);
+    if init.opcode != Opcode::Tuple || read_indices(comp, w).is_none() {
+        return false;
+    }
+    let b = module.computation(body);
+    let root = b.root_instr();
+    let c = module.computation(cond);
+    if root.opcode != Opcode::Tuple
+        || b.params.first().and_then(|&p| read_indices(b, p)).is_none()
+        || c.params.first().and_then(|&p| read_indices(c, p)).is_none()
+    {
+        return false;
+    }
+    let n = init.operands.len();
+    let mut alias: Vec<Option<usize>> = vec![None; n];
+    for k2 in 0..n {
+        for k1 in 0..k2 {
+            if alias[k1].is_some() {
+                continue;
+            }
+            let same_init = init.operands[k1] == init.operands[k2];
+            let same_next = root.operands[k1] == root.operands[k2]
+                || (super::while_loop_constant_sinking::invariant(b, k1)
+                    && super::while_loop_constant_sinking::invariant(b, k2));
+            if same_init && same_next {
+                alias[k2] = Some(k1);
+                break;
+            }
+        }
+    }
+    // Only elements still read somewhere are worth redirecting.
+    let mut changed = false;
+    let redirect = |comp: &mut Computation, tuple: InstrId, alias: &[Option<usize>]| -> bool {
+        let mut any = false;
+        for g in comp.instr(tuple).users.clone() {
+            let Some(k) = comp.instr(g).tuple_index() else {
+                continue;
+            };
+            if let Some(Some(k1)) = alias.get(k as usize) {
+                comp.instr_mut(g)
+                    .set_attr(AttrName::Index, AttrValue::Int(*k1 as i64));
+                any = true;
+            }
+        }
+        any
+    };
+    for cid in [cond, body] {
+        let cc = module.computation_mut(cid);
+        let p = cc.params[0];
+        changed |= redirect(cc, p, &alias);
+    }
+    changed |= redirect(&mut module.computations[ci], w, &alias);
+    changed
 }
 
 fn remove_dead_state(

@@ -38,7 +38,7 @@ fn arg(dims: &[i64]) -> Literal {
 
 #[test]
 fn normalized_copies_and_transposes_keep_values() {
-    let text = "HloModule m\nENTRY e {\n  a = s32[2,3,4]{2,1,0} parameter(0)\n  c = s32[2,3,4]{0,2,1} copy(a)\n  t = s32[4,3,2]{0,1,2} transpose(a), dimensions={2,1,0}\n  n = s32[2,3,4]{0,2,1} negate(c)\n  ROOT r = (s32[2,3,4]{0,2,1}, s32[4,3,2]{0,1,2}) tuple(n, t)\n}\n";
+    let text = "HloModule m\nENTRY e {\n  a = s32[2,3,4]{2,1,0} parameter(0)\n  c = s32[2,3,4]{0,2,1} copy(a)\n  t = s32[4,3,2]{0,1,2} transpose(a), dimensions={2,1,0}\n  n = s32[2,3,4]{0,2,1} negate(c)\n  q = s32[6,4]{0,1} reshape(n)\n  ROOT r = (s32[2,3,4]{0,2,1}, s32[4,3,2]{0,1,2}, s32[6,4]{0,1}) tuple(n, t, q)\n}\n";
     check(
         text,
         &mut hlo::transforms::LayoutNormalization,

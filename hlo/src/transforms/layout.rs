@@ -14,7 +14,9 @@
 //! explicit, so that later passes see every array in the default layout: a `copy` that
 //! changes layout becomes `bitcast` (to the operand's physical shape), `transpose` (in the
 //! default layout) and `bitcast` (back to the logical shape); a `transpose` whose result
-//! layout makes it a no-op in memory becomes a `bitcast`.
+//! layout makes it a no-op in memory becomes a `bitcast`; a reshape with a non-default
+//! layout on either side becomes transpose (to the default layout), bitcast (the reshape
+//! itself), transpose (to the result's layout).
 
 use super::util::{self, NameGen};
 use crate::attrs::{AttrName, AttrValue};
@@ -173,6 +175,51 @@ impl Pass for LayoutAssignment {
     }
 }
 
+/// True for the default descending layout.
+fn is_default(m2m: &[i64]) -> bool {
+    m2m.iter()
+        .enumerate()
+        .all(|(i, &d)| d == (m2m.len() - 1 - i) as i64)
+}
+
+/// `x` in the layout of `out` (same dimensions): bitcast to `x`'s physical shape, a
+/// transpose in the default layout, bitcast to `out`.
+fn physical_transpose(
+    comp: &mut Computation,
+    names: &mut NameGen,
+    base: &str,
+    x: InstrId,
+    out: &Shape,
+) -> InstrId {
+    let xs = (*comp.instr(x).shape).clone();
+    let (Some(lx), Some(ly), Some(ty)) = (layout_of(&xs), layout_of(out), out.element_type())
+    else {
+        return x;
+    };
+    let rank = out.rank();
+    let (mx, my) = (major_to_minor(&lx), major_to_minor(&ly));
+    let d = out.dims();
+    let px: Vec<i64> = mx.iter().map(|&k| d[k]).collect();
+    let py: Vec<i64> = my.iter().map(|&k| d[k]).collect();
+    let perm: Vec<i64> = my
+        .iter()
+        .map(|k| mx.iter().position(|j| j == k).unwrap_or(0) as i64)
+        .collect();
+    let with =
+        |dims: Vec<i64>| Shape::array_with(ty, dims, Vec::new(), Some(Layout::row_major(rank)));
+    let b1 = util::add(
+        comp,
+        Instruction::new(names.fresh(base), Opcode::Bitcast, with(px), vec![x]),
+    );
+    let t = Instruction::new(names.fresh(base), Opcode::Transpose, with(py), vec![b1])
+        .with_attr(AttrName::Dimensions, AttrValue::IntList(perm));
+    let t = util::add(comp, t);
+    util::add(
+        comp,
+        Instruction::new(names.fresh(base), Opcode::Bitcast, out.clone(), vec![t]),
+    )
+}
+
 /// Dimensions in major-to-minor order for a layout.
 fn major_to_minor(m2m: &[i64]) -> Vec<usize> {
     m2m.iter().rev().map(|&d| d as usize).collect()
@@ -202,53 +249,37 @@ impl Pass for LayoutNormalization {
                 let (Some(lx), Some(ly)) = (layout_of(&xs), layout_of(&i.shape)) else {
                     continue;
                 };
-                let Some(ty) = i.shape.element_type() else {
-                    continue;
-                };
                 let rank = i.shape.rank();
-                if lx.len() != rank || ly.len() != rank {
+                if ly.len() != rank || lx.len() != xs.rank() {
+                    continue;
+                }
+                if i.opcode != Opcode::Reshape && xs.rank() != rank {
                     continue;
                 }
                 match i.opcode {
                     Opcode::Copy if lx != ly => {
-                        let (mx, my) = (major_to_minor(&lx), major_to_minor(&ly));
-                        let d = i.shape.dims();
-                        let px: Vec<i64> = mx.iter().map(|&k| d[k]).collect();
-                        let py: Vec<i64> = my.iter().map(|&k| d[k]).collect();
-                        let perm: Vec<i64> = my
-                            .iter()
-                            .map(|k| mx.iter().position(|j| j == k).unwrap_or(0) as i64)
-                            .collect();
-                        let with = |dims: Vec<i64>| {
-                            Shape::array_with(ty, dims, Vec::new(), Some(Layout::row_major(rank)))
-                        };
-                        let b1 = util::add(
-                            comp,
-                            Instruction::new(
-                                names.fresh(&i.name),
-                                Opcode::Bitcast,
-                                with(px),
-                                vec![x],
-                            ),
-                        );
-                        let t = Instruction::new(
-                            names.fresh(&i.name),
-                            Opcode::Transpose,
-                            with(py),
-                            vec![b1],
-                        )
-                        .with_attr(AttrName::Dimensions, AttrValue::IntList(perm));
-                        let t = util::add(comp, t);
-                        let b2 = util::add(
-                            comp,
-                            Instruction::new(
-                                names.fresh(&i.name),
-                                Opcode::Bitcast,
-                                (*i.shape).clone(),
-                                vec![t],
-                            ),
-                        );
-                        util::replace_uses(comp, id, b2);
+                        let new = physical_transpose(comp, &mut names, &i.name, x, &i.shape);
+                        util::replace_uses(comp, id, new);
+                        changed = true;
+                    }
+                    Opcode::Reshape if !is_default(&lx) || !is_default(&ly) => {
+                        // Transpose to the default layout, reshape there (a bitcast),
+                        // transpose to the result's layout.
+                        let mut cur = x;
+                        if !is_default(&lx) {
+                            let mut s = xs.clone();
+                            s.set_layout(Some(Layout::row_major(xs.rank())));
+                            cur = physical_transpose(comp, &mut names, &i.name, cur, &s);
+                        }
+                        let mut mid = (*i.shape).clone();
+                        mid.set_layout(Some(Layout::row_major(rank)));
+                        let bc =
+                            Instruction::new(names.fresh(&i.name), Opcode::Bitcast, mid, vec![cur]);
+                        cur = util::add(comp, bc);
+                        if !is_default(&ly) {
+                            cur = physical_transpose(comp, &mut names, &i.name, cur, &i.shape);
+                        }
+                        util::replace_uses(comp, id, cur);
                         changed = true;
                     }
                     Opcode::Transpose => {

@@ -6,6 +6,9 @@
 //! - **one-trip loops**: when the condition is true on the initial state and false on the
 //!   state after one iteration (both from constants), the loop is its body applied once,
 //!   inlined;
+//! - **nested loop state**: a state tuple holding tuples becomes flat (its leaves); the
+//!   nested values are rebuilt with `tuple` for the old readers, which the tuple
+//!   simplifier then forwards;
 //! - **duplicate loop state**: two elements with the same initial value whose next values
 //!   are the same instruction (or which the body both passes through unchanged) are
 //!   always equal; reads of the second become reads of the first, which leaves it dead;
@@ -77,6 +80,11 @@ impl Pass for WhileLoopSimplifier {
                     util::replace_uses(comp, w, result);
                     util::remove_instructions(comp, &std::iter::once(w).collect());
                     util::repair_order(comp);
+                    changed = true;
+                    sites = util::call_sites(module);
+                    continue;
+                }
+                if flatten_nested_state(module, ci, w, cond, body, &mut names) {
                     changed = true;
                     sites = util::call_sites(module);
                     continue;
@@ -258,6 +266,158 @@ fn only_feeds_itself(body: &Computation, k: usize) -> bool {
             }
         }
     }
+    true
+}
+
+/// The array leaves of a (nested) tuple shape, with their index paths.
+fn leaves(shape: &Shape, path: &mut Vec<usize>, out: &mut Vec<(Vec<usize>, Shape)>) {
+    match shape {
+        Shape::Tuple(t) => {
+            for (k, e) in t.iter().enumerate() {
+                path.push(k);
+                leaves(e, path, out);
+                path.pop();
+            }
+        }
+        s => out.push((path.clone(), s.clone())),
+    }
+}
+
+/// The leaves of value `v` (of tuple shape `shape`) through nested get-tuple-elements.
+fn leaf_values(
+    comp: &mut Computation,
+    names: &mut util::NameGen,
+    v: InstrId,
+    shape: &Shape,
+) -> Vec<InstrId> {
+    let mut out = Vec::new();
+    for (k, e) in shape.tuple_shapes().iter().enumerate() {
+        let g = Instruction::new(
+            names.fresh("get-tuple-element"),
+            Opcode::GetTupleElement,
+            e.clone(),
+            vec![v],
+        )
+        .with_attr(AttrName::Index, AttrValue::Int(k as i64));
+        let g = util::add(comp, g);
+        if e.is_tuple() {
+            out.extend(leaf_values(comp, names, g, e));
+        } else {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// A value of (nested) tuple shape `shape` built from its leaves, in order.
+fn rebuild(
+    comp: &mut Computation,
+    names: &mut util::NameGen,
+    leaves: &mut std::slice::Iter<'_, InstrId>,
+    shape: &Shape,
+) -> InstrId {
+    match shape {
+        Shape::Tuple(t) => {
+            let ops: Vec<InstrId> = t.iter().map(|e| rebuild(comp, names, leaves, e)).collect();
+            util::add(
+                comp,
+                Instruction::new(names.fresh("tuple"), Opcode::Tuple, shape.clone(), ops),
+            )
+        }
+        _ => *leaves
+            .next()
+            .unwrap_or_else(|| unreachable!("one leaf per array")),
+    }
+}
+
+/// Replaces the nested loop state of `w` by its flat leaves. True when it changed.
+fn flatten_nested_state(
+    module: &mut Module,
+    ci: usize,
+    w: InstrId,
+    cond: CompId,
+    body: CompId,
+    names: &mut util::NameGen,
+) -> bool {
+    let nested = (*module.computations[ci].instr(w).shape).clone();
+    if !nested.tuple_shapes().iter().any(Shape::is_tuple) {
+        return false;
+    }
+    let mut ls = Vec::new();
+    leaves(&nested, &mut Vec::new(), &mut ls);
+    let flat = Shape::tuple(ls.into_iter().map(|(_, s)| s).collect());
+    // Condition and body: the flat parameter, the nested value rebuilt for old readers.
+    for cid in [cond, body] {
+        let cc = module.computation_mut(cid);
+        let p = cc.params[0];
+        let readers = cc.instr(p).users.clone();
+        cc.instr_mut(p).set_shape(flat.clone());
+        let elems: Vec<InstrId> = (0..flat.tuple_shapes().len())
+            .map(|k| {
+                let g = Instruction::new(
+                    names.fresh("get-tuple-element"),
+                    Opcode::GetTupleElement,
+                    flat.tuple_shapes()[k].clone(),
+                    vec![p],
+                )
+                .with_attr(AttrName::Index, AttrValue::Int(k as i64));
+                util::add(cc, g)
+            })
+            .collect();
+        let nested_value = rebuild(cc, names, &mut elems.iter(), &nested);
+        for r in readers {
+            for op in &mut cc.instr_mut(r).operands {
+                if *op == p {
+                    *op = nested_value;
+                }
+            }
+        }
+        if cc.root == p {
+            cc.root = nested_value;
+        }
+        if cid == body {
+            let old_root = cc.root;
+            let flat_elems = leaf_values(cc, names, old_root, &nested);
+            let t = util::add(
+                cc,
+                Instruction::new(
+                    names.fresh("tuple"),
+                    Opcode::Tuple,
+                    flat.clone(),
+                    flat_elems,
+                ),
+            );
+            cc.root = t;
+        }
+        cc.recompute_users();
+        util::repair_order(cc);
+    }
+    // The loop: a flat initial value, the nested result rebuilt for its users.
+    let comp = &mut module.computations[ci];
+    let init = comp.instr(w).operands[0];
+    let users = comp.instr(w).users.clone();
+    let was_root = comp.root == w;
+    let flat_init = leaf_values(comp, names, init, &nested);
+    let t = util::add(
+        comp,
+        Instruction::new(names.fresh("tuple"), Opcode::Tuple, flat.clone(), flat_init),
+    );
+    comp.instr_mut(w).operands = vec![t];
+    comp.instr_mut(w).set_shape(flat.clone());
+    let outs = leaf_values(comp, names, w, &flat);
+    let result = rebuild(comp, names, &mut outs.iter(), &nested);
+    for u in users {
+        for op in &mut comp.instr_mut(u).operands {
+            if *op == w {
+                *op = result;
+            }
+        }
+    }
+    if was_root {
+        comp.root = result;
+    }
+    comp.recompute_users();
+    util::repair_order(comp);
     true
 }
 

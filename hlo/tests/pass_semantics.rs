@@ -147,7 +147,8 @@ fn passes_preserve_corpus_results() {
     for s in &skipped {
         println!("skipped {s}");
     }
-    // 22 today; more as the evaluator delegates dot, sort, gather, ... to the kernels.
+    // 22 with the evaluator of main today; 48 of 51 once it dispatches to the kernels
+    // (branch `eval`; only the LAPACK custom-call programs are left out).
     assert!(checked >= 20, "only {checked} programs evaluated");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

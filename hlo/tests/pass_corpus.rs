@@ -66,6 +66,12 @@ fn default_pipeline_on_every_corpus_module() {
             Ok(_) => println!("{name:32} {before:6} -> {:6}", count(&m)),
             Err(e) => failures.push(format!("{name}: {e}")),
         }
+        // The pipeline reaches a fixed point: a second run changes nothing.
+        match hlo::transforms::default_pipeline().run_in(&mut m, &mut context()) {
+            Ok(false) => {}
+            Ok(true) => failures.push(format!("{name}: a second run changed the module")),
+            Err(e) => failures.push(format!("{name}: second run: {e}")),
+        }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -43,6 +43,9 @@ pub struct OptArgs {
     /// List the passes with a one-line description and exit.
     #[arg(long)]
     list_passes: bool,
+    /// Print the module without blank lines (for line-oriented tools and golden tests).
+    #[arg(long)]
+    compact: bool,
 }
 
 /// Runs `hloc opt`.
@@ -53,7 +56,7 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         for p in &passes {
             println!("{:width$}  {}", p.name(), p.description());
         }
-        println!("{:width$}  {}", "default", "the default pipeline");
+        println!("{:width$}  the default pipeline", "default");
         return Ok(ExitCode::SUCCESS);
     }
     let file = args.file.as_deref().unwrap_or("-");
@@ -119,6 +122,13 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
     if let Some(d) = after_dump {
         d.write_after_optimizations(&module)?;
     }
-    print!("{}", hlo::print_module(&module));
+    let text = hlo::print_module(&module);
+    if args.compact {
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            println!("{line}");
+        }
+    } else {
+        print!("{text}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,8 @@
 //! and the module expected after running the pass (blank lines of printed modules are
 //! dropped, since blank lines separate cases). A `# passes: a,b` header runs those passes
 //! instead of the directory's; `# fixed-point` repeats them until nothing changes. An
-//! error prints as `error: <message>`. After every pass the module must print and parse
-//! back. Bless with `UPDATE_EXPECT=1`.
+//! error prints as `error: <message>`. After every pass the module must verify and print
+//! and parse back. Bless with `UPDATE_EXPECT=1`.
 
 #[path = "../../affine/tests/support/golden.rs"]
 mod golden;
@@ -24,16 +24,14 @@ fn run_case(dir_pass: &str, case: &golden::Case) -> String {
         Ok(m) => m,
         Err(e) => panic!("line {}: input does not parse: {e}", case.line),
     };
+    if let Err(e) = hlo::pass::verify::verify(&module) {
+        panic!("line {}: input does not verify:\n{e}", case.line);
+    }
     let list = case.header_value("passes").unwrap_or(dir_pass);
     let pipeline = hlo::transforms::pipeline_from_list("test", list)
         .unwrap_or_else(|e| panic!("line {}: {e}", case.line));
     let mut ctx = PassContext::new();
-    ctx.set_verifier(Box::new(|m: &hlo::Module| {
-        let text = hlo::print_module(m);
-        hlo::parse_module(&text)
-            .map(|_| ())
-            .map_err(|e| format!("printed module does not parse back: {e}\n{text}"))
-    }));
+    ctx.set_verifier(hlo::pass::verify::verify_hook());
     let result = if case.has_header("fixed-point") {
         FixedPoint::new(pipeline).run_in(&mut module, &mut ctx)
     } else {

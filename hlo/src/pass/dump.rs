@@ -15,11 +15,14 @@ use std::path::{Path, PathBuf};
 use super::PassError;
 use crate::ir::Module;
 
+/// Accepts the names of the passes to dump after.
+pub type PassFilter = Box<dyn Fn(&str) -> bool>;
+
 /// Where and what to dump.
 pub struct DumpConfig {
     dir: PathBuf,
     module_id: u32,
-    pass_filter: Option<Box<dyn Fn(&str) -> bool>>,
+    pass_filter: Option<PassFilter>,
 }
 
 impl std::fmt::Debug for DumpConfig {
@@ -75,7 +78,7 @@ impl DumpConfig {
     }
 
     /// Dumps after every pass whose name `filter` accepts (and that changed the module).
-    pub fn with_pass_filter(mut self, filter: Box<dyn Fn(&str) -> bool>) -> DumpConfig {
+    pub fn with_pass_filter(mut self, filter: PassFilter) -> DumpConfig {
         self.pass_filter = Some(filter);
         self
     }

@@ -19,7 +19,7 @@ mod stats;
 pub mod verify;
 
 pub use context::{PassContext, VerifyHook};
-pub use dump::{dump_file_name, module_dump_prefix, DumpConfig};
+pub use dump::{dump_file_name, module_dump_prefix, DumpConfig, PassFilter};
 pub use pipeline::{FixedPoint, Pipeline};
 pub use stats::{PassStat, PassStats};
 

@@ -1,4 +1,5 @@
-//! The check run after every pass under `--verify-each` and in tests.
+//! The check run after every pass under `--verify-each` and in tests: the verifier
+//! ([`crate::verifier::verify`]) and a print/parse round trip.
 
 use super::VerifyHook;
 use crate::ir::Module;
@@ -15,7 +16,21 @@ pub fn round_trip(module: &Module) -> Result<(), String> {
     Ok(())
 }
 
-/// The verify hook: the round trip above.
+/// The verifier's errors, one per line.
+pub fn verify(module: &Module) -> Result<(), String> {
+    crate::verifier::verify(module).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+/// The verify hook: the verifier, then the round trip.
 pub fn verify_hook() -> VerifyHook {
-    Box::new(round_trip)
+    Box::new(|m: &Module| {
+        verify(m)?;
+        round_trip(m)
+    })
 }

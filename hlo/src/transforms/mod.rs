@@ -2,19 +2,49 @@
 //! (for `hloc opt --passes`) and builds the default pipeline.
 
 pub mod algsimp;
+pub mod batchnorm_expander;
 pub mod call_inliner;
+pub mod conditional_simplifier;
+pub mod constant_folding;
+pub mod copy_insertion;
 pub mod cse;
 pub mod dce;
+pub mod dot_decomposer;
+pub mod dot_merger;
 pub mod flatten_call_graph;
+pub mod layout;
+pub mod reshape_mover;
+pub mod scatter_expander;
+pub mod sort_simplifier;
+pub mod transpose_folding;
+pub mod tree_reduction;
 pub mod tuple_simplifier;
 pub mod util;
+pub mod while_loop_constant_sinking;
+pub mod while_loop_simplifier;
+pub mod zero_sized;
 
 pub use algsimp::AlgebraicSimplifier;
+pub use batchnorm_expander::BatchNormExpander;
 pub use call_inliner::CallInliner;
+pub use conditional_simplifier::ConditionalSimplifier;
+pub use constant_folding::ConstantFolding;
+pub use copy_insertion::CopyInsertion;
 pub use cse::Cse;
 pub use dce::Dce;
+pub use dot_decomposer::DotDecomposer;
+pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
+pub use layout::{LayoutAssignment, LayoutNormalization};
+pub use reshape_mover::ReshapeMover;
+pub use scatter_expander::ScatterExpander;
+pub use sort_simplifier::SortSimplifier;
+pub use transpose_folding::TransposeFolding;
+pub use tree_reduction::TreeReductionRewriter;
 pub use tuple_simplifier::TupleSimplifier;
+pub use while_loop_constant_sinking::WhileLoopConstantSinking;
+pub use while_loop_simplifier::WhileLoopSimplifier;
+pub use zero_sized::ZeroSizedHloElimination;
 
 use crate::pass::{FixedPoint, Pass, Pipeline};
 
@@ -28,6 +58,22 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
         Box::new(AlgebraicSimplifier),
+        Box::new(ConstantFolding::default()),
+        Box::new(ZeroSizedHloElimination),
+        Box::new(SortSimplifier),
+        Box::new(ConditionalSimplifier),
+        Box::new(WhileLoopSimplifier),
+        Box::new(WhileLoopConstantSinking),
+        Box::new(TransposeFolding),
+        Box::new(DotDecomposer),
+        Box::new(BatchNormExpander),
+        Box::new(TreeReductionRewriter::default()),
+        Box::new(ReshapeMover),
+        Box::new(DotMerger::default()),
+        Box::new(ScatterExpander::default()),
+        Box::new(LayoutAssignment),
+        Box::new(LayoutNormalization),
+        Box::new(CopyInsertion),
     ]
 }
 
@@ -52,12 +98,25 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
     Ok(p)
 }
 
-/// The default target-independent pipeline: a simplification fixed point (the passes
-/// feed each other), then a final cleanup.
+/// The default target-independent pipeline: inline calls, then a simplification fixed
+/// point (the passes feed each other), then a final cleanup.
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
+        .with(AlgebraicSimplifier)
+        .with(ConstantFolding::default())
+        .with(SortSimplifier)
+        .with(ConditionalSimplifier)
+        .with(WhileLoopConstantSinking)
+        .with(WhileLoopSimplifier)
+        .with(TransposeFolding)
+        .with(ReshapeMover)
         .with(TupleSimplifier)
         .with(Cse)
         .with(Dce);
-    Pipeline::new("optimization").with(FixedPoint::new(simplify))
+    Pipeline::new("optimization")
+        .with(CallInliner)
+        .with(FlattenCallGraph)
+        .with(BatchNormExpander)
+        .with(ZeroSizedHloElimination)
+        .with(FixedPoint::new(simplify))
 }

@@ -217,10 +217,12 @@ fn all_ones(ty: ElementType, s: Scalar) -> bool {
     }
 }
 
-/// `(A op C1) op C2 => A op (C1 op C2)` for integer add/multiply with splat constants.
+/// `(A op C1) op C2 => A op (C1 op C2)` for integer add/multiply with splat constants,
+/// when `A op C1` has no other user.
 fn reassociate(rw: &mut Rw<'_>, id: InstrId, op: Opcode, ty: ElementType) -> Option<InstrId> {
     let (inner, c2) = (rw.op(id, 0), rw.op(id, 1));
-    if rw.opcode(inner) != op {
+    // Only when the inner op has no other user: otherwise both sums stay live.
+    if rw.opcode(inner) != op || rw.instr(inner).users.len() != 1 {
         return None;
     }
     let (x, c1) = (rw.op(inner, 0), rw.op(inner, 1));

@@ -17,7 +17,7 @@
 
 mod elementwise;
 mod movement;
-mod reduce_dot;
+pub(crate) mod reduce_dot;
 pub mod scalar;
 
 use super::util::{self, NameGen};

@@ -124,7 +124,24 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
         Opcode::DynamicSlice => {
             // Start indices are clamped into range, so a slice as large as the operand
             // always starts at 0: the operand itself.
-            same_shape.then_some(x)
+            if same_shape {
+                return Some(x);
+            }
+            // A dynamic slice of an iota that keeps the whole iota dimension is an iota
+            // of the result shape (the start there clamps to 0).
+            let xi = rw.instr(x).clone();
+            if xi.opcode == Opcode::Iota {
+                let d = usize::try_from(xi.iota_dimension()?).ok()?;
+                if rw.shape(x).dims().get(d) == rw.shape(id).dims().get(d) {
+                    let mut new = xi.clone();
+                    new.users.clear();
+                    new.operands.clear();
+                    new.set_shape(rw.shape(id).clone());
+                    new.name = rw.names.fresh(&xi.name);
+                    return Some(super::util::add(rw.comp, new));
+                }
+            }
+            None
         }
         Opcode::DynamicUpdateSlice => {
             let u = rw.op(id, 1);

@@ -28,7 +28,7 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 /// True when `init` is the identity of the reducer `op` for type `ty`. Floats: `+0` and
 /// `-0` both count for add (XLA's rule; `-0 + +0` is `+0`, so only the sign of a zero
 /// result may change).
-fn is_identity(op: Opcode, ty: ElementType, init: Scalar) -> bool {
+pub(crate) fn is_identity(op: Opcode, ty: ElementType, init: Scalar) -> bool {
     match (op, init) {
         (Opcode::Add | Opcode::Or | Opcode::Xor, s) => s.is_zero(),
         (Opcode::Multiply | Opcode::And, Scalar::Bool(b)) => b,
@@ -123,26 +123,86 @@ fn reduce(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 }
 
 /// Dot with a contracting dimension of size 0: every output element is an empty sum,
-/// zero (exact).
+/// zero (exact). Dot whose contracting dimensions all have size 1 (and no batch
+/// dimensions, operand and result types equal): an outer product, `broadcast(lhs) *
+/// broadcast(rhs)` (one product per element, as the dot computes).
 fn dot(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
     let i = rw.instr(id);
     let dn = i.dot_dimension_numbers();
-    let lhs = rw.shape(i.operands[0]).dims().to_vec();
+    let (l, r) = (i.operands[0], i.operands[1]);
+    let lhs = rw.shape(l).dims().to_vec();
+    let rhs = rw.shape(r).dims().to_vec();
+    let size = |dims: &[i64], d: i64| usize::try_from(d).ok().and_then(|d| dims.get(d)).copied();
     let empty = dn
         .lhs_contracting_dims
         .iter()
-        .any(|&d| usize::try_from(d).ok().and_then(|d| lhs.get(d)) == Some(&0));
-    if !empty {
-        return None;
-    }
+        .any(|&d| size(&lhs, d) == Some(0));
     let shape = rw.shape(id).clone();
     let ty = shape.element_type()?;
-    let zero = if ty.is_float() {
-        Scalar::Float(0.0)
-    } else if ty.is_pred() {
-        Scalar::Bool(false)
-    } else {
-        Scalar::Int(0)
+    if empty {
+        let zero = if ty.is_float() {
+            Scalar::Float(0.0)
+        } else if ty.is_pred() {
+            Scalar::Bool(false)
+        } else {
+            Scalar::Int(0)
+        };
+        return rw.splat_like(&shape, zero);
+    }
+    let degenerate = !dn.lhs_contracting_dims.is_empty()
+        && dn.lhs_batch_dims.is_empty()
+        && dn
+            .lhs_contracting_dims
+            .iter()
+            .all(|&d| size(&lhs, d) == Some(1))
+        && dn
+            .rhs_contracting_dims
+            .iter()
+            .all(|&d| size(&rhs, d) == Some(1))
+        && rw.shape(l).element_type() == Some(ty)
+        && rw.shape(r).element_type() == Some(ty)
+        && !ty.is_pred();
+    if !degenerate {
+        return None;
+    }
+    let keep = |dims: &[i64], c: &[i64]| -> Vec<i64> {
+        dims.iter()
+            .enumerate()
+            .filter(|(k, _)| !c.contains(&(*k as i64)))
+            .map(|(_, &n)| n)
+            .collect()
     };
-    rw.splat_like(&shape, zero)
+    let (ld, rd) = (
+        keep(&lhs, &dn.lhs_contracting_dims),
+        keep(&rhs, &dn.rhs_contracting_dims),
+    );
+    let nl = ld.len() as i64;
+    let lr = rw.add(
+        Opcode::Reshape,
+        crate::shape::Shape::array(ty, ld.clone()),
+        vec![l],
+        Vec::new(),
+    );
+    let rr = rw.add(
+        Opcode::Reshape,
+        crate::shape::Shape::array(ty, rd.clone()),
+        vec![r],
+        Vec::new(),
+    );
+    let lb = rw.add(
+        Opcode::Broadcast,
+        shape.clone(),
+        vec![lr],
+        vec![(AttrName::Dimensions, AttrValue::IntList((0..nl).collect()))],
+    );
+    let rb = rw.add(
+        Opcode::Broadcast,
+        shape.clone(),
+        vec![rr],
+        vec![(
+            AttrName::Dimensions,
+            AttrValue::IntList((nl..nl + rd.len() as i64).collect()),
+        )],
+    );
+    Some(rw.add(Opcode::Multiply, shape, vec![lb, rb], Vec::new()))
 }

@@ -1,0 +1,100 @@
+//! Transpose folding: `dot(transpose(A), B)` becomes `dot(A, B)` with the dimension
+//! numbers mapped through the permutation (same for the rhs), when that keeps the order
+//! of the operand's non-contracting dimensions (they give the order of the result's
+//! dimensions, which must not change). Exact: the same products are summed.
+
+use super::util;
+use crate::attrs::{AttrName, AttrValue};
+use crate::ir::{InstrId, Module};
+use crate::opcode::Opcode;
+use crate::pass::{Pass, PassError};
+
+/// The pass (`transpose-folding`).
+#[derive(Debug, Default)]
+pub struct TransposeFolding;
+
+impl Pass for TransposeFolding {
+    fn name(&self) -> &str {
+        "transpose-folding"
+    }
+
+    fn description(&self) -> &str {
+        "folds transposes of dot operands into the dot's dimension numbers"
+    }
+
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
+        let mut changed = false;
+        for ci in 0..module.computations.len() {
+            let dots: Vec<InstrId> = module.computations[ci]
+                .instructions()
+                .filter(|(_, i)| i.opcode == Opcode::Dot)
+                .map(|(id, _)| id)
+                .collect();
+            for d in dots {
+                for side in 0..2 {
+                    changed |= fold(&mut module.computations[ci], d, side);
+                }
+            }
+        }
+        if changed {
+            for ci in 0..module.computations.len() {
+                let mut comp = std::mem::replace(
+                    &mut module.computations[ci],
+                    super::dce::placeholder_computation(),
+                );
+                util::remove_dead_code(module, &mut comp);
+                module.computations[ci] = comp;
+            }
+        }
+        Ok(changed)
+    }
+}
+
+fn fold(comp: &mut crate::ir::Computation, d: InstrId, side: usize) -> bool {
+    let dot = comp.instr(d);
+    let t = dot.operands[side];
+    let ti = comp.instr(t);
+    if ti.opcode != Opcode::Transpose {
+        return false;
+    }
+    let Some(perm) = ti.dimensions().map(<[i64]>::to_vec) else {
+        return false;
+    };
+    let src = ti.operands[0];
+    let dn = dot.dot_dimension_numbers();
+    let (contracting, batch) = if side == 0 {
+        (dn.lhs_contracting_dims, dn.lhs_batch_dims)
+    } else {
+        (dn.rhs_contracting_dims, dn.rhs_batch_dims)
+    };
+    let map = |v: &[i64]| -> Option<Vec<i64>> {
+        v.iter()
+            .map(|&x| usize::try_from(x).ok().and_then(|x| perm.get(x)).copied())
+            .collect()
+    };
+    let (Some(new_c), Some(new_b)) = (map(&contracting), map(&batch)) else {
+        return false;
+    };
+    let non_contracting: Vec<i64> = (0..perm.len() as i64)
+        .filter(|x| !contracting.contains(x) && !batch.contains(x))
+        .collect();
+    let Some(mapped_nc) = map(&non_contracting) else {
+        return false;
+    };
+    if mapped_nc.windows(2).any(|w| w[0] > w[1]) {
+        return false;
+    }
+    let (cn, bn) = if side == 0 {
+        (AttrName::LhsContractingDims, AttrName::LhsBatchDims)
+    } else {
+        (AttrName::RhsContractingDims, AttrName::RhsBatchDims)
+    };
+    let di = comp.instr_mut(d);
+    di.operands[side] = src;
+    di.set_attr(cn, AttrValue::IntList(new_c));
+    if !new_b.is_empty() || di.attr(&bn).is_some() {
+        di.set_attr(bn, AttrValue::IntList(new_b));
+    }
+    comp.recompute_users();
+    true
+}

@@ -1,0 +1,60 @@
+//! The scatter expander against scatter's definition, computed here: updates added at
+//! their indices, out-of-bounds windows skipped, row windows, assignment.
+
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::pass::Pass;
+use hlo::{ElementType, Literal, Shape};
+
+fn lit(ty: ElementType, dims: &[i64], data: ArrayData) -> Literal {
+    Literal::Array(ArrayLiteral::new(Shape::array(ty, dims.to_vec()), data).unwrap())
+}
+
+fn expand_and_run(text: &str, args: &[Literal]) -> Literal {
+    let mut m = hlo::parse_module(text).unwrap();
+    assert!(hlo::transforms::ScatterExpander::default()
+        .run(&mut m)
+        .unwrap());
+    hlo::pass::verify::verify(&m).unwrap_or_else(|e| panic!("{e}\n{}", hlo::print_module(&m)));
+    assert!(!hlo::print_module(&m).contains("scatter("));
+    hlo::eval::evaluate(&m, args).unwrap()
+}
+
+#[test]
+fn scalar_scatter_add_with_repeats_and_out_of_bounds() {
+    let text = "HloModule m\nadd {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT s = s32[] add(x, y)\n}\nENTRY e {\n  o = s32[5] parameter(0)\n  i = s32[4,1] parameter(1)\n  u = s32[4] parameter(2)\n  ROOT r = s32[5] scatter(o, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+    let out = expand_and_run(
+        text,
+        &[
+            lit(ElementType::S32, &[5], ArrayData::S32(vec![1, 2, 3, 4, 5])),
+            lit(ElementType::S32, &[4, 1], ArrayData::S32(vec![1, 3, 1, 7])),
+            lit(ElementType::S32, &[4], ArrayData::S32(vec![10, 20, 30, 40])),
+        ],
+    );
+    // Index 7 is out of bounds: skipped.
+    assert_eq!(
+        out.as_array().unwrap().data(),
+        &ArrayData::S32(vec![1, 42, 3, 24, 5])
+    );
+}
+
+#[test]
+fn row_windows_assigned() {
+    // Operand [3,2]; each update is a row [2] written at row index (assignment).
+    let text = "HloModule m\nset {\n  x = f32[] parameter(0)\n  ROOT y = f32[] parameter(1)\n}\nENTRY e {\n  o = f32[3,2] parameter(0)\n  i = s32[2] parameter(1)\n  u = f32[2,2] parameter(2)\n  ROOT r = f32[3,2] scatter(o, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=set\n}\n";
+    let out = expand_and_run(
+        text,
+        &[
+            lit(ElementType::F32, &[3, 2], ArrayData::F32(vec![0.0; 6])),
+            lit(ElementType::S32, &[2], ArrayData::S32(vec![2, 0])),
+            lit(
+                ElementType::F32,
+                &[2, 2],
+                ArrayData::F32(vec![1.0, 2.0, 3.0, 4.0]),
+            ),
+        ],
+    );
+    assert_eq!(
+        out.as_array().unwrap().data(),
+        &ArrayData::F32(vec![3.0, 4.0, 0.0, 0.0, 1.0, 2.0])
+    );
+}

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
+mod indexing_cmd;
 mod input;
 mod map_cmd;
 
@@ -27,12 +28,16 @@ enum Command {
     /// Simplify, compare and compose indexing maps.
     #[command(subcommand, after_help = map_cmd::MAP_SYNTAX)]
     Map(map_cmd::MapCommand),
+    /// Indexing maps of an instruction, fusion or producer-consumer pair.
+    #[command(after_help = indexing_cmd::FORMATS)]
+    Indexing(indexing_cmd::IndexingArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),
+        Command::Indexing(args) => indexing_cmd::run(args),
     };
     match result {
         Ok(code) => code,

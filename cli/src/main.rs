@@ -6,6 +6,7 @@
 mod indexing_cmd;
 mod input;
 mod map_cmd;
+mod opt_cmd;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,8 @@ enum Command {
     /// Indexing maps of an instruction, fusion or producer-consumer pair.
     #[command(after_help = indexing_cmd::FORMATS)]
     Indexing(indexing_cmd::IndexingArgs),
+    /// Run optimization passes on an HLO module and print the result.
+    Opt(opt_cmd::OptArgs),
 }
 
 fn main() -> ExitCode {
@@ -38,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),
         Command::Indexing(args) => indexing_cmd::run(args),
+        Command::Opt(args) => opt_cmd::run(args),
     };
     match result {
         Ok(code) => code,

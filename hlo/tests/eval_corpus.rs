@@ -1,0 +1,198 @@
+//! Every corpus program, before and after XLA's optimizations, evaluated on its recorded
+//! inputs and compared with XLA's recorded outputs: integers and `pred` exactly, floats
+//! with the one tolerance of `hlo::eval::tolerance` (see its docs for the table).
+//!
+//! Prints a table (program, variant, status, max abs error). Fails only for programs that
+//! are expected to pass: every program not in `NEEDS_KERNELS`.
+
+use std::path::{Path, PathBuf};
+
+use hlo::eval::tolerance;
+use hlo::literal::ArrayLiteral;
+use hlo::npy::{adapt_to, read_npz};
+use hlo::{Literal, Module};
+
+/// Corpus files (`program` for both variants, `program/before` or `program/after` for
+/// one) that use ops of the kernels module: they evaluate only once the kernels land.
+/// Shrink this list as they do.
+const NEEDS_KERNELS: &[&str] = &[
+    "mlp_forward",                  // dot
+    "mlp_train_step",               // dot
+    "attention",                    // dot
+    "transformer_block_forward",    // dot
+    "transformer_block_train_step", // dot
+    "layernorm/after",              // reduce-window
+    "softmax/after",                // reduce-window
+    "conv_batchnorm",               // convolution
+    "resnet_block_grad",            // convolution
+    "scan_cumulative",              // dot
+    "fori_loop",                    // dot
+    "cond/before",                  // dot
+    "sort",                         // sort
+    "top_k",                        // topk, TopK custom call
+    "gather",                       // gather
+    "scatter_add",                  // scatter
+    "cumsum",                       // reduce-window
+    "rng_bit_generator/before",     // rng-bit-generator
+    "bf16_matmul",                  // dot
+    "reduce_window",                // reduce-window
+    "maxpool_grad",                 // reduce-window, select-and-scatter
+    "cholesky",                     // lapack_dpotrf_ffi, lapack_spotrf_ffi
+    "triangular_solve",             // lapack_strsm_ffi
+    "linalg_solve",                 // lapack_dgetrf_ffi, lapack_dtrsm_ffi
+    "fft",                          // fft
+    "einsum",                       // dot
+    "conv_variants",                // convolution
+    "remat_grad",                   // dot
+    "per_example_grads",            // dot
+    "lax_map",                      // sort
+    "sort_nan_ints",                // sort
+];
+
+fn needs_kernels(name: &str, variant: &str) -> bool {
+    NEEDS_KERNELS.contains(&name) || NEEDS_KERNELS.contains(&format!("{name}/{variant}").as_str())
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+fn program_names() -> Vec<String> {
+    let manifest =
+        std::fs::read_to_string(corpus_dir().join("MANIFEST.tsv")).expect("MANIFEST.tsv");
+    manifest
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Leaves of a (nested) tuple literal in flattened order.
+fn flatten(l: Literal, out: &mut Vec<Literal>) {
+    match l {
+        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}
+
+/// Inputs `in0..` adapted to the entry parameters' types (by parameter number).
+fn inputs(module: &Module, dir: &Path) -> Result<Vec<Literal>, String> {
+    let bytes = std::fs::read(dir.join("inputs.npz")).map_err(|e| e.to_string())?;
+    let mut arrays = read_npz(&bytes).map_err(|e| e.to_string())?;
+    let entry = module.entry();
+    let mut args = Vec::new();
+    for n in 0..entry.parameters().len() {
+        let key = format!("in{n}");
+        let pos = arrays
+            .iter()
+            .position(|(k, _)| *k == key)
+            .ok_or(format!("inputs.npz lacks {key}"))?;
+        let (_, a) = arrays.swap_remove(pos);
+        let p = entry.parameter(n).ok_or(format!("no parameter {n}"))?;
+        let shape = entry.instr(p).shape();
+        args.push(Literal::Array(
+            adapt_to(a, shape, &key).map_err(|e| e.to_string())?,
+        ));
+    }
+    Ok(args)
+}
+
+/// Evaluates one HLO file and compares; returns (ok, status text, max abs error).
+fn check(dir: &Path, file: &str) -> (bool, String, f64) {
+    let text = match std::fs::read_to_string(dir.join(file)) {
+        Ok(t) => t,
+        Err(e) => return (false, format!("read error: {e}"), 0.0),
+    };
+    let module = match hlo::parse_module(&text) {
+        Ok(m) => m,
+        Err(e) => return (false, format!("parse error: {e}"), 0.0),
+    };
+    let args = match inputs(&module, dir) {
+        Ok(a) => a,
+        Err(e) => return (false, format!("inputs: {e}"), 0.0),
+    };
+    let result = match hlo::eval::evaluate(&module, &args) {
+        Ok(r) => r,
+        Err(e) => return (false, format!("error: {e}"), 0.0),
+    };
+    let mut got = Vec::new();
+    flatten(result, &mut got);
+    let want = match std::fs::read(dir.join("outputs.npz"))
+        .map_err(|e| e.to_string())
+        .and_then(|b| read_npz(&b).map_err(|e| e.to_string()))
+    {
+        Ok(w) => w,
+        Err(e) => return (false, format!("outputs: {e}"), 0.0),
+    };
+    if got.len() != want.len() {
+        return (
+            false,
+            format!("{} outputs, XLA has {}", got.len(), want.len()),
+            0.0,
+        );
+    }
+    let mut max_err = 0.0f64;
+    for (i, g) in got.iter().enumerate() {
+        let key = format!("out{i}");
+        let Some((_, w)) = want.iter().find(|(k, _)| *k == key) else {
+            return (false, format!("outputs.npz lacks {key}"), max_err);
+        };
+        let Some(g) = g.as_array() else {
+            return (false, format!("{key} is not an array"), max_err);
+        };
+        let w: ArrayLiteral = match adapt_to(w.clone(), g.shape(), &key) {
+            Ok(w) => w,
+            Err(e) => return (false, format!("{e}"), max_err),
+        };
+        let c = tolerance::compare(g, &w);
+        max_err = max_err.max(c.max_abs_error);
+        if !c.matches {
+            let (idx, gv, wv) = c.first_mismatch.unwrap_or_default();
+            return (
+                false,
+                format!("MISMATCH {key}[{idx}]: got {gv}, XLA {wv}"),
+                max_err,
+            );
+        }
+    }
+    (true, "ok".into(), max_err)
+}
+
+#[test]
+fn corpus_matches_xla() {
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    let mut total = 0;
+    println!(
+        "{:<30} {:<7} {:<6} {:>10}  detail",
+        "program", "variant", "status", "max err"
+    );
+    for name in program_names() {
+        let dir = corpus_dir().join(&name);
+        for (variant, file) in [
+            ("before", "before_optimizations.hlo"),
+            ("after", "after_optimizations.hlo"),
+        ] {
+            if !dir.join(file).exists() {
+                continue;
+            }
+            total += 1;
+            let (ok, status, err) = check(&dir, file);
+            let tag = if ok { "PASS" } else { "FAIL" };
+            println!("{name:<30} {variant:<7} {tag:<6} {err:>10.3e}  {status}");
+            if ok {
+                passed += 1;
+            } else if !needs_kernels(&name, variant) {
+                failures.push(format!("{name} ({variant}): {status}"));
+            }
+        }
+    }
+    println!("{passed} of {total} corpus files match XLA");
+    assert!(
+        failures.is_empty(),
+        "programs expected to pass failed:\n{}",
+        failures.join("\n")
+    );
+}

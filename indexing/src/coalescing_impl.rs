@@ -88,7 +88,7 @@ pub fn linear_thread_map(out_dims: &[i64]) -> Result<IndexingMap, IndexingError>
         vec![]
     } else {
         crate::ops::reshape::reshape_exprs(&[n], out_dims)
-            .ok_or_else(|| IndexingError::Map(affine::MapError::Special("output too large")))?
+            .ok_or(IndexingError::Map(affine::MapError::Special("output too large")))?
     };
     let mut m = IndexingMap::new(
         vec![Interval::new(0, n - 1)],

@@ -769,9 +769,8 @@ fn random_fusions_exact() {
         let input = dims.clone();
         let mut body = vec![format!("  v0 = {} parameter(0)", shape(&dims))];
         body.push("  zero = f32[] constant(0)".to_string());
-        let mut cur = 0;
         let steps = 3 + pick(&mut rng, 4);
-        for _ in 0..steps {
+        for cur in 0..steps as usize {
             let r = dims.len();
             let v = format!("v{cur}");
             let next = format!("v{}", cur + 1);
@@ -801,7 +800,7 @@ fn random_fusions_exact() {
                 }
                 3 => {
                     let total: i64 = dims.iter().product();
-                    let a = (2..total).find(|a| total % a == 0 && rng.next() % 3 != 0);
+                    let a = (2..total).find(|a| total % a == 0 && pick(&mut rng, 3) > 0);
                     new = match (r, a) {
                         (1, Some(a)) => vec![a, total / a],
                         _ if r >= 2 => {
@@ -859,7 +858,6 @@ fn random_fusions_exact() {
             };
             body.push(format!("  {next} = {} {line}", shape(&new)));
             dims = new;
-            cur += 1;
         }
         let last = body.pop().unwrap().replacen("  v", "  ROOT v", 1);
         body.push(last);

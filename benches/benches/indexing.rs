@@ -56,5 +56,53 @@ fn grouped_indexing(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, grouped_indexing);
+/// A fusion of `n` instructions alternating transpose and exponential over f32[16,32],
+/// with a reshape every fourth step: fusion size grows, the map stays one expression.
+fn chain_module(n: usize) -> String {
+    let mut body = vec!["  v0 = f32[16,32] parameter(0)".to_string()];
+    let mut dims = [16, 32];
+    for k in 1..n {
+        let v = k - 1;
+        let line = match k % 4 {
+            1 => {
+                dims.swap(0, 1);
+                format!("transpose(v{v}), dimensions={{1,0}}")
+            }
+            3 => {
+                dims = [dims[1], dims[0]];
+                format!("reshape(v{v})")
+            }
+            _ => format!("exponential(v{v})"),
+        };
+        let root = if k + 1 == n { "ROOT " } else { "" };
+        body.push(format!(
+            "  {root}v{k} = f32[{},{}] {line}",
+            dims[0], dims[1]
+        ));
+    }
+    format!(
+        "HloModule chain\nf {{\n{}\n}}\nENTRY e {{\n  p = f32[16,32] parameter(0)\n  ROOT r = f32[{},{}] fusion(p), kind=kLoop, calls=f\n}}\n",
+        body.join("\n"),
+        dims[0],
+        dims[1]
+    )
+}
+
+/// Time per fused instruction as the fusion grows: linear scaling shows as flat throughput.
+fn chain_scaling(c: &mut Criterion) {
+    let mut g = c.benchmark_group("indexing_chain");
+    g.sample_size(20);
+    for n in [16usize, 64, 256] {
+        let module = hlo::parse_module(&chain_module(n)).expect("chain parses");
+        let entry = module.entry_id();
+        let root = module.entry().root();
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("{n}_instructions"), |b| {
+            b.iter(|| black_box(indexing::analyze(&module, entry, root).expect("analysis")))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, grouped_indexing, chain_scaling);
 criterion_main!(benches);

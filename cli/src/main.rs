@@ -4,6 +4,7 @@
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
 mod hlo_cmd;
+mod indexing_cmd;
 mod input;
 mod map_cmd;
 mod opt_cmd;
@@ -35,6 +36,9 @@ enum Command {
     Verify(hlo_cmd::VerifyArgs),
     /// Write the dataflow graph of an HLO module as JSON or Graphviz dot.
     Graph(hlo_cmd::GraphArgs),
+    /// Indexing maps of an instruction, fusion or producer-consumer pair.
+    #[command(after_help = indexing_cmd::FORMATS)]
+    Indexing(indexing_cmd::IndexingArgs),
     /// Run optimization passes on an HLO module and print the result.
     Opt(opt_cmd::OptArgs),
 }
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => hlo_cmd::fmt(args),
         Command::Verify(args) => hlo_cmd::verify(args),
         Command::Graph(args) => hlo_cmd::graph(args),
+        Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
     };
     match result {

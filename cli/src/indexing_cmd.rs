@@ -1,0 +1,237 @@
+//! `hloc indexing FILE`: indexing maps of an instruction or fusion, of a producer-consumer
+//! pair, with utilization and coalescing reports.
+
+use std::fmt::Write;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, ValueEnum};
+
+use indexing::coalescing::{first_warp, linear_thread_map, SEGMENT, WARP};
+use indexing::utilization::count_reads;
+use indexing::{GroupedIndexing, OperandIndexing};
+
+/// Largest number of points the utilization and coalescing reports enumerate per map.
+const ENUMERATION_LIMIT: u128 = 1 << 24;
+
+pub const FORMATS: &str = "\
+OUTPUT FORMATS (stable; other tools parse them):
+  out-to-in (default): one section per operand of the instruction (of the fusion, for a
+  fusion: it is analysed through its computation, composing the ops' maps from the root):
+    operand id = N
+      <map>                      one line per map of the set (deduplicated, text order)
+      runtime variables:         after a map with runtime variables rtK, one line each:
+        rtK: <producer>; <map from the same variables to the producer's element read>
+      unknown indexing: <reason> instead of maps when the access cannot be described
+  An operand that is not read has a header and no maps. An instruction with several
+  outputs (a tuple shape) groups the sections under `output id = K` headers, indented by
+  two more spaces.
+  in-to-out: for operand N (--operand; all operands under `operand id = N` headers when
+  omitted): one `output id = K` section per output, holding the maps from the operand's
+  indices to the output's.
+  --producer P --consumer C: one `instr = NAME` section per instruction of the would-be
+  fusion (fused computations are looked through) and per operand it reads, each holding
+  the maps from C's output to that instruction, in traversal order from C.
+  --utilization: `utilization:` then `  operand id = N: reads R, elements read U of E,
+  reads per element: 0xA 1xB ...` (exact counts by enumerating every map's domain; each
+  distinct map is one access; `not counted: ...` when a domain exceeds 2^24 points or
+  positions depend on runtime values).
+  --coalescing: `coalescing:` then `  operand id = N map M: L loads, T transactions, ideal
+  I: coalesced|not coalesced` for the first warp (32 threads) under the loop emitter's
+  linear thread mapping (thread t computes output element t, row-major), addresses from
+  the operand's layout, 128-byte segments; each point of the range variables is one load.
+  A map prints in XLA's syntax on one line: (d0, d1)[s0]{rt0} -> (...), domain: ...
+  Exit codes: 0 success, 2 bad input (unreadable file, syntax error, unknown name).";
+
+/// Which direction of maps to print.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Direction {
+    /// From the output's indices to each operand's elements.
+    OutToIn,
+    /// From an operand's indices to each output's elements.
+    InToOut,
+}
+
+/// Arguments of `hloc indexing`.
+#[derive(Args)]
+pub struct IndexingArgs {
+    /// The HLO module (text, as XLA or JAX dump it); - for standard input.
+    file: String,
+    /// The instruction (any computation); default: the ENTRY root.
+    #[arg(long)]
+    instr: Option<String>,
+    /// Direction of the maps.
+    #[arg(long, value_enum, default_value = "out-to-in")]
+    direction: Direction,
+    /// Only this operand.
+    #[arg(long)]
+    operand: Option<usize>,
+    /// Producer of a producer-consumer pair (with --consumer).
+    #[arg(long, requires = "consumer")]
+    producer: Option<String>,
+    /// Consumer of a producer-consumer pair (with --producer).
+    #[arg(long, requires = "producer")]
+    consumer: Option<String>,
+    /// Add the utilization report (out-to-in).
+    #[arg(long)]
+    utilization: bool,
+    /// Add the coalescing report (out-to-in).
+    #[arg(long)]
+    coalescing: bool,
+}
+
+fn read_module(file: &str) -> Result<hlo::Module> {
+    let text = if file == "-" {
+        crate::input::text_arg("-")?
+    } else {
+        std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?
+    };
+    let options = hlo::ParseOptions {
+        file_name: Some(file.to_string()),
+        ..hlo::ParseOptions::default()
+    };
+    Ok(hlo::parse_module_with(&text, &options)
+        .map_err(|e| anyhow!("{e}"))?
+        .module)
+}
+
+fn lookup(module: &hlo::Module, name: &str) -> Result<(hlo::CompId, hlo::InstrId)> {
+    indexing::find_instruction(module, name).ok_or_else(|| anyhow!("no instruction named `{name}`"))
+}
+
+pub fn run(args: IndexingArgs) -> Result<ExitCode> {
+    let module = read_module(&args.file)?;
+    let mut out = String::new();
+    if let (Some(p), Some(c)) = (&args.producer, &args.consumer) {
+        let (pc, pid) = lookup(&module, p)?;
+        let (cc, cid) = lookup(&module, c)?;
+        if pc != cc {
+            bail!("`{p}` and `{c}` are in different computations");
+        }
+        let v = indexing::producer_consumer(&module, cc, pid, cid)?;
+        print!("{}", indexing::format_values(&v));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (comp, id) = match &args.instr {
+        Some(n) => lookup(&module, n)?,
+        None => (module.entry_id(), module.entry().root()),
+    };
+    let instr = module.computation(comp).instr(id);
+    let arity = instr.operands().len();
+    if let Some(n) = args.operand {
+        if n >= arity {
+            bail!(
+                "`{}` has {arity} operands; operand {n} does not exist",
+                instr.name()
+            );
+        }
+    }
+    if args.direction == Direction::InToOut {
+        let operands: Vec<usize> = match args.operand {
+            Some(n) => vec![n],
+            None => (0..arity).collect(),
+        };
+        for n in operands {
+            let v = indexing::input_to_output(&module, comp, id, n)?;
+            if args.operand.is_some() {
+                out.push_str(&indexing::format_in_to_out(&v));
+            } else {
+                let _ = writeln!(out, "operand id = {n}");
+                for line in indexing::format_in_to_out(&v).lines() {
+                    let _ = writeln!(out, "  {line}");
+                }
+            }
+        }
+        print!("{out}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut grouped = indexing::output_to_input(&module, comp, id)?;
+    if let Some(n) = args.operand {
+        for g in &mut grouped {
+            for (j, s) in g.operands.iter_mut().enumerate() {
+                if j != n {
+                    *s = OperandIndexing::none();
+                }
+            }
+        }
+        out.push_str(&only_operand(&grouped, n));
+    } else {
+        out.push_str(&indexing::format_grouped(&grouped));
+    }
+    let operand_shape = |j: usize| {
+        let c = module.computation(comp);
+        c.instr(instr.operands()[j]).shape().clone()
+    };
+    let selected = |j: usize| args.operand.is_none_or(|n| n == j);
+    if args.utilization {
+        out.push_str("utilization:\n");
+        for (k, g) in grouped.iter().enumerate() {
+            for (j, s) in g.operands.iter().enumerate().filter(|(j, _)| selected(*j)) {
+                let u = count_reads(s, operand_shape(j).dims(), ENUMERATION_LIMIT);
+                let _ = writeln!(out, "  {}operand id = {j}: {u}", output_prefix(&grouped, k));
+            }
+        }
+    }
+    if args.coalescing {
+        let _ = writeln!(
+            out,
+            "coalescing: first warp of {WARP} threads, linear thread mapping, {SEGMENT}-byte segments"
+        );
+        for (k, g) in grouped.iter().enumerate() {
+            let out_dims = if instr.shape().is_tuple() {
+                instr.shape().tuple_shapes()[k].dims().to_vec()
+            } else {
+                instr.shape().dims().to_vec()
+            };
+            let threads = linear_thread_map(&out_dims)?;
+            for (j, s) in g.operands.iter().enumerate().filter(|(j, _)| selected(*j)) {
+                if let OperandIndexing::Undefined(r) = s {
+                    let _ = writeln!(
+                        out,
+                        "  {}operand id = {j}: not counted: unknown indexing: {r}",
+                        output_prefix(&grouped, k)
+                    );
+                    continue;
+                }
+                for (m, map) in s.maps().enumerate() {
+                    let c = first_warp(&threads, map, &operand_shape(j), ENUMERATION_LIMIT)?;
+                    let _ = writeln!(
+                        out,
+                        "  {}operand id = {j} map {m}: {c}",
+                        output_prefix(&grouped, k)
+                    );
+                }
+            }
+        }
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn output_prefix(grouped: &[GroupedIndexing], k: usize) -> String {
+    if grouped.len() > 1 {
+        format!("output id = {k} ")
+    } else {
+        String::new()
+    }
+}
+
+/// The sections of operand `n` only.
+fn only_operand(grouped: &[GroupedIndexing], n: usize) -> String {
+    let mut s = String::new();
+    let multi = grouped.len() > 1;
+    for (k, g) in grouped.iter().enumerate() {
+        let pad = if multi {
+            let _ = writeln!(s, "output id = {k}");
+            "  "
+        } else {
+            ""
+        };
+        let _ = writeln!(s, "{pad}operand id = {n}");
+        s.push_str(&indexing::format_operand(
+            &g.operands[n],
+            &format!("{pad}  "),
+        ));
+    }
+    s
+}

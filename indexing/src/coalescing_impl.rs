@@ -1,0 +1,205 @@
+//! Coalescing of a kernel's reads: a thread-to-output map (from the caller, e.g. a loop
+//! emitter's linear mapping) composed with an operand map and the operand's physical layout
+//! gives each thread's byte addresses. For the first warp, every point of the range
+//! variables (one loop iteration) is one load by all threads: it costs one transaction per
+//! distinct 128-byte segment touched, against the ideal of the distinct bytes read packed
+//! into segments. Exact by enumeration, bounded by a limit.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use affine::enumerate::{box_size, for_each_in_box};
+use affine::{Expr, IndexingMap, Interval, MapForm, Point};
+use hlo::Shape;
+
+use crate::{IndexedMap, IndexingError};
+
+/// Threads per warp.
+pub const WARP: i64 = 32;
+/// Bytes per memory transaction segment.
+pub const SEGMENT: i64 = 128;
+
+/// Transactions of the first warp for one operand map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Coalescing {
+    /// Counted exactly.
+    Counted {
+        /// Loads (points of the range variables with at least one active thread).
+        loads: u64,
+        /// 128-byte segments touched, summed over loads.
+        transactions: u64,
+        /// Segments needed if each load's distinct bytes were contiguous and aligned.
+        ideal: u64,
+    },
+    /// Not counted: more points than the limit.
+    TooLarge {
+        /// Points to enumerate.
+        points: u128,
+    },
+    /// Not counted: addresses depend on runtime values.
+    RuntimeDependent,
+    /// Not counted: UNDEFINED map or a layout that is not a dimension permutation.
+    Unknown(String),
+}
+
+impl Coalescing {
+    /// True when counted and equal to the ideal.
+    pub fn is_coalesced(&self) -> bool {
+        matches!(self, Coalescing::Counted { transactions, ideal, .. } if transactions == ideal)
+    }
+}
+
+impl fmt::Display for Coalescing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Coalescing::Counted {
+                loads,
+                transactions,
+                ideal,
+            } => write!(
+                f,
+                "{} loads, {transactions} transactions, ideal {ideal}: {}",
+                loads,
+                if transactions == ideal {
+                    "coalesced"
+                } else {
+                    "not coalesced"
+                }
+            ),
+            Coalescing::TooLarge { points } => {
+                write!(
+                    f,
+                    "not counted: {points} points to enumerate exceed the limit"
+                )
+            }
+            Coalescing::RuntimeDependent => {
+                write!(f, "not counted: addresses depend on runtime values")
+            }
+            Coalescing::Unknown(r) => write!(f, "not counted: {r}"),
+        }
+    }
+}
+
+/// The loop emitter's linear thread mapping: thread `d0` computes output element `d0` in
+/// row-major order.
+pub fn linear_thread_map(out_dims: &[i64]) -> Result<IndexingMap, IndexingError> {
+    let n: i64 = out_dims.iter().product();
+    let results = if out_dims.is_empty() {
+        vec![]
+    } else {
+        crate::ops::reshape::reshape_exprs(&[n], out_dims)
+            .ok_or(IndexingError::Map(affine::MapError::Special("output too large")))?
+    };
+    let mut m = IndexingMap::new(
+        vec![Interval::new(0, n - 1)],
+        vec![],
+        vec![],
+        results,
+        vec![],
+    )?;
+    m.simplify();
+    Ok(m)
+}
+
+/// Strides (in elements) of each logical dimension under the shape's layout.
+fn strides(shape: &Shape) -> Option<Vec<i64>> {
+    let rank = shape.rank();
+    let m2m: Vec<i64> = match shape.layout() {
+        None => (0..rank as i64).rev().collect(),
+        Some(l) if l.tiles().is_empty() && l.is_permutation_of(rank) => l.minor_to_major.clone(),
+        Some(_) => return None,
+    };
+    let mut s = vec![0i64; rank];
+    let mut acc = 1i64;
+    for &d in &m2m {
+        s[d as usize] = acc;
+        acc = acc.checked_mul(shape.dims()[d as usize])?;
+    }
+    Some(s)
+}
+
+/// Counts the first warp's transactions for the operand access `map` (output to operand),
+/// with threads mapped to outputs by `thread_map` (one dimension: the thread id).
+pub fn first_warp(
+    thread_map: &IndexingMap,
+    map: &IndexedMap,
+    operand: &Shape,
+    limit: u128,
+) -> Result<Coalescing, IndexingError> {
+    if map.map.form() == MapForm::Undefined {
+        return Ok(Coalescing::Unknown("unknown indexing".into()));
+    }
+    let Some(strides) = strides(operand) else {
+        return Ok(Coalescing::Unknown(
+            "tiled or non-permutation layout".into(),
+        ));
+    };
+    let bytes = i64::from(
+        operand
+            .element_type()
+            .and_then(|t| t.byte_width())
+            .unwrap_or(1),
+    );
+    let mut m = thread_map.compose(&map.map)?;
+    m.add_constraint(Expr::dim(0), Interval::new(0, WARP - 1));
+    m.simplify();
+    if m.form() == MapForm::KnownEmpty {
+        return Ok(Coalescing::Counted {
+            loads: 0,
+            transactions: 0,
+            ideal: 0,
+        });
+    }
+    if !m.runtimes().is_empty() {
+        return Ok(Coalescing::RuntimeDependent);
+    }
+    let nd = m.dims().len();
+    let bounds: Vec<Interval> = m.dims().iter().chain(m.ranges()).copied().collect();
+    let points = box_size(&bounds);
+    if points > limit {
+        return Ok(Coalescing::TooLarge { points });
+    }
+    let mut loads: BTreeMap<Vec<i64>, BTreeSet<i64>> = BTreeMap::new();
+    let mut err = None;
+    for_each_in_box(&bounds, |flat| {
+        let p = Point {
+            dims: &flat[..nd],
+            ranges: &flat[nd..],
+            runtimes: &[],
+        };
+        match m
+            .constraints_satisfied(&p)
+            .and_then(|ok| Ok((ok, m.evaluate(&p)?)))
+        {
+            Ok((true, idx)) => {
+                let off: i64 = idx.iter().zip(&strides).map(|(i, s)| i * s).sum();
+                loads
+                    .entry(flat[nd..].to_vec())
+                    .or_default()
+                    .insert(off * bytes);
+            }
+            Ok((false, _)) => {}
+            Err(e) => {
+                err = Some(e);
+                return false;
+            }
+        }
+        true
+    });
+    if let Some(e) = err {
+        return Err(e.into());
+    }
+    let mut transactions = 0u64;
+    let mut ideal = 0u64;
+    for addrs in loads.values() {
+        let segs: BTreeSet<i64> = addrs.iter().map(|a| a.div_euclid(SEGMENT)).collect();
+        transactions += segs.len() as u64;
+        let total = addrs.len() as i64 * bytes;
+        ideal += ((total + SEGMENT - 1) / SEGMENT) as u64;
+    }
+    Ok(Coalescing::Counted {
+        loads: loads.len() as u64,
+        transactions,
+        ideal,
+    })
+}

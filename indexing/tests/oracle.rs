@@ -1,0 +1,877 @@
+//! The evaluator oracle: for small modules covering every op family, find which input
+//! elements each output element really depends on by perturbing one input element at a
+//! time and re-running the reference evaluator (`hlo::eval`), and check that the image of
+//! the analysis' maps (with runtime variables read through their provenance from the actual
+//! inputs) contains exactly those elements (`Exact`), or at least them (`Superset`, with the
+//! reason). Perturbation can only show a dependence, never rule one out, so a superset
+//! check is sound for every map; the exact check also catches maps that claim too much.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use affine::enumerate::for_each_in_box;
+use affine::{Interval, Point};
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::{ElementType, Literal, Module, Shape};
+use indexing::{IndexedMap, OperandIndexing};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// The map's image equals the observed dependencies.
+    Exact,
+    /// The map's image contains them; the string says why it may contain more.
+    Superset(&'static str),
+    /// Not perturbed (index operands: their values position reads; they are checked
+    /// through the runtime variables of the other operands' maps).
+    Skip,
+}
+use Mode::*;
+
+struct Case {
+    name: &'static str,
+    hlo: &'static str,
+    /// Values of integer parameters, by parameter number (others random in [-3, 12]).
+    ints: &'static [(usize, &'static [i32])],
+    /// Mode per operand of the root.
+    modes: &'static [Mode],
+}
+
+/// A deterministic pseudo-random sequence (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Values in [0.5, 2.5) with a random sign: never zero, rarely tied.
+    fn float(&mut self) -> f32 {
+        let x = 0.5 + (self.next() % 2000) as f32 / 1000.0;
+        if self.next() & 1 == 0 {
+            x
+        } else {
+            -x
+        }
+    }
+}
+
+fn array(shape: &Shape, data: ArrayData) -> Literal {
+    let s = Shape::array(shape.element_type().unwrap(), shape.dims().to_vec());
+    Literal::Array(ArrayLiteral::new(s, data).expect("literal fits"))
+}
+
+fn args_for(module: &Module, ints: &[(usize, &[i32])], rng: &mut Rng) -> Option<Vec<Literal>> {
+    let entry = module.entry();
+    let mut args = Vec::new();
+    for n in 0..entry.parameters().len() {
+        let shape = entry.instr(entry.parameter(n).unwrap()).shape().clone();
+        let count = shape.element_count().unwrap() as usize;
+        let data = match shape.element_type().unwrap() {
+            ElementType::F32 => ArrayData::F32((0..count).map(|_| rng.float()).collect()),
+            ElementType::S32 => ArrayData::S32(match ints.iter().find(|(p, _)| *p == n) {
+                Some((_, v)) => v.to_vec(),
+                None => (0..count).map(|_| (rng.next() % 16) as i32 - 3).collect(),
+            }),
+            ElementType::Pred => ArrayData::Pred((0..count).map(|_| rng.next() & 1 == 0).collect()),
+            _ => return None,
+        };
+        args.push(array(&shape, data));
+    }
+    Some(args)
+}
+
+/// Output `k` of a result as a flat list of bit patterns.
+fn output_bits(result: &Literal, k: usize) -> Vec<u64> {
+    let lit = match result {
+        Literal::Tuple(t) => &t[k],
+        l => l,
+    };
+    let a = lit.as_array().expect("array output");
+    (0..a.data().len())
+        .map(|i| a.get_f64(i).unwrap().to_bits())
+        .collect()
+}
+
+fn output_count(result: &Literal) -> usize {
+    match result {
+        Literal::Tuple(t) => t.len(),
+        _ => 1,
+    }
+}
+
+fn linear(idx: &[i64], dims: &[i64]) -> Option<usize> {
+    let mut l = 0i64;
+    for (&i, &n) in idx.iter().zip(dims) {
+        if i < 0 || i >= n {
+            return None;
+        }
+        l = l * n + i;
+    }
+    Some(l as usize)
+}
+
+/// The entry parameter number holding the value of a runtime variable's producer.
+fn producer_param(module: &Module, rv: &indexing::RuntimeVar) -> Option<usize> {
+    let c = module.computation(rv.computation);
+    let p = c.instr(rv.producer);
+    let n = p.parameter_number()? as usize;
+    if rv.computation == module.entry_id() {
+        return Some(n);
+    }
+    // A parameter of a fused computation: the matching operand of the entry's caller.
+    let entry = module.entry();
+    let caller = entry
+        .instructions()
+        .find(|(_, i)| i.calls() == Some(rv.computation))?
+        .1;
+    entry
+        .instr(caller.operand(n)?)
+        .parameter_number()
+        .map(|x| x as usize)
+}
+
+/// `image[output element] = operand elements` of one map, with runtime variables read from
+/// the actual arguments.
+fn image(
+    module: &Module,
+    m: &IndexedMap,
+    out_dims: &[i64],
+    operand_dims: &[i64],
+    args: &[Literal],
+    into: &mut BTreeMap<usize, BTreeSet<usize>>,
+) {
+    let map = &m.map;
+    let nd = map.dims().len();
+    let bounds: Vec<Interval> = map.dims().iter().chain(map.ranges()).copied().collect();
+    let sources: Vec<(usize, Vec<i64>)> = m
+        .runtime
+        .iter()
+        .map(|rv| {
+            let n = producer_param(module, rv).expect("runtime variable from a parameter");
+            let dims = module
+                .entry()
+                .instr(module.entry().parameter(n).unwrap())
+                .shape()
+                .dims()
+                .to_vec();
+            (n, dims)
+        })
+        .collect();
+    for_each_in_box(&bounds, |flat| {
+        let mut rts: Vec<i64> = Vec::new();
+        for (k, rv) in m.runtime.iter().enumerate() {
+            // Runtime variable maps use the map's variables; later variables are unused.
+            let mut full = rts.clone();
+            full.resize(map.runtimes().len(), 0);
+            let p = Point {
+                dims: &flat[..nd],
+                ranges: &flat[nd..],
+                runtimes: &full,
+            };
+            let at = rv.map.evaluate(&p).expect("runtime map evaluates");
+            let (n, ref dims) = sources[k];
+            let i = linear(&at, dims).expect("runtime variable reads inside its producer");
+            rts.push(args[n].as_array().unwrap().get_f64(i).unwrap() as i64);
+        }
+        let p = Point {
+            dims: &flat[..nd],
+            ranges: &flat[nd..],
+            runtimes: &rts,
+        };
+        if map.contains_point(&p).unwrap() {
+            let o = linear(&flat[..nd], out_dims).unwrap();
+            let idx = map.evaluate(&p).unwrap();
+            let i = linear(&idx, operand_dims)
+                .unwrap_or_else(|| panic!("map {map} reads {idx:?} outside {operand_dims:?}"));
+            into.entry(o).or_default().insert(i);
+        }
+        true
+    });
+}
+
+/// Applies called computations (reducers, comparators) with the reference interpreter.
+struct Calls<'m>(hlo::eval::Evaluator<'m>);
+
+impl hlo::kernels::CallComputation for Calls<'_> {
+    fn call(
+        &mut self,
+        comp: hlo::CompId,
+        args: &[Literal],
+    ) -> Result<Literal, hlo::kernels::KernelError> {
+        self.0
+            .call(comp, args.to_vec())
+            .map_err(|e| hlo::kernels::KernelError::Call(Box::new(e)))
+    }
+}
+
+/// Runs the module. The interpreter delegates heavy ops to `hlo::kernels` once both are
+/// wired together; until then an entry root the interpreter does not run, whose operands
+/// are parameters, is evaluated by the kernel directly.
+fn run(module: &Module, args: &[Literal]) -> Literal {
+    try_run(module, args).unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+}
+
+fn try_run(module: &Module, args: &[Literal]) -> Result<Literal, String> {
+    match hlo::eval::evaluate(module, args) {
+        Ok(r) => Ok(r),
+        Err(hlo::eval::EvalError::Unsupported { .. }) => {
+            let entry = module.entry();
+            let root = entry.root_instr();
+            if !hlo::kernels::handles(root.opcode(), root) {
+                return Err(format!("no evaluator for {}", root.opcode()));
+            }
+            let operands: Vec<&Literal> = root
+                .operands()
+                .iter()
+                .map(|&o| entry.instr(o).parameter_number().map(|n| &args[n as usize]))
+                .collect::<Option<_>>()
+                .ok_or("kernel root with non-parameter operands")?;
+            let mut calls = Calls(hlo::eval::Evaluator::new(module));
+            hlo::kernels::evaluate(module, root, &operands, &mut calls).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn check(case: &Case) {
+    let module = hlo::parse_module(case.hlo).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let args = args_for(&module, case.ints, &mut rng).expect("argument types supported");
+    check_module(case.name, &module, &args, case.modes, usize::MAX);
+}
+
+/// Checks the root's maps against perturbation of at most `samples` elements per operand
+/// (every element for the exact check).
+fn check_module(name: &str, module: &Module, args: &[Literal], modes: &[Mode], samples: usize) {
+    let entry = module.entry();
+    let root = entry.root_instr();
+    let grouped = indexing::output_to_input(module, module.entry_id(), entry.root())
+        .unwrap_or_else(|e| panic!("{}: {e}", name));
+    let base = run(module, args);
+    assert_eq!(output_count(&base), grouped.len(), "{}: outputs", name);
+    for (j, &mode) in modes.iter().enumerate() {
+        if mode == Skip {
+            continue;
+        }
+        let op = entry.instr(root.operands()[j]);
+        let param = op
+            .parameter_number()
+            .expect("perturbed operands are parameters") as usize;
+        let operand_dims = op.shape().dims().to_vec();
+        let ArrayData::F32(values) = args[param].as_array().unwrap().data().clone() else {
+            panic!("{}: operand {j} is not f32", name);
+        };
+        // observed[k][output element] = operand elements it depends on.
+        let mut observed: Vec<BTreeMap<usize, BTreeSet<usize>>> =
+            vec![BTreeMap::new(); grouped.len()];
+        let step = values.len().div_ceil(samples).max(1);
+        assert!(
+            step == 1 || mode != Exact,
+            "the exact check perturbs every element"
+        );
+        for e in (0..values.len()).step_by(step) {
+            let mut v = values.clone();
+            v[e] += 3.25 + v[e].abs();
+            let mut a = args.to_vec();
+            a[param] = array(op.shape(), ArrayData::F32(v));
+            let r = run(module, &a);
+            for (k, obs) in observed.iter_mut().enumerate() {
+                let (b0, b1) = (output_bits(&base, k), output_bits(&r, k));
+                for (o, (x, y)) in b0.iter().zip(&b1).enumerate() {
+                    if x != y {
+                        obs.entry(o).or_default().insert(e);
+                    }
+                }
+            }
+        }
+        for (k, g) in grouped.iter().enumerate() {
+            let out_shape = if root.shape().is_tuple() {
+                root.shape().tuple_shapes()[k].clone()
+            } else {
+                root.shape().clone()
+            };
+            let set = &g.operands[j];
+            let OperandIndexing::Maps(_) = set else {
+                panic!("{}: operand {j} is UNDEFINED", name);
+            };
+            let mut img = BTreeMap::new();
+            for m in set.maps() {
+                image(module, m, out_shape.dims(), &operand_dims, args, &mut img);
+            }
+            for (o, deps) in &observed[k] {
+                let claimed = img.get(o).cloned().unwrap_or_default();
+                assert!(
+                    deps.is_subset(&claimed),
+                    "{}: output {k} element {o} depends on operand {j} elements {deps:?}, maps claim {claimed:?}",
+                    name
+                );
+            }
+            if mode == Exact {
+                for (o, claimed) in &img {
+                    let deps = observed[k].get(o).cloned().unwrap_or_default();
+                    assert_eq!(
+                        &deps, claimed,
+                        "{}: output {k} element {o}, operand {j}: observed vs maps",
+                        name
+                    );
+                }
+            }
+        }
+    }
+}
+
+macro_rules! cases {
+    ($($name:ident: $hlo:expr, ints $ints:expr, modes $modes:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(&Case { name: stringify!($name), hlo: $hlo, ints: $ints, modes: $modes });
+            }
+        )*
+    };
+}
+
+const NO: &[(usize, &[i32])] = &[];
+
+cases! {
+    elementwise_add: "HloModule m
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT r = f32[3,4] add(a, b)
+}", ints NO, modes &[Exact, Exact];
+
+    clamp_scalar_bounds: "HloModule m
+ENTRY e {
+  lo = f32[] parameter(0)
+  x = f32[5] parameter(1)
+  hi = f32[] parameter(2)
+  ROOT r = f32[5] clamp(lo, x, hi)
+}", ints NO, modes &[Superset("clamp reads a bound only when x crosses it"), Superset("x is not observed where clamped"), Superset("clamp reads a bound only when x crosses it")];
+
+    select_branches: "HloModule m
+ENTRY e {
+  p = pred[6] parameter(0)
+  a = f32[6] parameter(1)
+  b = f32[6] parameter(2)
+  ROOT r = f32[6] select(p, a, b)
+}", ints NO, modes &[Skip, Superset("select reads one branch per element"), Superset("select reads one branch per element")];
+
+    broadcast: "HloModule m
+ENTRY e {
+  a = f32[3] parameter(0)
+  ROOT r = f32[2,3,4] broadcast(a), dimensions={1}
+}", ints NO, modes &[Exact];
+
+    transpose: "HloModule m
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  ROOT r = f32[4,2,3] transpose(a), dimensions={2,0,1}
+}", ints NO, modes &[Exact];
+
+    reverse: "HloModule m
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  ROOT r = f32[3,4] reverse(a), dimensions={1}
+}", ints NO, modes &[Exact];
+
+    strided_slice: "HloModule m
+ENTRY e {
+  a = f32[7,9] parameter(0)
+  ROOT r = f32[2,3] slice(a), slice={[1:5:2], [0:9:3]}
+}", ints NO, modes &[Exact];
+
+    reshape_general: "HloModule m
+ENTRY e {
+  a = f32[4,6] parameter(0)
+  ROOT r = f32[3,8] reshape(a)
+}", ints NO, modes &[Exact];
+
+    bitcast_through_layouts: "HloModule m
+ENTRY e {
+  a = f32[3,4]{0,1} parameter(0)
+  ROOT r = f32[2,6]{1,0} bitcast(a)
+}", ints NO, modes &[Exact];
+
+    concatenate: "HloModule m
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[2,2] parameter(1)
+  ROOT r = f32[2,5] concatenate(a, b), dimensions={1}
+}", ints NO, modes &[Exact, Exact];
+
+    pad_negative_and_interior: "HloModule m
+ENTRY e {
+  a = f32[5,3] parameter(0)
+  v = f32[] parameter(1)
+  ROOT r = f32[8,7] pad(a, v), padding=-1_0_1x2_0_1
+}", ints NO, modes &[Exact, Superset("the padding value maps from every output element, also those holding operand elements")];
+
+    reduce_sum: "HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[3,4,2] parameter(0)
+  z = f32[] parameter(1)
+  ROOT r = f32[4] reduce(a, z), dimensions={0,2}, to_apply=add
+}", ints NO, modes &[Exact, Exact];
+
+    reduce_max: "HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  z = f32[] parameter(1)
+  ROOT r = f32[3] reduce(a, z), dimensions={1}, to_apply=max
+}", ints NO, modes &[Superset("raising a non-maximal element does not always change a maximum"), Superset("the init value matters only when it is the maximum")];
+
+    reduce_window_dilated_padded: "HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[5,4] parameter(0)
+  z = f32[] parameter(1)
+  ROOT r = f32[5,3] reduce-window(a, z), window={size=3x2 stride=2x1 pad=2_2x0_0 lhs_dilate=2x1 rhs_dilate=2x2}, to_apply=add
+}", ints NO, modes &[Exact, Exact];
+
+    dot_batched: "HloModule m
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  b = f32[2,4,5] parameter(1)
+  ROOT r = f32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+}", ints NO, modes &[Exact, Exact];
+
+    convolution_padded_strided_reversed: "HloModule m
+ENTRY e {
+  a = f32[1,6,5,2] parameter(0)
+  k = f32[2,3,2,3] parameter(1)
+  ROOT r = f32[1,3,5,3] convolution(a, k), window={size=3x2 stride=2x1 pad=1_1x1_0 rhs_reversal=1x0}, dim_labels=b01f_i01o->b01f
+}", ints NO, modes &[Exact, Exact];
+
+    convolution_dilated: "HloModule m
+ENTRY e {
+  a = f32[1,5,1] parameter(0)
+  k = f32[2,1,2] parameter(1)
+  ROOT r = f32[1,7,2] convolution(a, k), window={size=2 pad=1_1 lhs_dilate=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f
+}", ints NO, modes &[Exact, Exact];
+
+    convolution_feature_groups: "HloModule m
+ENTRY e {
+  a = f32[1,6,4] parameter(0)
+  k = f32[3,2,6] parameter(1)
+  ROOT r = f32[1,4,6] convolution(a, k), window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=2
+}", ints NO, modes &[Exact, Exact];
+
+    convolution_batch_groups: "HloModule m
+ENTRY e {
+  a = f32[4,5,2] parameter(0)
+  k = f32[2,2,6] parameter(1)
+  ROOT r = f32[2,4,6] convolution(a, k), window={size=2}, dim_labels=b0f_0io->b0f, batch_group_count=2
+}", ints NO, modes &[Exact, Exact];
+
+    dynamic_slice_clamped: "HloModule m
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  i = s32[] parameter(1)
+  j = s32[] parameter(2)
+  ROOT r = f32[3,2] dynamic-slice(a, i, j), dynamic_slice_sizes={3,2}
+}", ints &[(1, &[5]), (2, &[-2])], modes &[Exact, Skip, Skip];
+
+    dynamic_update_slice: "HloModule m
+ENTRY e {
+  a = f32[6,5] parameter(0)
+  u = f32[2,3] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT r = f32[6,5] dynamic-update-slice(a, u, i, j)
+}", ints &[(2, &[1]), (3, &[9])], modes &[Superset("elements under the update window are overwritten"), Exact, Skip, Skip];
+
+    gather_rows: "HloModule m
+ENTRY e {
+  a = f32[5,3] parameter(0)
+  i = s32[4,1] parameter(1)
+  ROOT r = f32[4,2] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,2}
+}", ints &[(1, &[0, 4, 2, 7])], modes &[Exact, Skip];
+
+    gather_two_components: "HloModule m
+ENTRY e {
+  a = f32[4,5,2] parameter(0)
+  i = s32[3,2] parameter(1)
+  ROOT r = f32[3,2,2,2] gather(a, i), offset_dims={1,2,3}, collapsed_slice_dims={}, start_index_map={1,0}, index_vector_dim=1, slice_sizes={2,2,2}
+}", ints &[(1, &[0, 0, 4, 3, -1, 1])], modes &[Exact, Skip];
+
+    scatter_add_rows: "HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[6,2] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[3,2,2] parameter(2)
+  ROOT r = f32[6,2] scatter(a, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}", ints &[(1, &[1, 5, 3])], modes &[Exact, Skip, Exact];
+
+    sort_one_operand: "HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  a = f32[3,5] parameter(0)
+  ROOT r = f32[3,5] sort(a), dimensions={1}, to_apply=cmp
+}", ints NO, modes &[Superset("a perturbation moves some elements of the sorted row, not all")];
+
+    select_and_scatter: "HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[6] parameter(0)
+  s = f32[3] parameter(1)
+  z = f32[] parameter(2)
+  ROOT r = f32[6] select-and-scatter(a, s, z), window={size=2 stride=2}, select=ge, scatter=add
+}", ints NO, modes &[Superset("only changes of the selected position are observed"), Superset("a source value lands on one position of its window"), Exact];
+
+    fusion_softmax: "HloModule m
+add_c {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max_c {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+softmax {
+  p0 = f32[2,5] parameter(0)
+  neg_inf = f32[] constant(-inf)
+  max = f32[2] reduce(p0, neg_inf), dimensions={1}, to_apply=max_c
+  bmax = f32[2,5] broadcast(max), dimensions={0}
+  sub = f32[2,5] subtract(p0, bmax)
+  exp = f32[2,5] exponential(sub)
+  zero = f32[] constant(0)
+  sum = f32[2] reduce(exp, zero), dimensions={1}, to_apply=add_c
+  bsum = f32[2,5] broadcast(sum), dimensions={0}
+  ROOT div = f32[2,5] divide(exp, bsum)
+}
+ENTRY e {
+  x = f32[2,5] parameter(0)
+  ROOT r = f32[2,5] fusion(x), kind=kLoop, calls=softmax
+}", ints NO, modes &[Exact];
+
+    fusion_transpose_reshape_pad: "HloModule m
+f {
+  p0 = f32[3,4] parameter(0)
+  p1 = f32[] parameter(1)
+  t = f32[4,3] transpose(p0), dimensions={1,0}
+  r = f32[2,6] reshape(t)
+  ROOT pd = f32[4,8] pad(r, p1), padding=1_1x1_1
+}
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  v = f32[] parameter(1)
+  ROOT r = f32[4,8] fusion(x, v), kind=kLoop, calls=f
+}", ints NO, modes &[Exact, Superset("the padding value maps from every output element")];
+
+    fusion_dynamic_slice: "HloModule m
+f {
+  p0 = f32[8,3] parameter(0)
+  p1 = s32[] parameter(1)
+  z = s32[] constant(0)
+  ds = f32[4,3] dynamic-slice(p0, p1, z), dynamic_slice_sizes={4,3}
+  ROOT n = f32[3,4] transpose(ds), dimensions={1,0}
+}
+ENTRY e {
+  x = f32[8,3] parameter(0)
+  o = s32[] parameter(1)
+  ROOT r = f32[3,4] fusion(x, o), kind=kLoop, calls=f
+}", ints &[(1, &[6])], modes &[Exact, Skip];
+}
+
+/// `instr` of `module` alone: a new entry with one parameter per operand and a copy of the
+/// instruction (called computations shared). `None` for tuple-shaped operands.
+fn standalone(module: &Module, comp: hlo::CompId, id: hlo::InstrId) -> Option<Module> {
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let mut b = hlo::ir::ComputationBuilder::new("oracle_entry");
+    let mut params = Vec::new();
+    for (i, &op) in instr.operands().iter().enumerate() {
+        let shape = c.instr(op).shape();
+        if !shape.is_array() {
+            return None;
+        }
+        params.push(b.add(hlo::Instruction::parameter(
+            format!("oracle_p{i}"),
+            i as i64,
+            shape.clone(),
+        )));
+    }
+    let mut copy =
+        hlo::Instruction::new(instr.name(), instr.opcode(), instr.shape().clone(), params);
+    for a in instr.attrs() {
+        if a.name != hlo::AttrName::ControlPredecessors {
+            copy = copy.with_attr(a.name.clone(), a.value.clone());
+        }
+    }
+    b.add(copy);
+    let mut m = module.clone();
+    let cid = m.add_computation(b.build(None).ok()?);
+    m.set_entry(cid).ok()?;
+    Some(m)
+}
+
+/// Whether the oracle can compute the image of an operand's maps: defined, runtime
+/// variables read from parameters, and domains small enough to enumerate.
+fn checkable(module: &Module, set: &OperandIndexing) -> bool {
+    let OperandIndexing::Maps(_) = set else {
+        return false;
+    };
+    set.maps().all(|m| {
+        let bounds: Vec<Interval> = m.map.dims().iter().chain(m.map.ranges()).copied().collect();
+        affine::enumerate::box_size(&bounds) <= 1 << 18
+            && m.runtime
+                .iter()
+                .all(|rv| producer_param(module, rv).is_some())
+    })
+}
+
+/// Every fusion of XLA:CPU's optimized corpus programs and every entry instruction of the
+/// programs before optimization, each run alone on random inputs: the observed
+/// dependencies of a sample of each f32 operand's elements must lie in the maps' image.
+#[test]
+fn corpus_ops_and_fusions() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    let (mut checked, mut skipped) = (0usize, 0usize);
+    let mut opcodes = BTreeSet::new();
+    for p in paths {
+        for file in ["after_optimizations.hlo", "before_optimizations.hlo"] {
+            let Ok(text) = std::fs::read_to_string(p.join(file)) else {
+                continue;
+            };
+            let module = hlo::parse_module(&text).unwrap();
+            let mut targets = Vec::new();
+            for (cid, comp) in module.computations() {
+                for (id, instr) in comp.instructions() {
+                    let op = instr.opcode();
+                    let wanted = if file.starts_with("after") {
+                        op == hlo::Opcode::Fusion
+                    } else {
+                        cid == module.entry_id()
+                            && !instr.operands().is_empty()
+                            && !matches!(op, hlo::Opcode::Tuple | hlo::Opcode::GetTupleElement)
+                    };
+                    if wanted {
+                        targets.push((cid, id));
+                    }
+                }
+            }
+            for (cid, id) in targets {
+                let name = format!(
+                    "{}:{}:{}",
+                    p.display(),
+                    file,
+                    module.computation(cid).instr(id).name()
+                );
+                let Some(m) = standalone(&module, cid, id) else {
+                    skipped += 1;
+                    continue;
+                };
+                let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+                let Some(args) = args_for(&m, NO, &mut rng) else {
+                    skipped += 1;
+                    continue;
+                };
+                if try_run(&m, &args).is_err() {
+                    skipped += 1;
+                    continue;
+                }
+                let grouped = indexing::output_to_input(&m, m.entry_id(), m.entry().root())
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let root = m.entry().root_instr();
+                let modes: Vec<Mode> = (0..root.operands().len())
+                    .map(|j| {
+                        let shape = m.entry().instr(root.operands()[j]).shape();
+                        let ok = shape.element_type() == Some(ElementType::F32)
+                            && grouped.iter().all(|g| checkable(&m, &g.operands[j]));
+                        if ok {
+                            Superset("corpus: containment of a sample")
+                        } else {
+                            Skip
+                        }
+                    })
+                    .collect();
+                if modes.iter().all(|&x| x == Skip) {
+                    skipped += 1;
+                    continue;
+                }
+                check_module(&name, &m, &args, &modes, 12);
+                opcodes.insert(module.computation(cid).instr(id).opcode());
+                checked += 1;
+            }
+        }
+    }
+    eprintln!(
+        "corpus oracle: {checked} instructions checked, {skipped} skipped; opcodes {opcodes:?}"
+    );
+    assert!(checked >= 100, "only {checked} corpus instructions checked");
+}
+
+/// Random fusions of exact, positively-combining ops (transpose, reverse, strided slice,
+/// reshape, broadcast, pad, concatenate, add of two paths, sum reduction): the maps' image
+/// must equal the perturbation dependencies exactly.
+#[test]
+fn random_fusions_exact() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let pick = |rng: &mut Rng, n: u64| (rng.next() % n) as i64;
+    for case in 0..40 {
+        let rank = 1 + pick(&mut rng, 3) as usize;
+        let mut dims: Vec<i64> = (0..rank).map(|_| 2 + pick(&mut rng, 3)).collect();
+        let shape = |d: &[i64]| {
+            format!(
+                "f32[{}]",
+                d.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        };
+        let list = |d: &[i64]| {
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let input = dims.clone();
+        let mut body = vec![format!("  v0 = {} parameter(0)", shape(&dims))];
+        body.push("  zero = f32[] constant(0)".to_string());
+        let steps = 3 + pick(&mut rng, 4);
+        for cur in 0..steps as usize {
+            let r = dims.len();
+            let v = format!("v{cur}");
+            let next = format!("v{}", cur + 1);
+            let mut new = dims.clone();
+            let line = match pick(&mut rng, 9) {
+                0 => {
+                    let mut perm: Vec<i64> = (0..r as i64).collect();
+                    for i in (1..r).rev() {
+                        perm.swap(i, pick(&mut rng, i as u64 + 1) as usize);
+                    }
+                    new = perm.iter().map(|&p| dims[p as usize]).collect();
+                    format!("transpose({v}), dimensions={{{}}}", list(&perm))
+                }
+                1 => {
+                    let ds: Vec<i64> = (0..r as i64).filter(|_| rng.next() & 1 == 0).collect();
+                    format!("reverse({v}), dimensions={{{}}}", list(&ds))
+                }
+                2 => {
+                    let mut parts = Vec::new();
+                    for (i, &n) in dims.iter().enumerate() {
+                        let start = pick(&mut rng, n as u64);
+                        let stride = 1 + pick(&mut rng, 2);
+                        new[i] = (n - start + stride - 1) / stride;
+                        parts.push(format!("[{start}:{n}:{stride}]"));
+                    }
+                    format!("slice({v}), slice={{{}}}", parts.join(", "))
+                }
+                3 => {
+                    let total: i64 = dims.iter().product();
+                    let a = (2..total).find(|a| total % a == 0 && pick(&mut rng, 3) > 0);
+                    new = match (r, a) {
+                        (1, Some(a)) => vec![a, total / a],
+                        _ if r >= 2 => {
+                            let i = pick(&mut rng, r as u64 - 1) as usize;
+                            let mut d = dims.clone();
+                            let m = d.remove(i + 1);
+                            d[i] *= m;
+                            d
+                        }
+                        _ => vec![total],
+                    };
+                    format!("reshape({v})")
+                }
+                4 if dims.iter().product::<i64>() <= 60 => {
+                    let at = pick(&mut rng, r as u64 + 1) as usize;
+                    new.insert(at, 2);
+                    let kept: Vec<i64> = (0..=r as i64).filter(|&i| i != at as i64).collect();
+                    format!("broadcast({v}), dimensions={{{}}}", list(&kept))
+                }
+                5 => {
+                    let mut parts = Vec::new();
+                    for (i, &n) in dims.iter().enumerate() {
+                        let (lo, hi, int) = (
+                            pick(&mut rng, 4) - 1,
+                            pick(&mut rng, 4) - 1,
+                            pick(&mut rng, 2),
+                        );
+                        let size = lo + hi + n + (n - 1) * int;
+                        let (lo, hi) = if size < 1 { (0, 0) } else { (lo, hi) };
+                        new[i] = lo + hi + n + (n - 1) * int;
+                        parts.push(format!("{lo}_{hi}_{int}"));
+                    }
+                    format!("pad({v}, zero), padding={}", parts.join("x"))
+                }
+                6 => {
+                    let d = pick(&mut rng, r as u64) as usize;
+                    new[d] *= 2;
+                    format!("concatenate({v}, {v}), dimensions={{{d}}}")
+                }
+                7 => {
+                    let all: Vec<i64> = (0..r as i64).collect();
+                    body.push(format!(
+                        "  rev{cur} = {} reverse({v}), dimensions={{{}}}",
+                        shape(&dims),
+                        list(&all)
+                    ));
+                    format!("add({v}, rev{cur})")
+                }
+                _ if r >= 2 => {
+                    let d = pick(&mut rng, r as u64) as usize;
+                    new.remove(d);
+                    format!("reduce({v}, zero), dimensions={{{d}}}, to_apply=add_c")
+                }
+                _ => format!("negate({v})"),
+            };
+            body.push(format!("  {next} = {} {line}", shape(&new)));
+            dims = new;
+        }
+        let last = body.pop().unwrap().replacen("  v", "  ROOT v", 1);
+        body.push(last);
+        let text = format!(
+            "HloModule r{case}\nadd_c {{\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}}\nf {{\n{}\n}}\nENTRY e {{\n  p = {} parameter(0)\n  ROOT r = {} fusion(p), kind=kLoop, calls=f\n}}\n",
+            body.join("\n"),
+            shape(&input),
+            shape(&dims)
+        );
+        let module = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let mut arg_rng = Rng(0x5151 + case);
+        let args = args_for(&module, NO, &mut arg_rng).unwrap();
+        // Negation flips signs but keeps every dependence's coefficient nonzero.
+        let name = format!("random fusion {case}:\n{text}");
+        check_module(&name, &module, &args, &[Exact], usize::MAX);
+    }
+}

@@ -5,6 +5,7 @@
 
 mod input;
 mod map_cmd;
+mod run_cmd;
 
 use std::process::ExitCode;
 
@@ -27,12 +28,15 @@ enum Command {
     /// Simplify, compare and compose indexing maps.
     #[command(subcommand, after_help = map_cmd::MAP_SYNTAX)]
     Map(map_cmd::MapCommand),
+    /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
+    Run(run_cmd::RunArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),
+        Command::Run(args) => run_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -199,8 +199,32 @@ pub(crate) fn kind_rank(kind: &ExprKind) -> u8 {
     }
 }
 
+/// Slots of the per-thread front cache of the interner (a power of two).
+const FRONT_SLOTS: usize = 4096;
+
+thread_local! {
+    /// A direct-mapped cache of recently interned nodes, by hash: most nodes the simplifier
+    /// builds already exist, and finding them here skips the shard's lock and probe.
+    static FRONT: [std::cell::Cell<Option<&'static Node>>; FRONT_SLOTS] =
+        const { [const { std::cell::Cell::new(None) }; FRONT_SLOTS] };
+}
+
 fn intern(kind: ExprKind) -> Expr {
     let hash = structural_hash(&kind);
+    let slot = hash as usize & (FRONT_SLOTS - 1);
+    let cached = FRONT.try_with(|front| front[slot].get()).ok().flatten();
+    if let Some(node) = cached {
+        if node.hash == hash && node.kind == kind {
+            return Expr(node);
+        }
+    }
+    let node = intern_shared(kind, hash);
+    let _ = FRONT.try_with(|front| front[slot].set(Some(node.0)));
+    node
+}
+
+/// Finds or inserts `kind` in the process-wide interner.
+fn intern_shared(kind: ExprKind, hash: u64) -> Expr {
     let shard = &INTERNER.shards[(hash >> 59) as usize & (SHARDS - 1)];
     // A poisoned shard only means another thread panicked while holding it; the table itself
     // is always consistent (insertion is the only mutation), so keep using it.
@@ -208,9 +232,40 @@ fn intern(kind: ExprKind) -> Expr {
     if let Some(node) = table.find(hash, |n| n.kind == kind) {
         return Expr(node);
     }
-    let node: &'static Node = Box::leak(Box::new(new_node(kind, hash)));
+    let node = alloc_node(new_node(kind, hash));
     table.insert_unique(hash, node, |n| n.hash);
     Expr(node)
+}
+
+/// Nodes allocated per chunk: nodes live for the whole process, so they are carved from
+/// leaked chunks instead of one heap allocation each (malloc was a tenth of the
+/// simplifier's time on maps that create new nodes).
+const NODE_CHUNK: usize = 256;
+
+thread_local! {
+    static NODE_ARENA: std::cell::RefCell<&'static mut [Option<Node>]> =
+        std::cell::RefCell::new(&mut []);
+}
+
+/// Moves `node` to storage that lives for the rest of the process.
+fn alloc_node(node: Node) -> &'static Node {
+    let mut node = Some(node);
+    NODE_ARENA
+        .try_with(|arena| {
+            let node = node.take().expect("taken once");
+            let mut arena = arena.borrow_mut();
+            if arena.is_empty() {
+                let chunk: Vec<Option<Node>> = (0..NODE_CHUNK).map(|_| None).collect();
+                *arena = Box::leak(chunk.into_boxed_slice());
+            }
+            let (slot, rest) = std::mem::take(&mut *arena)
+                .split_first_mut()
+                .expect("a refilled chunk is not empty");
+            *arena = rest;
+            &*slot.insert(node)
+        })
+        // During thread teardown the arena is gone: fall back to one allocation.
+        .unwrap_or_else(|_| Box::leak(Box::new(node.take().expect("not taken"))))
 }
 
 /// A node with its facts (size, variable masks) computed from its children.
@@ -405,7 +460,12 @@ impl Expr {
         if rhs.as_const() == Some(-1) {
             return Expr::constant(0);
         }
-        self.division(rhs, crate::arith::floor_mod, ExprKind::Mod, Expr::constant(0))
+        self.division(
+            rhs,
+            crate::arith::floor_mod,
+            ExprKind::Mod,
+            Expr::constant(0),
+        )
     }
     /// `min(self, rhs)`, folding constants and `min(x, x)`.
     pub fn min(self, rhs: Expr) -> Expr {

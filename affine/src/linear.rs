@@ -56,14 +56,18 @@ impl Linear {
             {
                 self.terms.sort_by(|a, b| a.0.canonical_cmp(b.0));
             }
-            let mut out: SmallVec<[(Expr, i64); 8]> = SmallVec::new();
-            for (atom, k) in self.terms.drain(..) {
-                match out.last_mut() {
-                    Some(last) if last.0 == atom => last.1 = last.1.checked_add(k)?,
-                    _ => out.push((atom, k)),
+            // Merge equal neighbours in place (no second vector to fill and copy back).
+            let terms = &mut self.terms;
+            let mut w = 0;
+            for r in 1..terms.len() {
+                if terms[r].0 == terms[w].0 {
+                    terms[w].1 = terms[w].1.checked_add(terms[r].1)?;
+                } else {
+                    w += 1;
+                    terms[w] = terms[r];
                 }
             }
-            self.terms = out;
+            terms.truncate(w + 1);
         }
         self.terms.retain(|t| t.1 != 0);
         Some(())

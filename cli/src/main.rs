@@ -5,6 +5,7 @@
 
 mod input;
 mod map_cmd;
+mod opt_cmd;
 mod run_cmd;
 
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ enum Command {
     /// Simplify, compare and compose indexing maps.
     #[command(subcommand, after_help = map_cmd::MAP_SYNTAX)]
     Map(map_cmd::MapCommand),
+    /// Run optimization passes on an HLO module and print the result.
+    Opt(opt_cmd::OptArgs),
     /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
     Run(run_cmd::RunArgs),
 }
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),
+        Command::Opt(args) => opt_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
     };
     match result {

@@ -53,7 +53,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         file_name: Some(name.clone()),
         ..Default::default()
     };
-    let module = hlo::parse_module_with(&text, &options)?.module;
+    let parsed = hlo::parse_module_with(&text, &options)?;
+    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &text) {
+        let shown: Vec<String> = errors.iter().map(|e| e.render(&name)).collect();
+        bail!("{}", shown.join("\n"));
+    }
+    let module = parsed.module;
     let inputs = match &args.inputs {
         Some(path) => read_inputs(&module, path)?,
         None => random_inputs(&module, args.seed)?,

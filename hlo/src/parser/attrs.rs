@@ -226,9 +226,9 @@ impl<'a> Parser<'a> {
         if self.lex.peek().kind == Tok::LBrace {
             let at = self.lex.offset();
             self.descend(at)?;
-            let c = self.parse_body("_", at, false)?;
+            let (c, offsets) = self.parse_body("_", at, false)?;
             self.ascend();
-            return Ok(self.push_generated(c));
+            return Ok(self.push_generated(c, offsets));
         }
         let (name, at) = self.parse_name("a computation name")?;
         self.comp_names.get(name).copied().ok_or_else(|| {

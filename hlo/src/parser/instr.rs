@@ -50,6 +50,7 @@ impl<'a> Parser<'a> {
     /// One instruction, added to `scope`.
     pub(crate) fn parse_instruction(&mut self, scope: &mut Scope<'a>) -> PResult<()> {
         let root_at = self.lex.offset();
+        scope.at = root_at;
         let is_root = self.at_ident("ROOT");
         if is_root {
             self.lex.next();
@@ -382,7 +383,8 @@ impl<'a> Parser<'a> {
         let comp = b
             .build(None)
             .map_err(|e| self.error_at(at, e.to_string()))?;
-        let comp = self.push_generated(comp);
+        let offsets = vec![at; comp.instrs.len()];
+        let comp = self.push_generated(comp, offsets);
         instr.attrs = start_attrs;
         insert_calls(&mut instr.attrs, comp);
         Ok(scope.add(instr, shape_text))

@@ -8,6 +8,7 @@ mod lexer;
 mod literal;
 mod module;
 mod shape;
+mod source_map;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -17,6 +18,7 @@ use crate::ir::{CompId, Computation, InstrId, Module};
 use crate::printer::PrintOptions;
 use crate::shape::Shape;
 use lexer::{Lexer, Tok, Token};
+pub use source_map::{LineIndex, SourceMap};
 
 /// Options of [`parse_module_with`].
 #[derive(Clone, Debug)]
@@ -43,6 +45,8 @@ pub struct Parsed {
     pub module: Module,
     /// Warnings (unknown attributes kept verbatim, ...), in source order.
     pub warnings: Vec<ParseWarning>,
+    /// Where each instruction was written.
+    pub source_map: SourceMap,
 }
 
 /// Parses HLO module text (with or without `%` sigils, with or without an `HloModule`
@@ -58,6 +62,7 @@ pub fn parse_module_with(text: &str, options: &ParseOptions) -> Result<Parsed, P
     Ok(Parsed {
         module,
         warnings: p.warnings,
+        source_map: p.source_map,
     })
 }
 
@@ -120,6 +125,8 @@ pub(crate) struct Parser<'a> {
     attr_scratch: Vec<crate::attrs::Attribute>,
     /// Reused buffer for metadata entries.
     meta_scratch: Vec<(std::borrow::Cow<'static, str>, crate::ir::MetaValue)>,
+    /// Offsets of the instructions of finished computations.
+    source_map: SourceMap,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -151,12 +158,16 @@ pub(crate) struct Scope<'a> {
     /// Source text of each instruction's result shape, by id: an operand whose declared
     /// shape is the same text needs no parsing.
     pub shape_text: Vec<&'a str>,
+    /// Byte offset of the instruction being parsed, and of each one added.
+    pub at: usize,
+    pub offsets: Vec<usize>,
 }
 
 impl<'a> Scope<'a> {
     /// Adds an instruction whose result shape was written as `shape_text`.
     pub fn add(&mut self, instr: crate::ir::Instruction, shape_text: &'a str) -> InstrId {
         self.shape_text.push(shape_text);
+        self.offsets.push(self.at);
         self.builder.add(instr)
     }
 }
@@ -180,6 +191,7 @@ impl<'a> Parser<'a> {
             line_cursor: LineCursor::default(),
             attr_scratch: Vec::new(),
             meta_scratch: Vec::new(),
+            source_map: SourceMap::default(),
         }
     }
 

@@ -180,7 +180,7 @@ impl<'a> Parser<'a> {
         }
         self.style.signatures.get_or_insert(signature.is_some());
         let at = self.lex.offset();
-        let mut comp = self.parse_body(name, at, true)?;
+        let (mut comp, offsets) = self.parse_body(name, at, true)?;
         if let Some((shape, at)) = signature {
             let root = comp.root_instr().shape();
             if !shape.compatible(root) {
@@ -208,6 +208,7 @@ impl<'a> Parser<'a> {
         }
         let id = CompId::from_index(self.comps.len());
         self.comps.push(comp);
+        self.source_map.push(offsets);
         self.comp_names.insert(name, id);
         Ok(id)
     }
@@ -219,7 +220,7 @@ impl<'a> Parser<'a> {
         name: &str,
         at: usize,
         top_level: bool,
-    ) -> PResult<Computation> {
+    ) -> PResult<(Computation, Vec<usize>)> {
         self.expect(
             Tok::LBrace,
             "expected '{' to start the computation's instructions",
@@ -241,22 +242,27 @@ impl<'a> Parser<'a> {
             names: FxMap::with_capacity_and_hasher(lines.min(4096), Default::default()),
             root: None,
             shape_text: Vec::with_capacity(lines),
+            at,
+            offsets: Vec::with_capacity(lines),
         };
         while !self.eat(Tok::RBrace) {
             self.parse_instruction(&mut scope)?;
         }
-        scope.builder.build(scope.root).map_err(|e| match e {
+        let comp = scope.builder.build(scope.root).map_err(|e| match e {
             IrError::EmptyComputation(_) => {
                 self.error_at(at, format!("computation `{name}` has no instructions"))
             }
             e => self.error_at(at, e.to_string()),
-        })
+        })?;
+        Ok((comp, scope.offsets))
     }
 
-    /// Adds a computation the parser created and returns its id.
-    pub(crate) fn push_generated(&mut self, c: Computation) -> CompId {
+    /// Adds a computation the parser created, with its instructions' source offsets, and
+    /// returns its id.
+    pub(crate) fn push_generated(&mut self, c: Computation, offsets: Vec<usize>) -> CompId {
         let id = CompId::from_index(self.comps.len());
         self.comps.push(c);
+        self.source_map.push(offsets);
         self.generated.push(id);
         id
     }

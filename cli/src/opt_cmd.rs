@@ -1,0 +1,124 @@
+//! `hloc opt`: run passes on an HLO module, print the result; dumps and timing.
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use hlo::pass::{DumpConfig, Pass, PassContext};
+
+/// Arguments of `hloc opt`.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Output: the optimized module on stdout, in the input's text conventions.
+--time-passes prints to stderr one row per pass, slowest first: time in ms, share of the
+total, runs, runs that changed the module, name; then a `total` row.
+Dumps (XLA's names): module_0000.<name>.before_optimizations.txt, ...after_optimizations.txt,
+and with --dump-pass-re, module_0000.<name>.SSSS.<pipeline>.after_<pass>.before_<next>.txt
+after every matching pass that changed the module.
+Logging: HLOC_LOG=info,hlo::pass=debug (levels off|error|warn|info|debug|trace),
+HLOC_LOG_FILE=path to append to a file instead of stderr.
+Exit codes: 0 success, 1 a pass or the verifier failed, 2 bad input or flags.")]
+pub struct OptArgs {
+    /// The HLO module file (`-` for standard input).
+    #[arg(required_unless_present = "list_passes")]
+    file: Option<String>,
+    /// Comma-separated passes to run in order; `default` is the default pipeline.
+    #[arg(long, default_value = "default")]
+    passes: String,
+    /// Skip the pass (or pipeline) of this name; repeatable or comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    disable: Vec<String>,
+    /// Write XLA-style dumps into this directory.
+    #[arg(long, value_name = "DIR")]
+    dump_to: Option<String>,
+    /// Also dump after every pass whose name matches this regex (needs --dump-to).
+    #[arg(long, value_name = "RE")]
+    dump_pass_re: Option<String>,
+    /// Print the wall time and change count of every pass to stderr.
+    #[arg(long)]
+    time_passes: bool,
+    /// Run the verifier after every pass.
+    #[arg(long)]
+    verify_each: bool,
+    /// List the passes with a one-line description and exit.
+    #[arg(long)]
+    list_passes: bool,
+}
+
+/// Runs `hloc opt`.
+pub fn run(args: OptArgs) -> Result<ExitCode> {
+    if args.list_passes {
+        let passes = hlo::transforms::all_passes();
+        let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
+        for p in &passes {
+            println!("{:width$}  {}", p.name(), p.description());
+        }
+        println!("{:width$}  {}", "default", "the default pipeline");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let file = args.file.as_deref().unwrap_or("-");
+    let text = if file == "-" {
+        crate::input::text_arg("-")?
+    } else {
+        match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => bail!("reading `{file}`: {e}"),
+        }
+    };
+    let options = hlo::ParseOptions {
+        file_name: Some(if file == "-" {
+            "<stdin>".into()
+        } else {
+            file.into()
+        }),
+        ..hlo::ParseOptions::default()
+    };
+    let mut module = match hlo::parse_module_with(&text, &options) {
+        Ok(parsed) => parsed.module,
+        Err(e) => bail!("{e}"),
+    };
+    let mut pipeline =
+        hlo::transforms::pipeline_from_list("opt", &args.passes).map_err(anyhow::Error::msg)?;
+    let mut ctx = PassContext::new();
+    for d in &args.disable {
+        ctx.disable(d.trim());
+    }
+    if args.verify_each {
+        ctx.set_verifier(hlo::pass::verify::verify_hook());
+    }
+    if args.dump_pass_re.is_some() && args.dump_to.is_none() {
+        bail!("--dump-pass-re needs --dump-to");
+    }
+    let dump = match &args.dump_to {
+        Some(dir) => {
+            let mut d = DumpConfig::new(dir, 0);
+            if let Some(re) = &args.dump_pass_re {
+                let re = match regex::Regex::new(re) {
+                    Ok(re) => re,
+                    Err(e) => bail!("bad --dump-pass-re: {e}"),
+                };
+                d = d.with_pass_filter(Box::new(move |name| re.is_match(name)));
+            }
+            d.write_before_optimizations(&module)?;
+            Some(d)
+        }
+        None => None,
+    };
+    let after_dump = dump.as_ref().map(|d| DumpConfig::new(d.dir(), 0));
+    if let Some(d) = dump {
+        ctx.set_dump(d);
+    }
+    let result = pipeline.run_in(&mut module, &mut ctx);
+    if args.time_passes {
+        eprint!("{}", ctx.stats().table());
+    }
+    if let Err(e) = result {
+        eprintln!("{e}");
+        return Ok(ExitCode::from(1));
+    }
+    if let Some(d) = after_dump {
+        d.write_after_optimizations(&module)?;
+    }
+    print!("{}", hlo::print_module(&module));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,393 @@
+//! Rewriting helpers shared by the passes: fresh names, bulk removal of dead
+//! instructions, order repair, call-graph queries, computation removal with id remapping.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::attrs::{AttrName, AttrValue};
+use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
+use crate::opcode::Opcode;
+
+/// Hands out instruction names not used anywhere in the module (`base.N`).
+#[derive(Debug, Default)]
+pub struct NameGen {
+    used: HashSet<String>,
+    next: HashMap<String, u64>,
+}
+
+impl NameGen {
+    /// Collects every instruction and computation name of `module`.
+    pub fn new(module: &Module) -> NameGen {
+        let mut used = HashSet::new();
+        for c in &module.computations {
+            used.insert(c.name.clone());
+            for i in &c.instrs {
+                used.insert(i.name.clone());
+            }
+        }
+        NameGen {
+            used,
+            next: HashMap::new(),
+        }
+    }
+
+    /// `name` itself when no instruction or computation has it yet, else a fresh one.
+    pub fn keep_or_fresh(&mut self, name: &str) -> String {
+        if self.used.insert(name.to_string()) {
+            name.to_string()
+        } else {
+            self.fresh(name)
+        }
+    }
+
+    /// A fresh name derived from `base` (its `.N` suffix replaced).
+    pub fn fresh(&mut self, base: &str) -> String {
+        let stem = match base.rsplit_once('.') {
+            Some((s, n)) if !s.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => s,
+            _ => base,
+        };
+        let stem = if stem.is_empty() { "v" } else { stem };
+        let counter = self.next.entry(stem.to_string()).or_insert(1);
+        loop {
+            let name = format!("{stem}.{counter}");
+            *counter += 1;
+            if self.used.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// True for instructions that must not be removed or merged even when unused:
+/// parameters, I/O, collectives, RNG state, custom calls marked with side effects, and
+/// instructions calling computations that have such instructions.
+pub fn has_side_effect(module: &Module, instr: &Instruction) -> bool {
+    use Opcode::*;
+    let own = matches!(
+        instr.opcode,
+        Parameter
+            | Send
+            | SendDone
+            | Recv
+            | RecvDone
+            | Infeed
+            | Outfeed
+            | Rng
+            | RngGetAndUpdateState
+            | AfterAll
+            | AllReduceStart
+            | AllReduceDone
+            | AllGatherStart
+            | AllGatherDone
+            | CollectivePermuteStart
+            | CollectivePermuteDone
+            | AllReduce
+            | AllGather
+            | AllToAll
+            | CollectivePermute
+            | CollectiveBroadcast
+            | ReduceScatter
+            | RaggedAllToAll
+            | OptimizationBarrier
+            | AddDependency
+    ) || (instr.opcode == CustomCall
+        && matches!(
+            instr.attr(&AttrName::CustomCallHasSideEffect),
+            Some(AttrValue::Bool(true))
+        ));
+    own || instr.called_computations_iter().any(|c| {
+        module.get_computation(c).is_some_and(|comp| {
+            comp.instructions()
+                .any(|(_, i)| i.opcode != Parameter && has_side_effect(module, i))
+        })
+    })
+}
+
+/// Puts the computation's order back into def-before-use order (after instructions were
+/// appended at the end), dropping nothing.
+pub fn repair_order(comp: &mut Computation) {
+    let order = comp.def_before_use_order().into_owned();
+    comp.order = order;
+}
+
+/// Removes the instructions for which `dead` is true (they must have no live users
+/// outside the set, must not be the root or parameters), in one sweep.
+pub fn remove_instructions(comp: &mut Computation, dead: &HashSet<InstrId>) {
+    if dead.is_empty() {
+        return;
+    }
+    comp.order.retain(|i| !dead.contains(i));
+    for i in &mut comp.instrs {
+        let control = AttrName::ControlPredecessors;
+        if let Some(AttrValue::Instructions(v)) = i
+            .attrs
+            .iter_mut()
+            .find(|a| a.name == control)
+            .map(|a| &mut a.value)
+        {
+            v.retain(|p| !dead.contains(p));
+            if v.is_empty() {
+                i.attrs.retain(|a| a.name != control);
+            }
+        }
+    }
+    comp.recompute_users();
+}
+
+/// Removes every instruction that is unused, not the root and free of side effects,
+/// repeatedly (so whole dead chains go). Returns how many were removed.
+pub fn remove_dead_code(module: &Module, comp: &mut Computation) -> usize {
+    let mut dead = HashSet::new();
+    let order: Vec<InstrId> = comp.order.clone();
+    let mut live_users: HashMap<InstrId, usize> = order
+        .iter()
+        .map(|&id| (id, comp.instr(id).users.len()))
+        .collect();
+    let has_control_successor: HashSet<InstrId> = order
+        .iter()
+        .flat_map(|&id| comp.instr(id).control_predecessors().to_vec())
+        .collect();
+    for &id in order.iter().rev() {
+        let instr = comp.instr(id);
+        if id == comp.root
+            || live_users[&id] > 0
+            || has_control_successor.contains(&id)
+            || has_side_effect(module, instr)
+        {
+            continue;
+        }
+        dead.insert(id);
+        let mut seen = HashSet::new();
+        for &op in &instr.operands {
+            if seen.insert(op) {
+                if let Some(n) = live_users.get_mut(&op) {
+                    *n = n.saturating_sub(1);
+                }
+            }
+        }
+    }
+    let n = dead.len();
+    remove_instructions(comp, &dead);
+    n
+}
+
+/// Computations reachable from the entry through called computations.
+pub fn reachable_computations(module: &Module) -> Vec<bool> {
+    let mut reach = vec![false; module.computations.len()];
+    let mut stack = vec![module.entry];
+    reach[module.entry.index()] = true;
+    while let Some(c) = stack.pop() {
+        for (_, i) in module.computation(c).instructions() {
+            for callee in i.called_computations_iter() {
+                if callee.index() < reach.len() && !reach[callee.index()] {
+                    reach[callee.index()] = true;
+                    stack.push(callee);
+                }
+            }
+        }
+    }
+    reach
+}
+
+/// Removes the computations whose `keep` entry is false, renumbering every computation
+/// reference. Returns how many were removed.
+pub fn remove_computations(module: &mut Module, keep: &[bool]) -> usize {
+    let order: Vec<CompId> = (0..module.computations.len())
+        .filter(|&i| keep.get(i).copied().unwrap_or(true))
+        .map(CompId::from_index)
+        .collect();
+    let removed = module.computations.len() - order.len();
+    if removed > 0 {
+        permute_computations(module, &order);
+    }
+    removed
+}
+
+/// Keeps exactly the computations of `order`, in that order, renumbering every
+/// computation reference (references to dropped computations must not remain).
+pub fn permute_computations(module: &mut Module, order: &[CompId]) {
+    let mut remap: Vec<Option<CompId>> = vec![None; module.computations.len()];
+    for (new, old) in order.iter().enumerate() {
+        remap[old.index()] = Some(CompId::from_index(new));
+    }
+    let map = |c: &mut CompId| {
+        if let Some(Some(n)) = remap.get(c.index()) {
+            *c = *n;
+        }
+    };
+    let mut slots: Vec<Option<Computation>> = std::mem::take(&mut module.computations)
+        .into_iter()
+        .map(Some)
+        .collect();
+    module.computations = order
+        .iter()
+        .filter_map(|c| slots.get_mut(c.index()).and_then(Option::take))
+        .collect();
+    for c in &mut module.computations {
+        for i in &mut c.instrs {
+            for a in &mut i.attrs {
+                match &mut a.value {
+                    AttrValue::Computation(c) => map(c),
+                    AttrValue::Computations(cs) => cs.iter_mut().for_each(map),
+                    _ => {}
+                }
+            }
+        }
+    }
+    map(&mut module.entry);
+}
+
+/// Reorders the computations so that every callee comes before its callers (the order
+/// the text format needs), keeping the existing order where it already does.
+pub fn sort_computations(module: &mut Module) {
+    let n = module.computations.len();
+    let mut state = vec![0u8; n];
+    let mut out = Vec::with_capacity(n);
+    for start in 0..n {
+        if state[start] != 0 {
+            continue;
+        }
+        state[start] = 1;
+        let callees = |c: usize| -> Vec<CompId> {
+            let mut v: Vec<CompId> = module.computations[c]
+                .instructions()
+                .flat_map(|(_, i)| i.called_computations())
+                .filter(|c| c.index() < n)
+                .collect();
+            v.reverse();
+            v
+        };
+        let mut stack = vec![(start, callees(start))];
+        while let Some((c, pending)) = stack.last_mut() {
+            match pending.pop() {
+                Some(d) if state[d.index()] == 0 => {
+                    state[d.index()] = 1;
+                    let cs = callees(d.index());
+                    stack.push((d.index(), cs));
+                }
+                Some(_) => {}
+                None => {
+                    out.push(CompId::from_index(*c));
+                    stack.pop();
+                }
+            }
+        }
+    }
+    if out.iter().enumerate().any(|(i, c)| c.index() != i) {
+        permute_computations(module, &out);
+    }
+}
+
+/// Removes computations no longer reachable from the entry. Returns how many.
+pub fn remove_unreachable_computations(module: &mut Module) -> usize {
+    let keep = reachable_computations(module);
+    remove_computations(module, &keep)
+}
+
+/// Every (caller computation, instruction) that calls each computation.
+pub fn call_sites(module: &Module) -> Vec<Vec<(CompId, InstrId)>> {
+    let mut sites = vec![Vec::new(); module.computations.len()];
+    for (cid, c) in module.computations() {
+        for (iid, i) in c.instructions() {
+            for callee in i.called_computations_iter() {
+                if let Some(v) = sites.get_mut(callee.index()) {
+                    v.push((cid, iid));
+                }
+            }
+        }
+    }
+    sites
+}
+
+/// Computations in post order of the call graph from the entry (callees first).
+pub fn callees_first(module: &Module) -> Vec<CompId> {
+    let n = module.computations.len();
+    let mut state = vec![0u8; n];
+    let mut out = Vec::new();
+    let mut stack: Vec<(CompId, Vec<CompId>)> = Vec::new();
+    let callees = |c: CompId| -> Vec<CompId> {
+        let mut v: Vec<CompId> = module
+            .computation(c)
+            .instructions()
+            .flat_map(|(_, i)| i.called_computations())
+            .filter(|c| c.index() < n)
+            .collect();
+        v.reverse();
+        v
+    };
+    state[module.entry.index()] = 1;
+    stack.push((module.entry, callees(module.entry)));
+    while let Some((c, pending)) = stack.last_mut() {
+        match pending.pop() {
+            Some(d) if state[d.index()] == 0 => {
+                state[d.index()] = 1;
+                let cs = callees(d);
+                stack.push((d, cs));
+            }
+            Some(_) => {}
+            None => {
+                state[c.index()] = 2;
+                out.push(*c);
+                stack.pop();
+            }
+        }
+    }
+    out
+}
+
+/// Adds `instr` to `comp` (appended; call [`repair_order`] when done) and returns its id.
+pub fn add(comp: &mut Computation, instr: Instruction) -> InstrId {
+    let id = InstrId::from_index(comp.instrs.len());
+    for &op in &instr.operands {
+        let users = &mut comp.instrs[op.index()].users;
+        if !users.contains(&id) {
+            users.push(id);
+        }
+    }
+    comp.instrs.push(instr);
+    comp.order.push(id);
+    id
+}
+
+/// Makes every use of `old` (and the root, if it is `old`) use `new`. Both must be in
+/// `comp` (ids from this computation, which the passes guarantee).
+pub fn replace_uses(comp: &mut Computation, old: InstrId, new: InstrId) {
+    // Both ids come from this computation, so the only error case cannot happen.
+    let _ = comp.replace_all_uses(old, new);
+}
+
+/// Copies the instructions of `callee` (other than its parameters) into `caller`, with
+/// parameter `k` replaced by `args[k]`, fresh names where needed, operands and control
+/// predecessors remapped. Returns the id of the copy of the callee's root. The copies are
+/// appended: call [`repair_order`] when done.
+pub fn clone_body_into(
+    names: &mut NameGen,
+    callee: &Computation,
+    caller: &mut Computation,
+    args: &[InstrId],
+) -> InstrId {
+    let mut map: HashMap<InstrId, InstrId> = HashMap::new();
+    for (k, &p) in callee.params.iter().enumerate() {
+        if let Some(&a) = args.get(k) {
+            map.insert(p, a);
+        }
+    }
+    for &id in callee.def_before_use_order().iter() {
+        if map.contains_key(&id) {
+            continue;
+        }
+        let src = callee.instr(id);
+        let mut copy = src.clone();
+        copy.users.clear();
+        copy.name = names.keep_or_fresh(&src.name);
+        copy.operands = src.operands.iter().map(|o| map[o]).collect();
+        for a in &mut copy.attrs {
+            if let AttrValue::Instructions(v) = &mut a.value {
+                v.iter_mut()
+                    .for_each(|p| *p = map.get(p).copied().unwrap_or(*p));
+            }
+        }
+        let new = add(caller, copy);
+        map.insert(id, new);
+    }
+    map[&callee.root]
+}

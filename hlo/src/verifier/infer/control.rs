@@ -1,0 +1,146 @@
+//! Control flow and calls: while, conditional, call, fusion, custom-call, and the generic
+//! async-start/update/done.
+
+use super::{same_shape, show, strip_layouts, Ctx, Inferred, R};
+use crate::shape::{ElementType, Shape};
+
+pub(super) fn while_loop(ctx: &Ctx<'_>) -> R {
+    ctx.arity(1)?;
+    let s = ctx.ops[0];
+    let body = ctx.required_comp(ctx.instr.while_body(), "body=")?;
+    let cond = ctx.required_comp(ctx.instr.while_condition(), "condition=")?;
+    let b = ctx.signature(body)?;
+    b.expect_params(&[s], "while body")?;
+    b.expect_result(s, "while body")?;
+    let c = ctx.signature(cond)?;
+    c.expect_params(&[s], "while condition")?;
+    c.expect_result(&Shape::scalar(ElementType::Pred), "while condition")?;
+    Ok(Inferred::Operand(0))
+}
+
+pub(super) fn conditional(ctx: &Ctx<'_>) -> R {
+    ctx.min_arity(1)?;
+    let branches = ctx.need(
+        ctx.instr.branch_computations(),
+        "branch_computations= (or true_computation= and false_computation=)",
+    )?;
+    let sel = ctx.ops[0];
+    let by_pred = sel.element_type() == Some(ElementType::Pred);
+    let ok_sel = sel.rank() == 0
+        && match sel.element_type() {
+            Some(ElementType::Pred) => branches.len() == 2,
+            Some(ElementType::S32) => !branches.is_empty(),
+            _ => false,
+        };
+    if !ok_sel {
+        return Err(format!(
+            "the branch selector must be pred[] (two branches) or s32[], not {}{}",
+            show(sel),
+            if by_pred { " with other than two branches" } else { "" }
+        ));
+    }
+    if ctx.ops.len() != branches.len() + 1 {
+        return Err(format!(
+            "conditional has {} branches but {} branch operands",
+            branches.len(),
+            ctx.ops.len() - 1
+        ));
+    }
+    let mut result: Option<&Shape> = None;
+    for (i, &b) in branches.iter().enumerate() {
+        let sig = ctx.signature(b)?;
+        sig.expect_params(&[ctx.ops[i + 1]], &format!("branch {i}"))?;
+        match result {
+            None => result = Some(sig.result),
+            Some(r) => sig.expect_result(r, &format!("branch {i}"))?,
+        }
+    }
+    match result {
+        Some(r) if same_shape(r, ctx.declared()) => Ok(Inferred::Declared),
+        Some(r) => Ok(Inferred::Shape(strip_layouts(r))),
+        None => Err("conditional has no branches".into()),
+    }
+}
+
+fn called(ctx: &Ctx<'_>, comp: crate::ir::CompId, role: &str) -> R {
+    let sig = ctx.signature(comp)?;
+    sig.expect_params(ctx.ops, role)?;
+    if same_shape(sig.result, ctx.declared()) {
+        Ok(Inferred::Declared)
+    } else {
+        Ok(Inferred::Shape(strip_layouts(sig.result)))
+    }
+}
+
+pub(super) fn call(ctx: &Ctx<'_>) -> R {
+    let c = ctx.required_comp(ctx.instr.to_apply(), "to_apply=")?;
+    called(ctx, c, "called computation")
+}
+
+pub(super) fn fusion(ctx: &Ctx<'_>) -> R {
+    let c = ctx.required_comp(ctx.instr.calls(), "calls=")?;
+    if ctx.instr.fusion_kind().is_none() {
+        return Err("fusion needs kind=".into());
+    }
+    called(ctx, c, "fused computation")
+}
+
+/// A custom call's result is whatever it declares; its called computations must exist.
+pub(super) fn custom_call(ctx: &Ctx<'_>) -> R {
+    if ctx.instr.custom_call_target().is_none() {
+        return Err("custom-call needs custom_call_target=".into());
+    }
+    for c in ctx.instr.called_computations_iter() {
+        ctx.signature(c)?;
+    }
+    Ok(Inferred::Declared)
+}
+
+/// `async-start`'s shape is `((operands...), result, context...)` where the operands are
+/// the wrapped computation's parameters and the result its root.
+pub(super) fn async_start(ctx: &Ctx<'_>) -> R {
+    let c = ctx.required_comp(ctx.instr.calls(), "calls=")?;
+    let sig = ctx.signature(c)?;
+    sig.expect_params(ctx.ops, "async computation")?;
+    let d = ctx.declared();
+    let t = d.tuple_shapes();
+    if !d.is_tuple() || t.len() < 2 || !t[0].is_tuple() {
+        return Err(format!(
+            "async-start's shape must be ((operands...), result, context...), not {}",
+            show(d)
+        ));
+    }
+    let ops = t[0].tuple_shapes();
+    if ops.len() != ctx.ops.len() || ops.iter().zip(ctx.ops).any(|(a, b)| !same_shape(a, b)) {
+        return Err(format!(
+            "async-start's element 0 {} does not match its operands",
+            show(&t[0])
+        ));
+    }
+    sig.expect_result(&t[1], "async computation")
+        .map_err(|e| format!("{e} (element 1 of the async-start's shape)"))?;
+    Ok(Inferred::Declared)
+}
+
+pub(super) fn async_update(ctx: &Ctx<'_>) -> R {
+    ctx.arity(1)?;
+    Ok(Inferred::Operand(0))
+}
+
+pub(super) fn async_done(ctx: &Ctx<'_>) -> R {
+    ctx.arity(1)?;
+    let t = ctx.ops[0].tuple_shapes();
+    match t.get(1) {
+        Some(r) if ctx.ops[0].is_tuple() => {
+            if same_shape(r, ctx.declared()) {
+                Ok(Inferred::Declared)
+            } else {
+                Ok(Inferred::Shape(strip_layouts(r)))
+            }
+        }
+        _ => Err(format!(
+            "async-done's operand must be an async-start or -update tuple, not {}",
+            show(ctx.ops[0])
+        )),
+    }
+}

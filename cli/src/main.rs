@@ -8,6 +8,7 @@ mod indexing_cmd;
 mod input;
 mod map_cmd;
 mod opt_cmd;
+mod run_cmd;
 
 use std::process::ExitCode;
 
@@ -41,6 +42,8 @@ enum Command {
     Indexing(indexing_cmd::IndexingArgs),
     /// Run optimization passes on an HLO module and print the result.
     Opt(opt_cmd::OptArgs),
+    /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
+    Run(run_cmd::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => hlo_cmd::graph(args),
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
     };
     match result {
         Ok(code) => code,

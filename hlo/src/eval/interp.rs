@@ -6,6 +6,7 @@ use super::{
     control, convert, elementwise as ew, movement as mv, reduce, EvalError, DEFAULT_SIZE_LIMIT,
 };
 use crate::ir::Computation;
+use crate::kernels::{self, KernelError};
 use crate::literal::ArrayLiteral;
 use crate::shape::Shape;
 use crate::{CompId, InstrId, Instruction, Literal, Module, Opcode};
@@ -253,6 +254,12 @@ impl<'m> Evaluator<'m> {
                 .ok_or_else(|| EvalError::invalid(what, "missing dimensions="))
         };
         let opcode = instr.opcode();
+        if kernels::handles(opcode, instr) {
+            let module = self.module;
+            let mut calls = KernelCalls { ev: self };
+            return kernels::evaluate(module, instr, vals, &mut calls)
+                .map_err(|e| kernel_error(e, opcode, what));
+        }
         use Opcode as O;
         match opcode {
             O::Constant => match instr.literal() {
@@ -439,6 +446,35 @@ impl<'m> Evaluator<'m> {
                     .map(|t| format!("custom_call_target=\"{t}\"")),
             }),
         }
+    }
+}
+
+/// Lets the kernels apply called computations (comparators, reducers, scatter updates).
+struct KernelCalls<'a, 'm> {
+    ev: &'a mut Evaluator<'m>,
+}
+
+impl kernels::CallComputation for KernelCalls<'_, '_> {
+    fn call(&mut self, comp: CompId, args: &[Literal]) -> Result<Literal, KernelError> {
+        self.ev
+            .call(comp, args.to_vec())
+            .map_err(|e| KernelError::Call(Box::new(e)))
+    }
+}
+
+/// A kernel's error as an evaluation error of instruction `what`.
+fn kernel_error(e: KernelError, opcode: Opcode, what: &str) -> EvalError {
+    match e {
+        KernelError::Unsupported(detail) => EvalError::Unsupported {
+            opcode,
+            instr: what.to_string(),
+            detail: Some(detail),
+        },
+        KernelError::Invalid(message) => EvalError::invalid(what, message),
+        KernelError::Call(inner) => match inner.downcast::<EvalError>() {
+            Ok(inner) => *inner,
+            Err(other) => EvalError::invalid(what, other.to_string()),
+        },
     }
 }
 

@@ -59,6 +59,7 @@ mod data;
 mod elementwise;
 mod interp;
 mod movement;
+pub mod random;
 mod reduce;
 mod scalar;
 mod special;

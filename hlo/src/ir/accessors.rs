@@ -149,11 +149,15 @@ impl Instruction {
         }
     }
 
-    /// `type=` of a compare, if written.
+    /// `type=` of a compare, if written; `order=TOTAL` (as newer JAX prints a total-order
+    /// compare) is [`ComparisonType::TotalOrder`].
     pub fn comparison_type(&self) -> Option<ComparisonType> {
-        match self.attr(&AttrName::Type)? {
-            AttrValue::ComparisonType(t) => Some(*t),
-            _ => None,
+        match self.attr(&AttrName::Type) {
+            Some(AttrValue::ComparisonType(t)) => Some(*t),
+            _ => match self.attr(&AttrName::Order)? {
+                AttrValue::Ident(o) if o == "TOTAL" => Some(ComparisonType::TotalOrder),
+                _ => None,
+            },
         }
     }
 

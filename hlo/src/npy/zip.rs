@@ -199,7 +199,7 @@ pub fn write_npz(entries: &[(String, ArrayLiteral)]) -> Result<Vec<u8>, NpyError
         central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
         central.extend_from_slice(&20u16.to_le_bytes()); // version made by
         common(&mut central);
-        central.extend_from_slice(&[0u8; 8]); // comment len, disk, internal attrs
+        central.extend_from_slice(&[0u8; 6]); // comment len, disk, internal attrs
         central.extend_from_slice(&0u32.to_le_bytes()); // external attrs
         central.extend_from_slice(&offset.to_le_bytes());
         central.extend_from_slice(name.as_bytes());

@@ -1,0 +1,257 @@
+//! `hloc run`: parse a module, evaluate it on given or random inputs, summarize and save
+//! the outputs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Result};
+use clap::{Args, ValueEnum};
+use hlo::eval::{random::random_literal, EvalError, Evaluator, DEFAULT_SIZE_LIMIT};
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::npy::{adapt_to, read_npy, read_npz, write_npz};
+use hlo::{Literal, Module};
+
+/// Arguments of `hloc run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// The HLO module (text).
+    pub file: PathBuf,
+    /// Inputs: an .npz with keys in0, in1, ... in parameter order, or an .npy for a
+    /// single-parameter module. bf16 travels as uint16 bit patterns, f8 as uint8.
+    /// Without it, inputs are random (floats uniform in [-1, 1), signed ints in
+    /// [-10, 10], unsigned ints in [0, 20], pred a fair coin).
+    #[arg(long, value_name = "PATH")]
+    pub inputs: Option<PathBuf>,
+    /// Write the outputs to this .npz (keys out0, out1, ... in flattened tuple order).
+    #[arg(long, value_name = "PATH")]
+    pub outputs: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Which backend evaluates the module.
+    #[arg(long, value_enum, default_value_t = Backend::Reference)]
+    pub backend: Backend,
+    /// Do not print the wall time (for reproducible output).
+    #[arg(long)]
+    pub no_timing: bool,
+}
+
+/// Evaluation backends.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Backend {
+    /// The reference interpreter (`hlo::eval`).
+    Reference,
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let name = args.file.display().to_string();
+    let text =
+        std::fs::read_to_string(&args.file).map_err(|e| anyhow!("cannot read {name}: {e}"))?;
+    let options = hlo::ParseOptions {
+        file_name: Some(name.clone()),
+        ..Default::default()
+    };
+    let parsed = hlo::parse_module_with(&text, &options)?;
+    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &text) {
+        let shown: Vec<String> = errors.iter().map(|e| e.render(&name)).collect();
+        bail!("{}", shown.join("\n"));
+    }
+    let module = parsed.module;
+    let inputs = match &args.inputs {
+        Some(path) => read_inputs(&module, path)?,
+        None => random_inputs(&module, args.seed)?,
+    };
+    let start = Instant::now();
+    let Backend::Reference = args.backend;
+    let result = Evaluator::new(&module).run(&inputs)?;
+    let elapsed = start.elapsed();
+    let mut outputs = Vec::new();
+    flatten(result, &mut outputs);
+    for (i, out) in outputs.iter().enumerate() {
+        println!("out{i}: {}", summary(out));
+    }
+    if !args.no_timing {
+        println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3);
+    }
+    if let Some(path) = &args.outputs {
+        let entries: Vec<(String, ArrayLiteral)> = outputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
+            .collect();
+        let bytes = write_npz(&entries)?;
+        std::fs::write(path, bytes).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Leaves of a nested tuple in flattened order.
+fn flatten(l: Literal, out: &mut Vec<Literal>) {
+    match l {
+        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}
+
+/// Entry parameter shapes in parameter-number order, with their names.
+fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
+    let entry = module.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry
+                .parameter(n)
+                .ok_or_else(|| anyhow!("the entry computation has no parameter {n}"))?;
+            let instr = entry.instr(id);
+            Ok((instr.name().to_string(), instr.shape().clone()))
+        })
+        .collect()
+}
+
+fn read_inputs(module: &Module, path: &Path) -> Result<Vec<Literal>> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
+    let params = parameters(module)?;
+    let mut arrays = if bytes.starts_with(b"\x93NUMPY") {
+        let a = read_npy(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
+        vec![("in0".to_string(), a)]
+    } else {
+        read_npz(&bytes).map_err(|e| anyhow!("{shown}: {e} (expected an .npz or .npy file)"))?
+    };
+    if arrays.len() != params.len() {
+        bail!(
+            "{shown} holds {} array(s), the module takes {} parameter(s)",
+            arrays.len(),
+            params.len()
+        );
+    }
+    let mut out = Vec::with_capacity(params.len());
+    for (n, (pname, shape)) in params.iter().enumerate() {
+        let key = format!("in{n}");
+        let pos = arrays
+            .iter()
+            .position(|(k, _)| *k == key)
+            .ok_or_else(|| anyhow!("{shown} has no array {key} for parameter {n} (`{pname}`)"))?;
+        let (_, a) = arrays.swap_remove(pos);
+        if shape.is_tuple() {
+            bail!("parameter {n} (`{pname}`) is a tuple; tuple inputs are not supported");
+        }
+        let a = adapt_to(a, shape, &format!("{key} for parameter {n} (`{pname}`)"))?;
+        out.push(Literal::Array(a));
+    }
+    Ok(out)
+}
+
+fn random_inputs(module: &Module, seed: u64) -> Result<Vec<Literal>> {
+    parameters(module)?
+        .iter()
+        .enumerate()
+        .map(|(n, (pname, shape))| {
+            random_literal(shape, seed, n as u64, DEFAULT_SIZE_LIMIT).map_err(|e| match e {
+                EvalError::TooLarge { bytes, limit, .. } => anyhow!(
+                    "parameter {n} (`{pname}`): {} needs {bytes} bytes, more than the limit of {limit} bytes",
+                    shape.to_string_without_layout()
+                ),
+                e => anyhow!("parameter {n} (`{pname}`): {e}"),
+            })
+        })
+        .collect()
+}
+
+/// `f32[8,10] min=... max=... mean=... checksum=...`.
+fn summary(l: &Literal) -> String {
+    let Some(a) = l.as_array() else {
+        return l.shape().to_string_without_layout();
+    };
+    let shape = a.shape().to_string_without_layout();
+    let sum = format!("checksum={:016x}", checksum(a));
+    let n = a.data().len();
+    if n == 0 {
+        return format!("{shape} (empty) {sum}");
+    }
+    match a.data() {
+        ArrayData::C64(_) | ArrayData::C128(_) => {
+            let (mut re, mut im) = (0.0, 0.0);
+            for i in 0..n {
+                let (r, m) = match a.data() {
+                    ArrayData::C64(v) => (f64::from(v[i][0]), f64::from(v[i][1])),
+                    ArrayData::C128(v) => (v[i][0], v[i][1]),
+                    _ => (0.0, 0.0),
+                };
+                re += r;
+                im += m;
+            }
+            format!(
+                "{shape} mean=({}, {}) {sum}",
+                g(re / n as f64),
+                g(im / n as f64)
+            )
+        }
+        ArrayData::Pred(v) => {
+            let t = v.iter().filter(|&&b| b).count();
+            format!("{shape} true={t} false={} {sum}", n - t)
+        }
+        _ => {
+            let (mut lo, mut hi, mut total, mut nans) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0);
+            for i in 0..n {
+                let x = a.get_f64(i).unwrap_or(f64::NAN);
+                if x.is_nan() {
+                    nans += 1;
+                    continue;
+                }
+                lo = lo.min(x);
+                hi = hi.max(x);
+                total += x;
+            }
+            let finite = n - nans;
+            let mut s = if finite == 0 {
+                format!("{shape} all NaN")
+            } else {
+                let exact = a.element_type().is_integral();
+                let show = |x: f64| if exact { format!("{x:.0}") } else { g(x) };
+                format!(
+                    "{shape} min={} max={} mean={}",
+                    show(lo),
+                    show(hi),
+                    g(total / finite as f64)
+                )
+            };
+            if nans > 0 && finite > 0 {
+                s.push_str(&format!(" nan={nans}"));
+            }
+            format!("{s} {sum}")
+        }
+    }
+}
+
+/// Six significant digits, like C's `%g`.
+fn g(x: f64) -> String {
+    hlo::literal::format_g(x, 6)
+}
+
+/// FNV-1a over the little-endian bytes of the elements (stable across runs).
+fn checksum(a: &ArrayLiteral) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    match a.data() {
+        ArrayData::Pred(v) => v.iter().for_each(|&b| eat(&[u8::from(b)])),
+        ArrayData::S8(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::S16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::S32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::S64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::U8(v) | ArrayData::Bits8(v) => eat(v),
+        ArrayData::U16(v) | ArrayData::Bits16(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::U32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::U64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::F32(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::F64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::C64(v) => v.iter().flatten().for_each(|x| eat(&x.to_le_bytes())),
+        ArrayData::C128(v) => v.iter().flatten().for_each(|x| eat(&x.to_le_bytes())),
+    }
+    h
+}

@@ -79,7 +79,7 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(start, format!("{ty} shapes have no dimensions")));
         }
         let layout = if self.lex.peek().kind == Tok::LBrace
-            && matches!(self.lex.peek2().kind, Tok::Int | Tok::Colon)
+            && matches!(self.lex.peek2().kind, Tok::Int | Tok::Colon | Tok::RBrace)
         {
             let at = self.lex.offset();
             let l = self.parse_layout()?;

@@ -165,3 +165,17 @@ fn depth_limit() {
     }
     assert_eq!(run(&inline), "error: nesting deeper than 128 levels");
 }
+
+#[test]
+fn scalar_with_empty_layout() {
+    // XLA accepts `{}` as a scalar's layout and, like XLA, the printer omits it.
+    check(
+        "  %p = f32[]{} parameter(0)\n  ROOT %n = f32[]{} negate(f32[]{} %p)",
+        "  %p = f32[] parameter(0)\n  ROOT %n = f32[] negate(f32[] %p)",
+    );
+    // An empty layout on an array is not a permutation of its dimensions.
+    check(
+        "  ROOT %p = f32[2]{} parameter(0)",
+        "error: layout {} is not a permutation of the 1 dimensions",
+    );
+}

@@ -43,7 +43,12 @@ impl Shape {
                 out.push(']');
                 if with_layout {
                     if let Some(l) = a.layout() {
+                        // Like XLA, a scalar's empty layout `{}` is not printed.
+                        let before = out.len();
                         l.write_to(out);
+                        if a.dims().is_empty() && &out[before..] == "{}" {
+                            out.truncate(before);
+                        }
                     }
                 }
             }

@@ -2,8 +2,7 @@
 //! inputs and compared with XLA's recorded outputs: integers and `pred` exactly, floats
 //! with the one tolerance of `hlo::eval::tolerance` (see its docs for the table).
 //!
-//! Prints a table (program, variant, status, max abs error). Fails only for programs that
-//! are expected to pass: every program not in `NEEDS_KERNELS`.
+//! Prints a table (program, variant, status, max abs error). Every corpus file must match.
 
 use std::path::{Path, PathBuf};
 
@@ -11,21 +10,6 @@ use hlo::eval::tolerance;
 use hlo::literal::ArrayLiteral;
 use hlo::npy::{adapt_to, read_npz};
 use hlo::{Literal, Module};
-
-/// Corpus files (`program` for both variants, `program/before` or `program/after` for
-/// one) that need operations neither the evaluator nor the kernels implement yet: the
-/// LAPACK custom calls JAX emits on CPU. Their outputs are LAPACK's, so even once
-/// implemented they match only within the float tolerance. A listed file that passes
-/// fails the test, so that the list only shrinks.
-const NEEDS_KERNELS: &[&str] = &[
-    "cholesky",         // lapack_dpotrf_ffi, lapack_spotrf_ffi custom calls
-    "triangular_solve", // lapack_strsm_ffi custom call
-    "linalg_solve",     // lapack_dgetrf_ffi, lapack_dtrsm_ffi custom calls
-];
-
-fn needs_kernels(name: &str, variant: &str) -> bool {
-    NEEDS_KERNELS.contains(&name) || NEEDS_KERNELS.contains(&format!("{name}/{variant}").as_str())
-}
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
@@ -158,12 +142,7 @@ fn corpus_matches_xla() {
             println!("{name:<30} {variant:<7} {tag:<6} {err:>10.3e}  {status}");
             if ok {
                 passed += 1;
-                if needs_kernels(&name, variant) {
-                    failures.push(format!(
-                        "{name} ({variant}) passes: remove it from NEEDS_KERNELS"
-                    ));
-                }
-            } else if !needs_kernels(&name, variant) {
+            } else {
                 failures.push(format!("{name} ({variant}): {status}"));
             }
         }
@@ -171,7 +150,7 @@ fn corpus_matches_xla() {
     println!("{passed} of {total} corpus files match XLA");
     assert!(
         failures.is_empty(),
-        "programs expected to pass failed:\n{}",
+        "corpus files that do not match XLA:\n{}",
         failures.join("\n")
     );
 }

@@ -4,58 +4,15 @@
 //!
 //! Prints a table (program, variant, status, max abs error). Every corpus file must match.
 
-use std::path::{Path, PathBuf};
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use corpus::{corpus_dir, flatten, inputs, program_names};
+use std::path::Path;
 
 use hlo::eval::tolerance;
 use hlo::literal::ArrayLiteral;
 use hlo::npy::{adapt_to, read_npz};
-use hlo::{Literal, Module};
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-fn program_names() -> Vec<String> {
-    let manifest =
-        std::fs::read_to_string(corpus_dir().join("MANIFEST.tsv")).expect("MANIFEST.tsv");
-    manifest
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next())
-        .filter(|n| !n.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// Leaves of a (nested) tuple literal in flattened order.
-fn flatten(l: Literal, out: &mut Vec<Literal>) {
-    match l {
-        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
-        other => out.push(other),
-    }
-}
-
-/// Inputs `in0..` adapted to the entry parameters' types (by parameter number).
-fn inputs(module: &Module, dir: &Path) -> Result<Vec<Literal>, String> {
-    let bytes = std::fs::read(dir.join("inputs.npz")).map_err(|e| e.to_string())?;
-    let mut arrays = read_npz(&bytes).map_err(|e| e.to_string())?;
-    let entry = module.entry();
-    let mut args = Vec::new();
-    for n in 0..entry.parameters().len() {
-        let key = format!("in{n}");
-        let pos = arrays
-            .iter()
-            .position(|(k, _)| *k == key)
-            .ok_or(format!("inputs.npz lacks {key}"))?;
-        let (_, a) = arrays.swap_remove(pos);
-        let p = entry.parameter(n).ok_or(format!("no parameter {n}"))?;
-        let shape = entry.instr(p).shape();
-        args.push(Literal::Array(
-            adapt_to(a, shape, &key).map_err(|e| e.to_string())?,
-        ));
-    }
-    Ok(args)
-}
 
 /// Evaluates one HLO file and compares; returns (ok, status text, max abs error).
 fn check(dir: &Path, file: &str) -> (bool, String, f64) {

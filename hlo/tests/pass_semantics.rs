@@ -5,56 +5,15 @@
 //! before optimization are listed and skipped. Prints instruction counts before and after
 //! the default pipeline (`-- --nocapture`).
 
-use std::path::{Path, PathBuf};
+#[path = "support/corpus.rs"]
+mod corpus;
+
+use corpus::{corpus_dir, flatten, inputs, program_names};
 
 use hlo::eval::tolerance;
-use hlo::npy::{adapt_to, read_npz};
+
 use hlo::pass::{Pass, PassContext, Pipeline};
 use hlo::{Literal, Module};
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-fn program_names() -> Vec<String> {
-    let manifest =
-        std::fs::read_to_string(corpus_dir().join("MANIFEST.tsv")).expect("MANIFEST.tsv");
-    manifest
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split('\t').next())
-        .filter(|n| !n.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn flatten(l: Literal, out: &mut Vec<Literal>) {
-    match l {
-        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
-        other => out.push(other),
-    }
-}
-
-/// Inputs `in0..` adapted to the entry parameters' types (by parameter number).
-fn inputs(module: &Module, dir: &Path) -> Result<Vec<Literal>, String> {
-    let bytes = std::fs::read(dir.join("inputs.npz")).map_err(|e| e.to_string())?;
-    let mut arrays = read_npz(&bytes).map_err(|e| e.to_string())?;
-    let entry = module.entry();
-    let mut args = Vec::new();
-    for n in 0..entry.parameters().len() {
-        let key = format!("in{n}");
-        let pos = arrays
-            .iter()
-            .position(|(k, _)| *k == key)
-            .ok_or(format!("inputs.npz lacks {key}"))?;
-        let (_, a) = arrays.swap_remove(pos);
-        let p = entry.parameter(n).ok_or(format!("no parameter {n}"))?;
-        args.push(Literal::Array(
-            adapt_to(a, entry.instr(p).shape(), &key).map_err(|e| e.to_string())?,
-        ));
-    }
-    Ok(args)
-}
 
 fn outputs(m: &Module, args: &[Literal]) -> Result<Vec<Literal>, String> {
     let r = hlo::eval::evaluate(m, args).map_err(|e| e.to_string())?;

@@ -4,21 +4,13 @@
 //! `.out` files. Files named `layout_sensitive_*.hlo` are verified with
 //! `VerifyOptions::layout_sensitive`.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+#[path = "support/expect_files.rs"]
+mod expect_files;
+
+use expect_files::check_dir;
 
 use hlo::verifier::{verify_parsed_with, VerifyOptions};
 use hlo::{parse_module_with, ParseOptions};
-
-fn inputs(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "hlo"))
-        .collect();
-    v.sort();
-    v
-}
 
 fn render(rel: &str, text: &str) -> String {
     let options = ParseOptions {
@@ -41,31 +33,5 @@ fn render(rel: &str, text: &str) -> String {
 
 #[test]
 fn verifier_text_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let files = inputs(&root.join("tests/verifier"));
-    assert!(!files.is_empty(), "no inputs under tests/verifier");
-    let bless = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut failures = Vec::new();
-    for path in &files {
-        let rel = path
-            .strip_prefix(root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{rel}: {e}"));
-        let actual = render(&rel, &text);
-        let expected_path = path.with_extension("out");
-        if bless {
-            fs::write(&expected_path, &actual).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            continue;
-        }
-        match fs::read_to_string(&expected_path) {
-            Ok(expected) if expected == actual => {}
-            Ok(expected) => failures.push(format!(
-                "{rel}:\n--- expected\n{expected}--- actual\n{actual}"
-            )),
-            Err(_) => failures.push(format!("{rel}: missing .out (run with UPDATE_EXPECT=1)")),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    check_dir("tests/verifier", render);
 }

@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// Do not print the wall time (for reproducible output).
     #[arg(long)]
     pub no_timing: bool,
+    /// Stop with an error when one `while` loop runs more iterations than this (a program
+    /// may loop forever on some inputs, e.g. random ones).
+    #[arg(long, value_name = "N", default_value_t = hlo::eval::DEFAULT_WHILE_LIMIT)]
+    pub max_while_iterations: u64,
 }
 
 /// Evaluation backends.
@@ -65,7 +69,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let start = Instant::now();
     let Backend::Reference = args.backend;
-    let result = Evaluator::new(&module).run(&inputs)?;
+    let result = Evaluator::new(&module)
+        .with_while_limit(args.max_while_iterations)
+        .run(&inputs)?;
     let elapsed = start.elapsed();
     let mut outputs = Vec::new();
     flatten(result, &mut outputs);

@@ -20,6 +20,8 @@ pub(crate) fn run_while(
         .while_body()
         .ok_or_else(|| EvalError::invalid(what, "missing body="))?;
     let mut state = init;
+    let limit = ev.while_limit();
+    let mut iterations: u64 = 0;
     loop {
         let c = ev.call(cond, vec![state.clone()])?;
         match c.as_array().map(|a| a.data()) {
@@ -35,6 +37,13 @@ pub(crate) fn run_while(
                 ))
             }
         }
+        if iterations == limit {
+            return Err(EvalError::LoopLimit {
+                instr: what.to_string(),
+                limit,
+            });
+        }
+        iterations += 1;
         state = ev.call(body, vec![state])?;
     }
 }

@@ -4,6 +4,7 @@
 use super::data::array;
 use super::{
     control, convert, elementwise as ew, movement as mv, reduce, EvalError, DEFAULT_SIZE_LIMIT,
+    DEFAULT_WHILE_LIMIT,
 };
 use crate::ir::Computation;
 use crate::kernels::{self, KernelError};
@@ -15,6 +16,7 @@ use crate::{CompId, InstrId, Instruction, Literal, Module, Opcode};
 pub struct Evaluator<'m> {
     module: &'m Module,
     limit: u64,
+    while_limit: u64,
 }
 
 /// Values of one computation activation.
@@ -66,6 +68,7 @@ impl<'m> Evaluator<'m> {
         Evaluator {
             module,
             limit: DEFAULT_SIZE_LIMIT,
+            while_limit: DEFAULT_WHILE_LIMIT,
         }
     }
 
@@ -73,6 +76,17 @@ impl<'m> Evaluator<'m> {
     pub fn with_size_limit(mut self, bytes: u64) -> Evaluator<'m> {
         self.limit = bytes;
         self
+    }
+
+    /// Sets the largest number of iterations one `while` loop may run.
+    pub fn with_while_limit(mut self, iterations: u64) -> Evaluator<'m> {
+        self.while_limit = iterations;
+        self
+    }
+
+    /// The largest number of iterations one `while` loop may run.
+    pub fn while_limit(&self) -> u64 {
+        self.while_limit
     }
 
     /// The module being evaluated.

@@ -48,6 +48,13 @@
 //! ([`DEFAULT_SIZE_LIMIT`], 4 GiB, adjustable with [`Evaluator::with_size_limit`]): a
 //! bigger result is [`EvalError::TooLarge`], never an allocation attempt.
 //!
+//! ## Loop guard
+//!
+//! A `while` whose condition never turns false (a program can loop forever on some inputs,
+//! as a Collatz loop on negative numbers does) stops after [`DEFAULT_WHILE_LIMIT`]
+//! iterations of one loop (adjustable with [`Evaluator::with_while_limit`]) with
+//! [`EvalError::LoopLimit`], so that evaluation always ends.
+//!
 //! ## Comparing with XLA
 //!
 //! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
@@ -74,6 +81,9 @@ use crate::{Literal, Module, Opcode};
 
 /// Results larger than this many bytes (4 GiB) are refused by default.
 pub const DEFAULT_SIZE_LIMIT: u64 = 4 << 30;
+
+/// Default largest number of iterations one `while` loop may run (a million).
+pub const DEFAULT_WHILE_LIMIT: u64 = 1_000_000;
 
 /// Why evaluation failed.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +136,14 @@ pub enum EvalError {
         /// Bytes the result needs (saturated at `u64::MAX`).
         bytes: u64,
         /// The limit.
+        limit: u64,
+    },
+    /// A `while` loop ran more iterations than the limit.
+    #[error("while loop `{instr}` did not finish within {limit} iterations")]
+    LoopLimit {
+        /// The while instruction's name.
+        instr: String,
+        /// The iteration limit.
         limit: u64,
     },
 }

@@ -489,3 +489,17 @@ fn errors_are_values() {
         "unsupported operation `rng` (instruction `r`)"
     );
 }
+
+#[test]
+fn endless_while_stops_at_the_limit() {
+    let text = "HloModule t\n\ncond {\n  s = s32[] parameter(0)\n  ROOT t = pred[] constant(true)\n}\n\nbody {\n  s = s32[] parameter(0)\n  one = s32[] constant(1)\n  ROOT n = s32[] add(s, one)\n}\n\nENTRY e {\n  z = s32[] constant(0)\n  ROOT w = s32[] while(z), condition=cond, body=body\n}\n";
+    let m = crate::parse_module(text).unwrap();
+    let err = crate::eval::Evaluator::new(&m)
+        .with_while_limit(50)
+        .run(&[])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "while loop `w` did not finish within 50 iterations"
+    );
+}

@@ -478,15 +478,14 @@ fn errors_are_values() {
         err.to_string(),
         "argument 0 (parameter `a`) must be f32[4], got s32[4]"
     );
-    // XLA:CPU draws `rng` from a process-wide seed: not reproducible, so not evaluated.
-    let text = "HloModule t\nENTRY e {\n  lo = f32[] parameter(0)\n  hi = f32[] parameter(1)\n  ROOT r = f32[3] rng(lo, hi), distribution=rng_uniform\n}\n";
+    // A custom call the evaluator does not know names its target.
+    let text = "HloModule t\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT r = f32[3] custom-call(x), custom_call_target=\"my_fused_kernel\"\n}\n";
     let m = crate::parse_module(text).unwrap();
-    let scalar = |v: f32| arr(ElementType::F32, &[], ArrayData::F32(vec![v]));
-    let err = evaluate(&m, &[scalar(0.0), scalar(1.0)]).unwrap_err();
+    let err = evaluate(&m, &[f32s(vec![0.0; 3])]).unwrap_err();
     assert!(matches!(err, EvalError::Unsupported { .. }));
     assert_eq!(
         err.to_string(),
-        "unsupported operation `rng` (instruction `r`)"
+        "unsupported operation `custom-call` (instruction `r`): custom_call_target=\"my_fused_kernel\""
     );
 }
 
@@ -502,4 +501,37 @@ fn endless_while_stops_at_the_limit() {
         err.to_string(),
         "while loop `w` did not finish within 50 iterations"
     );
+}
+
+#[test]
+fn rng_draws_from_its_distribution_deterministically() {
+    let text = "HloModule r\nENTRY e {\n  lo = s32[] constant(3)\n  hi = s32[] constant(7)\n  u = s32[4000] rng(lo, hi), distribution=rng_uniform\n  m = f32[] constant(2)\n  s = f32[] constant(0.5)\n  n = f32[20000] rng(m, s), distribution=rng_normal\n  ROOT t = (s32[4000], f32[20000]) tuple(u, n)\n}\n";
+    let m = crate::parse_module(text).unwrap();
+    let first = evaluate(&m, &[]).unwrap();
+    assert_eq!(first, evaluate(&m, &[]).unwrap(), "deterministic");
+    let Literal::Tuple(parts) = first else {
+        panic!("tuple result")
+    };
+    let (Some(ArrayData::S32(u)), Some(ArrayData::F32(n))) = (
+        parts[0].as_array().map(|a| a.data()),
+        parts[1].as_array().map(|a| a.data()),
+    ) else {
+        panic!("s32 and f32 parts")
+    };
+    for k in 3..7 {
+        let count = u.iter().filter(|&&x| x == k).count();
+        assert!(
+            (800..1200).contains(&count),
+            "{k} drawn {count} times of 4000"
+        );
+    }
+    assert!(u.iter().all(|x| (3..7).contains(x)));
+    let mean = n.iter().map(|&x| f64::from(x)).sum::<f64>() / n.len() as f64;
+    let var = n
+        .iter()
+        .map(|&x| (f64::from(x) - mean).powi(2))
+        .sum::<f64>()
+        / n.len() as f64;
+    assert!((mean - 2.0).abs() < 0.02, "mean {mean}");
+    assert!((var.sqrt() - 0.5).abs() < 0.02, "sigma {}", var.sqrt());
 }

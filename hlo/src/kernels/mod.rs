@@ -16,8 +16,8 @@
 //! `f32`/`f16`/`bf16`, `f64`, wrapping 64-bit integers, complex; `f64` for fft and
 //! linear algebra) and round once to the result type.
 //!
-//! Deliberately unsupported: `rng` (XLA:CPU draws it from a process-wide seed, so its
-//! values are not a function of the module and its inputs).
+//! `rng` draws from its distribution with a deterministic per-instruction stream
+//! (`rng_dist.rs`): XLA:CPU seeds it process-wide, so no recorded output can be matched.
 
 mod batchnorm;
 mod conv;
@@ -29,6 +29,7 @@ mod numeric;
 mod ragged;
 mod reducer;
 mod rng;
+mod rng_dist;
 mod scalar;
 mod scatter;
 mod sort;
@@ -101,7 +102,8 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::BatchNormTraining
         | Opcode::BatchNormInference
         | Opcode::BatchNormGrad
-        | Opcode::RaggedDot => true,
+        | Opcode::RaggedDot
+        | Opcode::Rng => true,
         Opcode::CustomCall => instr
             .custom_call_target()
             .is_some_and(|t| t == "TopK" || LAPACK_TARGETS.contains(&t)),
@@ -144,10 +146,7 @@ pub fn evaluate(
                 other.unwrap_or("<none>")
             ))),
         },
-        Opcode::Rng => Err(KernelError::Unsupported(
-            "rng: XLA draws its values from a process-wide seed, so they are not reproducible"
-                .into(),
-        )),
+        Opcode::Rng => rng_dist::rng(instr, operands),
         op => Err(KernelError::Unsupported(format!(
             "{op} is not a kernel of the reference evaluator"
         ))),

@@ -70,17 +70,6 @@ fn wrong_operands_are_errors() {
 }
 
 #[test]
-fn rng_with_a_distribution_is_unsupported() {
-    let text = "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[4] rng(a, b), distribution=rng_uniform\n}";
-    let module = parse_module(text).unwrap();
-    let root = module.entry().root_instr();
-    assert!(!handles(root.opcode(), root));
-    let e = eval_root(text, &[f32s("f32[]", &[0.]), f32s("f32[]", &[1.])]).unwrap_err();
-    assert!(matches!(e, KernelError::Unsupported(_)), "{e}");
-    assert!(e.to_string().contains("rng"));
-}
-
-#[test]
 fn unknown_custom_calls_are_not_handled() {
     let text = "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT c = f32[2] custom-call(a), custom_call_target=\"my_kernel\"\n}";
     let module = parse_module(text).unwrap();

@@ -76,6 +76,7 @@ fn unknown_custom_calls_are_not_handled() {
     let root = module.entry().root_instr();
     assert!(!handles(root.opcode(), root));
     let e = eval_root(text, &[f32s("f32[2]", &[0., 1.])]).unwrap_err();
+    assert!(matches!(e, KernelError::Unsupported(_)), "{e}");
     assert!(e.to_string().contains("my_kernel"), "{e}");
 }
 

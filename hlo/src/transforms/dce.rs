@@ -27,27 +27,10 @@ impl Pass for Dce {
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut changed = remove_dead_call_outputs(module);
-        for i in 0..module.computations.len() {
-            let mut comp =
-                std::mem::replace(&mut module.computations[i], placeholder_computation());
-            changed |= util::remove_dead_code(module, &mut comp) > 0;
-            module.computations[i] = comp;
-        }
+        changed |= util::remove_dead_code_in_every_computation(module) > 0;
         changed |= util::remove_unreachable_computations(module) > 0;
         Ok(changed)
     }
-}
-
-/// A one-instruction computation to hold a slot while the real one is borrowed out.
-pub(crate) fn placeholder_computation() -> crate::ir::Computation {
-    let mut b = crate::ir::ComputationBuilder::new("");
-    b.add(crate::ir::Instruction::parameter(
-        "p",
-        0,
-        Shape::tuple(Vec::new()),
-    ));
-    b.build(None)
-        .unwrap_or_else(|_| unreachable!("a one-parameter computation builds"))
 }
 
 /// Shrinks root tuples of computations called by one `call` whose users are all

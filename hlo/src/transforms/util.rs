@@ -133,6 +133,34 @@ pub fn remove_instructions(comp: &mut Computation, dead: &HashSet<InstrId>) {
     comp.recompute_users();
 }
 
+/// Runs [`remove_dead_code`] on every computation of the module (each one borrowed out of
+/// the module in turn, since dead-code removal reads the module's other computations).
+/// Returns how many instructions were removed in all.
+pub fn remove_dead_code_in_every_computation(module: &mut Module) -> usize {
+    let mut removed = 0;
+    for ci in 0..module.computations.len() {
+        let mut comp = std::mem::replace(
+            &mut module.computations[ci],
+            placeholder_computation(),
+        );
+        removed += remove_dead_code(module, &mut comp);
+        module.computations[ci] = comp;
+    }
+    removed
+}
+
+/// A one-instruction computation to hold a slot while the real one is borrowed out.
+fn placeholder_computation() -> crate::ir::Computation {
+    let mut b = crate::ir::ComputationBuilder::new("");
+    b.add(crate::ir::Instruction::parameter(
+        "p",
+        0,
+        crate::shape::Shape::tuple(Vec::new()),
+    ));
+    b.build(None)
+        .unwrap_or_else(|_| unreachable!("a one-parameter computation builds"))
+}
+
 /// Removes every instruction that is unused, not the root and free of side effects,
 /// repeatedly (so whole dead chains go). Returns how many were removed.
 pub fn remove_dead_code(module: &Module, comp: &mut Computation) -> usize {

@@ -97,14 +97,7 @@ impl Pass for WhileLoopSimplifier {
             }
         }
         if changed {
-            for ci in 0..module.computations.len() {
-                let mut comp = std::mem::replace(
-                    &mut module.computations[ci],
-                    super::dce::placeholder_computation(),
-                );
-                util::remove_dead_code(module, &mut comp);
-                module.computations[ci] = comp;
-            }
+            util::remove_dead_code_in_every_computation(module);
             util::remove_unreachable_computations(module);
         }
         Ok(changed)

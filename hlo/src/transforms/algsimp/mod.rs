@@ -185,14 +185,7 @@ impl Pass for AlgebraicSimplifier {
             }
         }
         if changed {
-            for ci in 0..module.computations.len() {
-                let mut comp = std::mem::replace(
-                    &mut module.computations[ci],
-                    super::dce::placeholder_computation(),
-                );
-                util::remove_dead_code(module, &mut comp);
-                module.computations[ci] = comp;
-            }
+            util::remove_dead_code_in_every_computation(module);
         }
         Ok(changed)
     }

@@ -49,6 +49,48 @@ impl IndexLayout {
         }
         off
     }
+
+    /// Where each of the indices' batching dimensions `index_batching` stands among
+    /// [`Self::batch_dims`]: an operand batching dimension takes the batch coordinate at
+    /// that position. A batching dimension may not be the index vector dimension.
+    pub(crate) fn batching_positions(
+        &self,
+        index_batching: &[usize],
+        what: &str,
+    ) -> Result<Vec<usize>, KernelError> {
+        index_batching
+            .iter()
+            .map(|d| self.batch_dims.iter().position(|b| b == d))
+            .collect::<Option<_>>()
+            .ok_or_else(|| {
+                KernelError::Invalid(format!(
+                    "{what}: a batching dimension is the index vector dimension"
+                ))
+            })
+    }
+
+    /// The unclamped start of the window at batch position `batch` in an operand of rank
+    /// `rank`: component `k` of the index vector goes to operand dimension `to_operand[k]`,
+    /// and operand batching dimension `operand_batching[i]` takes the batch coordinate at
+    /// `batching_positions[i]`; every other dimension starts at 0.
+    pub(crate) fn window_start(
+        &self,
+        indices: &[i64],
+        batch: &[usize],
+        to_operand: &[usize],
+        operand_batching: &[usize],
+        batching_positions: &[usize],
+        rank: usize,
+    ) -> Vec<i64> {
+        let mut start = vec![0i64; rank];
+        for (k, &d) in to_operand.iter().enumerate() {
+            start[d] = indices[self.offset(batch, k)];
+        }
+        for (&d, &p) in operand_batching.iter().zip(batching_positions) {
+            start[d] = batch[p] as i64;
+        }
+        start
+    }
 }
 
 /// Evaluates `gather`.
@@ -119,15 +161,7 @@ pub(crate) fn gather(instr: &Instruction, operands: &[&Literal]) -> Result<Liter
     }
     // Operand batching dim i takes the indices' batch coordinate of dimension ibatch[i];
     // find that coordinate's position among the indices' batch dims.
-    let obatch_pos: Vec<usize> = ibatch
-        .iter()
-        .map(|d| layout.batch_dims.iter().position(|b| b == d))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            KernelError::Invalid(format!(
-                "{W}: a batching dimension is the index vector dimension"
-            ))
-        })?;
+    let obatch_pos = layout.batching_positions(&ibatch, W)?;
     let shapes_agree = out_batch
         .iter()
         .zip(&layout.batch_dims)
@@ -158,14 +192,11 @@ pub(crate) fn gather(instr: &Instruction, operands: &[&Literal]) -> Result<Liter
         for (b, &d) in batch.iter_mut().zip(&out_batch) {
             *b = o[d];
         }
-        let mut start = vec![0i64; rank];
-        for (k, &d) in start_map.iter().enumerate() {
-            let v = indices[layout.offset(&batch, k)];
-            // XLA clamps so that the whole slice is inside the operand.
-            start[d] = v.clamp(0, (xd[d] - sizes[d]) as i64);
-        }
-        for (&d, &p) in obatch.iter().zip(&obatch_pos) {
-            start[d] = batch[p] as i64;
+        let mut start =
+            layout.window_start(&indices, &batch, &start_map, &obatch, &obatch_pos, rank);
+        // XLA clamps so that the whole slice is inside the operand.
+        for &d in &start_map {
+            start[d] = start[d].clamp(0, (xd[d] - sizes[d]) as i64);
         }
         let mut off = 0usize;
         for d in 0..rank {

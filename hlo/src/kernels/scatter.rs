@@ -90,15 +90,7 @@ pub(crate) fn scatter(
             "{W}: update dimensions do not match the operand and indices"
         )));
     }
-    let sbatch_pos: Vec<usize> = sbatch
-        .iter()
-        .map(|d| layout.batch_dims.iter().position(|b| b == d))
-        .collect::<Option<_>>()
-        .ok_or_else(|| {
-            KernelError::Invalid(format!(
-                "{W}: a batching dimension is the index vector dimension"
-            ))
-        })?;
+    let sbatch_pos = layout.batching_positions(&sbatch, W)?;
     // Window size per operand dimension.
     let mut wsize = vec![1usize; rank];
     for (&x, &u) in xwin.iter().zip(&uwin) {
@@ -138,13 +130,8 @@ pub(crate) fn scatter(
         for (b, &d) in batch.iter_mut().zip(&uscatter) {
             *b = u[d];
         }
-        let mut start = vec![0i64; rank];
-        for (k, &d) in to_operand.iter().enumerate() {
-            start[d] = indices[layout.offset(&batch, k)];
-        }
-        for (&d, &p) in ibatch.iter().zip(&sbatch_pos) {
-            start[d] = batch[p] as i64;
-        }
+        let start =
+            layout.window_start(&indices, &batch, &to_operand, &ibatch, &sbatch_pos, rank);
         let in_bounds = (0..rank)
             .all(|d| start[d] >= 0 && start[d].saturating_add(wsize[d] as i64) <= xd[d] as i64);
         if in_bounds {

@@ -197,7 +197,7 @@ pub(crate) fn from_bytes(ty: ElementType, b: &[u8]) -> Option<ArrayData> {
             .collect()
     }
     let w = ty.byte_width()? as usize;
-    if w == 0 || b.len() % w != 0 {
+    if w == 0 || !b.len().is_multiple_of(w) {
         return None;
     }
     Some(match ArrayData::new(ty)? {

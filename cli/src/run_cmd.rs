@@ -17,8 +17,9 @@ use hlo::{Literal, Module};
 pub struct RunArgs {
     /// The HLO module (text).
     pub file: PathBuf,
-    /// Inputs: an .npz with keys in0, in1, ... in parameter order, or an .npy for a
-    /// single-parameter module. bf16 travels as uint16 bit patterns, f8 as uint8.
+    /// Inputs: an .npz with keys in0, in1, ... in parameter order (or arr_0, arr_1, ... as
+    /// numpy.savez names unnamed arrays, or out0, out1, ... so that one run's --outputs
+    /// feeds the next), or an .npy for a single-parameter module. bf16 travels as uint16 bit patterns, f8 as uint8.
     /// Without it, inputs are random (floats uniform in [-1, 1), signed ints in
     /// [-10, 10], unsigned ints in [0, 20], pred a fair coin).
     #[arg(long, value_name = "PATH")]
@@ -132,9 +133,16 @@ fn read_inputs(module: &Module, path: &Path) -> Result<Vec<Literal>> {
             params.len()
         );
     }
+    let prefix = key_prefix(&arrays, params.len()).map_err(|n| {
+        anyhow!(
+            "{shown} has no array in{n} for parameter {n} (`{}`); keys must be in0.., arr_0.. \
+             (numpy's savez) or out0.. (hloc run --outputs)",
+            params[n].0
+        )
+    })?;
     let mut out = Vec::with_capacity(params.len());
     for (n, (pname, shape)) in params.iter().enumerate() {
-        let key = format!("in{n}");
+        let key = format!("{prefix}{n}");
         let pos = arrays
             .iter()
             .position(|(k, _)| *k == key)
@@ -147,6 +155,18 @@ fn read_inputs(module: &Module, path: &Path) -> Result<Vec<Literal>> {
         out.push(Literal::Array(a));
     }
     Ok(out)
+}
+
+/// The naming convention of an inputs file with `count` arrays: `in` (hloc's own), `arr_`
+/// (what `numpy.savez` writes for unnamed arrays) or `out` (a previous `hloc run --outputs`,
+/// so runs chain). The first that names every parameter wins; otherwise the first parameter
+/// number that `in` lacks.
+fn key_prefix(arrays: &[(String, ArrayLiteral)], count: usize) -> Result<&'static str, usize> {
+    let has = |key: String| arrays.iter().any(|(k, _)| *k == key);
+    ["in", "arr_", "out"]
+        .into_iter()
+        .find(|p| (0..count).all(|n| has(format!("{p}{n}"))))
+        .ok_or_else(|| (0..count).find(|n| !has(format!("in{n}"))).unwrap_or(0))
 }
 
 fn random_inputs(module: &Module, seed: u64) -> Result<Vec<Literal>> {

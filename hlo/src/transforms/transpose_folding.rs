@@ -1,7 +1,10 @@
 //! Transpose folding: `dot(transpose(A), B)` becomes `dot(A, B)` with the dimension
 //! numbers mapped through the permutation (same for the rhs), when that keeps the order
 //! of the operand's non-contracting dimensions (they give the order of the result's
-//! dimensions, which must not change). Exact: the same products are summed.
+//! dimensions, which must not change). `convolution(transpose(A), K)` becomes
+//! `convolution(A, K)` with the input's `dim_labels` mapped through the permutation (same
+//! for the kernel): a convolution reads its operands only through their labelled
+//! dimensions, so any permutation folds. Exact: the same products are summed.
 
 use super::util;
 use crate::attrs::{AttrName, AttrValue};
@@ -19,20 +22,25 @@ impl Pass for TransposeFolding {
     }
 
     fn description(&self) -> &str {
-        "folds transposes of dot operands into the dot's dimension numbers"
+        "folds transposes of dot and convolution operands into their dimension numbers"
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut changed = false;
         for ci in 0..module.computations.len() {
-            let dots: Vec<InstrId> = module.computations[ci]
+            let targets: Vec<(InstrId, Opcode)> = module.computations[ci]
                 .instructions()
-                .filter(|(_, i)| i.opcode == Opcode::Dot)
-                .map(|(id, _)| id)
+                .filter(|(_, i)| matches!(i.opcode, Opcode::Dot | Opcode::Convolution))
+                .map(|(id, i)| (id, i.opcode))
                 .collect();
-            for d in dots {
+            for (d, op) in targets {
                 for side in 0..2 {
-                    changed |= fold(&mut module.computations[ci], d, side);
+                    let comp = &mut module.computations[ci];
+                    changed |= if op == Opcode::Dot {
+                        fold(comp, d, side)
+                    } else {
+                        fold_into_convolution(comp, d, side)
+                    };
                 }
             }
         }
@@ -88,6 +96,52 @@ fn fold(comp: &mut crate::ir::Computation, d: InstrId, side: usize) -> bool {
     if !new_b.is_empty() || di.attr(&bn).is_some() {
         di.set_attr(bn, AttrValue::IntList(new_b));
     }
+    comp.recompute_users();
+    true
+}
+
+/// Folds a transpose feeding operand `side` (0: input, 1: kernel) of convolution `c` into
+/// its `dim_labels`: the dimension labelled `x` in the transposed value is dimension
+/// `perm[x]` of the transpose's operand.
+fn fold_into_convolution(comp: &mut crate::ir::Computation, c: InstrId, side: usize) -> bool {
+    let conv = comp.instr(c);
+    let t = conv.operands[side];
+    let ti = comp.instr(t);
+    if ti.opcode != Opcode::Transpose {
+        return false;
+    }
+    let (Some(perm), Some(dn)) = (ti.dimensions(), conv.conv_dimension_numbers()) else {
+        return false;
+    };
+    let through = |x: i64| usize::try_from(x).ok().and_then(|x| perm.get(x)).copied();
+    let all = |v: &[i64]| -> Option<Vec<i64>> { v.iter().map(|&x| through(x)).collect() };
+    let mut dn = dn.clone();
+    let mapped = if side == 0 {
+        through(dn.input_batch_dimension)
+            .zip(through(dn.input_feature_dimension))
+            .zip(all(&dn.input_spatial_dimensions))
+            .map(|((b, f), sp)| {
+                dn.input_batch_dimension = b;
+                dn.input_feature_dimension = f;
+                dn.input_spatial_dimensions = sp;
+            })
+    } else {
+        through(dn.kernel_input_feature_dimension)
+            .zip(through(dn.kernel_output_feature_dimension))
+            .zip(all(&dn.kernel_spatial_dimensions))
+            .map(|((i, o), sp)| {
+                dn.kernel_input_feature_dimension = i;
+                dn.kernel_output_feature_dimension = o;
+                dn.kernel_spatial_dimensions = sp;
+            })
+    };
+    if mapped.is_none() {
+        return false;
+    }
+    let src = ti.operands[0];
+    let ci = comp.instr_mut(c);
+    ci.operands[side] = src;
+    ci.set_attr(AttrName::DimLabels, AttrValue::ConvDims(Box::new(dn)));
     comp.recompute_users();
     true
 }

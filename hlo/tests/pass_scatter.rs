@@ -58,3 +58,22 @@ fn row_windows_assigned() {
         &ArrayData::F32(vec![3.0, 4.0, 0.0, 0.0, 1.0, 2.0])
     );
 }
+
+#[test]
+fn any_scalar_combiner_becomes_a_map_in_update_order() {
+    // f(old, new) = 2 * old - new: neither commutative nor a single op of the parameters.
+    let text = "HloModule m\nf {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  two = s32[] constant(2)\n  d = s32[] multiply(x, two)\n  ROOT s = s32[] subtract(d, y)\n}\nENTRY e {\n  o = s32[5] parameter(0)\n  i = s32[4,1] parameter(1)\n  u = s32[4] parameter(2)\n  ROOT r = s32[5] scatter(o, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=f\n}\n";
+    let args = [
+        lit(ElementType::S32, &[5], ArrayData::S32(vec![1, 2, 3, 4, 5])),
+        lit(ElementType::S32, &[4, 1], ArrayData::S32(vec![1, 3, 1, 7])),
+        lit(ElementType::S32, &[4], ArrayData::S32(vec![10, 20, 30, 40])),
+    ];
+    let direct = hlo::eval::evaluate(&hlo::parse_module(text).unwrap(), &args).unwrap();
+    let out = expand_and_run(text, &args);
+    // Index 1: 2*2-10 = -6, then 2*(-6)-30 = -42; index 3: 2*4-20 = -12; 7 is skipped.
+    assert_eq!(
+        out.as_array().unwrap().data(),
+        &ArrayData::S32(vec![1, -42, 3, -12, 5])
+    );
+    assert_eq!(out, direct);
+}

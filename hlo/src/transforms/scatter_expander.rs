@@ -5,16 +5,17 @@
 //! writes the old values back).
 //!
 //! Indices are first brought to `[N, K]` (index vector last) and updates to
-//! `[N, window...]` (scatter dimensions first, collapsed). The combining computation must
-//! be a binary op of its two parameters (add, multiply, max, min, and, or, ...) or return
-//! its second parameter (assignment). Supported: one operand, no batching dimensions;
-//! other scatters are left as they are (logged). Mode: all scatters, or only those with
+//! `[N, window...]` (scatter dimensions first, collapsed). A combining computation that is
+//! one binary op of its two parameters (add, multiply, max, min, and, or, ...) becomes that
+//! op on the windows, one returning its second parameter (assignment) the new window
+//! itself, and any other scalar computation a `map` over the two windows. Supported: one
+//! operand, no batching dimensions; other scatters are left as they are (logged). Mode: all scatters, or only those with
 //! one update (trip count 1).
 
 use super::algsimp::reducer_kind;
 use super::util::{self, NameGen};
 use crate::attrs::{AttrName, AttrValue};
-use crate::ir::{Computation, ComputationBuilder, InstrId, Instruction, Module};
+use crate::ir::{CompId, Computation, ComputationBuilder, InstrId, Instruction, Module};
 use crate::literal::{ArrayData, ArrayLiteral, Literal};
 use crate::opcode::Opcode;
 use crate::pass::{Pass, PassError};
@@ -30,18 +31,37 @@ pub struct ScatterExpander {
 /// How the scatter combines old and new values.
 #[derive(Clone, Copy)]
 enum Combine {
+    /// One elementwise op applied as `op(old, new)`.
     Op(Opcode),
+    /// The new value replaces the old.
     Assign,
+    /// Any other scalar computation, applied to the windows with `map`.
+    Map(CompId),
 }
 
-fn combiner(comp: &Computation) -> Option<Combine> {
+/// The cheapest faithful way to apply the update computation `id` (scalar parameters and
+/// result of the operand's element type `ty`) to a whole window.
+fn combiner(module: &Module, id: CompId, ty: ElementType) -> Option<Combine> {
+    let comp = module.computation(id);
+    let is_scalar = |i: InstrId| {
+        let shape = &comp.instr(i).shape;
+        !shape.is_tuple() && shape.rank() == 0 && shape.element_type() == Some(ty)
+    };
+    if comp.params.len() != 2 || !comp.params.iter().all(|&p| is_scalar(p)) || !is_scalar(comp.root)
+    {
+        return None;
+    }
     if let Some(op) = reducer_kind(comp) {
         // Only when applied as op(old, new) (parameter order matters for non-commutative ops).
         let root = comp.root_instr();
-        return (root.operands.as_slice() == [comp.params[0], comp.params[1]])
-            .then_some(Combine::Op(op));
+        if root.operands.as_slice() == [comp.params[0], comp.params[1]] {
+            return Some(Combine::Op(op));
+        }
     }
-    (comp.params.len() == 2 && comp.root == comp.params[1]).then_some(Combine::Assign)
+    if comp.root == comp.params[1] {
+        return Some(Combine::Assign);
+    }
+    Some(Combine::Map(id))
 }
 
 struct Plan {
@@ -103,8 +123,8 @@ fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
     if !dn.input_batching_dims.is_empty() || !dn.scatter_indices_batching_dims.is_empty() {
         return None;
     }
-    let combine = combiner(module.computation(s.to_apply()?))?;
     let o = &comp.instr(s.operands[0]).shape;
+    let combine = combiner(module, s.to_apply()?, o.element_type()?)?;
     let ind = &comp.instr(s.operands[1]).shape;
     let u = &comp.instr(s.operands[2]).shape;
     let ivd = usize::try_from(dn.index_vector_dim).ok()?;
@@ -410,6 +430,18 @@ fn expand(
     let combined = match plan.combine {
         Combine::Assign => w,
         Combine::Op(op) => b.add(op, wshape.clone(), vec![cur, w], Vec::new()),
+        Combine::Map(f) => b.add(
+            Opcode::Map,
+            wshape.clone(),
+            vec![cur, w],
+            vec![
+                (
+                    AttrName::Dimensions,
+                    AttrValue::IntList((0..plan.window.len() as i64).collect()),
+                ),
+                (AttrName::ToApply, AttrValue::Computation(f)),
+            ],
+        ),
     };
     // In bounds: 0 <= start_d <= dim_d - window_d for every dimension.
     let pred = Shape::scalar(ElementType::Pred);

@@ -77,3 +77,35 @@ fn any_scalar_combiner_becomes_a_map_in_update_order() {
     );
     assert_eq!(out, direct);
 }
+
+#[test]
+fn batching_dimensions_become_iota_indices() {
+    // Row b of the operand takes the updates of batch b at that batch's own indices.
+    let add = "add {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT s = s32[] add(x, y)\n}\n";
+    let explicit = format!("HloModule m\n{add}ENTRY e {{\n  o = s32[2,4] parameter(0)\n  i = s32[2,3,1] parameter(1)\n  u = s32[2,3] parameter(2)\n  ROOT r = s32[2,4] scatter(o, i, u), update_window_dims={{}}, inserted_window_dims={{1}}, input_batching_dims={{0}}, scatter_indices_batching_dims={{0}}, scatter_dims_to_operand_dims={{1}}, index_vector_dim=2, to_apply=add\n}}\n");
+    // The same with an implicit index vector dimension and the batch dimension last.
+    let implicit = format!("HloModule m\n{add}ENTRY e {{\n  o = s32[2,4] parameter(0)\n  i = s32[3,2] parameter(1)\n  u = s32[3,2] parameter(2)\n  ROOT r = s32[2,4] scatter(o, i, u), update_window_dims={{}}, inserted_window_dims={{1}}, input_batching_dims={{0}}, scatter_indices_batching_dims={{1}}, scatter_dims_to_operand_dims={{1}}, index_vector_dim=2, to_apply=add\n}}\n");
+    let o = lit(ElementType::S32, &[2, 4], ArrayData::S32(vec![0; 8]));
+    // Batch 0 writes at 0, 2, 2; batch 1 at 3, 9 (out of bounds, skipped), 1.
+    let idx = [0, 2, 2, 3, 9, 1];
+    let upd = [1, 2, 3, 10, 20, 30];
+    let want = ArrayData::S32(vec![1, 0, 5, 0, 0, 30, 0, 10]);
+    let args = [
+        o.clone(),
+        lit(ElementType::S32, &[2, 3, 1], ArrayData::S32(idx.to_vec())),
+        lit(ElementType::S32, &[2, 3], ArrayData::S32(upd.to_vec())),
+    ];
+    let direct = hlo::eval::evaluate(&hlo::parse_module(&explicit).unwrap(), &args).unwrap();
+    let out = expand_and_run(&explicit, &args);
+    assert_eq!(out.as_array().unwrap().data(), &want);
+    assert_eq!(out, direct);
+    // Transposed to [3, 2]: element (k, b) is batch b's k-th index.
+    let t = |v: [i32; 6]| vec![v[0], v[3], v[1], v[4], v[2], v[5]];
+    let args = [
+        o,
+        lit(ElementType::S32, &[3, 2], ArrayData::S32(t(idx))),
+        lit(ElementType::S32, &[3, 2], ArrayData::S32(t(upd))),
+    ];
+    let out = expand_and_run(&implicit, &args);
+    assert_eq!(out.as_array().unwrap().data(), &want);
+}

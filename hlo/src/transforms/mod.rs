@@ -14,6 +14,7 @@ pub mod dot_merger;
 pub mod flatten_call_graph;
 pub mod layout;
 pub mod reshape_mover;
+mod scatter_batching;
 pub mod scatter_expander;
 pub mod sort_simplifier;
 pub mod transpose_folding;

@@ -8,8 +8,9 @@
 //! `[N, window...]` (scatter dimensions first, collapsed). A combining computation that is
 //! one binary op of its two parameters (add, multiply, max, min, and, or, ...) becomes that
 //! op on the windows, one returning its second parameter (assignment) the new window
-//! itself, and any other scalar computation a `map` over the two windows. Supported: one
-//! operand, no batching dimensions; other scatters are left as they are (logged). Mode: all scatters, or only those with
+//! itself, and any other scalar computation a `map` over the two windows. Batching
+//! dimensions are first made explicit indices (`scatter_batching`). Supported: one
+//! operand; variadic scatters are left as they are (logged). Mode: all scatters, or only those with
 //! one update (trip count 1).
 
 use super::algsimp::reducer_kind;
@@ -90,6 +91,11 @@ impl Pass for ScatterExpander {
                 .map(|(id, _)| id)
                 .collect();
             for id in ids {
+                if self.only_trip_count_one && trip_count(&module.computations[ci], id) != Some(1) {
+                    continue;
+                }
+                changed |=
+                    super::scatter_batching::unbatch(&mut module.computations[ci], id, &mut names);
                 let Some(plan) = plan(module, ci, id) else {
                     crate::log_info!(
                         "hlo::pass::scatter_expander",
@@ -98,9 +104,6 @@ impl Pass for ScatterExpander {
                     );
                     continue;
                 };
-                if self.only_trip_count_one && plan.n != 1 {
-                    continue;
-                }
                 expand(module, ci, id, &plan, &mut names)?;
                 changed = true;
             }
@@ -111,6 +114,21 @@ impl Pass for ScatterExpander {
         }
         Ok(changed)
     }
+}
+
+/// How many index vectors scatter `id` has: the loop's trip count once expanded.
+fn trip_count(comp: &Computation, id: InstrId) -> Option<i64> {
+    let s = comp.instr(id);
+    let ivd = usize::try_from(s.scatter_dimension_numbers()?.index_vector_dim).ok()?;
+    let ind = &comp
+        .instr(*s.operands.get((s.operands.len().checked_sub(1)?) / 2)?)
+        .shape;
+    Some(
+        (0..ind.rank())
+            .filter(|&d| d != ivd)
+            .map(|d| ind.dims()[d])
+            .product(),
+    )
 }
 
 fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
@@ -133,10 +151,7 @@ fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
     } else {
         *ind.dims().get(ivd)?
     };
-    let n: i64 = (0..ind.rank())
-        .filter(|&d| d != ivd)
-        .map(|d| ind.dims()[d])
-        .product();
+    let n = trip_count(comp, id)?;
     if k as usize != dn.scatter_dims_to_operand_dims.len() || n == 0 {
         return None;
     }

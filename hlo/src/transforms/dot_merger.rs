@@ -1,8 +1,8 @@
 //! Dot merging: two independent dots that share an operand (`dot(A, B1)`, `dot(A, B2)`,
 //! or the shared operand on the right) become one dot over the other operands
 //! concatenated along their non-contracting dimension, and two slices of its result.
-//! Conditions: same dimension numbers and attributes, no batch dimensions, the
-//! concatenated operands have one non-contracting dimension and equal other dimensions,
+//! Conditions: same dimension numbers and attributes, the concatenated operands have one
+//! free (non-batch, non-contracting) dimension and equal other dimensions,
 //! neither dot depends on the other (no cycle is created), and the merged operand stays
 //! under [`DotMerger::max_bytes`]. Exact: every output element is the same sum.
 
@@ -81,20 +81,20 @@ fn depends_on(comp: &Computation, from: InstrId, to: InstrId) -> bool {
     false
 }
 
-/// The single non-contracting dimension of operand `side` of `dot`, if it has exactly one.
+/// The single free (neither batch nor contracting) dimension of operand `side` of `dot`,
+/// if it has exactly one.
 fn single_non_contracting(comp: &Computation, dot: InstrId, side: usize) -> Option<usize> {
     let i = comp.instr(dot);
     let dn = i.dot_dimension_numbers();
-    if !dn.lhs_batch_dims.is_empty() || !dn.rhs_batch_dims.is_empty() {
-        return None;
-    }
-    let c = if side == 0 {
-        dn.lhs_contracting_dims
+    let (c, b) = if side == 0 {
+        (dn.lhs_contracting_dims, dn.lhs_batch_dims)
     } else {
-        dn.rhs_contracting_dims
+        (dn.rhs_contracting_dims, dn.rhs_batch_dims)
     };
     let rank = comp.instr(i.operands[side]).shape.rank();
-    let nc: Vec<usize> = (0..rank).filter(|&d| !c.contains(&(d as i64))).collect();
+    let nc: Vec<usize> = (0..rank)
+        .filter(|&d| !c.contains(&(d as i64)) && !b.contains(&(d as i64)))
+        .collect();
     match nc.as_slice() {
         [d] => Some(*d),
         _ => None,
@@ -169,10 +169,11 @@ fn merge(comp: &mut Computation, a: InstrId, b: InstrId, side: usize, names: &mu
     )
     .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![d as i64]));
     let concat = util::add(comp, concat);
-    // The merged dimension's place in the result: the lhs's non-contracting dimensions
-    // come first, then the rhs's.
+    // The merged dimension's place in the result: batch dimensions come first, then the
+    // lhs's free dimensions (here just the merged one), then the rhs's (the merged one last).
     let out_rank = ia.shape.rank();
-    let out_dim = if side == 0 { 0 } else { out_rank - 1 };
+    let batch = ia.dot_dimension_numbers().lhs_batch_dims.len();
+    let out_dim = if side == 0 { batch } else { out_rank - 1 };
     let mut odims = ia.shape.dims().to_vec();
     odims[out_dim] += ib.shape.dims()[out_dim];
     let out_ty = ia.shape.element_type().unwrap_or(ty);

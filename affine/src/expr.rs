@@ -9,9 +9,11 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 use hashbrown::HashTable;
+
+use crate::linear::Linear;
 use rustc_hash::FxHasher;
 
 /// Which family a variable belongs to.
@@ -114,6 +116,10 @@ pub struct Node {
     dims: u64,
     ranges: u64,
     runtimes: u64,
+    /// The flattened linear form, computed on first use: the simplifier asks for the same
+    /// node's form many times (as a sum, as a dividend, in recombination), and it depends
+    /// only on the node. `None` inside when flattening overflows.
+    linear: OnceLock<Option<Box<Linear>>>,
 }
 
 impl PartialEq for Node {
@@ -297,6 +303,7 @@ fn new_node(kind: ExprKind, hash: u64) -> Node {
         dims,
         ranges,
         runtimes,
+        linear: OnceLock::new(),
     }
 }
 
@@ -350,6 +357,13 @@ impl Expr {
     /// Number of nodes in the tree (saturating at `u32::MAX`).
     pub fn size(self) -> u32 {
         self.0.size
+    }
+    /// The linear form [`Linear::of`] of this node, computed once per node; `None` on overflow.
+    pub(crate) fn linear(self) -> Option<&'static Linear> {
+        let node: &'static Node = self.0;
+        node.linear
+            .get_or_init(|| Linear::of(self).map(Box::new))
+            .as_deref()
     }
     /// The structural hash (stable across runs).
     pub fn structural_hash(self) -> u64 {

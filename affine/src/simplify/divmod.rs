@@ -3,6 +3,8 @@
 //! Each rule's statement and side condition is in [`super::rules::RULES`]; the functions here
 //! recognize the rule's left side and build its right side.
 
+use std::borrow::Cow;
+
 use smallvec::SmallVec;
 
 use super::context::Ctx;
@@ -132,10 +134,10 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     }
     // The linear rules chain on one flat form, building the result once: pull the multiples
     // of c out, then try the period and the common factor on what is left.
-    let lin = Linear::of(x)?;
-    let (pulled, kept) = match pull_multiples(&lin, c) {
-        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), k),
-        _ => (None, lin),
+    let lin = x.linear()?;
+    let (pulled, kept) = match pull_multiples(lin, c) {
+        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), Cow::Owned(k)),
+        _ => (None, Cow::Borrowed(lin)),
     };
     let with_pulled = |e: Expr, pulled: &Option<Linear>| match pulled {
         Some(p) => p.to_expr().add(e),
@@ -176,8 +178,8 @@ pub(crate) fn ceil_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     if !r.is_empty() && cdiv(r.lo, c) == cdiv(r.hi, c) && ctx.fire("ceildiv_one_period") {
         return cdiv(r.lo, c).map(Expr::constant);
     }
-    let lin = Linear::of(x)?;
-    if let Some((pulled, kept)) = pull_multiples(&lin, c) {
+    let lin = x.linear()?;
+    if let Some((pulled, kept)) = pull_multiples(lin, c) {
         if ctx.fire("ceildiv_pull_multiple") {
             return Some(pulled.to_expr().add(kept.to_expr().ceil_div(d)));
         }
@@ -224,7 +226,7 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             return Some(y.modulo(d));
         }
     }
-    let lin = Linear::of(x)?;
+    let lin = x.linear()?;
     // Reduce every coefficient and the constant modulo c, then try the period and the common
     // factor on the reduced form, building the result once.
     let mut reduced = Linear {
@@ -241,13 +243,17 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             reduced.terms.push((atom, k2));
         }
     }
-    let changed = reduced != lin
+    let changed = reduced != *lin
         && ctx.fire(if residue_changed {
             "mod_residue_coefficient"
         } else {
             "mod_pull_multiple"
         });
-    let reduced = if changed { reduced } else { lin };
+    let reduced = if changed {
+        Cow::Owned(reduced)
+    } else {
+        Cow::Borrowed(lin)
+    };
     if changed {
         let r = linear_range(ctx, &reduced);
         if let (Some(qlo), Some(qhi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {

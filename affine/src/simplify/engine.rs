@@ -7,7 +7,6 @@
 
 use super::context::Ctx;
 use super::{divmod, sums};
-use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
 /// Sums and products by a constant are handled as one flat linear form.
@@ -93,8 +92,8 @@ impl Ctx<'_> {
     /// A whole sum at once: its atoms are simplified, then the sum rules run on the flat
     /// form (simplifying each prefix of a long sum separately would be quadratic).
     fn simplify_sum(&mut self, e: Expr) -> Expr {
-        let Some(lin) = Linear::of(e) else { return e };
-        let Some(flat) = sums::simplify_atoms(self, &lin) else {
+        let Some(lin) = e.linear() else { return e };
+        let Some(flat) = sums::simplify_atoms(self, lin) else {
             return e;
         };
         if let Some(next) = sums::recombine(self, &flat) {

@@ -26,7 +26,7 @@ pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> 
 
 /// `lin += k * x` (flattening `x`); `None` on overflow.
 fn add_scaled(lin: &mut Linear, x: Expr, k: i64) -> Option<()> {
-    let xl = Linear::of(x)?;
+    let xl = x.linear()?;
     for &(atom, c) in &xl.terms {
         lin.terms.push((atom, c.checked_mul(k)?));
     }
@@ -114,7 +114,7 @@ pub(crate) fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
 
 /// Whether `lin` holds `j * x`: every atom of `x` with exactly `j` times its coefficient.
 fn contains_scaled(lin: &Linear, x: Expr, j: i64) -> Option<bool> {
-    let xl = Linear::of(x)?;
+    let xl = x.linear()?;
     if xl.terms.is_empty() {
         return Some(false);
     }

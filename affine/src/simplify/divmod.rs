@@ -57,11 +57,21 @@ fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
 /// `x mod c = (main mod (c / g)) * g + rest`.
 fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Expr)> {
     for g in gcd_candidates(lin, c) {
-        let (main, rest) = split_by(lin, g);
-        if main.terms.is_empty() {
+        if !lin.terms.iter().any(|&(_, k)| k % g == 0) {
             continue;
         }
-        if Interval::new(0, g - 1).contains_interval(linear_range(ctx, &rest)) {
+        // The range of the rest (what `split_by` leaves over), folded in the same order as
+        // `linear_range` of it; the two forms are only built for the factor that works.
+        let constant = if lin.constant % g == 0 { 0 } else { lin.constant };
+        let rest_range = lin
+            .terms
+            .iter()
+            .filter(|&&(_, k)| k % g != 0)
+            .fold(Interval::point(constant), |acc, &(atom, k)| {
+                acc.add(ctx.range(atom).mul(Interval::point(k)))
+            });
+        if Interval::new(0, g - 1).contains_interval(rest_range) {
+            let (main, rest) = split_by(lin, g);
             return Some((g, main, rest.to_expr()));
         }
     }

@@ -5,22 +5,29 @@ use super::context::Ctx;
 use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
-/// The sum with every atom simplified and the result flattened and normalized again (a
-/// simplified atom may itself be a sum); `None` on overflow.
+/// The sum with every atom of the normalized form `lin` simplified, and the result
+/// flattened and normalized again (a simplified atom may itself be a sum); `None` on
+/// overflow.
 pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
     let mut out = Linear {
         terms: Default::default(),
         constant: lin.constant,
     };
+    let mut changed = false;
     for &(atom, k) in &lin.terms {
         let s = ctx.simplify(atom);
         if s == atom {
             out.terms.push((atom, k));
         } else {
+            changed = true;
             add_scaled(&mut out, s, k)?;
         }
     }
-    out.normalize()?;
+    // `lin` is a normalized form (sorted, merged, no zero coefficient): with every atom
+    // unchanged, normalizing again would change nothing.
+    if changed {
+        out.normalize()?;
+    }
     Some(out)
 }
 

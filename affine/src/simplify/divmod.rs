@@ -90,6 +90,10 @@ fn linear_range(ctx: &mut Ctx<'_>, lin: &Linear) -> Interval {
 /// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the
 /// constant (toward zero), out of `lin`: `lin = c * pulled + kept`.
 fn pull_multiples(lin: &Linear, c: i64) -> Option<(Linear, Linear)> {
+    // Nothing to pull (the usual case once a dividend is simplified): build nothing.
+    if lin.constant / c == 0 && lin.terms.iter().all(|&(_, k)| k % c != 0) {
+        return None;
+    }
     let mut pulled = Linear::default();
     let mut kept = Linear::default();
     for &(atom, k) in &lin.terms {
@@ -244,7 +248,11 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         constant: lin.constant % c,
     };
     let mut residue_changed = false;
-    for &(atom, k) in &lin.terms {
+    // Usually every coefficient is already its own residue: then the reduced form is `lin`
+    // itself and is not built.
+    let all_reduced = reduced.constant == lin.constant
+        && lin.terms.iter().all(|&(_, k)| canonical_residue(k, c) == k);
+    for &(atom, k) in lin.terms.iter().filter(|_| !all_reduced) {
         let k2 = canonical_residue(k, c);
         if k2 != k && k2 != 0 {
             residue_changed = true;
@@ -253,7 +261,8 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             reduced.terms.push((atom, k2));
         }
     }
-    let changed = reduced != *lin
+    let changed = !all_reduced
+        && reduced != *lin
         && ctx.fire(if residue_changed {
             "mod_residue_coefficient"
         } else {

@@ -80,7 +80,10 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
     if map.form != MapForm::Normal {
         return (false, trace);
     }
-    let original = map.clone();
+    // Only constraints change the domain: without them, the results alone tell whether the
+    // map changed, and no copy of it is needed.
+    let original = (!map.constraints.is_empty()).then(|| map.clone());
+    let mut results_changed = false;
     for round in 0..MAX_ROUNDS {
         // Without constraints the pass changes nothing: skip the snapshot and the pass.
         let unchanged = if map.constraints.is_empty() {
@@ -115,6 +118,7 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
         let results: Vec<Expr> = map.results.iter().map(|&r| ctx.simplify(r)).collect();
         take_trace(&mut ctx, &mut trace);
         drop(ctx);
+        results_changed |= results != map.results;
         map.results = results;
         // The constraint pass is a deterministic function of the domain: on an unchanged
         // domain the next round's pass would change nothing again, so the loop is done. (A
@@ -123,7 +127,11 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
             break;
         }
     }
-    (*map != original, trace)
+    let changed = match original {
+        Some(original) => *map != original,
+        None => results_changed,
+    };
+    (changed, trace)
 }
 
 /// One pass over the constraints. Returns false if the domain is empty.

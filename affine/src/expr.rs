@@ -206,7 +206,7 @@ pub(crate) fn kind_rank(kind: &ExprKind) -> u8 {
 }
 
 /// Slots of the per-thread front cache of the interner (a power of two).
-const FRONT_SLOTS: usize = 4096;
+const FRONT_SLOTS: usize = 16384;
 
 thread_local! {
     /// A direct-mapped cache of recently interned nodes, by hash: most nodes the simplifier

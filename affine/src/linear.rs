@@ -13,7 +13,7 @@ use smallvec::SmallVec;
 use crate::{Expr, ExprKind};
 
 /// Slots of the per-thread cache of built sums (a power of two).
-const BUILT_SLOTS: usize = 4096;
+const BUILT_SLOTS: usize = 16384;
 
 thread_local! {
     /// A direct-mapped cache of sums built by [`Linear::to_expr`], by a hash of the form; a

@@ -42,6 +42,10 @@ fn split_by(lin: &Linear, g: i64) -> (Linear, Linear) {
 fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
     let mut gs: SmallVec<[i64; 4]> = SmallVec::new();
     for &(_, k) in &lin.terms {
+        // A unit coefficient has no common factor with anything.
+        if k.unsigned_abs() == 1 {
+            continue;
+        }
         if let Some(g) = gcd(k, c) {
             if g > 1 && g < c && !gs.contains(&g) {
                 gs.push(g);
@@ -56,20 +60,27 @@ fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
 /// `[0, g - 1]`: then `x floordiv c = main floordiv (c / g)` and
 /// `x mod c = (main mod (c / g)) * g + rest`.
 fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Expr)> {
-    for g in gcd_candidates(lin, c) {
-        if !lin.terms.iter().any(|&(_, k)| k % g == 0) {
-            continue;
-        }
+    let candidates = gcd_candidates(lin, c);
+    if candidates.is_empty() {
+        return None;
+    }
+    // Each candidate comes from a coefficient it divides, so `main` is never empty. The
+    // terms' ranges are read once for all candidates.
+    let term_ranges: SmallVec<[Interval; 8]> = lin
+        .terms
+        .iter()
+        .map(|&(atom, k)| ctx.range(atom).mul(Interval::point(k)))
+        .collect();
+    for g in candidates {
         // The range of the rest (what `split_by` leaves over), folded in the same order as
         // `linear_range` of it; the two forms are only built for the factor that works.
         let constant = if lin.constant % g == 0 { 0 } else { lin.constant };
         let rest_range = lin
             .terms
             .iter()
-            .filter(|&&(_, k)| k % g != 0)
-            .fold(Interval::point(constant), |acc, &(atom, k)| {
-                acc.add(ctx.range(atom).mul(Interval::point(k)))
-            });
+            .zip(&term_ranges)
+            .filter(|(&(_, k), _)| k % g != 0)
+            .fold(Interval::point(constant), |acc, (_, &r)| acc.add(r));
         if Interval::new(0, g - 1).contains_interval(rest_range) {
             let (main, rest) = split_by(lin, g);
             return Some((g, main, rest.to_expr()));

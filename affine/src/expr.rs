@@ -250,7 +250,7 @@ const NODE_CHUNK: usize = 256;
 
 thread_local! {
     static NODE_ARENA: std::cell::RefCell<&'static mut [Option<Node>]> =
-        std::cell::RefCell::new(&mut []);
+        const { std::cell::RefCell::new(&mut []) };
 }
 
 /// Moves `node` to storage that lives for the rest of the process.

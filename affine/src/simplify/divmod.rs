@@ -74,7 +74,11 @@ fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Ex
     for g in candidates {
         // The range of the rest (what `split_by` leaves over), folded in the same order as
         // `linear_range` of it; the two forms are only built for the factor that works.
-        let constant = if lin.constant % g == 0 { 0 } else { lin.constant };
+        let constant = if lin.constant % g == 0 {
+            0
+        } else {
+            lin.constant
+        };
         let rest_range = lin
             .terms
             .iter()

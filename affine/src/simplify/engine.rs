@@ -24,6 +24,14 @@ const MAX_DEPTH: u32 = 256;
 impl Ctx<'_> {
     /// The simplified form of `e` on this context's domain.
     pub(crate) fn simplify(&mut self, e: Expr) -> Expr {
+        // Leaves that no rule rewrites answer without the memo: a constant, and a variable
+        // whose bounds are not one point (the only rule for a variable is `point_range`,
+        // which reads exactly those bounds).
+        match e.kind() {
+            ExprKind::Const(_) => return e,
+            ExprKind::Var(v) if !self.var_bounds(v).is_point() => return e,
+            _ => {}
+        }
         if let Some(r) = self.memo.get(&e) {
             return *r;
         }

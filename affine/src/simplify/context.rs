@@ -155,6 +155,9 @@ impl<'a> Ctx<'a> {
     /// spine's summands added from the innermost outward, exactly as the recursion over the
     /// nested `Add` nodes would (saturating addition is not associative), without memoizing
     /// every prefix of the spine on the way.
+    // Kept out of line: inlined, its buffer made every (mostly leaf) range query pay for a
+    // larger stack frame.
+    #[inline(never)]
     fn spine_range(&mut self, e: Expr) -> Interval {
         let mut summands: SmallVec<[Expr; 8]> = SmallVec::new();
         let mut spine = e;

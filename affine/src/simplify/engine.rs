@@ -24,13 +24,8 @@ const MAX_DEPTH: u32 = 256;
 impl Ctx<'_> {
     /// The simplified form of `e` on this context's domain.
     pub(crate) fn simplify(&mut self, e: Expr) -> Expr {
-        // Leaves that no rule rewrites answer without the memo: a constant, and a variable
-        // whose bounds are not one point (the only rule for a variable is `point_range`,
-        // which reads exactly those bounds).
-        match e.kind() {
-            ExprKind::Const(_) => return e,
-            ExprKind::Var(v) if !self.var_bounds(v).is_point() => return e,
-            _ => {}
+        if self.is_fixed_leaf(e) {
+            return e;
         }
         if let Some(r) = self.memo.get(&e) {
             return *r;
@@ -42,10 +37,21 @@ impl Ctx<'_> {
         let r = self.simplify_uncached(e);
         self.depth -= 1;
         self.memo.insert(e, r);
-        if r != e {
+        if r != e && !self.is_fixed_leaf(r) {
             self.memo.insert(r, r);
         }
         r
+    }
+
+    /// Leaves that no rule rewrites, answered without the memo (and never stored in it): a
+    /// constant, and a variable whose bounds are not one point (the only rule for a
+    /// variable is `point_range`, which reads exactly those bounds).
+    fn is_fixed_leaf(&self, e: Expr) -> bool {
+        match e.kind() {
+            ExprKind::Const(_) => true,
+            ExprKind::Var(v) => !self.var_bounds(v).is_point(),
+            _ => false,
+        }
     }
 
     fn simplify_uncached(&mut self, e: Expr) -> Expr {

@@ -220,7 +220,7 @@ fn intern(kind: ExprKind) -> Expr {
     let slot = hash as usize & (FRONT_SLOTS - 1);
     let cached = FRONT.try_with(|front| front[slot].get()).ok().flatten();
     if let Some(node) = cached {
-        if node.hash == hash && node.kind == kind {
+        if node.hash == hash && same_kind(&node.kind, &kind) {
             return Expr(node);
         }
     }
@@ -229,13 +229,33 @@ fn intern(kind: ExprKind) -> Expr {
     node
 }
 
+/// `a == b`, inlined into the interner's probes (the derived comparison was an out-of-line
+/// call on every lookup). Children compare by identity, as `Expr`'s `==` does.
+#[inline(always)]
+fn same_kind(a: &ExprKind, b: &ExprKind) -> bool {
+    match (*a, *b) {
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::Add(a0, a1), ExprKind::Add(b0, b1))
+        | (ExprKind::Mul(a0, a1), ExprKind::Mul(b0, b1))
+        | (ExprKind::FloorDiv(a0, a1), ExprKind::FloorDiv(b0, b1))
+        | (ExprKind::CeilDiv(a0, a1), ExprKind::CeilDiv(b0, b1))
+        | (ExprKind::Mod(a0, a1), ExprKind::Mod(b0, b1))
+        | (ExprKind::Min(a0, a1), ExprKind::Min(b0, b1))
+        | (ExprKind::Max(a0, a1), ExprKind::Max(b0, b1)) => {
+            std::ptr::eq(a0.0, b0.0) && std::ptr::eq(a1.0, b1.0)
+        }
+        _ => false,
+    }
+}
+
 /// Finds or inserts `kind` in the process-wide interner.
 fn intern_shared(kind: ExprKind, hash: u64) -> Expr {
     let shard = &INTERNER.shards[(hash >> 59) as usize & (SHARDS - 1)];
     // A poisoned shard only means another thread panicked while holding it; the table itself
     // is always consistent (insertion is the only mutation), so keep using it.
     let mut table = shard.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(node) = table.find(hash, |n| n.kind == kind) {
+    if let Some(node) = table.find(hash, |n| same_kind(&n.kind, &kind)) {
         return Expr(node);
     }
     let node = alloc_node(new_node(kind, hash));

@@ -305,6 +305,9 @@ impl Report {
 }
 
 /// Converts an expression to an egg term (shared sub-expressions become one node).
+// `Expr` hashes and compares by node identity; the linear form a node fills in lazily (its
+// only interior mutability) takes no part in either, so it is a sound map key.
+#[allow(clippy::mutable_key_type)]
 pub fn to_rec_expr(e: Expr) -> RecExpr<AffineLang> {
     let mut rec = RecExpr::default();
     let mut memo = FxHashMap::default();
@@ -312,6 +315,7 @@ pub fn to_rec_expr(e: Expr) -> RecExpr<AffineLang> {
     rec
 }
 
+#[allow(clippy::mutable_key_type)] // See `to_rec_expr`.
 fn add_to_rec(e: Expr, rec: &mut RecExpr<AffineLang>, memo: &mut FxHashMap<Expr, Id>) -> Id {
     if let Some(&id) = memo.get(&e) {
         return id;

@@ -9,9 +9,11 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, OnceLock};
 
 use hashbrown::HashTable;
+
+use crate::linear::Linear;
 use rustc_hash::FxHasher;
 
 /// Which family a variable belongs to.
@@ -114,6 +116,10 @@ pub struct Node {
     dims: u64,
     ranges: u64,
     runtimes: u64,
+    /// The flattened linear form, computed on first use: the simplifier asks for the same
+    /// node's form many times (as a sum, as a dividend, in recombination), and it depends
+    /// only on the node. `None` inside when flattening overflows.
+    linear: OnceLock<Option<Box<Linear>>>,
 }
 
 impl PartialEq for Node {
@@ -200,7 +206,7 @@ pub(crate) fn kind_rank(kind: &ExprKind) -> u8 {
 }
 
 /// Slots of the per-thread front cache of the interner (a power of two).
-const FRONT_SLOTS: usize = 4096;
+const FRONT_SLOTS: usize = 16384;
 
 thread_local! {
     /// A direct-mapped cache of recently interned nodes, by hash: most nodes the simplifier
@@ -214,7 +220,7 @@ fn intern(kind: ExprKind) -> Expr {
     let slot = hash as usize & (FRONT_SLOTS - 1);
     let cached = FRONT.try_with(|front| front[slot].get()).ok().flatten();
     if let Some(node) = cached {
-        if node.hash == hash && node.kind == kind {
+        if node.hash == hash && same_kind(&node.kind, &kind) {
             return Expr(node);
         }
     }
@@ -223,13 +229,33 @@ fn intern(kind: ExprKind) -> Expr {
     node
 }
 
+/// `a == b`, inlined into the interner's probes (the derived comparison was an out-of-line
+/// call on every lookup). Children compare by identity, as `Expr`'s `==` does.
+#[inline(always)]
+fn same_kind(a: &ExprKind, b: &ExprKind) -> bool {
+    match (*a, *b) {
+        (ExprKind::Const(x), ExprKind::Const(y)) => x == y,
+        (ExprKind::Var(x), ExprKind::Var(y)) => x == y,
+        (ExprKind::Add(a0, a1), ExprKind::Add(b0, b1))
+        | (ExprKind::Mul(a0, a1), ExprKind::Mul(b0, b1))
+        | (ExprKind::FloorDiv(a0, a1), ExprKind::FloorDiv(b0, b1))
+        | (ExprKind::CeilDiv(a0, a1), ExprKind::CeilDiv(b0, b1))
+        | (ExprKind::Mod(a0, a1), ExprKind::Mod(b0, b1))
+        | (ExprKind::Min(a0, a1), ExprKind::Min(b0, b1))
+        | (ExprKind::Max(a0, a1), ExprKind::Max(b0, b1)) => {
+            std::ptr::eq(a0.0, b0.0) && std::ptr::eq(a1.0, b1.0)
+        }
+        _ => false,
+    }
+}
+
 /// Finds or inserts `kind` in the process-wide interner.
 fn intern_shared(kind: ExprKind, hash: u64) -> Expr {
     let shard = &INTERNER.shards[(hash >> 59) as usize & (SHARDS - 1)];
     // A poisoned shard only means another thread panicked while holding it; the table itself
     // is always consistent (insertion is the only mutation), so keep using it.
     let mut table = shard.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(node) = table.find(hash, |n| n.kind == kind) {
+    if let Some(node) = table.find(hash, |n| same_kind(&n.kind, &kind)) {
         return Expr(node);
     }
     let node = alloc_node(new_node(kind, hash));
@@ -244,7 +270,7 @@ const NODE_CHUNK: usize = 256;
 
 thread_local! {
     static NODE_ARENA: std::cell::RefCell<&'static mut [Option<Node>]> =
-        std::cell::RefCell::new(&mut []);
+        const { std::cell::RefCell::new(&mut []) };
 }
 
 /// Moves `node` to storage that lives for the rest of the process.
@@ -297,6 +323,7 @@ fn new_node(kind: ExprKind, hash: u64) -> Node {
         dims,
         ranges,
         runtimes,
+        linear: OnceLock::new(),
     }
 }
 
@@ -350,6 +377,13 @@ impl Expr {
     /// Number of nodes in the tree (saturating at `u32::MAX`).
     pub fn size(self) -> u32 {
         self.0.size
+    }
+    /// The linear form [`Linear::of`] of this node, computed once per node; `None` on overflow.
+    pub(crate) fn linear(self) -> Option<&'static Linear> {
+        let node: &'static Node = self.0;
+        node.linear
+            .get_or_init(|| Linear::of(self).map(Box::new))
+            .as_deref()
     }
     /// The structural hash (stable across runs).
     pub fn structural_hash(self) -> u64 {

@@ -4,9 +4,24 @@
 //! min, max). Sums are flattened so that rules can look at all summands at once, and rebuilt in
 //! one canonical order: atoms in [`Expr::canonical_cmp`] order, the constant last.
 
+use std::cell::Cell;
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
 use smallvec::SmallVec;
 
 use crate::{Expr, ExprKind};
+
+/// Slots of the per-thread cache of built sums (a power of two).
+const BUILT_SLOTS: usize = 16384;
+
+thread_local! {
+    /// A direct-mapped cache of sums built by [`Linear::to_expr`], by a hash of the form; a
+    /// hit is confirmed with [`Linear::is_built_as`], so it is always exactly what building
+    /// would return.
+    static BUILT: [Cell<Option<Expr>>; BUILT_SLOTS] =
+        const { [const { Cell::new(None) }; BUILT_SLOTS] };
+}
 
 /// A flattened sum of `(atom, coefficient)` terms plus a constant.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -75,6 +90,45 @@ impl Linear {
 
     /// Rebuilds the canonical expression: `atom1 * k1 + atom2 * k2 + ... + constant`.
     pub fn to_expr(&self) -> Expr {
+        // The simplifier rebuilds the same few sums over and over; finding the last one built
+        // for this form skips interning every node of its spine again.
+        let Some(slot) = self.cache_slot() else {
+            return self.build_expr();
+        };
+        let cached = BUILT.try_with(|built| built[slot].get()).ok().flatten();
+        if let Some(e) = cached {
+            if self.is_built_as(e) {
+                return e;
+            }
+        }
+        let e = self.build_expr();
+        let _ = BUILT.try_with(|built| built[slot].set(Some(e)));
+        e
+    }
+
+    /// The slot of [`BUILT`] for this form, or `None` when [`Linear::is_built_as`] cannot
+    /// vouch for a cached expression: the builders fold a zero coefficient, a constant atom
+    /// and a product by a constant, so such terms do not become `atom * k` as it checks.
+    fn cache_slot(&self) -> Option<usize> {
+        let mut h = FxHasher::default();
+        for &(atom, k) in &self.terms {
+            let folds = match atom.kind() {
+                ExprKind::Const(_) => true,
+                ExprKind::Mul(_, c) => c.as_const().is_some(),
+                _ => false,
+            };
+            if k == 0 || folds {
+                return None;
+            }
+            h.write_u64(atom.structural_hash());
+            h.write_i64(k);
+        }
+        h.write_i64(self.constant);
+        Some(h.finish() as usize & (BUILT_SLOTS - 1))
+    }
+
+    /// Builds the canonical expression node by node.
+    fn build_expr(&self) -> Expr {
         let mut acc: Option<Expr> = None;
         for &(atom, k) in &self.terms {
             let term = atom.mul(Expr::constant(k));
@@ -174,6 +228,31 @@ mod tests {
             let lin = Linear::of(e).unwrap();
             assert_eq!(lin.is_built_as(e), lin.to_expr() == e, "{e}");
             assert!(lin.is_built_as(lin.to_expr()), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_cached_sum_is_exactly_the_built_one() {
+        let (d0, d1) = (Expr::dim(0), Expr::dim(1));
+        let form = |terms: &[(Expr, i64)], constant| Linear {
+            terms: terms.iter().copied().collect(),
+            constant,
+        };
+        // A node that `is_built_as` would accept for a zero coefficient, where building
+        // folds to the constant 0: the cache must not hand it out.
+        let raw_zero = Expr::raw(ExprKind::Mul(d0, Expr::constant(0)));
+        assert!(form(&[(d0, 0)], 0).is_built_as(raw_zero));
+        for lin in [
+            form(&[(d0, 8), (d1, 1)], -3),
+            form(&[(d0, 0)], 0),
+            form(&[(Expr::constant(4), 2)], 1),
+            form(&[(d0 * 3, 2)], 0),
+            form(&[], 7),
+            form(&[], 0),
+        ] {
+            for _ in 0..3 {
+                assert_eq!(lin.to_expr(), lin.build_expr(), "{lin:?}");
+            }
         }
     }
 

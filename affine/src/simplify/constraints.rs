@@ -52,7 +52,7 @@ pub(crate) fn normalize(ctx: &mut Ctx<'_>, mut e: Expr, mut i: Interval) -> Norm
             ctx.fire("constraint_on_variable");
             return Normalized::Bound(v, i);
         }
-        let Some(lin) = Linear::of(e) else { break };
+        let Some(lin) = e.linear() else { break };
         if lin.constant != 0 {
             let shifted = (
                 i.lo.checked_sub(lin.constant),
@@ -189,7 +189,7 @@ pub(crate) fn merge_congruences(
 /// Returns the tightened bounds to apply (empty intervals included: the caller reports them).
 pub(crate) fn propagate(ctx: &mut Ctx<'_>, e: Expr, i: Interval) -> Vec<(Var, Interval)> {
     let mut out = Vec::new();
-    let Some(lin) = Linear::of(e) else { return out };
+    let Some(lin) = e.linear() else { return out };
     if lin.terms.len() < 2 || lin.terms.iter().any(|t| t.0.as_var().is_none()) {
         return out;
     }

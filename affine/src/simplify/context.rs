@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use crate::{Expr, ExprKind, Interval, Var, VarKind};
 
@@ -125,6 +126,11 @@ impl<'a> Ctx<'a> {
         if let Some(r) = self.ranges.get(&e) {
             return *r;
         }
+        if self.known.is_empty() && matches!(e.kind(), ExprKind::Add(..)) {
+            let r = self.spine_range(e);
+            self.ranges.insert(e, r);
+            return r;
+        }
         let natural = match e.kind() {
             ExprKind::Const(c) => Interval::point(c),
             ExprKind::Var(v) => self.var_bounds(v),
@@ -143,6 +149,27 @@ impl<'a> Ctx<'a> {
         };
         self.ranges.insert(e, r);
         r
+    }
+
+    /// The range of a sum when no sub-expression has a known range: the ranges of the
+    /// spine's summands added from the innermost outward, exactly as the recursion over the
+    /// nested `Add` nodes would (saturating addition is not associative), without memoizing
+    /// every prefix of the spine on the way.
+    // Kept out of line: inlined, its buffer made every (mostly leaf) range query pay for a
+    // larger stack frame.
+    #[inline(never)]
+    fn spine_range(&mut self, e: Expr) -> Interval {
+        let mut summands: SmallVec<[Expr; 8]> = SmallVec::new();
+        let mut spine = e;
+        while let ExprKind::Add(a, b) = spine.kind() {
+            summands.push(b);
+            spine = a;
+        }
+        let mut acc = self.range(spine);
+        for &b in summands.iter().rev() {
+            acc = acc.add(self.range(b));
+        }
+        acc
     }
 
     /// Records that `rule` fired and consumes one unit of fuel; false when out of fuel.

@@ -3,6 +3,8 @@
 //! Each rule's statement and side condition is in [`super::rules::RULES`]; the functions here
 //! recognize the rule's left side and build its right side.
 
+use std::borrow::Cow;
+
 use smallvec::SmallVec;
 
 use super::context::Ctx;
@@ -40,6 +42,10 @@ fn split_by(lin: &Linear, g: i64) -> (Linear, Linear) {
 fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
     let mut gs: SmallVec<[i64; 4]> = SmallVec::new();
     for &(_, k) in &lin.terms {
+        // A unit coefficient has no common factor with anything.
+        if k.unsigned_abs() == 1 {
+            continue;
+        }
         if let Some(g) = gcd(k, c) {
             if g > 1 && g < c && !gs.contains(&g) {
                 gs.push(g);
@@ -54,12 +60,33 @@ fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
 /// `[0, g - 1]`: then `x floordiv c = main floordiv (c / g)` and
 /// `x mod c = (main mod (c / g)) * g + rest`.
 fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Expr)> {
-    for g in gcd_candidates(lin, c) {
-        let (main, rest) = split_by(lin, g);
-        if main.terms.is_empty() {
-            continue;
-        }
-        if Interval::new(0, g - 1).contains_interval(linear_range(ctx, &rest)) {
+    let candidates = gcd_candidates(lin, c);
+    if candidates.is_empty() {
+        return None;
+    }
+    // Each candidate comes from a coefficient it divides, so `main` is never empty. The
+    // terms' ranges are read once for all candidates.
+    let term_ranges: SmallVec<[Interval; 8]> = lin
+        .terms
+        .iter()
+        .map(|&(atom, k)| ctx.range(atom).mul(Interval::point(k)))
+        .collect();
+    for g in candidates {
+        // The range of the rest (what `split_by` leaves over), folded in the same order as
+        // `linear_range` of it; the two forms are only built for the factor that works.
+        let constant = if lin.constant % g == 0 {
+            0
+        } else {
+            lin.constant
+        };
+        let rest_range = lin
+            .terms
+            .iter()
+            .zip(&term_ranges)
+            .filter(|(&(_, k), _)| k % g != 0)
+            .fold(Interval::point(constant), |acc, (_, &r)| acc.add(r));
+        if Interval::new(0, g - 1).contains_interval(rest_range) {
+            let (main, rest) = split_by(lin, g);
             return Some((g, main, rest.to_expr()));
         }
     }
@@ -78,6 +105,10 @@ fn linear_range(ctx: &mut Ctx<'_>, lin: &Linear) -> Interval {
 /// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the
 /// constant (toward zero), out of `lin`: `lin = c * pulled + kept`.
 fn pull_multiples(lin: &Linear, c: i64) -> Option<(Linear, Linear)> {
+    // Nothing to pull (the usual case once a dividend is simplified): build nothing.
+    if lin.constant / c == 0 && lin.terms.iter().all(|&(_, k)| k % c != 0) {
+        return None;
+    }
     let mut pulled = Linear::default();
     let mut kept = Linear::default();
     for &(atom, k) in &lin.terms {
@@ -132,10 +163,10 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     }
     // The linear rules chain on one flat form, building the result once: pull the multiples
     // of c out, then try the period and the common factor on what is left.
-    let lin = Linear::of(x)?;
-    let (pulled, kept) = match pull_multiples(&lin, c) {
-        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), k),
-        _ => (None, lin),
+    let lin = x.linear()?;
+    let (pulled, kept) = match pull_multiples(lin, c) {
+        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), Cow::Owned(k)),
+        _ => (None, Cow::Borrowed(lin)),
     };
     let with_pulled = |e: Expr, pulled: &Option<Linear>| match pulled {
         Some(p) => p.to_expr().add(e),
@@ -176,8 +207,8 @@ pub(crate) fn ceil_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     if !r.is_empty() && cdiv(r.lo, c) == cdiv(r.hi, c) && ctx.fire("ceildiv_one_period") {
         return cdiv(r.lo, c).map(Expr::constant);
     }
-    let lin = Linear::of(x)?;
-    if let Some((pulled, kept)) = pull_multiples(&lin, c) {
+    let lin = x.linear()?;
+    if let Some((pulled, kept)) = pull_multiples(lin, c) {
         if ctx.fire("ceildiv_pull_multiple") {
             return Some(pulled.to_expr().add(kept.to_expr().ceil_div(d)));
         }
@@ -224,7 +255,7 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             return Some(y.modulo(d));
         }
     }
-    let lin = Linear::of(x)?;
+    let lin = x.linear()?;
     // Reduce every coefficient and the constant modulo c, then try the period and the common
     // factor on the reduced form, building the result once.
     let mut reduced = Linear {
@@ -232,7 +263,11 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         constant: lin.constant % c,
     };
     let mut residue_changed = false;
-    for &(atom, k) in &lin.terms {
+    // Usually every coefficient is already its own residue: then the reduced form is `lin`
+    // itself and is not built.
+    let all_reduced = reduced.constant == lin.constant
+        && lin.terms.iter().all(|&(_, k)| canonical_residue(k, c) == k);
+    for &(atom, k) in lin.terms.iter().filter(|_| !all_reduced) {
         let k2 = canonical_residue(k, c);
         if k2 != k && k2 != 0 {
             residue_changed = true;
@@ -241,13 +276,18 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             reduced.terms.push((atom, k2));
         }
     }
-    let changed = reduced != lin
+    let changed = !all_reduced
+        && reduced != *lin
         && ctx.fire(if residue_changed {
             "mod_residue_coefficient"
         } else {
             "mod_pull_multiple"
         });
-    let reduced = if changed { reduced } else { lin };
+    let reduced = if changed {
+        Cow::Owned(reduced)
+    } else {
+        Cow::Borrowed(lin)
+    };
     if changed {
         let r = linear_range(ctx, &reduced);
         if let (Some(qlo), Some(qhi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {

@@ -7,7 +7,6 @@
 
 use super::context::Ctx;
 use super::{divmod, sums};
-use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
 /// Sums and products by a constant are handled as one flat linear form.
@@ -25,6 +24,9 @@ const MAX_DEPTH: u32 = 256;
 impl Ctx<'_> {
     /// The simplified form of `e` on this context's domain.
     pub(crate) fn simplify(&mut self, e: Expr) -> Expr {
+        if self.is_fixed_leaf(e) {
+            return e;
+        }
         if let Some(r) = self.memo.get(&e) {
             return *r;
         }
@@ -35,10 +37,21 @@ impl Ctx<'_> {
         let r = self.simplify_uncached(e);
         self.depth -= 1;
         self.memo.insert(e, r);
-        if r != e {
+        if r != e && !self.is_fixed_leaf(r) {
             self.memo.insert(r, r);
         }
         r
+    }
+
+    /// Leaves that no rule rewrites, answered without the memo (and never stored in it): a
+    /// constant, and a variable whose bounds are not one point (the only rule for a
+    /// variable is `point_range`, which reads exactly those bounds).
+    fn is_fixed_leaf(&self, e: Expr) -> bool {
+        match e.kind() {
+            ExprKind::Const(_) => true,
+            ExprKind::Var(v) => !self.var_bounds(v).is_point(),
+            _ => false,
+        }
     }
 
     fn simplify_uncached(&mut self, e: Expr) -> Expr {
@@ -93,8 +106,8 @@ impl Ctx<'_> {
     /// A whole sum at once: its atoms are simplified, then the sum rules run on the flat
     /// form (simplifying each prefix of a long sum separately would be quadratic).
     fn simplify_sum(&mut self, e: Expr) -> Expr {
-        let Some(lin) = Linear::of(e) else { return e };
-        let Some(flat) = sums::simplify_atoms(self, &lin) else {
+        let Some(lin) = e.linear() else { return e };
+        let Some(flat) = sums::simplify_atoms(self, lin) else {
             return e;
         };
         if let Some(next) = sums::recombine(self, &flat) {

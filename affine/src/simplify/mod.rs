@@ -80,41 +80,58 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
     if map.form != MapForm::Normal {
         return (false, trace);
     }
-    let original = map.clone();
+    // Only constraints change the domain: without them, the results alone tell whether the
+    // map changed, and no copy of it is needed.
+    let original = (!map.constraints.is_empty()).then(|| map.clone());
+    let mut results_changed = false;
     for round in 0..MAX_ROUNDS {
-        let before = (
-            map.dims.clone(),
-            map.ranges.clone(),
-            map.runtimes.clone(),
-            map.constraints.clone(),
-        );
-        if !normalize_constraints(map, tracing, &mut trace) {
-            *map = IndexingMap::known_empty();
-            return (true, trace);
-        }
-        let unchanged = before
-            == (
+        // Without constraints the pass changes nothing: skip the snapshot and the pass.
+        let unchanged = if map.constraints.is_empty() {
+            true
+        } else {
+            let before = (
                 map.dims.clone(),
                 map.ranges.clone(),
                 map.runtimes.clone(),
                 map.constraints.clone(),
             );
+            if !normalize_constraints(map, tracing, &mut trace) {
+                *map = IndexingMap::known_empty();
+                return (true, trace);
+            }
+            before.0 == map.dims
+                && before.1 == map.ranges
+                && before.2 == map.runtimes
+                && before.3 == map.constraints
+        };
         // Results were already simplified under exactly this domain.
         if round > 0 && unchanged {
             break;
         }
-        let (dims, ranges, runtimes) = (map.dims.clone(), map.ranges.clone(), map.runtimes.clone());
-        let mut ctx = Ctx::new(&dims, &ranges, &runtimes);
+        let mut ctx = Ctx::new(&map.dims, &map.ranges, &map.runtimes);
         if tracing {
             ctx.trace = Some(Vec::new());
         }
         for c in &map.constraints {
             ctx.assume(c.expr, c.interval);
         }
-        map.results = map.results.iter().map(|&r| ctx.simplify(r)).collect();
+        let results: Vec<Expr> = map.results.iter().map(|&r| ctx.simplify(r)).collect();
         take_trace(&mut ctx, &mut trace);
+        drop(ctx);
+        results_changed |= results != map.results;
+        map.results = results;
+        // The constraint pass is a deterministic function of the domain: on an unchanged
+        // domain the next round's pass would change nothing again, so the loop is done. (A
+        // traced run repeats the pass, whose rule firings are part of the trace.)
+        if unchanged && !tracing {
+            break;
+        }
     }
-    (*map != original, trace)
+    let changed = match original {
+        Some(original) => *map != original,
+        None => results_changed,
+    };
+    (changed, trace)
 }
 
 /// One pass over the constraints. Returns false if the domain is empty.
@@ -126,8 +143,7 @@ fn normalize_constraints(
     if map.constraints.is_empty() {
         return true;
     }
-    let (dims, ranges, runtimes) = (map.dims.clone(), map.ranges.clone(), map.runtimes.clone());
-    let mut ctx = Ctx::new(&dims, &ranges, &runtimes);
+    let mut ctx = Ctx::new(&map.dims, &map.ranges, &map.runtimes);
     if tracing {
         ctx.trace = Some(Vec::new());
     }
@@ -156,6 +172,8 @@ fn normalize_constraints(
         bounds.extend(constraints::propagate(&mut ctx, *e, *i));
     }
     take_trace(&mut ctx, trace);
+    // The context borrows the bounds it read; it is done before they change.
+    drop(ctx);
     for (v, i) in bounds {
         let slot = &mut map.vars_of_mut(v.kind)[v.index as usize];
         *slot = slot.intersect(i);

@@ -5,28 +5,35 @@ use super::context::Ctx;
 use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
-/// The sum with every atom simplified and the result flattened and normalized again (a
-/// simplified atom may itself be a sum); `None` on overflow.
+/// The sum with every atom of the normalized form `lin` simplified, and the result
+/// flattened and normalized again (a simplified atom may itself be a sum); `None` on
+/// overflow.
 pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
     let mut out = Linear {
         terms: Default::default(),
         constant: lin.constant,
     };
+    let mut changed = false;
     for &(atom, k) in &lin.terms {
         let s = ctx.simplify(atom);
         if s == atom {
             out.terms.push((atom, k));
         } else {
+            changed = true;
             add_scaled(&mut out, s, k)?;
         }
     }
-    out.normalize()?;
+    // `lin` is a normalized form (sorted, merged, no zero coefficient): with every atom
+    // unchanged, normalizing again would change nothing.
+    if changed {
+        out.normalize()?;
+    }
     Some(out)
 }
 
 /// `lin += k * x` (flattening `x`); `None` on overflow.
 fn add_scaled(lin: &mut Linear, x: Expr, k: i64) -> Option<()> {
-    let xl = Linear::of(x)?;
+    let xl = x.linear()?;
     for &(atom, c) in &xl.terms {
         lin.terms.push((atom, c.checked_mul(k)?));
     }
@@ -114,7 +121,7 @@ pub(crate) fn recombine(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
 
 /// Whether `lin` holds `j * x`: every atom of `x` with exactly `j` times its coefficient.
 fn contains_scaled(lin: &Linear, x: Expr, j: i64) -> Option<bool> {
-    let xl = Linear::of(x)?;
+    let xl = x.linear()?;
     if xl.terms.is_empty() {
         return Some(false);
     }

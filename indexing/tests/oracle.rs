@@ -680,11 +680,16 @@ const SUPERSET_FUSION: &str =
 /// Whether the perturbation (`values::perturbed`) of operand `j` shows every dependence of
 /// `instr`'s exact map: ops that move values unchanged (any type), and float arithmetic
 /// where a change of at least 3.25 always changes the result.
+///
+/// `direct` says the operands are the random arguments themselves (in ±[0.5, 2.5)), so a
+/// perturbed element (at least 3.25) becomes the unique maximum.
 fn perturbation_shows_all(
+    module: &Module,
     instr: &hlo::Instruction,
     j: usize,
     ty: ElementType,
     dims_of_operand: &[i64],
+    direct: bool,
 ) -> bool {
     use hlo::Opcode as O;
     let float = matches!(
@@ -721,8 +726,28 @@ fn perturbation_shows_all(
         | O::Complex => float,
         O::Convert => float && instr.shape().element_type() != Some(ElementType::Pred),
         O::Dot | O::Convolution => wide_float,
+        O::Maximum => float && direct,
+        // A sum changes with any of its terms (inputs or init); a maximum of the direct
+        // arguments changes when one of them becomes the largest.
+        O::Reduce | O::ReduceWindow => match reducer(module, instr) {
+            Some(O::Add) => wide_float,
+            Some(O::Maximum) => float && direct,
+            _ => false,
+        },
         _ => false,
     }
+}
+
+/// The opcode of a reduction's scalar binary reducer (`None` for variadic or composite
+/// reducers).
+fn reducer(module: &Module, instr: &hlo::Instruction) -> Option<hlo::Opcode> {
+    let comp = module.computation(instr.to_apply()?);
+    let root = comp.root_instr();
+    let params = root
+        .operands()
+        .iter()
+        .all(|&o| comp.instr(o).parameter_number().is_some());
+    (params && root.operands().len() == 2 && root.shape().dims().is_empty()).then(|| root.opcode())
 }
 
 /// Whether every instruction of a fusion (other than parameters and constants) shows
@@ -747,7 +772,7 @@ fn fusion_shows_all(module: &Module, fusion: &hlo::Instruction) -> bool {
         let shows = i.operands().iter().enumerate().all(|(j, &o)| {
             let s = comp.instr(o).shape();
             s.element_type()
-                .is_some_and(|ty| perturbation_shows_all(i, j, ty, s.dims()))
+                .is_some_and(|ty| perturbation_shows_all(module, i, j, ty, s.dims(), false))
         });
         leaf || (!nan_from_intermediate && shows)
     })
@@ -887,10 +912,12 @@ fn corpus_ops_and_fusions() {
                         }
                         None if opcode == hlo::Opcode::Fusion => Exact,
                         None if perturbation_shows_all(
+                            &m,
                             root,
                             j,
                             shape.element_type().unwrap(),
                             shape.dims(),
+                            true,
                         ) =>
                         {
                             Exact

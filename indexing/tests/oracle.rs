@@ -657,6 +657,7 @@ const SKIP_INDEX_OPERAND: &str =
     "index operand: its values position reads, checked through the runtime variables";
 const SKIP_TOO_LARGE: &str = "map domain above 2^18 points, too large to enumerate";
 const SKIP_NO_ELEMENTS: &str = "operand or output has no elements";
+const SKIP_NO_OPERANDS: &str = "no operands to perturb (a fusion of constants or iotas)";
 const SKIP_COMPUTED_INDEX: &str =
     "a runtime variable reads an index computed inside the fusion, not an argument";
 
@@ -669,6 +670,7 @@ const ACCEPTED_SKIPS: &[&str] = &[
     SKIP_TOO_LARGE,
     SKIP_NO_ELEMENTS,
     SKIP_COMPUTED_INDEX,
+    SKIP_NO_OPERANDS,
 ];
 
 const SUPERSET_DATA: &str =
@@ -883,6 +885,7 @@ fn corpus_ops_and_fusions() {
                 let indices = index_params(&m, &grouped);
                 let empty_output = root.shape().element_count().unwrap_or(1) == 0;
                 let mut modes = Vec::new();
+                let mut reasons = Vec::new();
                 for j in 0..root.operands().len() {
                     let shape = m.entry().instr(root.operands()[j]).shape();
                     let skip = if grouped.iter().any(|g| g.operands[j].is_undefined()) {
@@ -904,6 +907,7 @@ fn corpus_ops_and_fusions() {
                     };
                     let mode = match skip {
                         Some(reason) => {
+                            reasons.push(reason);
                             *tally.operand_skips.entry(reason).or_default() += 1;
                             Skip
                         }
@@ -932,8 +936,7 @@ fn corpus_ops_and_fusions() {
                     modes.push(mode);
                 }
                 if modes.iter().all(|&x| x == Skip) {
-                    tally.skipped += 1;
-                    tally.per_opcode.entry(opcode.to_string()).or_default()[1] += 1;
+                    tally.skip_instr(opcode, reasons.first().copied().unwrap_or(SKIP_NO_OPERANDS));
                     continue;
                 }
                 check_module(&name, &m, &args, &modes, 12);

@@ -133,6 +133,58 @@ fn producer_param(module: &Module, rv: &indexing::RuntimeVar) -> Option<usize> {
         .map(|x| x as usize)
 }
 
+/// The value a runtime variable reads: an entry parameter's argument, or an index computed
+/// inside the fusion the entry calls (evaluated by making its producer the root of the
+/// fused computation, run on the fusion's arguments). `None` for producers elsewhere.
+fn runtime_value(module: &Module, rv: &indexing::RuntimeVar, args: &[Literal]) -> Option<Literal> {
+    if let Some(n) = producer_param(module, rv) {
+        return Some(args[n].clone());
+    }
+    let entry = module.entry();
+    let caller = entry
+        .instructions()
+        .find(|(_, i)| i.calls() == Some(rv.computation))?
+        .1;
+    // The standalone entry passes its parameters to the fusion in order.
+    let in_order = caller
+        .operands()
+        .iter()
+        .enumerate()
+        .all(|(k, &o)| entry.instr(o).parameter_number() == Some(k as i64));
+    if !in_order {
+        return None;
+    }
+    let mut m = module.clone();
+    m.computation_mut(rv.computation)
+        .set_root(rv.producer)
+        .ok()?;
+    m.set_entry(rv.computation).ok()?;
+    hlo::eval::evaluate(&m, args).ok()
+}
+
+/// The entry parameters whose values a runtime variable depends on: its producer's, or
+/// every parameter of the fused computation its computed index is reached from.
+fn runtime_params(module: &Module, rv: &indexing::RuntimeVar) -> BTreeSet<usize> {
+    if let Some(n) = producer_param(module, rv) {
+        return BTreeSet::from([n]);
+    }
+    let c = module.computation(rv.computation);
+    let mut out = BTreeSet::new();
+    let mut stack = vec![rv.producer];
+    let mut seen = BTreeSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let i = c.instr(id);
+        if let Some(n) = i.parameter_number() {
+            out.insert(n as usize);
+        }
+        stack.extend(i.operands().iter().copied());
+    }
+    out
+}
+
 /// `image[output element] = operand elements` of one map, with runtime variables read from
 /// the actual arguments.
 fn image(
@@ -146,18 +198,13 @@ fn image(
     let map = &m.map;
     let nd = map.dims().len();
     let bounds: Vec<Interval> = map.dims().iter().chain(map.ranges()).copied().collect();
-    let sources: Vec<(usize, Vec<i64>)> = m
+    let sources: Vec<(Literal, Vec<i64>)> = m
         .runtime
         .iter()
         .map(|rv| {
-            let n = producer_param(module, rv).expect("runtime variable from a parameter");
-            let dims = module
-                .entry()
-                .instr(module.entry().parameter(n).unwrap())
-                .shape()
-                .dims()
-                .to_vec();
-            (n, dims)
+            let value = runtime_value(module, rv, args).expect("runtime variable value");
+            let dims = value.shape().dims().to_vec();
+            (value, dims)
         })
         .collect();
     for_each_in_box(&bounds, |flat| {
@@ -172,9 +219,9 @@ fn image(
                 runtimes: &full,
             };
             let at = rv.map.evaluate(&p).expect("runtime map evaluates");
-            let (n, ref dims) = sources[k];
+            let (ref value, ref dims) = sources[k];
             let i = linear(&at, dims).expect("runtime variable reads inside its producer");
-            rts.push(args[n].as_array().unwrap().get_f64(i).unwrap() as i64);
+            rts.push(value.as_array().unwrap().get_f64(i).unwrap() as i64);
         }
         let p = Point {
             dims: &flat[..nd],
@@ -653,8 +700,6 @@ fn standalone(module: &Module, comp: hlo::CompId, id: hlo::InstrId) -> Option<Mo
 const SKIP_TUPLE_OPERAND: &str = "tuple or token operand (the standalone module takes arrays)";
 const SKIP_NO_EVALUATOR: &str = "the reference evaluator does not run the op";
 const SKIP_UNDEFINED: &str = "map UNDEFINED (listed with its reason in indexing/README.md)";
-const SKIP_INDEX_OPERAND: &str =
-    "index operand: its values position reads, checked through the runtime variables";
 const SKIP_TOO_LARGE: &str = "map domain above 2^18 points, too large to enumerate";
 const SKIP_NO_ELEMENTS: &str = "operand or output has no elements";
 const SKIP_NO_OPERANDS: &str = "no operands to perturb (a fusion of constants or iotas)";
@@ -688,7 +733,6 @@ const ACCEPTED_SKIPS: &[&str] = &[
     SKIP_TUPLE_OPERAND,
     SKIP_NO_EVALUATOR,
     SKIP_UNDEFINED,
-    SKIP_INDEX_OPERAND,
     SKIP_TOO_LARGE,
     SKIP_NO_ELEMENTS,
     SKIP_COMPUTED_INDEX,
@@ -698,6 +742,9 @@ const ACCEPTED_SKIPS: &[&str] = &[
 const SUPERSET_DATA: &str =
     "perturbation may not show every dependence of this op (data-dependent \
      selection, comparison, saturation, rounding, or a superset map per indexing/README.md)";
+const SUPERSET_INDEX: &str = "index operand: a changed index changes only the outputs whose read \
+     moves to a different value (clamping, equal values); the reads themselves are checked \
+     through the runtime variables of the other operands";
 const SUPERSET_FUSION: &str =
     "fusion: composed maps are supersets where a part is, and its ops may hide a perturbation";
 
@@ -809,7 +856,7 @@ fn index_params(module: &Module, grouped: &[indexing::GroupedIndexing]) -> BTree
         for set in &g.operands {
             for m in set.maps() {
                 for rv in &m.runtime {
-                    out.extend(producer_param(module, rv));
+                    out.extend(runtime_params(module, rv));
                 }
             }
         }
@@ -922,13 +969,13 @@ fn corpus_ops_and_fusions() {
                         }
                         Some(SKIP_UNDEFINED)
                     } else if grouped.iter().any(|g| {
-                        g.operands[j]
-                            .maps()
-                            .any(|x| x.runtime.iter().any(|rv| producer_param(&m, rv).is_none()))
+                        g.operands[j].maps().any(|x| {
+                            x.runtime
+                                .iter()
+                                .any(|rv| runtime_value(&m, rv, &args).is_none())
+                        })
                     }) {
                         Some(SKIP_COMPUTED_INDEX)
-                    } else if indices.contains(&j) {
-                        Some(SKIP_INDEX_OPERAND)
                     } else if empty_output || shape.element_count() == Ok(0) {
                         Some(SKIP_NO_ELEMENTS)
                     } else if !grouped.iter().all(|g| enumerable(&g.operands[j])) {
@@ -942,6 +989,7 @@ fn corpus_ops_and_fusions() {
                             *tally.operand_skips.entry(reason).or_default() += 1;
                             Skip
                         }
+                        None if indices.contains(&j) => Superset(SUPERSET_INDEX),
                         None if opcode == hlo::Opcode::Fusion && !fusion_shows_all(&m, root) => {
                             Superset(SUPERSET_FUSION)
                         }

@@ -27,7 +27,7 @@ fn int_range(ty: ElementType) -> (i128, i128) {
 }
 
 /// `count` values of `ty` from the random stream `next`: integers in [-3, 12] (clamped to
-/// the type), reals in ±[0.5, 2.5) (never zero), random predicates; `None` for types
+/// the type), reals in ±[0.5, 2.5) (never zero, off round numbers), random predicates; `None` for types
 /// without storage (token, opaque) or a value that does not encode.
 pub fn random_data(
     ty: ElementType,
@@ -35,7 +35,7 @@ pub fn random_data(
     next: &mut dyn FnMut() -> u64,
 ) -> Option<ArrayData> {
     let float = |next: &mut dyn FnMut() -> u64| {
-        let x = 0.5 + (next() % 2000) as f64 / 1000.0;
+        let x = 0.5 + ((next() % 2_000_000) as f64 + 0.37) / 1_000_000.0;
         if next() & 1 == 0 {
             x
         } else {

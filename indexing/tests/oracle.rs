@@ -757,7 +757,7 @@ const SUPERSET_INDEX: &str = "index operand: a changed index changes only the ou
      moves to a different value (clamping, equal values); the reads themselves are checked \
      through the runtime variables of the other operands";
 const SUPERSET_FUSION: &str =
-    "fusion: composed maps are supersets where a part is, and its ops may hide a perturbation";
+    "fusion or call: composed maps are supersets where a part is, and its ops may hide a perturbation";
 
 /// Whether the perturbation (`values::perturbed`) of operand `j` shows every dependence of
 /// `instr`'s exact map: ops that move values unchanged (any type), and float arithmetic
@@ -780,6 +780,11 @@ fn perturbation_shows_all(
     );
     let wide_float = matches!(ty, ElementType::F32 | ElementType::F64);
     let int = !float && ty != ElementType::Pred && ty.is_integral();
+    let complex = matches!(ty, ElementType::C64 | ElementType::C128);
+    let float_output = matches!(
+        instr.shape().element_type(),
+        Some(ElementType::F32 | ElementType::F64)
+    );
     match instr.opcode() {
         O::Transpose
         | O::Reshape
@@ -795,10 +800,27 @@ fn perturbation_shows_all(
         O::Pad | O::DynamicSlice | O::Gather => j == 0,
         O::DynamicUpdateSlice => j == 1,
         O::Add | O::Subtract | O::Negate => float || int,
+        // Bijective in each operand for integers and predicates.
+        O::Xor | O::Not => int || ty == ElementType::Pred,
+        // |x| = |x ± 5| has no integer solution.
+        O::Abs => float || int,
+        O::Real | O::Imag => complex,
+        // A flipped predicate picks the other value, different (random reals) everywhere.
+        O::Select => j == 0 && direct && float_output,
+        // Strictly monotonic (atan2 in each argument with the other nonzero); tanh and erf
+        // saturate, but not between |x| < 2.5 and x >= 3.25 of direct arguments.
+        O::Cbrt | O::Expm1 | O::Atan2 => float,
+        O::Tanh | O::Erf => float && direct,
+        O::RoundNearestAfz | O::RoundNearestEven => float,
+        // A direct argument moves by at least 3.25 (or 5, or flips), which every
+        // conversion shows except to pred (nonzero stays nonzero); inside a fusion a small
+        // change survives only a conversion to a wide float.
+        O::Convert => {
+            instr.shape().element_type() != Some(ElementType::Pred) && (direct || float_output)
+        }
         O::Multiply
         | O::Divide
         | O::Exp
-        | O::Abs
         | O::Floor
         | O::Ceil
         | O::Sqrt
@@ -806,7 +828,6 @@ fn perturbation_shows_all(
         | O::Log
         | O::Log1p
         | O::Complex => float,
-        O::Convert => float && instr.shape().element_type() != Some(ElementType::Pred),
         O::Dot | O::Convolution => wide_float,
         O::Maximum => float && direct,
         // A sum changes with any of its terms (inputs or init); a maximum of the direct
@@ -836,7 +857,7 @@ fn reducer(module: &Module, instr: &hlo::Instruction) -> Option<hlo::Opcode> {
 /// every dependence on each of its operands under perturbation and cannot make a NaN of
 /// finite values, so that the composed exact maps can be checked exactly.
 fn fusion_shows_all(module: &Module, fusion: &hlo::Instruction) -> bool {
-    let Some(callee) = fusion.calls() else {
+    let Some(callee) = fusion.calls().or(fusion.to_apply()) else {
         return false;
     };
     let comp = module.computation(callee);
@@ -892,7 +913,7 @@ struct Tally {
     operands_superset: usize,
     operand_skips: BTreeMap<&'static str, usize>,
     instr_skips: BTreeMap<&'static str, usize>,
-    per_opcode: BTreeMap<String, [usize; 2]>,
+    per_opcode: BTreeMap<String, [usize; 4]>,
 }
 
 impl Tally {
@@ -975,6 +996,7 @@ fn corpus_ops_and_fusions() {
                 let empty_output = root.shape().element_count().unwrap_or(1) == 0;
                 let mut modes = Vec::new();
                 let mut reasons = Vec::new();
+                let calls_computation = matches!(opcode, hlo::Opcode::Fusion | hlo::Opcode::Call);
                 for j in 0..root.operands().len() {
                     let shape = m.entry().instr(root.operands()[j]).shape();
                     let skip = if grouped.iter().any(|g| g.operands[j].is_undefined()) {
@@ -1004,10 +1026,10 @@ fn corpus_ops_and_fusions() {
                             Skip
                         }
                         None if indices.contains(&j) => Superset(SUPERSET_INDEX),
-                        None if opcode == hlo::Opcode::Fusion && !fusion_shows_all(&m, root) => {
+                        None if calls_computation && !fusion_shows_all(&m, root) => {
                             Superset(SUPERSET_FUSION)
                         }
-                        None if opcode == hlo::Opcode::Fusion => Exact,
+                        None if calls_computation => Exact,
                         None if perturbation_shows_all(
                             &m,
                             root,
@@ -1021,9 +1043,16 @@ fn corpus_ops_and_fusions() {
                         }
                         None => Superset(SUPERSET_DATA),
                     };
+                    let per_op = tally.per_opcode.entry(opcode.to_string()).or_default();
                     match mode {
-                        Exact => tally.operands_exact += 1,
-                        Superset(_) => tally.operands_superset += 1,
+                        Exact => {
+                            tally.operands_exact += 1;
+                            per_op[2] += 1;
+                        }
+                        Superset(_) => {
+                            tally.operands_superset += 1;
+                            per_op[3] += 1;
+                        }
                         Skip => {}
                     }
                     modes.push(mode);
@@ -1050,9 +1079,9 @@ fn corpus_ops_and_fusions() {
     for (r, n) in &tally.operand_skips {
         eprintln!("  {n:6}  {r}");
     }
-    eprintln!("per opcode (checked, skipped):");
-    for (op, [c, s]) in &tally.per_opcode {
-        eprintln!("  {op:24} {c:5} {s:5}");
+    eprintln!("per opcode (instructions checked, skipped; operands exact, superset):");
+    for (op, [c, s, e, u]) in &tally.per_opcode {
+        eprintln!("  {op:24} {c:5} {s:5} {e:5} {u:5}");
     }
     for r in tally.instr_skips.keys().chain(tally.operand_skips.keys()) {
         assert!(ACCEPTED_SKIPS.contains(r), "unaccepted skip reason: {r}");

@@ -86,7 +86,7 @@ fn push_up(x: f64) -> f64 {
 }
 
 /// The data of `a` with element `e` perturbed: predicates flip, integers move by 5,
-/// floating values (and the real part of complex ones) by `push_up`.
+/// floating values (both parts of complex ones) by `push_up`.
 pub fn perturbed(a: &ArrayLiteral, e: usize) -> ArrayData {
     let ty = a.element_type();
     let mut d = a.data().clone();
@@ -114,8 +114,8 @@ pub fn perturbed(a: &ArrayLiteral, e: usize) -> ArrayData {
         ArrayData::Bits8(v) => v[e] = small(a.get_f64(e).expect("decodes")) as u8,
         ArrayData::F32(v) => v[e] = push_up(v[e].into()) as f32,
         ArrayData::F64(v) => v[e] = push_up(v[e]),
-        ArrayData::C64(v) => v[e][0] = push_up(v[e][0].into()) as f32,
-        ArrayData::C128(v) => v[e][0] = push_up(v[e][0]),
+        ArrayData::C64(v) => v[e] = v[e].map(|x| push_up(x.into()) as f32),
+        ArrayData::C128(v) => v[e] = v[e].map(push_up),
     }
     d
 }

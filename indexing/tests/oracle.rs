@@ -1095,17 +1095,24 @@ fn corpus_ops_and_fusions() {
 
 /// Random fusions of exact, positively-combining ops (transpose, reverse, strided slice,
 /// reshape, broadcast, pad, concatenate, add of two paths, sum reduction): the maps' image
-/// must equal the perturbation dependencies exactly.
+/// must equal the perturbation dependencies exactly, in f32 and then in other real and
+/// integer element types.
 #[test]
 fn random_fusions_exact() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let pick = |rng: &mut Rng, n: u64| (rng.next() % n) as i64;
-    for case in 0..40 {
+    for case in 0..80u64 {
+        // The first 40 in f32, then other element types (sums wrap for integers).
+        let ty = if case < 40 {
+            "f32"
+        } else {
+            ["f64", "bf16", "f16", "s32", "s8", "u16", "s64"][case as usize % 7]
+        };
         let rank = 1 + pick(&mut rng, 3) as usize;
         let mut dims: Vec<i64> = (0..rank).map(|_| 2 + pick(&mut rng, 3)).collect();
         let shape = |d: &[i64]| {
             format!(
-                "f32[{}]",
+                "{ty}[{}]",
                 d.iter()
                     .map(|x| x.to_string())
                     .collect::<Vec<_>>()
@@ -1120,7 +1127,7 @@ fn random_fusions_exact() {
         };
         let input = dims.clone();
         let mut body = vec![format!("  v0 = {} parameter(0)", shape(&dims))];
-        body.push("  zero = f32[] constant(0)".to_string());
+        body.push(format!("  zero = {ty}[] constant(0)"));
         let steps = 3 + pick(&mut rng, 4);
         for cur in 0..steps as usize {
             let r = dims.len();
@@ -1214,7 +1221,7 @@ fn random_fusions_exact() {
         let last = body.pop().unwrap().replacen("  v", "  ROOT v", 1);
         body.push(last);
         let text = format!(
-            "HloModule r{case}\nadd_c {{\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}}\nf {{\n{}\n}}\nENTRY e {{\n  p = {} parameter(0)\n  ROOT r = {} fusion(p), kind=kLoop, calls=f\n}}\n",
+            "HloModule r{case}\nadd_c {{\n  x = {ty}[] parameter(0)\n  y = {ty}[] parameter(1)\n  ROOT s = {ty}[] add(x, y)\n}}\nf {{\n{}\n}}\nENTRY e {{\n  p = {} parameter(0)\n  ROOT r = {} fusion(p), kind=kLoop, calls=f\n}}\n",
             body.join("\n"),
             shape(&input),
             shape(&dims)

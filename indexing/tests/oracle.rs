@@ -292,6 +292,29 @@ fn check(case: &Case) {
     check_module(case.name, &module, &args, case.modes, usize::MAX);
 }
 
+/// At most `samples` distinct element numbers in `0..len`, the first and last included.
+/// A plain stride would hit the same column of every row whenever it divides the row
+/// length; a Weyl walk (`i * s mod len` with `s` coprime to `len`, near `len` times the
+/// golden ratio) spreads the samples over every coordinate instead.
+fn spread_sample(len: usize, samples: usize) -> Vec<usize> {
+    if len <= samples {
+        return (0..len).collect();
+    }
+    let gcd = |mut a: usize, mut b: usize| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a
+    };
+    let mut s = ((len as f64) * 0.618_033_988_75) as usize;
+    while gcd(s, len) != 1 {
+        s += 1;
+    }
+    let mut picked: BTreeSet<usize> = (0..samples - 1).map(|i| i * s % len).collect();
+    picked.insert(len - 1);
+    picked.into_iter().collect()
+}
+
 /// Checks the root's maps against perturbation of at most `samples` elements per operand
 /// (every element for the exact check).
 fn check_module(name: &str, module: &Module, args: &[Literal], modes: &[Mode], samples: usize) {
@@ -315,8 +338,7 @@ fn check_module(name: &str, module: &Module, args: &[Literal], modes: &[Mode], s
         // observed[k][output element] = operand elements it depends on.
         let mut observed: Vec<BTreeMap<usize, BTreeSet<usize>>> =
             vec![BTreeMap::new(); grouped.len()];
-        let step = len.div_ceil(samples).max(1);
-        let sampled: Vec<usize> = (0..len).step_by(step).collect();
+        let sampled = spread_sample(len, samples);
         for &e in &sampled {
             let mut a = args.to_vec();
             a[param] = array(op.shape(), values::perturbed(operand, e));
@@ -1069,7 +1091,7 @@ fn corpus_ops_and_fusions() {
                     tally.skip_instr(opcode, reasons.first().copied().unwrap_or(SKIP_NO_OPERANDS));
                     continue;
                 }
-                check_module(&name, &m, &args, &modes, 128);
+                check_module(&name, &m, &args, &modes, 512);
                 tally.checked += 1;
                 tally.per_opcode.entry(opcode.to_string()).or_default()[0] += 1;
             }

@@ -27,16 +27,6 @@ struct Semantics {
     failures: Vec<String>,
 }
 
-fn same(a: &Literal, b: &Literal) -> bool {
-    match (a, b) {
-        (Literal::Tuple(x), Literal::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Literal::Array(x), Literal::Array(y)) => tolerance::compare(x, y).matches,
-        _ => false,
-    }
-}
-
 /// Evaluates `before` and `after` on the same random arguments and records the outcome.
 fn compare_results(line: usize, before: &Module, after: &Module, sem: &mut Semantics) {
     let entry = before.entry();
@@ -61,7 +51,7 @@ fn compare_results(line: usize, before: &Module, after: &Module, sem: &mut Seman
     };
     sem.compared += 1;
     match hlo::eval::evaluate(after, &args) {
-        Ok(got) if same(&got, &want) => {}
+        Ok(got) if tolerance::literals_match(&got, &want) => {}
         Ok(got) => sem
             .failures
             .push(format!("line {line}: results differ: {got:?} vs {want:?}")),

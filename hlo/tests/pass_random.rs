@@ -117,16 +117,6 @@ fn argument(rng: &mut Rng, ty: &str) -> Literal {
     Literal::Array(ArrayLiteral::new(Shape::array(t, vec![2, 3]), data).unwrap())
 }
 
-fn same(a: &Literal, b: &Literal) -> bool {
-    match (a, b) {
-        (Literal::Tuple(x), Literal::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Literal::Array(x), Literal::Array(y)) => tolerance::compare(x, y).matches,
-        _ => false,
-    }
-}
-
 #[test]
 fn passes_preserve_random_modules() {
     let mut rng = Rng(0x5eed);
@@ -166,7 +156,7 @@ fn passes_preserve_random_modules() {
                 Ok(true) => changed_runs += 1,
             }
             match hlo::eval::evaluate(&t, &args) {
-                Ok(got) if same(&got, &want) => {}
+                Ok(got) if tolerance::literals_match(&got, &want) => {}
                 Ok(got) => failures.push(format!(
                     "{name}: results differ: {got:?} vs {want:?}\n{text}\n{}",
                     hlo::print_module(&t)

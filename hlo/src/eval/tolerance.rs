@@ -133,3 +133,16 @@ pub fn compare(got: &ArrayLiteral, want: &ArrayLiteral) -> Comparison {
     }
     out
 }
+
+/// Whether two results match within the tolerance: tuples element by element (same
+/// length), arrays by [`compare`]; a tuple never matches an array.
+pub fn literals_match(got: &crate::Literal, want: &crate::Literal) -> bool {
+    use crate::Literal;
+    match (got, want) {
+        (Literal::Tuple(g), Literal::Tuple(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(a, b)| literals_match(a, b))
+        }
+        (Literal::Array(g), Literal::Array(w)) => compare(g, w).matches,
+        _ => false,
+    }
+}

@@ -109,3 +109,36 @@ fn batching_dimensions_become_iota_indices() {
     let out = expand_and_run(&implicit, &args);
     assert_eq!(out.as_array().unwrap().data(), &want);
 }
+
+#[test]
+fn variadic_scatter_keeps_every_operand_in_the_loop() {
+    // Two operands of different types combined together: the s32 one counts updates,
+    // the f32 one keeps the value of the update with the largest key (argmax-like).
+    let text = "HloModule m\nf {\n  ok = s32[] parameter(0)\n  ov = f32[] parameter(1)\n  nk = s32[] parameter(2)\n  nv = f32[] parameter(3)\n  gt = pred[] compare(nk, ok), direction=GT\n  k = s32[] select(gt, nk, ok)\n  v = f32[] select(gt, nv, ov)\n  ROOT t = (s32[], f32[]) tuple(k, v)\n}\nENTRY e {\n  keys = s32[4] parameter(0)\n  vals = f32[4] parameter(1)\n  i = s32[5,1] parameter(2)\n  uk = s32[5] parameter(3)\n  uv = f32[5] parameter(4)\n  ROOT r = (s32[4], f32[4]) scatter(keys, vals, i, uk, uv), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=f\n}\n";
+    let args = [
+        lit(ElementType::S32, &[4], ArrayData::S32(vec![0, 0, 0, 0])),
+        lit(ElementType::F32, &[4], ArrayData::F32(vec![-1.0; 4])),
+        lit(ElementType::S32, &[5, 1], ArrayData::S32(vec![2, 0, 2, 5, 2])),
+        lit(ElementType::S32, &[5], ArrayData::S32(vec![3, 1, 7, 9, 5])),
+        lit(
+            ElementType::F32,
+            &[5],
+            ArrayData::F32(vec![0.5, 1.5, 2.5, 3.5, 4.5]),
+        ),
+    ];
+    let direct = hlo::eval::evaluate(&hlo::parse_module(text).unwrap(), &args).unwrap();
+    let out = expand_and_run(text, &args);
+    // Index 2 sees keys 3, 7, 5: key 7 wins with 2.5; index 0 takes key 1; 5 is skipped.
+    let Literal::Tuple(parts) = &out else {
+        panic!("tuple result expected, got {out:?}");
+    };
+    assert_eq!(
+        parts[0].as_array().unwrap().data(),
+        &ArrayData::S32(vec![1, 0, 7, 0])
+    );
+    assert_eq!(
+        parts[1].as_array().unwrap().data(),
+        &ArrayData::F32(vec![1.5, -1.0, 2.5, -1.0])
+    );
+    assert_eq!(out, direct);
+}

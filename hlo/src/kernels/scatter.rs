@@ -130,8 +130,7 @@ pub(crate) fn scatter(
         for (b, &d) in batch.iter_mut().zip(&uscatter) {
             *b = u[d];
         }
-        let start =
-            layout.window_start(&indices, &batch, &to_operand, &ibatch, &sbatch_pos, rank);
+        let start = layout.window_start(&indices, &batch, &to_operand, &ibatch, &sbatch_pos, rank);
         let in_bounds = (0..rank)
             .all(|d| start[d] >= 0 && start[d].saturating_add(wsize[d] as i64) <= xd[d] as i64);
         if in_bounds {

@@ -8,10 +8,12 @@
 //! `[N, window...]` (scatter dimensions first, collapsed). A combining computation that is
 //! one binary op of its two parameters (add, multiply, max, min, and, or, ...) becomes that
 //! op on the windows, one returning its second parameter (assignment) the new window
-//! itself, and any other scalar computation a `map` over the two windows. Batching
-//! dimensions are first made explicit indices (`scatter_batching`). Supported: one
-//! operand; variadic scatters are left as they are (logged). Mode: all scatters, or only those with
-//! one update (trip count 1).
+//! itself, and any other scalar computation a `map` over the two windows. A variadic
+//! scatter (several operands and updates sharing the indices) carries every operand in the
+//! loop state; output `j` of its computation becomes a `map` over all the windows whose
+//! computation calls the original one and takes element `j`. Batching dimensions are first
+//! made explicit indices (`scatter_batching`). Mode: all scatters, or only those with one
+//! update (trip count 1).
 
 use super::algsimp::reducer_kind;
 use super::util::{self, NameGen};
@@ -38,6 +40,9 @@ enum Combine {
     Assign,
     /// Any other scalar computation, applied to the windows with `map`.
     Map(CompId),
+    /// A variadic scatter's computation (parameters: every old value, then every new
+    /// one; result: a tuple), applied per output with a projecting `map`.
+    Each(CompId),
 }
 
 /// The cheapest faithful way to apply the update computation `id` (scalar parameters and
@@ -65,7 +70,34 @@ fn combiner(module: &Module, id: CompId, ty: ElementType) -> Option<Combine> {
     Some(Combine::Map(id))
 }
 
+/// `Combine::Each` for a variadic computation `id` over operands of types `tys`: scalar
+/// parameters `(old..., new...)` and a tuple of scalars as result, all of those types.
+fn variadic_combiner(module: &Module, id: CompId, tys: &[ElementType]) -> Option<Combine> {
+    let comp = module.computation(id);
+    let scalar_of = |shape: &Shape, ty: ElementType| {
+        !shape.is_tuple() && shape.rank() == 0 && shape.element_type() == Some(ty)
+    };
+    let m = tys.len();
+    let params_ok = comp.params.len() == 2 * m
+        && comp
+            .params
+            .iter()
+            .enumerate()
+            .all(|(p, &i)| scalar_of(&comp.instr(i).shape, tys[p % m]));
+    let root = &comp.instr(comp.root).shape;
+    let root_ok = root.is_tuple()
+        && root.tuple_shapes().len() == m
+        && root
+            .tuple_shapes()
+            .iter()
+            .zip(tys)
+            .all(|(s, &t)| scalar_of(s, t));
+    (params_ok && root_ok).then_some(Combine::Each(id))
+}
+
 struct Plan {
+    /// Operands (and updates) of the scatter.
+    m: usize,
     n: i64,
     k: i64,
     window: Vec<i64>,
@@ -134,7 +166,8 @@ fn trip_count(comp: &Computation, id: InstrId) -> Option<i64> {
 fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
     let comp = &module.computations[ci];
     let s = comp.instr(id);
-    if s.operands.len() != 3 || s.shape.is_tuple() {
+    let m = (s.operands.len() - 1) / 2;
+    if m == 0 || s.operands.len() != 2 * m + 1 || s.shape.is_tuple() != (m > 1) {
         return None;
     }
     let dn = s.scatter_dimension_numbers()?;
@@ -142,9 +175,17 @@ fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
         return None;
     }
     let o = &comp.instr(s.operands[0]).shape;
-    let combine = combiner(module, s.to_apply()?, o.element_type()?)?;
-    let ind = &comp.instr(s.operands[1]).shape;
-    let u = &comp.instr(s.operands[2]).shape;
+    let tys: Vec<ElementType> = s.operands[..m]
+        .iter()
+        .map(|&j| comp.instr(j).shape.element_type())
+        .collect::<Option<_>>()?;
+    let combine = if m == 1 {
+        combiner(module, s.to_apply()?, tys[0])?
+    } else {
+        variadic_combiner(module, s.to_apply()?, &tys)?
+    };
+    let ind = &comp.instr(s.operands[m]).shape;
+    let u = &comp.instr(s.operands[m + 1]).shape;
     let ivd = usize::try_from(dn.index_vector_dim).ok()?;
     let k = if ivd == ind.rank() {
         1
@@ -172,6 +213,7 @@ fn plan(module: &Module, ci: usize, id: InstrId) -> Option<Plan> {
         return None;
     }
     Some(Plan {
+        m,
         n,
         k,
         window,
@@ -230,6 +272,50 @@ impl B<'_> {
     }
 }
 
+/// For `Combine::Each`: one scalar computation per output, taking every old value and
+/// every new one, calling the scatter's computation `f` and returning its element `j`.
+fn projections(
+    module: &mut Module,
+    f: CompId,
+    m: usize,
+    names: &mut NameGen,
+) -> Result<Vec<CompId>, PassError> {
+    let comp = module.computation(f);
+    let params: Vec<Shape> = comp
+        .params
+        .iter()
+        .map(|&p| (*comp.instr(p).shape).clone())
+        .collect();
+    let result = (*comp.instr(comp.root).shape).clone();
+    let mut out = Vec::with_capacity(m);
+    for j in 0..m {
+        let mut b = B {
+            b: ComputationBuilder::new(names.fresh("scatter_combiner")),
+            names,
+        };
+        let ps: Vec<InstrId> = params
+            .iter()
+            .enumerate()
+            .map(|(k, sh)| {
+                let name = b.names.fresh("p");
+                b.b.add(Instruction::parameter(name, k as i64, sh.clone()))
+            })
+            .collect();
+        let call = b.add(
+            Opcode::Call,
+            result.clone(),
+            ps,
+            vec![(AttrName::ToApply, AttrValue::Computation(f))],
+        );
+        let root = b.gte(call, j);
+        let c =
+            b.b.build(Some(root))
+                .map_err(|e| PassError::ir("scatter-expander", e))?;
+        out.push(module.add_computation(c));
+    }
+    Ok(out)
+}
+
 fn expand(
     module: &mut Module,
     ci: usize,
@@ -238,26 +324,40 @@ fn expand(
     names: &mut NameGen,
 ) -> Result<(), PassError> {
     let bad = |m: &str| PassError::invalid("scatter-expander", m.to_string());
+    let m = plan.m;
     let comp = &module.computations[ci];
     let s = comp.instr(id).clone();
     let dn = s
         .scatter_dimension_numbers()
-        .ok_or_else(|| bad("no dimension numbers"))?;
-    let (o, ind, u) = (s.operands[0], s.operands[1], s.operands[2]);
-    let o_shape = (*comp.instr(o).shape).clone();
+        .ok_or_else(|| bad("no dimension numbers"))?
+        .clone();
+    let (os, ind, us) = (
+        s.operands[..m].to_vec(),
+        s.operands[m],
+        s.operands[m + 1..].to_vec(),
+    );
+    let o_dims = comp.instr(os[0]).shape.dims().to_vec();
     let ind_shape = (*comp.instr(ind).shape).clone();
-    let u_shape = (*comp.instr(u).shape).clone();
+    let u_dims = comp.instr(us[0]).shape.dims().to_vec();
     let ity = ind_shape
         .element_type()
         .ok_or_else(|| bad("indices type"))?;
-    let oty = o_shape.element_type().ok_or_else(|| bad("operand type"))?;
+    let otys: Vec<ElementType> = os
+        .iter()
+        .map(|&o| comp.instr(o).shape.element_type())
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad("operand type"))?;
     let ivd = dn.index_vector_dim as usize;
     let (n, k) = (plan.n, plan.k);
     let window_sizes: Vec<i64> = dn
         .update_window_dims
         .iter()
-        .map(|&d| u_shape.dims()[d as usize])
+        .map(|&d| u_dims[d as usize])
         .collect();
+    let each = match plan.combine {
+        Combine::Each(f) => projections(module, f, m, names)?,
+        _ => Vec::new(),
+    };
 
     // Canonical indices [N, K] and updates [N, window...] in the calling computation.
     let comp = &mut module.computations[ci];
@@ -297,7 +397,7 @@ fn expand(
         vec![idx],
         Vec::new(),
     );
-    let scatter_dims: Vec<i64> = (0..u_shape.rank() as i64)
+    let scatter_dims: Vec<i64> = (0..u_dims.len() as i64)
         .filter(|d| !dn.update_window_dims.contains(d))
         .collect();
     let perm: Vec<i64> = scatter_dims
@@ -305,43 +405,50 @@ fn expand(
         .copied()
         .chain(dn.update_window_dims.iter().copied())
         .collect();
-    let tdims: Vec<i64> = perm.iter().map(|&d| u_shape.dims()[d as usize]).collect();
-    let upd = add(
-        comp,
-        names,
-        Opcode::Transpose,
-        Shape::array(oty, tdims),
-        vec![u],
-        vec![(AttrName::Dimensions, AttrValue::IntList(perm))],
-    );
+    let tdims: Vec<i64> = perm.iter().map(|&d| u_dims[d as usize]).collect();
     let mut udims = vec![n];
     udims.extend(&window_sizes);
-    let upd = add(
-        comp,
-        names,
-        Opcode::Reshape,
-        Shape::array(oty, udims.clone()),
-        vec![upd],
-        Vec::new(),
-    );
+    let mut upds = Vec::with_capacity(m);
+    for (&u, &oty) in us.iter().zip(&otys) {
+        let t = add(
+            comp,
+            names,
+            Opcode::Transpose,
+            Shape::array(oty, tdims.clone()),
+            vec![u],
+            vec![(AttrName::Dimensions, AttrValue::IntList(perm.clone()))],
+        );
+        upds.push(add(
+            comp,
+            names,
+            Opcode::Reshape,
+            Shape::array(oty, udims.clone()),
+            vec![t],
+            Vec::new(),
+        ));
+    }
     let s32 = ElementType::S32;
     let zero_lit = scalar_const(s32, 0).ok_or_else(|| bad("constant"))?;
     let zero = util::add(
         comp,
         Instruction::constant(names.fresh("constant"), Shape::scalar(s32), zero_lit),
     );
-    let state = Shape::tuple(vec![
-        Shape::scalar(s32),
-        Shape::array(oty, o_shape.dims().to_vec()),
-        Shape::array(ity, vec![n, k]),
-        Shape::array(oty, udims.clone()),
-    ]);
+    // State: (i, operands..., indices, updates...).
+    let mut parts = vec![Shape::scalar(s32)];
+    parts.extend(otys.iter().map(|&t| Shape::array(t, o_dims.clone())));
+    parts.push(Shape::array(ity, vec![n, k]));
+    parts.extend(otys.iter().map(|&t| Shape::array(t, udims.clone())));
+    let state = Shape::tuple(parts);
+    let mut init_ops = vec![zero];
+    init_ops.extend(&os);
+    init_ops.push(idx);
+    init_ops.extend(&upds);
     let init = add(
         comp,
         names,
         Opcode::Tuple,
         state.clone(),
-        vec![zero, o, idx, upd],
+        init_ops,
         Vec::new(),
     );
 
@@ -382,9 +489,9 @@ fn expand(
         state.clone(),
     ));
     let i = b.gte(p, 0);
-    let operand = b.gte(p, 1);
-    let indices = b.gte(p, 2);
-    let updates = b.gte(p, 3);
+    let operands: Vec<InstrId> = (0..m).map(|j| b.gte(p, 1 + j)).collect();
+    let indices = b.gte(p, 1 + m);
+    let updates: Vec<InstrId> = (0..m).map(|j| b.gte(p, 2 + m + j)).collect();
     let z32 = b.constant(s32, 0).ok_or_else(|| bad("constant"))?;
     let row = b.add(
         Opcode::DynamicSlice,
@@ -399,7 +506,7 @@ fn expand(
         Vec::new(),
     );
     let zi = b.constant(ity, 0).ok_or_else(|| bad("constant"))?;
-    let mut starts = vec![zi; o_shape.rank()];
+    let mut starts = vec![zi; o_dims.len()];
     for (j, &d) in dn.scatter_dims_to_operand_dims.iter().enumerate() {
         let e = b.add(
             Opcode::Slice,
@@ -419,51 +526,78 @@ fn expand(
             .get_mut(d as usize)
             .ok_or_else(|| bad("scatter dimension out of range"))? = e;
     }
-    let mut uops = vec![updates, i];
-    uops.extend(std::iter::repeat_n(z32, window_sizes.len()));
     let mut usizes = vec![1];
     usizes.extend(&window_sizes);
-    let w = b.add(
-        Opcode::DynamicSlice,
-        Shape::array(oty, usizes.clone()),
-        uops,
-        vec![(AttrName::DynamicSliceSizes, AttrValue::IntList(usizes))],
+    let window_shape = |t: ElementType| Shape::array(t, plan.window.clone());
+    // The new and the current window of every operand.
+    let mut news = Vec::with_capacity(m);
+    let mut curs = Vec::with_capacity(m);
+    for j in 0..m {
+        let mut uops = vec![updates[j], i];
+        uops.extend(std::iter::repeat_n(z32, window_sizes.len()));
+        let w = b.add(
+            Opcode::DynamicSlice,
+            Shape::array(otys[j], usizes.clone()),
+            uops,
+            vec![(
+                AttrName::DynamicSliceSizes,
+                AttrValue::IntList(usizes.clone()),
+            )],
+        );
+        news.push(b.add(Opcode::Reshape, window_shape(otys[j]), vec![w], Vec::new()));
+        let mut ops = vec![operands[j]];
+        ops.extend(&starts);
+        curs.push(b.add(
+            Opcode::DynamicSlice,
+            window_shape(otys[j]),
+            ops,
+            vec![(
+                AttrName::DynamicSliceSizes,
+                AttrValue::IntList(plan.window.clone()),
+            )],
+        ));
+    }
+    let map_dims = (
+        AttrName::Dimensions,
+        AttrValue::IntList((0..plan.window.len() as i64).collect()),
     );
-    let wshape = Shape::array(oty, plan.window.clone());
-    let w = b.add(Opcode::Reshape, wshape.clone(), vec![w], Vec::new());
-    let mut ops = vec![operand];
-    ops.extend(&starts);
-    let cur = b.add(
-        Opcode::DynamicSlice,
-        wshape.clone(),
-        ops.clone(),
-        vec![(
-            AttrName::DynamicSliceSizes,
-            AttrValue::IntList(plan.window.clone()),
+    let combined: Vec<InstrId> = match plan.combine {
+        Combine::Assign => news.clone(),
+        Combine::Op(op) => vec![b.add(
+            op,
+            window_shape(otys[0]),
+            vec![curs[0], news[0]],
+            Vec::new(),
         )],
-    );
-    let combined = match plan.combine {
-        Combine::Assign => w,
-        Combine::Op(op) => b.add(op, wshape.clone(), vec![cur, w], Vec::new()),
-        Combine::Map(f) => b.add(
+        Combine::Map(f) => vec![b.add(
             Opcode::Map,
-            wshape.clone(),
-            vec![cur, w],
-            vec![
-                (
-                    AttrName::Dimensions,
-                    AttrValue::IntList((0..plan.window.len() as i64).collect()),
-                ),
-                (AttrName::ToApply, AttrValue::Computation(f)),
-            ],
-        ),
+            window_shape(otys[0]),
+            vec![curs[0], news[0]],
+            vec![map_dims, (AttrName::ToApply, AttrValue::Computation(f))],
+        )],
+        Combine::Each(_) => {
+            let all: Vec<InstrId> = curs.iter().chain(&news).copied().collect();
+            (0..m)
+                .map(|j| {
+                    b.add(
+                        Opcode::Map,
+                        window_shape(otys[j]),
+                        all.clone(),
+                        vec![
+                            map_dims.clone(),
+                            (AttrName::ToApply, AttrValue::Computation(each[j])),
+                        ],
+                    )
+                })
+                .collect()
+        }
     };
     // In bounds: 0 <= start_d <= dim_d - window_d for every dimension.
     let pred = Shape::scalar(ElementType::Pred);
     let mut ok: Option<InstrId> = None;
     for (d, &st) in starts.iter().enumerate() {
         let hi = b
-            .constant(ity, o_shape.dims()[d] - plan.window[d])
+            .constant(ity, o_dims[d] - plan.window[d])
             .ok_or_else(|| bad("constant"))?;
         let ge = b.add(
             Opcode::Compare,
@@ -496,23 +630,29 @@ fn expand(
         vec![ok],
         vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
     );
-    let new = b.add(Opcode::Select, wshape, vec![okb, combined, cur], Vec::new());
-    let mut dus_ops = vec![operand, new];
-    dus_ops.extend(&starts);
-    let written = b.add(
-        Opcode::DynamicUpdateSlice,
-        Shape::array(oty, o_shape.dims().to_vec()),
-        dus_ops,
-        Vec::new(),
-    );
+    let mut root_ops = vec![];
+    for j in 0..m {
+        let new = b.add(
+            Opcode::Select,
+            window_shape(otys[j]),
+            vec![okb, combined[j], curs[j]],
+            Vec::new(),
+        );
+        let mut dus_ops = vec![operands[j], new];
+        dus_ops.extend(&starts);
+        root_ops.push(b.add(
+            Opcode::DynamicUpdateSlice,
+            Shape::array(otys[j], o_dims.clone()),
+            dus_ops,
+            Vec::new(),
+        ));
+    }
     let one = b.constant(s32, 1).ok_or_else(|| bad("constant"))?;
     let i1 = b.add(Opcode::Add, Shape::scalar(s32), vec![i, one], Vec::new());
-    let root = b.add(
-        Opcode::Tuple,
-        state.clone(),
-        vec![i1, written, indices, updates],
-        Vec::new(),
-    );
+    root_ops.insert(0, i1);
+    root_ops.push(indices);
+    root_ops.extend(&updates);
+    let root = b.add(Opcode::Tuple, state.clone(), root_ops, Vec::new());
     let body =
         b.b.build(Some(root))
             .map_err(|e| PassError::ir("scatter-expander", e))?;
@@ -521,18 +661,42 @@ fn expand(
     let body_id = module.add_computation(body);
 
     let comp = &mut module.computations[ci];
-    let wl = Instruction::new(names.fresh(&s.name), Opcode::While, state, vec![init])
-        .with_attr(AttrName::Condition, AttrValue::Computation(cond_id))
-        .with_attr(AttrName::Body, AttrValue::Computation(body_id));
-    let wl = util::add(comp, wl);
-    let res = Instruction::new(
+    let wl = Instruction::new(
         names.fresh(&s.name),
-        Opcode::GetTupleElement,
-        (*s.shape).clone(),
-        vec![wl],
+        Opcode::While,
+        state.clone(),
+        vec![init],
     )
-    .with_attr(AttrName::Index, AttrValue::Int(1));
-    let res = util::add(comp, res);
+    .with_attr(AttrName::Condition, AttrValue::Computation(cond_id))
+    .with_attr(AttrName::Body, AttrValue::Computation(body_id));
+    let wl = util::add(comp, wl);
+    let results: Vec<InstrId> = (0..m)
+        .map(|j| {
+            let r = Instruction::new(
+                names.fresh(&s.name),
+                Opcode::GetTupleElement,
+                if m == 1 {
+                    (*s.shape).clone()
+                } else {
+                    s.shape.tuple_shapes()[j].clone()
+                },
+                vec![wl],
+            )
+            .with_attr(AttrName::Index, AttrValue::Int(1 + j as i64));
+            util::add(comp, r)
+        })
+        .collect();
+    let res = if m == 1 {
+        results[0]
+    } else {
+        let t = Instruction::new(
+            names.fresh(&s.name),
+            Opcode::Tuple,
+            (*s.shape).clone(),
+            results,
+        );
+        util::add(comp, t)
+    };
     util::replace_uses(comp, id, res);
     util::remove_instructions(comp, &std::iter::once(id).collect());
     util::repair_order(comp);

@@ -139,10 +139,7 @@ pub fn remove_instructions(comp: &mut Computation, dead: &HashSet<InstrId>) {
 pub fn remove_dead_code_in_every_computation(module: &mut Module) -> usize {
     let mut removed = 0;
     for ci in 0..module.computations.len() {
-        let mut comp = std::mem::replace(
-            &mut module.computations[ci],
-            placeholder_computation(),
-        );
+        let mut comp = std::mem::replace(&mut module.computations[ci], placeholder_computation());
         removed += remove_dead_code(module, &mut comp);
         module.computations[ci] = comp;
     }

@@ -569,6 +569,10 @@ impl<'a> Parser<'a> {
             };
             self.bump()?;
             let rhs = self.unary()?.0;
+            // `x floordiv 0` and `x mod 0` have no value anywhere: reject, never keep them.
+            if !t.is_punct('*') && rhs.expr.as_const() == Some(0) {
+                return err(t.pos, "division by zero");
+            }
             acc = self.combine(acc, rhs, t.pos, f)?;
             only_literal = false;
         }
@@ -989,6 +993,20 @@ mod tests {
             e.render("(d0) -> (d7)", Some("m.txt")),
             "m.txt:1:10: unknown variable `d7`\n(d0) -> (d7)\n         ^"
         );
+    }
+
+    #[test]
+    fn zero_divisors_are_rejected_where_they_stand() {
+        for (text, col) in [
+            ("(d0) -> (d0 floordiv 0)", 13),
+            ("(d0) -> (d0 mod (2 - 2))", 13),
+            ("(d0) -> (d0 ceildiv 0)", 13),
+            ("(d0) -> (d0 / 0)", 13),
+        ] {
+            let e = parse_map(text).unwrap_err();
+            assert_eq!((e.message.as_str(), e.column), ("division by zero", col), "{text}");
+        }
+        assert!(parse_map("(d0) -> (d0 * 0), domain: d0 in [0, 3]").is_ok());
     }
 
     #[test]

@@ -125,13 +125,41 @@ pub(super) fn infer(ctx: &Ctx<'_>) -> R {
             if ctx.instr.comparison_direction().is_none() {
                 return Err("compare needs direction=".into());
             }
-            binary(ctx, Types::Any, |_| ElementType::Pred)
+            let r = binary(ctx, Types::Any, |_| ElementType::Pred)?;
+            check_comparison_type(ctx)?;
+            Ok(r)
         }
         Select => select(ctx),
         Clamp => clamp(ctx),
         StochasticConvert => stochastic_convert(ctx),
         _ => Err(format!("`{op}` is not an elementwise opcode")),
     }
+}
+
+/// An explicit `type=` must fit the operands (XLA's rule): floats and complex numbers
+/// compare as FLOAT or TOTALORDER, signed integers as SIGNED, unsigned ones and `pred` as
+/// UNSIGNED. A mismatch would make the comparison's meaning depend on which one is believed.
+fn check_comparison_type(ctx: &Ctx<'_>) -> Result<(), String> {
+    use crate::attrs::{AttrName, AttrValue, ComparisonType as T};
+    let Some(AttrValue::ComparisonType(given)) = ctx.instr.attr(&AttrName::Type) else {
+        return Ok(());
+    };
+    let et = ctx.array(0)?.element_type();
+    let allowed: &[T] = match et.class() {
+        TypeClass::Float | TypeClass::Complex => &[T::Float, T::TotalOrder],
+        TypeClass::Signed => &[T::Signed],
+        TypeClass::Unsigned | TypeClass::Pred => &[T::Unsigned],
+        _ => return Ok(()),
+    };
+    if allowed.contains(given) {
+        return Ok(());
+    }
+    let names: Vec<&str> = allowed.iter().map(|t| t.as_str()).collect();
+    Err(format!(
+        "compare of {et} cannot have type={}; it takes type={}",
+        given.as_str(),
+        names.join(" or type=")
+    ))
 }
 
 fn check_type(ctx: &Ctx<'_>, i: usize, types: Types) -> Result<ElementType, String> {

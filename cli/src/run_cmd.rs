@@ -20,8 +20,8 @@ pub struct RunArgs {
     /// Inputs: an .npz with keys in0, in1, ... in parameter order (or arr_0, arr_1, ... as
     /// numpy.savez names unnamed arrays, or out0, out1, ... so that one run's --outputs
     /// feeds the next), or an .npy for a single-parameter module. bf16 travels as uint16 bit patterns, f8 as uint8.
-    /// Without it, inputs are random (floats uniform in [-1, 1), signed ints in
-    /// [-10, 10], unsigned ints in [0, 20], pred a fair coin).
+    /// Without it, inputs are random (floats uniform in [-1, 1), f8e8m0fnu scales 2^k for k
+    /// in [-2, 2], signed ints in [-10, 10], unsigned ints in [0, 20], pred a fair coin).
     #[arg(long, value_name = "PATH")]
     pub inputs: Option<PathBuf>,
     /// Write the outputs to this .npz (keys out0, out1, ... in flattened tuple order).

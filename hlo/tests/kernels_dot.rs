@@ -343,3 +343,57 @@ ENTRY e {
     let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 1])]).unwrap();
     assert_eq!(get_s32(&r), vec![3, 7, 0]);
 }
+
+#[test]
+fn scaled_dot_multiplies_each_block_by_its_scale() {
+    // lhs [2,4] with one scale per row and half row (blocks of 1x2); rhs [3,4] with one
+    // scalar scale; contraction over the 4 columns.
+    let text = "HloModule m
+ENTRY e {
+  a = f32[2,4] parameter(0)
+  b = f32[3,4] parameter(1)
+  sa = f32[2,2] parameter(2)
+  sb = f32[] parameter(3)
+  ROOT d = f32[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}";
+    let a = [1., 2., 3., 4., -1., 0., 2., 1.];
+    let b = [1., 0., 0., 1., 0., 1., 1., 0., 2., 2., 2., 2.];
+    let sa = [2., 10., -1., 0.5];
+    let sb = 3.0f32;
+    let r = eval_root(
+        text,
+        &[
+            f32s("f32[2,4]", &a),
+            f32s("f32[3,4]", &b),
+            f32s("f32[2,2]", &sa),
+            f32s("f32[]", &[sb]),
+        ],
+    )
+    .unwrap();
+    // Independent loop: a[i][k] * sa[i][k / 2] * b[j][k] * sb.
+    let mut want = vec![0f32; 6];
+    for i in 0..2 {
+        for j in 0..3 {
+            want[i * 3 + j] = (0..4)
+                .map(|k| a[i * 4 + k] * sa[i * 2 + k / 2] * b[j * 4 + k] * sb)
+                .sum();
+        }
+    }
+    assert_eq!(get_f32(&r), want);
+    // Row 0: scaled a = (2, 4, 30, 40); b row 0 = (1, 0, 0, 1): (2 + 40) * 3.
+    assert_eq!(want[0], 126.0);
+}
+
+#[test]
+fn scaled_dot_rejects_scales_that_do_not_divide() {
+    let text = "HloModule m
+ENTRY e {
+  a = f32[2,4] parameter(0)
+  b = f32[3,4] parameter(1)
+  sa = f32[2,3] parameter(2)
+  sb = f32[] parameter(3)
+  ROOT d = f32[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}";
+    let m = hlo::parse_module(text).unwrap();
+    assert!(hlo::pass::verify::verify(&m).is_err());
+}

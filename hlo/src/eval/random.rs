@@ -4,7 +4,8 @@
 //! and the parameter number, so adding a parameter does not change the others):
 //!
 //! - floating point (`f64`, `f32`, `f16`, `bf16`, `f8*`): uniform in `[-1, 1)`, rounded
-//!   to the type;
+//!   to the type; `f8e8m0fnu` (powers of two only, the block-scale type): `2^k` with `k`
+//!   uniform in `[-2, 2]`;
 //! - complex: real and imaginary parts each uniform in `[-1, 1)`;
 //! - signed integers: uniform in `[-10, 10]` (clamped to the type's range for `s1`..`s4`);
 //! - unsigned integers: uniform in `[0, 20]` (clamped for `u1`..`u4`);
@@ -109,6 +110,15 @@ fn random_with(shape: &Shape, rng: &mut SplitMix, limit: u64) -> Result<Literal,
         ArrayData::Bits16(_) => {
             let c = small(ty)?;
             ArrayData::Bits16((0..n).map(|_| c.encode(rng.unit()) as u16).collect())
+        }
+        ArrayData::Bits8(_) if ty == ElementType::F8E8M0FNU => {
+            // Powers of two only, no sign and no zero: a block scale.
+            let c = small(ty)?;
+            ArrayData::Bits8(
+                (0..n)
+                    .map(|_| c.encode(2f64.powi(rng_int(rng, -2, 2) as i32)) as u8)
+                    .collect(),
+            )
         }
         ArrayData::Bits8(_) => {
             let c = small(ty)?;

@@ -31,6 +31,7 @@ mod reducer;
 mod rng;
 mod rng_dist;
 mod scalar;
+mod scaled_dot;
 mod scatter;
 mod sort;
 mod util;
@@ -103,6 +104,7 @@ pub fn handles(op: Opcode, instr: &Instruction) -> bool {
         | Opcode::BatchNormInference
         | Opcode::BatchNormGrad
         | Opcode::RaggedDot
+        | Opcode::ScaledDot
         | Opcode::Rng => true,
         Opcode::CustomCall => instr
             .custom_call_target()
@@ -132,6 +134,7 @@ pub fn evaluate(
         Opcode::BatchNormInference => batchnorm::inference(instr, operands),
         Opcode::BatchNormGrad => batchnorm::grad(instr, operands),
         Opcode::RaggedDot => ragged::ragged_dot(instr, operands),
+        Opcode::ScaledDot => scaled_dot::scaled_dot(instr, operands),
         Opcode::Sort => sort::sort(module, instr, operands, calls),
         Opcode::TopK => sort::topk(instr, operands),
         Opcode::ReduceWindow => window::reduce_window(module, instr, operands, calls),

@@ -94,6 +94,17 @@ pub(super) fn dot(ctx: &Ctx<'_>) -> R {
     ctx.arity(2)?;
     let (lhs, rhs) = (ctx.array(0)?, ctx.array(1)?);
     let t = result_type(ctx, operand_type(lhs, rhs)?)?;
+    Ok(Inferred::Shape(array(t, dot_dims(ctx, lhs, rhs, &[])?)))
+}
+
+/// The result dimensions of a dot (batch, lhs free, rhs free), with `rhs_excluded` also
+/// left out of the rhs free dimensions.
+fn dot_dims(
+    ctx: &Ctx<'_>,
+    lhs: &ArrayShape,
+    rhs: &ArrayShape,
+    rhs_excluded: &[i64],
+) -> Result<Vec<i64>, String> {
     let dn = ctx.instr.dot_dimension_numbers();
     let batch = pairs_match(lhs, rhs, &dn.lhs_batch_dims, &dn.rhs_batch_dims, "batch")?;
     pairs_match(
@@ -104,11 +115,48 @@ pub(super) fn dot(ctx: &Ctx<'_>) -> R {
         "contracting",
     )?;
     let lf = free_dims(lhs, &[&dn.lhs_batch_dims, &dn.lhs_contracting_dims], "lhs")?;
-    let rf = free_dims(rhs, &[&dn.rhs_batch_dims, &dn.rhs_contracting_dims], "rhs")?;
+    let rf = free_dims(
+        rhs,
+        &[&dn.rhs_batch_dims, &dn.rhs_contracting_dims, rhs_excluded],
+        "rhs",
+    )?;
     let mut out = batch;
     out.extend(lf);
     out.extend(rf);
-    Ok(Inferred::Shape(array(t, out)))
+    Ok(out)
+}
+
+/// `scaled-dot(lhs, rhs, lhs_scale, rhs_scale)` (XLA's current operand order): a dot of
+/// the scaled operands. Each scale is a scalar or has its operand's rank with every
+/// dimension dividing the operand's (one scale per block); the operands may be different
+/// narrow float types, so the result element type is the declared one.
+pub(super) fn scaled_dot(ctx: &Ctx<'_>) -> R {
+    ctx.arity(4)?;
+    let (lhs, rhs) = (ctx.array(0)?, ctx.array(1)?);
+    for (side, operand, scale) in [("lhs", lhs, ctx.array(2)?), ("rhs", rhs, ctx.array(3)?)] {
+        if scale.dims().is_empty() {
+            continue;
+        }
+        if scale.dims().len() != operand.dims().len() {
+            return Err(format!(
+                "{side} scale has rank {} but the {side} has rank {} (a scale is a scalar or one per block)",
+                scale.dims().len(),
+                operand.dims().len()
+            ));
+        }
+        for (d, (&o, &s)) in operand.dims().iter().zip(scale.dims()).enumerate() {
+            if s == 0 || o % s != 0 {
+                return Err(format!(
+                    "{side} scale dimension {d} ({s}) does not divide the {side}'s ({o})"
+                ));
+            }
+        }
+    }
+    let t = match ctx.declared().element_type() {
+        Some(t) if t.is_array_type() => t,
+        _ => operand_type(lhs, rhs)?,
+    };
+    Ok(Inferred::Shape(array(t, dot_dims(ctx, lhs, rhs, &[])?)))
 }
 
 fn int_list<'a>(ctx: &Ctx<'a>, name: AttrName) -> &'a [i64] {
@@ -128,31 +176,13 @@ pub(super) fn ragged_dot(ctx: &Ctx<'_>) -> R {
         return Err("ragged-dot group sizes must be integers".into());
     }
     let t = result_type(ctx, operand_type(lhs, rhs)?)?;
-    let dn = ctx.instr.dot_dimension_numbers();
     let ragged = int_list(ctx, AttrName::LhsRaggedDims);
     let group = int_list(ctx, AttrName::RhsGroupDims);
     if ragged.len() != 1 {
         return Err("ragged-dot needs exactly one lhs_ragged_dims entry".into());
     }
     dim(ragged[0], lhs.dims().len(), "lhs ragged dimension")?;
-    let batch = pairs_match(lhs, rhs, &dn.lhs_batch_dims, &dn.rhs_batch_dims, "batch")?;
-    pairs_match(
-        lhs,
-        rhs,
-        &dn.lhs_contracting_dims,
-        &dn.rhs_contracting_dims,
-        "contracting",
-    )?;
-    let lf = free_dims(lhs, &[&dn.lhs_batch_dims, &dn.lhs_contracting_dims], "lhs")?;
-    let rf = free_dims(
-        rhs,
-        &[&dn.rhs_batch_dims, &dn.rhs_contracting_dims, group],
-        "rhs",
-    )?;
-    let mut out = batch;
-    out.extend(lf);
-    out.extend(rf);
-    Ok(Inferred::Shape(array(t, out)))
+    Ok(Inferred::Shape(array(t, dot_dims(ctx, lhs, rhs, group)?)))
 }
 
 pub(super) fn convolution(ctx: &Ctx<'_>) -> R {

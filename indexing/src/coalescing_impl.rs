@@ -87,8 +87,9 @@ pub fn linear_thread_map(out_dims: &[i64]) -> Result<IndexingMap, IndexingError>
     let results = if out_dims.is_empty() {
         vec![]
     } else {
-        crate::ops::reshape::reshape_exprs(&[n], out_dims)
-            .ok_or(IndexingError::Map(affine::MapError::Special("output too large")))?
+        crate::ops::reshape::reshape_exprs(&[n], out_dims).ok_or(IndexingError::Map(
+            affine::MapError::Special("output too large"),
+        ))?
     };
     let mut m = IndexingMap::new(
         vec![Interval::new(0, n - 1)],

@@ -529,6 +529,15 @@ ENTRY e {
   ROOT r = f32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
 }", ints NO, modes &[Exact, Exact];
 
+    scaled_dot_block_scales: "HloModule m
+ENTRY e {
+  a = f32[2,4,6] parameter(0)
+  b = f32[2,6,3] parameter(1)
+  sa = f32[1,2,3] parameter(2)
+  sb = f32[] parameter(3)
+  ROOT r = f32[2,4,3] scaled-dot(a, b, sa, sb), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+}", ints NO, modes &[Exact, Exact, Exact, Exact];
+
     convolution_padded_strided_reversed: "HloModule m
 ENTRY e {
   a = f32[1,6,5,2] parameter(0)
@@ -739,7 +748,6 @@ const DOCUMENTED_UNDEFINED: &[&str] = &[
     "all-to-all",
     "ragged-all-to-all",
     "ragged-dot",
-    "scaled-dot",
     "dynamic-reshape",
     "batch-norm-training",
     "batch-norm-inference",

@@ -58,9 +58,13 @@ fn dot_dims(v: &OpView<'_>) -> Result<DotDims, IndexingError> {
     })
 }
 
-pub(crate) fn dot_out_to_in(v: &OpView<'_>) -> Result<Vec<OperandIndexing>, IndexingError> {
+/// The contracting sizes (the range variables' extents), then the lhs and rhs results of a
+/// dot's output-to-input maps (batch and free dimensions from the output).
+type DotResults = (Vec<i64>, Vec<Expr>, Vec<Expr>);
+
+/// [`DotResults`] of dot-like instruction `v`.
+fn dot_operand_results(v: &OpView<'_>) -> Result<DotResults, IndexingError> {
     let dd = dot_dims(v)?;
-    let out = v.out_dims(0)?;
     let lhs = v.operand_dims(0)?;
     let nb = dd.lhs_batch.len();
     let contract_sizes: Vec<i64> = dd.lhs_contract.iter().map(|&i| lhs[i]).collect();
@@ -85,10 +89,110 @@ pub(crate) fn dot_out_to_in(v: &OpView<'_>) -> Result<Vec<OperandIndexing>, Inde
         &dd.rhs_free,
         nb + dd.lhs_free.len(),
     );
+    Ok((contract_sizes, l, r))
+}
+
+pub(crate) fn dot_out_to_in(v: &OpView<'_>) -> Result<Vec<OperandIndexing>, IndexingError> {
+    let out = v.out_dims(0)?;
+    let (contract_sizes, l, r) = dot_operand_results(v)?;
     Ok(vec![
         OperandIndexing::map(map(out, &contract_sizes, l, vec![])?),
         OperandIndexing::map(map(out, &contract_sizes, r, vec![])?),
     ])
+}
+
+/// Block sizes of scale operand `scale` for operand `of` of a scaled dot: empty for a
+/// scalar scale, else `of`'s dimension over the scale's, per dimension.
+fn scale_blocks(v: &OpView<'_>, of: usize, scale: usize) -> Result<Vec<i64>, IndexingError> {
+    let (o, s) = (v.operand_dims(of)?, v.operand_dims(scale)?);
+    if s.is_empty() {
+        return Ok(Vec::new());
+    }
+    if s.len() != o.len() || o.iter().zip(s).any(|(&a, &b)| b <= 0 || a % b != 0) {
+        return Err(v.malformed(format!(
+            "scale {s:?} is not one per block of the operand {o:?}"
+        )));
+    }
+    Ok(o.iter().zip(s).map(|(a, b)| a / b).collect())
+}
+
+/// `scaled-dot(lhs, rhs, lhs_scale, rhs_scale)`: lhs and rhs as a dot; a scale is read at
+/// its operand's index divided by the block size (a scalar scale by every element).
+pub(crate) fn scaled_dot_out_to_in(v: &OpView<'_>) -> Result<Vec<OperandIndexing>, IndexingError> {
+    let out = v.out_dims(0)?;
+    let (contract_sizes, l, r) = dot_operand_results(v)?;
+    let scaled = |results: &[Expr], blocks: &[i64]| -> Vec<Expr> {
+        blocks
+            .iter()
+            .zip(results)
+            .map(|(&b, &e)| e.floor_div(c(b)))
+            .collect()
+    };
+    let ls = scaled(&l, &scale_blocks(v, 0, 2)?);
+    let rs = scaled(&r, &scale_blocks(v, 1, 3)?);
+    [l, r, ls, rs]
+        .into_iter()
+        .map(|results| {
+            Ok(OperandIndexing::map(map(
+                out,
+                &contract_sizes,
+                results,
+                vec![],
+            )?))
+        })
+        .collect()
+}
+
+/// Input-to-output maps of a scaled dot: lhs and rhs as a dot; a scale element reaches
+/// every output whose batch and free coordinates fall in its block.
+pub(crate) fn scaled_dot_in_to_out(
+    v: &OpView<'_>,
+    operand: usize,
+) -> Result<Vec<OperandIndexing>, IndexingError> {
+    if operand < 2 {
+        return dot_in_to_out(v, operand);
+    }
+    let side = operand - 2;
+    let blocks = scale_blocks(v, side, operand)?;
+    let dd = dot_dims(v)?;
+    let out = v.out_dims(0)?;
+    let nb = dd.lhs_batch.len();
+    let nlf = dd.lhs_free.len();
+    let (batch, own_free, own_first, other_first, other_count) = if side == 0 {
+        (&dd.lhs_batch, &dd.lhs_free, nb, nb + nlf, dd.rhs_free.len())
+    } else {
+        (&dd.rhs_batch, &dd.rhs_free, nb + nlf, nb, nlf)
+    };
+    let mut results = vec![c(0); out.len()];
+    let mut ranges = Vec::new();
+    let own = batch
+        .iter()
+        .enumerate()
+        .chain(own_free.iter().enumerate().map(|(k, f)| (own_first + k, f)));
+    for (pos, &d) in own {
+        results[pos] = match blocks.get(d) {
+            // A scalar scale reaches every output.
+            None => {
+                ranges.push(out[pos]);
+                Expr::range(ranges.len() as u32 - 1)
+            }
+            Some(&1) => Expr::dim(d as u32),
+            Some(&b) => {
+                ranges.push(b);
+                Expr::dim(d as u32) * b + Expr::range(ranges.len() as u32 - 1)
+            }
+        };
+    }
+    for k in 0..other_count {
+        ranges.push(out[other_first + k]);
+        results[other_first + k] = Expr::range(ranges.len() as u32 - 1);
+    }
+    Ok(vec![OperandIndexing::map(map(
+        v.operand_dims(operand)?,
+        &ranges,
+        results,
+        vec![],
+    )?)])
 }
 
 pub(crate) fn dot_in_to_out(

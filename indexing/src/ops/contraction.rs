@@ -154,6 +154,26 @@ pub(crate) fn scaled_dot_in_to_out(
     }
     let side = operand - 2;
     let blocks = scale_blocks(v, side, operand)?;
+    side_in_to_out(v, side, operand, &blocks)
+}
+
+pub(crate) fn dot_in_to_out(
+    v: &OpView<'_>,
+    operand: usize,
+) -> Result<Vec<OperandIndexing>, IndexingError> {
+    let unit = vec![1; v.operand_dims(operand)?.len()];
+    side_in_to_out(v, operand, operand, &unit)
+}
+
+/// From an element of `operand` (the `side` operand of a dot, or its scale) to the dot's
+/// outputs: each batch and free coordinate of that side covers `blocks[d]` outputs (all of
+/// them when `blocks` is empty: a scalar), the other side's free coordinates all outputs.
+fn side_in_to_out(
+    v: &OpView<'_>,
+    side: usize,
+    operand: usize,
+    blocks: &[i64],
+) -> Result<Vec<OperandIndexing>, IndexingError> {
     let dd = dot_dims(v)?;
     let out = v.out_dims(0)?;
     let nb = dd.lhs_batch.len();
@@ -171,7 +191,6 @@ pub(crate) fn scaled_dot_in_to_out(
         .chain(own_free.iter().enumerate().map(|(k, f)| (own_first + k, f)));
     for (pos, &d) in own {
         results[pos] = match blocks.get(d) {
-            // A scalar scale reaches every output.
             None => {
                 ranges.push(out[pos]);
                 Expr::range(ranges.len() as u32 - 1)
@@ -186,39 +205,6 @@ pub(crate) fn scaled_dot_in_to_out(
     for k in 0..other_count {
         ranges.push(out[other_first + k]);
         results[other_first + k] = Expr::range(ranges.len() as u32 - 1);
-    }
-    Ok(vec![OperandIndexing::map(map(
-        v.operand_dims(operand)?,
-        &ranges,
-        results,
-        vec![],
-    )?)])
-}
-
-pub(crate) fn dot_in_to_out(
-    v: &OpView<'_>,
-    operand: usize,
-) -> Result<Vec<OperandIndexing>, IndexingError> {
-    let dd = dot_dims(v)?;
-    let out = v.out_dims(0)?;
-    let nb = dd.lhs_batch.len();
-    let nlf = dd.lhs_free.len();
-    let (batch, own_free, own_first, other_first, other_count) = if operand == 0 {
-        (&dd.lhs_batch, &dd.lhs_free, nb, nb + nlf, dd.rhs_free.len())
-    } else {
-        (&dd.rhs_batch, &dd.rhs_free, nb + nlf, nb, nlf)
-    };
-    let mut results = vec![c(0); out.len()];
-    for (k, &b) in batch.iter().enumerate() {
-        results[k] = Expr::dim(b as u32);
-    }
-    for (k, &f) in own_free.iter().enumerate() {
-        results[own_first + k] = Expr::dim(f as u32);
-    }
-    let mut ranges = Vec::new();
-    for k in 0..other_count {
-        results[other_first + k] = Expr::range(k as u32);
-        ranges.push(out[other_first + k]);
     }
     Ok(vec![OperandIndexing::map(map(
         v.operand_dims(operand)?,

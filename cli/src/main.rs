@@ -14,13 +14,36 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// A first tour, printed under the command list.
+const TOUR: &str = "\
+EXAMPLES:
+  hloc run module.hlo                      evaluate on random inputs, summarize outputs
+  hloc run module.hlo --inputs in.npz --outputs out.npz
+  hloc opt module.hlo --time-passes        optimize; a table of pass times on stderr
+  hloc opt module.hlo --dump-to dumps/ --dump-pass-re '.*'
+  hloc verify module.hlo                   `ok`, or every error with file:line:column
+  hloc indexing module.hlo --instr fusion.3
+                                           which operand elements each output reads
+  hloc map simplify '(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 63]'
+
+EXIT CODES:
+  0 success (and `equal`), 1 a negative answer (`different`, verification errors),
+  2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.";
+
 /// hloc — compile and analyze XLA HLO.
 ///
-/// Work with indexing maps in XLA's syntax today; HLO modules (fmt, verify, graph, run) as
-/// those commands land. Every command prints text that other tools may parse; see each
-/// command's --help for its exact format.
+/// Every command reads HLO text as XLA and JAX dump it (`--xla_dump_to`) or indexing maps in
+/// XLA's syntax, and prints text that other tools may parse; see each command's --help for
+/// its exact format.
 #[derive(Parser)]
-#[command(name = "hloc", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "hloc",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_help = TOUR
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1004,7 +1004,11 @@ mod tests {
             ("(d0) -> (d0 / 0)", 13),
         ] {
             let e = parse_map(text).unwrap_err();
-            assert_eq!((e.message.as_str(), e.column), ("division by zero", col), "{text}");
+            assert_eq!(
+                (e.message.as_str(), e.column),
+                ("division by zero", col),
+                "{text}"
+            );
         }
         assert!(parse_map("(d0) -> (d0 * 0), domain: d0 in [0, 3]").is_ok());
     }

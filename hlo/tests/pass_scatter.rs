@@ -118,7 +118,11 @@ fn variadic_scatter_keeps_every_operand_in_the_loop() {
     let args = [
         lit(ElementType::S32, &[4], ArrayData::S32(vec![0, 0, 0, 0])),
         lit(ElementType::F32, &[4], ArrayData::F32(vec![-1.0; 4])),
-        lit(ElementType::S32, &[5, 1], ArrayData::S32(vec![2, 0, 2, 5, 2])),
+        lit(
+            ElementType::S32,
+            &[5, 1],
+            ArrayData::S32(vec![2, 0, 2, 5, 2]),
+        ),
         lit(ElementType::S32, &[5], ArrayData::S32(vec![3, 1, 7, 9, 5])),
         lit(
             ElementType::F32,

@@ -65,7 +65,10 @@ fn apply_scale(
 /// Evaluates `scaled-dot`: each operand is multiplied by its scales in the widest domain
 /// of the operands, scales and result (`f32` for the narrow floats), then contracted as
 /// a `dot` with the instruction's dimension numbers.
-pub(crate) fn scaled_dot(instr: &Instruction, operands: &[&Literal]) -> Result<Literal, KernelError> {
+pub(crate) fn scaled_dot(
+    instr: &Instruction,
+    operands: &[&Literal],
+) -> Result<Literal, KernelError> {
     let lhs = operand(operands, 0, "scaled-dot")?;
     let rhs = operand(operands, 1, "scaled-dot")?;
     let ls = operand(operands, 2, "scaled-dot")?;

@@ -5,6 +5,7 @@ use super::numeric::{load, permuted_offsets, store, with_bufs, Buf, Domain, Num}
 use super::util::{dim_list, dims_of, operand, product};
 use super::KernelError;
 use crate::attrs::DotDimensionNumbers;
+use crate::literal::ArrayLiteral;
 use crate::{Instruction, Literal};
 
 /// `[B, M, K] x [B, K, N] -> [B, M, N]`, row-major, accumulating in order of `k`.
@@ -123,24 +124,62 @@ pub(crate) fn dot_bufs(
     Ok(with_bufs!((&a => x, &b => y), batched_matmul(x, y, bs, m, k, n), dot))
 }
 
+/// A dot-like instruction checked against its lhs and rhs: their dimensions, the
+/// dimension numbers resolved, and the result element type (its dimensions verified to be
+/// batch, lhs free, rhs free).
+pub(crate) struct Contraction {
+    pub(crate) ld: Vec<usize>,
+    pub(crate) rd: Vec<usize>,
+    pub(crate) dd: DotDims,
+    pub(crate) out_ty: crate::ElementType,
+}
+
+impl Contraction {
+    /// Resolves `instr` (named `what` in errors) over operands `lhs` and `rhs`.
+    pub(crate) fn new(
+        instr: &Instruction,
+        lhs: &ArrayLiteral,
+        rhs: &ArrayLiteral,
+        what: &str,
+    ) -> Result<Contraction, KernelError> {
+        let ld = dims_of(lhs.shape(), &format!("{what} lhs"))?;
+        let rd = dims_of(rhs.shape(), &format!("{what} rhs"))?;
+        let dd = DotDims::new(&instr.dot_dimension_numbers(), &ld, &rd, what)?;
+        let result = format!("{what} result");
+        let out_dims = dims_of(instr.shape(), &result)?;
+        let expected = dd.out_dims(&ld, &rd);
+        if out_dims != expected {
+            return Err(KernelError::Invalid(format!(
+                "{what}: result dimensions {out_dims:?} differ from batch, lhs free, rhs free {expected:?}"
+            )));
+        }
+        let out_ty = super::util::elem_type(instr.shape(), &result)?;
+        Ok(Contraction { ld, rd, dd, out_ty })
+    }
+
+    /// `a` (lhs values) times `b` (rhs values), stored in the instruction's result shape.
+    pub(crate) fn finish(
+        &self,
+        instr: &Instruction,
+        a: &Buf,
+        b: &Buf,
+        what: &str,
+    ) -> Result<Literal, KernelError> {
+        store(
+            dot_bufs(a, &self.ld, b, &self.rd, &self.dd)?,
+            instr.shape(),
+            what,
+        )
+    }
+}
+
 /// Evaluates a `dot` instruction.
 pub(crate) fn dot(instr: &Instruction, operands: &[&Literal]) -> Result<Literal, KernelError> {
     let lhs = operand(operands, 0, "dot")?;
     let rhs = operand(operands, 1, "dot")?;
-    let ld = dims_of(lhs.shape(), "dot lhs")?;
-    let rd = dims_of(rhs.shape(), "dot rhs")?;
-    let dd = DotDims::new(&instr.dot_dimension_numbers(), &ld, &rd, "dot")?;
-    let out_shape = instr.shape();
-    let out_dims = dims_of(out_shape, "dot result")?;
-    let expected = dd.out_dims(&ld, &rd);
-    if out_dims != expected {
-        return Err(KernelError::Invalid(format!(
-            "dot: result dimensions {out_dims:?} differ from batch, lhs free, rhs free {expected:?}"
-        )));
-    }
-    let out_ty = super::util::elem_type(out_shape, "dot result")?;
-    let domain = Domain::of(&[lhs.element_type(), rhs.element_type(), out_ty]);
+    let c = Contraction::new(instr, lhs, rhs, "dot")?;
+    let domain = Domain::of(&[lhs.element_type(), rhs.element_type(), c.out_ty]);
     let a = load(domain, lhs, "dot lhs")?;
     let b = load(domain, rhs, "dot rhs")?;
-    store(dot_bufs(&a, &ld, &b, &rd, &dd)?, out_shape, "dot")
+    c.finish(instr, &a, &b, "dot")
 }

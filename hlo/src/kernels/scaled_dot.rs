@@ -1,10 +1,11 @@
 //! `scaled-dot(lhs, rhs, lhs_scale, rhs_scale)`: a dot of block-scaled operands (the
 //! microscaling formats: narrow floats with one scale per block of elements).
 
-use super::dot::{dot_bufs, DotDims};
-use super::numeric::{load, store, with_bufs, Buf, Domain, Num};
+use super::dot::Contraction;
+use super::numeric::{load, with_bufs, Buf, Domain, Num};
 use super::util::{dims_of, operand, product, strides};
 use super::KernelError;
+use crate::literal::ArrayLiteral;
 use crate::{Instruction, Literal};
 
 /// Every element of `values` (an array of `dims`) times the scale of its block. `scale`
@@ -69,44 +70,27 @@ pub(crate) fn scaled_dot(
     instr: &Instruction,
     operands: &[&Literal],
 ) -> Result<Literal, KernelError> {
-    let lhs = operand(operands, 0, "scaled-dot")?;
-    let rhs = operand(operands, 1, "scaled-dot")?;
-    let ls = operand(operands, 2, "scaled-dot")?;
-    let rs = operand(operands, 3, "scaled-dot")?;
-    let ld = dims_of(lhs.shape(), "scaled-dot lhs")?;
-    let rd = dims_of(rhs.shape(), "scaled-dot rhs")?;
-    let lsd = dims_of(ls.shape(), "scaled-dot lhs scale")?;
-    let rsd = dims_of(rs.shape(), "scaled-dot rhs scale")?;
-    let dd = DotDims::new(&instr.dot_dimension_numbers(), &ld, &rd, "scaled-dot")?;
-    let out_shape = instr.shape();
-    let out_dims = dims_of(out_shape, "scaled-dot result")?;
-    let expected = dd.out_dims(&ld, &rd);
-    if out_dims != expected {
-        return Err(KernelError::Invalid(format!(
-            "scaled-dot: result dimensions {out_dims:?} differ from batch, lhs free, rhs free {expected:?}"
-        )));
-    }
-    let out_ty = super::util::elem_type(out_shape, "scaled-dot result")?;
+    let what = "scaled-dot";
+    let (lhs, rhs) = (operand(operands, 0, what)?, operand(operands, 1, what)?);
+    let scales = [operand(operands, 2, what)?, operand(operands, 3, what)?];
+    let c = Contraction::new(instr, lhs, rhs, what)?;
     let domain = Domain::of(&[
         lhs.element_type(),
         rhs.element_type(),
-        ls.element_type(),
-        rs.element_type(),
-        out_ty,
+        scales[0].element_type(),
+        scales[1].element_type(),
+        c.out_ty,
     ]);
-    let a = apply_scale(
-        &load(domain, lhs, "scaled-dot lhs")?,
-        &ld,
-        &load(domain, ls, "scaled-dot lhs scale")?,
-        &lsd,
-        "lhs",
-    )?;
-    let b = apply_scale(
-        &load(domain, rhs, "scaled-dot rhs")?,
-        &rd,
-        &load(domain, rs, "scaled-dot rhs scale")?,
-        &rsd,
-        "rhs",
-    )?;
-    store(dot_bufs(&a, &ld, &b, &rd, &dd)?, out_shape, "scaled-dot")
+    let scaled = |side: &str, values, dims: &[usize], scale: &ArrayLiteral| {
+        apply_scale(
+            &load(domain, values, &format!("{what} {side}"))?,
+            dims,
+            &load(domain, scale, &format!("{what} {side} scale"))?,
+            &dims_of(scale.shape(), &format!("{what} {side} scale"))?,
+            side,
+        )
+    };
+    let a = scaled("lhs", lhs, &c.ld, scales[0])?;
+    let b = scaled("rhs", rhs, &c.rd, scales[1])?;
+    c.finish(instr, &a, &b, what)
 }

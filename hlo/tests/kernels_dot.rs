@@ -344,24 +344,31 @@ ENTRY e {
     assert_eq!(get_s32(&r), vec![3, 7, 0]);
 }
 
+/// `d = scaled-dot(a: f32[2,4], b: f32[3,4], sa, sb: f32[])` contracting the columns, with
+/// the lhs scale of shape `lhs_scale`.
+fn scaled_dot_module(lhs_scale: &str) -> String {
+    format!(
+        "HloModule m
+ENTRY e {{
+  a = f32[2,4] parameter(0)
+  b = f32[3,4] parameter(1)
+  sa = {lhs_scale} parameter(2)
+  sb = f32[] parameter(3)
+  ROOT d = f32[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+}}"
+    )
+}
+
 #[test]
 fn scaled_dot_multiplies_each_block_by_its_scale() {
     // lhs [2,4] with one scale per row and half row (blocks of 1x2); rhs [3,4] with one
     // scalar scale; contraction over the 4 columns.
-    let text = "HloModule m
-ENTRY e {
-  a = f32[2,4] parameter(0)
-  b = f32[3,4] parameter(1)
-  sa = f32[2,2] parameter(2)
-  sb = f32[] parameter(3)
-  ROOT d = f32[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-}";
     let a = [1., 2., 3., 4., -1., 0., 2., 1.];
     let b = [1., 0., 0., 1., 0., 1., 1., 0., 2., 2., 2., 2.];
     let sa = [2., 10., -1., 0.5];
     let sb = 3.0f32;
     let r = eval_root(
-        text,
+        &scaled_dot_module("f32[2,2]"),
         &[
             f32s("f32[2,4]", &a),
             f32s("f32[3,4]", &b),
@@ -386,14 +393,19 @@ ENTRY e {
 
 #[test]
 fn scaled_dot_rejects_scales_that_do_not_divide() {
-    let text = "HloModule m
-ENTRY e {
-  a = f32[2,4] parameter(0)
-  b = f32[3,4] parameter(1)
-  sa = f32[2,3] parameter(2)
-  sb = f32[] parameter(3)
-  ROOT d = f32[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={1}
-}";
-    let m = hlo::parse_module(text).unwrap();
+    let text = scaled_dot_module("f32[2,3]");
+    let m = hlo::parse_module(&text).unwrap();
     assert!(hlo::pass::verify::verify(&m).is_err());
+    // The kernel refuses too when run without the verifier.
+    let err = eval_root(
+        &text,
+        &[
+            f32s("f32[2,4]", &[0.; 8]),
+            f32s("f32[3,4]", &[0.; 12]),
+            f32s("f32[2,3]", &[1.; 6]),
+            f32s("f32[]", &[1.]),
+        ],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("do not divide"), "{err}");
 }

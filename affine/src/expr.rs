@@ -13,7 +13,7 @@ use std::sync::{LazyLock, Mutex, OnceLock};
 
 use hashbrown::HashTable;
 
-use crate::linear::Linear;
+use crate::linear::{Flattened, Linear};
 use rustc_hash::FxHasher;
 
 /// Which family a variable belongs to.
@@ -100,27 +100,41 @@ pub enum ExprKind {
     Max(Expr, Expr),
 }
 
-/// Bit set of variable indices (index 63 stands for "63 or higher").
-fn var_bit(index: u32) -> u64 {
-    1u64 << index.min(63)
+/// A bit set of variable indices: bit `i` for index `i`, the top bit standing for "that
+/// index or higher". 32 bits keep a [`Node`] within one cache line.
+type VarMask = u32;
+
+/// The top bit of a [`VarMask`] (the "or higher" bit).
+const MASK_TOP: u32 = VarMask::BITS - 1;
+
+fn var_bit(index: u32) -> VarMask {
+    1 << index.min(MASK_TOP)
 }
 
 /// An interned node with facts computed once at creation.
+///
+/// Exactly one cache line, aligned to one: the simplifier's time on a stream of different maps
+/// goes largely to cache misses on nodes, and an unaligned 80-byte node often spanned two lines.
 #[derive(Debug)]
+#[repr(align(64))]
 pub struct Node {
     kind: ExprKind,
     /// Structural hash: the same across runs, so hash maps keyed by `Expr` behave reproducibly.
     hash: u64,
     /// Number of nodes in the tree (saturating).
     size: u32,
-    dims: u64,
-    ranges: u64,
-    runtimes: u64,
+    dims: VarMask,
+    ranges: VarMask,
+    runtimes: VarMask,
     /// The flattened linear form, computed on first use: the simplifier asks for the same
     /// node's form many times (as a sum, as a dividend, in recombination), and it depends
     /// only on the node. `None` inside when flattening overflows.
-    linear: OnceLock<Option<Box<Linear>>>,
+    linear: OnceLock<Option<Box<Flattened>>>,
 }
+
+// One line per node, also inside the arena's `Option` slots.
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
+const _: () = assert!(std::mem::size_of::<Option<Node>>() == 64);
 
 impl PartialEq for Node {
     fn eq(&self, other: &Node) -> bool {
@@ -380,9 +394,13 @@ impl Expr {
     }
     /// The linear form [`Linear::of`] of this node, computed once per node; `None` on overflow.
     pub(crate) fn linear(self) -> Option<&'static Linear> {
+        self.flattened().map(|f| &f.form)
+    }
+    /// The linear form with whether this node is exactly its canonical rebuild.
+    pub(crate) fn flattened(self) -> Option<&'static Flattened> {
         let node: &'static Node = self.0;
         node.linear
-            .get_or_init(|| Linear::of(self).map(Box::new))
+            .get_or_init(|| Flattened::of(self).map(Box::new))
             .as_deref()
     }
     /// The structural hash (stable across runs).
@@ -393,7 +411,7 @@ impl Expr {
     pub fn is_constant_expr(self) -> bool {
         self.0.dims | self.0.ranges | self.0.runtimes == 0
     }
-    /// Whether variable `v` may occur (exact for indices below 63, conservative above).
+    /// Whether variable `v` may occur (exact for indices below 31, conservative above).
     pub fn may_use(self, v: Var) -> bool {
         let mask = match v.kind {
             VarKind::Dim => self.0.dims,
@@ -556,7 +574,7 @@ impl Expr {
             (VarKind::Range, self.0.ranges),
             (VarKind::Runtime, self.0.runtimes),
         ];
-        if masks.iter().all(|(_, m)| m & var_bit(63) == 0) {
+        if masks.iter().all(|(_, m)| m & var_bit(MASK_TOP) == 0) {
             // Exact from the masks: no traversal of (possibly heavily shared) subtrees.
             let mut out = Vec::new();
             for (kind, mask) in masks {

@@ -32,6 +32,25 @@ pub struct Linear {
     pub constant: i64,
 }
 
+/// A node's linear form, with whether the node is already the canonical sum of that form
+/// (what [`Linear::to_expr`] would build): both are facts of the node, computed once.
+#[derive(Debug)]
+pub(crate) struct Flattened {
+    /// The linear form of the node.
+    pub(crate) form: Linear,
+    /// `form.is_built_as(node)`.
+    pub(crate) canonical: bool,
+}
+
+impl Flattened {
+    /// The flattened form of `e`; `None` on overflow.
+    pub(crate) fn of(e: Expr) -> Option<Flattened> {
+        let form = Linear::of(e)?;
+        let canonical = form.is_built_as(e);
+        Some(Flattened { form, canonical })
+    }
+}
+
 impl Linear {
     /// Flattens `e`. Returns `None` if a coefficient or the constant would overflow `i64`.
     pub fn of(e: Expr) -> Option<Linear> {

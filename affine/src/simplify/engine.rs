@@ -37,9 +37,6 @@ impl Ctx<'_> {
         let r = self.simplify_uncached(e);
         self.depth -= 1;
         self.memo.insert(e, r);
-        if r != e && !self.is_fixed_leaf(r) {
-            self.memo.insert(r, r);
-        }
         r
     }
 
@@ -106,16 +103,24 @@ impl Ctx<'_> {
     /// A whole sum at once: its atoms are simplified, then the sum rules run on the flat
     /// form (simplifying each prefix of a long sum separately would be quadratic).
     fn simplify_sum(&mut self, e: Expr) -> Expr {
-        let Some(lin) = e.linear() else { return e };
-        let Some(flat) = sums::simplify_atoms(self, lin) else {
+        let Some(flattened) = e.flattened() else {
+            return e;
+        };
+        let lin = &flattened.form;
+        let Some((flat, changed)) = sums::simplify_atoms(self, lin) else {
             return e;
         };
         if let Some(next) = sums::recombine(self, &flat) {
             return self.simplify(next.to_expr());
         }
-        let already = flat.is_built_as(e);
+        // With no atom changed, `flat` is `e`'s own form, whose canonical check is cached.
+        let already = if changed {
+            flat.is_built_as(e)
+        } else {
+            flattened.canonical
+        };
         let canon = if already { e } else { flat.to_expr() };
-        if self.trace.is_some() && !lin.is_built_as(e) {
+        if self.trace.is_some() && !flattened.canonical {
             self.fire("sum_normal_form");
         }
         let r = self.range(canon);

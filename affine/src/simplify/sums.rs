@@ -6,9 +6,9 @@ use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
 /// The sum with every atom of the normalized form `lin` simplified, and the result
-/// flattened and normalized again (a simplified atom may itself be a sum); `None` on
-/// overflow.
-pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> {
+/// flattened and normalized again (a simplified atom may itself be a sum), with whether any
+/// atom changed; `None` on overflow.
+pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<(Linear, bool)> {
     let mut out = Linear {
         terms: Default::default(),
         constant: lin.constant,
@@ -28,7 +28,7 @@ pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<Linear> 
     if changed {
         out.normalize()?;
     }
-    Some(out)
+    Some((out, changed))
 }
 
 /// `lin += k * x` (flattening `x`); `None` on overflow.

@@ -3,8 +3,6 @@
 //! Each rule's statement and side condition is in [`super::rules::RULES`]; the functions here
 //! recognize the rule's left side and build its right side.
 
-use std::borrow::Cow;
-
 use smallvec::SmallVec;
 
 use super::context::Ctx;
@@ -17,11 +15,10 @@ fn const_divisor(d: Expr) -> Option<i64> {
     d.as_const().filter(|&c| c != 0)
 }
 
-/// Splits `lin` by divisibility of coefficients by `g`: (multiples divided by `g`, the rest).
-/// The constant goes with the multiples when `g` divides it.
-fn split_by(lin: &Linear, g: i64) -> (Linear, Linear) {
-    let mut main = Linear::default();
-    let mut rest = Linear::default();
+/// Splits `lin` by divisibility of coefficients by `g` into `main` (the multiples, divided
+/// by `g`) and `rest` (both empty before). The constant goes with the multiples when `g`
+/// divides it.
+fn split_by(lin: &Linear, g: i64, main: &mut Linear, rest: &mut Linear) {
     for &(atom, k) in &lin.terms {
         if k % g == 0 {
             main.terms.push((atom, k / g));
@@ -34,7 +31,6 @@ fn split_by(lin: &Linear, g: i64) -> (Linear, Linear) {
     } else {
         rest.constant = lin.constant;
     }
-    (main, rest)
 }
 
 /// Candidate common factors `gcd(k, c) > 1` of the coefficients with the divisor, largest
@@ -57,20 +53,20 @@ fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
 }
 
 /// Finds the largest `g` dividing `c` such that `x = g * main + rest` with `rest` in
-/// `[0, g - 1]`: then `x floordiv c = main floordiv (c / g)` and
+/// `[0, g - 1]` (as [`split_by`] splits it): then `x floordiv c = main floordiv (c / g)` and
 /// `x mod c = (main mod (c / g)) * g + rest`.
-fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Expr)> {
+fn gcd_factor(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<i64> {
     let candidates = gcd_candidates(lin, c);
     if candidates.is_empty() {
         return None;
     }
     // Each candidate comes from a coefficient it divides, so `main` is never empty. The
     // terms' ranges are read once for all candidates.
-    let term_ranges: SmallVec<[Interval; 8]> = lin
-        .terms
-        .iter()
-        .map(|&(atom, k)| ctx.range(atom).mul(Interval::point(k)))
-        .collect();
+    // Filled in place (a collected vector would be moved into place, a copy of its buffer).
+    let mut term_ranges: SmallVec<[Interval; 8]> = SmallVec::new();
+    for &(atom, k) in &lin.terms {
+        term_ranges.push(ctx.range(atom).mul(Interval::point(k)));
+    }
     for g in candidates {
         // The range of the rest (what `split_by` leaves over), folded in the same order as
         // `linear_range` of it; the two forms are only built for the factor that works.
@@ -86,8 +82,7 @@ fn gcd_split(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<(i64, Linear, Ex
             .filter(|(&(_, k), _)| k % g != 0)
             .fold(Interval::point(constant), |acc, (_, &r)| acc.add(r));
         if Interval::new(0, g - 1).contains_interval(rest_range) {
-            let (main, rest) = split_by(lin, g);
-            return Some((g, main, rest.to_expr()));
+            return Some(g);
         }
     }
     None
@@ -103,14 +98,14 @@ fn linear_range(ctx: &mut Ctx<'_>, lin: &Linear) -> Interval {
 }
 
 /// Pulls the terms whose coefficients are multiples of `c`, and the multiple of `c` in the
-/// constant (toward zero), out of `lin`: `lin = c * pulled + kept`.
-fn pull_multiples(lin: &Linear, c: i64) -> Option<(Linear, Linear)> {
+/// constant (toward zero), out of `lin`: `lin = c * pulled + kept`. Returns false (and leaves
+/// the outputs empty) when there is nothing to pull. The outputs are the caller's, so that
+/// these forms are written once instead of being moved out.
+fn pull_multiples(lin: &Linear, c: i64, pulled: &mut Linear, kept: &mut Linear) -> bool {
     // Nothing to pull (the usual case once a dividend is simplified): build nothing.
     if lin.constant / c == 0 && lin.terms.iter().all(|&(_, k)| k % c != 0) {
-        return None;
+        return false;
     }
-    let mut pulled = Linear::default();
-    let mut kept = Linear::default();
     for &(atom, k) in &lin.terms {
         if k % c == 0 {
             pulled.terms.push((atom, k / c));
@@ -120,11 +115,7 @@ fn pull_multiples(lin: &Linear, c: i64) -> Option<(Linear, Linear)> {
     }
     pulled.constant = lin.constant / c;
     kept.constant = lin.constant % c;
-    if pulled.terms.is_empty() && pulled.constant == 0 {
-        None
-    } else {
-        Some((pulled, kept))
-    }
+    true
 }
 
 /// Rules for `x floordiv d`.
@@ -164,33 +155,33 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     // The linear rules chain on one flat form, building the result once: pull the multiples
     // of c out, then try the period and the common factor on what is left.
     let lin = x.linear()?;
-    let (pulled, kept) = match pull_multiples(lin, c) {
-        Some((p, k)) if ctx.fire("floordiv_pull_multiple") => (Some(p), Cow::Owned(k)),
-        _ => (None, Cow::Borrowed(lin)),
+    let (mut pulled, mut kept_form) = (Linear::default(), Linear::default());
+    let has_pulled =
+        pull_multiples(lin, c, &mut pulled, &mut kept_form) && ctx.fire("floordiv_pull_multiple");
+    let kept = if has_pulled { &kept_form } else { lin };
+    let with_pulled = |e: Expr| {
+        if has_pulled {
+            pulled.to_expr().add(e)
+        } else {
+            e
+        }
     };
-    let with_pulled = |e: Expr, pulled: &Option<Linear>| match pulled {
-        Some(p) => p.to_expr().add(e),
-        None => e,
-    };
-    if pulled.is_some() {
-        let r = linear_range(ctx, &kept);
+    if has_pulled {
+        let r = linear_range(ctx, kept);
         if let (Some(lo), Some(hi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
             if !r.is_empty() && lo == hi && ctx.fire("floordiv_one_period") {
-                return Some(with_pulled(Expr::constant(lo), &pulled));
+                return Some(with_pulled(Expr::constant(lo)));
             }
         }
     }
-    if let Some((g, main, _)) = gcd_split(ctx, &kept, c) {
+    if let Some(g) = gcd_factor(ctx, kept, c) {
         if ctx.fire("floordiv_gcd") {
-            return Some(with_pulled(
-                main.to_expr().floor_div(Expr::constant(c / g)),
-                &pulled,
-            ));
+            let (mut main, mut rest) = (Linear::default(), Linear::default());
+            split_by(kept, g, &mut main, &mut rest);
+            return Some(with_pulled(main.to_expr().floor_div(Expr::constant(c / g))));
         }
     }
-    pulled
-        .is_some()
-        .then(|| with_pulled(kept.to_expr().floor_div(d), &pulled))
+    has_pulled.then(|| with_pulled(kept.to_expr().floor_div(d)))
 }
 
 /// Rules for `x ceildiv d`.
@@ -208,10 +199,9 @@ pub(crate) fn ceil_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         return cdiv(r.lo, c).map(Expr::constant);
     }
     let lin = x.linear()?;
-    if let Some((pulled, kept)) = pull_multiples(lin, c) {
-        if ctx.fire("ceildiv_pull_multiple") {
-            return Some(pulled.to_expr().add(kept.to_expr().ceil_div(d)));
-        }
+    let (mut pulled, mut kept) = (Linear::default(), Linear::default());
+    if pull_multiples(lin, c, &mut pulled, &mut kept) && ctx.fire("ceildiv_pull_multiple") {
+        return Some(pulled.to_expr().add(kept.to_expr().ceil_div(d)));
     }
     None
 }
@@ -283,21 +273,20 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         } else {
             "mod_pull_multiple"
         });
-    let reduced = if changed {
-        Cow::Owned(reduced)
-    } else {
-        Cow::Borrowed(lin)
-    };
+    let reduced = if changed { &reduced } else { lin };
     if changed {
-        let r = linear_range(ctx, &reduced);
+        let r = linear_range(ctx, reduced);
         if let (Some(qlo), Some(qhi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
             if !r.is_empty() && qlo == qhi && ctx.fire("mod_one_period") {
                 return Some(reduced.to_expr().sub(Expr::constant(qlo.checked_mul(c)?)));
             }
         }
     }
-    if let Some((g, main, rest)) = gcd_split(ctx, &reduced, c) {
+    if let Some(g) = gcd_factor(ctx, reduced, c) {
         if ctx.fire("mod_gcd_split") {
+            let (mut main, mut rest) = (Linear::default(), Linear::default());
+            split_by(reduced, g, &mut main, &mut rest);
+            let rest = rest.to_expr();
             return Some(
                 main.to_expr()
                     .modulo(Expr::constant(c / g))

@@ -7,6 +7,7 @@
 
 use super::context::Ctx;
 use super::{divmod, sums};
+use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
 /// Sums and products by a constant are handled as one flat linear form.
@@ -107,7 +108,8 @@ impl Ctx<'_> {
             return e;
         };
         let lin = &flattened.form;
-        let Some((flat, changed)) = sums::simplify_atoms(self, lin) else {
+        let mut flat = Linear::default();
+        let Some(changed) = sums::simplify_atoms(self, lin, &mut flat) else {
             return e;
         };
         if let Some(next) = sums::recombine(self, &flat) {

@@ -5,14 +5,12 @@ use super::context::Ctx;
 use crate::linear::Linear;
 use crate::{Expr, ExprKind};
 
-/// The sum with every atom of the normalized form `lin` simplified, and the result
-/// flattened and normalized again (a simplified atom may itself be a sum), with whether any
-/// atom changed; `None` on overflow.
-pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<(Linear, bool)> {
-    let mut out = Linear {
-        terms: Default::default(),
-        constant: lin.constant,
-    };
+/// Writes into `out` (empty) the sum with every atom of the normalized form `lin`
+/// simplified, flattened and normalized again (a simplified atom may itself be a sum).
+/// Returns whether any atom changed; `None` on overflow. (`out` is the caller's so that the
+/// form is written in place rather than moved out.)
+pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear, out: &mut Linear) -> Option<bool> {
+    out.constant = lin.constant;
     let mut changed = false;
     for &(atom, k) in &lin.terms {
         let s = ctx.simplify(atom);
@@ -20,7 +18,7 @@ pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<(Linear,
             out.terms.push((atom, k));
         } else {
             changed = true;
-            add_scaled(&mut out, s, k)?;
+            add_scaled(out, s, k)?;
         }
     }
     // `lin` is a normalized form (sorted, merged, no zero coefficient): with every atom
@@ -28,7 +26,7 @@ pub(crate) fn simplify_atoms(ctx: &mut Ctx<'_>, lin: &Linear) -> Option<(Linear,
     if changed {
         out.normalize()?;
     }
-    Some((out, changed))
+    Some(changed)
 }
 
 /// `lin += k * x` (flattening `x`); `None` on overflow.

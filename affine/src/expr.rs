@@ -126,9 +126,10 @@ pub struct Node {
     dims: VarMask,
     ranges: VarMask,
     runtimes: VarMask,
-    /// The flattened linear form, computed on first use: the simplifier asks for the same
-    /// node's form many times (as a sum, as a dividend, in recombination), and it depends
-    /// only on the node. `None` inside when flattening overflows.
+    /// The flattened linear form and whether this node is its canonical sum, computed on
+    /// first use: the simplifier asks for the same node's form many times (as a sum, as a
+    /// dividend, in recombination), and both depend only on the node. `None` inside when
+    /// flattening overflows.
     linear: OnceLock<Option<Box<Flattened>>>,
 }
 

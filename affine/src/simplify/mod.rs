@@ -18,7 +18,7 @@ mod sums;
 use constraints::Normalized;
 use context::Ctx;
 
-use crate::{Constraint, Expr, IndexingMap, Interval, MapForm, Var};
+use crate::{Expr, IndexingMap, Interval, MapForm, Var};
 
 /// Rounds of constraint normalization + result simplification before giving up on a fixpoint.
 const MAX_ROUNDS: usize = 32;
@@ -84,30 +84,25 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
     // map changed, and no copy of it is needed.
     let original = (!map.constraints.is_empty()).then(|| map.clone());
     let mut results_changed = false;
-    // The domain before the current round's constraint pass, from the second round on (the
-    // first round compares with `original`).
-    let mut before: Option<Domain> = None;
     for round in 0..MAX_ROUNDS {
         // Without constraints the pass changes nothing: skip the snapshot and the pass.
         let unchanged = if map.constraints.is_empty() {
             true
         } else {
-            if round > 0 {
-                before.get_or_insert_with(Domain::default).copy_from(map);
-            }
+            let before = (
+                map.dims.clone(),
+                map.ranges.clone(),
+                map.runtimes.clone(),
+                map.constraints.clone(),
+            );
             if !normalize_constraints(map, tracing, &mut trace) {
                 *map = IndexingMap::known_empty();
                 return (true, trace);
             }
-            // (Both snapshots exist where they are read; a missing one would only cost a
-            // round.)
-            if round == 0 {
-                original
-                    .as_ref()
-                    .is_some_and(|o| domain_of(o) == domain_of(map))
-            } else {
-                before.as_ref().is_some_and(|b| b.parts() == domain_of(map))
-            }
+            before.0 == map.dims
+                && before.1 == map.ranges
+                && before.2 == map.runtimes
+                && before.3 == map.constraints
         };
         // Results were already simplified under exactly this domain.
         if round > 0 && unchanged {
@@ -140,40 +135,6 @@ fn run(map: &mut IndexingMap, tracing: bool) -> (bool, Vec<&'static str>) {
         None => results_changed,
     };
     (changed, trace)
-}
-
-/// The parts of a map the constraint pass can change.
-#[derive(Default)]
-struct Domain {
-    dims: Vec<Interval>,
-    ranges: Vec<Interval>,
-    runtimes: Vec<Interval>,
-    constraints: Vec<Constraint>,
-}
-
-impl Domain {
-    /// Copies `map`'s domain, reusing this snapshot's buffers.
-    fn copy_from(&mut self, map: &IndexingMap) {
-        self.dims.clone_from(&map.dims);
-        self.ranges.clone_from(&map.ranges);
-        self.runtimes.clone_from(&map.runtimes);
-        self.constraints.clone_from(&map.constraints);
-    }
-
-    fn parts(&self) -> DomainParts<'_> {
-        (&self.dims, &self.ranges, &self.runtimes, &self.constraints)
-    }
-}
-
-type DomainParts<'a> = (
-    &'a [Interval],
-    &'a [Interval],
-    &'a [Interval],
-    &'a [Constraint],
-);
-
-fn domain_of(map: &IndexingMap) -> DomainParts<'_> {
-    (&map.dims, &map.ranges, &map.runtimes, &map.constraints)
 }
 
 /// One pass over the constraints. Returns false if the domain is empty.

@@ -4,9 +4,9 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
-use hlo::kernels::{evaluate, CallComputation, KernelError};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{parse_module, parse_shape, CompId, Literal};
+use hlo_eval::numeric::{evaluate, CallComputation, KernelError};
 
 /// Dot and convolution call no computations.
 struct NoCalls;

@@ -23,7 +23,7 @@ fn default_pipeline(c: &mut Criterion) {
             b.iter_batched(
                 || m.clone(),
                 |mut m| {
-                    let changed = hlo::transforms::default_pipeline()
+                    let changed = hlo_transforms::default_pipeline()
                         .run(&mut m)
                         .expect("pipeline runs");
                     black_box((changed, m))

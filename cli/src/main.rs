@@ -6,6 +6,7 @@
 mod hlo_cmd;
 mod indexing_cmd;
 mod input;
+mod logging;
 mod map_cmd;
 mod opt_cmd;
 mod run_cmd;
@@ -70,6 +71,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Map(cmd) => map_cmd::run(cmd),

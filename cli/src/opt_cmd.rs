@@ -15,7 +15,7 @@ total, runs, runs that changed the module, name; then a `total` row.
 Dumps (XLA's names): module_0000.<name>.before_optimizations.txt, ...after_optimizations.txt,
 and with --dump-pass-re, module_0000.<name>.SSSS.<pipeline>.after_<pass>.before_<next>.txt
 after every matching pass that changed the module.
-Logging: HLOC_LOG=info,hlo::pass=debug (levels off|error|warn|info|debug|trace),
+Logging: RUST_LOG=info,hlo::pass=debug (levels off|error|warn|info|debug|trace; HLOC_LOG is an alias),
 HLOC_LOG_FILE=path to append to a file instead of stderr.
 Exit codes: 0 success, 1 a pass or the verifier failed, 2 bad input or flags.")]
 pub struct OptArgs {
@@ -51,7 +51,7 @@ pub struct OptArgs {
 /// Runs `hloc opt`.
 pub fn run(args: OptArgs) -> Result<ExitCode> {
     if args.list_passes {
-        let passes = hlo::transforms::all_passes();
+        let passes = hlo_transforms::all_passes();
         let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
         for p in &passes {
             println!("{:width$}  {}", p.name(), p.description());
@@ -81,7 +81,7 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         Err(e) => bail!("{e}"),
     };
     let mut pipeline =
-        hlo::transforms::pipeline_from_list("opt", &args.passes).map_err(anyhow::Error::msg)?;
+        hlo_transforms::pipeline_from_list("opt", &args.passes).map_err(anyhow::Error::msg)?;
     let mut ctx = PassContext::new();
     for d in &args.disable {
         ctx.disable(d.trim());

@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
-use hlo::eval::{random::random_literal, EvalError, Evaluator, DEFAULT_SIZE_LIMIT};
 use hlo::literal::{ArrayData, ArrayLiteral};
-use hlo::npy::{adapt_to, read_npy, read_npz, write_npz};
 use hlo::{Literal, Module};
+use hlo_eval::npy::{adapt_to, read_npy, read_npz, write_npz};
+use hlo_eval::{random::random_literal, EvalError, Evaluator, DEFAULT_SIZE_LIMIT};
 
 /// Arguments of `hloc run`.
 #[derive(Args)]
@@ -38,14 +38,14 @@ pub struct RunArgs {
     pub no_timing: bool,
     /// Stop with an error when one `while` loop runs more iterations than this (a program
     /// may loop forever on some inputs, e.g. random ones).
-    #[arg(long, value_name = "N", default_value_t = hlo::eval::DEFAULT_WHILE_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = hlo_eval::DEFAULT_WHILE_LIMIT)]
     pub max_while_iterations: u64,
 }
 
 /// Evaluation backends.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Backend {
-    /// The reference interpreter (`hlo::eval`).
+    /// The reference interpreter (`hlo_eval`).
     Reference,
 }
 

@@ -147,21 +147,15 @@
 
 pub mod attrs;
 mod error;
-pub mod eval;
 pub mod graph;
 pub mod ir;
-/// Numeric kernels of the reference evaluator.
-pub mod kernels;
 pub mod literal;
-pub mod log;
-pub mod npy;
 mod opcode;
 pub mod parser;
 pub mod pass;
 pub mod printer;
 pub mod shape;
 mod text;
-pub mod transforms;
 pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};

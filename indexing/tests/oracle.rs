@@ -1,6 +1,6 @@
 //! The evaluator oracle: for small modules covering every op family, find which input
 //! elements each output element really depends on by perturbing one input element at a
-//! time and re-running the reference evaluator (`hlo::eval`), and check that the image of
+//! time and re-running the reference evaluator (`hlo_eval`), and check that the image of
 //! the analysis' maps (with runtime variables read through their provenance from the actual
 //! inputs) contains exactly those elements (`Exact`), or at least them (`Superset`, with the
 //! reason). Perturbation can only show a dependence, never rule one out, so a superset
@@ -161,7 +161,7 @@ fn runtime_value(module: &Module, rv: &indexing::RuntimeVar, args: &[Literal]) -
         .set_root(rv.producer)
         .ok()?;
     m.set_entry(rv.computation).ok()?;
-    hlo::eval::evaluate(&m, args).ok()
+    hlo_eval::evaluate(&m, args).ok()
 }
 
 /// The entry parameters whose values a runtime variable depends on: its producer's, or
@@ -242,21 +242,21 @@ fn image(
 }
 
 /// Applies called computations (reducers, comparators) with the reference interpreter.
-struct Calls<'m>(hlo::eval::Evaluator<'m>);
+struct Calls<'m>(hlo_eval::Evaluator<'m>);
 
-impl hlo::kernels::CallComputation for Calls<'_> {
+impl hlo_eval::numeric::CallComputation for Calls<'_> {
     fn call(
         &mut self,
         comp: hlo::CompId,
         args: &[Literal],
-    ) -> Result<Literal, hlo::kernels::KernelError> {
+    ) -> Result<Literal, hlo_eval::numeric::KernelError> {
         self.0
             .call(comp, args.to_vec())
-            .map_err(|e| hlo::kernels::KernelError::Call(Box::new(e)))
+            .map_err(|e| hlo_eval::numeric::KernelError::Call(Box::new(e)))
     }
 }
 
-/// Runs the module. The interpreter delegates heavy ops to `hlo::kernels` once both are
+/// Runs the module. The interpreter delegates heavy ops to `hlo_eval::numeric` once both are
 /// wired together; until then an entry root the interpreter does not run, whose operands
 /// are parameters, is evaluated by the kernel directly.
 fn run(module: &Module, args: &[Literal]) -> Literal {
@@ -264,12 +264,12 @@ fn run(module: &Module, args: &[Literal]) -> Literal {
 }
 
 fn try_run(module: &Module, args: &[Literal]) -> Result<Literal, String> {
-    match hlo::eval::evaluate(module, args) {
+    match hlo_eval::evaluate(module, args) {
         Ok(r) => Ok(r),
-        Err(hlo::eval::EvalError::Unsupported { .. }) => {
+        Err(hlo_eval::EvalError::Unsupported { .. }) => {
             let entry = module.entry();
             let root = entry.root_instr();
-            if !hlo::kernels::handles(root.opcode(), root) {
+            if !hlo_eval::numeric::handles(root.opcode(), root) {
                 return Err(format!("no evaluator for {}", root.opcode()));
             }
             let operands: Vec<&Literal> = root
@@ -278,8 +278,9 @@ fn try_run(module: &Module, args: &[Literal]) -> Result<Literal, String> {
                 .map(|&o| entry.instr(o).parameter_number().map(|n| &args[n as usize]))
                 .collect::<Option<_>>()
                 .ok_or("kernel root with non-parameter operands")?;
-            let mut calls = Calls(hlo::eval::Evaluator::new(module));
-            hlo::kernels::evaluate(module, root, &operands, &mut calls).map_err(|e| e.to_string())
+            let mut calls = Calls(hlo_eval::Evaluator::new(module));
+            hlo_eval::numeric::evaluate(module, root, &operands, &mut calls)
+                .map_err(|e| e.to_string())
         }
         Err(e) => Err(e.to_string()),
     }

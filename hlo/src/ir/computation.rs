@@ -8,13 +8,22 @@ use crate::attrs::AttrValue;
 /// their users).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Computation {
-    pub(crate) name: String,
-    pub(crate) instrs: Vec<Instruction>,
-    pub(crate) order: Vec<InstrId>,
-    pub(crate) params: Vec<InstrId>,
-    pub(crate) root: InstrId,
-    pub(crate) is_entry: bool,
-    pub(crate) execution_thread: Option<String>,
+    /// The computation's name, unique in its module.
+    pub name: String,
+    /// The arena: every instruction ever added, indexed by [`InstrId`] (removed ones stay
+    /// in the arena but leave `order`).
+    pub instrs: Vec<Instruction>,
+    /// The live instructions in order (operands before users after
+    /// [`crate::ir::edit::repair_order`]).
+    pub order: Vec<InstrId>,
+    /// Parameter instructions by parameter number.
+    pub params: Vec<InstrId>,
+    /// The root instruction: the computation's result.
+    pub root: InstrId,
+    /// Whether this is the module's entry computation.
+    pub is_entry: bool,
+    /// `execution_thread=` of the computation, if written.
+    pub execution_thread: Option<String>,
 }
 
 /// Builds a [`Computation`] instruction by instruction.

@@ -26,14 +26,23 @@ pub enum Payload {
 /// [`crate::ir::accessors`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instruction {
-    pub(crate) name: String,
-    pub(crate) opcode: Opcode,
-    /// Shared: the parser gives instructions written with the same shape text one copy.
-    pub(crate) shape: Arc<Shape>,
-    pub(crate) operands: Vec<InstrId>,
-    pub(crate) users: Vec<InstrId>,
-    pub(crate) attrs: Vec<Attribute>,
-    pub(crate) payload: Payload,
+    /// The instruction's name, unique in its module (without the `%` sigil).
+    pub name: String,
+    /// What the instruction computes.
+    pub opcode: Opcode,
+    /// The result shape. Shared: the parser gives instructions written with the same
+    /// shape text one copy.
+    pub shape: Arc<Shape>,
+    /// Operands in order. Passes that edit this directly keep `users` in step (the
+    /// helpers of [`crate::ir::edit`] do, or call [`crate::Computation::recompute_users`]).
+    pub operands: Vec<InstrId>,
+    /// The instructions that use this one as an operand, each once; maintained with
+    /// `operands`.
+    pub users: Vec<InstrId>,
+    /// Attributes in written order.
+    pub attrs: Vec<Attribute>,
+    /// `parameter(N)` numbers and `constant(...)` values.
+    pub payload: Payload,
 }
 
 impl Instruction {

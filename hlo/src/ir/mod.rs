@@ -4,7 +4,9 @@
 //! arena) and to computations by [`CompId`] (an index into the module's list).
 
 pub mod accessors;
+pub mod call_graph;
 mod computation;
+pub mod edit;
 mod instruction;
 mod metadata;
 mod module;

@@ -39,12 +39,18 @@ pub struct ModuleAttr {
 /// An HLO module.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Module {
-    pub(crate) name: String,
-    pub(crate) attrs: Vec<ModuleAttr>,
-    pub(crate) stack_frames: Option<StackFrameIndex>,
-    pub(crate) computations: Vec<Computation>,
-    pub(crate) entry: CompId,
-    pub(crate) source_style: PrintOptions,
+    /// The name on the `HloModule` line.
+    pub name: String,
+    /// Header attributes in written order.
+    pub attrs: Vec<ModuleAttr>,
+    /// The FileNames/FunctionNames/FileLocations/StackFrames tables, if any.
+    pub stack_frames: Option<StackFrameIndex>,
+    /// Computations, indexed by [`CompId`]; callees before callers in text order.
+    pub computations: Vec<Computation>,
+    /// The entry computation.
+    pub entry: CompId,
+    /// The conventions of the text the module was parsed from (sigils, operand shapes).
+    pub source_style: PrintOptions,
 }
 
 impl Module {

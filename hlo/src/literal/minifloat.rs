@@ -20,18 +20,18 @@ enum Special {
 
 /// A small floating-point format.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct MiniFloat {
+pub struct MiniFloat {
     exp_bits: u32,
     man_bits: u32,
     bias: i32,
     special: Special,
     /// Decimal digits that make printing round-trip (C++ `max_digits10`).
-    pub(crate) max_digits10: usize,
+    pub max_digits10: usize,
 }
 
 /// Why a value cannot be stored in a format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum EncodeError {
+pub enum EncodeError {
     /// A finite value too large for the format.
     Overflow,
     /// NaN, infinity or zero that the format cannot represent.
@@ -42,7 +42,7 @@ pub(crate) enum EncodeError {
 
 impl MiniFloat {
     /// The format of a small float element type; `None` for other types.
-    pub(crate) fn of(t: ElementType) -> Option<MiniFloat> {
+    pub fn of(t: ElementType) -> Option<MiniFloat> {
         use ElementType as T;
         let (exp_bits, man_bits, bias, special, max_digits10) = match t {
             T::F16 => (5, 10, 15, Special::Ieee, 5),
@@ -85,12 +85,12 @@ impl MiniFloat {
 
     /// The mantissa of the canonical quiet NaN (XLA's `QuietNanWithoutPayload`); only
     /// IEEE-like formats carry payloads.
-    pub(crate) fn quiet_nan_mantissa(&self) -> Option<u32> {
+    pub fn quiet_nan_mantissa(&self) -> Option<u32> {
         (self.special == Special::Ieee && self.man_bits > 0).then(|| 1 << (self.man_bits - 1))
     }
 
     /// True when the bits encode a NaN.
-    pub(crate) fn is_nan(&self, bits: u32) -> bool {
+    pub fn is_nan(&self, bits: u32) -> bool {
         let e = (bits >> self.man_bits) & self.exp_mask();
         let m = bits & self.man_mask();
         match self.special {
@@ -103,12 +103,12 @@ impl MiniFloat {
     }
 
     /// The mantissa bits of a NaN (its payload).
-    pub(crate) fn nan_mantissa(&self, bits: u32) -> u32 {
+    pub fn nan_mantissa(&self, bits: u32) -> u32 {
         bits & self.man_mask()
     }
 
     /// The value of a bit pattern.
-    pub(crate) fn decode(&self, bits: u32) -> f64 {
+    pub fn decode(&self, bits: u32) -> f64 {
         if self.is_nan(bits) {
             let signed = matches!(self.special, Special::Ieee | Special::Fn);
             return if signed && bits & self.sign_bit() != 0 {
@@ -166,7 +166,7 @@ impl MiniFloat {
 
     /// Rounds `v` to the nearest representable value (ties to even) and returns its bits.
     /// `payload` is the mantissa of a NaN written `nan(0x...)`.
-    pub(crate) fn encode(&self, v: f64, payload: Option<u32>) -> Result<u32, EncodeError> {
+    pub fn encode(&self, v: f64, payload: Option<u32>) -> Result<u32, EncodeError> {
         if v.is_nan() {
             return self.nan_bits(v.is_sign_negative(), payload);
         }

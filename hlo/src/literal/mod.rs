@@ -3,7 +3,7 @@
 
 mod display;
 mod float_text;
-pub(crate) mod minifloat;
+pub mod minifloat;
 
 pub use float_text::{f32_attr_to_string, f32_to_string, f64_to_string, format_g};
 

@@ -74,7 +74,7 @@ impl PassContext {
     ) -> Result<bool, PassError> {
         let name = pass.name().to_string();
         if self.is_disabled(&name) {
-            crate::log_debug!("hlo::pass", "skipping disabled pass `{name}`");
+            log::debug!(target: "hlo::pass", "skipping disabled pass `{name}`");
             return Ok(false);
         }
         if pass.is_composite() {
@@ -84,8 +84,7 @@ impl PassContext {
         let changed = pass.run_in(module, self)?;
         let elapsed = start.elapsed();
         self.stats.record(&name, elapsed, changed);
-        crate::log_debug!(
-            "hlo::pass",
+        log::debug!(target: "hlo::pass",
             "{pipeline}: pass `{name}` {} in {:.3} ms",
             if changed {
                 "changed the module"

@@ -101,7 +101,7 @@ impl DumpConfig {
         };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
         std::fs::write(&path, crate::print_module(module)).map_err(io)?;
-        crate::log_debug!("hlo::pass", "dumped {}", path.display());
+        log::debug!(target: "hlo::pass", "dumped {}", path.display());
         Ok(path)
     }
 

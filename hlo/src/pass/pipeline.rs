@@ -150,15 +150,13 @@ impl Pass for FixedPoint {
                 return Ok(changed);
             }
             changed = true;
-            crate::log_trace!(
-                "hlo::pass",
+            log::trace!(target: "hlo::pass",
                 "{}: iteration {} changed",
                 self.name,
                 iteration + 1
             );
         }
-        crate::log_warn!(
-            "hlo::pass",
+        log::warn!(target: "hlo::pass",
             "{}: still changing after {} iterations; stopping",
             self.name,
             self.max_iterations

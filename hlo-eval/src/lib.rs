@@ -1,0 +1,192 @@
+//! # hlo-eval — the reference evaluator of XLA HLO
+//!
+//! Runs a module on argument [`Literal`]s one instruction at a
+//! time with the semantics of XLA's operation semantics document. It is the ground truth
+//! every later pass and backend is checked against.
+//!
+//! ```
+//! use hlo_eval::evaluate;
+//! use hlo::literal::{ArrayData, ArrayLiteral};
+//! use hlo::{ElementType, Literal, Shape};
+//! let m = hlo::parse_module(r#"
+//! HloModule m
+//! ENTRY e {
+//!   p = s32[3] parameter(0)
+//!   ROOT n = s32[3] negate(p)
+//! }"#).unwrap();
+//! let arg = ArrayLiteral::new(Shape::array(ElementType::S32, vec![3]), ArrayData::S32(vec![1, -2, i32::MIN])).unwrap();
+//! let out = evaluate(&m, &[Literal::Array(arg)]).unwrap();
+//! assert_eq!(out.as_array().unwrap().data(), &ArrayData::S32(vec![-1, 2, i32::MIN]));
+//! ```
+//!
+//! ## Semantics worth knowing
+//!
+//! - **Integers** wrap on overflow; `x / 0` is -1 (all bits set, so `u32::MAX` for
+//!   unsigned), `MIN / -1` is `MIN`; `remainder` has the dividend's sign (C `%`), `x % 0`
+//!   is `x`; shifts by an amount `>= bits` (as unsigned) give 0, or the sign fill for
+//!   `shift-right-arithmetic`; `power` with a negative exponent is 0 unless the base is 1.
+//! - **Floats** are computed in `f64` and rounded to the element type (exact for `+ - * /`
+//!   and `sqrt`; transcendental functions may differ from XLA's by an ulp or so). `f16`,
+//!   `bf16` and `f8` results round through `f32` (ties to even), as XLA:CPU computes them
+//!   in `f32`. `maximum`/`minimum` propagate NaN. `compare` is IEEE unless `type=TOTALORDER`
+//!   (`-NaN < -inf < -0 < +0 < inf < NaN`).
+//! - **convert**: float to integer truncates and saturates, NaN gives 0; integers wrap;
+//!   see [`convert`](self) docs in the source for the rest.
+//! - **bitcast** reads the operand in its physical (layout) order and writes the result in
+//!   its own; without layouts it is a reshape.
+//! - **dynamic-slice / dynamic-update-slice** clamp start indices into range.
+//! - **conditional** with an index out of range runs the last branch.
+//! - Async wrappers, `copy-start`/`copy-done` and `call`/`fusion` evaluate their called
+//!   computations eagerly; tokens are [`Literal::Elided`] of the token shape.
+//!
+//! Heavy numeric ops (dot, convolution, gather, scatter, sort, top-k, reduce-window,
+//! select-and-scatter, rng, fft, cholesky, triangular-solve, LAPACK custom calls) are
+//! delegated to [`numeric`]; an operation it does not implement returns
+//! [`EvalError::Unsupported`].
+//!
+//! ## Size guard
+//!
+//! Before an instruction runs, its result size is checked against the evaluator's limit
+//! ([`DEFAULT_SIZE_LIMIT`], 4 GiB, adjustable with [`Evaluator::with_size_limit`]): a
+//! bigger result is [`EvalError::TooLarge`], never an allocation attempt.
+//!
+//! ## Loop guard
+//!
+//! A `while` whose condition never turns false (a program can loop forever on some inputs,
+//! as a Collatz loop on negative numbers does) stops after [`DEFAULT_WHILE_LIMIT`]
+//! iterations of one loop (adjustable with [`Evaluator::with_while_limit`]) with
+//! [`EvalError::LoopLimit`], so that evaluation always ends.
+//!
+//! ## Comparing with XLA
+//!
+//! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
+//! outputs uses.
+
+mod control;
+mod convert;
+mod data;
+mod elementwise;
+mod interp;
+mod movement;
+pub mod npy;
+pub mod numeric;
+pub mod random;
+mod reduce;
+mod scalar;
+mod special;
+pub mod tolerance;
+
+#[cfg(test)]
+mod tests;
+
+pub use interp::Evaluator;
+
+use hlo::{Literal, Module, Opcode};
+
+/// Results larger than this many bytes (4 GiB) are refused by default.
+pub const DEFAULT_SIZE_LIMIT: u64 = 4 << 30;
+
+/// Default largest number of iterations one `while` loop may run (a million).
+pub const DEFAULT_WHILE_LIMIT: u64 = 1_000_000;
+
+/// Why evaluation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The opcode (or custom-call target) is not implemented.
+    #[error("unsupported operation `{opcode}` (instruction `{instr}`){}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
+    Unsupported {
+        /// The opcode.
+        opcode: Opcode,
+        /// The instruction's name.
+        instr: String,
+        /// More detail (e.g. the custom-call target).
+        detail: Option<String>,
+    },
+    /// The module or an operand is malformed for the operation.
+    #[error("instruction `{instr}`: {message}")]
+    Invalid {
+        /// The instruction's name.
+        instr: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Wrong number of arguments for the entry computation.
+    #[error("the entry computation takes {expected} argument(s), got {got}")]
+    ArgumentCount {
+        /// Parameters of the entry computation.
+        expected: usize,
+        /// Arguments given.
+        got: usize,
+    },
+    /// An argument's shape or type does not match its parameter.
+    #[error("argument {index} (parameter `{name}`) must be {expected}, got {got}")]
+    ArgumentMismatch {
+        /// Parameter number.
+        index: usize,
+        /// Parameter instruction name.
+        name: String,
+        /// The parameter's shape.
+        expected: String,
+        /// The argument's shape.
+        got: String,
+    },
+    /// A result would exceed the size limit.
+    #[error(
+        "instruction `{instr}` would allocate {bytes} bytes, more than the limit of {limit} bytes"
+    )]
+    TooLarge {
+        /// The instruction's name.
+        instr: String,
+        /// Bytes the result needs (saturated at `u64::MAX`).
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A `while` loop ran more iterations than the limit.
+    #[error("while loop `{instr}` did not finish within {limit} iterations")]
+    LoopLimit {
+        /// The while instruction's name.
+        instr: String,
+        /// The iteration limit.
+        limit: u64,
+    },
+}
+
+impl EvalError {
+    /// An [`EvalError::Invalid`] for instruction `instr`.
+    pub(crate) fn invalid(instr: &str, message: impl Into<String>) -> EvalError {
+        EvalError::Invalid {
+            instr: instr.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Element data of type `ty` from little-endian bytes (whole elements only); used by
+/// [`crate::npy`].
+pub(crate) fn data_from_le_bytes(
+    ty: hlo::ElementType,
+    b: &[u8],
+) -> Option<hlo::literal::ArrayData> {
+    convert::from_bytes(ty, b)
+}
+
+/// Little-endian bytes of every element; used by [`crate::npy`].
+pub(crate) fn data_to_le_bytes(d: &hlo::literal::ArrayData) -> Vec<u8> {
+    convert::to_bytes(d)
+}
+
+/// Row-major transpose of `data` (dims `in_dims`) by `perm`; used by [`crate::npy`].
+pub(crate) fn transpose_for_npy(
+    data: &hlo::literal::ArrayData,
+    in_dims: &[usize],
+    perm: &[usize],
+) -> Option<hlo::literal::ArrayData> {
+    movement::transpose_data(data, in_dims, perm, "npy").ok()
+}
+
+/// Evaluates the entry computation of `module` on `args` (one per parameter, in
+/// parameter-number order) with the default size limit.
+pub fn evaluate(module: &Module, args: &[Literal]) -> Result<Literal, EvalError> {
+    Evaluator::new(module).run(args)
+}

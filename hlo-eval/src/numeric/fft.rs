@@ -1,0 +1,296 @@
+//! `fft` (FFT, IFFT, RFFT, IRFFT over the last 1-3 dimensions), computed in `f64` with
+//! an exact-index twiddle table (radix-2 for power-of-two lengths, a direct DFT for
+//! other lengths up to 64, Bluestein's algorithm beyond) and rounded once to the result
+//! type. Inverse transforms divide
+//! by the length, as XLA does.
+
+use super::numeric::{load, store, Buf, Domain};
+use super::util::{dims_of, operand, strides};
+use super::KernelError;
+use hlo::{Instruction, Literal};
+
+type C = [f64; 2];
+
+/// `e^{-2 pi i j / n}` for `j` in `0..n`.
+fn twiddles(n: usize) -> Vec<C> {
+    (0..n)
+        .map(|j| {
+            let a = -2.0 * std::f64::consts::PI * j as f64 / n as f64;
+            [a.cos(), a.sin()]
+        })
+        .collect()
+}
+
+/// Direct DFT of `line` into `out` (`w` = [`twiddles`] of the length).
+fn dft(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    for (k, o) in out.iter_mut().enumerate() {
+        let (mut re, mut im) = (0.0, 0.0);
+        for (j, x) in line.iter().enumerate() {
+            let t = w[(k * j) % n];
+            let ti = if inverse { -t[1] } else { t[1] };
+            re += x[0] * t[0] - x[1] * ti;
+            im += x[0] * ti + x[1] * t[0];
+        }
+        *o = [re, im];
+    }
+}
+
+/// Iterative radix-2 FFT of `line` into `out` for power-of-two lengths.
+fn radix2(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
+    let n = line.len();
+    let bits = n.trailing_zeros();
+    for (i, x) in line.iter().enumerate() {
+        let r = if bits == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - bits)
+        };
+        out[r] = *x;
+    }
+    let mut len = 2;
+    while len <= n {
+        let step = n / len;
+        for start in (0..n).step_by(len) {
+            for j in 0..len / 2 {
+                let t = w[j * step];
+                let ti = if inverse { -t[1] } else { t[1] };
+                let (a, b) = (out[start + j], out[start + j + len / 2]);
+                let bt = [b[0] * t[0] - b[1] * ti, b[0] * ti + b[1] * t[0]];
+                out[start + j] = [a[0] + bt[0], a[1] + bt[1]];
+                out[start + j + len / 2] = [a[0] - bt[0], a[1] - bt[1]];
+            }
+        }
+        len *= 2;
+    }
+}
+
+/// Bluestein's chirp-z DFT of any length via power-of-two FFTs (for long lines whose
+/// length is not a power of two). The chirp angles use `k^2 mod 2n`, exact in integers.
+fn bluestein(line: &[C], out: &mut [C], inverse: bool) {
+    let n = line.len();
+    let m = (2 * n - 1).next_power_of_two();
+    let sign = if inverse { 1.0 } else { -1.0 };
+    let chirp: Vec<C> = (0..n)
+        .map(|k| {
+            let a = sign * std::f64::consts::PI * ((k * k) % (2 * n)) as f64 / n as f64;
+            [a.cos(), a.sin()]
+        })
+        .collect();
+    let mul = |x: C, y: C| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]];
+    let conj = |x: C| [x[0], -x[1]];
+    let mut a = vec![[0.0; 2]; m];
+    for k in 0..n {
+        a[k] = mul(line[k], chirp[k]);
+    }
+    let mut b = vec![[0.0; 2]; m];
+    b[0] = conj(chirp[0]);
+    for k in 1..n {
+        b[k] = conj(chirp[k]);
+        b[m - k] = conj(chirp[k]);
+    }
+    let w = twiddles(m);
+    let (mut fa, mut fb) = (vec![[0.0; 2]; m], vec![[0.0; 2]; m]);
+    radix2(&a, &mut fa, &w, false);
+    radix2(&b, &mut fb, &w, false);
+    let prod: Vec<C> = fa.iter().zip(&fb).map(|(&x, &y)| mul(x, y)).collect();
+    let mut conv = vec![[0.0; 2]; m];
+    radix2(&prod, &mut conv, &w, true);
+    for k in 0..n {
+        let c = [conv[k][0] / m as f64, conv[k][1] / m as f64];
+        out[k] = mul(c, chirp[k]);
+    }
+}
+
+/// Lines at most this long use the direct DFT when their length is not a power of two.
+const DIRECT_MAX: usize = 64;
+
+/// In-place DFT of every line along `axis` (length `n` = `dims[axis]`): radix-2 for
+/// powers of two, a direct sum for short lines, Bluestein for long ones.
+fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
+    let n = dims[axis];
+    if n == 0 || data.is_empty() {
+        return;
+    }
+    let w = twiddles(n);
+    let st = strides(dims)[axis];
+    let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
+    let mut line = vec![[0.0; 2]; n];
+    let mut out = vec![[0.0; 2]; n];
+    for base in 0..data.len() {
+        if !(base / st).is_multiple_of(n) {
+            continue;
+        }
+        for (i, l) in line.iter_mut().enumerate() {
+            *l = data[base + i * st];
+        }
+        if n.is_power_of_two() {
+            radix2(&line, &mut out, &w, inverse);
+        } else if n <= DIRECT_MAX {
+            dft(&line, &mut out, &w, inverse);
+        } else {
+            bluestein(&line, &mut out, inverse);
+        }
+        for (i, o) in out.iter().enumerate() {
+            data[base + i * st] = [o[0] * scale, o[1] * scale];
+        }
+    }
+}
+
+/// Evaluates `fft`.
+pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal, KernelError> {
+    const W: &str = "fft";
+    let x = operand(operands, 0, W)?;
+    let kind = instr
+        .fft_type()
+        .ok_or_else(|| KernelError::Invalid(format!("{W}: missing fft_type")))?;
+    let lengths: Vec<usize> = instr
+        .fft_length()
+        .ok_or_else(|| KernelError::Invalid(format!("{W}: missing fft_length")))?
+        .iter()
+        .map(|&l| usize::try_from(l).ok())
+        .collect::<Option<_>>()
+        .ok_or_else(|| KernelError::Invalid(format!("{W}: negative fft_length")))?;
+    let in_dims = dims_of(x.shape(), W)?;
+    let out_dims = dims_of(instr.shape(), W)?;
+    let r = lengths.len();
+    if r == 0 || r > 3 || r > in_dims.len() || in_dims.len() != out_dims.len() {
+        return Err(KernelError::Invalid(format!(
+            "{W}: fft_length must name 1 to 3 trailing dimensions"
+        )));
+    }
+    let rank = in_dims.len();
+    let axes = rank - r..rank;
+    let last = rank - 1;
+    let n_last = lengths[r - 1];
+    let values = match load(Domain::C128, x, W)? {
+        Buf::C128(v) => v,
+        _ => return Err(KernelError::Invalid(format!("{W}: operand is not numeric"))),
+    };
+    let expect = |dims: &[usize], last_len: usize| {
+        let mut d = dims[..rank - r].to_vec();
+        d.extend_from_slice(&lengths[..r - 1]);
+        d.push(last_len);
+        d
+    };
+    let result: Vec<C> = match kind {
+        "FFT" | "IFFT" => {
+            if in_dims != expect(&in_dims, n_last) || out_dims != in_dims {
+                return Err(KernelError::Invalid(format!(
+                    "{W}: dimensions do not match fft_length"
+                )));
+            }
+            let mut v = values;
+            for a in axes {
+                transform_axis(&mut v, &in_dims, a, kind == "IFFT");
+            }
+            v
+        }
+        "RFFT" => {
+            if in_dims != expect(&in_dims, n_last) || out_dims != expect(&in_dims, n_last / 2 + 1) {
+                return Err(KernelError::Invalid(format!(
+                    "{W}: RFFT dimensions do not match fft_length"
+                )));
+            }
+            let mut v = values;
+            for a in axes {
+                transform_axis(&mut v, &in_dims, a, false);
+            }
+            // Keep the first n/2 + 1 frequencies of the last dimension.
+            let keep = n_last / 2 + 1;
+            v.chunks(n_last.max(1))
+                .flat_map(|row| row[..keep.min(row.len())].to_vec())
+                .collect()
+        }
+        "IRFFT" => {
+            let keep = n_last / 2 + 1;
+            if out_dims != expect(&in_dims, n_last)
+                || in_dims[last] < keep
+                || in_dims[..last] != out_dims[..last]
+            {
+                return Err(KernelError::Invalid(format!(
+                    "{W}: IRFFT dimensions do not match fft_length"
+                )));
+            }
+            // Inverse along the outer transformed dimensions, then the Hermitian
+            // extension of each row to n and an inverse DFT keeping the real part.
+            let mut v = values;
+            for a in rank - r..last {
+                transform_axis(&mut v, &in_dims, a, true);
+            }
+            let in_len = in_dims[last];
+            let mut full: Vec<C> = Vec::with_capacity(out_dims.iter().product());
+            for row in v.chunks(in_len.max(1)) {
+                for k in 0..n_last {
+                    full.push(if k < keep {
+                        row[k]
+                    } else {
+                        let c = row[n_last - k];
+                        [c[0], -c[1]]
+                    });
+                }
+            }
+            // The imaginary parts of the DC and Nyquist terms do not contribute.
+            for row in full.chunks_mut(n_last.max(1)) {
+                if let Some(first) = row.first_mut() {
+                    first[1] = 0.0;
+                }
+                if n_last.is_multiple_of(2) && n_last > 0 {
+                    row[n_last / 2][1] = 0.0;
+                }
+            }
+            transform_axis(&mut full, &out_dims, last, true);
+            let real: Vec<f64> = full.iter().map(|c| c[0]).collect();
+            return store(Buf::F64(real), instr.shape(), W);
+        }
+        other => return Err(KernelError::Unsupported(format!("{W}: fft_type {other}"))),
+    };
+    store(Buf::C128(result), instr.shape(), W)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bluestein_matches_direct_dft() {
+        for n in [3usize, 5, 7, 12, 65, 100, 127] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [((i * 7) % 11) as f64 - 5.0, ((i * 3) % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                bluestein(&line, &mut a, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn radix2_matches_direct_dft() {
+        for n in [1usize, 2, 4, 8, 64] {
+            let w = twiddles(n);
+            let line: Vec<C> = (0..n)
+                .map(|i| [(i * 7 % 5) as f64 - 2.0, (i * 3 % 4) as f64])
+                .collect();
+            for inverse in [false, true] {
+                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                radix2(&line, &mut a, &w, inverse);
+                dft(&line, &mut b, &w, inverse);
+                for (x, y) in a.iter().zip(&b) {
+                    assert!(
+                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
+                        "n={n}"
+                    );
+                }
+            }
+        }
+    }
+}

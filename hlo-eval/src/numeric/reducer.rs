@@ -1,0 +1,216 @@
+//! Scalar reducer computations (`add`, `multiply`, `maximum`, ... of the two parameters)
+//! recognised so that reduce-window, scatter and select-and-scatter can combine values
+//! directly instead of calling the computation once per element.
+
+use super::numeric::{bf16_to_f32, f32_to_bf16, f64_to_small};
+use super::KernelError;
+use hlo::literal::minifloat::MiniFloat;
+use hlo::literal::ArrayData;
+use hlo::shape::ElementType;
+use hlo::{CompId, Module, Opcode};
+
+/// A binary, associative reducer the kernels apply natively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reducer {
+    /// `add` (`or` for `pred`).
+    Add,
+    /// `multiply` (`and` for `pred`).
+    Mul,
+    /// `maximum` (NaN propagates).
+    Max,
+    /// `minimum` (NaN propagates).
+    Min,
+    /// `and` (bitwise for integers).
+    And,
+    /// `or` (bitwise for integers).
+    Or,
+}
+
+/// Recognises a computation `(a: T[], b: T[]) -> T[]` whose root is one of the
+/// [`Reducer`] ops applied to its two parameters (in either order).
+pub fn simple_reducer(module: &Module, comp: CompId) -> Option<Reducer> {
+    let c = module.get_computation(comp)?;
+    if c.parameters().len() != 2 {
+        return None;
+    }
+    let root = c.root_instr();
+    let reducer = match root.opcode() {
+        Opcode::Add => Reducer::Add,
+        Opcode::Multiply => Reducer::Mul,
+        Opcode::Maximum => Reducer::Max,
+        Opcode::Minimum => Reducer::Min,
+        Opcode::And => Reducer::And,
+        Opcode::Or => Reducer::Or,
+        _ => return None,
+    };
+    let ty = root.shape().element_type()?;
+    if !root.shape().is_scalar() {
+        return None;
+    }
+    let ops = root.operands();
+    let (p0, p1) = (c.parameter(0)?, c.parameter(1)?);
+    if ops.len() != 2 || !((ops[0] == p0 && ops[1] == p1) || (ops[0] == p1 && ops[1] == p0)) {
+        return None;
+    }
+    for p in [p0, p1] {
+        let s = c.instr(p).shape();
+        if !s.is_scalar() || s.element_type() != Some(ty) {
+            return None;
+        }
+    }
+    Some(reducer)
+}
+
+/// True when `comp` returns its second parameter unchanged (scatter's "set" update).
+pub(crate) fn returns_second_parameter(module: &Module, comp: CompId) -> bool {
+    module
+        .get_computation(comp)
+        .is_some_and(|c| c.parameters().len() == 2 && c.parameter(1) == Some(c.root()))
+}
+
+fn float_op(r: Reducer, a: f64, b: f64) -> Option<f64> {
+    Some(match r {
+        Reducer::Add => a + b,
+        Reducer::Mul => a * b,
+        Reducer::Max => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.max(b)
+            }
+        }
+        Reducer::Min => {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else {
+                a.min(b)
+            }
+        }
+        Reducer::And | Reducer::Or => return None,
+    })
+}
+
+fn f32_op(r: Reducer, a: f32, b: f32) -> Option<f32> {
+    Some(match r {
+        Reducer::Add => a + b,
+        Reducer::Mul => a * b,
+        Reducer::Max => {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.max(b)
+            }
+        }
+        Reducer::Min => {
+            if a.is_nan() || b.is_nan() {
+                f32::NAN
+            } else {
+                a.min(b)
+            }
+        }
+        Reducer::And | Reducer::Or => return None,
+    })
+}
+
+macro_rules! int_op {
+    ($r:expr, $a:expr, $b:expr) => {
+        match $r {
+            Reducer::Add => $a.wrapping_add($b),
+            Reducer::Mul => $a.wrapping_mul($b),
+            Reducer::Max => $a.max($b),
+            Reducer::Min => $a.min($b),
+            Reducer::And => $a & $b,
+            Reducer::Or => $a | $b,
+        }
+    };
+}
+
+/// `acc[ai] = r(acc[ai], src[si])` for element type `ty` (both of the same storage).
+pub(crate) fn combine(
+    r: Reducer,
+    ty: ElementType,
+    acc: &mut ArrayData,
+    ai: usize,
+    src: &ArrayData,
+    si: usize,
+) -> Result<(), KernelError> {
+    let bad = || KernelError::Unsupported(format!("reducer {r:?} on {ty}"));
+    match (acc, src) {
+        (ArrayData::Pred(a), ArrayData::Pred(s)) => {
+            let (x, y) = (a[ai], s[si]);
+            a[ai] = match r {
+                Reducer::Add | Reducer::Or | Reducer::Max => x | y,
+                Reducer::Mul | Reducer::And | Reducer::Min => x & y,
+            };
+        }
+        (ArrayData::S8(a), ArrayData::S8(s)) => {
+            let v = int_op!(r, a[ai], s[si]);
+            // Narrow signed types wrap within their width.
+            let bits = ty.bit_width().unwrap_or(8);
+            let shift = 8 - bits;
+            a[ai] = (v << shift) >> shift;
+        }
+        (ArrayData::S16(a), ArrayData::S16(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::S32(a), ArrayData::S32(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::S64(a), ArrayData::S64(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::U8(a), ArrayData::U8(s)) => {
+            let v = int_op!(r, a[ai], s[si]);
+            let bits = ty.bit_width().unwrap_or(8);
+            a[ai] = if bits >= 8 {
+                v
+            } else {
+                v & ((1u8 << bits) - 1)
+            };
+        }
+        (ArrayData::U16(a), ArrayData::U16(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::U32(a), ArrayData::U32(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::U64(a), ArrayData::U64(s)) => a[ai] = int_op!(r, a[ai], s[si]),
+        (ArrayData::F32(a), ArrayData::F32(s)) => {
+            a[ai] = f32_op(r, a[ai], s[si]).ok_or_else(bad)?
+        }
+        (ArrayData::F64(a), ArrayData::F64(s)) => {
+            a[ai] = float_op(r, a[ai], s[si]).ok_or_else(bad)?
+        }
+        (ArrayData::Bits16(a), ArrayData::Bits16(s)) if ty == ElementType::BF16 => {
+            let v = f32_op(r, bf16_to_f32(a[ai]), bf16_to_f32(s[si])).ok_or_else(bad)?;
+            a[ai] = f32_to_bf16(v);
+        }
+        (ArrayData::Bits16(a), ArrayData::Bits16(s)) => {
+            let m = MiniFloat::of(ty).ok_or_else(bad)?;
+            // Computed in f32 and rounded once, as XLA:CPU does for f16.
+            let x = m.decode(u32::from(a[ai])) as f32;
+            let y = m.decode(u32::from(s[si])) as f32;
+            let v = f32_op(r, x, y).ok_or_else(bad)?;
+            a[ai] = f64_to_small(ty, f64::from(v)) as u16;
+        }
+        (ArrayData::Bits8(a), ArrayData::Bits8(s)) => {
+            let m = MiniFloat::of(ty).ok_or_else(bad)?;
+            let x = m.decode(u32::from(a[ai])) as f32;
+            let y = m.decode(u32::from(s[si])) as f32;
+            let v = f32_op(r, x, y).ok_or_else(bad)?;
+            a[ai] = f64_to_small(ty, f64::from(v)) as u8;
+        }
+        (ArrayData::C64(a), ArrayData::C64(s)) => {
+            let (x, y) = (a[ai], s[si]);
+            a[ai] = match r {
+                Reducer::Add => [x[0] + y[0], x[1] + y[1]],
+                Reducer::Mul => [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]],
+                _ => return Err(bad()),
+            };
+        }
+        (ArrayData::C128(a), ArrayData::C128(s)) => {
+            let (x, y) = (a[ai], s[si]);
+            a[ai] = match r {
+                Reducer::Add => [x[0] + y[0], x[1] + y[1]],
+                Reducer::Mul => [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]],
+                _ => return Err(bad()),
+            };
+        }
+        _ => {
+            return Err(KernelError::Invalid(format!(
+                "reducer {r:?}: operand storage does not match {ty}"
+            )))
+        }
+    }
+    Ok(())
+}

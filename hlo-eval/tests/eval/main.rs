@@ -1,0 +1,19 @@
+//! Integration tests of the reference evaluator, in one binary: corpus programs against
+//! XLA's recorded outputs, .npy/.npz I/O, and each numeric routine on hand-made cases.
+
+mod corpus;
+mod eval_corpus;
+mod eval_npy;
+mod interp;
+mod kernels_batchnorm;
+mod kernels_conv;
+mod kernels_corpus;
+mod kernels_dot;
+mod kernels_errors;
+mod kernels_fft;
+mod kernels_gather_scatter;
+mod kernels_linalg;
+mod kernels_rng;
+mod kernels_sort;
+mod kernels_window;
+mod support;

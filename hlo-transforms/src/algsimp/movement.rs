@@ -1,0 +1,264 @@
+//! Rules for data-movement opcodes. All are exact (they move values, never compute).
+
+use super::scalar::Scalar;
+use super::Rw;
+use hlo::attrs::{AttrName, AttrValue, SliceDim};
+use hlo::ir::{edit, InstrId};
+use hlo::Opcode;
+
+/// When `id` is `broadcast(s)` of a scalar `s`: `s`.
+fn scalar_broadcast_source(rw: &Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let i = rw.instr(id);
+    (i.opcode == Opcode::Broadcast && rw.shape(i.operands[0]).rank() == 0).then(|| i.operands[0])
+}
+
+/// `broadcast(s)` of the scalar `s` to the shape of `like`.
+fn rebroadcast(rw: &mut Rw<'_>, s: InstrId, like: InstrId) -> InstrId {
+    let shape = rw.shape(like).clone();
+    rw.add(
+        Opcode::Broadcast,
+        shape,
+        vec![s],
+        vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
+    )
+}
+
+pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let op = rw.opcode(id);
+    if op == Opcode::Iota {
+        return iota(rw, id);
+    }
+    let x = rw.op(id, 0);
+    let same_shape = rw.shape(x).compatible(rw.shape(id));
+    // Moving the elements of a broadcast scalar gives the same scalar everywhere:
+    // reshape, transpose, slice, reverse, dynamic-slice and gather of `broadcast(s)`
+    // are `broadcast(s)` to the result shape.
+    if matches!(
+        op,
+        Opcode::Reshape
+            | Opcode::Transpose
+            | Opcode::Slice
+            | Opcode::Reverse
+            | Opcode::DynamicSlice
+            | Opcode::Gather
+    ) {
+        if let Some(s) = scalar_broadcast_source(rw, x) {
+            if same_shape && op != Opcode::Gather {
+                return Some(x);
+            }
+            return Some(rebroadcast(rw, s, id));
+        }
+    }
+    match op {
+        Opcode::Broadcast => broadcast(rw, id, same_shape),
+        Opcode::Reshape => {
+            // A reshape to the same shape is a no-op; `reshape(reshape(A)) => reshape(A)`.
+            if same_shape {
+                return Some(x);
+            }
+            if rw.opcode(x) == Opcode::Reshape {
+                let src = rw.op(x, 0);
+                if rw.shape(src).compatible(rw.shape(id)) {
+                    return Some(src);
+                }
+                return Some(rw.clone_with(id, vec![src]));
+            }
+            None
+        }
+        Opcode::Transpose => {
+            let perm = rw.instr(id).dimensions()?.to_vec();
+            // The identity permutation is a no-op.
+            if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
+                return Some(x);
+            }
+            // `transpose(transpose(A, p1), p2) => transpose(A, p1 o p2)`.
+            if rw.opcode(x) == Opcode::Transpose {
+                let inner = rw.instr(x).dimensions()?.to_vec();
+                let composed: Vec<i64> = perm
+                    .iter()
+                    .map(|&p| inner.get(usize::try_from(p).ok()?).copied())
+                    .collect::<Option<_>>()?;
+                let src = rw.op(x, 0);
+                let new = rw.clone_with(id, vec![src]);
+                rw.comp
+                    .instr_mut(new)
+                    .set_attr(AttrName::Dimensions, AttrValue::IntList(composed));
+                return Some(new);
+            }
+            None
+        }
+        Opcode::Slice => slice(rw, id, x),
+        Opcode::Pad => {
+            // Padding by nothing is a no-op.
+            let p = rw.instr(id).padding()?;
+            p.dims
+                .iter()
+                .all(|d| d.low == 0 && d.high == 0 && d.interior == 0)
+                .then_some(x)
+        }
+        Opcode::Concatenate => concatenate(rw, id),
+        Opcode::Reverse => {
+            let dims = rw.instr(id).dimensions()?.to_vec();
+            // Reversing dimensions of size 0 or 1 only is a no-op.
+            let sizes = rw.shape(x).dims();
+            if dims.iter().all(|&d| {
+                usize::try_from(d)
+                    .ok()
+                    .and_then(|d| sizes.get(d))
+                    .is_some_and(|&n| n <= 1)
+            }) {
+                return Some(x);
+            }
+            // `reverse(reverse(A, D), D) => A`.
+            if rw.opcode(x) == Opcode::Reverse {
+                let mut a = rw.instr(x).dimensions()?.to_vec();
+                let mut b = dims;
+                a.sort_unstable();
+                b.sort_unstable();
+                if a == b {
+                    return Some(rw.op(x, 0));
+                }
+            }
+            None
+        }
+        Opcode::DynamicSlice => {
+            // Start indices are clamped into range, so a slice as large as the operand
+            // always starts at 0: the operand itself.
+            if same_shape {
+                return Some(x);
+            }
+            // A dynamic slice of an iota that keeps the whole iota dimension is an iota
+            // of the result shape (the start there clamps to 0).
+            let xi = rw.instr(x).clone();
+            if xi.opcode == Opcode::Iota {
+                let d = usize::try_from(xi.iota_dimension()?).ok()?;
+                if rw.shape(x).dims().get(d) == rw.shape(id).dims().get(d) {
+                    let mut new = xi.clone();
+                    new.users.clear();
+                    new.operands.clear();
+                    new.set_shape(rw.shape(id).clone());
+                    new.name = rw.names.fresh(&xi.name);
+                    return Some(edit::add(rw.comp, new));
+                }
+            }
+            None
+        }
+        Opcode::DynamicUpdateSlice => {
+            let u = rw.op(id, 1);
+            // An update as large as the operand replaces it entirely (starts clamp to 0);
+            // an empty update changes nothing.
+            if rw.shape(u).compatible(rw.shape(id)) {
+                return Some(u);
+            }
+            if rw.shape(u).dims().contains(&0) {
+                return Some(x);
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Broadcast: to the same shape with dimensions in order is a no-op;
+/// `broadcast(broadcast(A, d1), d2) => broadcast(A, d2 o d1)`.
+fn broadcast(rw: &mut Rw<'_>, id: InstrId, same_shape: bool) -> Option<InstrId> {
+    let x = rw.op(id, 0);
+    let dims = rw.instr(id).dimensions()?.to_vec();
+    if same_shape && dims.iter().enumerate().all(|(i, &d)| d == i as i64) {
+        return Some(x);
+    }
+    if rw.opcode(x) == Opcode::Broadcast {
+        let inner = rw.instr(x).dimensions()?.to_vec();
+        let composed: Vec<i64> = inner
+            .iter()
+            .map(|&d| dims.get(usize::try_from(d).ok()?).copied())
+            .collect::<Option<_>>()?;
+        let src = rw.op(x, 0);
+        let new = rw.clone_with(id, vec![src]);
+        rw.comp
+            .instr_mut(new)
+            .set_attr(AttrName::Dimensions, AttrValue::IntList(composed));
+        return Some(new);
+    }
+    None
+}
+
+/// Slice: the whole operand is a no-op; `slice(slice(A))` is one slice.
+fn slice(rw: &mut Rw<'_>, id: InstrId, x: InstrId) -> Option<InstrId> {
+    let s = rw.instr(id).slice()?.to_vec();
+    let dims = rw.shape(x).dims().to_vec();
+    if s.len() == dims.len()
+        && s.iter()
+            .zip(&dims)
+            .all(|(d, &n)| d.start == 0 && d.limit == n && d.stride == 1)
+    {
+        return Some(x);
+    }
+    if rw.opcode(x) != Opcode::Slice {
+        return None;
+    }
+    let inner = rw.instr(x).slice()?.to_vec();
+    let out = rw.shape(id).dims().to_vec();
+    if inner.len() != s.len() || out.len() != s.len() {
+        return None;
+    }
+    let mut merged = Vec::with_capacity(s.len());
+    for ((o, i), &n) in s.iter().zip(&inner).zip(&out) {
+        let start = i.start.checked_add(o.start.checked_mul(i.stride)?)?;
+        let stride = i.stride.checked_mul(o.stride)?;
+        let limit = if n == 0 {
+            start
+        } else {
+            start
+                .checked_add((n - 1).checked_mul(stride)?)?
+                .checked_add(1)?
+        };
+        merged.push(SliceDim {
+            start,
+            limit,
+            stride,
+        });
+    }
+    let src = rw.op(x, 0);
+    let new = rw.clone_with(id, vec![src]);
+    rw.comp
+        .instr_mut(new)
+        .set_attr(AttrName::Slice, AttrValue::Slice(merged));
+    Some(new)
+}
+
+/// Concatenate: of one operand is that operand; empty operands are dropped.
+fn concatenate(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let ops = rw.instr(id).operands.clone();
+    if ops.len() == 1 {
+        return Some(ops[0]);
+    }
+    let kept: Vec<InstrId> = ops
+        .iter()
+        .copied()
+        .filter(|&o| !rw.shape(o).dims().contains(&0))
+        .collect();
+    if kept.len() == ops.len() || kept.is_empty() {
+        return None;
+    }
+    if kept.len() == 1 {
+        return Some(kept[0]);
+    }
+    Some(rw.clone_with(id, kept))
+}
+
+/// An iota along a dimension of size 1 is all zeros.
+fn iota(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let d = usize::try_from(rw.instr(id).iota_dimension()?).ok()?;
+    let shape = rw.shape(id).clone();
+    if *shape.dims().get(d)? != 1 {
+        return None;
+    }
+    let ty = shape.element_type()?;
+    let zero = if ty.is_float() {
+        Scalar::Float(0.0)
+    } else {
+        Scalar::Int(0)
+    };
+    rw.splat_like(&shape, zero)
+}

@@ -1,0 +1,15 @@
+//! Integration tests of the target-independent passes, in one binary: text cases per pass
+//! (`tests/passes/<pass>/`), corpus and random modules evaluated before and after.
+
+mod corpus;
+#[path = "../../../affine/tests/support/golden.rs"]
+mod golden;
+mod pass_batchnorm;
+mod pass_corpus;
+mod pass_golden;
+mod pass_layout;
+mod pass_random;
+mod pass_scatter;
+mod pass_semantics;
+mod pass_transpose_folding;
+mod pass_tree_reduction;

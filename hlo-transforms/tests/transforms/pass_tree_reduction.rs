@@ -1,0 +1,57 @@
+//! The tree-reduction rewriter keeps results: integer sums bit for bit, a float max
+//! exactly, a float sum within the evaluator's tolerance.
+
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::pass::Pass;
+use hlo::{ElementType, Literal, Shape};
+use hlo_eval::tolerance;
+
+fn run_both(text: &str, arg: Literal) -> (Literal, Literal) {
+    let m = hlo::parse_module(text).unwrap();
+    let mut t = m.clone();
+    assert!(hlo_transforms::TreeReductionRewriter::default()
+        .run(&mut t)
+        .unwrap());
+    hlo::pass::verify::verify(&t).unwrap();
+    let a = hlo_eval::evaluate(&m, std::slice::from_ref(&arg)).unwrap();
+    let b = hlo_eval::evaluate(&t, &[arg]).unwrap();
+    (a, b)
+}
+
+fn module(ty: &str, op: &str, init: &str) -> String {
+    format!(
+        "HloModule m\nr {{\n  x = {ty}[] parameter(0)\n  y = {ty}[] parameter(1)\n  ROOT s = {ty}[] {op}(x, y)\n}}\nENTRY e {{\n  p = {ty}[2,5000] parameter(0)\n  z = {ty}[] constant({init})\n  ROOT o = {ty}[2] reduce(p, z), dimensions={{1}}, to_apply=r\n}}\n"
+    )
+}
+
+#[test]
+fn integer_sum_is_exact() {
+    let v: Vec<i32> = (0..10000).map(|i| (i * 7919 % 1000) - 500).collect();
+    let arg = Literal::Array(
+        ArrayLiteral::new(
+            Shape::array(ElementType::S32, vec![2, 5000]),
+            ArrayData::S32(v),
+        )
+        .unwrap(),
+    );
+    let (a, b) = run_both(&module("s32", "add", "0"), arg);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn float_max_exact_and_sum_close() {
+    let v: Vec<f32> = (0..10000)
+        .map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.37)
+        .collect();
+    let arg = Literal::Array(
+        ArrayLiteral::new(
+            Shape::array(ElementType::F32, vec![2, 5000]),
+            ArrayData::F32(v),
+        )
+        .unwrap(),
+    );
+    let (a, b) = run_both(&module("f32", "maximum", "-inf"), arg.clone());
+    assert_eq!(a, b);
+    let (a, b) = run_both(&module("f32", "add", "0"), arg);
+    assert!(tolerance::compare(b.as_array().unwrap(), a.as_array().unwrap()).matches);
+}

@@ -160,7 +160,7 @@ pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};
 pub use error::{Location, ParseError, ParseWarning};
-pub use ir::{CompId, Computation, InstrId, Instruction, Module};
+pub use ir::{CompId, Computation, InstrId, InstrRef, Instruction, Module};
 pub use literal::Literal;
 pub use opcode::{Opcode, UnknownOpcode};
 pub use parser::{parse_module, parse_module_with, parse_shape, ParseOptions, Parsed};

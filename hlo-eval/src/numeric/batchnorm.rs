@@ -3,8 +3,8 @@
 //! in `f64` with two passes over each feature and rounded once to the result type, so
 //! results agree with XLA's `f32` expansion (`E[x^2] - E[x]^2`) to its rounding.
 
-use super::numeric::{load, store, Buf, Domain};
 use super::util::{dim, dims_of, operand, result_part, strides};
+use super::widen::{load, store, Buf, Domain};
 use super::KernelError;
 use hlo::{Instruction, Literal};
 

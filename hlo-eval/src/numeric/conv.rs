@@ -8,8 +8,8 @@
 //! dimension order.
 
 use super::dot::batched_matmul;
-use super::numeric::{load, permuted_offsets, store, Buf, Domain, Num};
 use super::util::{dims_of, elem_type, next_index, operand, product, strides};
+use super::widen::{load, permuted_offsets, store, Buf, Domain, Num};
 use super::KernelError;
 use hlo::attrs::Window;
 use hlo::{Instruction, Literal};

@@ -1,8 +1,8 @@
 //! `dot` with general dimension numbers: operands are transposed to `[batch, M, K]` and
 //! `[batch, K, N]` and multiplied with an i-k-j loop (unit stride in the inner loop).
 
-use super::numeric::{load, permuted_offsets, store, with_bufs, Buf, Domain, Num};
 use super::util::{dim_list, dims_of, operand, product};
+use super::widen::{load, permuted_offsets, store, with_bufs, Buf, Domain, Num};
 use super::KernelError;
 use hlo::attrs::DotDimensionNumbers;
 use hlo::literal::ArrayLiteral;

@@ -4,8 +4,8 @@
 //! type. Inverse transforms divide
 //! by the length, as XLA does.
 
-use super::numeric::{load, store, Buf, Domain};
 use super::util::{dims_of, operand, strides};
+use super::widen::{load, store, Buf, Domain};
 use super::KernelError;
 use hlo::{Instruction, Literal};
 

@@ -9,8 +9,8 @@
 //! LAPACK's blocked summation order is not reproduced, so results agree with XLA to
 //! rounding, not bit for bit.
 
-use super::numeric::{load, store, Buf, Domain};
 use super::util::{dims_of, operand, result_part};
+use super::widen::{load, store, Buf, Domain};
 use super::KernelError;
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::literal::ArrayData;

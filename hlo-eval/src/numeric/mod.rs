@@ -3,7 +3,7 @@
 //! reduce-window, select-and-scatter, rng-bit-generator, fft, cholesky,
 //! triangular-solve, the batch-norm ops, and the LAPACK custom calls JAX emits for CPU).
 //!
-//! The interpreter (`hlo::eval`) asks [`handles`](crate::numeric::handles) whether an
+//! The interpreter ([`crate::Evaluator`]) asks [`handles`](crate::numeric::handles) whether an
 //! instruction is one of these, and calls [`evaluate`](crate::numeric::evaluate) with
 //! the operand values; called computations (comparators, scatter updates, window
 //! reducers) are applied through [`CallComputation`](crate::numeric::CallComputation),
@@ -25,7 +25,6 @@ mod dot;
 mod fft;
 mod gather;
 mod linalg;
-mod numeric;
 mod ragged;
 mod reducer;
 mod rng;
@@ -35,6 +34,7 @@ mod scaled_dot;
 mod scatter;
 mod sort;
 mod util;
+mod widen;
 mod window;
 
 pub use reducer::{simple_reducer, Reducer};

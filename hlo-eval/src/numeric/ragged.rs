@@ -11,8 +11,8 @@
 //! shape `[g]` is supported; negative sizes count as 0.
 
 use super::dot::{dot_bufs, DotDims};
-use super::numeric::{load, store, Buf, Domain, Num};
 use super::util::{dim, dims_of, elem_type, int_values, operand, product, strides};
+use super::widen::{load, store, Buf, Domain, Num};
 use super::KernelError;
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::{Instruction, Literal};

@@ -2,7 +2,7 @@
 //! recognised so that reduce-window, scatter and select-and-scatter can combine values
 //! directly instead of calling the computation once per element.
 
-use super::numeric::{bf16_to_f32, f32_to_bf16, f64_to_small};
+use super::widen::{bf16_to_f32, f32_to_bf16, f64_to_small};
 use super::KernelError;
 use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::ArrayData;

@@ -4,7 +4,7 @@
 //! other operation are not compiled; the kernels then call them through
 //! [`super::CallComputation`].
 
-use super::numeric::f64_to_small;
+use super::widen::f64_to_small;
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType};
 use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::{ArrayData, ArrayLiteral};

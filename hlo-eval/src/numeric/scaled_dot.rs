@@ -2,8 +2,8 @@
 //! microscaling formats: narrow floats with one scale per block of elements).
 
 use super::dot::Contraction;
-use super::numeric::{load, with_bufs, Buf, Domain, Num};
 use super::util::{dims_of, operand, product, strides};
+use super::widen::{load, with_bufs, Buf, Domain, Num};
 use super::KernelError;
 use hlo::literal::ArrayLiteral;
 use hlo::{Instruction, Literal};

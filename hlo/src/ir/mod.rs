@@ -7,11 +7,13 @@ pub mod accessors;
 pub mod call_graph;
 mod computation;
 pub mod edit;
+mod handle;
 mod instruction;
 mod metadata;
 mod module;
 
 pub use computation::{Computation, ComputationBuilder};
+pub use handle::InstrRef;
 pub use instruction::{Instruction, Payload};
 pub use metadata::{MetaValue, Metadata, SourceLocation, StackFrameIndex, TableRow};
 pub(crate) use metadata::{INT_KEYS, STRING_KEYS};

@@ -4,7 +4,7 @@
 #     registered with ldconfig so test binaries find libz3.so.5.4 at run time;
 #   - NVRTC from the nvidia-cuda-nvrtc PyPI wheel, into .deps/nvrtc/lib, registered likewise,
 #     so CUDA C can be compiled to PTX on a machine with no GPU;
-#   - cargo-nextest, if it is missing.
+#   - the rustfmt and clippy components and cargo-nextest, if they are missing.
 # Wheels are downloaded with pip (PyPI only) and unpacked with Python's zipfile: no pip
 # install into any environment, nothing outside .deps/ except the ldconfig entry.
 set -euo pipefail
@@ -62,6 +62,14 @@ if [ "$(cat "$conf" 2>/dev/null)" != "$want" ]; then
 else
   ldconfig
 fi
+
+# rustfmt and clippy: the test script checks formatting and lints.
+for comp in rustfmt clippy; do
+  if ! cargo "${comp/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    echo "setup: adding the $comp component" >&2
+    rustup component add "$comp"
+  fi
+done
 
 if ! cargo nextest --version >/dev/null 2>&1; then
   echo "setup: installing cargo-nextest" >&2

@@ -1,103 +1,102 @@
-//! The JSON writer (schema in the module docs).
+//! The JSON writer (schema in the module docs): serde_json writes every value; the layout
+//! (one computation, node or edge per line, in a fixed order) is ours, so that a diff of
+//! two graphs reads line by line.
 
-use std::fmt::Write as _;
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use super::Graph;
 
-/// A JSON string literal.
-fn string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// serde_json's compact output with a space after `:` and after `,` between object
+/// members (`{"id": 0, "name": "x"}`), as the schema's examples read.
+struct OneLine;
+
+impl serde_json::ser::Formatter for OneLine {
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
         }
     }
-    out.push('"');
-}
 
-fn opt_string(out: &mut String, s: Option<&str>) {
-    match s {
-        Some(s) => string(out, s),
-        None => out.push_str("null"),
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
     }
 }
 
-fn list(out: &mut String, v: &[usize]) {
+/// One JSON value on one line. Serializing plain strings, numbers and vectors into memory
+/// cannot fail; `null` stands in if it ever did.
+fn compact<T: Serialize>(v: &T) -> String {
+    let mut buf = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, OneLine);
+    match v.serialize(&mut ser) {
+        Ok(()) => String::from_utf8(buf).unwrap_or_else(|_| "null".to_string()),
+        Err(_) => "null".to_string(),
+    }
+}
+
+/// A bracketed list of already-serialized items, one per line.
+fn lines(out: &mut String, items: impl Iterator<Item = Value>) {
     out.push('[');
-    for (i, x) in v.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "{x}");
+    let mut first = true;
+    for item in items {
+        out.push_str(if first { "\n  " } else { ",\n  " });
+        out.push_str(&compact(&item));
+        first = false;
     }
-    out.push(']');
+    out.push_str("\n]");
 }
 
 /// The graph as JSON: one computation, node or edge per line, in a fixed order.
 pub fn to_json(g: &Graph) -> String {
     let mut out = String::with_capacity(128 * (g.nodes.len() + g.edges.len() + 4));
     out.push_str("{\n\"schema\": \"hloc-graph-1\",\n\"module\": ");
-    string(&mut out, &g.module);
-    let _ = write!(out, ",\n\"entry\": {},\n\"computations\": [", g.entry);
-    for (i, c) in g.clusters.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(out, "  {{\"index\": {i}, \"name\": ");
-        string(&mut out, &c.name);
-        out.push_str(", \"parent\": ");
-        match c.parent {
-            Some(p) => {
-                let _ = write!(out, "{p}");
-            }
-            None => out.push_str("null"),
-        }
-        out.push_str(", \"callers\": ");
-        list(&mut out, &c.callers);
-        if c.root == usize::MAX {
-            out.push_str(", \"root\": null, \"nodes\": ");
-        } else {
-            let _ = write!(out, ", \"root\": {}, \"nodes\": ", c.root);
-        }
-        list(&mut out, &c.nodes);
-        out.push('}');
-    }
-    out.push_str("\n],\n\"nodes\": [");
-    for (i, n) in g.nodes.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            out,
-            "  {{\"id\": {i}, \"computation\": {}, \"name\": ",
-            n.computation
-        );
-        string(&mut out, &n.name);
-        out.push_str(", \"opcode\": ");
-        string(&mut out, n.opcode);
-        out.push_str(", \"shape\": ");
-        string(&mut out, &n.shape);
-        out.push_str(", \"op_name\": ");
-        opt_string(&mut out, n.op_name.as_deref());
-        out.push_str(", \"source\": ");
-        opt_string(&mut out, n.source.as_deref());
-        out.push_str(", \"calls\": ");
-        list(&mut out, &n.calls);
-        out.push('}');
-    }
-    out.push_str("\n],\n\"edges\": [");
-    for (i, e) in g.edges.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        let _ = write!(
-            out,
-            "  {{\"from\": {}, \"to\": {}, \"operand\": {}}}",
-            e.from, e.to, e.operand
-        );
-    }
-    out.push_str("\n]\n}\n");
+    out.push_str(&compact(&g.module));
+    out.push_str(&format!(",\n\"entry\": {},\n\"computations\": ", g.entry));
+    lines(
+        &mut out,
+        g.clusters.iter().enumerate().map(|(i, c)| {
+            json!({
+                "index": i,
+                "name": c.name,
+                "parent": c.parent,
+                "callers": c.callers,
+                "root": (c.root != usize::MAX).then_some(c.root),
+                "nodes": c.nodes,
+            })
+        }),
+    );
+    out.push_str(",\n\"nodes\": ");
+    lines(
+        &mut out,
+        g.nodes.iter().enumerate().map(|(i, n)| {
+            json!({
+                "id": i,
+                "computation": n.computation,
+                "name": n.name,
+                "opcode": n.opcode,
+                "shape": n.shape,
+                "op_name": n.op_name,
+                "source": n.source,
+                "calls": n.calls,
+            })
+        }),
+    );
+    out.push_str(",\n\"edges\": ");
+    lines(
+        &mut out,
+        g.edges
+            .iter()
+            .map(|e| json!({"from": e.from, "to": e.to, "operand": e.operand})),
+    );
+    out.push_str("\n}\n");
     out
 }

@@ -13,7 +13,7 @@
 //! ```
 //! use affine::IndexingMap;
 //!
-//! // Seed example 1: a floordiv and a mod that never leave one period.
+//! // A floordiv and a mod whose argument never leaves one period of the divisor vanish.
 //! let mut map: IndexingMap =
 //!     "(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]".parse()?;
 //! map.simplify();
@@ -44,6 +44,7 @@ pub mod equiv;
 mod eval;
 mod expr;
 pub mod formula;
+#[cfg(feature = "gen")]
 pub mod gen;
 mod interval;
 pub mod linear;

@@ -1,5 +1,6 @@
-//! Equality saturation: the seed examples, equivalence checks, and soundness on random
-//! expressions against brute-force evaluation.
+//! Equality saturation: the simplifier's reference examples (a division within one period,
+//! a delinearization, a partial division, a negated quotient), equivalence checks, and
+//! soundness on random expressions against brute-force evaluation.
 
 use affine::egraph::{self, Limits};
 use affine::{Expr, IndexingMap, Interval, Point, Var, VarKind};

@@ -39,7 +39,7 @@ fn equal_maps_written_differently() {
     );
     let b = map(&[(0, 15), (0, 7)], &[], &[], vec![d0], vec![]);
     check(&a, &b, "equal");
-    // The seed's reshape: (d0 floordiv 8, d0 mod 8) composed back is the identity.
+    // A reshape [32] -> [4, 8]: (d0 floordiv 8, d0 mod 8) composed back is the identity.
     let a = map(
         &[(0, 31)],
         &[],

@@ -1,6 +1,6 @@
 //! Printing then parsing is the identity: on random expressions and maps (quickcheck, seeded
-//! into the deterministic generators), on the maps of the seed document, and across XLA's
-//! layouts and spellings.
+//! into the deterministic generators), on the simplifier's reference examples and the per-op
+//! maps of an indexing analysis, and across XLA's layouts and spellings.
 
 use affine::gen::{random_expr, random_map, realistic_maps, ExprConfig, MapConfig, Rng};
 use affine::parse::{parse_expr, parse_map, Names};
@@ -166,7 +166,7 @@ fn the_example_of_the_brief() {
 #[test]
 fn seed_simplifier_examples_parse() {
     let (d0, d1, d2) = (Expr::dim(0), Expr::dim(1), Expr::dim(2));
-    // Seed 000, simplifier example 1.
+    // Example 1: a floordiv and a mod that never leave one period of 16.
     assert_eq!(
         map("(d0, d1) -> (d0 + d1 floordiv 16, d1 mod 16), domain: d0 in [0, 6], d1 in [0, 14]"),
         boxed(
@@ -174,7 +174,8 @@ fn seed_simplifier_examples_parse() {
             vec![d0 + d1.floor_div(c(16)), d1.modulo(c(16))]
         )
     );
-    // Example 2, in the seed's notation (`100 d0` is `100 * d0`).
+    // Example 2, a delinearization, with coefficients written before variables without
+    // `*` (`100 d0` is `100 * d0`).
     let lin = d0 * 100 + d1 * 10 + d2;
     assert_eq!(
         map("(d0, d1, d2) -> ((100 d0 + 10 d1 + d2) floordiv 100, \
@@ -189,7 +190,7 @@ fn seed_simplifier_examples_parse() {
             ]
         )
     );
-    // Example 3, and its expected simplification, in XLA's notation.
+    // Example 3, a partial division, and its expected simplification, in XLA's notation.
     let lin = d0 * 16 + d1 * 4 + d2;
     assert_eq!(
         map(
@@ -229,7 +230,9 @@ fn seed_simplifier_examples_parse() {
 
 #[test]
 fn seed_per_op_maps_parse() {
-    // The other maps of seed 000, with their domains written out.
+    // The per-op maps of an indexing analysis (reduce, broadcast, transpose, reverse, scalar
+    // reads and writes, pad, slice, reshape, gather), with their domains written out: the
+    // printer's canonical form already.
     for text in [
         "(d0, d1, d2) -> (d1), domain: d0 in [0, 9], d1 in [0, 19], d2 in [0, 29]",
         "(d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]",

@@ -71,7 +71,8 @@ fn proves_linear_floor_identities() {
     // and (x floordiv -2) * -2 + x mod -2 == x.
     let s = equal(vec![], d0.floor_div(c(-2)) * -2 + d0.modulo(c(-2)), d0);
     assert_eq!(prove(&s, T), Proof::Proven);
-    // The seed's negated quotient: -((-11 d0 - d1 + 109) floordiv 11) + 9 == d0 on the domain.
+    // A negated quotient folds: -((-11 d0 - d1 + 109) floordiv 11) + 9 == d0 on the domain
+    // (d1 <= 10 keeps the numerator within one period of 11 above -11 d0 + 99).
     let s = equal(
         vec![
             rel(d0, Cmp::Ge, c(0)),

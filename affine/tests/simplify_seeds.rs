@@ -1,5 +1,13 @@
-//! The simplifier examples of seed 000, built with the expression builders, and the
-//! reshape-chain cancellation. (Text-form versions live in tests/simplify/*.test.)
+//! Four simplifications every range-aware simplifier of index expressions must make, built
+//! with the expression builders, and the reshape-chain cancellation:
+//! 1. `x floordiv k` and `x mod k` where `x` never leaves one period of `k` lose the division;
+//! 2. a delinearization of a linearized index (`(100 d0 + 10 d1 + d2) floordiv 100`, ...)
+//!    gives back the original indices;
+//! 3. a division splits off the terms whose coefficients the divisor divides
+//!    (`(16 d0 + 4 d1 + d2) floordiv 8` is `2 d0 + (4 d1 + d2) floordiv 8`);
+//! 4. a negated quotient folds when the numerator's range makes it exact.
+//!
+//! (The rule-by-rule text cases live in tests/rules/*.test.)
 
 use affine::{Expr, IndexingMap, Interval};
 

@@ -3,7 +3,7 @@
 #![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use hlo::{CompId, InstrId, Module, Opcode};
+use hlo::{InstrRef, Module, Opcode};
 
 /// The corpus program with the most lines of optimized HLO.
 fn largest_program() -> (String, String) {
@@ -20,15 +20,15 @@ fn largest_program() -> (String, String) {
     best
 }
 
-/// Every fusion instruction of the module with its computation, and the number of
-/// instructions inside the fused computations.
-fn fusions(module: &Module) -> (Vec<(CompId, InstrId)>, u64) {
+/// Every fusion instruction of the module, and the number of instructions inside the fused
+/// computations.
+fn fusions(module: &Module) -> (Vec<InstrRef<'_>>, u64) {
     let mut out = Vec::new();
     let mut fused = 0u64;
     for (cid, comp) in module.computations() {
         for (id, instr) in comp.instructions() {
             if instr.opcode() == Opcode::Fusion {
-                out.push((cid, id));
+                out.extend(module.instr_ref(cid, id));
                 if let Some(called) = instr.calls() {
                     fused += module.computation(called).instruction_count() as u64;
                 }
@@ -48,8 +48,8 @@ fn grouped_indexing(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("all_fusions_of_largest_corpus_program", |b| {
         b.iter(|| {
-            for &(comp, id) in &list {
-                black_box(indexing::analyze(&module, comp, id).expect("analysis"));
+            for fusion in &list {
+                black_box(indexing::analyze(fusion).expect("analysis"));
             }
         })
     });
@@ -94,11 +94,10 @@ fn chain_scaling(c: &mut Criterion) {
     g.sample_size(20);
     for n in [16usize, 64, 256] {
         let module = hlo::parse_module(&chain_module(n)).expect("chain parses");
-        let entry = module.entry_id();
-        let root = module.entry().root();
+        let fusion = module.instr("r").expect("the chain's fusion");
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(format!("{n}_instructions"), |b| {
-            b.iter(|| black_box(indexing::analyze(&module, entry, root).expect("analysis")))
+            b.iter(|| black_box(indexing::analyze(&fusion).expect("analysis")))
         });
     }
     g.finish();

@@ -95,28 +95,32 @@ fn read_module(file: &str) -> Result<hlo::Module> {
         .module)
 }
 
-fn lookup(module: &hlo::Module, name: &str) -> Result<(hlo::CompId, hlo::InstrId)> {
-    indexing::find_instruction(module, name).ok_or_else(|| anyhow!("no instruction named `{name}`"))
+fn lookup<'m>(module: &'m hlo::Module, name: &str) -> Result<hlo::InstrRef<'m>> {
+    module
+        .instr(name)
+        .ok_or_else(|| anyhow!("no instruction named `{name}`"))
 }
 
 pub fn run(args: IndexingArgs) -> Result<ExitCode> {
     let module = read_module(&args.file)?;
     let mut out = String::new();
     if let (Some(p), Some(c)) = (&args.producer, &args.consumer) {
-        let (pc, pid) = lookup(&module, p)?;
-        let (cc, cid) = lookup(&module, c)?;
-        if pc != cc {
+        let producer = lookup(&module, p)?;
+        let consumer = lookup(&module, c)?;
+        if producer.comp_id() != consumer.comp_id() {
             bail!("`{p}` and `{c}` are in different computations");
         }
-        let v = indexing::producer_consumer(&module, cc, pid, cid)?;
+        let v = indexing::producer_consumer(&producer, &consumer)?;
         print!("{}", indexing::format_values(&v));
         return Ok(ExitCode::SUCCESS);
     }
-    let (comp, id) = match &args.instr {
+    let handle = match &args.instr {
         Some(n) => lookup(&module, n)?,
-        None => (module.entry_id(), module.entry().root()),
+        None => module
+            .instr_ref(module.entry_id(), module.entry().root())
+            .ok_or_else(|| anyhow!("the entry computation has no root"))?,
     };
-    let instr = module.computation(comp).instr(id);
+    let instr = handle.instr();
     let arity = instr.operands().len();
     if let Some(n) = args.operand {
         if n >= arity {
@@ -132,7 +136,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             None => (0..arity).collect(),
         };
         for n in operands {
-            let v = indexing::input_to_output(&module, comp, id, n)?;
+            let v = indexing::input_to_output(&handle, n)?;
             if args.operand.is_some() {
                 out.push_str(&indexing::format_in_to_out(&v));
             } else {
@@ -145,7 +149,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         print!("{out}");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut grouped = indexing::output_to_input(&module, comp, id)?;
+    let mut grouped = indexing::output_to_input(&handle)?;
     if let Some(n) = args.operand {
         for g in &mut grouped {
             for (j, s) in g.operands.iter_mut().enumerate() {
@@ -159,7 +163,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         out.push_str(&indexing::format_grouped(&grouped));
     }
     let operand_shape = |j: usize| {
-        let c = module.computation(comp);
+        let c = handle.computation();
         c.instr(instr.operands()[j]).shape().clone()
     };
     let selected = |j: usize| args.operand.is_none_or(|n| n == j);

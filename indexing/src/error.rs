@@ -29,6 +29,16 @@ pub enum IndexingError {
         /// Operand asked for.
         operand: usize,
     },
+    /// An output number outside the instruction's outputs.
+    #[error("instruction `{instr}` has {count} outputs; output {output} does not exist")]
+    NoSuchOutput {
+        /// Instruction name.
+        instr: String,
+        /// Outputs it has.
+        count: usize,
+        /// Output asked for.
+        output: usize,
+    },
     /// The question needs a fusion (or an instruction calling a computation).
     #[error("instruction `{0}` is not a fusion")]
     NotAFusion(String),

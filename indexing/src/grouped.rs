@@ -1,4 +1,6 @@
-//! Sets of maps per operand: deduplicated, in a deterministic order, or UNDEFINED.
+//! The containers of the results: sets of maps per operand (deduplicated, in a
+//! deterministic order, or UNDEFINED), grouped per output of an instruction or fusion, and
+//! per value of a would-be fusion.
 
 use std::collections::BTreeMap;
 
@@ -98,4 +100,20 @@ impl OperandIndexing {
 pub struct GroupedIndexing {
     /// `operands[i]`: maps from the output to operand `i`.
     pub operands: Vec<OperandIndexing>,
+}
+
+/// Output-to-input maps of a fusion: `outputs[k].operands[i]` holds the maps from the
+/// fusion's output `k` to its operand `i`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct FusionIndexing {
+    /// One entry per output of the fusion.
+    pub outputs: Vec<GroupedIndexing>,
+}
+
+/// Maps from one tensor to the values of a would-be fusion: one entry per instruction (and
+/// output of it), in traversal order from the root.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ValueMaps {
+    /// `(instruction name, output index, maps)`.
+    pub values: Vec<(String, usize, OperandIndexing)>,
 }

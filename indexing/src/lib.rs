@@ -13,41 +13,60 @@
 //! output, exact by enumeration) and [`coalescing`] (memory transactions of the first warp
 //! of a kernel, from a thread-to-output map and the operand's physical layout).
 //!
+//! The entry points take a handle to one instruction ([`hlo::InstrRef`], from
+//! `module.instr(name)`), which knows its module and computation:
+//!
 //! ```
 //! let module = hlo::parse_module(r#"
 //! HloModule m
+//! fused {
+//!   p = f32[4,8] parameter(0)
+//!   ROOT r = f32[32] reshape(p)
+//! }
 //! ENTRY e {
-//!   p0 = f32[4,8] parameter(0)
-//!   ROOT r = f32[32] reshape(p0)
+//!   a = f32[4,8] parameter(0)
+//!   ROOT fusion = f32[32] fusion(a), kind=kLoop, calls=fused
 //! }"#).unwrap();
-//! let root = module.entry().root();
-//! let maps = indexing::output_to_input(&module, module.entry_id(), root).unwrap();
+//! let fusion = module.instr("fusion").unwrap();
+//! let maps = indexing::analyze(&fusion).unwrap();
 //! assert_eq!(
-//!     indexing::format_grouped(&maps),
+//!     indexing::format_grouped(&maps.outputs),
 //!     "operand id = 0\n  (d0) -> (d0 floordiv 8, d0 mod 8), domain: d0 in [0, 31]\n"
 //! );
+//! // Any instruction, fused or not: the reshape inside the fusion on its own.
+//! let reshape = module.instr("r").unwrap();
+//! assert_eq!(indexing::output_to_input(&reshape).unwrap(), maps.outputs);
 //! ```
+//!
+//! Layers, each using only those before it: the per-op tables ([`ops`]); the folding of
+//! runtime variables whose values are known statically; the composition of maps through a
+//! computation (backward from a root, over a producer-consumer pair, forward from a hero);
+//! the public questions on top ([`analyze`], [`output_to_input`], [`input_to_output`],
+//! [`producer_consumer`], [`epilogue_indexing`]), which pick the composition an instruction
+//! needs.
 //!
 //! Exactness: every map is exact unless the table in the crate's README says "superset"
 //! (the map's image contains every element really read, and maybe more) or UNDEFINED (with
 //! the reason, for just the operands affected).
 
+mod analysis;
 mod coalescing_impl;
+mod compose;
 mod error;
 mod fold;
-mod fusion;
 mod grouped;
 mod indexed_map;
-mod ops;
+pub mod ops;
 mod print;
 mod utilization_impl;
 
+pub use analysis::{
+    analyze, epilogue_indexing, input_to_output, output_to_input, producer_consumer,
+};
 pub use error::IndexingError;
-pub use fusion::{analyze, epilogue_indexing, producer_consumer, FusionIndexing, ValueMaps};
-pub use grouped::{GroupedIndexing, OperandIndexing};
+pub use grouped::{FusionIndexing, GroupedIndexing, OperandIndexing, ValueMaps};
 pub use indexed_map::{IndexedMap, RuntimeVar};
-pub use ops::{input_to_output, output_to_input};
-pub use print::{format_grouped, format_in_to_out, format_operand};
+pub use print::{format_grouped, format_in_to_out, format_operand, format_values};
 
 /// Utilization: how many times each input element is read for one full evaluation of the
 /// output.
@@ -58,36 +77,4 @@ pub mod utilization {
 /// Coalescing: memory transactions of the first warp from a thread-to-output map.
 pub mod coalescing {
     pub use crate::coalescing_impl::*;
-}
-
-/// Finds an instruction by name in any computation of the module (entry first).
-pub fn find_instruction(module: &hlo::Module, name: &str) -> Option<(hlo::CompId, hlo::InstrId)> {
-    let entry = module.entry_id();
-    let in_comp = |c: hlo::CompId| module.computation(c).find(name).map(|i| (c, i));
-    in_comp(entry).or_else(|| module.computations().find_map(|(c, _)| in_comp(c)))
-}
-
-/// Formats the producer-consumer maps: `instr = NAME` sections (`instr = NAME output K` for
-/// output K > 0 of a tuple-shaped instruction), each holding its maps as in
-/// [`format_grouped`]; several consumer outputs are grouped under `output id = K`.
-pub fn format_values(outputs: &[ValueMaps]) -> String {
-    let mut s = String::new();
-    let multi = outputs.len() > 1;
-    for (k, vm) in outputs.iter().enumerate() {
-        let pad = if multi {
-            s.push_str(&format!("output id = {k}\n"));
-            "  "
-        } else {
-            ""
-        };
-        for (name, kk, set) in &vm.values {
-            if *kk > 0 {
-                s.push_str(&format!("{pad}instr = {name} output {kk}\n"));
-            } else {
-                s.push_str(&format!("{pad}instr = {name}\n"));
-            }
-            s.push_str(&format_operand(set, &format!("{pad}  ")));
-        }
-    }
-    s
 }

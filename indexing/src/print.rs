@@ -14,10 +14,13 @@
 //! followed by `runtime variables:` and one `rtK: <producer>; <map>` line per variable (the
 //! map goes from the same variables to the producer's element). Several outputs: the
 //! sections are grouped under `output id = K` headers, indented by two more spaces.
+//!
+//! Producer-consumer maps ([`format_values`]) use `instr = NAME` sections instead of
+//! `operand id = N`.
 
 use std::fmt::Write;
 
-use crate::{GroupedIndexing, OperandIndexing};
+use crate::{GroupedIndexing, OperandIndexing, ValueMaps};
 
 /// The lines of one set of maps, each indented by `indent`.
 pub fn format_operand(set: &OperandIndexing, indent: &str) -> String {
@@ -67,6 +70,31 @@ pub fn format_in_to_out(outputs: &[OperandIndexing]) -> String {
     for (k, set) in outputs.iter().enumerate() {
         let _ = writeln!(s, "output id = {k}");
         s.push_str(&format_operand(set, "  "));
+    }
+    s
+}
+
+/// Formats the producer-consumer maps: `instr = NAME` sections (`instr = NAME output K` for
+/// output K > 0 of a tuple-shaped instruction), each holding its maps as in
+/// [`format_grouped`]; several consumer outputs are grouped under `output id = K`.
+pub fn format_values(outputs: &[ValueMaps]) -> String {
+    let mut s = String::new();
+    let multi = outputs.len() > 1;
+    for (k, vm) in outputs.iter().enumerate() {
+        let pad = if multi {
+            let _ = writeln!(s, "output id = {k}");
+            "  "
+        } else {
+            ""
+        };
+        for (name, kk, set) in &vm.values {
+            if *kk > 0 {
+                let _ = writeln!(s, "{pad}instr = {name} output {kk}");
+            } else {
+                let _ = writeln!(s, "{pad}instr = {name}");
+            }
+            s.push_str(&format_operand(set, &format!("{pad}  ")));
+        }
     }
     s
 }

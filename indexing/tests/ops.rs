@@ -13,23 +13,24 @@ fn run(case: &golden::Case) -> String {
         Ok(m) => m,
         Err(e) => return format!("parse error: {e}"),
     };
-    let lookup = |name: &str| indexing::find_instruction(&module, name);
+    let lookup = |name: &str| module.instr(name);
     let result = (|| -> Result<String, String> {
         if let (Some(p), Some(c)) = (case.header_value("producer"), case.header_value("consumer")) {
-            let (comp, pid) = lookup(p).ok_or("no producer")?;
-            let (_, cid) = lookup(c).ok_or("no consumer")?;
-            let v =
-                indexing::producer_consumer(&module, comp, pid, cid).map_err(|e| e.to_string())?;
+            let producer = lookup(p).ok_or("no producer")?;
+            let consumer = lookup(c).ok_or("no consumer")?;
+            let v = indexing::producer_consumer(&producer, &consumer).map_err(|e| e.to_string())?;
             return Ok(indexing::format_values(&v));
         }
         if let Some(h) = case.header_value("epilogue") {
-            let (comp, id) = lookup(h).ok_or("no hero")?;
-            let v = indexing::epilogue_indexing(&module, comp, id).map_err(|e| e.to_string())?;
+            let hero = lookup(h).ok_or("no hero")?;
+            let v = indexing::epilogue_indexing(&hero).map_err(|e| e.to_string())?;
             return Ok(indexing::format_in_to_out(&v));
         }
-        let (comp, id) = match case.header_value("instr") {
+        let instr = match case.header_value("instr") {
             Some(n) => lookup(n).ok_or("no such instruction")?,
-            None => (module.entry_id(), module.entry().root()),
+            None => module
+                .instr_ref(module.entry_id(), module.entry().root())
+                .ok_or("no root")?,
         };
         if case.header_value("direction") == Some("in-to-out") {
             let operand: usize = case
@@ -37,11 +38,10 @@ fn run(case: &golden::Case) -> String {
                 .unwrap_or("0")
                 .parse()
                 .map_err(|_| "bad operand")?;
-            let v =
-                indexing::input_to_output(&module, comp, id, operand).map_err(|e| e.to_string())?;
+            let v = indexing::input_to_output(&instr, operand).map_err(|e| e.to_string())?;
             Ok(indexing::format_in_to_out(&v))
         } else {
-            let v = indexing::output_to_input(&module, comp, id).map_err(|e| e.to_string())?;
+            let v = indexing::output_to_input(&instr).map_err(|e| e.to_string())?;
             Ok(indexing::format_grouped(&v))
         }
     })();

@@ -321,8 +321,10 @@ fn spread_sample(len: usize, samples: usize) -> Vec<usize> {
 fn check_module(name: &str, module: &Module, args: &[Literal], modes: &[Mode], samples: usize) {
     let entry = module.entry();
     let root = entry.root_instr();
-    let grouped = indexing::output_to_input(module, module.entry_id(), entry.root())
-        .unwrap_or_else(|e| panic!("{}: {e}", name));
+    let root_ref = module
+        .instr_ref(module.entry_id(), entry.root())
+        .unwrap_or_else(|| panic!("{name}: no root"));
+    let grouped = indexing::output_to_input(&root_ref).unwrap_or_else(|e| panic!("{}: {e}", name));
     let base = run(module, args);
     assert_eq!(output_count(&base), grouped.len(), "{}: outputs", name);
     for (j, &mode) in modes.iter().enumerate() {

@@ -18,7 +18,7 @@
 //! Expressions, by increasing precedence: `+` and `-`; `*`, `floordiv` (or `/`), `ceildiv` and
 //! `mod` (left-associative); unary `-`; integers, variables, `(expr)`, `min(a, b)`, `max(a, b)`.
 //! A `-` directly before an integer literal makes a negative literal, so `i64::MIN` is
-//! writable; out-of-range literals are errors. As in the seed documents, a coefficient may be
+//! writable; out-of-range literals are errors. As in hand-written maps, a coefficient may be
 //! written before a variable without `*` (`16 d0` is `16 * d0`).
 //!
 //! Expressions are built with the folding builders ([`Expr::add`], [`Expr::mul`], ...), so

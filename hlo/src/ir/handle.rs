@@ -69,9 +69,13 @@ impl<'m> InstrRef<'m> {
         InstrRef::new(self.module, self.comp, op)
     }
 
-    /// The computation a `fusion` (or `call`) runs: its `calls=` attribute.
+    /// The computation a `fusion` or async op (`calls=`) or a `call` (`to_apply=`) runs.
     pub fn called_computation(&self) -> Option<&'m Computation> {
-        let c = self.instr().calls()?;
+        let i = self.instr();
+        let c = match i.opcode() {
+            crate::Opcode::Call => i.to_apply()?,
+            _ => i.calls()?,
+        };
         self.module.get_computation(c)
     }
 }

@@ -11,6 +11,7 @@ mod handle;
 mod instruction;
 mod metadata;
 mod module;
+pub mod reducer;
 
 pub use computation::{Computation, ComputationBuilder};
 pub use handle::InstrRef;

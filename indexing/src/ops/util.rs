@@ -1,7 +1,7 @@
 //! Shared helpers for building per-op maps.
 
 use affine::{Expr, IndexingMap, Interval};
-use hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Shape};
+use hlo::{CompId, Computation, ElementType, InstrId, InstrRef, Instruction, Module, Shape};
 
 use crate::{IndexingError, OperandIndexing, RuntimeVar};
 
@@ -13,6 +13,17 @@ pub(crate) struct OpView<'a> {
 }
 
 impl<'a> OpView<'a> {
+    /// The view of the instruction a handle names.
+    pub fn of(instr: &InstrRef<'a>) -> OpView<'a> {
+        OpView {
+            comp_id: instr.comp_id(),
+            comp: instr.computation(),
+            instr: instr.instr(),
+        }
+    }
+
+    /// The view of instruction `id` of computation `comp_id` (both taken from the module,
+    /// so they are valid).
     pub fn new(module: &'a Module, comp_id: CompId, id: InstrId) -> OpView<'a> {
         let comp = module.computation(comp_id);
         OpView {
@@ -20,10 +31,6 @@ impl<'a> OpView<'a> {
             comp,
             instr: comp.instr(id),
         }
-    }
-
-    pub fn name(&self) -> &str {
-        self.instr.name()
     }
 
     pub fn arity(&self) -> usize {
@@ -89,6 +96,15 @@ impl<'a> OpView<'a> {
             producer_name: self.comp.instr(op).name().to_string(),
             map,
         })
+    }
+}
+
+/// How many outputs an instruction has: one per tuple element, or one for an array.
+pub(crate) fn output_count(instr: &Instruction) -> usize {
+    if instr.shape().is_tuple() {
+        instr.shape().tuple_shapes().len()
+    } else {
+        1
     }
 }
 

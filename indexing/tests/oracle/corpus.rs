@@ -303,8 +303,11 @@ fn corpus_ops_and_fusions() {
                 let instr = module.computation(cid).instr(id);
                 let opcode = instr.opcode();
                 let name = format!("{}:{}:{}", p.display(), file, instr.name());
-                let in_place = indexing::output_to_input(&module, cid, id)
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let handle = module
+                    .instr_ref(cid, id)
+                    .unwrap_or_else(|| panic!("{name}: no handle"));
+                let in_place =
+                    indexing::output_to_input(&handle).unwrap_or_else(|e| panic!("{name}: {e}"));
                 let undefined = |g: &indexing::GroupedIndexing| {
                     !g.operands.is_empty() && g.operands.iter().all(|o| o.is_undefined())
                 };
@@ -334,8 +337,11 @@ fn corpus_ops_and_fusions() {
                 if let Err(e) = try_run(&m, &args) {
                     panic!("{name}: evaluation failed: {e}");
                 }
-                let grouped = indexing::output_to_input(&m, m.entry_id(), m.entry().root())
-                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+                let root_ref = m
+                    .instr_ref(m.entry_id(), m.entry().root())
+                    .unwrap_or_else(|| panic!("{name}: no root"));
+                let grouped =
+                    indexing::output_to_input(&root_ref).unwrap_or_else(|e| panic!("{name}: {e}"));
                 let root = m.entry().root_instr();
                 let indices = index_params(&m, &grouped);
                 let empty_output = root.shape().element_count().unwrap_or(1) == 0;

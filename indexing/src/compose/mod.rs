@@ -1,0 +1,18 @@
+//! Composition of per-op maps through a computation, for any instruction of it: backward
+//! from a root to the parameters (users before operands, through nested calls: `walk.rs`,
+//! `called.rs`), over a would-be fusion of a producer into its consumer (`region.rs`), and
+//! forward from a hero to the roots (`epilogue.rs`). Every composed map is simplified and
+//! its runtime variables folded (`sets.rs`, with `fold.rs`) at every step. The
+//! public questions, and which instruction goes through which composition, are in
+//! `analysis.rs` above.
+
+mod called;
+mod epilogue;
+mod region;
+mod sets;
+mod walk;
+
+pub(crate) use called::{async_start, called};
+pub(crate) use epilogue::forward;
+pub(crate) use region::region;
+pub(crate) use walk::through_computation;

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Time hloc against XLA:CPU on the same HLO modules and inputs, in the same run.
+
+Run by hand (never by the test suite); needs JAX from PyPI (Python >= 3.12):
+
+    /root/.pyenv/versions/3.12.1/bin/python -m venv /tmp/jaxenv
+    /tmp/jaxenv/bin/pip install jax jaxlib numpy
+    cargo build --release -p hloc
+    /tmp/jaxenv/bin/python tools/bench_vs_xla.py                  # the corpus
+    /tmp/jaxenv/bin/python tools/bench_vs_xla.py --scaled         # realistic sizes
+    /tmp/jaxenv/bin/python tools/bench_vs_xla.py --programs softmax,mlp_forward --repeat 50
+
+For every module it
+  - compiles the module text with XLA:CPU (DESIGN §5: hlo_module_from_text, then
+    compile_and_load) and times the median of --repeat calls after 3 warm-ups
+    (each call includes ~7 us of JAX dispatch);
+  - runs `hloc run FILE --inputs in.npz --backend BACKEND --repeat N` with a cold compile
+    cache (a fresh HLOC_CACHE_DIR) and reads its `time: median X ms, min Y ms over N runs;
+    compile Z ms (cache hit|miss)` line;
+and prints one row per module (times in ms, ratio = hloc / XLA, below 1 means hloc is
+faster) and the geometric mean of the ratios. Compile times are reported side by side
+(XLA's from text to loaded executable, hloc's cold). Runs vary up to 2x between processes
+on these machines: compare ratios from one run only.
+
+--scaled builds the realistic-size programs of the brief with JAX (16M-element
+elementwise, 4096^2 row and column reductions and transpose, softmax rows, a 2048^3 f32
+GEMM, a transformer block at sequence 512) into a temporary directory and times those.
+"""
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+
+import jax.extend  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import ml_dtypes  # noqa: E402
+from jax._src.lib import xla_client as xc  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NP_DTYPE = {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
+    "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2,
+    "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "pred": np.bool_, "c64": np.complex64, "c128": np.complex128,
+}
+TIME_LINE = re.compile(
+    r"^time: median ([0-9.]+) ms, min ([0-9.]+) ms over (\d+) runs; compile ([0-9.]+) ms \(cache (hit|miss)\)$",
+    re.M,
+)
+
+
+def entry_param_types(text):
+    """HLO element type names of the ENTRY parameters, by parameter number."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith("ENTRY "))
+    types = {}
+    for l in lines[start + 1:]:
+        if l.startswith("}"):
+            break
+        m = re.search(r"=\s*([a-z0-9]+)\[[^\]]*\](?:\{[^}]*\})?\s+parameter\((\d+)\)", l)
+        if m:
+            types[int(m.group(2))] = m.group(1)
+    return [types[i] for i in range(len(types))]
+
+
+def load_inputs(npz_path, hlo_text):
+    """The module's arguments: npz arrays `in0..`, bit patterns viewed as their type."""
+    types = entry_param_types(hlo_text)
+    with np.load(npz_path) as z:
+        args = []
+        for i, t in enumerate(types):
+            a = z[f"in{i}"]
+            want = np.dtype(NP_DTYPE[t])
+            if a.dtype != want and a.dtype.itemsize == want.itemsize and want.name in (
+                "bfloat16", "float8_e4m3fn", "float8_e5m2"
+            ):
+                a = a.view(want)
+            args.append(a)
+    return args
+
+
+def xla_time(hlo_text, args, repeat):
+    """(median ms, compile ms) of XLA:CPU running the module text on `args`."""
+    backend = jax.extend.backend.get_backend("cpu")
+    t0 = time.perf_counter()
+    mod = xc.hlo.hlo_module_from_text(hlo_text)
+    comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
+    mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
+    devs = backend.devices()[:1]
+    exe = backend.compile_and_load(mlir, xc.DeviceList(tuple(devs)), xc.CompileOptions())
+    compile_ms = (time.perf_counter() - t0) * 1e3
+    bufs = [jax.device_put(a, devs[0]) for a in args]
+    for _ in range(3):
+        jax.block_until_ready(exe.execute(bufs))
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        jax.block_until_ready(exe.execute(bufs))
+        times.append((time.perf_counter() - t) * 1e3)
+    return float(np.median(times)), compile_ms
+
+
+def hloc_time(hloc, hlo_path, npz_path, backend, repeat):
+    """(median ms, compile ms) from `hloc run --repeat`, or an error string."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, HLOC_CACHE_DIR=cache)
+        cmd = [hloc, "run", hlo_path, "--inputs", npz_path, "--backend", backend,
+               "--repeat", str(repeat)]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    m = TIME_LINE.search(p.stdout)
+    if p.returncode != 0 or not m:
+        err = (p.stderr.strip().splitlines() or ["no time line"])[-1]
+        return None, None, err[:100]
+    return float(m.group(1)), float(m.group(4)), None
+
+
+# ---------------------------------------------------------------------------
+# Realistic sizes
+
+def scaled_programs():
+    """(name, f, args) of the realistic-size programs."""
+    rng = np.random.RandomState(0)
+    n = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+
+    def attention_block(x, wq, wk, wv, wo, w1, w2, g):
+        def ln(v):
+            mu = v.mean(-1, keepdims=True)
+            var = ((v - mu) ** 2).mean(-1, keepdims=True)
+            return (v - mu) * jax.lax.rsqrt(var + 1e-5) * g
+
+        h = ln(x)
+        s, d = h.shape
+        heads = 8
+        q = (h @ wq).reshape(s, heads, d // heads).transpose(1, 0, 2)
+        k = (h @ wk).reshape(s, heads, d // heads).transpose(1, 0, 2)
+        v = (h @ wv).reshape(s, heads, d // heads).transpose(1, 0, 2)
+        a = jax.nn.softmax(q @ k.transpose(0, 2, 1) / math.sqrt(d // heads), axis=-1)
+        o = (a @ v).transpose(1, 0, 2).reshape(s, d) @ wo
+        x = x + o
+        return x + jax.nn.gelu(ln(x) @ w1) @ w2
+
+    d = 512
+    return [
+        ("elementwise_16M", lambda a, b: jnp.tanh(a) * b + jnp.exp(-a * a), (n(1 << 24), n(1 << 24))),
+        ("row_sum_4096sq", lambda a: a.sum(axis=1), (n(4096, 4096),)),
+        ("col_sum_4096sq", lambda a: a.sum(axis=0), (n(4096, 4096),)),
+        ("transpose_4096sq", lambda a: a.T + 0.0, (n(4096, 4096),)),
+        ("softmax_rows_4096sq", lambda a: jax.nn.softmax(a, axis=-1), (n(4096, 4096),)),
+        ("gemm_2048cube_f32", lambda a, b: a @ b, (n(2048, 2048), n(2048, 2048))),
+        ("transformer_block_s512", attention_block,
+         (n(512, d), n(d, d) * 0.05, n(d, d) * 0.05, n(d, d) * 0.05, n(d, d) * 0.05,
+          n(d, 4 * d) * 0.05, n(4 * d, d) * 0.05, n(d))),
+    ]
+
+
+def write_scaled(out_dir):
+    """Writes NAME/before_optimizations.hlo and NAME/inputs.npz for each scaled program."""
+    names = []
+    for name, f, args in scaled_programs():
+        d = os.path.join(out_dir, name)
+        os.makedirs(d, exist_ok=True)
+        text = jax.jit(f).lower(*args).compiler_ir("hlo").as_hlo_text(print_large_constants=True)
+        with open(os.path.join(d, "before_optimizations.hlo"), "w") as fh:
+            fh.write(text)
+        np.savez(os.path.join(d, "inputs.npz"), **{f"in{i}": a for i, a in enumerate(args)})
+        names.append(name)
+    return names
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hloc", default=os.path.join(ROOT, "target/release/hloc"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "corpus"))
+    ap.add_argument("--programs", help="comma-separated program names (default: all)")
+    ap.add_argument("--file", default="before_optimizations.hlo",
+                    help="which module of each program to time")
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--scaled", action="store_true", help="time the realistic-size programs")
+    a = ap.parse_args()
+
+    tmp = None
+    if a.scaled:
+        tmp = tempfile.mkdtemp(prefix="hloc-scaled-")
+        corpus, names = tmp, write_scaled(tmp)
+    else:
+        corpus = a.corpus
+        names = [l.split("\t")[0] for l in open(os.path.join(corpus, "MANIFEST.tsv")).read().splitlines()[1:]]
+    if a.programs:
+        wanted = a.programs.split(",")
+        names = [n for n in names if n in wanted]
+
+    print(f"{'program':32} {'xla ms':>10} {'hloc ms':>10} {'ratio':>7} {'xla compile':>12} {'hloc compile':>13}")
+    ratios = []
+    compile_ratios = []
+    for name in names:
+        path = os.path.join(corpus, name, a.file)
+        npz = os.path.join(corpus, name, "inputs.npz")
+        text = open(path).read()
+        try:
+            xm, xc_ms = xla_time(text, load_inputs(npz, text), a.repeat)
+        except Exception as e:  # noqa: BLE001
+            print(f"{name:32} XLA failed: {type(e).__name__}: {str(e)[:80]}")
+            continue
+        hm, hc_ms, err = hloc_time(a.hloc, path, npz, a.backend, a.repeat)
+        if err:
+            print(f"{name:32} {xm:10.4f} {'-':>10} {'-':>7} {xc_ms:12.1f} {'-':>13}  hloc: {err}")
+            continue
+        r = hm / xm
+        ratios.append(r)
+        compile_ratios.append(hc_ms / xc_ms)
+        print(f"{name:32} {xm:10.4f} {hm:10.4f} {r:7.2f} {xc_ms:12.1f} {hc_ms:13.1f}")
+    if ratios:
+        g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        gc = math.exp(sum(math.log(r) for r in compile_ratios) / len(compile_ratios))
+        print(f"geomean ratio (hloc/XLA) over {len(ratios)} of {len(names)} programs: {g:.3f}; "
+              f"compile {gc:.2f}")
+    if tmp:
+        print(f"(scaled programs in {tmp})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,8 +17,9 @@
 //! The first line is `# run: WHAT` (what the file exercises: the harness and the API or
 //! command). A case starts at a `==== TITLE` line; the `# key: value` (or `# word`) lines
 //! right after it are its header; its input runs to a line that is exactly `----`; its
-//! expected output runs to the next `==== ` line or the end of the file. Trailing blank
-//! lines of inputs and outputs are not significant. With `UPDATE_EXPECT=1`,
+//! expected output runs to the next `==== ` line or the end of the file. An input is kept
+//! verbatim (whitespace-only lines included); trailing blank lines of an expected output
+//! are not significant. With `UPDATE_EXPECT=1`,
 //! [`check_file`] rewrites the expected parts from the actual outputs instead of failing.
 
 use std::fmt::Write as _;
@@ -38,7 +39,7 @@ pub struct Case {
     pub title: String,
     /// Header lines after the title, without the `# ` prefix.
     pub header: Vec<String>,
-    /// The input (lines joined with `\n`, trailing blank lines removed).
+    /// The input, verbatim (lines joined with `\n`).
     pub input: String,
     /// The expected output (lines joined with `\n`, trailing blank lines removed).
     pub expected: String,
@@ -149,7 +150,7 @@ pub fn parse(text: &str) -> Result<GoldenFile, FormatError> {
                 message: format!("case `{title}` has no `----` line before its expected output"),
             });
         }
-        let input = trim_trailing_blank(&lines[start..i]);
+        let input = lines[start..i].join("\n");
         i += 1;
         let start = i;
         while i < lines.len() && !lines[i].starts_with(CASE_MARKER) {

@@ -1,9 +1,6 @@
 //! Integration tests of the target-independent passes, in one binary: text cases per pass
-//! (`tests/passes/<pass>/`), corpus and random modules evaluated before and after.
+//! (`tests/passes/<pass>/*.test`), corpus and random modules evaluated before and after.
 
-mod corpus;
-#[path = "../../../affine/tests/support/golden.rs"]
-mod golden;
 mod pass_batchnorm;
 mod pass_corpus;
 mod pass_golden;

@@ -1,25 +1,16 @@
 //! Every pass and the default pipeline on every corpus module: no error, and the result
 //! prints and parses back (the verifier hook). Prints instruction counts before and after
-//! the default pipeline (`cargo test -p hlo --test pass_corpus -- --nocapture`).
-
-use std::path::Path;
+//! the default pipeline (`cargo test -p hlo-transforms --test transforms pass_corpus -- --nocapture`).
 
 use hlo::pass::{Pass, PassContext};
 
 fn corpus() -> Vec<(String, hlo::Module)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
-        .expect("corpus exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("before_optimizations.hlo").exists())
-        .collect();
-    dirs.sort();
-    dirs.into_iter()
-        .map(|d| {
-            let text = std::fs::read_to_string(d.join("before_optimizations.hlo")).unwrap();
-            let name = d.file_name().unwrap().to_string_lossy().into_owned();
-            let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            (name, m)
+    testkit::corpus::programs()
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p.before()).unwrap();
+            let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+            (p.name, m)
         })
         .collect()
 }

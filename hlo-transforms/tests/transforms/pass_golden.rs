@@ -1,13 +1,13 @@
-//! Text tests of every pass: each `passes/<pass>/*.hlo` file holds cases, an input module
-//! and the module expected after running the pass (blank lines of printed modules are
-//! dropped, since blank lines separate cases). A `# passes: a,b` header runs those passes
+//! Text tests of every pass: each `passes/<pass>/*.test` file (testkit's golden format)
+//! holds cases, an input module and the module expected after running the pass, printed in
+//! full. A `# passes: a,b` header runs those passes
 //! instead of the directory's; `# fixed-point` repeats them until nothing changes. An
 //! error prints as `error: <message>`. After every pass the module must verify and print
 //! and parse back, and when the passes changed the module, the reference evaluator must
 //! give the same results before and after on random inputs (integers exactly, floats
 //! within `hlo_eval::tolerance`). Bless with `UPDATE_EXPECT=1`.
 
-use crate::golden;
+use testkit::golden;
 
 use std::path::Path;
 
@@ -60,13 +60,6 @@ fn compare_results(line: usize, before: &Module, after: &Module, sem: &mut Seman
     }
 }
 
-fn strip_blank_lines(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn run_case(dir_pass: &str, case: &golden::Case, sem: &mut Semantics) -> String {
     let mut module = match hlo::parse_module(&case.input) {
         Ok(m) => m,
@@ -92,7 +85,7 @@ fn run_case(dir_pass: &str, case: &golden::Case, sem: &mut Semantics) -> String 
             if changed {
                 compare_results(case.line, &before, &module, sem);
             }
-            strip_blank_lines(&hlo::print_module(&module))
+            hlo::print_module(&module)
         }
         Err(e) => format!("error: {e}"),
     }
@@ -119,7 +112,7 @@ fn pass_cases() {
             hlo_transforms::pass_by_name(&pass).is_some(),
             "tests/passes/{pass}: no pass of that name"
         );
-        for file in golden::files(&dir, "hlo") {
+        for file in golden::files(&dir, "test") {
             let shown = file.display().to_string();
             golden::check_file(&file, |case| {
                 let mut local = Semantics::default();

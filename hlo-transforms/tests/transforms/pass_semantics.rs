@@ -5,9 +5,8 @@
 //! before optimization are listed and skipped. Prints instruction counts before and after
 //! the default pipeline (`-- --nocapture`).
 
-use crate::corpus;
 
-use corpus::{corpus_dir, flatten, inputs, program_names};
+use testkit::corpus::{flatten, inputs, programs};
 
 use hlo_eval::tolerance;
 
@@ -75,9 +74,9 @@ fn passes_preserve_corpus_results() {
     let mut failures = Vec::new();
     let mut skipped = Vec::new();
     let mut checked = 0;
-    for name in program_names() {
-        let dir = corpus_dir().join(&name);
-        let text = std::fs::read_to_string(dir.join("before_optimizations.hlo")).unwrap();
+    for program in programs() {
+        let (name, dir) = (program.name.clone(), program.dir.clone());
+        let text = std::fs::read_to_string(program.before()).unwrap();
         let m = hlo::parse_module(&text).unwrap();
         let args = inputs(&m, &dir).unwrap_or_else(|e| panic!("{name}: {e}"));
         let want = match outputs(&m, &args) {

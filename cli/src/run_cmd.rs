@@ -1,6 +1,7 @@
 //! `hloc run`: parse a module, evaluate it on given or random inputs, summarize and save
 //! the outputs.
 
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -9,8 +10,9 @@ use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{Literal, Module};
-use hlo_eval::npy::{adapt_to, read_npy, read_npz, write_npz};
-use hlo_eval::{random::random_literal, EvalError, Evaluator, DEFAULT_SIZE_LIMIT};
+use hlo_eval::memory::{self, MAX_MEMORY_ENV};
+use hlo_eval::npy::{adapt_to, read_npy_from, read_npz_from, write_npz_to, NpyError};
+use hlo_eval::{random::random_literal, EvalError, Evaluator};
 
 /// Arguments of `hloc run`.
 #[derive(Args)]
@@ -40,6 +42,78 @@ pub struct RunArgs {
     /// may loop forever on some inputs, e.g. random ones).
     #[arg(long, value_name = "N", default_value_t = hlo_eval::DEFAULT_WHILE_LIMIT)]
     pub max_while_iterations: u64,
+    /// The most bytes one result may take, and all inputs together (read or random): a
+    /// number of bytes or K/M/G/T (powers of 1024), e.g. 8G. Without it, the HLOC_MAX_MEMORY environment
+    /// variable (same syntax), else half of the machine's available memory (4G where that
+    /// is unknown). Anything larger stops with an error before it is allocated.
+    #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
+    pub max_memory: Option<u64>,
+}
+
+/// Parses `--max-memory`.
+fn parse_max_memory(text: &str) -> Result<u64, String> {
+    memory::parse_size(text).map_err(|e| e.to_string())
+}
+
+/// The size limit of a run and where it came from (for the error that names it).
+struct Limit {
+    bytes: u64,
+    source: String,
+}
+
+impl Limit {
+    /// `--max-memory` if given, else `HLOC_MAX_MEMORY` if set (`env` is its value), else
+    /// the default.
+    fn resolve(flag: Option<u64>, env: Result<String, std::env::VarError>) -> Result<Limit> {
+        if let Some(bytes) = flag {
+            return Ok(Limit {
+                bytes,
+                source: "set by --max-memory".into(),
+            });
+        }
+        match env {
+            Ok(text) => {
+                let bytes =
+                    memory::parse_size(&text).map_err(|e| anyhow!("{MAX_MEMORY_ENV}: {e}"))?;
+                Ok(Limit {
+                    bytes,
+                    source: format!("set by {MAX_MEMORY_ENV}"),
+                })
+            }
+            Err(std::env::VarError::NotPresent) => Ok(Limit {
+                bytes: memory::default_size_limit(),
+                source: memory::default_size_limit_source().into(),
+            }),
+            Err(std::env::VarError::NotUnicode(_)) => {
+                bail!("{MAX_MEMORY_ENV} is not valid text")
+            }
+        }
+    }
+
+    /// How to raise the limit, appended to a too-large error.
+    fn hint(&self) -> String {
+        format!(
+            "the limit is {}; raise it with --max-memory SIZE or {MAX_MEMORY_ENV}=SIZE (bytes \
+             or K/M/G/T, e.g. 8G)",
+            self.source
+        )
+    }
+
+    /// An evaluation error, with the hint when it is about the limit.
+    fn eval_error(&self, e: EvalError) -> anyhow::Error {
+        match e {
+            EvalError::TooLarge { .. } => anyhow!("{e}; {}", self.hint()),
+            e => e.into(),
+        }
+    }
+
+    /// An input-file error, with the hint when it is about the limit.
+    fn npy_error(&self, shown: &dyn std::fmt::Display, e: NpyError) -> anyhow::Error {
+        match e {
+            NpyError::TooLarge { .. } => anyhow!("{shown}: {e}; {}", self.hint()),
+            e => anyhow!("{shown}: {e}"),
+        }
+    }
 }
 
 /// Evaluation backends.
@@ -64,15 +138,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         bail!("{}", shown.join("\n"));
     }
     let module = parsed.module;
+    let limit = Limit::resolve(args.max_memory, std::env::var(MAX_MEMORY_ENV))?;
     let inputs = match &args.inputs {
-        Some(path) => read_inputs(&module, path)?,
-        None => random_inputs(&module, args.seed)?,
+        Some(path) => read_inputs(&module, path, &limit)?,
+        None => random_inputs(&module, args.seed, &limit)?,
     };
     let start = Instant::now();
     let Backend::Reference = args.backend;
     let result = Evaluator::new(&module)
         .with_while_limit(args.max_while_iterations)
-        .run(&inputs)?;
+        .with_size_limit(limit.bytes)
+        .run(&inputs)
+        .map_err(|e| limit.eval_error(e))?;
     let elapsed = start.elapsed();
     let mut outputs = Vec::new();
     flatten(result, &mut outputs);
@@ -88,8 +165,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .enumerate()
             .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
             .collect();
-        let bytes = write_npz(&entries)?;
-        std::fs::write(path, bytes).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        let shown = path.display();
+        let file = std::fs::File::create(path).map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
+        let mut writer = write_npz_to(std::io::BufWriter::new(file), &entries)
+            .map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
+        std::io::Write::flush(&mut writer).map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -116,16 +196,30 @@ fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
         .collect()
 }
 
-fn read_inputs(module: &Module, path: &Path) -> Result<Vec<Literal>> {
+/// The arrays of an inputs file: one `in0` from an `.npy`, or every member of an `.npz`
+/// (read from the file as needed, each member checked against the limit first).
+fn read_arrays(path: &Path, limit: &Limit) -> Result<Vec<(String, ArrayLiteral)>> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
+    let cannot = |e: std::io::Error| anyhow!("cannot read {shown}: {e}");
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let mut magic = [0u8; 6];
+    let got = std::io::Read::read(&mut file, &mut magic).map_err(cannot)?;
+    std::io::Seek::rewind(&mut file).map_err(cannot)?;
+    if magic[..got] == *b"\x93NUMPY" {
+        let a = read_npy_from(BufReader::new(file), limit.bytes)
+            .map_err(|e| limit.npy_error(&shown, e))?;
+        return Ok(vec![("in0".to_string(), a)]);
+    }
+    read_npz_from(BufReader::new(file), limit.bytes).map_err(|e| match e {
+        NpyError::TooLarge { .. } => limit.npy_error(&shown, e),
+        e => anyhow!("{shown}: {e} (expected an .npz or .npy file)"),
+    })
+}
+
+fn read_inputs(module: &Module, path: &Path, limit: &Limit) -> Result<Vec<Literal>> {
+    let shown = path.display();
     let params = parameters(module)?;
-    let mut arrays = if bytes.starts_with(b"\x93NUMPY") {
-        let a = read_npy(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?;
-        vec![("in0".to_string(), a)]
-    } else {
-        read_npz(&bytes).map_err(|e| anyhow!("{shown}: {e} (expected an .npz or .npy file)"))?
-    };
+    let mut arrays = read_arrays(path, limit)?;
     if arrays.len() != params.len() {
         bail!(
             "{shown} holds {} array(s), the module takes {} parameter(s)",
@@ -169,18 +263,34 @@ fn key_prefix(arrays: &[(String, ArrayLiteral)], count: usize) -> Result<&'stati
         .ok_or_else(|| (0..count).find(|n| !has(format!("in{n}"))).unwrap_or(0))
 }
 
-fn random_inputs(module: &Module, seed: u64) -> Result<Vec<Literal>> {
+fn random_inputs(module: &Module, seed: u64, limit: &Limit) -> Result<Vec<Literal>> {
+    let mut left = limit.bytes;
     parameters(module)?
         .iter()
         .enumerate()
         .map(|(n, (pname, shape))| {
-            random_literal(shape, seed, n as u64, DEFAULT_SIZE_LIMIT).map_err(|e| match e {
-                EvalError::TooLarge { bytes, limit, .. } => anyhow!(
-                    "parameter {n} (`{pname}`): {} needs {bytes} bytes, more than the limit of {limit} bytes",
-                    shape.to_string_without_layout()
+            // The inputs live together: each may take what the ones before it left.
+            let l = random_literal(shape, seed, n as u64, left).map_err(|e| match e {
+                EvalError::TooLarge { bytes, .. } if left < limit.bytes => anyhow!(
+                    "parameter {n} (`{pname}`): {} needs {}, but the parameters before it \
+                     leave only {} of the limit of {}; {}",
+                    shape.to_string_without_layout(),
+                    memory::describe_bytes(bytes),
+                    memory::describe_bytes(left),
+                    memory::describe_bytes(limit.bytes),
+                    limit.hint()
+                ),
+                EvalError::TooLarge { bytes, .. } => anyhow!(
+                    "parameter {n} (`{pname}`): {} needs {}, more than the limit of {}; {}",
+                    shape.to_string_without_layout(),
+                    memory::describe_bytes(bytes),
+                    memory::describe_bytes(limit.bytes),
+                    limit.hint()
                 ),
                 e => anyhow!("parameter {n} (`{pname}`): {e}"),
-            })
+            })?;
+            left -= shape.byte_size().map_or(0, |b| b as u64).min(left);
+            Ok(l)
         })
         .collect()
 }
@@ -280,4 +390,46 @@ fn checksum(a: &ArrayLiteral) -> u64 {
         ArrayData::C128(v) => v.iter().flatten().for_each(|x| eat(&x.to_le_bytes())),
     }
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::env::VarError;
+
+    #[test]
+    fn the_flag_wins_over_the_variable() {
+        let l = Limit::resolve(Some(1000), Ok("8G".into())).unwrap();
+        assert_eq!((l.bytes, l.source.as_str()), (1000, "set by --max-memory"));
+        let l = Limit::resolve(None, Ok("8G".into())).unwrap();
+        assert_eq!(
+            (l.bytes, l.source.as_str()),
+            (8 << 30, "set by HLOC_MAX_MEMORY")
+        );
+        let l = Limit::resolve(None, Err(VarError::NotPresent)).unwrap();
+        assert_eq!(l.bytes, memory::default_size_limit());
+        assert_eq!(l.source, memory::default_size_limit_source());
+    }
+
+    #[test]
+    fn a_bad_variable_is_an_error() {
+        let e = Limit::resolve(None, Ok("lots".into())).err().unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("HLOC_MAX_MEMORY: bad size `lots`"),
+            "{e}"
+        );
+        // The flag wins even over a malformed variable.
+        assert!(Limit::resolve(Some(1), Ok("lots".into())).is_ok());
+    }
+
+    #[test]
+    fn the_hint_names_the_flag_and_the_variable() {
+        let l = Limit::resolve(Some(4 << 30), Err(VarError::NotPresent)).unwrap();
+        assert_eq!(
+            l.hint(),
+            "the limit is set by --max-memory; raise it with --max-memory SIZE or \
+             HLOC_MAX_MEMORY=SIZE (bytes or K/M/G/T, e.g. 8G)"
+        );
+    }
 }

@@ -1,9 +1,10 @@
 //! Elementwise operations: unary and binary math over every element type, compare,
 //! select and clamp. Each op is one typed loop over the storage vectors.
 
+use super::complex;
 use super::data::make;
 use super::scalar::{wrap_to_width, Int, SmallFloat};
-use super::special::{erf, ComplexF64};
+use super::special::erf;
 use super::EvalError;
 use hlo::attrs::{ComparisonDirection, ComparisonType};
 use hlo::literal::{ArrayData, ArrayLiteral};
@@ -145,57 +146,6 @@ pub(crate) fn fix_width<T: Int>(mut v: Vec<T>, bits: u32) -> Vec<T> {
     v
 }
 
-fn map_complex(data: &ArrayData, f: impl Fn(ComplexF64) -> ComplexF64) -> Option<ArrayData> {
-    Some(match data {
-        ArrayData::C64(v) => ArrayData::C64(
-            v.iter()
-                .map(|c| f(ComplexF64::from_c64(*c)).to_c64())
-                .collect(),
-        ),
-        ArrayData::C128(v) => ArrayData::C128(
-            v.iter()
-                .map(|c| f(ComplexF64(c[0], c[1])).to_c128())
-                .collect(),
-        ),
-        _ => return None,
-    })
-}
-
-fn zip_complex(
-    a: &ArrayData,
-    b: &ArrayData,
-    f: impl Fn(ComplexF64, ComplexF64) -> ComplexF64,
-) -> Option<ArrayData> {
-    Some(match (a, b) {
-        (ArrayData::C64(x), ArrayData::C64(y)) => ArrayData::C64(
-            x.iter()
-                .zip(y)
-                .map(|(p, q)| f(ComplexF64::from_c64(*p), ComplexF64::from_c64(*q)).to_c64())
-                .collect(),
-        ),
-        (ArrayData::C128(x), ArrayData::C128(y)) => ArrayData::C128(
-            x.iter()
-                .zip(y)
-                .map(|(p, q)| f(ComplexF64(p[0], p[1]), ComplexF64(q[0], q[1])).to_c128())
-                .collect(),
-        ),
-        _ => return None,
-    })
-}
-
-/// Complex elements to a real array through `f` (abs, real, imag).
-fn complex_to_real(data: &ArrayData, f: impl Fn(ComplexF64) -> f64) -> Option<ArrayData> {
-    Some(match data {
-        ArrayData::C64(v) => ArrayData::F32(
-            v.iter()
-                .map(|c| f(ComplexF64::from_c64(*c)) as f32)
-                .collect(),
-        ),
-        ArrayData::C128(v) => ArrayData::F64(v.iter().map(|c| f(ComplexF64(c[0], c[1]))).collect()),
-        _ => return None,
-    })
-}
-
 /// Rounds half away from zero (XLA's `round-nearest-afz`).
 fn round_afz(x: f64) -> f64 {
     x.round()
@@ -223,32 +173,7 @@ pub(crate) fn unary(
         || EvalError::invalid(what, format!("{} is not defined on {ty}", op.as_str()));
     let d = a.data();
     if ty.is_complex() {
-        let r = match op {
-            Opcode::Abs => complex_to_real(d, |c| c.abs()),
-            Opcode::Real => complex_to_real(d, |c| c.0),
-            Opcode::Imag => complex_to_real(d, |c| c.1),
-            Opcode::Negate => map_complex(d, |c| ComplexF64(-c.0, -c.1)),
-            Opcode::Exp => map_complex(d, ComplexF64::exp),
-            Opcode::Expm1 => map_complex(d, |c| c.exp().sub(ComplexF64(1.0, 0.0))),
-            Opcode::Log => map_complex(d, ComplexF64::log),
-            Opcode::Log1p => map_complex(d, |c| c.add(ComplexF64(1.0, 0.0)).log()),
-            Opcode::Sqrt => map_complex(d, ComplexF64::sqrt),
-            Opcode::Rsqrt => map_complex(d, |c| ComplexF64(1.0, 0.0).div(c.sqrt())),
-            Opcode::Sign => map_complex(d, |c| {
-                let m = c.abs();
-                if m == 0.0 || m.is_nan() {
-                    c
-                } else {
-                    ComplexF64(c.0 / m, c.1 / m)
-                }
-            }),
-            Opcode::Sin => map_complex(d, ComplexF64::sin),
-            Opcode::Cos => map_complex(d, ComplexF64::cos),
-            Opcode::Tanh => map_complex(d, ComplexF64::tanh),
-            Opcode::Tan => map_complex(d, |c| c.sin().div(c.cos())),
-            Opcode::Copy => Some(d.clone()),
-            _ => None,
-        };
+        let r = complex::unary(op, d);
         return make(shape, r.ok_or_else(unsupported)?, what);
     }
     if ty.is_float() {
@@ -450,14 +375,7 @@ pub(crate) fn binary(
         return make(shape, r, what);
     }
     if ty.is_complex() {
-        let r = match op {
-            Opcode::Add => zip_complex(x, y, ComplexF64::add),
-            Opcode::Subtract => zip_complex(x, y, ComplexF64::sub),
-            Opcode::Multiply => zip_complex(x, y, ComplexF64::mul),
-            Opcode::Divide => zip_complex(x, y, ComplexF64::div),
-            Opcode::Power => zip_complex(x, y, ComplexF64::pow),
-            _ => None,
-        };
+        let r = complex::binary(op, x, y);
         return make(shape, r.ok_or_else(unsupported)?, what);
     }
     if ty.is_float() {

@@ -3,8 +3,7 @@
 
 use super::data::array;
 use super::{
-    control, convert, elementwise as ew, movement as mv, reduce, EvalError, DEFAULT_SIZE_LIMIT,
-    DEFAULT_WHILE_LIMIT,
+    control, convert, elementwise as ew, movement as mv, reduce, EvalError, DEFAULT_WHILE_LIMIT,
 };
 use crate::numeric::{self, KernelError};
 use hlo::ir::Computation;
@@ -63,11 +62,13 @@ impl Frame {
 }
 
 impl<'m> Evaluator<'m> {
-    /// An evaluator with the default size limit ([`DEFAULT_SIZE_LIMIT`]).
+    /// An evaluator with the default size limit
+    /// ([`default_size_limit`](crate::memory::default_size_limit): half of the machine's
+    /// available memory).
     pub fn new(module: &'m Module) -> Evaluator<'m> {
         Evaluator {
             module,
-            limit: DEFAULT_SIZE_LIMIT,
+            limit: crate::memory::default_size_limit(),
             while_limit: DEFAULT_WHILE_LIMIT,
         }
     }
@@ -76,6 +77,11 @@ impl<'m> Evaluator<'m> {
     pub fn with_size_limit(mut self, bytes: u64) -> Evaluator<'m> {
         self.limit = bytes;
         self
+    }
+
+    /// The largest result (in bytes) an instruction may produce.
+    pub fn size_limit(&self) -> u64 {
+        self.limit
     }
 
     /// Sets the largest number of iterations one `while` loop may run.

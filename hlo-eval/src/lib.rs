@@ -46,9 +46,16 @@
 //!
 //! ## Size guard
 //!
-//! Before an instruction runs, its result size is checked against the evaluator's limit
-//! ([`DEFAULT_SIZE_LIMIT`], 4 GiB, adjustable with [`Evaluator::with_size_limit`]): a
-//! bigger result is [`EvalError::TooLarge`], never an allocation attempt.
+//! Everything allocated from a size the evaluator reads is checked against a limit before
+//! the allocation: an instruction's result (by its shape), a random argument
+//! ([`random::random_literal`]) and every `.npy`/`.npz` array ([`npy`], by the size its
+//! header or zip entry declares). The default limit,
+//! [`memory::default_size_limit`], is half of the machine's available memory
+//! (`MemAvailable` of `/proc/meminfo`, read once per process) or
+//! [`memory::FALLBACK_SIZE_LIMIT`] (4 GiB) where that is unknown; set another with
+//! [`Evaluator::with_size_limit`] (`hloc run --max-memory SIZE` or the
+//! `HLOC_MAX_MEMORY` variable). A bigger result is [`EvalError::TooLarge`], never an
+//! allocation attempt.
 //!
 //! ## Loop guard
 //!
@@ -62,11 +69,13 @@
 //! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
 //! outputs uses.
 
+mod complex;
 mod control;
 mod convert;
 mod data;
 mod elementwise;
 mod interp;
+pub mod memory;
 mod movement;
 pub mod npy;
 pub mod numeric;
@@ -83,8 +92,7 @@ pub use interp::Evaluator;
 
 use hlo::{Literal, Module, Opcode};
 
-/// Results larger than this many bytes (4 GiB) are refused by default.
-pub const DEFAULT_SIZE_LIMIT: u64 = 4 << 30;
+pub use memory::default_size_limit;
 
 /// Default largest number of iterations one `while` loop may run (a million).
 pub const DEFAULT_WHILE_LIMIT: u64 = 1_000_000;
@@ -132,7 +140,9 @@ pub enum EvalError {
     },
     /// A result would exceed the size limit.
     #[error(
-        "instruction `{instr}` would allocate {bytes} bytes, more than the limit of {limit} bytes"
+        "instruction `{instr}` would allocate {}, more than the limit of {}",
+        memory::describe_bytes(*bytes),
+        memory::describe_bytes(*limit)
     )]
     TooLarge {
         /// The instruction's name.

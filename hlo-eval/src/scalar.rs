@@ -188,13 +188,14 @@ impl SmallFloat {
         })
     }
 
-    /// The value of a bit pattern.
+    /// The value of a bit pattern (exact; `f16`/`bf16` through the `half` crate).
     #[inline]
     pub(crate) fn decode(&self, bits: u32) -> f64 {
-        if self.ty == ElementType::BF16 {
-            return f64::from(f32::from_bits(bits << 16));
+        match self.ty {
+            ElementType::F16 => half::f16::from_bits(bits as u16).to_f64(),
+            ElementType::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+            _ => self.fmt.decode(bits),
         }
-        self.fmt.decode(bits)
     }
 
     /// The bit pattern of `x` rounded through `f32` (double rounding as XLA:CPU does).
@@ -205,19 +206,21 @@ impl SmallFloat {
 
     /// The bit pattern of an `f32` value rounded to nearest even; overflow gives infinity
     /// (or NaN for the types without infinity; the largest value for `f4e2m1fn`).
+    /// `f16`/`bf16` round with the `half` crate (a NaN stays a quiet NaN of its sign).
     pub(crate) fn encode_f32(&self, x: f32) -> u32 {
-        if self.ty == ElementType::BF16 {
-            let b = x.to_bits();
-            if x.is_nan() {
-                return (b >> 16) | 0x40;
-            }
-            let round = 0x7fff + ((b >> 16) & 1);
-            return b.wrapping_add(round) >> 16;
+        match self.ty {
+            ElementType::F16 => u32::from(half::f16::from_f32(x).to_bits()),
+            ElementType::BF16 => u32::from(half::bf16::from_f32(x).to_bits()),
+            _ => self.encode_f64_direct(f64::from(x)),
         }
-        self.encode_f64_direct(f64::from(x))
     }
 
     /// The bit pattern of `x` rounded once, directly from `f64`.
+    ///
+    /// Every type, `f16` and `bf16` included, goes through [`MiniFloat`]: `half`'s
+    /// `from_f64` is not one correct rounding (it drops the low 32 mantissa bits first, or
+    /// rounds through `f32` where the CPU has F16C), and XLA converts `f64` to `f16` with
+    /// a single rounding.
     pub(crate) fn encode_f64_direct(&self, x: f64) -> u32 {
         match self.fmt.encode(x, None) {
             Ok(b) => b,

@@ -8,15 +8,16 @@ use super::util::{dims_of, operand, strides};
 use super::widen::{load, store, Buf, Domain};
 use super::KernelError;
 use hlo::{Instruction, Literal};
+use num_complex::Complex64;
 
-type C = [f64; 2];
+type C = Complex64;
 
 /// `e^{-2 pi i j / n}` for `j` in `0..n`.
 fn twiddles(n: usize) -> Vec<C> {
     (0..n)
         .map(|j| {
             let a = -2.0 * std::f64::consts::PI * j as f64 / n as f64;
-            [a.cos(), a.sin()]
+            Complex64::new(a.cos(), a.sin())
         })
         .collect()
 }
@@ -25,14 +26,12 @@ fn twiddles(n: usize) -> Vec<C> {
 fn dft(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
     let n = line.len();
     for (k, o) in out.iter_mut().enumerate() {
-        let (mut re, mut im) = (0.0, 0.0);
+        let mut sum = C::default();
         for (j, x) in line.iter().enumerate() {
             let t = w[(k * j) % n];
-            let ti = if inverse { -t[1] } else { t[1] };
-            re += x[0] * t[0] - x[1] * ti;
-            im += x[0] * ti + x[1] * t[0];
+            sum += x * if inverse { t.conj() } else { t };
         }
-        *o = [re, im];
+        *o = sum;
     }
 }
 
@@ -54,11 +53,10 @@ fn radix2(line: &[C], out: &mut [C], w: &[C], inverse: bool) {
         for start in (0..n).step_by(len) {
             for j in 0..len / 2 {
                 let t = w[j * step];
-                let ti = if inverse { -t[1] } else { t[1] };
                 let (a, b) = (out[start + j], out[start + j + len / 2]);
-                let bt = [b[0] * t[0] - b[1] * ti, b[0] * ti + b[1] * t[0]];
-                out[start + j] = [a[0] + bt[0], a[1] + bt[1]];
-                out[start + j + len / 2] = [a[0] - bt[0], a[1] - bt[1]];
+                let bt = b * if inverse { t.conj() } else { t };
+                out[start + j] = a + bt;
+                out[start + j + len / 2] = a - bt;
             }
         }
         len *= 2;
@@ -74,31 +72,28 @@ fn bluestein(line: &[C], out: &mut [C], inverse: bool) {
     let chirp: Vec<C> = (0..n)
         .map(|k| {
             let a = sign * std::f64::consts::PI * ((k * k) % (2 * n)) as f64 / n as f64;
-            [a.cos(), a.sin()]
+            Complex64::new(a.cos(), a.sin())
         })
         .collect();
-    let mul = |x: C, y: C| [x[0] * y[0] - x[1] * y[1], x[0] * y[1] + x[1] * y[0]];
-    let conj = |x: C| [x[0], -x[1]];
-    let mut a = vec![[0.0; 2]; m];
+    let mut a = vec![C::default(); m];
     for k in 0..n {
-        a[k] = mul(line[k], chirp[k]);
+        a[k] = line[k] * chirp[k];
     }
-    let mut b = vec![[0.0; 2]; m];
-    b[0] = conj(chirp[0]);
+    let mut b = vec![C::default(); m];
+    b[0] = chirp[0].conj();
     for k in 1..n {
-        b[k] = conj(chirp[k]);
-        b[m - k] = conj(chirp[k]);
+        b[k] = chirp[k].conj();
+        b[m - k] = chirp[k].conj();
     }
     let w = twiddles(m);
-    let (mut fa, mut fb) = (vec![[0.0; 2]; m], vec![[0.0; 2]; m]);
+    let (mut fa, mut fb) = (vec![C::default(); m], vec![C::default(); m]);
     radix2(&a, &mut fa, &w, false);
     radix2(&b, &mut fb, &w, false);
-    let prod: Vec<C> = fa.iter().zip(&fb).map(|(&x, &y)| mul(x, y)).collect();
-    let mut conv = vec![[0.0; 2]; m];
+    let prod: Vec<C> = fa.iter().zip(&fb).map(|(&x, &y)| x * y).collect();
+    let mut conv = vec![C::default(); m];
     radix2(&prod, &mut conv, &w, true);
     for k in 0..n {
-        let c = [conv[k][0] / m as f64, conv[k][1] / m as f64];
-        out[k] = mul(c, chirp[k]);
+        out[k] = conv[k].unscale(m as f64) * chirp[k];
     }
 }
 
@@ -115,8 +110,8 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
     let w = twiddles(n);
     let st = strides(dims)[axis];
     let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
-    let mut line = vec![[0.0; 2]; n];
-    let mut out = vec![[0.0; 2]; n];
+    let mut line = vec![C::default(); n];
+    let mut out = vec![C::default(); n];
     for base in 0..data.len() {
         if !(base / st).is_multiple_of(n) {
             continue;
@@ -132,7 +127,7 @@ fn transform_axis(data: &mut [C], dims: &[usize], axis: usize, inverse: bool) {
             bluestein(&line, &mut out, inverse);
         }
         for (i, o) in out.iter().enumerate() {
-            data[base + i * st] = [o[0] * scale, o[1] * scale];
+            data[base + i * st] = o.scale(scale);
         }
     }
 }
@@ -225,22 +220,21 @@ pub(crate) fn fft(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
                     full.push(if k < keep {
                         row[k]
                     } else {
-                        let c = row[n_last - k];
-                        [c[0], -c[1]]
+                        row[n_last - k].conj()
                     });
                 }
             }
             // The imaginary parts of the DC and Nyquist terms do not contribute.
             for row in full.chunks_mut(n_last.max(1)) {
                 if let Some(first) = row.first_mut() {
-                    first[1] = 0.0;
+                    first.im = 0.0;
                 }
                 if n_last.is_multiple_of(2) && n_last > 0 {
-                    row[n_last / 2][1] = 0.0;
+                    row[n_last / 2].im = 0.0;
                 }
             }
             transform_axis(&mut full, &out_dims, last, true);
-            let real: Vec<f64> = full.iter().map(|c| c[0]).collect();
+            let real: Vec<f64> = full.iter().map(|c| c.re).collect();
             return store(Buf::F64(real), instr.shape(), W);
         }
         other => return Err(KernelError::Unsupported(format!("{W}: fft_type {other}"))),
@@ -257,17 +251,14 @@ mod tests {
         for n in [3usize, 5, 7, 12, 65, 100, 127] {
             let w = twiddles(n);
             let line: Vec<C> = (0..n)
-                .map(|i| [((i * 7) % 11) as f64 - 5.0, ((i * 3) % 4) as f64])
+                .map(|i| C::new(((i * 7) % 11) as f64 - 5.0, ((i * 3) % 4) as f64))
                 .collect();
             for inverse in [false, true] {
-                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                let (mut a, mut b) = (vec![C::default(); n], vec![C::default(); n]);
                 bluestein(&line, &mut a, inverse);
                 dft(&line, &mut b, &w, inverse);
                 for (x, y) in a.iter().zip(&b) {
-                    assert!(
-                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
-                        "n={n}"
-                    );
+                    assert!((x - y).norm() < 1e-9, "n={n}");
                 }
             }
         }
@@ -278,17 +269,14 @@ mod tests {
         for n in [1usize, 2, 4, 8, 64] {
             let w = twiddles(n);
             let line: Vec<C> = (0..n)
-                .map(|i| [(i * 7 % 5) as f64 - 2.0, (i * 3 % 4) as f64])
+                .map(|i| C::new((i * 7 % 5) as f64 - 2.0, (i * 3 % 4) as f64))
                 .collect();
             for inverse in [false, true] {
-                let (mut a, mut b) = (vec![[0.0; 2]; n], vec![[0.0; 2]; n]);
+                let (mut a, mut b) = (vec![C::default(); n], vec![C::default(); n]);
                 radix2(&line, &mut a, &w, inverse);
                 dft(&line, &mut b, &w, inverse);
                 for (x, y) in a.iter().zip(&b) {
-                    assert!(
-                        (x[0] - y[0]).abs() < 1e-9 && (x[1] - y[1]).abs() < 1e-9,
-                        "n={n}"
-                    );
+                    assert!((x - y).norm() < 1e-9, "n={n}");
                 }
             }
         }

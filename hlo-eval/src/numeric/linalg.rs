@@ -16,8 +16,9 @@ use hlo::attrs::{AttrName, AttrValue};
 use hlo::literal::ArrayData;
 use hlo::shape::{ElementType, Shape};
 use hlo::{Instruction, Literal};
+use num_complex::Complex64;
 
-/// Scalars of the real (`f64`) and complex (`[f64; 2]`) matrix kernels.
+/// Scalars of the real (`f64`) and complex (`num-complex`'s `Complex64`) matrix kernels.
 trait Field: Copy + PartialEq {
     fn zero() -> Self;
     fn one() -> Self;
@@ -75,46 +76,39 @@ impl Field for f64 {
     }
 }
 
-impl Field for [f64; 2] {
+impl Field for Complex64 {
     fn zero() -> Self {
-        [0.0, 0.0]
+        Complex64::new(0.0, 0.0)
     }
     fn one() -> Self {
-        [1.0, 0.0]
+        Complex64::new(1.0, 0.0)
     }
     fn sub(self, o: Self) -> Self {
-        [self[0] - o[0], self[1] - o[1]]
+        self - o
     }
     fn add(self, o: Self) -> Self {
-        [self[0] + o[0], self[1] + o[1]]
+        self + o
     }
     fn mul(self, o: Self) -> Self {
-        [
-            self[0] * o[0] - self[1] * o[1],
-            self[0] * o[1] + self[1] * o[0],
-        ]
+        self * o
     }
     fn div(self, o: Self) -> Self {
-        let d = o[0] * o[0] + o[1] * o[1];
-        [
-            (self[0] * o[0] + self[1] * o[1]) / d,
-            (self[1] * o[0] - self[0] * o[1]) / d,
-        ]
+        self / o
     }
     fn conj(self) -> Self {
-        [self[0], -self[1]]
+        Complex64::conj(&self)
     }
     fn re(self) -> f64 {
-        self[0]
+        self.re
     }
     fn from_re(x: f64) -> Self {
-        [x, 0.0]
+        Complex64::new(x, 0.0)
     }
     fn pivot_abs(self) -> f64 {
-        self[0].abs() + self[1].abs()
+        self.l1_norm()
     }
     fn im(self) -> f64 {
-        self[1]
+        self.im
     }
 }
 
@@ -355,7 +349,7 @@ fn householder_product<T: Field>(a: &mut [T], m: usize, n: usize, taus: &[T]) {
 /// The values of an operand in `f64` or `c128`.
 enum Mat {
     Real(Vec<f64>),
-    Complex(Vec<[f64; 2]>),
+    Complex(Vec<Complex64>),
 }
 
 fn load_mat(a: &hlo::literal::ArrayLiteral, what: &str) -> Result<Mat, KernelError> {

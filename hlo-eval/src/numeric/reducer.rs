@@ -2,7 +2,7 @@
 //! recognised so that reduce-window, scatter and select-and-scatter can combine values
 //! directly instead of calling the computation once per element.
 
-use super::widen::{bf16_to_f32, f32_to_bf16, f64_to_small};
+use super::widen::{bf16_to_f32, f32_to_bf16, f64_to_small, small_to_f64};
 use super::KernelError;
 use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::ArrayData;
@@ -176,10 +176,9 @@ pub(crate) fn combine(
             a[ai] = f32_to_bf16(v);
         }
         (ArrayData::Bits16(a), ArrayData::Bits16(s)) => {
-            let m = MiniFloat::of(ty).ok_or_else(bad)?;
             // Computed in f32 and rounded once, as XLA:CPU does for f16.
-            let x = m.decode(u32::from(a[ai])) as f32;
-            let y = m.decode(u32::from(s[si])) as f32;
+            let x = small_to_f64(ty, u32::from(a[ai])) as f32;
+            let y = small_to_f64(ty, u32::from(s[si])) as f32;
             let v = f32_op(r, x, y).ok_or_else(bad)?;
             a[ai] = f64_to_small(ty, f64::from(v)) as u16;
         }

@@ -4,33 +4,17 @@
 //! normal with mean `mu` and standard deviation `sigma` (floats). XLA:CPU draws from a
 //! process-wide seed, so no two runs agree and no recorded output can be matched. The
 //! reference evaluator is deterministic instead: every `rng` instruction has its own
-//! SplitMix64 stream seeded by its name, so a module evaluates the same way every time
+//! SplitMix64 stream ([`crate::random`]'s generator) seeded by its name, so a module evaluates the same way every time
 //! (and one instruction yields the same values on every execution, e.g. in a loop).
 //! Floats are drawn in `f64` and rounded once to the element type (for narrow types that
 //! rounding may reach `b`). When `b <= a` the result is `a` everywhere (XLA leaves it
 //! implementation-defined).
 
 use super::KernelError;
+use crate::random::{generator, unit};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{Instruction, Literal};
-
-/// SplitMix64: small, fast and good enough for test data.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)` with 53 random bits.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use rand_core::Rng;
 
 /// FNV-1a of the instruction's name: the seed of its stream.
 fn seed_of(name: &str) -> u64 {
@@ -78,17 +62,17 @@ pub(crate) fn rng(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
     };
     let (a, b) = (scalar(instr, operands, 0)?, scalar(instr, operands, 1)?);
     let mut data = ArrayData::new(ty).ok_or_else(|| invalid("not a data type"))?;
-    let mut gen = SplitMix(seed_of(name));
+    let mut gen = generator(seed_of(name));
     let push_error = |e: hlo::literal::ValueError| invalid(&e.to_string());
     if ty.is_float() {
         for _ in 0..n {
             let x = if normal {
                 // Box-Muller; 1 - u is in (0, 1], so the logarithm is finite.
-                let (u, v) = (gen.unit(), gen.unit());
+                let (u, v) = (unit(&mut gen), unit(&mut gen));
                 let z = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
                 a + b * z
             } else if b > a {
-                a + (b - a) * gen.unit()
+                a + (b - a) * unit(&mut gen)
             } else {
                 a
             };
@@ -102,7 +86,7 @@ pub(crate) fn rng(instr: &Instruction, operands: &[&Literal]) -> Result<Literal,
         let span = hi - lo;
         for _ in 0..n {
             let x = if span > 0 {
-                lo + (u128::from(gen.next()) % span as u128) as i128
+                lo + (u128::from(gen.next_u64()) % span as u128) as i128
             } else {
                 lo
             };

@@ -4,9 +4,8 @@
 //! other operation are not compiled; the kernels then call them through
 //! [`super::CallComputation`].
 
-use super::widen::f64_to_small;
+use super::widen::{f64_to_small, small_to_f64};
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType};
-use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::shape::ElementType;
 use hlo::{CompId, Module, Opcode};
@@ -120,7 +119,7 @@ fn from_bits(t: ElementType, bits: u64) -> Option<Scalar> {
     Some(match t {
         ElementType::F32 => Scalar::F(f64::from(f32::from_bits(bits as u32))),
         ElementType::F64 => Scalar::F(f64::from_bits(bits)),
-        ElementType::F16 | ElementType::BF16 => Scalar::F(MiniFloat::of(t)?.decode(bits as u32)),
+        ElementType::F16 | ElementType::BF16 => Scalar::F(small_to_f64(t, bits as u32)),
         ElementType::Pred => Scalar::B(bits != 0),
         _ if t.is_integral() => Scalar::I(wrap(t, i128::from(bits))),
         _ => return None,
@@ -325,9 +324,7 @@ impl ScalarFn {
 fn round(ty: ElementType, x: f64) -> f64 {
     match ty {
         ElementType::F32 => f64::from(x as f32),
-        ElementType::F16 | ElementType::BF16 => {
-            MiniFloat::of(ty).map_or(x, |m| m.decode(f64_to_small(ty, x)))
-        }
+        ElementType::F16 | ElementType::BF16 => small_to_f64(ty, f64_to_small(ty, x)),
         _ => x,
     }
 }

@@ -1,6 +1,7 @@
 //! Arithmetic domains of the numeric kernels (dot, convolution, fft, linear algebra):
 //! operands are widened into one domain (`i64` with wrapping, `f32`, `f64`, complex),
-//! computed there, then rounded to the result type. `bf16`/`f16` accumulate in `f32` and
+//! computed there (complex numbers as `num-complex` values), then rounded to the result
+//! type. `bf16`/`f16` accumulate in `f32` and
 //! round once at the end, as XLA:CPU does.
 
 use super::KernelError;
@@ -8,6 +9,7 @@ use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::shape::{ElementType, Shape};
 use hlo::Literal;
+use num_complex::{Complex32, Complex64};
 
 /// The type arithmetic is done in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,9 +54,9 @@ pub(crate) enum Buf {
     /// [`Domain::F64`].
     F64(Vec<f64>),
     /// [`Domain::C64`].
-    C64(Vec<[f32; 2]>),
+    C64(Vec<Complex32>),
     /// [`Domain::C128`].
-    C128(Vec<[f64; 2]>),
+    C128(Vec<Complex64>),
 }
 
 /// Arithmetic the generic kernels need.
@@ -92,55 +94,57 @@ impl Num for f64 {
     }
 }
 
-impl Num for [f32; 2] {
-    fn add(self, o: [f32; 2]) -> [f32; 2] {
-        [self[0] + o[0], self[1] + o[1]]
+impl Num for Complex32 {
+    fn add(self, o: Complex32) -> Complex32 {
+        self + o
     }
-    fn mul(self, o: [f32; 2]) -> [f32; 2] {
-        [
-            self[0] * o[0] - self[1] * o[1],
-            self[0] * o[1] + self[1] * o[0],
-        ]
+    fn mul(self, o: Complex32) -> Complex32 {
+        self * o
     }
 }
 
-impl Num for [f64; 2] {
-    fn add(self, o: [f64; 2]) -> [f64; 2] {
-        [self[0] + o[0], self[1] + o[1]]
+impl Num for Complex64 {
+    fn add(self, o: Complex64) -> Complex64 {
+        self + o
     }
-    fn mul(self, o: [f64; 2]) -> [f64; 2] {
-        [
-            self[0] * o[0] - self[1] * o[1],
-            self[0] * o[1] + self[1] * o[0],
-        ]
+    fn mul(self, o: Complex64) -> Complex64 {
+        self * o
     }
+}
+
+/// A `c64` element as a complex number.
+fn c64(c: [f32; 2]) -> Complex32 {
+    Complex32::new(c[0], c[1])
+}
+
+/// A `c128` element as a complex number.
+pub(crate) fn c128(c: [f64; 2]) -> Complex64 {
+    Complex64::new(c[0], c[1])
 }
 
 /// `bf16` bits to `f32` (exact).
 pub(crate) fn bf16_to_f32(b: u16) -> f32 {
-    f32::from_bits(u32::from(b) << 16)
+    half::bf16::from_bits(b).to_f32()
 }
 
 /// `f32` to `bf16` bits, rounding to nearest even; NaN stays NaN (quieted).
 pub(crate) fn f32_to_bf16(x: f32) -> u16 {
-    let b = x.to_bits();
-    if x.is_nan() {
-        return ((b >> 16) | 0x40) as u16;
-    }
-    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1));
-    (rounded >> 16) as u16
+    half::bf16::from_f32(x).to_bits()
 }
 
-/// A small float's bits to `f64` (exact).
-fn small_to_f64(ty: ElementType, bits: u32) -> f64 {
-    if ty == ElementType::BF16 {
-        return f64::from(bf16_to_f32(bits as u16));
+/// A small float's bits to `f64` (exact; `f16`/`bf16` through the `half` crate).
+pub(crate) fn small_to_f64(ty: ElementType, bits: u32) -> f64 {
+    match ty {
+        ElementType::F16 => half::f16::from_bits(bits as u16).to_f64(),
+        ElementType::BF16 => f64::from(bf16_to_f32(bits as u16)),
+        _ => MiniFloat::of(ty).map_or(f64::NAN, |m| m.decode(bits)),
     }
-    MiniFloat::of(ty).map_or(f64::NAN, |m| m.decode(bits))
 }
 
 /// `f64` to a small float's bits, rounding to nearest even; values too large become
-/// infinity (or NaN for formats without infinity), as XLA's convert does.
+/// infinity (or NaN for formats without infinity), as XLA's convert does. `bf16` rounds
+/// through `f32` as XLA does; `f16` rounds once from `f64` with [`MiniFloat`], because
+/// `half`'s `from_f64` is not one correct rounding.
 pub(crate) fn f64_to_small(ty: ElementType, x: f64) -> u32 {
     if ty == ElementType::BF16 {
         return u32::from(f32_to_bf16(x as f32));
@@ -244,18 +248,22 @@ pub(crate) fn load(domain: Domain, a: &ArrayLiteral, what: &str) -> Result<Buf, 
         },
         Domain::F64 => Buf::F64(conv!(|f: f64, _i: i64| f)),
         Domain::C64 => match a.data() {
-            ArrayData::C64(v) => Buf::C64(v.clone()),
-            ArrayData::C128(v) => Buf::C64(v.iter().map(|c| [c[0] as f32, c[1] as f32]).collect()),
-            _ => Buf::C64(conv!(|f: f64, _i: i64| [f as f32, 0.0])),
+            ArrayData::C64(v) => Buf::C64(v.iter().map(|&c| c64(c)).collect()),
+            ArrayData::C128(v) => Buf::C64(
+                v.iter()
+                    .map(|c| Complex32::new(c[0] as f32, c[1] as f32))
+                    .collect(),
+            ),
+            _ => Buf::C64(conv!(|f: f64, _i: i64| Complex32::new(f as f32, 0.0))),
         },
         Domain::C128 => match a.data() {
             ArrayData::C64(v) => Buf::C128(
                 v.iter()
-                    .map(|c| [f64::from(c[0]), f64::from(c[1])])
+                    .map(|c| Complex64::new(f64::from(c[0]), f64::from(c[1])))
                     .collect(),
             ),
-            ArrayData::C128(v) => Buf::C128(v.clone()),
-            _ => Buf::C128(conv!(|f: f64, _i: i64| [f, 0.0])),
+            ArrayData::C128(v) => Buf::C128(v.iter().map(|&c| c128(c)).collect()),
+            _ => Buf::C128(conv!(|f: f64, _i: i64| Complex64::new(f, 0.0))),
         },
     })
 }
@@ -277,18 +285,18 @@ pub(crate) fn store(buf: Buf, shape: &Shape, what: &str) -> Result<Literal, Kern
             _ => from_reals(ty, v.into_iter()),
         },
         Buf::C64(v) => match ty {
-            ElementType::C64 => Some(ArrayData::C64(v)),
+            ElementType::C64 => Some(ArrayData::C64(v.iter().map(|c| [c.re, c.im]).collect())),
             ElementType::C128 => Some(ArrayData::C128(
                 v.iter()
-                    .map(|c| [f64::from(c[0]), f64::from(c[1])])
+                    .map(|c| [f64::from(c.re), f64::from(c.im)])
                     .collect(),
             )),
             _ => None,
         },
         Buf::C128(v) => match ty {
-            ElementType::C128 => Some(ArrayData::C128(v)),
+            ElementType::C128 => Some(ArrayData::C128(v.iter().map(|c| [c.re, c.im]).collect())),
             ElementType::C64 => Some(ArrayData::C64(
-                v.iter().map(|c| [c[0] as f32, c[1] as f32]).collect(),
+                v.iter().map(|c| [c.re as f32, c.im as f32]).collect(),
             )),
             _ => None,
         },

@@ -81,7 +81,8 @@ fn bit_pattern_types_adapt_to_parameters() {
     );
 }
 
-fn npy_with_header(header: &str, data: &[u8]) -> Vec<u8> {
+/// A version 1.0 `.npy` file with `header` (padded) and `data`.
+pub(crate) fn npy_with_header(header: &str, data: &[u8]) -> Vec<u8> {
     let mut h = header.to_string();
     h.push_str(&" ".repeat((64 - (10 + h.len() + 1) % 64) % 64));
     h.push('\n');
@@ -109,14 +110,6 @@ fn fortran_order_is_transposed() {
 #[test]
 fn bad_files_are_errors() {
     assert!(matches!(read_npy(b"hello"), Err(NpyError::NotNpy(_))));
-    let b = npy_with_header(
-        "{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }",
-        &[0; 4],
-    );
-    assert_eq!(
-        read_npy(&b).unwrap_err().to_string(),
-        "unsupported dtype '>i4' (big-endian data is not supported)"
-    );
     let b = npy_with_header(
         "{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }",
         &[0; 12],

@@ -1,8 +1,10 @@
 //! Integration tests of the reference evaluator, in one binary: corpus programs against
-//! XLA's recorded outputs, .npy/.npz I/O, and each numeric routine on hand-made cases.
+//! XLA's recorded outputs, .npy/.npz I/O (compressed, big-endian, hostile input), size
+//! limits, and each numeric routine on hand-made cases.
 
 mod corpus;
 mod eval_corpus;
+mod eval_limits;
 mod eval_npy;
 mod interp;
 mod kernels_batchnorm;
@@ -16,4 +18,6 @@ mod kernels_linalg;
 mod kernels_rng;
 mod kernels_sort;
 mod kernels_window;
+mod npy_formats;
+mod npy_limits;
 mod support;

@@ -208,26 +208,26 @@ pub struct NpyArray {
     pub bytes: Vec<u8>,
 }
 
-/// Reads an uncompressed `.npz` (as `np.savez` writes it): name (without `.npy`) and
-/// array, in file order. The corpus' recorded inputs and outputs are read this way.
+/// Reads an `.npz` with the `zip` crate: name (without `.npy`) and array, in file order.
+/// The corpus' recorded inputs and outputs are read this way; the `.npy` header is parsed
+/// here, independently of `hlo_eval::npy`, so the two check each other.
 pub fn read_npz(path: &std::path::Path) -> Vec<(String, NpyArray)> {
-    let bytes = std::fs::read(path).expect("read npz");
-    let u16_at = |p: usize| u16::from_le_bytes([bytes[p], bytes[p + 1]]) as usize;
+    use std::io::Read;
+    let file = std::fs::File::open(path).expect("open npz");
+    let mut archive = zip::ZipArchive::new(std::io::BufReader::new(file)).expect("zip");
     let mut out = Vec::new();
-    let mut p = 0;
-    while p + 4 <= bytes.len() && bytes[p..p + 4] == [0x50, 0x4b, 0x03, 0x04] {
-        assert_eq!(u16_at(p + 8), 0, "npz member is compressed");
-        let name_len = u16_at(p + 26);
-        let extra_len = u16_at(p + 28);
-        let name = String::from_utf8(bytes[p + 30..p + 30 + name_len].to_vec()).expect("name");
-        let d = p + 30 + name_len + extra_len;
-        assert_eq!(&bytes[d..d + 6], b"\x93NUMPY");
-        let (hlen, hstart) = if bytes[d + 6] == 1 {
-            (u16_at(d + 8), d + 10)
+    for i in 0..archive.len() {
+        let mut member = archive.by_index(i).expect("member");
+        let name = member.name().trim_end_matches(".npy").to_string();
+        let mut bytes = Vec::new();
+        member.read_to_end(&mut bytes).expect("member data");
+        assert_eq!(&bytes[..6], b"\x93NUMPY");
+        let (hlen, hstart) = if bytes[6] == 1 {
+            (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
         } else {
             (
-                u32::from_le_bytes(bytes[d + 8..d + 12].try_into().unwrap()) as usize,
-                d + 12,
+                u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
+                12,
             )
         };
         let header = std::str::from_utf8(&bytes[hstart..hstart + hlen]).expect("header");
@@ -256,19 +256,15 @@ pub fn read_npz(path: &std::path::Path) -> Vec<(String, NpyArray)> {
         let item: usize = descr[2..].parse().expect("item size");
         let n: usize = shape.iter().product::<usize>() * item;
         let start = hstart + hlen;
+        assert_eq!(bytes.len(), start + n, "{name}: data length");
         out.push((
-            name.trim_end_matches(".npy").to_string(),
+            name,
             NpyArray {
                 descr,
                 shape,
-                bytes: bytes[start..start + n].to_vec(),
+                bytes: bytes[start..].to_vec(),
             },
         ));
-        p = start + n;
-        // Skip a data descriptor if one follows.
-        if p + 4 <= bytes.len() && bytes[p..p + 4] == [0x50, 0x4b, 0x07, 0x08] {
-            p += 16;
-        }
     }
     out
 }

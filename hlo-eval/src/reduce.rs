@@ -1,58 +1,16 @@
 //! `reduce` (variadic) and `map`. Single-operand reductions whose computation is one
-//! add/multiply/maximum/minimum/and/or of its two parameters run as typed loops; the rest
+//! add/multiply/maximum/minimum/and/or/xor of its two parameters (as
+//! [`hlo::ir::reducer::classify`] recognises) run as typed loops; the rest
 //! call the reducer computation per element.
 
 use super::data::{make, map_data, udims, View};
 use super::elementwise::{fmax, fmin};
 use super::scalar::{wrap_to_width, Int, SmallFloat};
 use super::EvalError;
+use hlo::ir::reducer::{classify, Reducer};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::shape::Shape;
-use hlo::{CompId, Literal, Module, Opcode};
-
-/// A reducer computation recognised as one binary op of its two parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SimpleOp {
-    /// `add`.
-    Add,
-    /// `multiply`.
-    Mul,
-    /// `maximum`.
-    Max,
-    /// `minimum`.
-    Min,
-    /// `and`.
-    And,
-    /// `or`.
-    Or,
-}
-
-/// Recognises `(p0, p1) -> op(p0, p1)` (either operand order).
-pub(crate) fn simple_op(module: &Module, comp: CompId) -> Option<SimpleOp> {
-    let c = module.get_computation(comp)?;
-    if c.parameters().len() != 2 || c.instruction_count() != 3 {
-        return None;
-    }
-    let root = c.root_instr();
-    let ops = root.operands();
-    if ops.len() != 2 {
-        return None;
-    }
-    let p = |i: usize| c.get(ops[i]).and_then(|x| x.parameter_number());
-    match (p(0), p(1)) {
-        (Some(0), Some(1)) | (Some(1), Some(0)) => {}
-        _ => return None,
-    }
-    Some(match root.opcode() {
-        Opcode::Add => SimpleOp::Add,
-        Opcode::Multiply => SimpleOp::Mul,
-        Opcode::Maximum => SimpleOp::Max,
-        Opcode::Minimum => SimpleOp::Min,
-        Opcode::And => SimpleOp::And,
-        Opcode::Or => SimpleOp::Or,
-        _ => return None,
-    })
-}
+use hlo::{CompId, Literal, Module};
 
 /// For each input element (row-major), the output position it reduces into, as a view
 /// over the input dimensions with zero strides on the reduced ones.
@@ -101,14 +59,15 @@ fn fold<T: Copy>(src: &[T], init: T, view: &View, n_out: usize, f: impl Fn(T, T)
     out
 }
 
-fn int_fold<T: Int>(src: &[T], init: T, view: &View, n: usize, op: SimpleOp, bits: u32) -> Vec<T> {
+fn int_fold<T: Int>(src: &[T], init: T, view: &View, n: usize, op: Reducer, bits: u32) -> Vec<T> {
     let r = match op {
-        SimpleOp::Add => fold(src, init, view, n, T::wadd),
-        SimpleOp::Mul => fold(src, init, view, n, T::wmul),
-        SimpleOp::Max => fold(src, init, view, n, std::cmp::max),
-        SimpleOp::Min => fold(src, init, view, n, std::cmp::min),
-        SimpleOp::And => fold(src, init, view, n, T::band),
-        SimpleOp::Or => fold(src, init, view, n, T::bor),
+        Reducer::Add => fold(src, init, view, n, T::wadd),
+        Reducer::Mul => fold(src, init, view, n, T::wmul),
+        Reducer::Max => fold(src, init, view, n, std::cmp::max),
+        Reducer::Min => fold(src, init, view, n, std::cmp::min),
+        Reducer::And => fold(src, init, view, n, T::band),
+        Reducer::Or => fold(src, init, view, n, T::bor),
+        Reducer::Xor => fold(src, init, view, n, T::bxor),
     };
     if bits < T::STORAGE_BITS {
         r.into_iter().map(|x| wrap_to_width(x, bits)).collect()
@@ -117,12 +76,12 @@ fn int_fold<T: Int>(src: &[T], init: T, view: &View, n: usize, op: SimpleOp, bit
     }
 }
 
-fn float_fn(op: SimpleOp) -> Option<fn(f64, f64) -> f64> {
+fn float_fn(op: Reducer) -> Option<fn(f64, f64) -> f64> {
     Some(match op {
-        SimpleOp::Add => |a, b| a + b,
-        SimpleOp::Mul => |a, b| a * b,
-        SimpleOp::Max => fmax,
-        SimpleOp::Min => fmin,
+        Reducer::Add => |a, b| a + b,
+        Reducer::Mul => |a, b| a * b,
+        Reducer::Max => fmax,
+        Reducer::Min => fmin,
         _ => return None,
     })
 }
@@ -133,14 +92,15 @@ fn fast_reduce(
     init: &ArrayLiteral,
     view: &View,
     n: usize,
-    op: SimpleOp,
+    op: Reducer,
 ) -> Option<ArrayData> {
     let ty = a.element_type();
     let bits = ty.bit_width()?;
     Some(match (a.data(), init.data()) {
         (ArrayData::Pred(s), ArrayData::Pred(i)) => ArrayData::Pred(match op {
-            SimpleOp::And | SimpleOp::Min | SimpleOp::Mul => fold(s, i[0], view, n, |x, y| x & y),
-            SimpleOp::Or | SimpleOp::Max | SimpleOp::Add => fold(s, i[0], view, n, |x, y| x | y),
+            Reducer::And | Reducer::Min | Reducer::Mul => fold(s, i[0], view, n, |x, y| x & y),
+            Reducer::Or | Reducer::Max | Reducer::Add => fold(s, i[0], view, n, |x, y| x | y),
+            Reducer::Xor => fold(s, i[0], view, n, |x, y| x ^ y),
         }),
         (ArrayData::S8(s), ArrayData::S8(i)) => ArrayData::S8(int_fold(s, i[0], view, n, op, bits)),
         (ArrayData::S16(s), ArrayData::S16(i)) => {
@@ -251,7 +211,7 @@ pub(crate) fn reduce(
         ));
     }
     if inputs.len() == 1 {
-        if let Some(op) = simple_op(module, comp) {
+        if let Some(op) = classify(module, comp) {
             if let Some(data) = fast_reduce(first, inits[0], &view, n, op) {
                 return make(&out_shapes[0], data, what);
             }

@@ -535,3 +535,36 @@ fn rng_draws_from_its_distribution_deterministically() {
     assert!((mean - 2.0).abs() < 0.02, "mean {mean}");
     assert!((var.sqrt() - 0.5).abs() < 0.02, "sigma {}", var.sqrt());
 }
+
+/// The typed-loop fast path of `xor` reductions (integers and pred) agrees with calling
+/// the reducer computation element by element, here forced by an extra instruction.
+#[test]
+fn xor_reduce_fast_path_matches_the_computation() {
+    let module = |body: &str, ty: &str| {
+        format!(
+            "HloModule t\nx {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n{body}\n}}\nENTRY e {{\n  p = {ty}[2,3] parameter(0)\n  z = {ty}[] constant(0)\n  ROOT r = {ty}[2] reduce(p, z), dimensions={{1}}, to_apply=x\n}}\n"
+        )
+    };
+    let fast = "  ROOT s = TY[] xor(a, b)";
+    // Not a single op of the parameters: the generic path calls the computation.
+    let slow = "  n = TY[] xor(a, b)\n  z0 = TY[] constant(0)\n  ROOT s = TY[] xor(n, z0)";
+    let ints = arr(
+        ElementType::S32,
+        &[2, 3],
+        ArrayData::S32(vec![5, 3, 12, -1, 7, MIN]),
+    );
+    let want = ArrayData::S32(vec![5 ^ 3 ^ 12, -1 ^ 7 ^ MIN]);
+    for body in [fast, slow] {
+        let text = module(&body.replace("TY", "s32"), "s32");
+        assert_eq!(run(&text, std::slice::from_ref(&ints)), want, "{body}");
+    }
+    let preds = arr(
+        ElementType::Pred,
+        &[2, 3],
+        ArrayData::Pred(vec![true, true, true, true, false, false]),
+    );
+    assert_eq!(
+        run(&module(&fast.replace("TY", "pred"), "pred"), &[preds]),
+        ArrayData::Pred(vec![true, true])
+    );
+}

@@ -8,7 +8,7 @@
 //! the operand values; called computations (comparators, scatter updates, window
 //! reducers) are applied through [`CallComputation`](crate::numeric::CallComputation),
 //! with native fast paths for the scalar reducers
-//! [`simple_reducer`](crate::numeric::simple_reducer) recognises and for comparators
+//! [`hlo::ir::reducer::classify`] recognises and for comparators
 //! made of scalar compare/select/bitcast/logic ops.
 //!
 //! Values are [`Literal`](hlo::Literal)s in row-major logical order (layouts do not
@@ -36,8 +36,6 @@ mod sort;
 mod util;
 mod widen;
 mod window;
-
-pub use reducer::{simple_reducer, Reducer};
 
 use hlo::{CompId, Instruction, Literal, Module, Opcode};
 

@@ -1,72 +1,14 @@
-//! Scalar reducer computations (`add`, `multiply`, `maximum`, ... of the two parameters)
-//! recognised so that reduce-window, scatter and select-and-scatter can combine values
-//! directly instead of calling the computation once per element.
+//! Native combination for the scalar reducer computations [`hlo::ir::reducer::classify`]
+//! recognises (`add`, `multiply`, `maximum`, ... of the two parameters), so that
+//! reduce-window, scatter and select-and-scatter combine values directly instead of calling
+//! the computation once per element.
 
 use super::widen::{bf16_to_f32, f32_to_bf16, f64_to_small, small_to_f64};
 use super::KernelError;
+use hlo::ir::reducer::Reducer;
 use hlo::literal::minifloat::MiniFloat;
 use hlo::literal::ArrayData;
 use hlo::shape::ElementType;
-use hlo::{CompId, Module, Opcode};
-
-/// A binary, associative reducer the kernels apply natively.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reducer {
-    /// `add` (`or` for `pred`).
-    Add,
-    /// `multiply` (`and` for `pred`).
-    Mul,
-    /// `maximum` (NaN propagates).
-    Max,
-    /// `minimum` (NaN propagates).
-    Min,
-    /// `and` (bitwise for integers).
-    And,
-    /// `or` (bitwise for integers).
-    Or,
-}
-
-/// Recognises a computation `(a: T[], b: T[]) -> T[]` whose root is one of the
-/// [`Reducer`] ops applied to its two parameters (in either order).
-pub fn simple_reducer(module: &Module, comp: CompId) -> Option<Reducer> {
-    let c = module.get_computation(comp)?;
-    if c.parameters().len() != 2 {
-        return None;
-    }
-    let root = c.root_instr();
-    let reducer = match root.opcode() {
-        Opcode::Add => Reducer::Add,
-        Opcode::Multiply => Reducer::Mul,
-        Opcode::Maximum => Reducer::Max,
-        Opcode::Minimum => Reducer::Min,
-        Opcode::And => Reducer::And,
-        Opcode::Or => Reducer::Or,
-        _ => return None,
-    };
-    let ty = root.shape().element_type()?;
-    if !root.shape().is_scalar() {
-        return None;
-    }
-    let ops = root.operands();
-    let (p0, p1) = (c.parameter(0)?, c.parameter(1)?);
-    if ops.len() != 2 || !((ops[0] == p0 && ops[1] == p1) || (ops[0] == p1 && ops[1] == p0)) {
-        return None;
-    }
-    for p in [p0, p1] {
-        let s = c.instr(p).shape();
-        if !s.is_scalar() || s.element_type() != Some(ty) {
-            return None;
-        }
-    }
-    Some(reducer)
-}
-
-/// True when `comp` returns its second parameter unchanged (scatter's "set" update).
-pub(crate) fn returns_second_parameter(module: &Module, comp: CompId) -> bool {
-    module
-        .get_computation(comp)
-        .is_some_and(|c| c.parameters().len() == 2 && c.parameter(1) == Some(c.root()))
-}
 
 fn float_op(r: Reducer, a: f64, b: f64) -> Option<f64> {
     Some(match r {
@@ -86,7 +28,7 @@ fn float_op(r: Reducer, a: f64, b: f64) -> Option<f64> {
                 a.min(b)
             }
         }
-        Reducer::And | Reducer::Or => return None,
+        Reducer::And | Reducer::Or | Reducer::Xor => return None,
     })
 }
 
@@ -108,7 +50,7 @@ fn f32_op(r: Reducer, a: f32, b: f32) -> Option<f32> {
                 a.min(b)
             }
         }
-        Reducer::And | Reducer::Or => return None,
+        Reducer::And | Reducer::Or | Reducer::Xor => return None,
     })
 }
 
@@ -121,6 +63,7 @@ macro_rules! int_op {
             Reducer::Min => $a.min($b),
             Reducer::And => $a & $b,
             Reducer::Or => $a | $b,
+            Reducer::Xor => $a ^ $b,
         }
     };
 }
@@ -141,6 +84,7 @@ pub(crate) fn combine(
             a[ai] = match r {
                 Reducer::Add | Reducer::Or | Reducer::Max => x | y,
                 Reducer::Mul | Reducer::And | Reducer::Min => x & y,
+                Reducer::Xor => x ^ y,
             };
         }
         (ArrayData::S8(a), ArrayData::S8(s)) => {

@@ -4,12 +4,13 @@
 //! [`CallComputation`], natively for simple reducers and plain replacement.
 
 use super::gather::IndexLayout;
-use super::reducer::{combine, returns_second_parameter, simple_reducer};
+use super::reducer::combine;
 use super::util::{
     as_array, copy_elem, dim_list, dims_of, int_values, leaves, make_array, next_index, operand,
     result_part, scalar_at, wrap_results,
 };
 use super::{CallComputation, KernelError};
+use hlo::ir::reducer::{classify as simple_reducer, returns_second_parameter};
 use hlo::literal::ArrayLiteral;
 use hlo::{Instruction, Literal, Module};
 

@@ -1,13 +1,14 @@
 //! `reduce-window` (variadic, padding, base and window dilation, strides) and
 //! `select-and-scatter`.
 
-use super::reducer::{combine, simple_reducer};
+use super::reducer::combine;
 use super::util::{
     as_array, dims_of, elem_type, leaves, make_array, operand, pred_value, push_elem, result_part,
     scalar_at, splat, strides, wrap_results,
 };
 use super::{CallComputation, KernelError};
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType, Window};
+use hlo::ir::reducer::classify as simple_reducer;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{CompId, Instruction, Literal, Module, Opcode};
 

@@ -10,6 +10,7 @@ mod logging;
 mod map_cmd;
 mod opt_cmd;
 mod run_cmd;
+mod tile_cmd;
 
 use std::process::ExitCode;
 
@@ -68,6 +69,9 @@ enum Command {
     Opt(opt_cmd::OptArgs),
     /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
     Run(run_cmd::RunArgs),
+    /// Symbolic tiles of an instruction's operands, or the tiled computation of a fusion.
+    #[command(after_help = tile_cmd::FORMATS)]
+    Tile(tile_cmd::TileArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Tile(args) => tile_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,4 @@
+//! Shared test support: the brute-force exactness oracle.
+#![allow(dead_code)]
+
+pub mod oracle;

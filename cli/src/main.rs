@@ -3,6 +3,7 @@
 //! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
+mod compile_cmd;
 mod hlo_cmd;
 mod indexing_cmd;
 mod input;
@@ -69,6 +70,9 @@ enum Command {
     Opt(opt_cmd::OptArgs),
     /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
     Run(run_cmd::RunArgs),
+    /// Compile a module for this CPU: kernels, C, the system C compiler; stats and dumps.
+    #[command(after_help = compile_cmd::FORMATS)]
+    Compile(compile_cmd::CompileArgs),
     /// Symbolic tiles of an instruction's operands, or the tiled computation of a fusion.
     #[command(after_help = tile_cmd::FORMATS)]
     Tile(tile_cmd::TileArgs),
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Compile(args) => compile_cmd::run(args),
         Command::Tile(args) => tile_cmd::run(args),
     };
     match result {

@@ -48,6 +48,16 @@ pub struct RunArgs {
     /// is unknown). Anything larger stops with an error before it is allocated.
     #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
     pub max_memory: Option<u64>,
+    /// Compiled backend only: run N more times after one warm-up and print, after the
+    /// outputs, exactly one line `time: median X ms, min Y ms over N runs; compile Z ms
+    /// (cache hit|miss)` (compile time excluded from the run times).
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<usize>,
+    /// Also run the reference evaluator on the same inputs and compare every output with
+    /// the documented per-type tolerance (hlo_eval::tolerance); fails naming the first
+    /// differing output and element.
+    #[arg(long)]
+    pub check_reference: bool,
 }
 
 /// Parses `--max-memory`.
@@ -121,6 +131,9 @@ impl Limit {
 pub enum Backend {
     /// The reference interpreter (`hlo_eval`).
     Reference,
+    /// Kernels compiled for this CPU: generated C through the system C compiler (`cc`,
+    /// or `$HLOC_CC`), cached under `$HLOC_CACHE_DIR` (default `~/.cache/hloc`).
+    Cpu,
 }
 
 /// Runs the command.
@@ -143,21 +156,47 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => read_inputs(&module, path, &limit)?,
         None => random_inputs(&module, args.seed, &limit)?,
     };
+    if args.repeat.is_some() && matches!(args.backend, Backend::Reference) {
+        bail!("--repeat times compiled code: add --backend cpu");
+    }
     let start = Instant::now();
-    let Backend::Reference = args.backend;
-    let result = Evaluator::new(&module)
-        .with_while_limit(args.max_while_iterations)
-        .with_size_limit(limit.bytes)
-        .run(&inputs)
-        .map_err(|e| limit.eval_error(e))?;
+    let mut timing_line = None;
+    let outputs = match args.backend {
+        Backend::Reference => {
+            let result = Evaluator::new(&module)
+                .with_while_limit(args.max_while_iterations)
+                .with_size_limit(limit.bytes)
+                .run(&inputs)
+                .map_err(|e| limit.eval_error(e))?;
+            let mut outputs = Vec::new();
+            flatten(result, &mut outputs);
+            outputs
+        }
+        Backend::Cpu => {
+            let options = runtime::CompileOptions {
+                max_while_iterations: args.max_while_iterations,
+                size_limit: Some(limit.bytes),
+                ..Default::default()
+            };
+            let exe = runtime::compile(&module, &options)?;
+            let (outputs, timing) = runtime::run_repeated(&exe, &inputs, args.repeat.unwrap_or(0))?;
+            if args.repeat.is_some() {
+                timing_line = Some(timing.line(exe.stats()));
+            }
+            outputs
+        }
+    };
     let elapsed = start.elapsed();
-    let mut outputs = Vec::new();
-    flatten(result, &mut outputs);
+    if args.check_reference {
+        runtime::check_reference(&module, &inputs, &outputs).map_err(|e| anyhow!("{e}"))?;
+    }
     for (i, out) in outputs.iter().enumerate() {
         println!("out{i}: {}", summary(out));
     }
-    if !args.no_timing {
-        println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3);
+    match timing_line {
+        Some(line) => println!("{line}"),
+        None if !args.no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
+        None => {}
     }
     if let Some(path) = &args.outputs {
         let entries: Vec<(String, ArrayLiteral)> = outputs

@@ -1,0 +1,165 @@
+//! The C prelude of every translation unit: 16-bit float conversions, integer helpers
+//! with HLO's semantics, NaN-propagating min/max, the total order of floats, and index
+//! arithmetic with floor semantics. Transcendental functions call libm's single- or
+//! double-precision functions (`expf`, `tanh`, ...); no `-ffast-math` anywhere.
+
+/// The prelude text.
+pub const PRELUDE: &str = r#"/* hloc generated code: prelude */
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+static inline int64_t hloc_floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t hloc_ceildiv(int64_t a, int64_t b) { return -hloc_floordiv(-a, b); }
+static inline int64_t hloc_mod(int64_t a, int64_t b) { return a - b * hloc_floordiv(a, b); }
+static inline int64_t hloc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t hloc_imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* f16 and bf16 travel as bit patterns and compute in f32, rounding to nearest even. */
+static inline float hloc_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+  if (e == 0x1fu) {
+    bits = sign | 0x7f800000u | (m << 13);
+  } else if (e == 0) {
+    float f = (float)m * 5.9604644775390625e-08f;
+    uint32_t fb;
+    memcpy(&fb, &f, 4);
+    bits = sign | fb;
+  } else {
+    bits = sign | ((e + 112u) << 23) | (m << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+static inline uint16_t hloc_f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+  if (ax < 0x38800000u) {
+    float af;
+    memcpy(&af, &ax, 4);
+    return (uint16_t)(sign | (uint16_t)rintf(af * 16777216.0f));
+  }
+  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u);
+  return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
+}
+static inline float hloc_bf16_to_f32(uint16_t h) {
+  uint32_t b = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
+static inline uint16_t hloc_f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+/* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. */
+#define HLOC_FLOAT_OPS(T, S, SIGNBIT)                                              \
+  static inline T hloc_max_##S(T a, T b) {                                         \
+    if (a != a || b != b) return a + b;                                            \
+    if (a == b) return SIGNBIT(a) ? b : a;                                         \
+    return a > b ? a : b;                                                          \
+  }                                                                                \
+  static inline T hloc_min_##S(T a, T b) {                                         \
+    if (a != a || b != b) return a + b;                                            \
+    if (a == b) return SIGNBIT(a) ? a : b;                                         \
+    return a < b ? a : b;                                                          \
+  }                                                                                \
+  static inline T hloc_sign_##S(T x) { return (x != x || x == 0) ? x : (x > 0 ? (T)1 : (T)-1); }
+HLOC_FLOAT_OPS(float, f32, signbit)
+HLOC_FLOAT_OPS(double, f64, signbit)
+static inline int32_t hloc_total_f32(float x) {
+  int32_t b;
+  memcpy(&b, &x, 4);
+  return b ^ (int32_t)((uint32_t)(b >> 31) >> 1);
+}
+static inline int64_t hloc_total_f64(double x) {
+  int64_t b;
+  memcpy(&b, &x, 8);
+  return b ^ (int64_t)((uint64_t)(b >> 63) >> 1);
+}
+static inline float hloc_logistic_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline double hloc_logistic_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* Integers with HLO's semantics: wrapping arithmetic, x/0 = -1, x%0 = x, MIN/-1 = MIN,
+   shifts by >= the width give 0 (or the sign fill), negative powers give 0. */
+#define HLOC_INT_OPS(T, U, S, SIGNED, BITS, MINV)                                  \
+  static inline T hloc_add_##S(T a, T b) { return (T)((uint64_t)(U)a + (uint64_t)(U)b); } \
+  static inline T hloc_sub_##S(T a, T b) { return (T)((uint64_t)(U)a - (uint64_t)(U)b); } \
+  static inline T hloc_mul_##S(T a, T b) { return (T)((uint64_t)(U)a * (uint64_t)(U)b); } \
+  static inline T hloc_neg_##S(T a) { return (T)(0 - (uint64_t)(U)a); }            \
+  static inline T hloc_abs_##S(T a) { return (SIGNED && a < 0) ? hloc_neg_##S(a) : a; } \
+  static inline T hloc_div_##S(T a, T b) {                                         \
+    if (b == 0) return (T)-1;                                                      \
+    if (SIGNED && a == (T)(MINV) && b == (T)-1) return a;                          \
+    return (T)(a / b);                                                             \
+  }                                                                                \
+  static inline T hloc_rem_##S(T a, T b) {                                         \
+    if (b == 0) return a;                                                          \
+    if (SIGNED && b == (T)-1) return 0;                                            \
+    return (T)(a % b);                                                             \
+  }                                                                                \
+  static inline T hloc_max_##S(T a, T b) { return a > b ? a : b; }                 \
+  static inline T hloc_min_##S(T a, T b) { return a < b ? a : b; }                 \
+  static inline T hloc_shl_##S(T a, T b) {                                         \
+    if ((SIGNED && b < 0) || (uint64_t)(U)b >= BITS) return 0;                     \
+    return (T)((U)a << (U)b);                                                      \
+  }                                                                                \
+  static inline T hloc_shrl_##S(T a, T b) {                                        \
+    if ((SIGNED && b < 0) || (uint64_t)(U)b >= BITS) return 0;                     \
+    return (T)((U)a >> (U)b);                                                      \
+  }                                                                                \
+  static inline T hloc_shra_##S(T a, T b) {                                        \
+    int top = (int)(((U)a >> (BITS - 1)) & 1u);                                    \
+    if ((SIGNED && b < 0) || (uint64_t)(U)b >= BITS) return top ? (T)-1 : (T)0;    \
+    U r = (U)((U)a >> (U)b);                                                       \
+    if (top && b > 0) r = (U)(r | (U)~((U)~(U)0 >> (U)b));                         \
+    return (T)r;                                                                   \
+  }                                                                                \
+  static inline T hloc_pow_##S(T a, T e) {                                         \
+    if (a == 1 || e == 0) return 1;                                                \
+    if (SIGNED && e < 0) return 0;                                                 \
+    T r = 1;                                                                       \
+    U n = (U)e;                                                                    \
+    while (n) {                                                                    \
+      if (n & 1u) r = hloc_mul_##S(r, a);                                          \
+      a = hloc_mul_##S(a, a);                                                      \
+      n >>= 1;                                                                     \
+    }                                                                              \
+    return r;                                                                      \
+  }                                                                                \
+  static inline T hloc_sign_##S(T a) { return (T)((a > 0) - (SIGNED && a < 0)); }  \
+  static inline T hloc_popcnt_##S(T a) { return (T)__builtin_popcountll((uint64_t)(U)a); } \
+  static inline T hloc_clz_##S(T a) {                                              \
+    return (U)a == 0 ? (T)BITS : (T)(__builtin_clzll((uint64_t)(U)a) - (64 - BITS)); \
+  }
+HLOC_INT_OPS(int8_t, uint8_t, s8, 1, 8, INT8_MIN)
+HLOC_INT_OPS(int16_t, uint16_t, s16, 1, 16, INT16_MIN)
+HLOC_INT_OPS(int32_t, uint32_t, s32, 1, 32, INT32_MIN)
+HLOC_INT_OPS(int64_t, uint64_t, s64, 1, 64, INT64_MIN)
+HLOC_INT_OPS(uint8_t, uint8_t, u8, 0, 8, 0)
+HLOC_INT_OPS(uint16_t, uint16_t, u16, 0, 16, 0)
+HLOC_INT_OPS(uint32_t, uint32_t, u32, 0, 32, 0)
+HLOC_INT_OPS(uint64_t, uint64_t, u64, 0, 64, 0)
+
+/* Float to integer: truncate, saturate, NaN gives 0. */
+static inline int8_t hloc_f2i_s8(double x) { return x != x ? 0 : x <= -128.0 ? INT8_MIN : x >= 127.0 ? INT8_MAX : (int8_t)x; }
+static inline int16_t hloc_f2i_s16(double x) { return x != x ? 0 : x <= -32768.0 ? INT16_MIN : x >= 32767.0 ? INT16_MAX : (int16_t)x; }
+static inline int32_t hloc_f2i_s32(double x) { return x != x ? 0 : x <= -2147483648.0 ? INT32_MIN : x >= 2147483647.0 ? INT32_MAX : (int32_t)x; }
+static inline int64_t hloc_f2i_s64(double x) { return x != x ? 0 : x <= -9223372036854775808.0 ? INT64_MIN : x >= 9223372036854775808.0 ? INT64_MAX : (int64_t)x; }
+static inline uint8_t hloc_f2i_u8(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 255.0 ? UINT8_MAX : (uint8_t)x; }
+static inline uint16_t hloc_f2i_u16(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 65535.0 ? UINT16_MAX : (uint16_t)x; }
+static inline uint32_t hloc_f2i_u32(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 4294967295.0 ? UINT32_MAX : (uint32_t)x; }
+static inline uint64_t hloc_f2i_u64(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)x; }
+"#;

@@ -1,0 +1,446 @@
+//! Kernels as C functions `void NAME(void *const *bufs, int64_t block_begin, int64_t
+//! block_end)`, and one translation unit per module.
+
+use std::fmt::Write as _;
+
+use affine::{Expr, ExprKind};
+
+use super::prelude::PRELUDE;
+use crate::kir::{
+    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, ScalarType, Stmt, UnOp,
+    Value,
+};
+
+/// The C type holding a value of `t`.
+pub fn c_type(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Pred | ScalarType::U8 => "uint8_t",
+        ScalarType::S8 => "int8_t",
+        ScalarType::S16 => "int16_t",
+        ScalarType::S32 => "int32_t",
+        ScalarType::S64 => "int64_t",
+        ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => "uint16_t",
+        ScalarType::U32 => "uint32_t",
+        ScalarType::U64 => "uint64_t",
+        ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+    }
+}
+
+/// An index expression in C (`int64_t` arithmetic with floor division and modulo).
+pub fn expr_c(e: Expr) -> String {
+    match e.kind() {
+        ExprKind::Const(c) => {
+            if c == i64::MIN {
+                "(-9223372036854775807LL - 1)".into()
+            } else if c < 0 {
+                format!("({c}LL)")
+            } else {
+                format!("{c}LL")
+            }
+        }
+        ExprKind::Var(v) => v.to_string(),
+        ExprKind::Add(a, b) => format!("({} + {})", expr_c(a), expr_c(b)),
+        ExprKind::Mul(a, b) => format!("({} * {})", expr_c(a), expr_c(b)),
+        ExprKind::FloorDiv(a, b) => format!("hloc_floordiv({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::CeilDiv(a, b) => format!("hloc_ceildiv({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Mod(a, b) => format!("hloc_mod({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Min(a, b) => format!("hloc_imin({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Max(a, b) => format!("hloc_imax({}, {})", expr_c(a), expr_c(b)),
+    }
+}
+
+fn guard_c(g: &Guard) -> String {
+    if g.conds.is_empty() {
+        return "1".into();
+    }
+    g.conds
+        .iter()
+        .map(|(e, lo, hi)| {
+            let x = expr_c(*e);
+            format!(
+                "({x} >= {} && {x} <= {})",
+                expr_c(Expr::constant(*lo)),
+                expr_c(Expr::constant(*hi))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+fn float_lit(x: f64) -> String {
+    if x.is_nan() {
+        "NAN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "INFINITY".into()
+        } else {
+            "(-INFINITY)".into()
+        }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Is this a 16-bit float computed in `f32`?
+fn is_half(t: ScalarType) -> bool {
+    matches!(t, ScalarType::F16 | ScalarType::BF16)
+}
+
+/// `x` (of type `t`, a half) widened to `float`.
+fn widen(t: ScalarType, x: String) -> String {
+    match t {
+        ScalarType::F16 => format!("hloc_f16_to_f32({x})"),
+        ScalarType::BF16 => format!("hloc_bf16_to_f32({x})"),
+        _ => x,
+    }
+}
+
+/// `x` (a `float`) rounded to half type `t`.
+fn narrow(t: ScalarType, x: String) -> String {
+    match t {
+        ScalarType::F16 => format!("hloc_f32_to_f16({x})"),
+        ScalarType::BF16 => format!("hloc_f32_to_bf16({x})"),
+        _ => x,
+    }
+}
+
+/// The arithmetic type of `t`: halves compute in `f32`.
+fn arith(t: ScalarType) -> ScalarType {
+    if is_half(t) {
+        ScalarType::F32
+    } else {
+        t
+    }
+}
+
+/// libm function of a float op for `f32` (`expf`) or `f64` (`exp`).
+fn libm(name: &str, t: ScalarType) -> String {
+    if t == ScalarType::F64 {
+        name.to_string()
+    } else {
+        format!("{name}f")
+    }
+}
+
+/// A value in C, of type `c_type(v.ty())`.
+pub fn value_c(v: &Value) -> String {
+    match v {
+        Value::Const(t, c) => const_c(*t, *c),
+        Value::Var(id, _) => format!("v{}", id.0),
+        Value::Index(e) => expr_c(*e),
+        Value::Load { buf, offset, .. } => format!("b{buf}[{}]", expr_c(*offset)),
+        Value::Unary(op, a, t) => unary_c(*op, a, *t),
+        Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t),
+        Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b),
+        Value::Select(p, a, b) => format!("({} ? {} : {})", value_c(p), value_c(a), value_c(b)),
+        Value::Cond(g, a, b) => format!("({} ? {} : {})", guard_c(g), value_c(a), value_c(b)),
+        Value::Convert(a, t) => convert_c(&value_c(a), a.ty(), *t),
+        Value::BitcastConvert(a, t) => bitcast_c(&value_c(a), a.ty(), *t),
+    }
+}
+
+fn const_c(t: ScalarType, c: Const) -> String {
+    match (t, c) {
+        (_, Const::Bool(b)) => convert_c(if b { "1" } else { "0" }, ScalarType::Pred, t),
+        (ScalarType::U64, Const::Int(i)) => format!("((uint64_t){i}ULL)"),
+        (ScalarType::S64, Const::Int(i)) if i == i128::from(i64::MIN) => "INT64_MIN".into(),
+        (t, Const::Int(i)) if t.is_float() => convert_c(&format!("{i}.0"), ScalarType::F64, t),
+        (t, Const::Int(i)) => format!("(({}){i}LL)", c_type(t)),
+        (ScalarType::F64, Const::Float(x)) => float_lit(x),
+        (ScalarType::F32, Const::Float(x)) => format!("((float){})", float_lit(x)),
+        (t, Const::Float(x)) if is_half(t) => narrow(t, format!("((float){})", float_lit(x))),
+        (t, Const::Float(x)) => convert_c(&float_lit(x), ScalarType::F64, t),
+    }
+}
+
+fn unary_c(op: UnOp, a: &Value, t: ScalarType) -> String {
+    let at = a.ty();
+    let x = value_c(a);
+    if op == UnOp::IsFinite {
+        return format!("((uint8_t)isfinite({}))", widen(at, x));
+    }
+    if at.is_float() {
+        if is_half(at) && matches!(op, UnOp::Neg | UnOp::Abs) {
+            // Exact on the bits (keeps NaN payloads).
+            return match op {
+                UnOp::Neg => format!("((uint16_t)({x} ^ 0x8000u))"),
+                _ => format!("((uint16_t)({x} & 0x7fffu))"),
+            };
+        }
+        let ct = arith(at);
+        let w = widen(at, x);
+        let s = ct.name();
+        let r = match op {
+            UnOp::Neg => format!("(-{w})"),
+            UnOp::Abs => format!("{}({w})", libm("fabs", ct)),
+            UnOp::Exp => format!("{}({w})", libm("exp", ct)),
+            UnOp::Expm1 => format!("{}({w})", libm("expm1", ct)),
+            UnOp::Log => format!("{}({w})", libm("log", ct)),
+            UnOp::Log1p => format!("{}({w})", libm("log1p", ct)),
+            UnOp::Sqrt => format!("{}({w})", libm("sqrt", ct)),
+            UnOp::Rsqrt => format!("(({})1 / {}({w}))", c_type(ct), libm("sqrt", ct)),
+            UnOp::Cbrt => format!("{}({w})", libm("cbrt", ct)),
+            UnOp::Sin => format!("{}({w})", libm("sin", ct)),
+            UnOp::Cos => format!("{}({w})", libm("cos", ct)),
+            UnOp::Tan => format!("{}({w})", libm("tan", ct)),
+            UnOp::Tanh => format!("{}({w})", libm("tanh", ct)),
+            UnOp::Erf => format!("{}({w})", libm("erf", ct)),
+            UnOp::Floor => format!("{}({w})", libm("floor", ct)),
+            UnOp::Ceil => format!("{}({w})", libm("ceil", ct)),
+            UnOp::RoundAfz => format!("{}({w})", libm("round", ct)),
+            UnOp::RoundEven => format!("{}({w})", libm("rint", ct)),
+            UnOp::Logistic => format!("hloc_logistic_{s}({w})"),
+            UnOp::Sign => format!("hloc_sign_{s}({w})"),
+            UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite => format!("/* invalid */ {w}"),
+        };
+        return narrow(t, r);
+    }
+    if at == ScalarType::Pred {
+        return match op {
+            UnOp::Not => format!("((uint8_t)!{x})"),
+            _ => x,
+        };
+    }
+    let s = at.name();
+    match op {
+        UnOp::Neg => format!("hloc_neg_{s}({x})"),
+        UnOp::Abs => format!("hloc_abs_{s}({x})"),
+        UnOp::Not => format!("(({})~{x})", c_type(at)),
+        UnOp::Sign => format!("hloc_sign_{s}({x})"),
+        UnOp::Popcnt => format!("hloc_popcnt_{s}({x})"),
+        UnOp::Clz => format!("hloc_clz_{s}({x})"),
+        _ => format!("/* invalid */ {x}"),
+    }
+}
+
+fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType) -> String {
+    let (x, y) = (value_c(a), value_c(b));
+    if t.is_float() {
+        let ct = arith(t);
+        let (x, y) = (widen(t, x), widen(t, y));
+        let s = ct.name();
+        let r = match op {
+            BinOp::Add => format!("({x} + {y})"),
+            BinOp::Sub => format!("({x} - {y})"),
+            BinOp::Mul => format!("({x} * {y})"),
+            BinOp::Div => format!("({x} / {y})"),
+            BinOp::Rem => format!("{}({x}, {y})", libm("fmod", ct)),
+            BinOp::Max => format!("hloc_max_{s}({x}, {y})"),
+            BinOp::Min => format!("hloc_min_{s}({x}, {y})"),
+            BinOp::Pow => format!("{}({x}, {y})", libm("pow", ct)),
+            BinOp::Atan2 => format!("{}({x}, {y})", libm("atan2", ct)),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+        return narrow(t, r);
+    }
+    if t == ScalarType::Pred {
+        return match op {
+            BinOp::Add | BinOp::Or | BinOp::Max => format!("((uint8_t)({x} | {y}))"),
+            BinOp::Sub | BinOp::Xor => format!("((uint8_t)({x} ^ {y}))"),
+            BinOp::Mul | BinOp::And | BinOp::Min => format!("((uint8_t)({x} & {y}))"),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+    }
+    let s = t.name();
+    let ct = c_type(t);
+    match op {
+        BinOp::Add => format!("hloc_add_{s}({x}, {y})"),
+        BinOp::Sub => format!("hloc_sub_{s}({x}, {y})"),
+        BinOp::Mul => format!("hloc_mul_{s}({x}, {y})"),
+        BinOp::Div => format!("hloc_div_{s}({x}, {y})"),
+        BinOp::Rem => format!("hloc_rem_{s}({x}, {y})"),
+        BinOp::Max => format!("hloc_max_{s}({x}, {y})"),
+        BinOp::Min => format!("hloc_min_{s}({x}, {y})"),
+        BinOp::Pow => format!("hloc_pow_{s}({x}, {y})"),
+        BinOp::And => format!("(({ct})({x} & {y}))"),
+        BinOp::Or => format!("(({ct})({x} | {y}))"),
+        BinOp::Xor => format!("(({ct})({x} ^ {y}))"),
+        BinOp::Shl => format!("hloc_shl_{s}({x}, {y})"),
+        BinOp::ShrLogical => format!("hloc_shrl_{s}({x}, {y})"),
+        BinOp::ShrArith => format!("hloc_shra_{s}({x}, {y})"),
+        BinOp::Atan2 => format!("/* invalid atan2 */ {x}"),
+    }
+}
+
+fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value) -> String {
+    let t = a.ty();
+    let (mut x, mut y) = (widen(t, value_c(a)), widen(t, value_c(b)));
+    if total {
+        let s = arith(t).name();
+        x = format!("hloc_total_{s}({x})");
+        y = format!("hloc_total_{s}({y})");
+    }
+    let o = match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    };
+    format!("((uint8_t)({x} {o} {y}))")
+}
+
+/// HLO `convert` from `from` to `to` of the C expression `x`.
+fn convert_c(x: &str, from: ScalarType, to: ScalarType) -> String {
+    if from == to {
+        return x.to_string();
+    }
+    if to == ScalarType::Pred {
+        return format!("((uint8_t)({} != 0))", widen(from, x.to_string()));
+    }
+    if from.is_float() {
+        let w = widen(from, x.to_string());
+        if to.is_float() {
+            return if is_half(to) {
+                narrow(to, format!("((float)({w}))"))
+            } else {
+                format!("(({})({w}))", c_type(to))
+            };
+        }
+        return format!("hloc_f2i_{}((double)({w}))", to.name());
+    }
+    // From an integer or pred.
+    if is_half(to) {
+        return narrow(to, format!("((float)({x}))"));
+    }
+    format!("(({})({x}))", c_type(to))
+}
+
+fn bitcast_c(x: &str, from: ScalarType, to: ScalarType) -> String {
+    if is_half(from) || is_half(to) || (from.is_int() && to.is_int()) {
+        return format!("(({})({x}))", c_type(to));
+    }
+    format!(
+        "({{ {} hloc_in_ = {x}; {} hloc_out_; memcpy(&hloc_out_, &hloc_in_, sizeof hloc_out_); hloc_out_; }})",
+        c_type(from),
+        c_type(to)
+    )
+}
+
+fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
+    let pad = "  ".repeat(depth);
+    for s in body {
+        match s {
+            Stmt::Comment(c) => {
+                for line in c.lines() {
+                    let _ = writeln!(out, "{pad}// {line}");
+                }
+            }
+            Stmt::Loop { var, lo, hi, body } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}for (int64_t {var} = {lo}; {var} <= {hi}; ++{var}) {{"
+                );
+                stmts_c(out, k, body, depth + 1);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Let { var, value } => {
+                let t = k
+                    .vars
+                    .get(var.0 as usize)
+                    .copied()
+                    .unwrap_or(ScalarType::F32);
+                let _ = writeln!(
+                    out,
+                    "{pad}const {} v{} = {};",
+                    c_type(t),
+                    var.0,
+                    value_c(value)
+                );
+            }
+            Stmt::Decl { var, value } => {
+                let t = k
+                    .vars
+                    .get(var.0 as usize)
+                    .copied()
+                    .unwrap_or(ScalarType::F32);
+                let _ = writeln!(out, "{pad}{} v{} = {};", c_type(t), var.0, value_c(value));
+            }
+            Stmt::Assign { var, value } => {
+                let _ = writeln!(out, "{pad}v{} = {};", var.0, value_c(value));
+            }
+            Stmt::BindIndex { var, value } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}const int64_t {var} = (int64_t)({});",
+                    value_c(value)
+                );
+            }
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}if ({}) {{ // {}",
+                    guard_c(guard),
+                    guard_text(guard)
+                );
+                stmts_c(out, k, body, depth + 1);
+                if !else_body.is_empty() {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    stmts_c(out, k, else_body, depth + 1);
+                }
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Store { buf, offset, value } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}b{buf}[{}] = {};",
+                    expr_c(*offset),
+                    value_c(value)
+                );
+            }
+        }
+    }
+}
+
+/// One kernel as a C function.
+pub fn kernel_c(k: &Kernel) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "void {}(void *const *bufs, int64_t block_begin, int64_t block_end) {{",
+        k.name
+    );
+    let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
+    let restrict = if aliased { "" } else { "restrict " };
+    for (i, b) in k.buffers.iter().enumerate() {
+        let ct = c_type(b.ty);
+        let cq = if b.access == Access::In { "const " } else { "" };
+        let _ = writeln!(
+            out,
+            "  {cq}{ct} *{restrict}b{i} = ({cq}{ct} *)bufs[{i}]; // {} {}",
+            b.access.name(),
+            b.name
+        );
+    }
+    let var = k
+        .grid
+        .block_var
+        .map_or_else(|| "hloc_block".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  for (int64_t {var} = block_begin; {var} < block_end; ++{var}) {{"
+    );
+    stmts_c(&mut out, k, &k.body, 2);
+    if k.grid.block_var.is_none() {
+        let _ = writeln!(out, "    (void)hloc_block;");
+    }
+    let _ = writeln!(out, "  }}");
+    let _ = writeln!(out, "}}");
+    out
+}
+
+/// One translation unit: the prelude and every kernel.
+pub fn translation_unit(kernels: &[Kernel]) -> String {
+    let mut out = String::from(PRELUDE);
+    for k in kernels {
+        out.push('\n');
+        out.push_str(&kernel_c(k));
+    }
+    out
+}

@@ -1,0 +1,968 @@
+//! The elemental emitter: the value of any instruction at an index, built from the
+//! instructions' output-to-input indexing maps. An operand's index is the op's map
+//! (from `indexing::output_to_input`) applied to the index the op is evaluated at — so a
+//! chain of ops composes the maps, simplified at every step over the kernel's variable
+//! bounds. A map's domain narrower than where it is evaluated (pad, concatenate,
+//! dynamic-update-slice) becomes a guard; its range variables become loops (reduce, dot);
+//! its runtime variables are bound from the elements their producers hold.
+
+use affine::{Expr, Interval, MapForm, Var, VarKind};
+use hlo::{CompId, InstrId, Opcode};
+use indexing::{GroupedIndexing, IndexedMap, OperandIndexing};
+
+use super::builder::{BufferSource, Builder, Leaf};
+use super::scalar_ops;
+use crate::error::CodegenError;
+use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, Value};
+
+/// Largest expression tree built without binding intermediate values (guarded regions
+/// cannot bind them).
+const MAX_GUARDED_TREE: usize = 20_000;
+
+/// An operand read under a guard: the operand and its access.
+type Branch = (InstrId, Applied);
+
+/// What a chain of guarded branches gives when no guard holds.
+enum Fallback {
+    /// A value computed already.
+    Value(Value),
+    /// Another operand, read where the branches' guards all fail.
+    Operand(Branch),
+}
+
+/// The zero of a type.
+fn zero(ty: ScalarType) -> Value {
+    let c = if ty.is_float() {
+        Const::Float(0.0)
+    } else if ty == ScalarType::Pred {
+        Const::Bool(false)
+    } else {
+        Const::Int(0)
+    };
+    Value::Const(ty, c)
+}
+
+/// An operand access: the operand's index over the kernel's variables, when it is read
+/// (`guard`), and the range variables the map introduced.
+pub struct Applied {
+    pub index: Vec<Expr>,
+    pub guard: Guard,
+    pub ranges: Vec<Var>,
+}
+
+impl Builder<'_> {
+    fn elem_type(&self, comp: CompId, id: InstrId) -> Result<ScalarType, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let et = instr.shape().element_type().ok_or_else(|| {
+            self.unsupported(
+                instr.opcode().as_str(),
+                "a tuple-shaped value where an array is needed",
+            )
+        })?;
+        ScalarType::from_element(et).ok_or_else(|| {
+            self.unsupported(
+                et.as_str(),
+                format!("element type {} in kernels", et.as_str()),
+            )
+        })
+    }
+
+    /// The value of array-shaped instruction `id` at `index`.
+    pub fn value(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let mut v = self.values(comp, id, index, guarded, out)?;
+        if v.len() != 1 {
+            return Err(CodegenError::Internal(format!(
+                "`{}` has {} outputs where one is used",
+                self.module.computation(comp).instr(id).name(),
+                v.len()
+            )));
+        }
+        Ok(v.remove(0))
+    }
+
+    /// The values of every output of `id` at `index` (one for an array). Outside guarded
+    /// regions, each is bound to a variable once per block and reused.
+    pub fn values(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        if guarded {
+            let v = self.compute(comp, id, index, true, out)?;
+            if v.iter().map(Value::size).sum::<usize>() > MAX_GUARDED_TREE {
+                return Err(self.unsupported("expression", "guarded expression tree too large"));
+            }
+            return Ok(v);
+        }
+        let key = (comp, id, index.to_vec());
+        if let Some(v) = self.memo_get(&key) {
+            return Ok(v);
+        }
+        let vals = self.compute(comp, id, index, false, out)?;
+        let mut bound = Vec::with_capacity(vals.len());
+        for v in vals {
+            if v.is_trivial() {
+                bound.push(v);
+            } else {
+                let ty = v.ty();
+                let var = self.new_var(ty);
+                out.push(Stmt::Let { var, value: v });
+                bound.push(Value::Var(var, ty));
+            }
+        }
+        self.memo_put(key, bound.clone());
+        Ok(bound)
+    }
+
+    fn maps(&self, comp: CompId, id: InstrId) -> Result<GroupedIndexing, CodegenError> {
+        Ok(self.all_maps(comp, id)?.swap_remove(0))
+    }
+
+    /// The maps of every output of `id` (one entry per tuple element).
+    fn all_maps(&self, comp: CompId, id: InstrId) -> Result<Vec<GroupedIndexing>, CodegenError> {
+        let name = self.module.computation(comp).instr(id).name().to_string();
+        let handle = hlo::InstrRef::new(self.module, comp, id)
+            .ok_or_else(|| CodegenError::Internal(format!("`{name}` is not in its computation")))?;
+        let groups =
+            indexing::output_to_input(&handle).map_err(|source| CodegenError::Indexing {
+                instr: name.clone(),
+                source,
+            })?;
+        if groups.is_empty() {
+            return Err(CodegenError::Internal(format!(
+                "`{name}` has no output maps"
+            )));
+        }
+        Ok(groups)
+    }
+
+    /// The one map from the output to operand `j` (`None`: the operand is never read).
+    fn single<'g>(
+        &self,
+        op: Opcode,
+        g: &'g GroupedIndexing,
+        j: usize,
+    ) -> Result<Option<&'g IndexedMap>, CodegenError> {
+        match g.operands.get(j) {
+            None => Err(CodegenError::Internal(format!("no maps for operand {j}"))),
+            Some(OperandIndexing::Undefined(r)) => Err(self.unsupported(
+                op.as_str(),
+                format!("indexing of operand {j} is undefined: {r}"),
+            )),
+            Some(s) => {
+                let maps: Vec<&IndexedMap> = s.maps().collect();
+                match maps.len() {
+                    0 => Ok(None),
+                    1 => Ok(Some(maps[0])),
+                    n => Err(self
+                        .unsupported(op.as_str(), format!("operand {j} is read through {n} maps"))),
+                }
+            }
+        }
+    }
+
+    /// Applies map `m` at `index`: substitutes the index for the map's dimensions, fresh
+    /// (or `reuse`d) kernel range variables for its range variables, and bound runtime
+    /// variables for its runtime variables. `None` when the access never happens.
+    pub fn apply(
+        &mut self,
+        m: &IndexedMap,
+        index: &[Expr],
+        reuse: Option<&[Var]>,
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Option<Applied>, CodegenError> {
+        match m.map.form() {
+            MapForm::KnownEmpty => return Ok(None),
+            MapForm::Undefined => return Err(self.unsupported("indexing", "an UNDEFINED map")),
+            MapForm::Normal => {}
+        }
+        if m.map.dims().len() != index.len() {
+            return Err(CodegenError::Internal(format!(
+                "map of {} dimensions applied to an index of {}",
+                m.map.dims().len(),
+                index.len()
+            )));
+        }
+        let ranges: Vec<Var> = match reuse {
+            Some(r) if r.len() == m.map.ranges().len() => r.to_vec(),
+            Some(_) => {
+                return Err(
+                    self.unsupported("indexing", "operand maps with different range variables")
+                )
+            }
+            None => m
+                .map
+                .ranges()
+                .iter()
+                .map(|iv| self.new_range(*iv))
+                .collect(),
+        };
+        let rts: Vec<Var> = m
+            .map
+            .runtimes()
+            .iter()
+            .map(|iv| self.new_runtime(*iv))
+            .collect();
+        let subst = |e: Expr| {
+            e.substitute(&mut |v: Var| {
+                let i = v.index as usize;
+                match v.kind {
+                    VarKind::Dim => index.get(i).copied(),
+                    VarKind::Range => ranges.get(i).map(|r| Expr::var(*r)),
+                    VarKind::Runtime => rts.get(i).map(|r| Expr::var(*r)),
+                }
+            })
+        };
+        for (k, rv) in m.runtime.iter().enumerate() {
+            if rv.map.form() != MapForm::Normal {
+                return Err(self.unsupported("indexing", "a runtime variable without a map"));
+            }
+            let pidx: Vec<Expr> = rv
+                .map
+                .results()
+                .iter()
+                .map(|e| self.simplify(subst(*e)))
+                .collect();
+            if guarded && !pidx.is_empty() {
+                return Err(self.unsupported(
+                    "indexing",
+                    "a non-scalar runtime index inside a guarded region",
+                ));
+            }
+            let val = self.value(rv.computation, rv.producer, &pidx, false, out)?;
+            if !(val.ty().is_int() || val.ty() == ScalarType::Pred) {
+                return Err(
+                    self.unsupported("indexing", format!("runtime index of type {}", val.ty()))
+                );
+            }
+            out.push(Stmt::BindIndex {
+                var: rts[k],
+                value: val,
+            });
+        }
+        let result: Vec<Expr> = m
+            .map
+            .results()
+            .iter()
+            .map(|e| self.simplify(subst(*e)))
+            .collect();
+        let mut guard = Guard::default();
+        let mut check = |b: &Self, e: Expr, want: Interval| -> Result<bool, CodegenError> {
+            let r = b.range_of(e)?;
+            if want.contains_interval(r) {
+                return Ok(true);
+            }
+            if want.intersect(r).is_empty() {
+                return Ok(false);
+            }
+            guard.conds.push((e, want.lo, want.hi));
+            Ok(true)
+        };
+        for (i, e) in index.iter().enumerate() {
+            if !check(self, *e, m.map.dims()[i])? {
+                return Ok(None);
+            }
+        }
+        for c in m.map.constraints() {
+            let e = self.simplify(subst(c.expr));
+            if !check(self, e, c.interval)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(Applied {
+            index: result,
+            guard,
+            ranges,
+        }))
+    }
+
+    /// Operand `j` of an op that reads it everywhere, through one map without loops.
+    fn plain_operand(
+        &mut self,
+        (comp, id): (CompId, InstrId),
+        g: &GroupedIndexing,
+        j: usize,
+        index: &[Expr],
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let op = instr.opcode();
+        let operand = instr.operands()[j];
+        let m = self.single(op, g, j)?.ok_or_else(|| {
+            CodegenError::Internal(format!("operand {j} of `{}` is never read", instr.name()))
+        })?;
+        let a = self.apply(m, index, None, guarded, out)?.ok_or_else(|| {
+            CodegenError::Internal(format!("operand {j} of `{}` is never read", instr.name()))
+        })?;
+        if !a.guard.is_true() || !a.ranges.is_empty() {
+            return Err(self.unsupported(
+                op.as_str(),
+                format!("operand {j} read conditionally or over a range"),
+            ));
+        }
+        self.values(comp, operand, &a.index, guarded, out)
+    }
+
+    /// The value of the first branch whose guard holds, else of the fallback. Outside
+    /// guarded regions this is statement code (`if`/`else` assigning one variable, each
+    /// branch binding its own values); inside one, a conditional expression.
+    fn choose(
+        &mut self,
+        comp: CompId,
+        branches: Vec<Branch>,
+        fallback: Fallback,
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        if branches.iter().any(|(_, a)| !a.ranges.is_empty())
+            || matches!(&fallback, Fallback::Operand((_, a)) if !a.ranges.is_empty())
+        {
+            return Err(self.unsupported("indexing", "a conditional access over a range"));
+        }
+        if guarded {
+            let mut v = match fallback {
+                Fallback::Value(v) => v,
+                Fallback::Operand((op, a)) => self.branch_value(comp, op, &a, true, out)?,
+            };
+            for (op, a) in branches.into_iter().rev() {
+                let t = self.branch_value(comp, op, &a, true, out)?;
+                v = if a.guard.is_true() {
+                    t
+                } else {
+                    Value::Cond(a.guard, Box::new(t), Box::new(v))
+                };
+            }
+            return Ok(v);
+        }
+        let ty = match (&fallback, branches.first()) {
+            (Fallback::Value(v), _) => v.ty(),
+            (Fallback::Operand((op, _)), _) => self.elem_type(comp, *op)?,
+        };
+        let var = self.new_var(ty);
+        out.push(Stmt::Decl {
+            var,
+            value: zero(ty),
+        });
+        let body = self.branch_stmts(comp, &branches, &fallback, var)?;
+        out.extend(body);
+        Ok(Value::Var(var, ty))
+    }
+
+    /// The value of `op` at an access, built under the access's guard.
+    fn branch_value(
+        &mut self,
+        comp: CompId,
+        op: InstrId,
+        a: &Applied,
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        self.guards.push(a.guard.clone());
+        let v = self.value(comp, op, &a.index, guarded, out);
+        self.guards.pop();
+        v
+    }
+
+    /// Statements assigning `var` the value of the first branch whose guard holds.
+    fn branch_stmts(
+        &mut self,
+        comp: CompId,
+        branches: &[Branch],
+        fallback: &Fallback,
+        var: crate::kir::VarId,
+    ) -> Result<Vec<Stmt>, CodegenError> {
+        let assign_in_frame =
+            |b: &mut Self, op: InstrId, a: &Applied| -> Result<Vec<Stmt>, CodegenError> {
+                let mut body = Vec::new();
+                b.memo.push(Default::default());
+                let v = b.branch_value(comp, op, a, false, &mut body);
+                b.memo.pop();
+                body.push(Stmt::Assign { var, value: v? });
+                Ok(body)
+            };
+        let Some(((op, a), rest)) = branches.split_first() else {
+            return match fallback {
+                Fallback::Value(v) => Ok(vec![Stmt::Assign {
+                    var,
+                    value: v.clone(),
+                }]),
+                Fallback::Operand((op, a)) => assign_in_frame(self, *op, a),
+            };
+        };
+        let body = assign_in_frame(self, *op, a)?;
+        if a.guard.is_true() {
+            return Ok(body);
+        }
+        let else_body = self.branch_stmts(comp, rest, fallback, var)?;
+        Ok(vec![Stmt::If {
+            guard: a.guard.clone(),
+            body,
+            else_body,
+        }])
+    }
+
+    fn compute(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        if let Some(leaf) = self.leaves.get(&(comp, id)).cloned() {
+            return Ok(vec![match leaf {
+                Leaf::Value(v) => v,
+                Leaf::Buffer(b) => self.load(b, index),
+            }]);
+        }
+        let op = instr.opcode();
+        match op {
+            Opcode::Parameter => {
+                return Err(CodegenError::Internal(format!(
+                    "parameter `{}` has no buffer",
+                    instr.name()
+                )))
+            }
+            Opcode::Constant => return Ok(vec![self.constant(comp, id, index)?]),
+            Opcode::Iota => {
+                let ty = self.elem_type(comp, id)?;
+                let dim = instr.iota_dimension().unwrap_or(0);
+                let e = usize::try_from(dim)
+                    .ok()
+                    .and_then(|d| index.get(d))
+                    .ok_or_else(|| self.unsupported("iota", "iota dimension out of range"))?;
+                return Ok(vec![Value::Convert(Box::new(Value::Index(*e)), ty)]);
+            }
+            Opcode::Reduce | Opcode::ReduceWindow => {
+                if guarded {
+                    return Err(
+                        self.unsupported(op.as_str(), "a reduction inside a guarded region")
+                    );
+                }
+                return self.reduce(comp, id, index, out);
+            }
+            Opcode::Dot | Opcode::Convolution => {
+                if guarded {
+                    return Err(
+                        self.unsupported(op.as_str(), "a contraction inside a guarded region")
+                    );
+                }
+                return Ok(vec![self.dot(comp, id, index, out)?]);
+            }
+            _ => {}
+        }
+        let g = self.maps(comp, id)?;
+        let n = instr.operands().len();
+        if let Some(u) = scalar_ops::unary(op) {
+            let ty = self.elem_type(comp, id)?;
+            let a = self
+                .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                .remove(0);
+            return Ok(vec![Value::Unary(u, Box::new(a), ty)]);
+        }
+        if let Some(bop) = scalar_ops::binary(op) {
+            let ty = self.elem_type(comp, id)?;
+            let a = self
+                .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                .remove(0);
+            let b = self
+                .plain_operand((comp, id), &g, 1, index, guarded, out)?
+                .remove(0);
+            return Ok(vec![Value::Binary(bop, Box::new(a), Box::new(b), ty)]);
+        }
+        match op {
+            Opcode::Broadcast
+            | Opcode::Transpose
+            | Opcode::Reshape
+            | Opcode::Bitcast
+            | Opcode::Slice
+            | Opcode::Reverse
+            | Opcode::Copy
+            | Opcode::DynamicSlice
+            | Opcode::Gather => {
+                let v = self.plain_operand((comp, id), &g, 0, index, guarded, out)?;
+                let ty = self.elem_type(comp, id)?;
+                if v.len() != 1 || v[0].ty() != ty {
+                    return Err(self.unsupported(op.as_str(), "changes the element type"));
+                }
+                Ok(v)
+            }
+            Opcode::GetTupleElement => {
+                let k = instr.tuple_index().unwrap_or(0);
+                let v = self.plain_operand((comp, id), &g, 0, index, guarded, out)?;
+                let k = usize::try_from(k)
+                    .ok()
+                    .filter(|k| *k < v.len())
+                    .ok_or_else(|| {
+                        CodegenError::Internal(format!("tuple index {k} out of range"))
+                    })?;
+                Ok(vec![v[k].clone()])
+            }
+            Opcode::Tuple => {
+                let groups = self.all_maps(comp, id)?;
+                let mut vals = Vec::with_capacity(n);
+                for j in 0..n {
+                    let gj = groups.get(j).ok_or_else(|| {
+                        CodegenError::Internal(format!("tuple output {j} has no maps"))
+                    })?;
+                    let mut v = self.plain_operand((comp, id), gj, j, index, guarded, out)?;
+                    if v.len() != 1 {
+                        return Err(self.unsupported("tuple", "nested tuples"));
+                    }
+                    vals.push(v.remove(0));
+                }
+                Ok(vals)
+            }
+            Opcode::Convert => {
+                let ty = self.elem_type(comp, id)?;
+                let a = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                Ok(vec![Value::Convert(Box::new(a), ty)])
+            }
+            Opcode::BitcastConvert => {
+                let ty = self.elem_type(comp, id)?;
+                let a = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                if a.ty().byte_width() != ty.byte_width()
+                    || a.ty() == ScalarType::Pred
+                    || ty == ScalarType::Pred
+                {
+                    return Err(
+                        self.unsupported("bitcast-convert", "between types of different widths")
+                    );
+                }
+                Ok(vec![Value::BitcastConvert(Box::new(a), ty)])
+            }
+            Opcode::Compare => {
+                let a = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                let b = self
+                    .plain_operand((comp, id), &g, 1, index, guarded, out)?
+                    .remove(0);
+                let dir = instr
+                    .comparison_direction()
+                    .ok_or_else(|| self.unsupported("compare", "no direction"))?;
+                let total = a.ty().is_float()
+                    && instr.comparison_type() == Some(hlo::attrs::ComparisonType::TotalOrder);
+                Ok(vec![Value::Compare(
+                    scalar_ops::compare(dir),
+                    total,
+                    Box::new(a),
+                    Box::new(b),
+                )])
+            }
+            Opcode::Select => {
+                let p = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                let a = self
+                    .plain_operand((comp, id), &g, 1, index, guarded, out)?
+                    .remove(0);
+                let b = self
+                    .plain_operand((comp, id), &g, 2, index, guarded, out)?
+                    .remove(0);
+                Ok(vec![Value::Select(Box::new(p), Box::new(a), Box::new(b))])
+            }
+            Opcode::Clamp => {
+                let ty = self.elem_type(comp, id)?;
+                let lo = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                let x = self
+                    .plain_operand((comp, id), &g, 1, index, guarded, out)?
+                    .remove(0);
+                let hi = self
+                    .plain_operand((comp, id), &g, 2, index, guarded, out)?
+                    .remove(0);
+                let m = Value::Binary(BinOp::Max, Box::new(x), Box::new(lo), ty);
+                Ok(vec![Value::Binary(
+                    BinOp::Min,
+                    Box::new(m),
+                    Box::new(hi),
+                    ty,
+                )])
+            }
+            Opcode::Pad => {
+                let pad = self
+                    .plain_operand((comp, id), &g, 1, index, guarded, out)?
+                    .remove(0);
+                let a = match self.single(op, &g, 0)? {
+                    Some(m) => self.apply(m, index, None, guarded, out)?,
+                    None => None,
+                };
+                let branches: Vec<Branch> =
+                    a.into_iter().map(|a| (instr.operands()[0], a)).collect();
+                Ok(vec![self.choose(
+                    comp,
+                    branches,
+                    Fallback::Value(pad),
+                    guarded,
+                    out,
+                )?])
+            }
+            Opcode::DynamicUpdateSlice => {
+                let base = self
+                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                    .remove(0);
+                let a = match self.single(op, &g, 1)? {
+                    Some(m) => self.apply(m, index, None, guarded, out)?,
+                    None => None,
+                };
+                let branches: Vec<Branch> =
+                    a.into_iter().map(|a| (instr.operands()[1], a)).collect();
+                Ok(vec![self.choose(
+                    comp,
+                    branches,
+                    Fallback::Value(base),
+                    guarded,
+                    out,
+                )?])
+            }
+            Opcode::Concatenate => {
+                // Each operand is chosen by its map's domain; the last one read is the
+                // fallback.
+                let mut branches = Vec::with_capacity(n);
+                for j in 0..n {
+                    let a = match self.single(op, &g, j)? {
+                        Some(m) => self.apply(m, index, None, guarded, out)?,
+                        None => None,
+                    };
+                    if let Some(a) = a {
+                        branches.push((instr.operands()[j], a));
+                    }
+                }
+                let last = branches
+                    .pop()
+                    .ok_or_else(|| CodegenError::Internal("concatenate reads no operand".into()))?;
+                Ok(vec![self.choose(
+                    comp,
+                    branches,
+                    Fallback::Operand(last),
+                    guarded,
+                    out,
+                )?])
+            }
+            _ => Err(self.unsupported(op.as_str(), "no elemental emitter for this op")),
+        }
+    }
+
+    fn load(&mut self, b: usize, index: &[Expr]) -> Value {
+        let offset = self.offset(b, index);
+        let guard = Guard {
+            conds: self
+                .guards
+                .iter()
+                .flat_map(|g| g.conds.iter().cloned())
+                .collect(),
+        };
+        self.note(b, index, &guard);
+        Value::Load {
+            buf: b,
+            offset,
+            ty: self.buffers[b].ty,
+        }
+    }
+
+    fn constant(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+    ) -> Result<Value, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let ty = self.elem_type(comp, id)?;
+        let lit = instr
+            .literal()
+            .and_then(|l| l.as_array())
+            .ok_or_else(|| self.unsupported("constant", "an elided or non-array constant"))?;
+        if lit.data().len() == 1 {
+            return scalar_const(lit, ty)
+                .ok_or_else(|| self.unsupported("constant", "constant value"));
+        }
+        let b = self.add_buffer(
+            instr.name(),
+            instr.shape(),
+            Access::In,
+            BufferSource::Constant(comp, id),
+        )?;
+        self.leaves.insert((comp, id), Leaf::Buffer(b));
+        Ok(self.load(b, index))
+    }
+
+    fn reduce(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let n = instr.operands().len() / 2;
+        let red = instr
+            .to_apply()
+            .ok_or_else(|| self.unsupported("reduce", "no reducer computation"))?;
+        let g = self.maps(comp, id)?;
+        let mut accs = Vec::with_capacity(n);
+        for j in 0..n {
+            let init = self
+                .plain_operand((comp, id), &g, n + j, index, false, out)?
+                .remove(0);
+            let ty = init.ty();
+            let var = self.new_var(ty);
+            out.push(Stmt::Decl { var, value: init });
+            accs.push((var, ty));
+        }
+        let mut accesses = Vec::with_capacity(n);
+        let mut ranges: Option<Vec<Var>> = None;
+        for j in 0..n {
+            let m = self
+                .single(instr.opcode(), &g, j)?
+                .ok_or_else(|| CodegenError::Internal("reduce input never read".into()))?;
+            let a = self.apply(m, index, ranges.as_deref(), false, out)?;
+            let Some(a) = a else {
+                // Nothing to reduce: the result is the initial value.
+                return Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect());
+            };
+            if accesses
+                .first()
+                .is_some_and(|f: &Applied| f.guard != a.guard)
+            {
+                return Err(self.unsupported(
+                    instr.opcode().as_str(),
+                    "inputs read under different conditions",
+                ));
+            }
+            ranges = Some(a.ranges.clone());
+            accesses.push(a);
+        }
+        let ranges = ranges.unwrap_or_default();
+        // A window's padding (or dilation) is the input map's constraint: the element
+        // takes part only where it holds.
+        let guard = accesses
+            .first()
+            .map(|a| a.guard.clone())
+            .unwrap_or_default();
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(guard.clone());
+        let result = self.reduce_body(comp, id, red, &accesses, &accs, &mut body);
+        self.guards.pop();
+        self.memo.pop();
+        result?;
+        if !guard.is_true() {
+            body = vec![Stmt::If {
+                guard,
+                body,
+                else_body: vec![],
+            }];
+        }
+        out.extend(self.wrap_loops(&ranges, body));
+        Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect())
+    }
+
+    fn reduce_body(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        accesses: &[Applied],
+        accs: &[(crate::kir::VarId, ScalarType)],
+        body: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let n = accs.len();
+        let mut inputs = Vec::with_capacity(n);
+        for (j, a) in accesses.iter().enumerate() {
+            inputs.push(self.value(comp, instr.operands()[j], &a.index, false, body)?);
+        }
+        let rc = module.computation(red);
+        let mut params = Vec::with_capacity(2 * n);
+        for p in 0..2 * n {
+            let pid = rc
+                .parameter(p)
+                .ok_or_else(|| self.unsupported("reduce", "reducer with too few parameters"))?;
+            let v = if p < n {
+                Value::Var(accs[p].0, accs[p].1)
+            } else {
+                inputs[p - n].clone()
+            };
+            if self.elem_type(red, pid)? != v.ty() {
+                return Err(
+                    self.unsupported("reduce", "reducer parameter types differ from the inputs")
+                );
+            }
+            params.push(pid);
+            self.leaves.insert((red, pid), Leaf::Value(v));
+        }
+        self.memo.push(Default::default());
+        let r = self.values(red, rc.root(), &[], false, body);
+        self.memo.pop();
+        for pid in params {
+            self.leaves.remove(&(red, pid));
+        }
+        let r = r?;
+        if r.len() != n {
+            return Err(self.unsupported("reduce", "reducer result count differs from the inputs"));
+        }
+        for ((var, ty), v) in accs.iter().zip(r) {
+            if v.ty() != *ty {
+                return Err(
+                    self.unsupported("reduce", "reducer result type differs from the accumulator")
+                );
+            }
+            body.push(Stmt::Assign {
+                var: *var,
+                value: v,
+            });
+        }
+        Ok(())
+    }
+
+    /// Nests `body` in loops over `ranges` (the first outermost).
+    pub fn wrap_loops(&self, ranges: &[Var], body: Vec<Stmt>) -> Vec<Stmt> {
+        let mut body = body;
+        for r in ranges.iter().rev() {
+            let iv = self.ranges[r.index as usize];
+            body = vec![Stmt::Loop {
+                var: *r,
+                lo: iv.lo,
+                hi: iv.hi,
+                body,
+            }];
+        }
+        body
+    }
+
+    fn dot(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let ty = self.elem_type(comp, id)?;
+        let acc_ty = match ty {
+            ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
+            t => t,
+        };
+        let g = self.maps(comp, id)?;
+        let zero = Value::Const(
+            acc_ty,
+            if acc_ty.is_float() {
+                Const::Float(0.0)
+            } else if acc_ty == ScalarType::Pred {
+                Const::Bool(false)
+            } else {
+                Const::Int(0)
+            },
+        );
+        let acc = self.new_var(acc_ty);
+        out.push(Stmt::Decl {
+            var: acc,
+            value: zero,
+        });
+        let (Some(ml), Some(mr)) = (
+            self.single(instr.opcode(), &g, 0)?,
+            self.single(instr.opcode(), &g, 1)?,
+        ) else {
+            return Err(CodegenError::Internal("dot operand never read".into()));
+        };
+        let (ml, mr) = (ml.clone(), mr.clone());
+        let Some(l) = self.apply(&ml, index, None, false, out)? else {
+            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
+        };
+        let Some(r) = self.apply(&mr, index, Some(&l.ranges), false, out)? else {
+            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
+        };
+        // A convolution's padding and dilations are constraints of the input map: the
+        // product takes part only where they hold.
+        let mut guard = l.guard.clone();
+        for c in &r.guard.conds {
+            if !guard.conds.contains(c) {
+                guard.conds.push(*c);
+            }
+        }
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(guard.clone());
+        let res = (|| {
+            let a = self.value(comp, instr.operands()[0], &l.index, false, &mut body)?;
+            let b = self.value(comp, instr.operands()[1], &r.index, false, &mut body)?;
+            let cv = |v: Value| {
+                if v.ty() == acc_ty {
+                    v
+                } else {
+                    Value::Convert(Box::new(v), acc_ty)
+                }
+            };
+            let prod = Value::Binary(BinOp::Mul, Box::new(cv(a)), Box::new(cv(b)), acc_ty);
+            body.push(Stmt::Assign {
+                var: acc,
+                value: Value::Binary(
+                    BinOp::Add,
+                    Box::new(Value::Var(acc, acc_ty)),
+                    Box::new(prod),
+                    acc_ty,
+                ),
+            });
+            Ok::<(), CodegenError>(())
+        })();
+        self.guards.pop();
+        self.memo.pop();
+        res?;
+        if !guard.is_true() {
+            body = vec![Stmt::If {
+                guard,
+                body,
+                else_body: vec![],
+            }];
+        }
+        out.extend(self.wrap_loops(&l.ranges, body));
+        let v = Value::Var(acc, acc_ty);
+        Ok(if acc_ty == ty {
+            v
+        } else {
+            Value::Convert(Box::new(v), ty)
+        })
+    }
+}
+
+/// The value of a one-element literal as a kernel constant.
+fn scalar_const(lit: &hlo::literal::ArrayLiteral, ty: ScalarType) -> Option<Value> {
+    use hlo::literal::ArrayData as D;
+    let c = match lit.data() {
+        D::Pred(v) => Const::Bool(*v.first()?),
+        D::S8(v) => Const::Int(i128::from(*v.first()?)),
+        D::S16(v) => Const::Int(i128::from(*v.first()?)),
+        D::S32(v) => Const::Int(i128::from(*v.first()?)),
+        D::S64(v) => Const::Int(i128::from(*v.first()?)),
+        D::U8(v) => Const::Int(i128::from(*v.first()?)),
+        D::U16(v) => Const::Int(i128::from(*v.first()?)),
+        D::U32(v) => Const::Int(i128::from(*v.first()?)),
+        D::U64(v) => Const::Int(i128::from(*v.first()?)),
+        D::F32(_) | D::F64(_) | D::Bits16(_) => Const::Float(lit.get_f64(0)?),
+        _ => return None,
+    };
+    Some(Value::Const(ty, c))
+}

@@ -1,0 +1,157 @@
+//! One kernel per instruction: an unfused instruction of a computation, or a fusion
+//! (its called computation evaluated elementally, its parameters read from the fusion's
+//! operand buffers). The kernel loops over the output in its physical order, the most
+//! major dimension split into blocks; every output element is the elemental value of the
+//! root at that index.
+
+use affine::{Expr, Interval, Var};
+use hlo::{CompId, InstrId, Opcode};
+
+use super::builder::{BufferSource, Builder, Leaf};
+use crate::error::CodegenError;
+use crate::kir::{self, Access, Grid, Kernel, Stmt};
+
+/// A kernel and where each of its buffer parameters comes from.
+#[derive(Clone, Debug)]
+pub struct EmittedKernel {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// `sources[i]` describes `kernel.buffers[i]`.
+    pub sources: Vec<BufferSource>,
+}
+
+/// Emits the kernel computing instruction `id` of computation `comp`, named `name` (a C
+/// identifier). Its buffers are: every operand (in order), then every output (one per
+/// tuple element), then constants it reads from a fused computation.
+pub fn emit_instruction(
+    module: &hlo::Module,
+    comp: CompId,
+    id: InstrId,
+    name: &str,
+) -> Result<EmittedKernel, CodegenError> {
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let mut b = Builder::new(module, instr.name());
+    for (j, &op) in instr.operands().iter().enumerate() {
+        let oi = c.instr(op);
+        let scalar_constant = oi.opcode() == Opcode::Constant
+            && instr.opcode() != Opcode::Fusion
+            && oi.shape().element_count().is_ok_and(|n| n == 1);
+        if scalar_constant {
+            // Read as an immediate value, not through a buffer.
+            continue;
+        }
+        let buf = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(j))?;
+        if instr.opcode() != Opcode::Fusion {
+            b.leaves.insert((comp, op), Leaf::Buffer(buf));
+        }
+    }
+    let (ecomp, eroot) = if instr.opcode() == Opcode::Fusion {
+        let fc = instr
+            .calls()
+            .ok_or_else(|| b.unsupported("fusion", "no called computation"))?;
+        let fcomp = module.computation(fc);
+        for j in 0..instr.operands().len() {
+            let p = fcomp.parameter(j).ok_or_else(|| {
+                CodegenError::Internal(format!("fusion `{}` lacks parameter {j}", instr.name()))
+            })?;
+            b.leaves.insert((fc, p), Leaf::Buffer(j));
+        }
+        (fc, fcomp.root())
+    } else {
+        (comp, id)
+    };
+    let outputs: Vec<hlo::Shape> = if instr.shape().is_tuple() {
+        instr.shape().tuple_shapes().to_vec()
+    } else {
+        vec![instr.shape().clone()]
+    };
+    let mut out_bufs = Vec::with_capacity(outputs.len());
+    for (k, s) in outputs.iter().enumerate() {
+        let name = if outputs.len() > 1 {
+            format!("{}.{k}", instr.name())
+        } else {
+            instr.name().to_string()
+        };
+        out_bufs.push(b.add_buffer(&name, s, Access::Out, BufferSource::Output(k))?);
+    }
+    let dims = b.buffers[out_bufs[0]].dims.clone();
+    if out_bufs.iter().any(|&o| b.buffers[o].dims != dims) {
+        return Err(b.unsupported(
+            instr.opcode().as_str(),
+            "outputs of different shapes in one kernel",
+        ));
+    }
+    if dims.iter().any(|&d| d <= 0) {
+        return Err(CodegenError::Internal(format!(
+            "kernel for `{}` has no elements",
+            instr.name()
+        )));
+    }
+    b.dims = dims.iter().map(|&n| Interval::new(0, n - 1)).collect();
+    let index: Vec<Expr> = (0..dims.len() as u32).map(Expr::dim).collect();
+    let order: Vec<usize> = b.buffers[out_bufs[0]]
+        .minor_to_major
+        .iter()
+        .rev()
+        .map(|&d| d as usize)
+        .collect();
+    let mut body = Vec::new();
+    let vals = b.values(ecomp, eroot, &index, false, &mut body)?;
+    if vals.len() != out_bufs.len() {
+        return Err(CodegenError::Internal(format!(
+            "`{}` gives {} values for {} outputs",
+            instr.name(),
+            vals.len(),
+            out_bufs.len()
+        )));
+    }
+    for (&o, v) in out_bufs.iter().zip(vals) {
+        if v.ty() != b.buffers[o].ty {
+            return Err(CodegenError::Internal(format!(
+                "`{}` computes {} for a {} output",
+                instr.name(),
+                v.ty(),
+                b.buffers[o].ty
+            )));
+        }
+        let offset = b.offset(o, &index);
+        b.note(o, &index, &kir::Guard::default());
+        body.push(Stmt::Store {
+            buf: o,
+            offset,
+            value: v,
+        });
+    }
+    let (block_var, inner) = match order.split_first() {
+        Some((&first, rest)) => (Some(Var::dim(first as u32)), rest.to_vec()),
+        None => (None, vec![]),
+    };
+    for &d in inner.iter().rev() {
+        body = vec![Stmt::Loop {
+            var: Var::dim(d as u32),
+            lo: 0,
+            hi: dims[d] - 1,
+            body,
+        }];
+    }
+    let mut notes = vec![format!("{} {}", instr.opcode().as_str(), instr.name())];
+    notes.extend(b.notes.iter().cloned());
+    body.insert(0, Stmt::Comment(notes.join("\n")));
+    let blocks = block_var.map_or(1, |v| dims[v.index as usize]);
+    let kernel = Kernel {
+        name: name.to_string(),
+        buffers: b.buffers,
+        grid: Grid { blocks, block_var },
+        dims: b.dims,
+        ranges: b.ranges,
+        runtimes: b.runtimes,
+        vars: b.vars,
+        body,
+    };
+    kir::verify(&kernel)?;
+    Ok(EmittedKernel {
+        kernel,
+        sources: b.sources,
+    })
+}

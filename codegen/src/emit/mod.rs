@@ -1,0 +1,13 @@
+//! Emitters from HLO to kernel IR. Every operand index is an indexing map of the op
+//! (`indexing::output_to_input`) composed through the fusion and simplified; each kernel
+//! carries those maps as its first comment.
+
+mod builder;
+mod elemental;
+mod in_place;
+mod kernel;
+mod scalar_ops;
+
+pub use builder::BufferSource;
+pub use in_place::emit_dus_in_place;
+pub use kernel::{emit_instruction, EmittedKernel};

@@ -1,0 +1,71 @@
+//! HLO elementwise opcodes as kernel-IR scalar operations.
+
+use hlo::Opcode;
+
+use crate::kir::{BinOp, CmpOp, UnOp};
+
+/// The unary operation of an elementwise opcode.
+pub fn unary(op: Opcode) -> Option<UnOp> {
+    Some(match op {
+        Opcode::Negate => UnOp::Neg,
+        Opcode::Abs => UnOp::Abs,
+        Opcode::Not => UnOp::Not,
+        Opcode::Exp => UnOp::Exp,
+        Opcode::Expm1 => UnOp::Expm1,
+        Opcode::Log => UnOp::Log,
+        Opcode::Log1p => UnOp::Log1p,
+        Opcode::Sqrt => UnOp::Sqrt,
+        Opcode::Rsqrt => UnOp::Rsqrt,
+        Opcode::Cbrt => UnOp::Cbrt,
+        Opcode::Sin => UnOp::Sin,
+        Opcode::Cos => UnOp::Cos,
+        Opcode::Tan => UnOp::Tan,
+        Opcode::Tanh => UnOp::Tanh,
+        Opcode::Logistic => UnOp::Logistic,
+        Opcode::Erf => UnOp::Erf,
+        Opcode::Floor => UnOp::Floor,
+        Opcode::Ceil => UnOp::Ceil,
+        Opcode::RoundNearestAfz => UnOp::RoundAfz,
+        Opcode::RoundNearestEven => UnOp::RoundEven,
+        Opcode::Sign => UnOp::Sign,
+        Opcode::PopulationCount => UnOp::Popcnt,
+        Opcode::Clz => UnOp::Clz,
+        Opcode::IsFinite => UnOp::IsFinite,
+        _ => return None,
+    })
+}
+
+/// The binary operation of an elementwise opcode.
+pub fn binary(op: Opcode) -> Option<BinOp> {
+    Some(match op {
+        Opcode::Add => BinOp::Add,
+        Opcode::Subtract => BinOp::Sub,
+        Opcode::Multiply => BinOp::Mul,
+        Opcode::Divide => BinOp::Div,
+        Opcode::Remainder => BinOp::Rem,
+        Opcode::Maximum => BinOp::Max,
+        Opcode::Minimum => BinOp::Min,
+        Opcode::Power => BinOp::Pow,
+        Opcode::Atan2 => BinOp::Atan2,
+        Opcode::And => BinOp::And,
+        Opcode::Or => BinOp::Or,
+        Opcode::Xor => BinOp::Xor,
+        Opcode::ShiftLeft => BinOp::Shl,
+        Opcode::ShiftRightLogical => BinOp::ShrLogical,
+        Opcode::ShiftRightArithmetic => BinOp::ShrArith,
+        _ => return None,
+    })
+}
+
+/// The comparison of a `direction=`.
+pub fn compare(dir: hlo::attrs::ComparisonDirection) -> CmpOp {
+    use hlo::attrs::ComparisonDirection as D;
+    match dir {
+        D::Eq => CmpOp::Eq,
+        D::Ne => CmpOp::Ne,
+        D::Lt => CmpOp::Lt,
+        D::Le => CmpOp::Le,
+        D::Gt => CmpOp::Gt,
+        D::Ge => CmpOp::Ge,
+    }
+}

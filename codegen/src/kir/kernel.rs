@@ -1,0 +1,172 @@
+//! Kernels: buffer parameters, the launch grid and the statement tree.
+
+use affine::{Expr, Var};
+
+use super::types::ScalarType;
+use super::value::{Value, VarId};
+
+/// How a kernel uses a buffer parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read only.
+    In,
+    /// Written (every element the kernel produces), never read.
+    Out,
+    /// Read and written (an in-place update).
+    InOut,
+}
+
+impl Access {
+    /// Text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::In => "in",
+            Access::Out => "out",
+            Access::InOut => "inout",
+        }
+    }
+}
+
+/// One buffer parameter: `bufs[i]` of the kernel function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferParam {
+    /// A readable name (the HLO value it holds).
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Logical dimensions.
+    pub dims: Vec<i64>,
+    /// Physical order: dimension numbers from minor to major.
+    pub minor_to_major: Vec<i64>,
+    /// How the kernel uses it.
+    pub access: Access,
+}
+
+impl BufferParam {
+    /// Elements in the buffer.
+    pub fn element_count(&self) -> i64 {
+        self.dims.iter().product()
+    }
+
+    /// Element stride of each logical dimension in the physical order.
+    pub fn strides(&self) -> Vec<i64> {
+        let mut strides = vec![0; self.dims.len()];
+        let mut s = 1i64;
+        for &d in &self.minor_to_major {
+            if let Some(slot) = usize::try_from(d).ok().and_then(|d| strides.get_mut(d)) {
+                *slot = s;
+                s = s.saturating_mul(self.dims[d as usize]);
+            }
+        }
+        strides
+    }
+}
+
+/// The launch domain: `blocks` blocks, block `b` binding `block_var = b` (when the kernel
+/// has one). On the CPU a kernel is `void NAME(void *const *bufs, int64_t block_begin,
+/// int64_t block_end)` running blocks `[block_begin, block_end)`, so a runtime can split
+/// the grid across threads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    /// Number of blocks (at least 1).
+    pub blocks: i64,
+    /// The loop variable the block index binds, if any.
+    pub block_var: Option<Var>,
+}
+
+/// A statement of a kernel body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// A comment (printed in the text form and in C).
+    Comment(String),
+    /// `for var in [lo, hi]` (inclusive bounds) over `body`.
+    Loop {
+        /// The loop variable (a dimension or range variable).
+        var: Var,
+        /// First value.
+        lo: i64,
+        /// Last value.
+        hi: i64,
+        /// The body.
+        body: Vec<Stmt>,
+    },
+    /// An immutable scalar binding.
+    Let {
+        /// The variable.
+        var: VarId,
+        /// Its value.
+        value: Value,
+    },
+    /// A mutable scalar (an accumulator) with its initial value.
+    Decl {
+        /// The variable.
+        var: VarId,
+        /// Initial value.
+        value: Value,
+    },
+    /// Assignment to a mutable scalar.
+    Assign {
+        /// The variable (declared with [`Stmt::Decl`]).
+        var: VarId,
+        /// The new value.
+        value: Value,
+    },
+    /// Binds a runtime index variable (`rtK`) to an integer value, as `s64`.
+    BindIndex {
+        /// The runtime variable.
+        var: Var,
+        /// Its value (an integer).
+        value: Value,
+    },
+    /// `if guard { body } else { else_body }`.
+    If {
+        /// The condition.
+        guard: super::value::Guard,
+        /// Run when the guard holds.
+        body: Vec<Stmt>,
+        /// Run otherwise (may be empty).
+        else_body: Vec<Stmt>,
+    },
+    /// Stores `value` at element `offset` of buffer `buf`.
+    Store {
+        /// Buffer parameter number.
+        buf: usize,
+        /// Element offset (physical order).
+        offset: Expr,
+        /// The value stored.
+        value: Value,
+    },
+}
+
+/// One kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// The function name (a C identifier).
+    pub name: String,
+    /// Buffer parameters, in `bufs[]` order.
+    pub buffers: Vec<BufferParam>,
+    /// The launch grid.
+    pub grid: Grid,
+    /// Bounds of the dimension variables (`d0`, ...) the body uses.
+    pub dims: Vec<affine::Interval>,
+    /// Bounds of the range variables (`s0`, ...) the body uses.
+    pub ranges: Vec<affine::Interval>,
+    /// Bounds of the runtime variables (`rt0`, ...) the body binds.
+    pub runtimes: Vec<affine::Interval>,
+    /// Types of the scalar variables, indexed by [`VarId`].
+    pub vars: Vec<ScalarType>,
+    /// The body, run once per block.
+    pub body: Vec<Stmt>,
+}
+
+impl Kernel {
+    /// Elements the kernel writes (the product of its output sizes), a measure of work.
+    pub fn output_elements(&self) -> i64 {
+        self.buffers
+            .iter()
+            .filter(|b| b.access != Access::In)
+            .map(BufferParam::element_count)
+            .max()
+            .unwrap_or(0)
+    }
+}

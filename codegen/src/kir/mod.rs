@@ -1,0 +1,15 @@
+//! The kernel IR: one kernel's buffers, launch grid, loops over affine index expressions,
+//! scalar bindings, loads, stores and the scalar operations of every element type; its
+//! verifier and its text form.
+
+mod kernel;
+mod print;
+mod types;
+mod value;
+mod verify;
+
+pub use kernel::{Access, BufferParam, Grid, Kernel, Stmt};
+pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
+pub use types::ScalarType;
+pub use value::{BinOp, CmpOp, Const, Guard, UnOp, Value, VarId};
+pub use verify::{verify, VerifyError};

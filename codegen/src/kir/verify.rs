@@ -1,0 +1,352 @@
+//! The kernel verifier: types agree, variables are bound before use, buffers are used as
+//! declared, every output is written, and unguarded accesses stay in range where the
+//! loop bounds decide it.
+
+use std::collections::HashSet;
+
+use affine::{Expr, IndexingMap, Interval, Var, VarKind};
+
+use super::kernel::{Access, Kernel, Stmt};
+use super::types::ScalarType;
+use super::value::{BinOp, Guard, UnOp, Value, VarId};
+
+/// Why a kernel is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("kernel `{kernel}`: {message}")]
+pub struct VerifyError {
+    /// The kernel's name.
+    pub kernel: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+struct Verifier<'k> {
+    k: &'k Kernel,
+    bound: HashSet<Var>,
+    defined: HashSet<VarId>,
+    mutable: HashSet<VarId>,
+    stored: HashSet<usize>,
+    guards: usize,
+}
+
+/// Checks a kernel.
+pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
+    let mut v = Verifier {
+        k,
+        bound: HashSet::new(),
+        defined: HashSet::new(),
+        mutable: HashSet::new(),
+        stored: HashSet::new(),
+        guards: 0,
+    };
+    let err = |message: String| VerifyError {
+        kernel: k.name.clone(),
+        message,
+    };
+    if k.grid.blocks < 1 {
+        return Err(err(format!("grid of {} blocks", k.grid.blocks)));
+    }
+    if let Some(b) = k.grid.block_var {
+        let iv = v
+            .bounds(b)
+            .ok_or_else(|| err(format!("block variable {b} has no bounds")))?;
+        if iv.lo != 0 || iv.hi != k.grid.blocks - 1 {
+            return Err(err(format!(
+                "block variable {b} in [{}, {}] but {} blocks",
+                iv.lo, iv.hi, k.grid.blocks
+            )));
+        }
+        v.bound.insert(b);
+    }
+    v.block(&k.body).map_err(err)?;
+    for (i, b) in k.buffers.iter().enumerate() {
+        if b.access == Access::Out && !v.stored.contains(&i) {
+            return Err(err(format!(
+                "output buffer b{i} `{}` is never written",
+                b.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Verifier<'_> {
+    fn bounds(&self, var: Var) -> Option<Interval> {
+        let list = match var.kind {
+            VarKind::Dim => &self.k.dims,
+            VarKind::Range => &self.k.ranges,
+            VarKind::Runtime => &self.k.runtimes,
+        };
+        list.get(var.index as usize).copied()
+    }
+
+    fn block(&mut self, body: &[Stmt]) -> Result<(), String> {
+        let saved_vars = self.defined.clone();
+        let saved_bound = self.bound.clone();
+        for s in body {
+            self.stmt(s)?;
+        }
+        self.defined = saved_vars;
+        self.bound = saved_bound;
+        Ok(())
+    }
+
+    fn var_type(&self, var: VarId) -> Result<ScalarType, String> {
+        self.k
+            .vars
+            .get(var.0 as usize)
+            .copied()
+            .ok_or_else(|| format!("v{} has no declared type", var.0))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), String> {
+        match s {
+            Stmt::Comment(_) => Ok(()),
+            Stmt::Loop { var, lo, hi, body } => {
+                let iv = self
+                    .bounds(*var)
+                    .ok_or_else(|| format!("loop variable {var} has no bounds"))?;
+                if *lo < iv.lo || *hi > iv.hi {
+                    return Err(format!(
+                        "loop {var} in [{lo}, {hi}] leaves its bounds [{}, {}]",
+                        iv.lo, iv.hi
+                    ));
+                }
+                if self.bound.contains(var) {
+                    return Err(format!("loop variable {var} is already bound"));
+                }
+                self.bound.insert(*var);
+                self.block(body)?;
+                self.bound.remove(var);
+                Ok(())
+            }
+            Stmt::Let { var, value } | Stmt::Decl { var, value } => {
+                let t = self.value(value)?;
+                if t != self.var_type(*var)? {
+                    return Err(format!(
+                        "v{} declared {} but bound to {t}",
+                        var.0,
+                        self.var_type(*var)?
+                    ));
+                }
+                if !self.defined.insert(*var) {
+                    return Err(format!("v{} is defined twice", var.0));
+                }
+                if matches!(s, Stmt::Decl { .. }) {
+                    self.mutable.insert(*var);
+                }
+                Ok(())
+            }
+            Stmt::Assign { var, value } => {
+                let t = self.value(value)?;
+                if !self.defined.contains(var) || !self.mutable.contains(var) {
+                    return Err(format!(
+                        "assignment to v{} which is not a declared variable",
+                        var.0
+                    ));
+                }
+                if t != self.var_type(*var)? {
+                    return Err(format!(
+                        "v{} is {} but assigned {t}",
+                        var.0,
+                        self.var_type(*var)?
+                    ));
+                }
+                Ok(())
+            }
+            Stmt::BindIndex { var, value } => {
+                let t = self.value(value)?;
+                if !(t.is_int() || t == ScalarType::Pred) {
+                    return Err(format!("index variable {var} bound to a {t} value"));
+                }
+                if var.kind != VarKind::Runtime || self.bounds(*var).is_none() {
+                    return Err(format!("{var} is not a declared runtime variable"));
+                }
+                self.bound.insert(*var);
+                Ok(())
+            }
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => {
+                self.guard(guard)?;
+                self.guards += 1;
+                let r = self.block(body).and_then(|()| self.block(else_body));
+                self.guards -= 1;
+                r
+            }
+            Stmt::Store { buf, offset, value } => {
+                let t = self.value(value)?;
+                let b = self
+                    .k
+                    .buffers
+                    .get(*buf)
+                    .ok_or_else(|| format!("store to missing buffer b{buf}"))?;
+                if b.access == Access::In {
+                    return Err(format!("store to input buffer b{buf} `{}`", b.name));
+                }
+                if t != b.ty {
+                    return Err(format!("store of {t} into {} buffer b{buf}", b.ty));
+                }
+                self.offset(*buf, *offset)?;
+                self.stored.insert(*buf);
+                Ok(())
+            }
+        }
+    }
+
+    fn guard(&self, g: &Guard) -> Result<(), String> {
+        g.conds.iter().try_for_each(|(e, _, _)| self.expr(*e))
+    }
+
+    fn expr(&self, e: Expr) -> Result<(), String> {
+        for v in e.variables() {
+            if !self.bound.contains(&v) {
+                return Err(format!("index expression `{e}` uses unbound {v}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks an access offset: variables bound and, outside guards, the offset's range
+    /// (from the variables' bounds) inside the buffer.
+    fn offset(&self, buf: usize, offset: Expr) -> Result<(), String> {
+        self.expr(offset)?;
+        if self.guards > 0 {
+            return Ok(());
+        }
+        let Some(b) = self.k.buffers.get(buf) else {
+            return Err(format!("access to missing buffer b{buf}"));
+        };
+        let map = IndexingMap::new(
+            self.k.dims.clone(),
+            self.k.ranges.clone(),
+            self.k.runtimes.clone(),
+            vec![offset],
+            vec![],
+        )
+        .map_err(|e| format!("offset `{offset}`: {e}"))?;
+        let r = map.range_of(offset);
+        if r.lo < 0 || r.hi >= b.element_count() {
+            return Err(format!(
+                "offset `{offset}` of b{buf} ranges over [{}, {}], outside [0, {}]",
+                r.lo,
+                r.hi,
+                b.element_count() - 1
+            ));
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, v: &Value) -> Result<ScalarType, String> {
+        match v {
+            Value::Const(t, _) => Ok(*t),
+            Value::Var(id, t) => {
+                if !self.defined.contains(id) {
+                    return Err(format!("v{} used before its definition", id.0));
+                }
+                if *t != self.var_type(*id)? {
+                    return Err(format!("v{} used as {t}", id.0));
+                }
+                Ok(*t)
+            }
+            Value::Index(e) => {
+                self.expr(*e)?;
+                Ok(ScalarType::S64)
+            }
+            Value::Load { buf, offset, ty } => {
+                let b = self
+                    .k
+                    .buffers
+                    .get(*buf)
+                    .ok_or_else(|| format!("load from missing buffer b{buf}"))?;
+                if b.access == Access::Out {
+                    return Err(format!("load from output buffer b{buf} `{}`", b.name));
+                }
+                if b.ty != *ty {
+                    return Err(format!("load of {ty} from {} buffer b{buf}", b.ty));
+                }
+                self.offset(*buf, *offset)?;
+                Ok(*ty)
+            }
+            Value::Unary(op, a, t) => {
+                let at = self.value(a)?;
+                let ok = match op {
+                    UnOp::Not => at == *t && (at.is_int() || at == ScalarType::Pred),
+                    UnOp::Popcnt | UnOp::Clz => at == *t && at.is_int(),
+                    UnOp::Neg | UnOp::Abs | UnOp::Sign => at == *t && at != ScalarType::Pred,
+                    UnOp::IsFinite => at.is_float() && *t == ScalarType::Pred,
+                    _ => at == *t && at.is_float(),
+                };
+                if !ok {
+                    return Err(format!("{op:?} of {at} giving {t}"));
+                }
+                Ok(*t)
+            }
+            Value::Binary(op, a, b, t) => {
+                let (at, bt) = (self.value(a)?, self.value(b)?);
+                if at != *t || bt != *t {
+                    return Err(format!("{op:?} of {at} and {bt} giving {t}"));
+                }
+                let ok = match op {
+                    BinOp::Atan2 => t.is_float(),
+                    BinOp::Shl | BinOp::ShrLogical | BinOp::ShrArith => t.is_int(),
+                    BinOp::And | BinOp::Or | BinOp::Xor => !t.is_float(),
+                    BinOp::Div | BinOp::Rem | BinOp::Pow => *t != ScalarType::Pred,
+                    _ => true,
+                };
+                if !ok {
+                    return Err(format!("{op:?} is not defined on {t}"));
+                }
+                Ok(*t)
+            }
+            Value::Compare(_, total, a, b) => {
+                let (at, bt) = (self.value(a)?, self.value(b)?);
+                if at != bt {
+                    return Err(format!("comparison of {at} with {bt}"));
+                }
+                if *total && !at.is_float() {
+                    return Err(format!("total-order comparison of {at}"));
+                }
+                Ok(ScalarType::Pred)
+            }
+            Value::Select(p, a, b) => {
+                if self.value(p)? != ScalarType::Pred {
+                    return Err("select predicate is not pred".into());
+                }
+                let (at, bt) = (self.value(a)?, self.value(b)?);
+                if at != bt {
+                    return Err(format!("select of {at} and {bt}"));
+                }
+                Ok(at)
+            }
+            Value::Cond(g, a, b) => {
+                self.guard(g)?;
+                self.guards += 1;
+                let at = self.value(a);
+                let bt = self.value(b);
+                self.guards -= 1;
+                let (at, bt) = (at?, bt?);
+                if at != bt {
+                    return Err(format!("conditional of {at} and {bt}"));
+                }
+                Ok(at)
+            }
+            Value::Convert(a, _) => {
+                self.value(a)?;
+                Ok(v.ty())
+            }
+            Value::BitcastConvert(a, t) => {
+                let at = self.value(a)?;
+                if at.byte_width() != t.byte_width()
+                    || at == ScalarType::Pred
+                    || *t == ScalarType::Pred
+                {
+                    return Err(format!("bitcast-convert of {at} to {t}"));
+                }
+                Ok(*t)
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The executable's plan as data: the thunk sequence (in the entry computation's
+//! def-before-use order), the buffers every value lives in, and their assignment to
+//! allocations (temporaries reuse an allocation once their last user ran), with text
+//! dumps in the style of XLA's `thunks.txt` and `buffer-assignment.txt`.
+
+mod assign;
+mod build;
+mod gemm;
+mod print;
+
+pub use build::build_program;
+pub use gemm::{gemm_shape, GemmShape};
+pub use print::{buffer_assignment_text, thunks_text};
+
+use crate::kir::{Kernel, ScalarType};
+
+/// A buffer value (the result of an instruction, or an alias of one).
+pub type BufferId = usize;
+
+/// What an allocation holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AllocationKind {
+    /// Entry parameter `n` (the caller's data).
+    Parameter(usize),
+    /// A constant's data (in physical layout order, filled once when loading).
+    Constant(hlo::literal::ArrayLiteral),
+    /// A temporary (reused by values with disjoint live ranges).
+    Temp,
+}
+
+/// One allocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Allocation {
+    /// What it holds.
+    pub kind: AllocationKind,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// A buffer value: where an instruction's (array) result lives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buffer {
+    /// The instruction (and tuple index) it holds.
+    pub name: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// The allocation it lives in (at offset 0).
+    pub allocation: usize,
+    /// First thunk that writes it (`None` for parameters and constants).
+    pub defined_at: Option<usize>,
+    /// Last thunk that reads it (the end for outputs).
+    pub last_use: Option<usize>,
+}
+
+/// The logical shape of a parameter or output: element type, dims and layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArraySpec {
+    /// The buffer holding it.
+    pub buffer: BufferId,
+    /// Element type.
+    pub ty: ScalarType,
+    /// The HLO element type.
+    pub element_type: hlo::ElementType,
+    /// Dimensions.
+    pub dims: Vec<i64>,
+    /// Physical order, minor to major.
+    pub minor_to_major: Vec<i64>,
+}
+
+/// One step of the executable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Thunk {
+    /// Runs kernel `kernel` over `blocks` blocks with `args[i]` as `bufs[i]`.
+    Kernel {
+        /// Index into [`Program::kernels`].
+        kernel: usize,
+        /// The buffers bound to the kernel's parameters.
+        args: Vec<BufferId>,
+        /// Grid size.
+        blocks: i64,
+        /// Elements it writes (to decide whether splitting across threads pays).
+        elements: i64,
+    },
+    /// A loop: copies `init` into `state`, then runs `cond` (its result, `pred`, in
+    /// `cond_result`) and, while it is true, `body`, copying `body_results` into `state`
+    /// after every iteration (all read before any is written).
+    While {
+        /// The condition's thunks.
+        cond: Vec<Thunk>,
+        /// The buffer holding the condition's `pred` result.
+        cond_result: BufferId,
+        /// The body's thunks.
+        body: Vec<Thunk>,
+        /// The body's result leaves.
+        body_results: Vec<BufferId>,
+        /// The loop state (the while's result leaves), dedicated buffers.
+        state: Vec<BufferId>,
+        /// The initial values' buffers.
+        init: Vec<BufferId>,
+    },
+    /// Runs the branch chosen by `selector` (a `pred`: true is branch 0; an `s32`: out of
+    /// range is the last branch), then copies its results into `results`.
+    Conditional {
+        /// The selector's buffer.
+        selector: BufferId,
+        /// Whether the selector is a `pred` (else `s32`).
+        selector_is_pred: bool,
+        /// Each branch: its thunks and result leaves.
+        branches: Vec<(Vec<Thunk>, Vec<BufferId>)>,
+        /// The conditional's result leaves, dedicated buffers.
+        results: Vec<BufferId>,
+    },
+    /// A library GEMM: `out = lhs x rhs` per batch element.
+    Gemm {
+        /// The matrices' shapes and strides.
+        shape: GemmShape,
+        /// The lhs buffer.
+        lhs: BufferId,
+        /// The rhs buffer.
+        rhs: BufferId,
+        /// The result buffer.
+        out: BufferId,
+    },
+    /// Copies `bytes` bytes from `src` to `dst`.
+    Copy {
+        /// Source.
+        src: BufferId,
+        /// Destination.
+        dst: BufferId,
+        /// Byte count.
+        bytes: u64,
+    },
+}
+
+/// A compiled module's plan: kernels, thunks, buffers and allocations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// The module's name.
+    pub name: String,
+    /// Every kernel, named uniquely.
+    pub kernels: Vec<Kernel>,
+    /// The thunk sequence.
+    pub thunks: Vec<Thunk>,
+    /// Buffer values.
+    pub buffers: Vec<Buffer>,
+    /// Allocations.
+    pub allocations: Vec<Allocation>,
+    /// Entry parameters, in parameter order.
+    pub parameters: Vec<ArraySpec>,
+    /// Outputs (the root's leaves in flattened tuple order).
+    pub outputs: Vec<ArraySpec>,
+    /// Whether the root is a tuple (outputs are returned as one).
+    pub tuple_output: bool,
+    /// Live bytes at the schedule's peak (parameters and constants included).
+    pub peak_bytes: u64,
+}
+
+impl Program {
+    /// Bytes of every allocation.
+    pub fn buffer_bytes(&self) -> u64 {
+        self.allocations.iter().map(|a| a.bytes).sum()
+    }
+
+    /// Bytes of the temporary allocations.
+    pub fn temp_bytes(&self) -> u64 {
+        self.allocations
+            .iter()
+            .filter(|a| a.kind == AllocationKind::Temp)
+            .map(|a| a.bytes)
+            .sum()
+    }
+
+    /// Number of library-call thunks (nested sequences included).
+    pub fn library_calls(&self) -> usize {
+        fn count(ts: &[Thunk]) -> usize {
+            ts.iter()
+                .map(|t| match t {
+                    Thunk::Gemm { .. } => 1,
+                    Thunk::While { cond, body, .. } => count(cond) + count(body),
+                    Thunk::Conditional { branches, .. } => {
+                        branches.iter().map(|(b, _)| count(b)).sum()
+                    }
+                    _ => 0,
+                })
+                .sum()
+        }
+        count(&self.thunks)
+    }
+}

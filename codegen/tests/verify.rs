@@ -1,0 +1,104 @@
+//! The kernel verifier rejects malformed kernels: each case breaks one rule of a valid
+//! kernel and names the message it must give.
+
+use affine::{Expr, Interval, Var};
+use codegen::kir::{
+    verify, Access, BinOp, BufferParam, Const, Grid, Kernel, ScalarType, Stmt, Value, VarId,
+};
+
+/// `b1[d0] = b0[d0] + 1` over 4 blocks.
+fn valid() -> Kernel {
+    let buf = |name: &str, ty, access| BufferParam {
+        name: name.into(),
+        ty,
+        dims: vec![4],
+        minor_to_major: vec![0],
+        access,
+    };
+    let load = Value::Load {
+        buf: 0,
+        offset: Expr::dim(0),
+        ty: ScalarType::F32,
+    };
+    Kernel {
+        name: "k".into(),
+        buffers: vec![
+            buf("x", ScalarType::F32, Access::In),
+            buf("y", ScalarType::F32, Access::Out),
+        ],
+        grid: Grid {
+            blocks: 4,
+            block_var: Some(Var::dim(0)),
+        },
+        dims: vec![Interval::new(0, 3)],
+        ranges: vec![],
+        runtimes: vec![],
+        vars: vec![ScalarType::F32],
+        body: vec![
+            Stmt::Let {
+                var: VarId(0),
+                value: Value::Binary(
+                    BinOp::Add,
+                    Box::new(load),
+                    Box::new(Value::Const(ScalarType::F32, Const::Float(1.0))),
+                    ScalarType::F32,
+                ),
+            },
+            Stmt::Store {
+                buf: 1,
+                offset: Expr::dim(0),
+                value: Value::Var(VarId(0), ScalarType::F32),
+            },
+        ],
+    }
+}
+
+fn message(k: &Kernel) -> String {
+    verify(k).map_or_else(|e| e.message, |()| "ok".into())
+}
+
+#[test]
+fn a_valid_kernel_passes() {
+    assert_eq!(message(&valid()), "ok");
+}
+
+#[test]
+fn types_must_agree() {
+    let mut k = valid();
+    k.vars[0] = ScalarType::F64;
+    assert_eq!(message(&k), "v0 declared f64 but bound to f32");
+}
+
+#[test]
+fn inputs_are_not_written() {
+    let mut k = valid();
+    k.buffers[1].access = Access::In;
+    assert_eq!(message(&k), "store to input buffer b1 `y`");
+}
+
+#[test]
+fn every_output_is_written() {
+    let mut k = valid();
+    k.body.pop();
+    assert_eq!(message(&k), "output buffer b1 `y` is never written");
+}
+
+#[test]
+fn unguarded_accesses_stay_in_range() {
+    let mut k = valid();
+    if let Stmt::Store { offset, .. } = &mut k.body[1] {
+        *offset = Expr::dim(0) + Expr::constant(1);
+    }
+    assert_eq!(
+        message(&k),
+        "offset `d0 + 1` of b1 ranges over [1, 4], outside [0, 3]"
+    );
+}
+
+#[test]
+fn variables_are_bound_before_use() {
+    let mut k = valid();
+    k.grid.block_var = None;
+    k.grid.blocks = 1;
+    assert_eq!(message(&k), "index expression `d0` uses unbound d0");
+}

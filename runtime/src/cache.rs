@@ -1,0 +1,98 @@
+//! The compiled-object cache: shared objects keyed by a content hash of (source, flags,
+//! compiler version, host CPU model) under `$HLOC_CACHE_DIR` (default
+//! `$XDG_CACHE_HOME/hloc`, else `~/.cache/hloc`). Entries are written to a temporary file
+//! and renamed into place, so concurrent processes never see a partial object; every
+//! object carries its key as the symbol `hloc_cache_key`, checked after loading, so a
+//! corrupt or foreign entry is rebuilt rather than trusted.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::cc;
+use crate::error::RuntimeError;
+use crate::loaded::Loaded;
+
+/// The cache directory: `explicit`, else `$HLOC_CACHE_DIR`, `$XDG_CACHE_HOME/hloc`,
+/// `~/.cache/hloc`, or a directory under the system's temporary directory.
+pub fn cache_dir(explicit: Option<&Path>) -> PathBuf {
+    if let Some(p) = explicit {
+        return p.to_path_buf();
+    }
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("HLOC_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|p| p.join("hloc")))
+        .or_else(|| var("HOME").map(|p| p.join(".cache").join("hloc")))
+        .unwrap_or_else(|| std::env::temp_dir().join("hloc-cache"))
+}
+
+/// The cache key of a translation unit (hex SHA-256).
+pub fn key(source: &str, cc_version: &str, cpu: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"hloc-cpu-object-v1\0");
+    for f in cc::FLAGS {
+        h.update(f.as_bytes());
+        h.update(b" ");
+    }
+    h.update(b"\0");
+    h.update(cc_version.as_bytes());
+    h.update(b"\0");
+    h.update(cpu.as_bytes());
+    h.update(b"\0");
+    h.update(source.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The source actually compiled: the translation unit and its key symbol.
+pub fn keyed_source(source: &str, key: &str) -> String {
+    format!("{source}\nconst char hloc_cache_key[] = \"{key}\";\n")
+}
+
+/// Loads the object for `source` with the kernels `kernels`, from the cache or by
+/// compiling it with `compiler`; returns it and whether it was a cache hit.
+pub fn load_or_build(
+    source: &str,
+    kernels: &[String],
+    dir: &Path,
+    compiler: &str,
+) -> Result<(Loaded, bool), RuntimeError> {
+    let version = cc::version(compiler)?;
+    let key = key(source, &version, &cc::cpu_model());
+    let path = dir.join(format!("{key}.so"));
+    if path.exists() {
+        if let Ok(l) = Loaded::open(&path, &key, kernels) {
+            return Ok((l, true));
+        }
+        // Corrupt, foreign or incomplete: rebuild it.
+        let _ = std::fs::remove_file(&path);
+    }
+    std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Cache {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let unique = format!(
+        "{key}.{}.{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let src = dir.join(format!("{unique}.c"));
+    let tmp = dir.join(format!("{unique}.so.tmp"));
+    std::fs::write(&src, keyed_source(source, &key)).map_err(|source| RuntimeError::Cache {
+        path: src.clone(),
+        source,
+    })?;
+    cc::compile(compiler, &src, &tmp)?;
+    let _ = std::fs::remove_file(&src);
+    std::fs::rename(&tmp, &path).map_err(|source| RuntimeError::Cache {
+        path: path.clone(),
+        source,
+    })?;
+    let l = Loaded::open(&path, &key, kernels)?;
+    Ok((l, false))
+}

@@ -1,0 +1,393 @@
+//! Running a program's thunks: binding allocations to kernel arguments and calling the
+//! loaded kernels, splitting a large kernel's block range across the rayon pool.
+#![allow(unsafe_code)]
+
+use std::ffi::c_void;
+
+use codegen::thunk::{Program, Thunk};
+use rayon::prelude::*;
+
+use crate::error::RuntimeError;
+use crate::loaded::KernelFn;
+use codegen::kir::{Access, ScalarType};
+use codegen::thunk::GemmShape;
+
+/// Kernels writing fewer elements than this run on the calling thread.
+const PARALLEL_MIN_ELEMENTS: i64 = 1 << 15;
+
+/// Memory of one allocation during a run.
+pub enum Memory<'a> {
+    /// Borrowed read-only bytes (a parameter in row-major order, or a constant).
+    Borrowed(&'a [u8]),
+    /// Owned, writable (temporaries; parameters that needed a layout change).
+    Owned(Vec<u64>),
+}
+
+impl Memory<'_> {
+    /// A pointer for reading (kernels never write through it).
+    fn ptr(&mut self) -> *mut c_void {
+        match self {
+            Memory::Borrowed(b) => b.as_ptr() as *mut c_void,
+            Memory::Owned(v) => v.as_mut_ptr().cast(),
+        }
+    }
+
+    /// A pointer for writing: owned memory only.
+    fn ptr_mut(&mut self) -> Option<*mut c_void> {
+        match self {
+            Memory::Borrowed(_) => None,
+            Memory::Owned(v) => Some(v.as_mut_ptr().cast()),
+        }
+    }
+
+    /// Writes `data` at the start (owned memory only).
+    fn write(&mut self, data: &[u8]) -> Result<(), RuntimeError> {
+        let Memory::Owned(v) = self else {
+            return Err(RuntimeError::Internal("write to read-only memory".into()));
+        };
+        if data.len() > v.len() * 8 {
+            return Err(RuntimeError::Internal("write past an allocation".into()));
+        }
+        // SAFETY: `v` holds at least `data.len()` bytes (checked); u64 accepts any bits.
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), data.len()) };
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+
+    /// The bytes (at least `len`).
+    pub fn bytes(&self, len: usize) -> &[u8] {
+        match self {
+            Memory::Borrowed(b) => &b[..len.min(b.len())],
+            Memory::Owned(v) => {
+                let all: &[u8] = bytemuck_u64(v);
+                &all[..len.min(all.len())]
+            }
+        }
+    }
+}
+
+fn bytemuck_u64(v: &[u64]) -> &[u8] {
+    // SAFETY: u64 has no padding and any byte is a valid u8; the length is in bytes of
+    // the same allocation.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// Zeroed owned memory of at least `bytes` bytes (8-byte aligned).
+pub fn owned(bytes: u64) -> Memory<'static> {
+    Memory::Owned(vec![0u64; (bytes as usize).div_ceil(8).max(1)])
+}
+
+/// Owned memory holding `data`.
+pub fn owned_from(data: &[u8]) -> Memory<'static> {
+    let mut m = vec![0u64; data.len().div_ceil(8).max(1)];
+    // SAFETY: `m` holds at least `data.len()` bytes; u64 accepts any bit pattern.
+    let dst = unsafe { std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<u8>(), data.len()) };
+    dst.copy_from_slice(data);
+    Memory::Owned(m)
+}
+
+/// Pointers to kernel arguments, shared by the threads running one kernel's blocks.
+struct Args(Vec<*mut c_void>);
+// SAFETY: the pointers refer to allocations that outlive the kernel call; threads run
+// disjoint block ranges, and a kernel's blocks write disjoint output elements.
+unsafe impl Sync for Args {}
+// SAFETY: as above.
+unsafe impl Send for Args {}
+
+impl Args {
+    fn ptr(&self) -> *const *mut c_void {
+        self.0.as_ptr()
+    }
+}
+
+/// How thunks run: the loaded kernels, thread count and the while-loop limit.
+pub struct Env<'k> {
+    /// Kernel entry points, indexed like the program's kernels.
+    pub kernels: &'k [KernelFn],
+    /// Threads for large kernels.
+    pub threads: usize,
+    /// Most iterations one `while` may run.
+    pub max_while_iterations: u64,
+}
+
+/// Runs every thunk of `p` with the allocations `mem` (one per program allocation).
+pub fn run_thunks(p: &Program, env: &Env<'_>, mem: &mut [Memory<'_>]) -> Result<(), RuntimeError> {
+    run_seq(p, &p.thunks, env, mem)
+}
+
+/// Copies the bytes of `src[i]` into `dst[i]` for every `i`, reading all before writing
+/// any (the sources may be destinations too).
+fn copy_all(
+    p: &Program,
+    src: &[usize],
+    dst: &[usize],
+    mem: &mut [Memory<'_>],
+) -> Result<(), RuntimeError> {
+    let data: Vec<Vec<u8>> = src
+        .iter()
+        .map(|&b| {
+            mem[p.buffers[b].allocation]
+                .bytes(p.buffers[b].bytes as usize)
+                .to_vec()
+        })
+        .collect();
+    for (&d, bytes) in dst.iter().zip(data) {
+        mem[p.buffers[d].allocation].write(&bytes)?;
+    }
+    Ok(())
+}
+
+/// The first `n` bytes of buffer `b`.
+fn read(p: &Program, b: usize, n: usize, mem: &[Memory<'_>]) -> Result<Vec<u8>, RuntimeError> {
+    let bytes = mem[p.buffers[b].allocation].bytes(n);
+    if bytes.len() < n {
+        return Err(RuntimeError::Internal(format!(
+            "buffer %{} is too small",
+            p.buffers[b].name
+        )));
+    }
+    Ok(bytes.to_vec())
+}
+
+fn run_seq(
+    p: &Program,
+    thunks: &[Thunk],
+    env: &Env<'_>,
+    mem: &mut [Memory<'_>],
+) -> Result<(), RuntimeError> {
+    for t in thunks {
+        match t {
+            Thunk::While {
+                cond,
+                cond_result,
+                body,
+                body_results,
+                state,
+                init,
+            } => {
+                copy_all(p, init, state, mem)?;
+                let mut iterations = 0u64;
+                loop {
+                    run_seq(p, cond, env, mem)?;
+                    if read(p, *cond_result, 1, mem)?[0] == 0 {
+                        break;
+                    }
+                    iterations += 1;
+                    if iterations > env.max_while_iterations {
+                        return Err(RuntimeError::LoopLimit(env.max_while_iterations));
+                    }
+                    run_seq(p, body, env, mem)?;
+                    copy_all(p, body_results, state, mem)?;
+                }
+            }
+            Thunk::Conditional {
+                selector,
+                selector_is_pred,
+                branches,
+                results,
+            } => {
+                let n = branches.len();
+                let k = if *selector_is_pred {
+                    if read(p, *selector, 1, mem)?[0] != 0 {
+                        0
+                    } else {
+                        1
+                    }
+                } else {
+                    let b = read(p, *selector, 4, mem)?;
+                    let v = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+                    usize::try_from(v)
+                        .ok()
+                        .filter(|&v| v < n)
+                        .unwrap_or(n.saturating_sub(1))
+                };
+                let (thunks, res) = branches
+                    .get(k)
+                    .ok_or_else(|| RuntimeError::Internal("conditional without branches".into()))?;
+                run_seq(p, thunks, env, mem)?;
+                copy_all(p, res, results, mem)?;
+            }
+            other => run_one(p, other, env, mem)?,
+        }
+    }
+    Ok(())
+}
+
+fn run_one(
+    p: &Program,
+    t: &Thunk,
+    env: &Env<'_>,
+    mem: &mut [Memory<'_>],
+) -> Result<(), RuntimeError> {
+    match t {
+        Thunk::Kernel {
+            kernel,
+            args,
+            blocks,
+            elements,
+        } => {
+            let f = *env
+                .kernels
+                .get(*kernel)
+                .ok_or_else(|| RuntimeError::Internal(format!("no kernel {kernel}")))?;
+            let params = &p.kernels[*kernel].buffers;
+            let mut ptrs = Vec::with_capacity(args.len());
+            for (j, &b) in args.iter().enumerate() {
+                let a = p.buffers[b].allocation;
+                let writes = params.get(j).is_some_and(|bp| bp.access != Access::In);
+                let ptr = if writes {
+                    mem[a].ptr_mut().ok_or_else(|| {
+                        RuntimeError::Internal(format!(
+                            "kernel {} writes read-only buffer %{}",
+                            p.kernels[*kernel].name, p.buffers[b].name
+                        ))
+                    })?
+                } else {
+                    mem[a].ptr()
+                };
+                ptrs.push(ptr);
+            }
+            let args = &Args(ptrs);
+            let blocks = *blocks;
+            if env.threads > 1 && blocks > 1 && *elements >= PARALLEL_MIN_ELEMENTS {
+                let chunks = (env.threads as i64 * 4).min(blocks);
+                (0..chunks).into_par_iter().for_each(|c| {
+                    let begin = blocks * c / chunks;
+                    let end = blocks * (c + 1) / chunks;
+                    // SAFETY: `f` is a kernel of the loaded object with the `KernelFn`
+                    // signature; `args` holds one valid pointer per buffer parameter, each
+                    // to an allocation at least as large as the kernel's buffer (buffer
+                    // assignment sized it), writable where the kernel writes;
+                    // [begin, end) lies within the grid and chunks are disjoint.
+                    unsafe { f(args.ptr(), begin, end) };
+                });
+            } else {
+                // SAFETY: as above, for the whole grid on this thread.
+                unsafe { f(args.ptr(), 0, blocks) };
+            }
+        }
+        Thunk::Gemm {
+            shape,
+            lhs,
+            rhs,
+            out,
+        } => {
+            let (la, ra, oa) = (
+                p.buffers[*lhs].allocation,
+                p.buffers[*rhs].allocation,
+                p.buffers[*out].allocation,
+            );
+            let (lp, rp) = (mem[la].ptr(), mem[ra].ptr());
+            let op = mem[oa].ptr_mut().ok_or_else(|| {
+                RuntimeError::Internal(format!(
+                    "gemm writes read-only buffer %{}",
+                    p.buffers[*out].name
+                ))
+            })?;
+            if shape.k == 0 {
+                let zeros = vec![0u8; p.buffers[*out].bytes as usize];
+                mem[oa].write(&zeros)?;
+                return Ok(());
+            }
+            match shape.ty {
+                ScalarType::F32 => {
+                    gemm_batches::<f32>(shape, lp.cast(), rp.cast(), op.cast(), env.threads)
+                }
+                ScalarType::F64 => {
+                    gemm_batches::<f64>(shape, lp.cast(), rp.cast(), op.cast(), env.threads)
+                }
+                t => return Err(RuntimeError::Internal(format!("gemm of {t}"))),
+            }
+        }
+        Thunk::Copy { src, dst, bytes } => {
+            let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
+            if *bytes > 0 && s != d {
+                let data = mem[s].bytes(*bytes as usize).to_vec();
+                mem[d].write(&data)?;
+            }
+        }
+        Thunk::While { .. } | Thunk::Conditional { .. } => {
+            run_seq(p, std::slice::from_ref(t), env, mem)?
+        }
+    }
+    Ok(())
+}
+
+/// Products below this many multiply-adds run single-threaded.
+const PARALLEL_MIN_FLOPS: usize = 1 << 18;
+
+/// Runs one GEMM per batch element (batch offsets in mixed radix over the batch dims).
+fn gemm_batches<T: 'static + Copy + Default + num_one::One>(
+    s: &GemmShape,
+    lhs: *const T,
+    rhs: *const T,
+    out: *mut T,
+    threads: usize,
+) {
+    if s.m == 0 || s.n == 0 {
+        return;
+    }
+    let count: usize = s.batch.iter().map(|b| b.0).product();
+    let par = if threads > 1 && s.m * s.n * s.k >= PARALLEL_MIN_FLOPS {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
+    for i in 0..count {
+        let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
+        for &(n, ls, rs, os) in s.batch.iter().rev() {
+            let j = (rest % n) as isize;
+            rest /= n;
+            lo += j * ls;
+            ro += j * rs;
+            oo += j * os;
+        }
+        // SAFETY: the buffers hold the dot's operands and result with the layouts the
+        // strides were computed from (checked by the thunk builder), so every element the
+        // GEMM touches, at these batch offsets, lies inside its allocation; the result
+        // does not alias the operands (a fresh temporary).
+        unsafe {
+            gemm::gemm(
+                s.m,
+                s.n,
+                s.k,
+                out.offset(oo),
+                s.out.1,
+                s.out.0,
+                false,
+                lhs.offset(lo),
+                s.lhs.1,
+                s.lhs.0,
+                rhs.offset(ro),
+                s.rhs.1,
+                s.rhs.0,
+                T::default(),
+                T::one(),
+                false,
+                false,
+                false,
+                par,
+            );
+        }
+    }
+}
+
+/// The multiplicative identity of the GEMM element types.
+mod num_one {
+    /// `1` of a type.
+    pub trait One {
+        /// The value one.
+        fn one() -> Self;
+    }
+    impl One for f32 {
+        fn one() -> f32 {
+            1.0
+        }
+    }
+    impl One for f64 {
+        fn one() -> f64 {
+            1.0
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! # runtime — compile HLO for this CPU and run it
+//!
+//! [`compile`] runs the default target-independent pass pipeline of `hlo-transforms`,
+//! generates one kernel per instruction (fusions included) with `codegen`, prints them as
+//! one C translation unit, compiles it with the system `cc` (`-O3 -march=native
+//! -fno-math-errno`, never `-ffast-math`), caches the shared object by content hash and
+//! loads it. [`Executable::run`] executes the thunk sequence on a rayon pool.
+//!
+//! ```no_run
+//! let m = hlo::parse_module("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}").unwrap();
+//! let exe = runtime::compile(&m, &runtime::CompileOptions::default()).unwrap();
+//! println!("{}", exe.stats().to_text());
+//! ```
+
+mod cache;
+mod cc;
+mod data;
+mod error;
+mod exec;
+mod loaded;
+mod timing;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use codegen::thunk::{AllocationKind, Program};
+use hlo::pass::Pass;
+use hlo::{Literal, Module};
+
+pub use cache::cache_dir;
+pub use error::RuntimeError;
+pub use timing::{check_reference, run_repeated, Timing};
+
+/// Options of [`compile`].
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// The object cache directory (default: see [`cache_dir`]).
+    pub cache_dir: Option<PathBuf>,
+    /// Run the default HLO pass pipeline first (default true).
+    pub run_passes: bool,
+    /// Threads for large kernels (default: rayon's pool size).
+    pub threads: Option<usize>,
+    /// Most iterations one `while` loop may run before the run fails.
+    pub max_while_iterations: u64,
+    /// The C compiler command (default: `$HLOC_CC`, else `cc`).
+    pub compiler: Option<String>,
+    /// Most bytes the executable may allocate (default: the evaluator's limit, half the
+    /// available memory).
+    pub size_limit: Option<u64>,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            cache_dir: None,
+            run_passes: true,
+            threads: None,
+            max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
+            compiler: None,
+            size_limit: None,
+        }
+    }
+}
+
+/// Figures of one compilation (`hloc compile --stats`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// Generated kernels.
+    pub kernels: usize,
+    /// Library-call thunks.
+    pub library_calls: usize,
+    /// Wall time of the whole compilation, in milliseconds.
+    pub compile_ms: f64,
+    /// Whether the compiled object came from the cache.
+    pub cache_hit: bool,
+    /// Bytes of every allocation: parameters, constants, temporaries.
+    pub buffer_bytes: u64,
+    /// Bytes of the temporary allocations.
+    pub temp_bytes: u64,
+    /// Live bytes at the schedule's peak.
+    pub peak_bytes: u64,
+}
+
+impl Stats {
+    /// `cache: hit` or `cache: miss`'s value.
+    pub fn cache_word(&self) -> &'static str {
+        if self.cache_hit {
+            "hit"
+        } else {
+            "miss"
+        }
+    }
+
+    /// The `--stats` text: one `key: value` per line.
+    pub fn to_text(&self) -> String {
+        format!(
+            "kernels: {}\nlibrary_calls: {}\ncompile: {:.1} ms\ncache: {}\nbuffer_bytes: {}\ntemp_bytes: {}\npeak_bytes: {}\n",
+            self.kernels,
+            self.library_calls,
+            self.compile_ms,
+            self.cache_word(),
+            self.buffer_bytes,
+            self.temp_bytes,
+            self.peak_bytes
+        )
+    }
+}
+
+/// The optimized module and its plan and C source, before anything is compiled (for dumps
+/// and tests).
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The module after the pass pipeline.
+    pub module: Module,
+    /// The thunks, kernels and buffers.
+    pub program: Program,
+    /// The C translation unit.
+    pub source: String,
+}
+
+/// Runs the passes and code generation (no C compiler involved).
+pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeError> {
+    let mut m = module.clone();
+    if options.run_passes {
+        hlo_transforms::default_pipeline()
+            .run(&mut m)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+    }
+    let program = codegen::thunk::build_program(&m)?;
+    // Every allocation is live during a run: check their sum against the machine's
+    // memory before anything is allocated.
+    let limit = options
+        .size_limit
+        .unwrap_or_else(hlo_eval::default_size_limit);
+    if program.buffer_bytes() > limit {
+        return Err(RuntimeError::TooLarge {
+            bytes: program.buffer_bytes(),
+            limit,
+        });
+    }
+    let source = codegen::c::translation_unit(&program.kernels);
+    Ok(Plan {
+        module: m,
+        program,
+        source,
+    })
+}
+
+/// A compiled module, ready to run.
+pub struct Executable {
+    plan: Plan,
+    loaded: loaded::Loaded,
+    constants: Vec<Option<Vec<u8>>>,
+    stats: Stats,
+    threads: usize,
+    max_while_iterations: u64,
+}
+
+impl std::fmt::Debug for Executable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Executable({}, {:?})",
+            self.plan.program.name, self.stats
+        )
+    }
+}
+
+/// Compiles `module` for this CPU.
+pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, RuntimeError> {
+    let start = Instant::now();
+    let plan = plan(module, options)?;
+    compile_plan(plan, options, start)
+}
+
+/// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
+/// compilation began, for [`Stats::compile_ms`].
+pub fn compile_plan(
+    plan: Plan,
+    options: &CompileOptions,
+    start: Instant,
+) -> Result<Executable, RuntimeError> {
+    let names: Vec<String> = plan
+        .program
+        .kernels
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
+    let dir = cache::cache_dir(options.cache_dir.as_deref());
+    let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
+    let (loaded, cache_hit) = cache::load_or_build(&plan.source, &names, &dir, &compiler)?;
+    let mut constants = Vec::with_capacity(plan.program.allocations.len());
+    for a in &plan.program.allocations {
+        constants.push(match &a.kind {
+            AllocationKind::Constant(lit) => {
+                let spec = constant_spec(lit)?;
+                Some(data::to_buffer(lit, &spec).ok_or_else(|| {
+                    RuntimeError::Internal("constant of an unsupported element type".into())
+                })?)
+            }
+            _ => None,
+        });
+    }
+    let p = &plan.program;
+    let stats = Stats {
+        kernels: p.kernels.len(),
+        library_calls: p.library_calls(),
+        compile_ms: start.elapsed().as_secs_f64() * 1e3,
+        cache_hit,
+        buffer_bytes: p.buffer_bytes(),
+        temp_bytes: p.temp_bytes(),
+        peak_bytes: p.peak_bytes,
+    };
+    let threads = options
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    Ok(Executable {
+        plan,
+        loaded,
+        constants,
+        stats,
+        threads,
+        max_while_iterations: options.max_while_iterations,
+    })
+}
+
+fn constant_spec(
+    lit: &hlo::literal::ArrayLiteral,
+) -> Result<codegen::thunk::ArraySpec, RuntimeError> {
+    let shape = lit.shape();
+    let et = lit.element_type();
+    let ty = codegen::kir::ScalarType::from_element(et)
+        .ok_or_else(|| RuntimeError::Internal(format!("constant of type {}", et.as_str())))?;
+    let rank = shape.dims().len();
+    Ok(codegen::thunk::ArraySpec {
+        buffer: 0,
+        ty,
+        element_type: et,
+        dims: shape.dims().to_vec(),
+        minor_to_major: shape
+            .layout()
+            .map(|l| l.minor_to_major.clone())
+            .unwrap_or_else(|| (0..rank as i64).rev().collect()),
+    })
+}
+
+impl Executable {
+    /// Compilation figures.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The optimized module, program and C source.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
+    /// leaves in flattened tuple order.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
+        let p = &self.plan.program;
+        if args.len() != p.parameters.len() {
+            return Err(RuntimeError::Argument {
+                index: args.len(),
+                message: format!(
+                    "{} arguments for {} parameters",
+                    args.len(),
+                    p.parameters.len()
+                ),
+            });
+        }
+        let mut mem: Vec<exec::Memory<'_>> = Vec::with_capacity(p.allocations.len());
+        for (i, a) in p.allocations.iter().enumerate() {
+            mem.push(match &a.kind {
+                AllocationKind::Parameter(n) => {
+                    let spec = &p.parameters[*n];
+                    let lit = args[*n].as_array().ok_or_else(|| RuntimeError::Argument {
+                        index: *n,
+                        message: "not an array".into(),
+                    })?;
+                    if lit.shape().dims() != spec.dims.as_slice()
+                        || lit.element_type() != spec.element_type
+                    {
+                        return Err(RuntimeError::Argument {
+                            index: *n,
+                            message: format!(
+                                "expected {}{:?}, got {}{:?}",
+                                spec.element_type.as_str(),
+                                spec.dims,
+                                lit.element_type().as_str(),
+                                lit.shape().dims()
+                            ),
+                        });
+                    }
+                    let bytes =
+                        data::to_buffer(lit, spec).ok_or_else(|| RuntimeError::Argument {
+                            index: *n,
+                            message: "unsupported element type".into(),
+                        })?;
+                    exec::owned_from(&bytes)
+                }
+                AllocationKind::Constant(_) => match &self.constants[i] {
+                    Some(b) => exec::Memory::Borrowed(b),
+                    None => return Err(RuntimeError::Internal("constant without data".into())),
+                },
+                AllocationKind::Temp => exec::owned(a.bytes),
+            });
+        }
+        let env = exec::Env {
+            kernels: &self.loaded.kernels,
+            threads: self.threads,
+            max_while_iterations: self.max_while_iterations,
+        };
+        exec::run_thunks(p, &env, &mut mem)?;
+        let mut outs = Vec::with_capacity(p.outputs.len());
+        for spec in &p.outputs {
+            let b = &p.buffers[spec.buffer];
+            let bytes = mem[b.allocation].bytes(b.bytes as usize);
+            let lit = data::from_buffer(bytes, spec)
+                .ok_or_else(|| RuntimeError::Internal("output of an unsupported shape".into()))?;
+            outs.push(Literal::Array(lit));
+        }
+        Ok(outs)
+    }
+}

@@ -1,0 +1,106 @@
+//! Repeated runs with timing, and the comparison with the reference evaluator (for
+//! `hloc run --repeat N --check-reference`).
+
+use std::time::Instant;
+
+use hlo::{Literal, Module};
+
+use crate::error::RuntimeError;
+use crate::{Executable, Stats};
+
+/// Times of repeated runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    /// Median run time in milliseconds.
+    pub median_ms: f64,
+    /// Fastest run in milliseconds.
+    pub min_ms: f64,
+    /// Number of timed runs.
+    pub runs: usize,
+}
+
+impl Timing {
+    /// The exact line `hloc run --repeat N` prints after the outputs.
+    pub fn line(&self, stats: &Stats) -> String {
+        format!(
+            "time: median {:.3} ms, min {:.3} ms over {} runs; compile {:.1} ms (cache {})",
+            self.median_ms,
+            self.min_ms,
+            self.runs,
+            stats.compile_ms,
+            stats.cache_word()
+        )
+    }
+}
+
+/// Runs once to warm up, then `repeat` timed times; returns the last outputs and times.
+pub fn run_repeated(
+    exe: &Executable,
+    args: &[Literal],
+    repeat: usize,
+) -> Result<(Vec<Literal>, Timing), RuntimeError> {
+    let mut outs = exe.run(args)?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let t = Instant::now();
+        outs = exe.run(args)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let median_ms = if times.is_empty() {
+        0.0
+    } else if times.len() % 2 == 1 {
+        times[times.len() / 2]
+    } else {
+        (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
+    };
+    let min_ms = times.first().copied().unwrap_or(0.0);
+    Ok((
+        outs,
+        Timing {
+            median_ms,
+            min_ms,
+            runs: repeat,
+        },
+    ))
+}
+
+/// Compares `outputs` (flattened leaves) with the reference evaluator's on `args`, with the
+/// one documented tolerance; `Err` names the first differing output and element.
+pub fn check_reference(
+    module: &Module,
+    args: &[Literal],
+    outputs: &[Literal],
+) -> Result<(), String> {
+    let want = hlo_eval::evaluate(module, args).map_err(|e| format!("reference evaluator: {e}"))?;
+    let mut leaves = Vec::new();
+    flatten(want, &mut leaves);
+    if leaves.len() != outputs.len() {
+        return Err(format!(
+            "{} outputs, the reference has {}",
+            outputs.len(),
+            leaves.len()
+        ));
+    }
+    for (i, (g, w)) in outputs.iter().zip(&leaves).enumerate() {
+        let (Some(g), Some(w)) = (g.as_array(), w.as_array()) else {
+            return Err(format!("out{i}: not an array"));
+        };
+        let c = hlo_eval::tolerance::compare(g, w);
+        if !c.matches {
+            let detail = c
+                .first_mismatch
+                .map(|(k, got, want)| format!(" at element {k}: got {got}, reference {want}"))
+                .unwrap_or_default();
+            return Err(format!("out{i} differs from the reference{detail}"));
+        }
+    }
+    Ok(())
+}
+
+fn flatten(l: Literal, out: &mut Vec<Literal>) {
+    match l {
+        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}

@@ -1,0 +1,115 @@
+//! Differential test: every corpus program (before and after XLA's optimizations) is
+//! compiled for the CPU and run on its recorded inputs; the outputs must match the
+//! reference evaluator's within the one documented tolerance. Programs using an op no
+//! emitter supports yet must fail with `Unsupported` and are listed with a count; the
+//! number compiled may only grow (`MIN_COMPILED`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hlo::Literal;
+use hlo_eval::npy::{adapt_to, read_npz};
+use runtime::{CompileOptions, RuntimeError};
+
+/// Corpus files that compile and match today; raise it as emitters are added.
+const MIN_COMPILED: usize = 75;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+}
+
+fn inputs(module: &hlo::Module, dir: &Path) -> Vec<Literal> {
+    let bytes = std::fs::read(dir.join("inputs.npz")).expect("inputs.npz");
+    let arrays = read_npz(&bytes).expect("valid npz");
+    let entry = module.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry.parameter(n).expect("parameter");
+            let shape = entry.instr(id).shape();
+            let (_, a) = arrays
+                .iter()
+                .find(|(k, _)| *k == format!("in{n}"))
+                .unwrap_or_else(|| panic!("{}: no in{n}", dir.display()));
+            Literal::Array(adapt_to(a.clone(), shape, &format!("in{n}")).expect("adapt"))
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_programs_match_the_reference_evaluator() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache")),
+        ..CompileOptions::default()
+    };
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .expect("corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("inputs.npz").exists())
+        .collect();
+    dirs.sort();
+    let only = std::env::var("HLOC_CORPUS_ONLY").ok();
+    let (mut total, mut compiled) = (0, 0);
+    let mut unsupported: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        for file in ["before_optimizations.hlo", "after_optimizations.hlo"] {
+            let name = format!(
+                "{}/{file}",
+                dir.file_name().unwrap_or_default().to_string_lossy()
+            );
+            if only.as_deref().is_some_and(|o| !name.contains(o)) {
+                continue;
+            }
+            total += 1;
+            let text = std::fs::read_to_string(dir.join(file)).expect("read");
+            let module = hlo::parse_module(&text).expect("parse");
+            let args = inputs(&module, dir);
+            let exe = match runtime::compile(&module, &options) {
+                Ok(e) => e,
+                Err(RuntimeError::Codegen(e)) if e.unsupported_op().is_some() => {
+                    let op = e.unsupported_op().unwrap_or_default().to_string();
+                    if only.is_some() {
+                        println!("{name}: {e}");
+                    }
+                    unsupported.entry(op).or_default().push(name);
+                    continue;
+                }
+                Err(e) => {
+                    failures.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            let outs = match exe.run(&args) {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(format!("{name}: run: {e}"));
+                    continue;
+                }
+            };
+            match runtime::check_reference(&module, &args, &outs) {
+                Ok(()) => compiled += 1,
+                Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    println!("compiled {compiled} of {total} corpus files");
+    for (op, files) in &unsupported {
+        println!(
+            "unsupported `{op}`: {} file(s): {}",
+            files.len(),
+            files.join(", ")
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    if only.is_none() {
+        assert!(
+            compiled >= MIN_COMPILED,
+            "only {compiled} compiled, expected at least {MIN_COMPILED}"
+        );
+    }
+}

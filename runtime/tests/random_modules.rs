@@ -1,0 +1,328 @@
+//! Differential property test: random small modules (chains of elementwise, movement and
+//! reduction ops over random element types, shapes with size-0 and size-1 dimensions, and
+//! random layouts) compiled for the CPU must match the reference evaluator on random
+//! inputs. The generator is deterministic: a failure prints the module.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+const FLOATS: &[&str] = &["f32", "f64", "f16", "bf16"];
+const TYPES: &[&str] = &["f32", "f64", "f16", "bf16", "s32", "s8", "u8", "s64", "u32"];
+
+fn is_float(t: &str) -> bool {
+    FLOATS.contains(&t)
+}
+
+/// A shape with a random layout.
+fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
+    let mut perm: Vec<usize> = (0..dims.len()).collect();
+    for i in (1..perm.len()).rev() {
+        perm.swap(i, rng.below(i + 1));
+    }
+    let d: Vec<String> = dims.iter().map(i64::to_string).collect();
+    let p: Vec<String> = perm.iter().map(usize::to_string).collect();
+    format!("{ty}[{}]{{{}}}", d.join(","), p.join(","))
+}
+
+struct Gen {
+    rng: Rng,
+    lines: Vec<String>,
+    params: Vec<String>,
+    next: usize,
+    ty: &'static str,
+}
+
+impl Gen {
+    fn name(&mut self) -> String {
+        self.next += 1;
+        format!("v{}", self.next)
+    }
+
+    fn param(&mut self, dims: &[i64]) -> String {
+        let n = self.params.len();
+        let s = shape(&mut self.rng, self.ty, dims);
+        let name = format!("p{n}");
+        self.params.push(format!("  {name} = {s} parameter({n})"));
+        name
+    }
+
+    fn emit(&mut self, dims: &[i64], ty: &str, rhs: String) -> String {
+        let name = self.name();
+        let s = shape(&mut self.rng, ty, dims);
+        self.lines.push(format!("  {name} = {s} {rhs}"));
+        name
+    }
+
+    /// One random step from value `v` of shape `dims`; returns the new value and dims.
+    fn step(&mut self, v: &str, dims: &[i64]) -> (String, Vec<i64>) {
+        let ty = self.ty;
+        let rank = dims.len();
+        match self.rng.below(9) {
+            0 => {
+                let ops: &[&str] = if is_float(ty) {
+                    &[
+                        "negate",
+                        "abs",
+                        "tanh",
+                        "floor",
+                        "sign",
+                        "exponential",
+                        "cosine",
+                    ]
+                } else if ty.starts_with('u') {
+                    &["not", "popcnt", "count-leading-zeros"]
+                } else {
+                    &[
+                        "negate",
+                        "abs",
+                        "not",
+                        "popcnt",
+                        "sign",
+                        "count-leading-zeros",
+                    ]
+                };
+                let op = *self.rng.pick(ops);
+                (self.emit(dims, ty, format!("{op}({v})")), dims.to_vec())
+            }
+            1 => {
+                let ops: &[&str] = if is_float(ty) {
+                    &[
+                        "add", "subtract", "multiply", "maximum", "minimum", "divide",
+                    ]
+                } else {
+                    &[
+                        "add",
+                        "subtract",
+                        "multiply",
+                        "maximum",
+                        "divide",
+                        "remainder",
+                        "and",
+                        "xor",
+                        "shift-left",
+                        "shift-right-arithmetic",
+                    ]
+                };
+                let op = *self.rng.pick(ops);
+                let w = self.param(dims);
+                (
+                    self.emit(dims, ty, format!("{op}({v}, {w})")),
+                    dims.to_vec(),
+                )
+            }
+            2 if rank > 1 => {
+                let mut perm: Vec<usize> = (0..rank).collect();
+                perm.rotate_left(1);
+                let nd: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
+                let p: Vec<String> = perm.iter().map(usize::to_string).collect();
+                (
+                    self.emit(
+                        &nd,
+                        ty,
+                        format!("transpose({v}), dimensions={{{}}}", p.join(",")),
+                    ),
+                    nd,
+                )
+            }
+            3 => {
+                let d = self.rng.below(rank);
+                (
+                    self.emit(dims, ty, format!("reverse({v}), dimensions={{{d}}}")),
+                    dims.to_vec(),
+                )
+            }
+            4 if dims.iter().any(|&n| n >= 2) => {
+                // Slice off the first element of a dimension, pad it back with zero.
+                let d = (0..rank).find(|&i| dims[i] >= 2).unwrap_or(0);
+                let mut sd = dims.to_vec();
+                sd[d] -= 1;
+                let sl: Vec<String> = (0..rank)
+                    .map(|i| {
+                        if i == d {
+                            format!("[1:{}]", dims[i])
+                        } else {
+                            format!("[0:{}]", dims[i])
+                        }
+                    })
+                    .collect();
+                let s = self.emit(&sd, ty, format!("slice({v}), slice={{{}}}", sl.join(", ")));
+                let z = self.emit(&[], ty, "constant(0)".into());
+                let pad: Vec<String> = (0..rank)
+                    .map(|i| if i == d { "1_0".into() } else { "0_0".into() })
+                    .collect();
+                (
+                    self.emit(
+                        dims,
+                        ty,
+                        format!("pad({s}, {z}), padding={}", pad.join("x")),
+                    ),
+                    dims.to_vec(),
+                )
+            }
+            5 => {
+                // Reduce one dimension, broadcast back.
+                let d = self.rng.below(rank);
+                let kept: Vec<usize> = (0..rank).filter(|&i| i != d).collect();
+                let rd: Vec<i64> = kept.iter().map(|&i| dims[i]).collect();
+                let z = self.emit(&[], ty, "constant(0)".into());
+                let r = self.emit(
+                    &rd,
+                    ty,
+                    format!("reduce({v}, {z}), dimensions={{{d}}}, to_apply=sum"),
+                );
+                let k: Vec<String> = kept.iter().map(usize::to_string).collect();
+                (
+                    self.emit(
+                        dims,
+                        ty,
+                        format!("broadcast({r}), dimensions={{{}}}", k.join(",")),
+                    ),
+                    dims.to_vec(),
+                )
+            }
+            6 => {
+                let w = self.param(dims);
+                let dir = *self.rng.pick(&["LT", "GE", "EQ", "NE"]);
+                let c = self.emit(dims, "pred", format!("compare({v}, {w}), direction={dir}"));
+                (
+                    self.emit(dims, ty, format!("select({c}, {v}, {w})")),
+                    dims.to_vec(),
+                )
+            }
+            7 => {
+                // Concatenate with itself, keep the second half.
+                let d = self.rng.below(rank);
+                let mut cd = dims.to_vec();
+                cd[d] *= 2;
+                let c = self.emit(
+                    &cd,
+                    ty,
+                    format!("concatenate({v}, {v}), dimensions={{{d}}}"),
+                );
+                let sl: Vec<String> = (0..rank)
+                    .map(|i| {
+                        if i == d {
+                            format!("[{}:{}]", dims[i], cd[i])
+                        } else {
+                            format!("[0:{}]", dims[i])
+                        }
+                    })
+                    .collect();
+                (
+                    self.emit(dims, ty, format!("slice({c}), slice={{{}}}", sl.join(", "))),
+                    dims.to_vec(),
+                )
+            }
+            _ => {
+                let other = *self.rng.pick(&["f32", "s32", "f64"]);
+                let c = self.emit(dims, other, format!("convert({v})"));
+                (self.emit(dims, ty, format!("convert({c})")), dims.to_vec())
+            }
+        }
+    }
+}
+
+fn module(seed: u64) -> String {
+    let mut rng = Rng(seed);
+    let ty = *rng.pick(TYPES);
+    let rank = 1 + rng.below(3);
+    let dims: Vec<i64> = (0..rank)
+        .map(|_| match rng.below(20) {
+            0 => 0,
+            1..=4 => 1,
+            _ => 2 + rng.below(4) as i64,
+        })
+        .collect();
+    let mut g = Gen {
+        rng,
+        lines: Vec::new(),
+        params: Vec::new(),
+        next: 0,
+        ty,
+    };
+    let mut v = g.param(&dims);
+    let mut d = dims;
+    let steps = 2 + g.rng.below(5);
+    for _ in 0..steps {
+        let (nv, nd) = g.step(&v, &d);
+        v = nv;
+        d = nd;
+    }
+    let mut text = String::from("HloModule random\n\nsum {\n");
+    let _ = writeln!(
+        text,
+        "  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT c = {ty}[] add(a, b)\n}}\n"
+    );
+    text.push_str("ENTRY e {\n");
+    for l in g.params.iter().chain(&g.lines) {
+        text.push_str(l);
+        text.push('\n');
+    }
+    if let Some(last) = text.rfind(&format!("  {v} = ")) {
+        text.insert_str(last + 2, "ROOT ");
+    }
+    text.push_str("}\n");
+    text
+}
+
+#[test]
+fn random_modules_match_the_reference_evaluator() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-random")),
+        ..CompileOptions::default()
+    };
+    let mut failures = Vec::new();
+    for seed in 0..96u64 {
+        let text = module(seed);
+        let m = match hlo::parse_module(&text) {
+            Ok(m) => m,
+            Err(e) => panic!("seed {seed}: generated module does not parse: {e}\n{text}"),
+        };
+        if let Err(errors) = hlo::verifier::verify(&m) {
+            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
+        }
+        let entry = m.entry();
+        let args: Vec<Literal> = (0..entry.parameters().len())
+            .map(|n| {
+                let id = entry.parameter(n).expect("parameter");
+                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 20)
+                    .expect("random input")
+            })
+            .collect();
+        let result = runtime::compile(&m, &options)
+            .map_err(|e| e.to_string())
+            .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
+            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
+        if let Err(e) = result {
+            failures.push(format!("seed {seed}: {e}\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

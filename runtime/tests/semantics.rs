@@ -1,0 +1,314 @@
+//! Element semantics of compiled kernels against the reference evaluator on edge values:
+//! HLO's integer rules (wrapping, division by zero, `MIN / -1`, shifts past the width,
+//! negative powers), NaN-propagating min/max, the float total order, conversions
+//! (saturating float to int, 16-bit float rounding), plus the object cache, a missing C
+//! compiler and the while-loop limit.
+
+use std::path::{Path, PathBuf};
+
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::{ElementType, Literal, Shape};
+use runtime::{CompileOptions, RuntimeError};
+
+fn cache(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn options() -> CompileOptions {
+    CompileOptions {
+        cache_dir: Some(cache("hloc-cache")),
+        ..CompileOptions::default()
+    }
+}
+
+fn lit(ty: ElementType, data: ArrayData) -> Literal {
+    let n = data.len() as i64;
+    Literal::Array(ArrayLiteral::new(Shape::array(ty, vec![n]), data).expect("literal"))
+}
+
+/// Compiles `text`, runs it on `args`, and checks every output against the evaluator.
+fn check(text: &str, args: &[Literal]) {
+    let m = hlo::parse_module(text).expect("parse");
+    let exe = runtime::compile(&m, &options()).expect("compile");
+    let outs = exe.run(args).expect("run");
+    if let Err(e) = runtime::check_reference(&m, args, &outs) {
+        panic!("{e}\n{}", exe.plan().source);
+    }
+}
+
+const INT_BINARY: &str = r#"
+HloModule m
+ENTRY e {
+  a = s32[8] parameter(0)
+  b = s32[8] parameter(1)
+  d = s32[8] divide(a, b)
+  r = s32[8] remainder(a, b)
+  l = s32[8] shift-left(a, b)
+  sl = s32[8] shift-right-logical(a, b)
+  sa = s32[8] shift-right-arithmetic(a, b)
+  p = s32[8] power(a, b)
+  m = s32[8] multiply(a, b)
+  ad = s32[8] add(a, b)
+  ROOT t = (s32[8], s32[8], s32[8], s32[8], s32[8], s32[8], s32[8], s32[8]) tuple(d, r, l, sl, sa, p, m, ad)
+}"#;
+
+#[test]
+fn signed_integer_rules() {
+    let a = vec![i32::MIN, 7, -7, 5, -1, i32::MAX, 1, 3];
+    let b = vec![-1, 0, 2, 32, 31, 2, -3, 33];
+    check(
+        INT_BINARY,
+        &[
+            lit(ElementType::S32, ArrayData::S32(a)),
+            lit(ElementType::S32, ArrayData::S32(b)),
+        ],
+    );
+}
+
+#[test]
+fn unsigned_and_small_integer_rules() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = u8[6] parameter(0)
+  b = u8[6] parameter(1)
+  d = u8[6] divide(a, b)
+  r = u8[6] remainder(a, b)
+  sa = u8[6] shift-right-arithmetic(a, b)
+  m = u8[6] multiply(a, b)
+  c = u8[6] count-leading-zeros(a)
+  p = u8[6] popcnt(a)
+  n = u8[6] negate(a)
+  ROOT t = (u8[6], u8[6], u8[6], u8[6], u8[6], u8[6], u8[6]) tuple(d, r, sa, m, c, p, n)
+}"#;
+    check(
+        text,
+        &[
+            lit(
+                ElementType::U8,
+                ArrayData::U8(vec![200, 7, 255, 0, 129, 16]),
+            ),
+            lit(ElementType::U8, ArrayData::U8(vec![0, 2, 1, 3, 7, 8])),
+        ],
+    );
+}
+
+#[test]
+fn float_min_max_compare_and_rounding() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[7] parameter(0)
+  b = f32[7] parameter(1)
+  mx = f32[7] maximum(a, b)
+  mn = f32[7] minimum(a, b)
+  lt = pred[7] compare(a, b), direction=LT, type=TOTALORDER
+  eq = pred[7] compare(a, b), direction=EQ
+  s = f32[7] sign(a)
+  ra = f32[7] round-nearest-afz(a)
+  re = f32[7] round-nearest-even(a)
+  ROOT t = (f32[7], f32[7], pred[7], pred[7], f32[7], f32[7], f32[7]) tuple(mx, mn, lt, eq, s, ra, re)
+}"#;
+    let a = vec![f32::NAN, 1.0, -0.0, 2.5, -2.5, f32::INFINITY, 0.5];
+    let b = vec![1.0, f32::NAN, 0.0, 2.5, -3.0, f32::NEG_INFINITY, -0.0];
+    check(
+        text,
+        &[
+            lit(ElementType::F32, ArrayData::F32(a)),
+            lit(ElementType::F32, ArrayData::F32(b)),
+        ],
+    );
+}
+
+#[test]
+fn conversions_saturate_and_round() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  i = s32[8] convert(a)
+  u = u8[8] convert(a)
+  h = f16[8] convert(a)
+  bf = bf16[8] convert(a)
+  hb = f32[8] convert(h)
+  p = pred[8] convert(a)
+  ROOT t = (s32[8], u8[8], f16[8], bf16[8], f32[8], pred[8]) tuple(i, u, h, bf, hb, p)
+}"#;
+    let a = vec![
+        f32::NAN,
+        3e9,
+        -3e9,
+        -1.7,
+        255.9,
+        65520.0,
+        1e-6,
+        f32::NEG_INFINITY,
+    ];
+    check(text, &[lit(ElementType::F32, ArrayData::F32(a))]);
+}
+
+#[test]
+fn half_precision_arithmetic() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f16[4] parameter(0)
+  b = bf16[4] parameter(1)
+  x = f16[4] multiply(a, a)
+  y = bf16[4] exponential(b)
+  ROOT t = (f16[4], bf16[4]) tuple(x, y)
+}"#;
+    // f16: 1.5, -2, 65504 (max), a subnormal; bf16: 1, -1, 0.5, 0.
+    check(
+        text,
+        &[
+            lit(
+                ElementType::F16,
+                ArrayData::Bits16(vec![0x3e00, 0xc000, 0x7bff, 0x0003]),
+            ),
+            lit(
+                ElementType::BF16,
+                ArrayData::Bits16(vec![0x3f80, 0xbf80, 0x3f00, 0x0000]),
+            ),
+        ],
+    );
+}
+
+const NEGATE: &str =
+    "HloModule cache_test\nENTRY e {\n  p = f32[3] parameter(0)\n  ROOT n = f32[3] negate(p)\n}";
+
+#[test]
+fn cache_hits_and_rebuilds_corrupt_entries() {
+    let dir = cache("hloc-cache-corrupt");
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = CompileOptions {
+        cache_dir: Some(dir.clone()),
+        ..CompileOptions::default()
+    };
+    let m = hlo::parse_module(NEGATE).expect("parse");
+    let arg = [lit(ElementType::F32, ArrayData::F32(vec![1.0, -2.0, 0.5]))];
+    let first = runtime::compile(&m, &opts).expect("compile");
+    assert!(!first.stats().cache_hit);
+    let second = runtime::compile(&m, &opts).expect("compile");
+    assert!(second.stats().cache_hit);
+    drop((first, second));
+    // Corrupt every cached object: the next compile must rebuild, not trust it.
+    for e in std::fs::read_dir(&dir).expect("cache dir").flatten() {
+        if e.path().extension().is_some_and(|x| x == "so") {
+            std::fs::write(e.path(), b"not an object").expect("corrupt");
+        }
+    }
+    let third = runtime::compile(&m, &opts).expect("compile after corruption");
+    assert!(!third.stats().cache_hit);
+    let out = third.run(&arg).expect("run");
+    runtime::check_reference(&m, &arg, &out).expect("matches");
+}
+
+#[test]
+fn a_missing_compiler_is_a_clear_error() {
+    let opts = CompileOptions {
+        cache_dir: Some(cache("hloc-cache-nocc")),
+        compiler: Some("/nonexistent/hloc-test-cc".into()),
+        ..CompileOptions::default()
+    };
+    let m = hlo::parse_module(NEGATE).expect("parse");
+    match runtime::compile(&m, &opts) {
+        Err(e @ RuntimeError::NoCompiler { .. }) => {
+            assert!(e.to_string().contains("--backend reference"), "{e}")
+        }
+        other => panic!("expected NoCompiler, got {other:?}"),
+    }
+}
+
+#[test]
+fn while_loops_stop_at_the_iteration_limit() {
+    let text = r#"
+HloModule m
+cond {
+  p = s32[] parameter(0)
+  z = s32[] constant(0)
+  ROOT ge = pred[] compare(p, z), direction=GE
+}
+body {
+  p = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT a = s32[] add(p, one)
+}
+ENTRY e {
+  x = s32[] parameter(0)
+  ROOT w = s32[] while(x), condition=cond, body=body
+}"#;
+    let m = hlo::parse_module(text).expect("parse");
+    let opts = CompileOptions {
+        max_while_iterations: 10,
+        ..options()
+    };
+    let exe = runtime::compile(&m, &opts).expect("compile");
+    let scalar = |v: i32| {
+        Literal::Array(
+            ArrayLiteral::new(Shape::scalar(ElementType::S32), ArrayData::S32(vec![v]))
+                .expect("literal"),
+        )
+    };
+    assert!(matches!(
+        exe.run(&[scalar(0)]),
+        Err(RuntimeError::LoopLimit(10))
+    ));
+    let out = exe.run(&[scalar(-5)]).expect("terminates");
+    runtime::check_reference(&m, &[scalar(-5)], &out).expect("matches");
+}
+
+#[test]
+fn huge_shapes_are_refused_before_allocating() {
+    let text = "HloModule m\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT b = f32[65536,65536] broadcast(p), dimensions={}\n}";
+    let m = hlo::parse_module(text).expect("parse");
+    assert!(matches!(
+        runtime::compile(&m, &options()),
+        Err(RuntimeError::TooLarge { .. })
+    ));
+}
+
+fn random_args(m: &hlo::Module) -> Vec<Literal> {
+    let entry = m.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry.parameter(n).expect("parameter");
+            hlo_eval::random::random_literal(entry.instr(id).shape(), 3, n as u64, 1 << 20)
+                .expect("random input")
+        })
+        .collect()
+}
+
+#[test]
+fn library_gemms_match_on_strided_layouts() {
+    for text in [
+        // Batched, the rhs column-major within each batch, the result batch-minor.
+        "HloModule m\nENTRY e {\n  a = f64[3,4,5]{2,1,0} parameter(0)\n  b = f64[3,6,5]{1,2,0} parameter(1)\n  ROOT d = f64[3,4,6]{0,2,1} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}",
+        // Matrix-vector: no free rhs dimension.
+        "HloModule m\nENTRY e {\n  a = f32[7,9]{0,1} parameter(0)\n  b = f32[9]{0} parameter(1)\n  ROOT d = f32[7]{0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        // An empty contraction gives zeros.
+        "HloModule m\nENTRY e {\n  a = f32[2,0] parameter(0)\n  b = f32[0,3] parameter(1)\n  ROOT d = f32[2,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+    ] {
+        let m = hlo::parse_module(text).expect("parse");
+        // Without the passes, which would fold the empty contraction away.
+        let opts = CompileOptions {
+            run_passes: false,
+            ..options()
+        };
+        let exe = runtime::compile(&m, &opts).expect("compile");
+        assert_eq!(exe.stats().library_calls, 1, "{text}");
+        let args = random_args(&m);
+        let outs = exe.run(&args).expect("run");
+        runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+}
+
+#[test]
+fn width_changing_bitcast_convert_reads_the_same_bytes() {
+    let text = "HloModule m\nENTRY e {\n  p = u32[3,2]{1,0} parameter(0)\n  w = u64[3]{0} bitcast-convert(p)\n  ROOT n = u64[3]{0} not(w)\n}";
+    let m = hlo::parse_module(text).expect("parse");
+    let exe = runtime::compile(&m, &options()).expect("compile");
+    let args = random_args(&m);
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).expect("matches");
+}

@@ -46,28 +46,58 @@
 //!
 //! The text `HloModule::ToString()` prints and JAX's `as_hlo_text()`: with or without `%`
 //! sigils, with or without operand shapes, signatures and layouts; `/*index=N*/` and `//`
-//! comments; the `HloModule` line with any attributes (`entry_computation_layout`,
-//! `is_scheduled`, `replica_count`, `num_partitions` typed; others verbatim); the
-//! `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` tables; `ENTRY`, `ROOT`,
-//! `execution_thread=`; every opcode of XLA's `hlo_opcode.h` with its attributes; the
-//! short async forms (`all-to-all-start`/`-update`/`-done` for any opcode without its own
-//! such opcode) which become `async-start`/`async-update`/`async-done` with a generated
-//! wrapped computation (legacy pairs such as `copy-start`/`copy-done`, `all-reduce-start`,
-//! `collective-permute-start`, `send`/`recv` stay first-class); inline computations
-//! (`to_apply={...}`). An attribute the parser does not know for an opcode is kept verbatim
-//! and printed back, with a warning. Literals of every element type: nested arrays (with
-//! XLA's `/*iN=M*/` comments), tuples, `true`/`false`, decimal and `0x` integers, `inf`,
-//! `-inf`, `nan`, `-nan`, `nan(0x...)` payloads, complex `(re, im)`, and `{...}`.
+//! comments (ended by `\n` or a lone `\r`); the `HloModule` line (a `:` after the name is
+//! allowed) with any attributes (`entry_computation_layout`, `is_scheduled`,
+//! `replica_count`, `num_partitions` typed; `input_output_alias` and `buffer_donor`
+//! checked and kept as written; others verbatim); the
+//! `FileNames`/`FunctionNames`/`FileLocations`/`StackFrames` tables; `ENTRY`, `ROOT` (when
+//! no `ROOT` is written, the last instruction is the root), `execution_thread=`; every
+//! opcode of XLA's `hlo_opcode.h` with its attributes; the short async forms
+//! (`custom-call-start`, `all-to-all-start`/`-update`/`-done`, for any opcode without its
+//! own such opcode, with any number of `-update` steps and `async_execution_thread=`)
+//! which become `async-start`/`async-update`/`async-done` with a generated wrapped
+//! computation running on that thread (legacy pairs such as `copy-start`/`copy-done`,
+//! `all-reduce-start`, `collective-permute-start`, `send`/`recv` stay first-class);
+//! inline computations (`to_apply={...}`); replica groups as lists, iota
+//! (`[2,4]<=[8]T(1,0)`) or mesh axes (`mesh['x'=2,'y'=4] {'y'}`, kept and printed back).
+//!
+//! As XLA does, an instruction may leave out its result shape where the operands decide it
+//! (`ROOT s = add(a, b)`, `dot`, `tuple`, `get-tuple-element`, `conditional`, ...: XLA's
+//! shape inference, [`verifier::infer_shape`]); an operand may be an instruction written
+//! in place (`add(f32[10] parameter(0), multiply(...))`), which becomes an instruction of
+//! its own named `<opcode>.anon` (`.anon.1`, ...) before its user; a `broadcast` of a
+//! scalar may leave out `dimensions={}`. A text that is one instruction
+//! (`%m = f32[2] multiply(f32[2] %x, f32[2] %y)`, or without the name) is a module whose
+//! entry computation has the instruction's operands as parameters. An instruction name
+//! used again in a later computation is renamed (`p0.1`), as XLA's parser does. An
+//! attribute the parser does not know is kept verbatim and printed back, with a warning;
+//! a known attribute on an opcode that does not take it is an error (`unexpected
+//! attribute "calls"`). Literals of every element type: nested arrays (with XLA's
+//! `/*iN=M*/` comments), tuples, `true`/`false`, decimal and `0x` integers (a negative
+//! `u64` wraps around, as in XLA; other types are range-checked), `inf`, `-inf`, `nan`,
+//! `-nan`, `nan(0x...)` payloads, complex `(re, im)`, and `{...}`.
+//!
+//! Rejected as XLA rejects them: malformed `input_output_alias`/`buffer_donor`, tiled
+//! shardings whose device list (or iota) does not have one device per tile, unknown or
+//! unspecified custom-call `api_version`s, `result_accuracy` other than `{mode=...}` or
+//! `{tolerance={rtol=, atol=, ulps=}}`, a computation wrapped by two async chains, an
+//! async step on another thread than its chain, dimension level types other than
+//! `D`/`C`/`S`/`H`, a physical shape `P(...)` on a dense layout, tile dimensions that are
+//! not positive, `parameter_replication` with the wrong number of leaves.
 //!
 //! Errors ([`ParseError`]) give `file:line:col: message`, the source line and a caret.
-//! No input makes the parser panic, recurse deeper than [`ParseOptions::max_depth`], or
-//! allocate much more than the size of its input (values are stored as they are read,
-//! `{...}` literals store nothing, and a shape whose element count or byte size overflows
-//! an `i64` is an error).
+//! No input makes the parser panic, recurse deeper than [`ParseOptions::max_depth`]
+//! (nested operands count), or allocate much more than the size of its input (values are
+//! stored as they are read, `{...}` literals store nothing, and a shape whose element
+//! count or byte size overflows an `i64` is an error).
 //!
-//! Deliberate limits: every instruction needs its result shape (XLA can infer some);
-//! operands and called computations must be defined before use (as XLA requires);
-//! instructions nested inside operand lists and buffer shapes `b(...)` are not accepted.
+//! Deliberate limits: opcodes whose result is part of the operation (`parameter`,
+//! `constant`, `reshape`, `broadcast`, `convert`, `custom-call`, `iota`, the async starts,
+//! ...) need their result shape written; operands and called computations must be defined
+//! before use (as XLA requires); there is no tuple-element operand syntax such as `%p#0`
+//! (`#` ends a name; XLA's parser tests use no such form, and `get-tuple-element` says
+//! it); buffer shapes `b(...)` are not accepted; shardings other than the tiled form
+//! (`{maximal ...}`, named meshes, ...) are kept verbatim, not checked.
 //!
 //! ## Printer normalizations
 //!
@@ -128,9 +158,15 @@
 //! computations are checked against their callers: reducers take `2N` scalars and return
 //! N accumulators (reduce, reduce-window, scatter, all-reduce), comparators return `pred[]`,
 //! `while` body and condition, `conditional` branches, `call`/`fusion`/`map`/`async-start`
-//! parameters and results. Async chains follow seed 001: `async-start`/`-update` have
-//! exactly one user (the next step, same `calls=`), `async-done` takes a start or update,
-//! and an op with its own `-start`/`-done` pair is not wrapped. `scaled-dot`, `scan` and
+//! parameters and results. Async chains: `async-start`/`-update` have exactly one user
+//! (the next step, same `calls=`), `async-done` takes a start or update, the start runs on
+//! the thread its wrapped computation runs on, and an op with its own `-start`/`-done`
+//! pair is not wrapped. Also checked as XLA checks them: custom-call
+//! `operand_layout_constraints` (one compatible shape per operand), `branch_computations`
+//! only on an `s32` conditional, `dynamic-reshape` keeping the element count (at the
+//! bounds) with `s32` sizes, `iota` of a number type along a non-negative dimension, and
+//! the legacy pairs (`copy-start`, `all-reduce-start`, `all-gather-start`,
+//! `collective-permute-start`): a start has exactly one user, its `-done`, which takes it. `scaled-dot`, `scan` and
 //! `shuffle` are not inferred ([`verifier::infer_shape`] returns an `unsupported` error; the
 //! verifier accepts their declared shapes). [`verifier::VerifyOptions::layout_sensitive`]
 //! adds XLA's post-layout-assignment checks: every array has a layout and the same buffer
@@ -139,7 +175,7 @@
 //!
 //! ## Graph export
 //!
-//! [`graph::Graph::of_module`] builds the dataflow graph (seed 003): nodes are
+//! [`graph::Graph::of_module`] builds the dataflow graph: nodes are
 //! instructions (name, opcode, shape, `op_name`, source `file:line` from metadata or the
 //! stack frame tables), edges operand uses with their index, computations clusters nested
 //! under their first caller. [`graph::to_json`] writes the documented `hloc-graph-1`

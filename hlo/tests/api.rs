@@ -271,3 +271,28 @@ fn build_mutate_and_print() {
     assert_eq!(e.instruction_count(), 4);
     assert_eq!(e.users(c), &[add]);
 }
+
+#[test]
+fn mesh_replica_groups_expand() {
+    let mesh = |axes: &[(&str, i64)], group: &[&str]| ReplicaGroups::Mesh {
+        axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+        group_axes: group.iter().map(|n| n.to_string()).collect(),
+    };
+    // Devices row-major over (x, y): 0 1 / 2 3.
+    let g = mesh(&[("x", 2), ("y", 2)], &["y"]);
+    assert_eq!(g.groups(16), Some(vec![vec![0, 1], vec![2, 3]]));
+    assert_eq!(g.group_size(), Some(2));
+    assert_eq!(g.to_string(), "mesh['x'=2,'y'=2] {'y'}");
+    let g = mesh(&[("x", 2), ("y", 2)], &["x"]);
+    assert_eq!(g.groups(16), Some(vec![vec![0, 2], vec![1, 3]]));
+    // Listed axes order the members: y slowest here.
+    let g = mesh(&[("x", 2), ("y", 3)], &["y", "x"]);
+    assert_eq!(g.groups(16), Some(vec![vec![0, 3, 1, 4, 2, 5]]));
+    // No axis: every device alone.
+    let g = mesh(&[("x", 2)], &[]);
+    assert_eq!(g.groups(16), Some(vec![vec![0], vec![1]]));
+    // Unknown axis, or more devices than allowed.
+    assert_eq!(mesh(&[("x", 2)], &["z"]).groups(16), None);
+    assert_eq!(mesh(&[("x", 2)], &["z"]).group_size(), None);
+    assert_eq!(mesh(&[("x", 64)], &["x"]).groups(16), None);
+}

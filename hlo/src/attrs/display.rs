@@ -207,6 +207,23 @@ impl fmt::Display for ReplicaGroups {
                     s.push(')');
                 }
             }
+            ReplicaGroups::Mesh { axes, group_axes } => {
+                s.push_str("mesh[");
+                for (i, (name, size)) in axes.iter().enumerate() {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    let _ = write!(s, "'{name}'={size}");
+                }
+                s.push_str("] {");
+                for (i, name) in group_axes.iter().enumerate() {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    let _ = write!(s, "'{name}'");
+                }
+                s.push('}');
+            }
         }
         f.write_str(&s)
     }

@@ -171,9 +171,31 @@ pub enum ReplicaGroups {
         /// Permutation applied after the reshape, if written.
         transpose: Option<Vec<i64>>,
     },
+    /// `mesh['a'=2,'b'=4] {'b'}`: the devices `0..n` laid out row-major over named mesh
+    /// axes; each group holds the devices that differ only along the listed axes.
+    Mesh {
+        /// The mesh axes, major to minor, with their sizes.
+        axes: Vec<(String, i64)>,
+        /// The axes a group spans, in the order its members are listed.
+        group_axes: Vec<String>,
+    },
 }
 
 impl ReplicaGroups {
+    /// Members per group, when the groups say it (`None` for `{}`: every replica).
+    pub fn group_size(&self) -> Option<i64> {
+        match self {
+            ReplicaGroups::List(g) => g.first().map(|g| g.len() as i64),
+            ReplicaGroups::Iota { group_size, .. } => Some(*group_size),
+            ReplicaGroups::Mesh { axes, group_axes } => {
+                group_axes.iter().try_fold(1i64, |acc, a| {
+                    let size = axes.iter().find(|(n, _)| n == a)?.1;
+                    acc.checked_mul(size)
+                })
+            }
+        }
+    }
+
     /// The explicit groups; the iota form is expanded when it has at most `max_ids` ids.
     pub fn groups(&self, max_ids: i64) -> Option<Vec<Vec<i64>>> {
         match self {
@@ -237,6 +259,7 @@ impl ReplicaGroups {
                         .collect(),
                 )
             }
+            ReplicaGroups::Mesh { axes, group_axes } => mesh_groups(axes, group_axes, max_ids),
         }
     }
 }
@@ -350,4 +373,67 @@ impl TextValue {
             TextValue::Quoted(s) | TextValue::Dict(s) => s,
         }
     }
+}
+
+/// The groups of a mesh form: devices numbered row-major over `axes`; one group per
+/// combination of the other axes, its members varying along `group_axes` (the first listed
+/// axis the slowest). `None` when an axis is unknown or repeated, a size is not positive,
+/// or there are more than `max_ids` devices.
+fn mesh_groups(
+    axes: &[(String, i64)],
+    group_axes: &[String],
+    max_ids: i64,
+) -> Option<Vec<Vec<i64>>> {
+    let total = axes.iter().try_fold(
+        1i64,
+        |acc, (_, d)| {
+            if *d <= 0 {
+                None
+            } else {
+                acc.checked_mul(*d)
+            }
+        },
+    )?;
+    if total > max_ids {
+        return None;
+    }
+    let rank = axes.len();
+    let mut strides = vec![1i64; rank];
+    for k in (0..rank.saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * axes[k + 1].1;
+    }
+    let mut inner = Vec::with_capacity(group_axes.len());
+    for a in group_axes {
+        let k = axes.iter().position(|(n, _)| n == a)?;
+        if inner.contains(&k) {
+            return None;
+        }
+        inner.push(k);
+    }
+    let outer: Vec<usize> = (0..rank).filter(|k| !inner.contains(k)).collect();
+    // Offsets of the members of one group, and the first device of each group.
+    let offsets = row_major_offsets(&inner, axes, &strides);
+    let bases = row_major_offsets(&outer, axes, &strides);
+    Some(
+        bases
+            .iter()
+            .map(|b| offsets.iter().map(|o| b + o).collect())
+            .collect(),
+    )
+}
+
+/// `sum(index[k] * strides[k])` over every index of the axes `order` (row-major in that
+/// order).
+fn row_major_offsets(order: &[usize], axes: &[(String, i64)], strides: &[i64]) -> Vec<i64> {
+    let mut out = vec![0i64];
+    for &k in order {
+        let mut next = Vec::with_capacity(out.len() * axes[k].1 as usize);
+        for &o in &out {
+            for i in 0..axes[k].1 {
+                next.push(o + i * strides[k]);
+            }
+        }
+        out = next;
+    }
+    out
 }

@@ -173,7 +173,12 @@ impl ArrayData {
             ArrayData::U8(v) => v.push(x.try_into().map_err(|_| out_of_range())?),
             ArrayData::U16(v) => v.push(x.try_into().map_err(|_| out_of_range())?),
             ArrayData::U32(v) => v.push(x.try_into().map_err(|_| out_of_range())?),
-            ArrayData::U64(v) => v.push(x.try_into().map_err(|_| out_of_range())?),
+            // XLA reads u64 values through int64 too, so a negative one wraps around
+            // (`u64[] constant(-1)` is 2^64-1); every other unsigned type is range-checked.
+            ArrayData::U64(v) => v.push(match i64::try_from(x) {
+                Ok(neg) if neg < 0 => neg as u64,
+                _ => x.try_into().map_err(|_| out_of_range())?,
+            }),
             _ => return self.push_float(ty, x as f64, None, &x.to_string()),
         }
         Ok(())
@@ -293,16 +298,20 @@ fn encode_small(ty: ElementType, x: f64, payload: Option<u64>) -> Result<u32, En
         Some(p) => Some(u32::try_from(p).map_err(|_| EncodeError::BadPayload)?),
         None => None,
     };
-    // f16 and bf16 convert through f32 as Eigen does (double -> float -> half).
-    let x = if matches!(ty, ElementType::F16 | ElementType::BF16) && x.is_finite() {
-        let y = x as f32;
-        if y.is_infinite() {
-            return Err(EncodeError::Overflow);
-        }
-        f64::from(y)
-    } else {
-        x
-    };
+    // f16 and bf16 convert through f32 as Eigen does (double -> float -> half), rounded
+    // by the `half` crate; NaN (with its payload) and infinities keep MiniFloat's encoding.
+    if x.is_finite() {
+        let bits = match ty {
+            ElementType::F16 => Some(half::f16::from_f32(x as f32))
+                .filter(|h| h.is_finite())
+                .map(half::f16::to_bits),
+            ElementType::BF16 => Some(half::bf16::from_f32(x as f32))
+                .filter(|h| h.is_finite())
+                .map(half::bf16::to_bits),
+            _ => return fmt.encode(x, payload),
+        };
+        return bits.map(u32::from).ok_or(EncodeError::Overflow);
+    }
     fmt.encode(x, payload)
 }
 
@@ -359,7 +368,12 @@ impl ArrayLiteral {
             ArrayData::U32(v) => f64::from(*v.get(i)?),
             ArrayData::U64(v) => *v.get(i)? as f64,
             ArrayData::Bits16(v) => {
-                MiniFloat::of(self.element_type())?.decode(u32::from(*v.get(i)?))
+                let bits = *v.get(i)?;
+                match self.element_type() {
+                    ElementType::F16 => half::f16::from_bits(bits).to_f64(),
+                    ElementType::BF16 => half::bf16::from_bits(bits).to_f64(),
+                    ty => MiniFloat::of(ty)?.decode(u32::from(bits)),
+                }
             }
             ArrayData::Bits8(v) => {
                 MiniFloat::of(self.element_type())?.decode(u32::from(*v.get(i)?))
@@ -422,7 +436,10 @@ mod tests {
         assert!(d.push_int(ElementType::S4, 8).is_err());
         let mut d = ArrayData::new(ElementType::U64).unwrap();
         assert!(d.push_int(ElementType::U64, u64::MAX as i128).is_ok());
-        assert!(d.push_int(ElementType::U64, -1).is_err());
+        assert!(d.push_int(ElementType::U64, -1).is_ok());
+        assert!(d
+            .push_int(ElementType::U64, i128::from(i64::MIN) - 1)
+            .is_err());
         let mut d = ArrayData::new(ElementType::F32).unwrap();
         assert!(d.push_float(ElementType::F32, 1e39, None, "1e39").is_err());
         assert!(d

@@ -200,6 +200,9 @@ impl<'a> Parser<'a> {
         if self.lex.peek().kind == Tok::LBrace {
             return Ok(ReplicaGroups::List(self.parse_int_list_list()?));
         }
+        if self.at_ident("mesh") {
+            return self.parse_mesh_replica_groups();
+        }
         let at = self.lex.offset();
         let shape = self.parse_int_list(Tok::LSquare, Tok::RSquare)?;
         let [num_groups, group_size] = shape[..] else {
@@ -219,6 +222,42 @@ impl<'a> Parser<'a> {
             reshape_dims,
             transpose,
         })
+    }
+
+    /// `mesh['a'=2,'b'=4] {'b'}`: named mesh axes with their sizes, then the axes the
+    /// groups span.
+    fn parse_mesh_replica_groups(&mut self) -> PResult<ReplicaGroups> {
+        self.lex.next();
+        let mut axes: Vec<(String, i64)> = Vec::new();
+        self.parse_list(Tok::LSquare, Tok::RSquare, |p| {
+            let at = p.lex.offset();
+            let name = p.parse_string()?;
+            p.expect(Tok::Equal, "expected '=' after a mesh axis name")?;
+            let size_at = p.lex.offset();
+            let size = p.parse_i64()?;
+            if size <= 0 {
+                return Err(p.error_at(size_at, "a mesh axis size must be positive"));
+            }
+            if axes.iter().any(|(n, _)| *n == name) {
+                return Err(p.error_at(at, format!("mesh axis '{name}' is given twice")));
+            }
+            axes.push((name, size));
+            Ok(())
+        })?;
+        let mut group_axes: Vec<String> = Vec::new();
+        self.parse_list(Tok::LBrace, Tok::RBrace, |p| {
+            let at = p.lex.offset();
+            let name = p.parse_string()?;
+            if !axes.iter().any(|(n, _)| *n == name) {
+                return Err(p.error_at(at, format!("the mesh has no axis '{name}'")));
+            }
+            if group_axes.contains(&name) {
+                return Err(p.error_at(at, format!("mesh axis '{name}' is given twice")));
+            }
+            group_axes.push(name);
+            Ok(())
+        })?;
+        Ok(ReplicaGroups::Mesh { axes, group_axes })
     }
 
     /// A computation name (`%add`, `add`) or an inline `{ ... }` computation.

@@ -59,25 +59,56 @@ impl<'a> Parser<'a> {
         let (name, name_at) = self.parse_name("an instruction or '}'")?;
         self.style.sigils.get_or_insert(name_tok.kind == Tok::Name);
         self.expect(Tok::Equal, "expected '=' after the instruction name")?;
-        if !self.at_shape() {
-            return Err(self.error_here(
-                "expected the instruction's result shape (every instruction needs one)",
-            ));
+        let shape = if self.at_shape() {
+            Some(self.parse_result_shape()?)
+        } else {
+            None
+        };
+        let id = self.parse_instruction_rhs(scope, name.to_string(), shape, false)?;
+        if scope.names.insert(name, id).is_some() {
+            return Err(self.error_at(name_at, format!("instruction `{name}` is already defined")));
         }
-        let (shape, shape_text) = self.parse_result_shape()?;
+        if is_root {
+            if scope.root.is_some() {
+                return Err(self.error_at(root_at, "a computation has only one ROOT"));
+            }
+            scope.root = Some(id);
+        }
+        Ok(())
+    }
+
+    /// The part of an instruction after its result shape: `opcode(operands), attrs`, added
+    /// to `scope` as `name`. Without a written `shape` the shape is inferred from the
+    /// operands (XLA's rules). `nested`: an operand written as an instruction, whose
+    /// attributes end where a `,` is not followed by `name=`.
+    pub(crate) fn parse_instruction_rhs(
+        &mut self,
+        scope: &mut Scope<'a>,
+        name: String,
+        shape: Option<(Arc<Shape>, &'a str)>,
+        nested: bool,
+    ) -> PResult<InstrId> {
         let op_tok = self.expect(Tok::Ident, "expected an opcode")?;
         let op_text = self.lex.text(op_tok);
         let (opcode, sugar) = resolve_opcode(op_text)
             .ok_or_else(|| self.error_at(op_tok.start, format!("unknown opcode `{op_text}`")))?;
+        let written = shape.is_some();
+        if !written && (sugar.is_some() || matches!(opcode, Opcode::Parameter | Opcode::Constant)) {
+            return Err(self.error_at(
+                op_tok.start,
+                format!("{op_text} needs its result shape written before the opcode"),
+            ));
+        }
+        let (shape, shape_text) = shape.unwrap_or_else(|| (Arc::new(Shape::tuple(vec![])), ""));
 
-        let mut instr = Instruction::with_shared_shape(name.to_string(), opcode, shape, Vec::new());
+        let mut instr = Instruction::with_shared_shape(name, opcode, shape, Vec::new());
         match opcode {
             Opcode::Parameter => {
                 self.expect(Tok::LParen, "expected '(' before the parameter number")?;
                 let at = self.lex.offset();
                 let n = self.parse_i64()?;
                 if n < 0 {
-                    return Err(self.error_at(at, "parameter numbers must not be negative"));
+                    return Err(self.error_at(at, "parameter number must be >= 0"));
                 }
                 self.expect(Tok::RParen, "expected ')' after the parameter number")?;
                 instr.payload = Payload::Parameter(n);
@@ -91,31 +122,92 @@ impl<'a> Parser<'a> {
             _ => instr.operands = self.parse_operands(scope)?,
         }
 
-        let id = match sugar {
+        match sugar {
             None => {
-                instr.attrs = self.parse_attrs(opcode, scope)?;
+                instr.attrs = self.parse_attrs(opcode, scope, nested)?;
+                if let Some(AttrValue::Bools(r)) = instr.attr(&AttrName::ParameterReplication) {
+                    let leaves = instr.shape.leaf_count();
+                    if r.len() != leaves {
+                        return Err(self.error_at(
+                            op_tok.start,
+                            format!(
+                                "parameter has {leaves} leaf buffers, but parameter_replication has {} elements",
+                                r.len()
+                            ),
+                        ));
+                    }
+                }
+                self.default_broadcast_dimensions(&mut instr, scope, op_tok.start)?;
                 self.check_async(&mut instr, scope, op_tok.start)?;
-                scope.add(instr, shape_text)
+                if !written {
+                    self.infer_written(&mut instr, scope, op_tok.start)?;
+                }
+                Ok(scope.add(instr, shape_text))
             }
             Some((step, wrapped)) => {
-                self.finish_short_async(instr, step, wrapped, scope, op_tok.start, shape_text)?
+                self.finish_short_async(instr, step, wrapped, scope, op_tok.start, shape_text)
             }
+        }
+    }
+
+    /// A `broadcast` of a scalar may leave out `dimensions={}` (as XLA allows).
+    fn default_broadcast_dimensions(
+        &self,
+        instr: &mut Instruction,
+        scope: &Scope<'a>,
+        at: usize,
+    ) -> PResult<()> {
+        if instr.opcode != Opcode::Broadcast || instr.attr(&AttrName::Dimensions).is_some() {
+            return Ok(());
+        }
+        let scalar = match instr.operands[..] {
+            [op] => scope
+                .builder
+                .get(op)
+                .is_some_and(|o| o.shape().is_array() && o.shape().dims().is_empty()),
+            _ => false,
         };
-        if scope.names.insert(name, id).is_some() {
-            return Err(self.error_at(name_at, format!("instruction `{name}` is already defined")));
+        if !scalar {
+            return Err(self.error_at(at, "broadcast of a non-scalar needs dimensions="));
         }
-        if is_root {
-            if scope.root.is_some() {
-                return Err(self.error_at(root_at, "a computation has only one ROOT"));
-            }
-            scope.root = Some(id);
-        }
+        instr.attrs.push(Attribute::new(
+            AttrName::Dimensions,
+            AttrValue::IntList(vec![]),
+        ));
         Ok(())
+    }
+
+    /// Gives an instruction written without a result shape the one XLA's rules infer.
+    fn infer_written(&self, instr: &mut Instruction, scope: &Scope<'a>, at: usize) -> PResult<()> {
+        let mut ops = Vec::with_capacity(instr.operands.len());
+        for &op in &instr.operands {
+            match scope.builder.get(op) {
+                Some(o) => ops.push(o.shape()),
+                None => return Err(self.error_at(at, "an operand is not defined")),
+            }
+        }
+        match crate::verifier::infer_written_shape(&self.comps, instr, &ops) {
+            Ok(Some(shape)) => {
+                instr.set_shape(shape);
+                Ok(())
+            }
+            Ok(None) => Err(self.error_at(
+                at,
+                format!(
+                    "the shape of {} cannot be inferred: write its result shape",
+                    instr.opcode
+                ),
+            )),
+            Err(m) => Err(self.error_at(
+                at,
+                format!("cannot infer the shape of this {}: {m}", instr.opcode),
+            )),
+        }
     }
 
     /// An instruction's result shape and its source text. Shapes written with the same text
     /// are parsed once and shared.
-    fn parse_result_shape(&mut self) -> PResult<(Arc<Shape>, &'a str)> {
+    pub(crate) fn parse_result_shape(&mut self) -> PResult<(Arc<Shape>, &'a str)> {
         let start = self.lex.offset();
         let end = self.lex.shape_text_end();
         if let Some(end) = end {
@@ -135,13 +227,23 @@ impl<'a> Parser<'a> {
     }
 
     /// '(' (shape? name (',' shape? name)*)? ')'
-    fn parse_operands(&mut self, scope: &Scope<'a>) -> PResult<Vec<InstrId>> {
+    fn parse_operands(&mut self, scope: &mut Scope<'a>) -> PResult<Vec<InstrId>> {
         let mut operands = Vec::new();
+        // Only the operand list of a single instruction parsed on its own.
+        let implicit = std::mem::take(&mut self.implicit_operands);
         self.expect(Tok::LParen, "expected '(' before the operands")?;
         if self.eat(Tok::RParen) {
             return Ok(operands);
         }
         loop {
+            if implicit {
+                operands.push(self.parse_implicit_operand(scope)?);
+                if self.eat(Tok::Comma) {
+                    continue;
+                }
+                self.expect(Tok::RParen, "expected ',' or ')' after an operand")?;
+                return Ok(operands);
+            }
             let has_shape = self.at_shape();
             self.style.operand_shapes.get_or_insert(has_shape);
             // Find the operand first, to check its declared shape without building it.
@@ -153,6 +255,10 @@ impl<'a> Parser<'a> {
                     .lex
                     .split_operand()
                     .filter(|&(shape_end, _, name_end)| {
+                        // A name followed by '(' is an opcode: a nested instruction.
+                        if self.src[name_end..].trim_start().starts_with('(') {
+                            return false;
+                        }
                         let name = self.src[..name_end]
                             .rsplit(['%', ' ', '\t', '\n', '\r'])
                             .next();
@@ -164,6 +270,17 @@ impl<'a> Parser<'a> {
                     Some((_, name_at, _)) => self.lex.seek(name_at),
                     None => declared = Some(self.parse_shape()?),
                 }
+            }
+            let t = self.lex.peek();
+            if t.kind == Tok::Ident && self.src[t.end..].trim_start().starts_with('(') {
+                let at = self.lex.offset();
+                let id = self.parse_nested_instruction(scope, declared.take(), at)?;
+                operands.push(id);
+                if self.eat(Tok::Comma) {
+                    continue;
+                }
+                self.expect(Tok::RParen, "expected ',' or ')' after an operand")?;
+                return Ok(operands);
             }
             let (name, at) = self.parse_name("an operand name")?;
             let id = *scope
@@ -197,16 +314,87 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// (',' name '=' value)*, read with `opcode`'s attribute schema.
-    fn parse_attrs(&mut self, opcode: Opcode, scope: &Scope<'a>) -> PResult<Vec<Attribute>> {
-        if self.lex.peek().kind != Tok::Comma {
+    /// An operand of a single instruction parsed on its own (`multiply(f32[2] %x, f32[2])`):
+    /// its shape must be written; it becomes a parameter of the computation built around
+    /// the instruction (one per distinct name, in order).
+    fn parse_implicit_operand(&mut self, scope: &mut Scope<'a>) -> PResult<InstrId> {
+        if !self.at_shape() {
+            return Err(self.error_here("Operand had no shape in HLO text"));
+        }
+        let shape = self.parse_shape()?;
+        let t = self.lex.peek();
+        let named =
+            t.kind == Tok::Name || t.kind == Tok::Ident && self.lex.peek2().kind != Tok::LParen;
+        let name = if named {
+            self.lex.next();
+            Some(self.lex.text(t))
+        } else {
+            None
+        };
+        if let Some(&id) = name.and_then(|n| scope.names.get(n)) {
+            return Ok(id);
+        }
+        let number = self.implicit_params;
+        self.implicit_params += 1;
+        let pname = name.map_or_else(|| format!("param.{number}"), str::to_string);
+        let id = scope.add(Instruction::parameter(pname, number as i64, shape), "");
+        if let Some(n) = name {
+            scope.names.insert(n, id);
+        }
+        Ok(id)
+    }
+
+    /// An operand written as an instruction (`add(f32[10] parameter(0), ...)`): added to
+    /// `scope` under a generated name (`add.anon`, `add.anon.1`, ...) before its user.
+    fn parse_nested_instruction(
+        &mut self,
+        scope: &mut Scope<'a>,
+        declared: Option<Shape>,
+        at: usize,
+    ) -> PResult<InstrId> {
+        self.descend(at)?;
+        let op_tok = self.lex.peek();
+        let opcode_text = self.lex.text(op_tok);
+        let base = format!("{opcode_text}.anon");
+        let mut name = base.clone();
+        let mut n = 0u64;
+        while scope.names.contains_key(name.as_str()) || self.anon_names.contains(&name) {
+            n += 1;
+            name = format!("{base}.{n}");
+        }
+        self.anon_names.insert(name.clone());
+        let shape = declared.map(|s| (Arc::new(s), ""));
+        let id = self.parse_instruction_rhs(scope, name, shape, true)?;
+        self.ascend();
+        Ok(id)
+    }
+
+    /// True at `, name=`: another attribute (rather than the next operand after a nested
+    /// instruction).
+    fn at_attribute(&mut self) -> bool {
+        let mut look = self.lex;
+        look.peek().kind == Tok::Comma
+            && look.next().kind == Tok::Comma
+            && look.next().kind == Tok::Ident
+            && look.peek().kind == Tok::Equal
+    }
+
+    /// (',' name '=' value)*, read with `opcode`'s attribute schema. `nested`: stop before
+    /// a `,` that does not start an attribute.
+    fn parse_attrs(
+        &mut self,
+        opcode: Opcode,
+        scope: &Scope<'a>,
+        nested: bool,
+    ) -> PResult<Vec<Attribute>> {
+        if self.lex.peek().kind != Tok::Comma || nested && !self.at_attribute() {
             return Ok(Vec::new());
         }
         // Collect in a reused buffer so the result is allocated once at its exact size.
         let mut attrs = std::mem::take(&mut self.attr_scratch);
         attrs.clear();
         let mut seen = SeenNames::default();
-        while self.lex.peek().kind == Tok::Comma {
+        while self.lex.peek().kind == Tok::Comma && (!nested || self.at_attribute()) {
             let (a, at) = self.parse_attr(opcode, scope)?;
             if !seen.insert(&a.name) {
                 return Err(
@@ -229,8 +417,31 @@ impl<'a> Parser<'a> {
         let text = self.lex.text(t);
         self.expect(Tok::Equal, "expected '=' after the attribute name")?;
         let name = AttrName::from_text(text);
+        let value_at = self.lex.offset();
         let value = match attr_kind(opcode, &name) {
-            Some(kind) => self.parse_attr_value(kind, scope)?,
+            Some(kind) => {
+                if name == AttrName::ResultAccuracy {
+                    // Checked on a copy of the lexer, then kept as written.
+                    let saved = self.lex;
+                    self.check_result_accuracy()?;
+                    self.lex = saved;
+                }
+                let v = self.parse_attr_value(kind, scope)?;
+                if opcode == Opcode::CustomCall && name == AttrName::ApiVersion {
+                    check_api_version(&v).map_err(|m| self.error_at(value_at, m))?;
+                }
+                if let (AttrName::Sharding, AttrValue::Opaque(text)) = (&name, &v) {
+                    check_sharding(text).map_err(|m| self.error_at(value_at, m))?;
+                }
+                v
+            }
+            // A name hloc knows, on an opcode that does not take it: an error, as in XLA.
+            None if !matches!(name, AttrName::Other(_)) => {
+                return Err(self.error_at(
+                    t.start,
+                    format!("unexpected attribute \"{text}\" (not taken by {opcode})"),
+                ));
+            }
             None => {
                 self.warn_at(
                     t.start,
@@ -240,6 +451,62 @@ impl<'a> Parser<'a> {
             }
         };
         Ok((Attribute::new(name, value), t.start))
+    }
+
+    /// `{mode=default|highest}` or `{tolerance={rtol=x, atol=y, ulps=n}}` (any of the three
+    /// fields), with XLA's error wording.
+    fn check_result_accuracy(&mut self) -> PResult<()> {
+        self.expect(Tok::LBrace, "expects '{' to start result_accuracy")?;
+        let t = self.lex.peek();
+        if t.kind != Tok::Ident {
+            return Err(self.error_token(t, "expects attribute name"));
+        }
+        self.lex.next();
+        self.expect(Tok::Equal, "expects '=' after the attribute name")?;
+        match self.lex.text(t) {
+            "mode" => {
+                let m = self.lex.peek();
+                let text = self.lex.text(m);
+                if m.kind != Tok::Ident
+                    || !matches!(text.to_ascii_lowercase().as_str(), "default" | "highest")
+                {
+                    return Err(self.error_at(
+                        m.start,
+                        format!("expects ResultAccuracy type but sees: {text}"),
+                    ));
+                }
+                self.lex.next();
+            }
+            "tolerance" => {
+                let mut seen: Vec<&str> = Vec::new();
+                self.parse_list(Tok::LBrace, Tok::RBrace, |p| {
+                    let f = p.lex.peek();
+                    let field = p.lex.text(f);
+                    if f.kind != Tok::Ident || !matches!(field, "rtol" | "atol" | "ulps") {
+                        return Err(p.error_token(f, "invalid attribute name"));
+                    }
+                    if seen.contains(&field) {
+                        return Err(p.error_at(f.start, format!("`{field}` is given twice")));
+                    }
+                    seen.push(field);
+                    p.lex.next();
+                    p.expect(Tok::Equal, "expects '=' after the attribute name")?;
+                    let v = p.lex.peek();
+                    let ok = match field {
+                        "ulps" => v.kind == Tok::Int,
+                        _ => matches!(v.kind, Tok::Int | Tok::Float),
+                    };
+                    if !ok {
+                        return Err(p.error_token(v, format!("expects a number for {field}")));
+                    }
+                    p.lex.next();
+                    Ok(())
+                })?;
+            }
+            _ => return Err(self.error_at(t.start, "invalid attribute name")),
+        }
+        self.expect(Tok::RBrace, "expects '}' at the end of result_accuracy")?;
+        Ok(())
     }
 
     /// Checks the generic async ops and gives `async-update`/`async-done` the `calls=` of
@@ -253,11 +520,19 @@ impl<'a> Parser<'a> {
         match instr.opcode {
             Opcode::AsyncStart => {
                 check_start_shape(&instr.shape).map_err(|m| self.error_at(at, m))?;
-                if instr.calls().is_none() {
+                let Some(comp) = instr.calls() else {
                     return Err(self.error_at(at, "async-start needs calls="));
+                };
+                if !self.async_wrapped.insert(comp) {
+                    let name = &self.comps[comp.index()].name;
+                    return Err(self.error_at(
+                        at,
+                        format!("Computation {name} is called by more than one async op"),
+                    ));
                 }
             }
             Opcode::AsyncUpdate | Opcode::AsyncDone => {
+                self.check_async_thread(instr, scope, at)?;
                 let comp = self.async_chain(instr, scope, at)?;
                 match instr.calls() {
                     Some(c) if c != comp => {
@@ -271,6 +546,39 @@ impl<'a> Parser<'a> {
                 }
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// An `async-update`/`async-done` runs on the thread of the step before it (`main`
+    /// unless `async_execution_thread=` says otherwise).
+    fn check_async_thread(&self, instr: &Instruction, scope: &Scope<'a>, at: usize) -> PResult<()> {
+        let written = |i: &Instruction| match i.attr(&AttrName::AsyncExecutionThread) {
+            Some(AttrValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let Some(mine) = written(instr) else {
+            return Ok(());
+        };
+        // The chain's thread: the nearest step back that names one, else `main`. Each
+        // step is earlier in the arena, so the walk ends.
+        let mut chain = "main".to_string();
+        let mut prev = instr.operands.first().and_then(|&o| scope.builder.get(o));
+        while let Some(p) = prev {
+            if let Some(t) = written(p) {
+                chain = t;
+                break;
+            }
+            if p.opcode != Opcode::AsyncUpdate {
+                break;
+            }
+            prev = p.operands.first().and_then(|&o| scope.builder.get(o));
+        }
+        if mine != chain {
+            return Err(self.error_at(
+                at,
+                format!("Expect async_execution_thread to be {chain}, but got {mine}"),
+            ));
         }
         Ok(())
     }
@@ -301,6 +609,36 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Attributes of a short `op-update`/`op-done`: its own (`async_execution_thread`,
+    /// metadata, ...) or, as XLA allows, the wrapped op's (`custom_call_target="foo"` again),
+    /// kept as written.
+    fn parse_short_step_attrs(
+        &mut self,
+        step: Opcode,
+        wrapped: Opcode,
+        scope: &Scope<'a>,
+    ) -> PResult<Vec<Attribute>> {
+        let mut attrs = Vec::new();
+        let mut seen = SeenNames::default();
+        while self.lex.peek().kind == Tok::Comma {
+            let t2 = self.lex.peek2();
+            let name = AttrName::from_text(self.lex.text(t2));
+            let schema = if attr_kind(step, &name).is_some() {
+                step
+            } else {
+                wrapped
+            };
+            let (a, at) = self.parse_attr(schema, scope)?;
+            if !seen.insert(&a.name) {
+                return Err(
+                    self.error_at(at, format!("attribute `{}` given twice", a.name.as_str()))
+                );
+            }
+            attrs.push(a);
+        }
+        Ok(attrs)
+    }
+
     /// Builds the generic async representation of `op-start/-update/-done`.
     fn finish_short_async(
         &mut self,
@@ -312,18 +650,35 @@ impl<'a> Parser<'a> {
         shape_text: &'a str,
     ) -> PResult<InstrId> {
         if step != AsyncStep::Start {
-            instr.attrs = self.parse_attrs(instr.opcode, scope)?;
+            instr.attrs = self.parse_short_step_attrs(instr.opcode, wrapped, scope)?;
+            self.check_async_thread(&instr, scope, at)?;
             if instr.calls().is_some() {
                 return Err(
                     self.error_at(at, format!("{wrapped}-{} takes no calls=", step_name(step)))
                 );
             }
             let comp = self.async_chain(&instr, scope, at)?;
-            let root = self.comps[comp.index()].root_instr().opcode;
-            if root != wrapped {
-                return Err(
-                    self.error_at(at, format!("this async chain wraps {root}, not {wrapped}"))
-                );
+            let root = self.comps[comp.index()].root_instr();
+            if root.opcode != wrapped {
+                return Err(self.error_at(
+                    at,
+                    format!("this async chain wraps {}, not {wrapped}", root.opcode),
+                ));
+            }
+            // The wrapped op's attributes, when repeated here, must be the wrapped op's.
+            for a in &instr.attrs {
+                if attr_kind(instr.opcode, &a.name).is_none()
+                    && root.attr(&a.name) != Some(&a.value)
+                {
+                    return Err(self.error_at(
+                        at,
+                        format!(
+                            "async-{} expects its wrapped async computation to be identical to its operand's (`{}` differs)",
+                            step_name(step),
+                            a.name.as_str()
+                        ),
+                    ));
+                }
             }
             insert_calls(&mut instr.attrs, comp);
             return Ok(scope.add(instr, shape_text));
@@ -380,14 +735,121 @@ impl<'a> Parser<'a> {
         let mut root = Instruction::new("async_op", wrapped, result, params);
         root.attrs = wrapped_attrs;
         b.add(root);
-        let comp = b
+        let mut comp = b
             .build(None)
             .map_err(|e| self.error_at(at, e.to_string()))?;
+        // The wrapped computation runs on the thread the start names.
+        comp.execution_thread = start_attrs.iter().find_map(|a| match &a.value {
+            AttrValue::String(t) if a.name == AttrName::AsyncExecutionThread && t != "main" => {
+                Some(t.clone())
+            }
+            _ => None,
+        });
         let offsets = vec![at; comp.instrs.len()];
         let comp = self.push_generated(comp, offsets);
         instr.attrs = start_attrs;
         insert_calls(&mut instr.attrs, comp);
         Ok(scope.add(instr, shape_text))
+    }
+}
+
+/// Checks every tiled sharding (`devices=[2,2]0,1,2,3`, `devices=[2,2]<=[4]`,
+/// `devices=[4]<=[2,2]T(1,0)`) in a sharding's text: the device list, or the iota it is
+/// built from, has exactly one device per tile. Other forms are not inspected.
+pub(crate) fn check_sharding(text: &str) -> Result<(), String> {
+    fn ints(list: &str, what: &str) -> Result<Vec<i64>, String> {
+        list.split(',')
+            .map(str::trim)
+            .map(|x| {
+                x.parse::<i64>()
+                    .ok()
+                    .filter(|&v| v >= 0)
+                    .ok_or_else(|| format!("{what} must be non-negative integers, not `{x}`"))
+            })
+            .collect()
+    }
+    fn product(dims: &[i64]) -> Option<i64> {
+        dims.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))
+    }
+    const KEY: &str = "devices=[";
+    let mut rest = text;
+    while let Some(i) = rest.find(KEY) {
+        let after = &rest[i + KEY.len()..];
+        let close = after
+            .find(']')
+            .ok_or("expects ']' after the tile assignment dimensions")?;
+        let dims = ints(&after[..close], "tile assignment dimensions")?;
+        let shown = &after[..close];
+        let tiles = product(&dims).ok_or("the tile assignment has too many tiles")?;
+        let tail = &after[close + 1..];
+        if let Some(iota) = tail.strip_prefix("<=[") {
+            let c = iota
+                .find(']')
+                .ok_or("expects ']' after the iota reshape dimensions")?;
+            let reshape = ints(&iota[..c], "iota reshape dimensions")?;
+            if product(&reshape) != Some(tiles) {
+                return Err(format!(
+                    "sharding devices=[{shown}] has {tiles} tiles but its iota <=[{}] has {} devices",
+                    &iota[..c],
+                    product(&reshape).map_or("too many".to_string(), |n| n.to_string())
+                ));
+            }
+            let mut tail = &iota[c + 1..];
+            if let Some(t) = tail.strip_prefix("T(") {
+                let c = t.find(')').ok_or("expects ')' after the iota transpose")?;
+                let mut perm = ints(&t[..c], "iota transpose")?;
+                perm.sort_unstable();
+                if !perm.iter().enumerate().all(|(k, &p)| p == k as i64)
+                    || perm.len() != reshape.len()
+                {
+                    return Err(format!(
+                        "the iota transpose T({}) is not a permutation of its {} dimensions",
+                        &t[..c],
+                        reshape.len()
+                    ));
+                }
+                tail = &t[c + 1..];
+            }
+            rest = tail;
+        } else {
+            let end = tail
+                .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == ' '))
+                .unwrap_or(tail.len());
+            let list = tail[..end].trim();
+            let ids = if list.is_empty() {
+                Vec::new()
+            } else {
+                ints(list.trim_end_matches(','), "device ids")?
+            };
+            if ids.len() as i64 != tiles {
+                return Err(format!(
+                    "sharding devices=[{shown}] has {tiles} tiles but lists {} device ids",
+                    ids.len()
+                ));
+            }
+            let mut sorted = ids.clone();
+            sorted.sort_unstable();
+            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+                return Err(format!("sharding lists device {} twice", w[0]));
+            }
+            rest = &tail[end..];
+        }
+    }
+    Ok(())
+}
+
+/// A custom call's `api_version` must name one of XLA's calling conventions.
+fn check_api_version(v: &AttrValue) -> Result<(), String> {
+    match v {
+        AttrValue::Ident(s) => match s.as_str() {
+            "API_VERSION_ORIGINAL"
+            | "API_VERSION_STATUS_RETURNING"
+            | "API_VERSION_STATUS_RETURNING_UNIFIED"
+            | "API_VERSION_TYPED_FFI" => Ok(()),
+            "API_VERSION_UNSPECIFIED" => Err(format!("Invalid API version: {s}")),
+            _ => Err(format!("Unknown API version: {s}")),
+        },
+        _ => Err("expects an API version".to_string()),
     }
 }
 

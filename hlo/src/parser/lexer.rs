@@ -209,9 +209,10 @@ impl<'a> Lexer<'a> {
                             }
                         }
                     }
+                    // To the end of the line: `\n`, or `\r` alone (old Mac line ends).
                     Some(b'/') => {
                         self.pos = self.src[self.pos..]
-                            .find('\n')
+                            .find(['\n', '\r'])
                             .map_or(self.bytes.len(), |i| self.pos + i);
                     }
                     _ => return Ok(()),

@@ -10,9 +10,6 @@ mod module;
 mod shape;
 mod source_map;
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use crate::error::{LineCursor, Location, ParseError, ParseWarning};
 use crate::ir::{CompId, Computation, InstrId, Module};
 use crate::printer::PrintOptions;
@@ -75,30 +72,8 @@ pub fn parse_shape(text: &str) -> Result<Shape, ParseError> {
     Ok(s)
 }
 
-/// FxHash-style hasher for name tables (fast on short strings; never iterated for output).
-#[derive(Default)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-}
-
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// Hash map for name tables (fast on short strings; never iterated for output).
+pub(crate) type FxMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// Parser state.
 pub(crate) struct Parser<'a> {
@@ -127,6 +102,15 @@ pub(crate) struct Parser<'a> {
     meta_scratch: Vec<(std::borrow::Cow<'static, str>, crate::ir::MetaValue)>,
     /// Offsets of the instructions of finished computations.
     source_map: SourceMap,
+    /// Names given to instructions written inline as operands (`add.anon`, ...).
+    anon_names: std::collections::HashSet<String>,
+    /// Computations an `async-start` wraps (each may be wrapped by one chain only).
+    async_wrapped: std::collections::HashSet<CompId>,
+    /// Set while the operand list of a single instruction parsed on its own is next: its
+    /// operands become parameters.
+    implicit_operands: bool,
+    /// Parameters created for such operands so far.
+    implicit_params: usize,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -192,6 +176,10 @@ impl<'a> Parser<'a> {
             attr_scratch: Vec::new(),
             meta_scratch: Vec::new(),
             source_map: SourceMap::default(),
+            anon_names: std::collections::HashSet::new(),
+            async_wrapped: std::collections::HashSet::new(),
+            implicit_operands: false,
+            implicit_params: 0,
         }
     }
 

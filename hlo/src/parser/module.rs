@@ -11,8 +11,6 @@ use crate::ir::{
 
 /// Header attributes kept verbatim without a warning.
 const KNOWN_RAW_HEADER_ATTRS: &[&str] = &[
-    "input_output_alias",
-    "buffer_donor",
     "frontend_attributes",
     "allow_spmd_sharding_propagation_to_parameters",
     "allow_spmd_sharding_propagation_to_output",
@@ -27,6 +25,8 @@ impl<'a> Parser<'a> {
         if self.at_ident("HloModule") {
             self.lex.next();
             name = Some(self.parse_name("the module name")?.0.to_string());
+            // XLA accepts (and its older dumps write) a colon after the name.
+            self.eat(Tok::Colon);
             while self.eat(Tok::Comma) {
                 attrs.push(self.parse_module_attr()?);
             }
@@ -37,6 +37,9 @@ impl<'a> Parser<'a> {
             None
         };
         let mut entry: Option<CompId> = None;
+        if name.is_none() && stack_frames.is_none() && self.at_single_instruction() {
+            entry = Some(self.parse_single_instruction()?);
+        }
         loop {
             if self.lex.peek().kind == Tok::Eof {
                 break;
@@ -56,6 +59,7 @@ impl<'a> Parser<'a> {
         }
         self.uniquify_generated_names();
         let entry = entry.unwrap_or(CompId::from_index(self.comps.len() - 1));
+        self.uniquify_instruction_names(entry);
         let name = name.unwrap_or_else(|| format!("module_{}", self.comps[entry.index()].name));
         let mut module = Module::new(name, std::mem::take(&mut self.comps), entry)
             .map_err(|e| self.error_at(0, e.to_string()))?;
@@ -63,6 +67,59 @@ impl<'a> Parser<'a> {
         module.stack_frames = stack_frames;
         module.source_style = self.style.options();
         Ok(module)
+    }
+
+    /// True when the text is one instruction rather than computations: it starts with
+    /// `name =` or with a shape (XLA's canonical instruction text, without a name).
+    fn at_single_instruction(&mut self) -> bool {
+        let t = self.lex.peek();
+        let named = matches!(t.kind, Tok::Name | Tok::Ident)
+            && !self.at_ident("ENTRY")
+            && self.lex.peek2().kind == Tok::Equal;
+        named || self.at_shape()
+    }
+
+    /// One instruction on its own (`%m = f32[2] multiply(f32[2] %x, f32[2] %y)`, or
+    /// `f32[2] multiply(f32[2], f32[2])`): an entry computation whose parameters are the
+    /// instruction's operands and whose root is the instruction.
+    fn parse_single_instruction(&mut self) -> PResult<CompId> {
+        let at = self.lex.offset();
+        let mut scope = Scope {
+            builder: ComputationBuilder::with_capacity("entry", 4),
+            names: FxMap::default(),
+            root: None,
+            shape_text: Vec::new(),
+            at,
+            offsets: Vec::new(),
+        };
+        let name = if self.at_shape() {
+            "instr".to_string()
+        } else {
+            let (name, _) = self.parse_name("an instruction name")?;
+            self.expect(Tok::Equal, "expected '=' after the instruction name")?;
+            name.to_string()
+        };
+        let shape = if self.at_shape() {
+            Some(self.parse_result_shape()?)
+        } else {
+            None
+        };
+        self.implicit_operands = true;
+        let id = self.parse_instruction_rhs(&mut scope, name, shape, false)?;
+        self.implicit_operands = false;
+        self.expect(
+            Tok::Eof,
+            "Expected eof after a single instruction (a module needs its computations in braces)",
+        )?;
+        let comp = scope
+            .builder
+            .build(Some(id))
+            .map_err(|e| self.error_at(at, e.to_string()))?;
+        let cid = CompId::from_index(self.comps.len());
+        self.comps.push(comp);
+        self.source_map.push(scope.offsets);
+        self.comp_names.insert("entry", cid);
+        Ok(cid)
     }
 
     fn parse_module_attr(&mut self) -> PResult<ModuleAttr> {
@@ -75,6 +132,16 @@ impl<'a> Parser<'a> {
             }
             "replica_count" | "num_partitions" => ModuleAttrValue::Int(self.parse_i64()?),
             "entry_computation_layout" => ModuleAttrValue::Layout(self.parse_computation_layout()?),
+            // Checked here, kept as written.
+            "input_output_alias" | "buffer_donor" => {
+                let start = self.lex.offset();
+                if name == "input_output_alias" {
+                    self.parse_input_output_alias()?;
+                } else {
+                    self.parse_buffer_donor()?;
+                }
+                ModuleAttrValue::Raw(self.src[start..self.lex.prev_end()].to_string())
+            }
             _ => {
                 if !KNOWN_RAW_HEADER_ATTRS.contains(&name) {
                     self.warn_at(
@@ -89,6 +156,91 @@ impl<'a> Parser<'a> {
             name: name.to_string(),
             value,
         })
+    }
+
+    /// `{ {output index}: (parameter, {parameter index}, must-alias|may-alias?), ... }`
+    /// (the kind is optional). Error wording follows XLA's.
+    fn parse_input_output_alias(&mut self) -> PResult<()> {
+        self.expect(Tok::LBrace, "expects '{' to start input_output_alias")?;
+        if self.eat(Tok::RBrace) {
+            return Ok(());
+        }
+        loop {
+            self.parse_shape_index()?;
+            self.expect(Tok::Colon, "expects ':' after the output ShapeIndex")?;
+            self.expect(Tok::LParen, "expects '(' before the aliased parameter")?;
+            self.parse_alias_int()?;
+            self.expect(Tok::Comma, "expects ',' after the parameter number")?;
+            self.parse_shape_index()?;
+            if self.eat(Tok::Comma) {
+                let t = self.lex.peek();
+                if t.kind != Tok::Ident || !matches!(self.lex.text(t), "must-alias" | "may-alias") {
+                    return Err(self.error_token(t, "expects must-alias or may-alias"));
+                }
+                self.lex.next();
+            }
+            self.expect(Tok::RParen, "expects ')' at the end of an alias")?;
+            if self.eat(Tok::Comma) {
+                continue;
+            }
+            self.expect(
+                Tok::RBrace,
+                "Expects '}' at the end of aliasing description",
+            )?;
+            return Ok(());
+        }
+    }
+
+    /// `{ (parameter, {parameter index}), ... }`.
+    fn parse_buffer_donor(&mut self) -> PResult<()> {
+        self.expect(Tok::LBrace, "expects '{' to start buffer_donor")?;
+        if self.eat(Tok::RBrace) {
+            return Ok(());
+        }
+        loop {
+            self.expect(Tok::LParen, "expects '(' before a buffer donor")?;
+            self.parse_alias_int()?;
+            self.expect(Tok::Comma, "expects ',' after the parameter number")?;
+            self.parse_shape_index()?;
+            self.expect(Tok::RParen, "expects ')' at the end of a buffer donor")?;
+            if self.eat(Tok::Comma) {
+                continue;
+            }
+            self.expect(
+                Tok::RBrace,
+                "Expects '}' at the end of buffer donor description",
+            )?;
+            return Ok(());
+        }
+    }
+
+    /// A non-negative integer (parameter number or index).
+    fn parse_alias_int(&mut self) -> PResult<i64> {
+        let t = self.lex.peek();
+        if t.kind != Tok::Int {
+            return Err(self.error_token(t, "expects integer"));
+        }
+        let v = self.parse_i64()?;
+        if v < 0 {
+            return Err(self.error_at(t.start, "expects a non-negative integer"));
+        }
+        Ok(v)
+    }
+
+    /// `{i, j, ...}` (possibly empty).
+    fn parse_shape_index(&mut self) -> PResult<()> {
+        self.expect(Tok::LBrace, "Expects '{' at the start of ShapeIndex")?;
+        if self.eat(Tok::RBrace) {
+            return Ok(());
+        }
+        loop {
+            self.parse_alias_int()?;
+            if self.eat(Tok::Comma) {
+                continue;
+            }
+            self.expect(Tok::RBrace, "Expects '}' at the end of ShapeIndex")?;
+            return Ok(());
+        }
     }
 
     /// `{(shape, ...)->shape}`.
@@ -303,6 +455,57 @@ impl<'a> Parser<'a> {
             self.comps[id.index()].name = name;
         }
         self.uniquify_generated_instruction_names(&generated);
+    }
+
+    /// Makes instruction names unique in the module, as XLA's parser does when it adds each
+    /// computation to the module: a name that another computation already uses is renamed
+    /// (`p0` becomes `p0.1`). The entry computation keeps its names (the ones users name
+    /// on the command line); the other computations are taken in text order. Names within
+    /// one computation are already distinct (a repeat there is an error).
+    fn uniquify_instruction_names(&mut self, entry: CompId) {
+        let total: usize = self.comps.iter().map(|c| c.instrs.len()).sum();
+        // Nearly always nothing clashes: find out without copying the names.
+        {
+            let mut seen: super::FxMap<&str, ()> =
+                super::FxMap::with_capacity_and_hasher(total, Default::default());
+            let clash = self
+                .comps
+                .iter()
+                .flat_map(|c| c.instrs.iter())
+                .any(|i| seen.insert(i.name.as_str(), ()).is_some());
+            if !clash {
+                return;
+            }
+        }
+        let mut taken: HashSet<String> = HashSet::with_capacity(total);
+        let mut clashes = Vec::new();
+        let order = std::iter::once(entry.index())
+            .chain((0..self.comps.len()).filter(|&i| i != entry.index()));
+        for ci in order {
+            let c = &self.comps[ci];
+            let mut mine = Vec::new();
+            for (ii, instr) in c.instrs.iter().enumerate() {
+                if taken.contains(&instr.name) {
+                    clashes.push((ci, ii));
+                } else {
+                    mine.push(instr.name.clone());
+                }
+            }
+            taken.extend(mine);
+        }
+        let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for (ci, ii) in clashes {
+            let base = self.comps[ci].instrs[ii].name.clone();
+            let n = next.entry(base.clone()).or_insert(1);
+            let mut name = format!("{base}.{n}");
+            while taken.contains(&name) {
+                *n += 1;
+                name = format!("{base}.{n}");
+            }
+            *n += 1;
+            taken.insert(name.clone());
+            self.comps[ci].instrs[ii].name = name;
+        }
     }
 
     /// Gives the instructions of generated computations (`async_param`, `async_op`, the

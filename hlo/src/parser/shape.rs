@@ -120,16 +120,24 @@ impl<'a> Parser<'a> {
     /// An int, or `*` for a combined tile dimension.
     fn parse_tile_dim(&mut self) -> PResult<i64> {
         if self.eat(Tok::Star) {
-            Ok(TILE_COMBINE_DIMENSION)
-        } else {
-            self.parse_i64()
+            return Ok(TILE_COMBINE_DIMENSION);
         }
+        let at = self.lex.offset();
+        let d = self.parse_i64()?;
+        if d <= 0 {
+            return Err(self.error_at(at, "a tile dimension must be positive (or `*`)"));
+        }
+        Ok(d)
     }
 
-    /// `(` int `)`.
+    /// `(` non-negative int `)`.
     fn parse_paren_int(&mut self) -> PResult<i64> {
         self.expect(Tok::LParen, "expected '('")?;
+        let at = self.lex.offset();
         let v = self.parse_i64()?;
+        if v < 0 {
+            return Err(self.error_at(at, "a layout field must not be negative"));
+        }
         self.expect(Tok::RParen, "expected ')'")?;
         Ok(v)
     }
@@ -177,7 +185,17 @@ impl<'a> Parser<'a> {
                         self.lex.next();
                         self.expect(Tok::LParen, "expected '(' after D")?;
                         while !self.eat(Tok::RParen) {
-                            let t = self.expect(Tok::Ident, "expected a dimension level type")?;
+                            let t = self.lex.peek();
+                            // Dense, compressed, singleton, loose compressed.
+                            if t.kind != Tok::Ident
+                                || !matches!(self.lex.text(t), "D" | "C" | "S" | "H")
+                            {
+                                return Err(self.error_token(
+                                    t,
+                                    "expected a DimLevelType abbreviation (D, C, S or H)",
+                                ));
+                            }
+                            self.lex.next();
                             let mut s = self.lex.text(t).to_string();
                             loop {
                                 if self.eat(Tok::Plus) {
@@ -263,7 +281,14 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.expect(Tok::RBrace, "expected '}' at the end of the layout")?;
+        let close = self.expect(Tok::RBrace, "expected '}' at the end of the layout")?;
+        let sparse = l.dim_level_types.iter().any(|d| !d.starts_with('D'));
+        if l.physical_shape.is_some() && !sparse {
+            return Err(self.error_at(
+                close.start,
+                "Layout has physical shape, but is not for a sparse array",
+            ));
+        }
         Ok(Layout::with_suffixes(minor_to_major, l))
     }
 }

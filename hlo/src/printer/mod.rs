@@ -133,7 +133,12 @@ fn expandable(comp: &Computation, caller: &Computation, start: InstrId) -> bool 
     let start = caller.instr(start);
     let root = comp.root_instr();
     let params = comp.parameters();
-    comp.execution_thread().is_none()
+    // The parser gives a generated computation the thread its start names.
+    let thread = match start.attr(&crate::AttrName::AsyncExecutionThread) {
+        Some(crate::AttrValue::String(t)) if t != "main" => Some(t.as_str()),
+        _ => None,
+    };
+    comp.execution_thread() == thread
         && comp.instruction_count() == params.len() + 1
         && root.opcode() != Opcode::Parameter
         && root.opcode() != Opcode::Constant

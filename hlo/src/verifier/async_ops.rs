@@ -1,6 +1,7 @@
-//! The async rules of seed 001: a chain `async-start -> async-update* -> async-done`
+//! The rules of asynchronous chains: a chain `async-start -> async-update* -> async-done`
 //! shares one wrapped computation; each start and update has exactly one user, the next
-//! step of its chain; an op with its own -start/-done pair is not wrapped.
+//! step of its chain; an op with its own -start/-done pair (`copy-start`, `all-reduce-start`,
+//! `send`, ...) is not wrapped.
 
 use super::structure::Sink;
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
@@ -94,6 +95,67 @@ pub(super) fn check(
                     if is_root { " and is the root" } else { "" }
                 ),
             );
+        }
+    }
+}
+
+/// The `-done` of a legacy asynchronous pair's start.
+fn legacy_done(op: Opcode) -> Option<Opcode> {
+    Some(match op {
+        Opcode::CopyStart => Opcode::CopyDone,
+        Opcode::AllReduceStart => Opcode::AllReduceDone,
+        Opcode::AllGatherStart => Opcode::AllGatherDone,
+        Opcode::CollectivePermuteStart => Opcode::CollectivePermuteDone,
+        _ => return None,
+    })
+}
+
+/// The legacy asynchronous pairs (`copy-start`/`copy-done`, `all-reduce-start`,
+/// `all-gather-start`, `collective-permute-start`): a start has exactly one user, its
+/// `-done`, and a `-done` takes its start. (`send`/`recv` are not held to this: pipelined
+/// loops pass them through tuples.)
+pub(super) fn check_legacy_pair(
+    cid: CompId,
+    comp: &Computation,
+    id: InstrId,
+    instr: &Instruction,
+    sink: &mut Sink<'_>,
+) {
+    let op = instr.opcode();
+    if let Some(done) = legacy_done(op) {
+        let users = instr.users();
+        let ok = users.len() == 1 && comp.get(users[0]).is_some_and(|u| u.opcode() == done);
+        if !ok {
+            sink.at(
+                cid,
+                id,
+                format!(
+                    "{op} instruction requires one consumer, a {done}, found {}",
+                    users.len()
+                ),
+            );
+        }
+    }
+    let start = [
+        Opcode::CopyStart,
+        Opcode::AllReduceStart,
+        Opcode::AllGatherStart,
+        Opcode::CollectivePermuteStart,
+    ]
+    .into_iter()
+    .find(|&s| legacy_done(s) == Some(op));
+    if let Some(start) = start {
+        if let Some(p) = instr.operand(0).and_then(|o| comp.get(o)) {
+            if p.opcode() != start {
+                sink.at(
+                    cid,
+                    id,
+                    format!(
+                        "The operand of a {op} instruction needs to be {start}, found {}",
+                        p.opcode()
+                    ),
+                );
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The HLO verifier: structure (unique names, operands defined before use, no cycles,
 //! dense parameters, a root), shape inference for every opcode ([`infer_shape`]), valid
-//! layouts, called computations' signatures, and the async rules of seed 001.
+//! layouts, called computations' signatures, and the rules of async chains (one wrapped
+//! computation per chain, one user per start and update, no wrapping of an op that has
+//! its own `-start`/`-done` pair).
 //!
 //! [`verify`] reports every error it finds, each tied to its computation and instruction;
 //! [`verify_parsed`] adds the source line of instructions parsed from text.
@@ -21,6 +23,7 @@ mod structure;
 
 use std::fmt;
 
+pub(crate) use infer::infer_written_shape;
 pub use infer::{infer_shape, InferError};
 
 use crate::ir::{CompId, InstrId, Module};

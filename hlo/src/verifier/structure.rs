@@ -310,6 +310,7 @@ fn verify_computation<'m>(
         if instr.opcode().is_async() || is_async_step(instr.opcode()) {
             async_ops::check(module, cid, comp, id, instr, sink);
         }
+        async_ops::check_legacy_pair(cid, comp, id, instr, sink);
     }
     if n_params != comp.parameters().len() {
         sink.comp(

@@ -2,7 +2,7 @@
 //! forward references, bad layouts, broken parameter lists; and `infer_shape` as a pass
 //! would call it.
 
-use super::{infer_shape, verify};
+use super::{infer_shape, verify, InferError};
 use crate::attrs::{AttrName, AttrValue};
 use crate::ir::{ComputationBuilder, InstrId, Instruction, Module};
 use crate::shape::{ElementType, Layout, Shape};
@@ -193,8 +193,48 @@ fn infer_shape_of_reduce_slice_and_concatenate() {
         Ok(Shape::array(ElementType::F32, vec![24, 8]))
     );
     let scan = Instruction::new("sc", Opcode::Scan, Shape::tuple(vec![]), vec![]);
-    assert!(infer_shape(&m, &scan, &[&a])
-        .unwrap_err()
-        .0
-        .starts_with("unsupported"));
+    let err = infer_shape(&m, &scan, &[&a]).unwrap_err();
+    assert_eq!(err, InferError::Unsupported(Opcode::Scan));
+    assert!(err.to_string().starts_with("unsupported"));
+    // A broken rule is `Invalid`, its message the rule.
+    let bad = Instruction::new("bad", Opcode::Add, Shape::tuple(vec![]), vec![]);
+    let b = Shape::array(ElementType::F32, vec![3]);
+    let err = infer_shape(&m, &bad, &[&a, &b]).unwrap_err();
+    assert!(matches!(err, InferError::Invalid(_)), "{err:?}");
+}
+
+#[test]
+fn names_are_unique_in_a_module() {
+    // The parser renames a name a later computation repeats; a module built in code is
+    // checked.
+    let mut h = ComputationBuilder::new("helper");
+    h.add(Instruction::parameter("a", 0, f32v(4)));
+    let helper = h.build(None).unwrap();
+    let mut b = ComputationBuilder::new("main");
+    b.add(Instruction::parameter("a", 0, f32v(4)));
+    let main = b.build(None).unwrap();
+    let m = Module::new("m", vec![helper, main], CompId::from_index(1)).unwrap();
+    let msgs = messages(&m);
+    assert!(
+        msgs.iter()
+            .any(|e| e.contains("instruction name `a` is used twice")),
+        "{msgs:?}"
+    );
+    let parsed = crate::parse_module(
+        "HloModule m\n\nhelper {\n  ROOT a = f32[4] parameter(0)\n}\n\nENTRY main {\n  ROOT a = f32[4] parameter(0)\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        parsed.entry().root_instr().name(),
+        "a",
+        "the entry keeps its names"
+    );
+    assert_eq!(
+        parsed
+            .computation(CompId::from_index(0))
+            .root_instr()
+            .name(),
+        "a.1"
+    );
+    assert_eq!(messages(&parsed), Vec::<String>::new());
 }

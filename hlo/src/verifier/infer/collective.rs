@@ -21,6 +21,10 @@ fn group_size(ctx: &Ctx<'_>) -> Result<Option<i64>, String> {
             Ok(Some(n as i64))
         }
         Some(ReplicaGroups::Iota { group_size, .. }) => Ok(Some(*group_size)),
+        Some(g @ ReplicaGroups::Mesh { .. }) => g
+            .group_size()
+            .map(Some)
+            .ok_or_else(|| format!("replica groups {g} name an axis the mesh does not have")),
     }
 }
 
@@ -206,10 +210,23 @@ pub(super) fn collective_permute_start(ctx: &Ctx<'_>) -> R {
     ctx.min_arity(1)?;
     let d = ctx.declared();
     let t = d.tuple_shapes();
-    if t.len() < 2 || !same_shape(&t[0], ctx.ops[0]) || !same_shape(&t[1], ctx.ops[0]) {
+    // One operand: (operand, result, context...). Several (combined): ((operands),
+    // (results), context...). In place (input, output, input offsets, output offsets):
+    // (input, output, context...).
+    let all = Shape::tuple(ctx.ops.iter().map(|s| strip_layouts(s)).collect());
+    let in_place = ctx.ops.len() == 4 && ctx.ops[2].is_tuple();
+    let (operand, result) = if in_place {
+        (ctx.ops[0], ctx.ops[1])
+    } else if ctx.ops.len() == 1 {
+        (ctx.ops[0], ctx.ops[0])
+    } else {
+        (&all, &all)
+    };
+    if t.len() < 2 || !same_shape(&t[0], operand) || !same_shape(&t[1], result) {
         return Err(format!(
-            "collective-permute-start's shape must be (operand, result, context...) with operand and result {}, not {}",
-            show(ctx.ops[0]),
+            "collective-permute-start's shape must be ({}, {}, context...), not {}",
+            show(operand),
+            show(result),
             show(d)
         ));
     }

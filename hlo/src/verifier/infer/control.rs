@@ -26,6 +26,18 @@ pub(super) fn conditional(ctx: &Ctx<'_>) -> R {
     )?;
     let sel = ctx.ops[0];
     let by_pred = sel.element_type() == Some(ElementType::Pred);
+    if by_pred
+        && ctx
+            .instr
+            .attr(&crate::AttrName::BranchComputations)
+            .is_some()
+    {
+        return Err(
+            "unexpected attribute \"branch_computations\": a conditional on a pred \
+                    takes true_computation= and false_computation="
+                .into(),
+        );
+    }
     let ok_sel = sel.rank() == 0
         && match sel.element_type() {
             Some(ElementType::Pred) => branches.len() == 2,
@@ -139,6 +151,26 @@ pub(super) fn custom_call(ctx: &Ctx<'_>) -> R {
         ctx.signature(c)?;
     }
     aliasing(ctx)?;
+    if let Some(crate::AttrValue::Shapes(constraints)) =
+        ctx.instr.attr(&crate::AttrName::OperandLayoutConstraints)
+    {
+        if constraints.len() != ctx.ops.len() {
+            return Err(format!(
+                "Expected {} operand layout constraints, {} given",
+                ctx.ops.len(),
+                constraints.len()
+            ));
+        }
+        for (i, (c, op)) in constraints.iter().zip(ctx.ops).enumerate() {
+            if !same_shape(c, op) {
+                return Err(format!(
+                    "operand layout constraint {} for operand {i} is not compatible with operand shape {}",
+                    show(c),
+                    show(op)
+                ));
+            }
+        }
+    }
     Ok(Inferred::Declared)
 }
 
@@ -148,6 +180,23 @@ pub(super) fn async_start(ctx: &Ctx<'_>) -> R {
     let c = ctx.required_comp(ctx.instr.calls(), "calls=")?;
     let sig = ctx.signature(c)?;
     sig.expect_params(ctx.ops, "async computation")?;
+    let thread = match ctx.instr.attr(&crate::AttrName::AsyncExecutionThread) {
+        Some(crate::AttrValue::String(t)) => t.as_str(),
+        _ => "main",
+    };
+    // A computation that names no thread takes its start's; one that names a thread must
+    // name the start's.
+    let runs_on = ctx
+        .module
+        .computation(c)
+        .and_then(|comp| comp.execution_thread.as_deref())
+        .unwrap_or(thread);
+    if thread != runs_on {
+        return Err(format!(
+            "async_execution_thread is {thread} but the wrapped computation `{}` runs on {runs_on}",
+            sig.name
+        ));
+    }
     let d = ctx.declared();
     let t = d.tuple_shapes();
     if !d.is_tuple() || t.len() < 2 || !t[0].is_tuple() {

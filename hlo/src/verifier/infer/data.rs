@@ -30,6 +30,12 @@ pub(super) fn iota(ctx: &Ctx<'_>) -> R {
     if d.dims().is_empty() {
         return Err("iota needs a result of rank at least 1".into());
     }
+    if d.element_type() == ElementType::Pred {
+        return Err("iota of pred is not allowed: expected a number type, got PRED".into());
+    }
+    if *i < 0 {
+        return Err(format!("iota_dimension {i} is negative"));
+    }
     dim(*i, d.dims().len(), "iota_dimension")?;
     Ok(Inferred::Declared)
 }
@@ -103,11 +109,26 @@ pub(super) fn dynamic_reshape(ctx: &Ctx<'_>) -> R {
             ctx.ops.len() - 1
         ));
     }
-    if let Some(i) = (1..ctx.ops.len()).find(|&i| !is_int_scalar(ctx.ops[i])) {
-        return Err(format!("size operand {i} must be an integer scalar"));
+    if let Some(i) = (1..ctx.ops.len()).find(|&i| {
+        !is_int_scalar(ctx.ops[i]) || ctx.ops[i].element_type() != Some(ElementType::S32)
+    }) {
+        return Err(format!(
+            "size operand {i} of dynamic-reshape must be s32[], not {}",
+            show(ctx.ops[i])
+        ));
     }
     if a.element_type() != d.element_type() {
         return Err("dynamic-reshape changes the element type".into());
+    }
+    // Counted at the bounds: a dynamic dimension holds at most its bound.
+    let count = |dims: &[i64]| dims.iter().try_fold(1i64, |acc, &x| acc.checked_mul(x));
+    let unbounded = a.dims().contains(&UNBOUNDED_SIZE) || d.dims().contains(&UNBOUNDED_SIZE);
+    if !unbounded && count(a.dims()) != count(d.dims()) {
+        return Err(format!(
+            "dynamic-reshape from {} to {} changes the number of elements (at their bounds)",
+            show(ctx.ops[0]),
+            show(ctx.declared())
+        ));
     }
     Ok(Inferred::Declared)
 }

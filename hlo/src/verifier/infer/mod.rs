@@ -15,18 +15,42 @@ mod gather_scatter;
 mod misc;
 mod reduce;
 
-use crate::ir::{CompId, Instruction, Module};
+use crate::ir::{CompId, Computation, Instruction, Module};
 use crate::opcode::Opcode;
 use crate::shape::{ArrayShape, ElementType, Shape};
 
-/// Why an instruction's shape cannot be inferred: operands or attributes break XLA's rules.
+/// Why an instruction's shape cannot be inferred.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct InferError(pub String);
+pub enum InferError {
+    /// The operands, attributes or called computations break XLA's shape rules; the
+    /// message says which rule.
+    #[error("{0}")]
+    Invalid(String),
+    /// Shape inference for this opcode is not implemented (the verifier accepts the
+    /// declared shape of such an instruction).
+    #[error("unsupported: shape inference for `{0}` is not implemented")]
+    Unsupported(Opcode),
+}
 
-impl From<String> for InferError {
-    fn from(s: String) -> InferError {
-        InferError(s)
+/// Where inference finds the computations an instruction calls: a module, or the
+/// computations the parser has finished so far.
+pub(crate) trait Computations {
+    /// The computation `id`, if it exists.
+    fn computation(&self, id: CompId) -> Option<&Computation>;
+}
+
+impl Computations for Module {
+    fn computation(&self, id: CompId) -> Option<&Computation> {
+        self.get_computation(id)
+    }
+}
+
+/// Computations indexed by their [`CompId`] (the parser's finished computations).
+struct CompSlice<'a>(&'a [Computation]);
+
+impl Computations for CompSlice<'_> {
+    fn computation(&self, id: CompId) -> Option<&Computation> {
+        self.0.get(id.index())
     }
 }
 
@@ -69,11 +93,68 @@ pub fn infer_shape(
         instr,
         ops: operands,
     };
-    Ok(match infer(&ctx)? {
+    let inferred = infer(&ctx).map_err(|m| {
+        if is_unsupported(instr.opcode()) {
+            InferError::Unsupported(instr.opcode())
+        } else {
+            InferError::Invalid(m)
+        }
+    })?;
+    Ok(match inferred {
         Inferred::Shape(s) => s,
         Inferred::Like(i, et) => Shape::array(et, operands[i].dims().to_vec()),
         Inferred::Operand(i) => strip_layouts(operands[i]),
         Inferred::Declared => strip_layouts(instr.shape()),
+    })
+}
+
+/// The result shape of an instruction written without one (XLA's text allows that where
+/// the shape follows from the operands), with `comps` the computations parsed so far.
+/// `Ok(None)` when the opcode's result is part of its specification (`reshape`,
+/// `broadcast`, `parameter`, `custom-call`, ...): the text must then state it.
+pub(crate) fn infer_written_shape(
+    comps: &[Computation],
+    instr: &Instruction,
+    operands: &[&Shape],
+) -> Result<Option<Shape>, String> {
+    use Opcode as O;
+    // The result of these is an input of the operation, not a consequence of its operands.
+    let declared = matches!(
+        instr.opcode(),
+        O::Parameter
+            | O::Constant
+            | O::Reshape
+            | O::DynamicReshape
+            | O::Broadcast
+            | O::Convert
+            | O::BitcastConvert
+            | O::Bitcast
+            | O::Iota
+            | O::Rng
+            | O::RngBitGenerator
+            | O::RngGetAndUpdateState
+            | O::CustomCall
+            | O::Infeed
+            | O::Recv
+            | O::CopyStart
+            | O::CollectivePermuteStart
+            | O::AllGatherStart
+            | O::AsyncStart
+    );
+    if declared || is_unsupported(instr.opcode()) {
+        return Ok(None);
+    }
+    let comps = CompSlice(comps);
+    let ctx = Ctx {
+        module: &comps,
+        instr,
+        ops: operands,
+    };
+    Ok(match infer(&ctx)? {
+        Inferred::Shape(s) => Some(s),
+        Inferred::Like(i, et) => Some(Shape::array(et, operands[i].dims().to_vec())),
+        Inferred::Operand(i) => Some(strip_layouts(operands[i])),
+        Inferred::Declared => None,
     })
 }
 
@@ -92,7 +173,7 @@ fn strip_layouts(s: &Shape) -> Shape {
 
 /// Everything inference looks at for one instruction.
 pub(crate) struct Ctx<'a> {
-    pub module: &'a Module,
+    pub module: &'a dyn Computations,
     pub instr: &'a Instruction,
     pub ops: &'a [&'a Shape],
 }
@@ -175,9 +256,9 @@ pub(crate) struct Signature<'a> {
     pub result: &'a Shape,
 }
 
-pub(crate) fn signature(module: &Module, id: CompId) -> Result<Signature<'_>, String> {
+pub(crate) fn signature(module: &dyn Computations, id: CompId) -> Result<Signature<'_>, String> {
     let c = module
-        .get_computation(id)
+        .computation(id)
         .ok_or_else(|| format!("calls computation {} which does not exist", id.index()))?;
     let root = c
         .get(c.root())

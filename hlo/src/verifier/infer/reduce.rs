@@ -202,10 +202,21 @@ pub(super) fn window_output(dims: &[i64], w: &Window) -> Result<Vec<i64>, String
     Ok(out)
 }
 
+/// The `window=` attribute; a scalar operand needs none (its window has no dimensions).
+fn window_or_empty<'a>(ctx: &Ctx<'a>) -> Result<&'a Window, String> {
+    static EMPTY: std::sync::OnceLock<Window> = std::sync::OnceLock::new();
+    match ctx.instr.window() {
+        Some(w) => Ok(w),
+        None if ctx.ops.first().is_some_and(|s| s.dims().is_empty()) => {
+            Ok(EMPTY.get_or_init(Window::default))
+        }
+        None => Err(format!("{} needs window=", ctx.instr.opcode())),
+    }
+}
+
 pub(super) fn reduce_window(ctx: &Ctx<'_>) -> R {
     let (k, inits, values) = inputs_and_inits(ctx)?;
-    let w = ctx.required(ctx.instr.window(), "window=")?;
-    let out = window_output(ctx.ops[0].dims(), w)?;
+    let out = window_output(ctx.ops[0].dims(), window_or_empty(ctx)?)?;
     let comp = ctx.required_comp(ctx.instr.to_apply(), "to_apply=")?;
     check_reducer_values(ctx, comp, &inits, &values, "reducer")?;
     let shapes = inits
@@ -227,8 +238,7 @@ pub(super) fn select_and_scatter(ctx: &Ctx<'_>) -> R {
             show(init)
         ));
     }
-    let w = ctx.required(ctx.instr.window(), "window=")?;
-    let out = window_output(a.dims(), w)?;
+    let out = window_output(a.dims(), window_or_empty(ctx)?)?;
     if out != src.dims() {
         return Err(format!(
             "the source {} does not match the window's output over the operand ({})",

@@ -191,6 +191,7 @@ pub mod parser;
 pub mod pass;
 pub mod printer;
 pub mod shape;
+pub mod source_map;
 mod text;
 pub mod verifier;
 

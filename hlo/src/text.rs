@@ -1,4 +1,44 @@
-//! C-style string escaping as XLA does it (absl's `CEscape` / `CUnescape`).
+//! What the IR, the parser and the printer share about the text format: its conventions
+//! ([`PrintOptions`], which a parsed module remembers as its source style) and C-style
+//! string escaping as XLA does it (absl's `CEscape` / `CUnescape`).
+
+/// Text conventions of the printer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PrintOptions {
+    /// Print `%` before instruction and computation names.
+    pub sigils: bool,
+    /// Print each operand's shape before its name (`f32[2]{0} %x`).
+    pub operand_shapes: bool,
+    /// Print `/*index=N*/` every five operands.
+    pub index_comments: bool,
+    /// Print computation signatures (`%c (p: f32[]) -> f32[] {`).
+    pub signatures: bool,
+}
+
+impl Default for PrintOptions {
+    /// XLA's default `ToString()` conventions: everything on.
+    fn default() -> Self {
+        PrintOptions {
+            sigils: true,
+            operand_shapes: true,
+            index_comments: true,
+            signatures: true,
+        }
+    }
+}
+
+impl PrintOptions {
+    /// The conventions of JAX's `as_hlo_text()` (XLA's `ShortParsable`): no sigils, no
+    /// operand shapes, no index comments, no signatures.
+    pub fn short() -> PrintOptions {
+        PrintOptions {
+            sigils: false,
+            operand_shapes: false,
+            index_comments: false,
+            signatures: false,
+        }
+    }
+}
 
 /// Appends `s` quoted with `"` and escaped like absl's `CEscape`: `\n \r \t \" \' \\`,
 /// other bytes outside printable ASCII as three-digit octal.

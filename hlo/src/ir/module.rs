@@ -1,7 +1,7 @@
 //! Modules: header attributes, stack frame tables, computations and the entry.
 
 use super::{CompId, Computation, IrError, StackFrameIndex};
-use crate::printer::PrintOptions;
+use crate::text::PrintOptions;
 use crate::shape::Shape;
 
 /// `entry_computation_layout={(params...)->result}`.

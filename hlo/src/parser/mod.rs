@@ -8,14 +8,13 @@ mod lexer;
 mod literal;
 mod module;
 mod shape;
-mod source_map;
 
 use crate::error::{LineCursor, Location, ParseError, ParseWarning};
 use crate::ir::{CompId, Computation, InstrId, Module};
-use crate::printer::PrintOptions;
 use crate::shape::Shape;
+pub use crate::source_map::{LineIndex, Parsed, SourceMap};
+use crate::text::PrintOptions;
 use lexer::{Lexer, Tok, Token};
-pub use source_map::{LineIndex, SourceMap};
 
 /// Options of [`parse_module_with`].
 #[derive(Clone, Debug)]
@@ -33,17 +32,6 @@ impl Default for ParseOptions {
             max_depth: 128,
         }
     }
-}
-
-/// A parsed module and the warnings collected while parsing it.
-#[derive(Clone, Debug)]
-pub struct Parsed {
-    /// The module.
-    pub module: Module,
-    /// Warnings (unknown attributes kept verbatim, ...), in source order.
-    pub warnings: Vec<ParseWarning>,
-    /// Where each instruction was written.
-    pub source_map: SourceMap,
 }
 
 /// Parses HLO module text (with or without `%` sigils, with or without an `HloModule`

@@ -11,43 +11,7 @@ use crate::opcode::Opcode;
 use crate::shape::Shape;
 use crate::text::write_quoted;
 
-/// Text conventions of the printer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PrintOptions {
-    /// Print `%` before instruction and computation names.
-    pub sigils: bool,
-    /// Print each operand's shape before its name (`f32[2]{0} %x`).
-    pub operand_shapes: bool,
-    /// Print `/*index=N*/` every five operands.
-    pub index_comments: bool,
-    /// Print computation signatures (`%c (p: f32[]) -> f32[] {`).
-    pub signatures: bool,
-}
-
-impl Default for PrintOptions {
-    /// XLA's default `ToString()` conventions: everything on.
-    fn default() -> Self {
-        PrintOptions {
-            sigils: true,
-            operand_shapes: true,
-            index_comments: true,
-            signatures: true,
-        }
-    }
-}
-
-impl PrintOptions {
-    /// The conventions of JAX's `as_hlo_text()` (XLA's `ShortParsable`): no sigils, no
-    /// operand shapes, no index comments, no signatures.
-    pub fn short() -> PrintOptions {
-        PrintOptions {
-            sigils: false,
-            operand_shapes: false,
-            index_comments: false,
-            signatures: false,
-        }
-    }
-}
+pub use crate::text::PrintOptions;
 
 /// Prints a module in XLA's text, in the conventions it was parsed with
 /// ([`Module::source_style`]: `%` sigils or not, operand shapes or not); modules built in

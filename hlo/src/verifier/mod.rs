@@ -27,7 +27,7 @@ pub(crate) use infer::infer_written_shape;
 pub use infer::{infer_shape, InferError};
 
 use crate::ir::{CompId, InstrId, Module};
-use crate::parser::{LineIndex, Parsed};
+use crate::source_map::{LineIndex, Parsed};
 
 /// One problem the verifier found.
 #[derive(Clone, Debug, PartialEq, Eq)]

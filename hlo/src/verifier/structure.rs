@@ -5,8 +5,8 @@ use super::infer::{self, check_declared, is_unsupported, same_shape, show, Ctx};
 use super::{async_ops, VerifyError};
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
 use crate::opcode::Opcode;
-use crate::parser::FxMap;
 use crate::shape::{Shape, UNBOUNDED_SIZE};
+use rustc_hash::FxHashMap as FxMap;
 
 /// Collects errors with their computation and instruction.
 pub(super) struct Sink<'m> {

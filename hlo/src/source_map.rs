@@ -1,9 +1,23 @@
 //! Where each parsed instruction was written: a side table from (computation,
-//! instruction) to the byte offset of its line's start, for tools that report problems
-//! found after parsing (the verifier, `hloc verify`).
+//! instruction) to the byte offset of its line's start, and [`Parsed`] (a module with its
+//! source map and parse warnings), shared by the parser that fills them and the tools that
+//! report problems found after parsing (the verifier, `hloc verify`), so that neither
+//! depends on the other.
 
 use crate::ir::{CompId, InstrId};
 use crate::shape::Shape;
+use crate::{Module, ParseWarning};
+
+/// A parsed module and the warnings collected while parsing it.
+#[derive(Clone, Debug)]
+pub struct Parsed {
+    /// The module.
+    pub module: Module,
+    /// Warnings (unknown attributes kept verbatim, ...), in source order.
+    pub warnings: Vec<ParseWarning>,
+    /// Where each instruction was written.
+    pub source_map: SourceMap,
+}
 
 /// Byte offsets of parsed instructions in their source text.
 ///

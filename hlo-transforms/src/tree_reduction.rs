@@ -1,4 +1,4 @@
-//! Tree-reduction rewriting (seed 002): a reduce over one dimension longer than
+//! Tree-reduction rewriting: a reduce over one dimension longer than
 //! [`TreeReductionRewriter::threshold`] becomes two reduces, so that no single reduction
 //! is long (on GPUs this avoids atomics): with `k = ceil(sqrt(n))`, the input is padded
 //! along the dimension to `k * k` with the init value, reshaped to `[k, k]` there,

@@ -1,4 +1,4 @@
-//! The dataflow graph of a module (seed 003): nodes are instructions (name, opcode, shape,
+//! The dataflow graph of a module: nodes are instructions (name, opcode, shape,
 //! metadata `op_name` and source location), edges are operand uses (with the operand
 //! index), and computations are clusters, nested under the computation of their first
 //! caller. Two writers: [`to_json`] and [`to_dot`]; both are deterministic (module order

@@ -1,7 +1,7 @@
 //! Batch-norm expansion into elementwise and reduce ops, so that generic fusion can take
 //! them (on ResNet-50 under XLA:GPU, turning this off costs about a fifth of kernel time).
-//! With `C` the feature size, `N` the number of elements per feature, `b(v)` a broadcast of a `[C]` vector along the
-//! feature dimension and sums over every other dimension:
+//! With `C` the feature size, `N` the number of elements per feature, `b(v)` a broadcast
+//! of a `[C]` vector along the feature dimension and sums over every other dimension:
 //!
 //! - inference: `y = x * b(scale * rsqrt(var + eps)) + b(offset - mean * scale * rsqrt(var + eps))`;
 //! - training: `mean = sum(x) / N`, `var = sum(x * x) / N - mean * mean` (XLA's form),

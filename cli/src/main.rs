@@ -9,6 +9,7 @@ mod indexing_cmd;
 mod input;
 mod logging;
 mod map_cmd;
+mod fuse_cmd;
 mod opt_cmd;
 mod run_cmd;
 mod tile_cmd;
@@ -70,6 +71,8 @@ enum Command {
     Opt(opt_cmd::OptArgs),
     /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
     Run(run_cmd::RunArgs),
+    /// Fuse a module for a target and explain every fusion decision.
+    Fuse(fuse_cmd::FuseArgs),
     /// Compile a module for this CPU: kernels, C, the system C compiler; stats and dumps.
     #[command(after_help = compile_cmd::FORMATS)]
     Compile(compile_cmd::CompileArgs),
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
+        Command::Fuse(args) => fuse_cmd::run(args),
         Command::Compile(args) => compile_cmd::run(args),
         Command::Tile(args) => tile_cmd::run(args),
     };

@@ -1,0 +1,371 @@
+//! The cost model: the modelled time of one kernel (a fusion or a single op) from the
+//! indexing maps of its instructions and a [`Device`].
+//!
+//! For every instruction of a computation, [`CompInfo`] holds the reads of each operand per
+//! output element: the number of points of the op's output-to-input maps (the
+//! utilization of its maps: a broadcast reads each input element once per output row, a
+//! reduce reads its whole reduced extent per output element) divided by its output
+//! elements. A kernel's cost composes these counts from its root down: each member is
+//! evaluated once per read of it by another member (a producer duplicated behind a
+//! broadcast is evaluated once per broadcast element), and each input of the kernel is
+//! read that many times. The first read of each input element moves its bytes; re-reads
+//! hit the cache level the whole input fits in (a broadcast re-read from L1 costs a tenth
+//! of a DRAM read). Every transfer is charged at the bandwidth of the level its tensor
+//! fits in (a tensor just written and small enough stays in cache). Then
+//! `time = max(memory time, compute time) + launch`, compute time being the flops of every
+//! member (per-opcode table, [`crate::ops::flops_per_element`]) at the device's rate for
+//! the element type.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use device::Device;
+use hlo::{CompId, ElementType, InstrId, Module, Opcode};
+use serde::Serialize;
+
+use crate::ops::{self, OpClass};
+
+/// What the model knows about one instruction.
+#[derive(Clone, Debug)]
+pub struct OpInfo {
+    /// The opcode.
+    pub opcode: Opcode,
+    /// Its role in fusion.
+    pub class: OpClass,
+    /// Output elements (all outputs of a tuple).
+    pub elements: f64,
+    /// Output bytes.
+    pub bytes: f64,
+    /// Operands in order.
+    pub operands: Vec<InstrId>,
+    /// Reads of operand `k` per output element.
+    pub reads_per_element: Vec<f64>,
+    /// The element type of the (first) output, for the flop rate.
+    pub element_type: Option<ElementType>,
+    /// Flops per output element (per input element read for a reduction): the opcode's
+    /// entry of [`ops::flops_per_element`], or for a fusion those of its body.
+    pub flops_per_element: f64,
+}
+
+/// The model's view of one computation.
+#[derive(Clone, Debug)]
+pub struct CompInfo {
+    /// Per arena index; `None` for removed instructions.
+    pub ops: Vec<Option<OpInfo>>,
+    /// Position of each instruction in def-before-use order (arena index -> position).
+    pub position: Vec<usize>,
+}
+
+impl CompInfo {
+    /// Analyses every live instruction of computation `comp`.
+    pub fn new(module: &Module, comp: CompId) -> CompInfo {
+        let c = module.computation(comp);
+        let mut ops = vec![None; c.instrs.len()];
+        let mut position = vec![usize::MAX; c.instrs.len()];
+        let controlled: HashSet<InstrId> = c
+            .instructions()
+            .flat_map(|(_, i)| i.control_predecessors().iter().copied())
+            .collect();
+        for (pos, &id) in c.def_before_use_order().iter().enumerate() {
+            position[id.index()] = pos;
+            let instr = c.instr(id);
+            let (elements, bytes) = shape_size(instr.shape());
+            let mut class = ops::classify(module, instr);
+            let has_control = !instr.control_predecessors().is_empty() || controlled.contains(&id);
+            if has_control && ops::is_fusible(class) {
+                class = OpClass::Unfusible;
+            }
+            let reads = module
+                .instr_ref(comp, id)
+                .map(|r| reads_per_element(module, &r, elements))
+                .unwrap_or_default();
+            let flops_per_element = match instr.calls() {
+                Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
+                    body_flops(module, callee) / elements
+                }
+                _ => ops::flops_per_element(instr.opcode()),
+            };
+            ops[id.index()] = Some(OpInfo {
+                flops_per_element,
+                opcode: instr.opcode(),
+                class,
+                elements,
+                bytes,
+                operands: instr.operands().to_vec(),
+                reads_per_element: reads,
+                element_type: first_array(instr.shape()).and_then(|s| s.element_type()),
+            });
+        }
+        CompInfo { ops, position }
+    }
+
+    /// The info of `id` (every live instruction has one).
+    pub fn op(&self, id: InstrId) -> Option<&OpInfo> {
+        self.ops.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// Position in def-before-use order.
+    pub fn pos(&self, id: InstrId) -> usize {
+        self.position.get(id.index()).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// Flops of one evaluation of a fused computation (every output computed once).
+fn body_flops(module: &Module, callee: CompId) -> f64 {
+    let Some(body) = module.get_computation(callee) else {
+        return 0.0;
+    };
+    let info = CompInfo::new(module, callee);
+    let members: Vec<InstrId> = body
+        .instructions()
+        .filter(|(_, i)| i.opcode() != Opcode::Parameter)
+        .map(|(id, _)| id)
+        .collect();
+    let root = body.root_instr();
+    let roots: Vec<InstrId> = if root.opcode() == Opcode::Tuple {
+        root.operands().to_vec()
+    } else {
+        vec![body.root()]
+    };
+    evaluate(&info, &members, &roots).flops
+}
+
+fn first_array(s: &hlo::Shape) -> Option<&hlo::Shape> {
+    if s.is_tuple() {
+        s.tuple_shapes().iter().find_map(first_array)
+    } else {
+        Some(s)
+    }
+}
+
+/// `(elements, bytes)` of a shape (tuples summed).
+pub fn shape_size(s: &hlo::Shape) -> (f64, f64) {
+    if s.is_tuple() {
+        return s.tuple_shapes().iter().fold((0.0, 0.0), |(e, b), t| {
+            let (te, tb) = shape_size(t);
+            (e + te, b + tb)
+        });
+    }
+    let e = s.element_count().unwrap_or(0).max(0) as f64;
+    let b = s.byte_size().unwrap_or(0).max(0) as f64;
+    (e, b)
+}
+
+/// Enumerated exactly below this many points when a map has constraints.
+const ENUMERATE_LIMIT: u128 = 1 << 16;
+
+/// Reads of each operand per output element, from the op's output-to-input maps. An
+/// operand whose maps are unknown is read once per element.
+fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f64) -> Vec<f64> {
+    let i = instr.instr();
+    let c = instr.computation();
+    let operand_elements: Vec<f64> = i
+        .operands()
+        .iter()
+        .map(|&o| shape_size(c.instr(o).shape()).0)
+        .collect();
+    let fallback = |k: usize| {
+        if out_elements > 0.0 {
+            operand_elements[k] / out_elements
+        } else {
+            0.0
+        }
+    };
+    let n = i.operands().len();
+    if ops::is_bookkeeping(i.opcode()) || out_elements <= 0.0 {
+        return (0..n).map(fallback).collect();
+    }
+    let _ = module;
+    let Ok(groups) = indexing::output_to_input(instr) else {
+        return (0..n).map(fallback).collect();
+    };
+    (0..n)
+        .map(|k| {
+            let mut points = 0.0;
+            for g in &groups {
+                match g.operands.get(k) {
+                    Some(set) if !set.is_undefined() => {
+                        for m in set.maps() {
+                            points += map_points(&m.map);
+                        }
+                    }
+                    _ => return fallback(k),
+                }
+            }
+            points / out_elements
+        })
+        .collect()
+}
+
+/// Points of a map's domain: exact when it has constraints and is small, else its box.
+pub fn map_points(map: &affine::IndexingMap) -> f64 {
+    let bounds: Vec<affine::Interval> = map.dims().iter().chain(map.ranges()).copied().collect();
+    let size = affine::enumerate::box_size(&bounds);
+    if map.constraints().is_empty() || size > ENUMERATE_LIMIT {
+        return size as f64;
+    }
+    let nd = map.dims().len();
+    let runtimes: Vec<i64> = map.runtimes().iter().map(|r| r.lo).collect();
+    let mut count = 0u64;
+    affine::enumerate::for_each_in_box(&bounds, |flat| {
+        let p = affine::Point {
+            dims: &flat[..nd],
+            ranges: &flat[nd..],
+            runtimes: &runtimes,
+        };
+        if map.constraints_satisfied(&p).unwrap_or(true) {
+            count += 1;
+        }
+        true
+    });
+    count as f64
+}
+
+/// The modelled cost of one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelCost {
+    /// Modelled time in seconds: `max(memory_s, compute_s) + launch_s`.
+    pub time_s: f64,
+    /// Time moving bytes.
+    pub memory_s: f64,
+    /// Time computing.
+    pub compute_s: f64,
+    /// Launch (or call) overhead.
+    pub launch_s: f64,
+    /// Bytes read: each input element once.
+    pub bytes_read: f64,
+    /// Bytes read again (served by a cache level when the input fits).
+    pub bytes_reread: f64,
+    /// Bytes written.
+    pub bytes_written: f64,
+    /// Flops.
+    pub flops: f64,
+}
+
+impl KernelCost {
+    /// Adds another kernel's cost (for the cost of several kernels).
+    pub fn add(&mut self, o: &KernelCost) {
+        self.time_s += o.time_s;
+        self.memory_s += o.memory_s;
+        self.compute_s += o.compute_s;
+        self.launch_s += o.launch_s;
+        self.bytes_read += o.bytes_read;
+        self.bytes_reread += o.bytes_reread;
+        self.bytes_written += o.bytes_written;
+        self.flops += o.flops;
+    }
+
+    /// Bytes moved: read, re-read and written.
+    pub fn bytes(&self) -> f64 {
+        self.bytes_read + self.bytes_reread + self.bytes_written
+    }
+}
+
+/// How often each member of a kernel is evaluated and each input read.
+#[derive(Clone, Debug, Default)]
+pub struct Evaluation {
+    /// Evaluations (output elements computed) of each member.
+    pub evals: HashMap<InstrId, f64>,
+    /// Element reads of each input (operand of a member outside the kernel).
+    pub reads: BTreeMap<InstrId, f64>,
+    /// Flops of the whole kernel.
+    pub flops: f64,
+}
+
+/// Composes read counts from `roots` (each computed once per element, or as often as
+/// other members read it if that is more) down through `members` (which must include the
+/// roots).
+pub fn evaluate(info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> Evaluation {
+    let set: HashSet<InstrId> = members.iter().copied().collect();
+    let mut order: Vec<InstrId> = members.to_vec();
+    order.sort_by_key(|&m| std::cmp::Reverse(info.pos(m)));
+    let mut ev = Evaluation::default();
+    for m in order {
+        let Some(op) = info.op(m) else { continue };
+        let read = ev.evals.get(&m).copied().unwrap_or(0.0);
+        // An output is computed once per element and shared with the members reading it.
+        let e = if roots.contains(&m) {
+            read.max(op.elements)
+        } else {
+            read
+        };
+        ev.evals.insert(m, e);
+        let fpe = op.flops_per_element;
+        ev.flops += if op.class == OpClass::Reduction {
+            e * op.reads_per_element.first().copied().unwrap_or(0.0) * fpe
+        } else {
+            e * fpe
+        };
+        for (k, &o) in op.operands.iter().enumerate() {
+            let r = e * op.reads_per_element.get(k).copied().unwrap_or(0.0);
+            if set.contains(&o) {
+                *ev.evals.entry(o).or_insert(0.0) += r;
+            } else {
+                *ev.reads.entry(o).or_insert(0.0) += r;
+            }
+        }
+    }
+    ev
+}
+
+/// The cost model of one device.
+#[derive(Clone, Debug)]
+pub struct CostModel<'d> {
+    /// The device.
+    pub device: &'d Device,
+}
+
+impl CostModel<'_> {
+    /// The cost of a kernel made of `members` whose outputs are `roots`.
+    pub fn kernel(&self, info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> KernelCost {
+        let d = self.device;
+        let ev = evaluate(info, members, roots);
+        let mut c = KernelCost {
+            launch_s: d.kernel.launch_s,
+            flops: ev.flops,
+            ..KernelCost::default()
+        };
+        for (&input, &reads) in &ev.reads {
+            let Some(op) = info.op(input) else { continue };
+            if op.elements <= 0.0 {
+                continue;
+            }
+            let per_element = op.bytes / op.elements;
+            let first = reads.min(op.elements) * per_element;
+            let again = (reads - op.elements).max(0.0) * per_element;
+            c.bytes_read += first;
+            c.bytes_reread += again;
+            c.memory_s += (first + again) / d.reread_bytes_per_s(op.bytes as u64);
+        }
+        for &r in roots {
+            if let Some(op) = info.op(r) {
+                c.bytes_written += op.bytes;
+                c.memory_s += op.bytes / d.reread_bytes_per_s(op.bytes as u64);
+            }
+        }
+        let bf16 = roots
+            .iter()
+            .filter_map(|&r| info.op(r))
+            .all(|o| o.element_type == Some(ElementType::BF16));
+        let rate = if bf16 {
+            d.bf16_flops_per_s()
+        } else {
+            d.f32_flops_per_s()
+        };
+        c.compute_s = c.flops / rate;
+        c.time_s = c.memory_s.max(c.compute_s) + c.launch_s;
+        c
+    }
+
+    /// The cost of running `kernels` (each `(members, roots)`) one after another.
+    pub fn kernels<'a>(
+        &self,
+        info: &CompInfo,
+        kernels: impl IntoIterator<Item = (&'a [InstrId], &'a [InstrId])>,
+    ) -> KernelCost {
+        let mut total = KernelCost::default();
+        for (m, r) in kernels {
+            total.add(&self.kernel(info, m, r));
+        }
+        total
+    }
+}

@@ -1,0 +1,114 @@
+//! The `horizontal-fusion` pass: independent small loop kernels of one computation (whose
+//! modelled time is mostly the launch) become one multi-output kernel, saving launches.
+//! Kernels join a group in program order while no path links them to a member and the
+//! operand limit holds; a group of two or more merges when the cost model says the
+//! merged kernel is faster than the separate ones.
+
+use device::Device;
+use hlo::pass::{Pass, PassError};
+use hlo::{CompId, InstrId, Module};
+
+use crate::cost::{CompInfo, CostModel, KernelCost};
+use crate::decision::{Cost, Decision, Reason};
+use crate::hero::hero_of;
+use crate::multi_output::{operand_count, run_merges, users_ok, Choice};
+use crate::reach::Reachability;
+use crate::report::FusionLog;
+
+/// Horizontal fusion for one device.
+#[derive(Clone, Debug)]
+pub struct HorizontalFusion {
+    device: Device,
+    log: FusionLog,
+}
+
+impl HorizontalFusion {
+    /// The pass for `device`, continuing `log`.
+    pub fn new(device: Device, log: FusionLog) -> HorizontalFusion {
+        HorizontalFusion { device, log }
+    }
+
+    /// Takes the log out of the pass.
+    pub fn take_log(&mut self) -> FusionLog {
+        std::mem::take(&mut self.log)
+    }
+}
+
+fn choose(device: &Device, module: &Module, cid: CompId) -> Option<Choice> {
+    let c = module.computation(cid);
+    let order = c.def_before_use_order().into_owned();
+    let info = CompInfo::new(module, cid);
+    let model = CostModel { device };
+    let launch = device.kernel.launch_s;
+    let small: Vec<InstrId> = order
+        .iter()
+        .copied()
+        .filter(|&k| {
+            hero_of(module, c, k).is_some_and(|h| h.reduction.is_none()) && users_ok(c, k) && {
+                let t = model.kernel(&info, &[k], &[k]);
+                t.memory_s.max(t.compute_s) < launch
+            }
+        })
+        .collect();
+    if small.len() < 2 {
+        return None;
+    }
+    let reach = Reachability::new(c);
+    let max_operands = device.kernel.max_fusion_operands as usize;
+    let mut group: Vec<InstrId> = Vec::new();
+    for k in small {
+        let mut with = group.clone();
+        with.push(k);
+        if group.iter().all(|&g| reach.independent(g, k)) && operand_count(c, &with) <= max_operands
+        {
+            group = with;
+        }
+    }
+    if group.len() < 2 {
+        return None;
+    }
+    let mut separate = KernelCost::default();
+    for &k in &group {
+        separate.add(&model.kernel(&info, &[k], &[k]));
+    }
+    let merged = model.kernel(&info, &group, &group);
+    if merged.time_s >= separate.time_s {
+        return None;
+    }
+    let cost = Cost::of(&separate, &merged, 1);
+    let name = |id: InstrId| c.instr(id).name().to_string();
+    let decisions = group
+        .windows(2)
+        .map(|w| Decision {
+            producer: name(w[1]),
+            consumer: name(w[0]),
+            reason: Reason::Fused,
+            cost: cost.clone(),
+        })
+        .collect();
+    Some(Choice {
+        set: group,
+        decisions,
+        reduction: false,
+    })
+}
+
+impl Pass for HorizontalFusion {
+    fn name(&self) -> &str {
+        "horizontal-fusion"
+    }
+
+    fn description(&self) -> &str {
+        "merges independent small loop kernels into one multi-output kernel to save launches"
+    }
+
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
+        if !self.device.kernel.multi_output_fusion {
+            return Ok(false);
+        }
+        let device = self.device.clone();
+        run_merges(module, &device, &mut self.log, |m, cid, _| {
+            choose(&device, m, cid).into_iter().collect()
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! # fusion — which ops run together as one kernel, and why
+//!
+//! A cost model from indexing maps and a [`device::Device`] ([`cost`]), and the passes of
+//! XLA's fusion pipeline as [`hlo::pass::Pass`]es, every decision recorded with a reason
+//! code and the numbers behind it ([`Decision`], [`FusionReport`]).
+//!
+//! ```
+//! let mut module = hlo::parse_module(r#"
+//! HloModule m
+//! ENTRY e {
+//!   p = f32[1024] parameter(0)
+//!   q = f32[1024] parameter(1)
+//!   a = f32[1024] add(p, q)
+//!   ROOT n = f32[1024] exponential(a)
+//! }"#).unwrap();
+//! let cpu = device::load("cpu").unwrap();
+//! let report = fusion::fuse(&mut module, &cpu).unwrap();
+//! let fused = hlo::print_module(&module);
+//! assert!(fused.contains("ROOT fusion = f32[1024] fusion(p, q), kind=kLoop, calls=fused_computation"));
+//! let json = report.to_json_lines();
+//! assert!(json.starts_with(r#"{"fusion":"fusion","kind":"loop","emitter":"loop","members":["a","n"]"#));
+//! assert!(json.contains(r#""producer":"a","consumer":"n","reason":"fused""#));
+//! ```
+//!
+//! Modules: [`ops`] (what each opcode is to fusion, the flops table), [`cost`] (the
+//! cost model), [`plan`] (priority fusion as a plan over one computation), `materialize`
+//! (plans to `fusion` instructions and `fused_computation`s), [`hero`] and [`reach`]
+//! (emitter compatibility and reachability for multi-output and horizontal fusion),
+//! `merge` (several kernels into one tuple-rooted fusion), the passes, and the report
+//! (`decision`, `report`).
+//!
+//! The pipeline, in XLA's order: priority fusion ([`PriorityFusion`]), multi-output
+//! fusion ([`MultiOutputFusion`]), horizontal fusion ([`HorizontalFusion`]); the CSE and
+//! DCE after them belong to whoever assembles the whole pipeline (`hloc fuse` runs them).
+//! [`passes`] gives the list; [`fuse`] runs it with the verifier before and after and
+//! builds the report of the final module.
+
+pub mod cost;
+mod decision;
+mod error;
+pub mod hero;
+mod horizontal;
+mod materialize;
+mod merge;
+mod multi_output;
+pub mod ops;
+pub mod plan;
+mod priority;
+pub mod reach;
+mod report;
+
+pub use decision::{Cost, Decision, Reason};
+pub use error::FusionError;
+pub use horizontal::HorizontalFusion;
+pub use materialize::{emitter_and_kind, Created};
+pub use multi_output::MultiOutputFusion;
+pub use priority::PriorityFusion;
+pub use report::{
+    control_flow_computations, EdgeRecord, FusionLog, FusionRecord, FusionReport, Record,
+};
+
+use device::Device;
+use hlo::pass::Pass;
+use hlo::Module;
+
+/// The fusion passes for `device`, in pipeline order: priority fusion, multi-output
+/// fusion, horizontal fusion (the last two only where the device emits multi-output
+/// fusions).
+pub fn passes(device: &Device) -> Vec<Box<dyn Pass>> {
+    vec![
+        Box::new(PriorityFusion::new(device.clone())),
+        Box::new(MultiOutputFusion::new(device.clone(), FusionLog::default())),
+        Box::new(HorizontalFusion::new(device.clone(), FusionLog::default())),
+    ]
+}
+
+/// Fuses `module` for `device`: verifies it (rejecting it with the verifier's errors),
+/// runs the fusion passes, verifies the result and returns the report of the final module.
+pub fn fuse(module: &mut Module, device: &Device) -> Result<FusionReport, FusionError> {
+    let log = fuse_logged(module, device)?;
+    Ok(FusionReport::build(module, &log))
+}
+
+/// [`fuse`] returning what the passes decided instead of the report, for a caller that
+/// runs more passes (CSE, DCE) before building the report of its final module with
+/// [`FusionReport::build`].
+pub fn fuse_logged(module: &mut Module, device: &Device) -> Result<FusionLog, FusionError> {
+    hlo::pass::verify::verify(module).map_err(FusionError::InvalidInput)?;
+    let mut priority = PriorityFusion::new(device.clone());
+    priority.run(module)?;
+    let mut multi = MultiOutputFusion::new(device.clone(), priority.take_log());
+    multi.run(module)?;
+    let mut horizontal = HorizontalFusion::new(device.clone(), multi.take_log());
+    horizontal.run(module)?;
+    hlo::pass::verify::verify(module).map_err(FusionError::InvalidOutput)?;
+    Ok(horizontal.take_log())
+}

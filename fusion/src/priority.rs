@@ -1,0 +1,90 @@
+//! The `priority-fusion` pass: plans every computation ENTRY runs (itself and the
+//! computations of its while loops, conditionals and calls) with [`crate::plan`] and
+//! materializes the plan as fusion instructions, logging every decision.
+
+use std::collections::HashMap;
+
+use device::Device;
+use hlo::ir::edit::NameGen;
+use hlo::pass::{Pass, PassError};
+use hlo::Module;
+
+use crate::cost::{CompInfo, CostModel};
+use crate::materialize::materialize;
+use crate::plan::plan;
+use crate::report::{control_flow_computations, FusionLog};
+
+/// Priority fusion for one device.
+#[derive(Clone, Debug)]
+pub struct PriorityFusion {
+    device: Device,
+    log: FusionLog,
+}
+
+impl PriorityFusion {
+    /// The pass for `device`.
+    pub fn new(device: Device) -> PriorityFusion {
+        PriorityFusion {
+            device,
+            log: FusionLog::default(),
+        }
+    }
+
+    /// What the last run decided.
+    pub fn log(&self) -> &FusionLog {
+        &self.log
+    }
+
+    /// Takes the log out of the pass.
+    pub fn take_log(&mut self) -> FusionLog {
+        std::mem::take(&mut self.log)
+    }
+}
+
+impl Pass for PriorityFusion {
+    fn name(&self) -> &str {
+        "priority-fusion"
+    }
+
+    fn description(&self) -> &str {
+        "fuses producers into all their consumers in order of modelled time saved (duplicating cheap producers)"
+    }
+
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
+        let model = CostModel {
+            device: &self.device,
+        };
+        let mut names = NameGen::new(module);
+        let mut changed = false;
+        for cid in control_flow_computations(module) {
+            let info = CompInfo::new(module, cid);
+            let p = plan(module.computation(cid), &info, &model);
+            let created = materialize(module, cid, &info, &p.kernels, &self.device, &mut names)?;
+            changed |= !created.is_empty();
+            let c = module.computation(cid);
+            let mut final_name: HashMap<hlo::InstrId, String> = HashMap::new();
+            for f in &created {
+                final_name.insert(f.root, f.name.clone());
+            }
+            for k in p.kernels.iter().filter(|k| k.alive) {
+                if let Some(f) = created.iter().find(|f| f.root == k.root) {
+                    self.log.fusions.insert(
+                        f.name.clone(),
+                        (f.members.clone(), f.emitter, k.decisions.clone()),
+                    );
+                }
+            }
+            for (root, d) in p.refusals {
+                let name = final_name
+                    .get(&root)
+                    .cloned()
+                    .unwrap_or_else(|| c.instr(root).name().to_string());
+                self.log.refusals.insert(name, vec![d]);
+            }
+        }
+        if changed {
+            hlo::ir::call_graph::sort_computations(module);
+        }
+        Ok(changed)
+    }
+}

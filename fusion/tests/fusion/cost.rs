@@ -1,0 +1,127 @@
+//! The cost model against figures computed by hand for the shipped `cpu` description:
+//! DRAM 48 GB/s, L1 48 KiB at 400 GB/s, L2 1 MiB at 200 GB/s, L3 32 MiB at 100 GB/s,
+//! 2 cores of 96 GFLOP/s, 1.5 µs per kernel call.
+
+use fusion::cost::{CompInfo, CostModel, KernelCost};
+use hlo::InstrId;
+
+/// The cost of the kernel made of the named instructions of ENTRY, rooted at the last.
+fn cost(text: &str, members: &[&str]) -> KernelCost {
+    let module = hlo::parse_module(text).unwrap();
+    let cpu = device::load("cpu").unwrap();
+    let info = CompInfo::new(&module, module.entry_id());
+    let ids: Vec<InstrId> = members
+        .iter()
+        .map(|n| module.entry().find(n).unwrap())
+        .collect();
+    let root = *ids.last().unwrap();
+    CostModel { device: &cpu }.kernel(&info, &ids, &[root])
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1e-12),
+        "got {got:e}, want {want:e}"
+    );
+}
+
+#[test]
+fn elementwise_add_from_l1() {
+    let c = cost(
+        "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  q = f32[1024] parameter(1)\n  ROOT a = f32[1024] add(p, q)\n}",
+        &["a"],
+    );
+    // Two 4 KiB operands and a 4 KiB result, all in L1 (400 GB/s); 1024 flops.
+    close(c.bytes_read, 8192.0);
+    close(c.bytes_reread, 0.0);
+    close(c.bytes_written, 4096.0);
+    close(c.memory_s, 12288.0 / 400e9);
+    close(c.flops, 1024.0);
+    close(c.compute_s, 1024.0 / 192e9);
+    close(c.time_s, 12288.0 / 400e9 + 1.5e-6);
+}
+
+#[test]
+fn broadcast_rereads_hit_l1_and_the_result_goes_to_l3() {
+    let c = cost(
+        "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  b = f32[4096,1024] broadcast(p), dimensions={1}\n  ROOT n = f32[4096,1024] negate(b)\n}",
+        &["b", "n"],
+    );
+    // p (4 KiB) is read once per output element: 4 KiB first, the rest re-read from L1.
+    let elements = 4096.0 * 1024.0;
+    close(c.bytes_read, 4096.0);
+    close(c.bytes_reread, (elements - 1024.0) * 4.0);
+    // The 16 MiB result fits L3 (100 GB/s).
+    close(c.bytes_written, elements * 4.0);
+    let memory = elements * 4.0 / 400e9 + elements * 4.0 / 100e9;
+    close(c.memory_s, memory);
+    close(c.flops, elements);
+    close(c.time_s, memory + 1.5e-6);
+}
+
+#[test]
+fn row_reduction_reads_its_input_once_from_l2() {
+    let c = cost(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[256,1024] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[256] reduce(p, z), dimensions={1}, to_apply=add\n}",
+        &["r"],
+    );
+    // 1 MiB input from L2 (200 GB/s); the init value read once per output element from L1.
+    close(c.bytes_read, 1048576.0 + 4.0);
+    close(c.bytes_reread, 255.0 * 4.0);
+    close(c.bytes_written, 1024.0);
+    let memory = 1048576.0 / 200e9 + 1024.0 / 400e9 + 1024.0 / 400e9;
+    close(c.memory_s, memory);
+    close(c.flops, 262144.0);
+    close(c.time_s, memory + 1.5e-6);
+}
+
+#[test]
+fn transcendentals_are_compute_bound() {
+    let c = cost(
+        "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  ROOT x = f32[1024] exponential(p)\n}",
+        &["x"],
+    );
+    // 16 flops per exponential: 16384 flops at 192 GFLOP/s exceed 8 KiB at 400 GB/s.
+    close(c.flops, 16384.0);
+    close(c.compute_s, 16384.0 / 192e9);
+    close(c.time_s, 16384.0 / 192e9 + 1.5e-6);
+}
+
+#[test]
+fn fusing_a_chain_saves_a_launch_and_the_intermediate() {
+    let text = "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  q = f32[1024] parameter(1)\n  a = f32[1024] add(p, q)\n  ROOT x = f32[1024] exponential(a)\n}";
+    let unfused = {
+        let mut c = cost(text, &["a"]);
+        c.add(&cost(text, &["x"]));
+        c
+    };
+    let fused = cost(text, &["a", "x"]);
+    // Unfused: add (12 KiB of traffic) + exp (compute bound) + two calls.
+    close(unfused.time_s, 12288.0 / 400e9 + 16384.0 / 192e9 + 3e-6);
+    // Fused: 17 408 flops against 12 KiB, compute bound, one call.
+    close(fused.flops, 17408.0);
+    close(fused.time_s, 17408.0 / 192e9 + 1.5e-6);
+    assert!(fused.time_s < unfused.time_s);
+}
+
+#[test]
+fn a_reduction_behind_a_broadcast_is_recomputed_per_element() {
+    let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[64,64] parameter(0)\n  z = f32[] constant(0)\n  r = f32[64] reduce(p, z), dimensions={1}, to_apply=add\n  ROOT bc = f32[64,64] broadcast(r), dimensions={0}\n}";
+    let fused = cost(text, &["r", "bc"]);
+    // 4096 broadcast elements each recompute a 64-element row sum.
+    close(fused.flops, 4096.0 * 64.0);
+    let separate = cost(text, &["r"]);
+    close(separate.flops, 4096.0);
+}
+
+#[test]
+fn a_fusion_costs_the_flops_of_its_body() {
+    let c = cost(
+        "HloModule m\nf {\n  a = f32[1024] parameter(0)\n  e = f32[1024] exponential(a)\n  ROOT n = f32[1024] negate(e)\n}\nENTRY e {\n  p = f32[1024] parameter(0)\n  ROOT fu = f32[1024] fusion(p), kind=kLoop, calls=f\n}",
+        &["fu"],
+    );
+    // 16 flops per exponential and 1 per negate, for 1024 elements.
+    close(c.flops, 17.0 * 1024.0);
+    close(c.bytes_read, 4096.0);
+    close(c.bytes_written, 4096.0);
+}

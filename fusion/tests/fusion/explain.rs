@@ -1,0 +1,107 @@
+//! The explain report's JSON-lines schema (issue 16 §5), key by key, and refusals that
+//! need a device with other limits.
+
+const SOFTMAX: &str = "HloModule m
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[32,128] parameter(0)
+  ninf = f32[] constant(-inf)
+  mx = f32[32] reduce(x, ninf), dimensions={1}, to_apply=max
+  bm = f32[32,128] broadcast(mx), dimensions={0}
+  sh = f32[32,128] subtract(x, bm)
+  ROOT ex = f32[32,128] exponential(sh)
+}";
+
+fn keys(v: &serde_json::Value) -> Vec<&str> {
+    v.as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn json_lines_follow_the_schema() {
+    let mut module = hlo::parse_module(SOFTMAX).unwrap();
+    let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
+    let lines: Vec<serde_json::Value> = report
+        .to_json_lines()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let f = &lines[0];
+    assert_eq!(
+        keys(f),
+        ["fusion", "kind", "emitter", "members", "decisions"]
+    );
+    assert_eq!(f["fusion"], "fusion");
+    assert_eq!(f["kind"], "loop");
+    assert_eq!(f["emitter"], "loop");
+    assert_eq!(f["members"], serde_json::json!(["bm", "sh", "ex"]));
+    let d = &f["decisions"][0];
+    assert_eq!(keys(d), ["producer", "consumer", "reason", "cost"]);
+    assert_eq!(d["reason"], "fused");
+    assert_eq!(
+        keys(&d["cost"]),
+        [
+            "unfused_us",
+            "fused_us",
+            "bytes_unfused",
+            "bytes_fused",
+            "flops_unfused",
+            "flops_fused",
+            "duplication"
+        ]
+    );
+    assert!(d["cost"]["fused_us"].as_f64().unwrap() < d["cost"]["unfused_us"].as_f64().unwrap());
+    let e = &lines[1];
+    assert_eq!(keys(e), ["producer", "consumer", "fused", "reason", "cost"]);
+    assert_eq!(e["producer"], "mx");
+    assert_eq!(e["consumer"], "fusion");
+    assert_eq!(e["fused"], false);
+    assert_eq!(e["reason"], "hero-incompatible");
+    // The text form: one line per record or decision.
+    let text = report.to_text();
+    assert_eq!(text.lines().count(), 1 + 2 + 1, "{text}");
+    assert!(
+        text.contains("unfused mx -> fusion: hero-incompatible: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn too_large_follows_the_device_limit() {
+    let mut cpu = device::load("cpu").unwrap();
+    cpu.kernel.max_fusion_instructions = 2;
+    let mut module = hlo::parse_module(
+        "HloModule m\nENTRY e {\n  p = f32[64] parameter(0)\n  a = f32[64] negate(p)\n  b = f32[64] exponential(a)\n  ROOT c = f32[64] sqrt(b)\n}",
+    )
+    .unwrap();
+    let report = fusion::fuse(&mut module, &cpu).unwrap();
+    assert_eq!(report.fusions().count(), 1);
+    let refused: Vec<_> = report.edges().map(|e| e.reason.code()).collect();
+    assert_eq!(refused, ["too-large"]);
+}
+
+#[test]
+fn launch_cost_decides_what_pays() {
+    // With free launches, duplicating 48 flops per element behind a broadcast into two
+    // consumers turns memory-bound kernels compute-bound: the model refuses.
+    let mut dev = device::load("cpu").unwrap();
+    dev.kernel.launch_s = 0.0;
+    let text = "HloModule m\nENTRY e {\n  p = f32[256] parameter(0)\n  c = f32[256] cosine(p)\n  x = f32[256] sine(c)\n  b = f32[64,256] broadcast(x), dimensions={1}\n  q = f32[64,256] parameter(1)\n  s = f32[64,256] subtract(q, b)\n  m = f32[64,256] multiply(q, b)\n  ROOT t = (f32[64,256], f32[64,256]) tuple(s, m)\n}";
+    let mut module = hlo::parse_module(text).unwrap();
+    let report = fusion::fuse(&mut module, &dev).unwrap();
+    let x_refusal = report
+        .edges()
+        .find(|e| e.producer == "x")
+        .map(|e| e.reason.code());
+    assert_eq!(x_refusal, Some("would-duplicate-expensive"));
+    // On the h100 the flops are cheap and a launch is not: everything fuses.
+    let mut module = hlo::parse_module(text).unwrap();
+    let report = fusion::fuse(&mut module, &device::load("h100").unwrap()).unwrap();
+    assert_eq!(report.edges().count(), 0);
+}

@@ -1,0 +1,8 @@
+//! Integration tests of the fusion passes.
+
+mod corpus;
+mod cost;
+mod explain;
+mod golden;
+mod random;
+mod support;

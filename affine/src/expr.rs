@@ -421,6 +421,14 @@ impl Expr {
         };
         mask & var_bit(v.index) != 0
     }
+    /// Whether every variable that may occur in `self` may occur in `other` (a cheap
+    /// necessary condition for `self`'s variables to be among `other`'s).
+    pub(crate) fn vars_may_be_within(self, other: Expr) -> bool {
+        (self.0.dims & !other.0.dims)
+            | (self.0.ranges & !other.0.ranges)
+            | (self.0.runtimes & !other.0.runtimes)
+            == 0
+    }
     /// Whether any variable of `kind` may occur.
     pub fn uses_kind(self, kind: VarKind) -> bool {
         match kind {

@@ -118,6 +118,92 @@ fn pull_multiples(lin: &Linear, c: i64, pulled: &mut Linear, kept: &mut Linear) 
     true
 }
 
+/// The number of nodes of [`Linear::to_expr`] of `lin`, without building it.
+fn linear_size(lin: &Linear) -> u64 {
+    if lin.terms.is_empty() {
+        return 1;
+    }
+    let terms: u64 = lin
+        .terms
+        .iter()
+        .map(|&(atom, k)| u64::from(atom.size()) + if k == 1 { 0 } else { 2 })
+        .sum();
+    terms + (lin.terms.len() as u64 - 1) + if lin.constant == 0 { 0 } else { 2 }
+}
+
+/// `(y + x floordiv b) floordiv c` as `(y * b + x) floordiv (b * c)` for the first atom
+/// `x floordiv b` (coefficient 1, `b >= 2`) of `lin` where that is smaller (sizes compared
+/// without building either side).
+fn absorb_floordiv(lin: &Linear, c: i64) -> Option<Expr> {
+    let node_size = linear_size(lin);
+    for (i, &(atom, k)) in lin.terms.iter().enumerate() {
+        let ExprKind::FloorDiv(x, bd) = atom.kind() else {
+            continue;
+        };
+        let Some(b) = bd.as_const().filter(|&b| b >= 2) else {
+            continue;
+        };
+        if k != 1 {
+            continue;
+        }
+        let bc = b.checked_mul(c)?;
+        let mut joined = Linear {
+            terms: SmallVec::new(),
+            constant: lin.constant.checked_mul(b)?,
+        };
+        for (j, &(a, kj)) in lin.terms.iter().enumerate() {
+            if j != i {
+                joined.terms.push((a, kj.checked_mul(b)?));
+            }
+        }
+        let xl = x.linear()?;
+        joined.terms.extend(xl.terms.iter().copied());
+        joined.constant = joined.constant.checked_add(xl.constant)?;
+        joined.normalize()?;
+        // Both sides are `(...) floordiv constant`.
+        if linear_size(&joined) < node_size {
+            return Some(joined.to_expr().floor_div(Expr::constant(bc)));
+        }
+    }
+    None
+}
+
+/// For `lin = -p + r` with every coefficient negative and `r = c * q + c - 1`: `(p, q)`,
+/// when `q - p floordiv c` (`floor`) or `c - 1 - p mod c` is no larger than the node it
+/// replaces. Both drop the constant and the negation of every term with coefficient -1
+/// (two nodes each) and add a negation of the quotient or remainder (two nodes) and the
+/// constant (two nodes; for floordiv only when `q != 0`).
+#[inline]
+fn negated(lin: &Linear, c: i64, floor: bool) -> Option<(Linear, i64)> {
+    let mut unit_terms = 0;
+    for &(_, k) in &lin.terms {
+        if k >= 0 {
+            return None;
+        }
+        unit_terms += i64::from(k == -1);
+    }
+    if lin.terms.is_empty() || c < 2 {
+        return None;
+    }
+    let shifted = lin.constant.checked_sub(c - 1)?;
+    if shifted.rem_euclid(c) != 0 {
+        return None;
+    }
+    let q = shifted.div_euclid(c);
+    let added = if floor { i64::from(q != 0) } else { 1 };
+    if unit_terms < added {
+        return None;
+    }
+    let mut p = Linear {
+        terms: SmallVec::new(),
+        constant: 0,
+    };
+    for &(a, k) in &lin.terms {
+        p.terms.push((a, k.checked_neg()?));
+    }
+    Some((p, q))
+}
+
 /// Rules for `x floordiv d`.
 pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     let c = const_divisor(d)?;
@@ -145,8 +231,12 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         }
         ExprKind::Mod(y, m) => {
             if let Some(m) = m.as_const().filter(|&m| m > 0 && m % c == 0) {
-                if ctx.fire("mod_then_floordiv") {
-                    return Some(y.floor_div(d).modulo(Expr::constant(m / c)));
+                // Unless the quotient splits into a larger form (`(d0 * 16 + s0 - 5) floordiv
+                // 4` is `d0 * 4 + (s0 - 1) floordiv 4 - 1`).
+                let q = ctx.simplify(y.floor_div(d));
+                let r = q.modulo(Expr::constant(m / c));
+                if r.size() <= x.size() + 2 && ctx.fire("mod_then_floordiv") {
+                    return Some(r);
                 }
             }
         }
@@ -171,6 +261,24 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
         if let (Some(lo), Some(hi)) = (fdiv(r.lo, c), fdiv(r.hi, c)) {
             if !r.is_empty() && lo == hi && ctx.fire("floordiv_one_period") {
                 return Some(with_pulled(Expr::constant(lo)));
+            }
+        }
+    }
+    // A negated dividend: `(-p + c * q + c - 1) floordiv c = q - p floordiv c`.
+    if let Some((p, q)) = negated(kept, c, true) {
+        if ctx.fire("floordiv_negated") {
+            return Some(with_pulled(Expr::constant(q).sub(p.to_expr().floor_div(d))));
+        }
+    }
+    // A quotient inside the dividend: `(y + x floordiv b) floordiv c`.
+    if kept
+        .terms
+        .iter()
+        .any(|&(a, k)| k == 1 && matches!(a.kind(), ExprKind::FloorDiv(..)))
+    {
+        if let Some(e) = absorb_floordiv(kept, c) {
+            if ctx.fire("floordiv_absorb_floordiv") {
+                return Some(with_pulled(e));
             }
         }
     }
@@ -280,6 +388,12 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             if !r.is_empty() && qlo == qhi && ctx.fire("mod_one_period") {
                 return Some(reduced.to_expr().sub(Expr::constant(qlo.checked_mul(c)?)));
             }
+        }
+    }
+    // A negated dividend: `(-p + c * q + c - 1) mod c = c - 1 - p mod c`.
+    if let Some((p, _)) = negated(reduced, c, false) {
+        if ctx.fire("mod_negated") {
+            return Some(Expr::constant(c - 1).sub(p.to_expr().modulo(d)));
         }
     }
     if let Some(g) = gcd_factor(ctx, reduced, c) {

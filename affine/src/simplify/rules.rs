@@ -158,7 +158,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "mod_then_floordiv",
         family: Family::DivMod,
-        summary: "(x mod (a * b)) floordiv a = (x floordiv a) mod b",
+        summary: "(x mod (a * b)) floordiv a = (x floordiv a) mod b, unless the simplified quotient makes it larger",
         specs: &[rw(
             &["a >= 1", "b >= 1"],
             "(x mod (a * b)) floordiv a",
@@ -176,6 +176,29 @@ pub const RULES: &[Rule] = &[
             "x mod c",
             &[("b", 1, 6), ("c", 1, 6)],
         )],
+    },
+    Rule {
+        name: "floordiv_absorb_floordiv",
+        family: Family::DivMod,
+        summary: "a quotient with coefficient 1 in a dividend joins it: (y + x floordiv b) floordiv c = (y * b + x) floordiv (b * c), when the result is smaller",
+        specs: &[rw(
+            &["b >= 1", "c >= 1"],
+            "(y + x floordiv b) floordiv c",
+            "(y * b + x) floordiv (b * c)",
+            &[("b", 1, 6), ("c", 1, 6)],
+        )],
+    },
+    Rule {
+        name: "floordiv_negated",
+        family: Family::DivMod,
+        summary: "a negated dividend one below a multiple of c leaves the floordiv: (-x + c * q + c - 1) floordiv c = q - x floordiv c, when the result is no larger",
+        specs: &[rw(&["c >= 1"], "(-x + c * q + c - 1) floordiv c", "q - x floordiv c", C8)],
+    },
+    Rule {
+        name: "mod_negated",
+        family: Family::DivMod,
+        summary: "a negated dividend one below a multiple of c leaves the mod: (-x + c * q + c - 1) mod c = c - 1 - x mod c, when the result is no larger",
+        specs: &[rw(&["c >= 1"], "(-x + c * q + c - 1) mod c", "c - 1 - x mod c", C8)],
     },
     Rule {
         name: "floordiv_pull_multiple",

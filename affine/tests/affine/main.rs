@@ -4,6 +4,7 @@
 
 mod egraph;
 mod equiv;
+mod node_counts;
 mod oracle;
 mod parse_errors;
 mod parse_roundtrip;

@@ -3,8 +3,8 @@
 //! counterexample the rule must not rewrite). Every output is checked against the input by
 //! enumerating the domain, and compared with the blessed expectation.
 
-use testkit::golden;
 use crate::oracle;
+use testkit::golden;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,6 +5,7 @@
 //! variables, are layers above, so a caller that propagates something op by op (tiles,
 //! say) can use these tables alone.
 
+mod batch_norm;
 mod concat_pad;
 mod contraction;
 mod dynamic;

@@ -5,8 +5,8 @@ use hlo::Opcode;
 
 use super::util::{self, output_count, OpView};
 use super::{
-    calls_computation, concat_pad, contraction, dynamic, elementwise, movement, reduce, reshape,
-    sort, structural, undefined_reason,
+    batch_norm, calls_computation, concat_pad, contraction, dynamic, elementwise, movement, reduce,
+    reshape, sort, structural, undefined_reason,
 };
 use crate::{IndexingError, OperandIndexing};
 
@@ -57,7 +57,16 @@ pub(crate) fn op_out_to_in(
         TopK => sort::topk_out_to_in(v, k),
         SelectAndScatter => sort::sas_out_to_in(v),
         Tuple => structural::tuple_out_to_in(v, k),
-        GetTupleElement | Domain | OptimizationBarrier => Ok(vec![util::identity(v.out_dims(k)?)]),
+        GetTupleElement | Domain | OptimizationBarrier | CopyDone => {
+            Ok(vec![util::identity(v.out_dims(k)?)])
+        }
+        // copy-start -> (destination, source, context): both buffers hold the operand.
+        CopyStart => Ok(vec![if k < 2 {
+            util::identity(v.out_dims(k)?)
+        } else {
+            OperandIndexing::none()
+        }]),
+        BatchNormInference | BatchNormTraining | BatchNormGrad => batch_norm::out_to_in(v, k),
         AddDependency => Ok(vec![
             util::identity(v.out_dims(0)?),
             OperandIndexing::none(),
@@ -126,7 +135,17 @@ pub(crate) fn op_in_to_out(
         TopK => sort::topk_in_to_out(v),
         SelectAndScatter => sort::sas_in_to_out(v, operand),
         Tuple => structural::tuple_in_to_out(v, operand),
-        GetTupleElement | Domain => Ok(vec![util::identity(v.out_dims(0)?)]),
+        GetTupleElement | Domain | CopyDone => Ok(vec![util::identity(v.out_dims(0)?)]),
+        CopyStart => (0..outputs)
+            .map(|k| {
+                Ok(if k < 2 {
+                    util::identity(v.out_dims(k)?)
+                } else {
+                    OperandIndexing::none()
+                })
+            })
+            .collect(),
+        BatchNormInference | BatchNormTraining | BatchNormGrad => batch_norm::in_to_out(v, operand),
         AddDependency => Ok(vec![if operand == 0 {
             util::identity(v.out_dims(0)?)
         } else {

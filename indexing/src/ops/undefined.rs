@@ -16,10 +16,7 @@ pub fn undefined_reason(op: Opcode) -> Option<&'static str> {
         DynamicReshape => "dynamic-reshape: the result shape is data dependent",
         Scan => "scan: not described",
         Shuffle => "shuffle: not described",
-        BatchNormGrad | BatchNormInference | BatchNormTraining => {
-            "batch-norm: expanded into elementwise ops and reduces before analysis; not described"
-        }
-        CopyStart | CopyDone | CollectivePermuteStart | CollectivePermuteDone | AllGatherStart
+        CollectivePermuteStart | CollectivePermuteDone | AllGatherStart
         | AllGatherDone | Send | SendDone | Recv | RecvDone | Infeed | Outfeed => {
             "legacy asynchronous / communication op with context state: not described"
         }

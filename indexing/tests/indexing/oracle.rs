@@ -698,5 +698,7 @@ ENTRY e {
 }", ints &[(1, &[6])], modes &[Exact, Skip];
 }
 
+mod conv_sweep;
 mod corpus;
+mod described;
 mod random_fusions;

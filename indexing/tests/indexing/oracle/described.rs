@@ -1,0 +1,177 @@
+//! Ops described exactly since they were UNDEFINED: the batch-norm ops and copy-start /
+//! copy-done, checked in both directions against the evaluator (output-to-input with
+//! [`check_module`]; input-to-output by comparing, for every operand element and output,
+//! the output elements the maps reach with those that changed under perturbation).
+
+use super::*;
+
+/// Input-to-output maps of every operand of the root, against perturbation: for operand
+/// `j`, output `k` and every element `e`, the outputs reached are those that changed.
+pub(super) fn check_in_to_out(name: &str, module: &Module, args: &[Literal], operands: &[usize]) {
+    let entry = module.entry();
+    let root = module.instr_ref(module.entry_id(), entry.root()).unwrap();
+    let base = run(module, args);
+    for &j in operands {
+        let op = entry.instr(root.instr().operands()[j]);
+        let param = op.parameter_number().unwrap() as usize;
+        let operand_dims = op.shape().dims().to_vec();
+        let len = args[param].as_array().unwrap().data().len();
+        let sets = indexing::input_to_output(&root, j)
+            .unwrap_or_else(|e| panic!("{name}: input-to-output of operand {j}: {e}"));
+        assert_eq!(sets.len(), output_count(&base), "{name}: outputs");
+        let mut changed: Vec<Vec<BTreeSet<usize>>> = vec![vec![BTreeSet::new(); len]; sets.len()];
+        for e in 0..len {
+            let mut a = args.to_vec();
+            let operand = args[param].as_array().unwrap();
+            a[param] = array(op.shape(), values::perturbed(operand, e));
+            let r = run(module, &a);
+            for (k, outs) in changed.iter_mut().enumerate() {
+                let (b0, b1) = (output_bits(&base, k), output_bits(&r, k));
+                outs[e] = (0..b0.len()).filter(|&o| b0[o] != b1[o]).collect();
+            }
+        }
+        for (k, set) in sets.iter().enumerate() {
+            let out_shape = if root.instr().shape().is_tuple() {
+                root.instr().shape().tuple_shapes()[k].clone()
+            } else {
+                root.instr().shape().clone()
+            };
+            let mut img = BTreeMap::new();
+            if let OperandIndexing::Maps(_) = set {
+                for m in set.maps() {
+                    image(module, m, &operand_dims, out_shape.dims(), &[], &mut img);
+                }
+            } else {
+                panic!("{name}: operand {j} to output {k} is UNDEFINED");
+            }
+            for (e, seen) in changed[k].iter().enumerate() {
+                let claimed = img.get(&e).cloned().unwrap_or_default();
+                assert_eq!(
+                    seen, &claimed,
+                    "{name}: operand {j} element {e} to output {k}: observed vs input-to-output maps"
+                );
+            }
+        }
+    }
+}
+
+/// `f32` arguments for a batch-norm module, with the variance parameters (`positive`)
+/// made positive so that every result is a number.
+fn batch_norm_args(module: &Module, positive: &[usize], seed: u64) -> Vec<Literal> {
+    let mut rng = Rng(seed);
+    let mut args = args_for(module, NO, &mut rng).unwrap();
+    for &p in positive {
+        let a = args[p].as_array().unwrap();
+        let ArrayData::F32(v) = a.data() else {
+            panic!("f32 variance")
+        };
+        let v: Vec<f32> = v.iter().map(|x| x.abs()).collect();
+        args[p] = array(a.shape(), ArrayData::F32(v));
+    }
+    args
+}
+
+fn check_both(name: &str, hlo: &str, positive: &[usize]) {
+    let module = hlo::parse_module(hlo).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let arity = module.entry().root_instr().operands().len();
+    for seed in [0x5eed_0001, 0x5eed_0002] {
+        let args = batch_norm_args(&module, positive, seed);
+        check_module(name, &module, &args, &vec![Exact; arity], usize::MAX);
+        check_in_to_out(name, &module, &args, &(0..arity).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn batch_norm_inference_exact() {
+    for (shape, f, n) in [("2,3,4", 1, 3), ("3,2", 0, 3), ("2,2,5", 2, 5)] {
+        check_both(
+            "batch_norm_inference",
+            &format!(
+                "HloModule m
+ENTRY e {{
+  x = f32[{shape}] parameter(0)
+  s = f32[{n}] parameter(1)
+  o = f32[{n}] parameter(2)
+  m = f32[{n}] parameter(3)
+  v = f32[{n}] parameter(4)
+  ROOT r = f32[{shape}] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index={f}
+}}"
+            ),
+            &[4],
+        );
+    }
+}
+
+#[test]
+fn batch_norm_training_exact() {
+    for (shape, f, n) in [("2,3,4", 1, 3), ("3,2", 1, 2), ("2,2,5", 2, 5)] {
+        check_both(
+            "batch_norm_training",
+            &format!(
+                "HloModule m
+ENTRY e {{
+  x = f32[{shape}] parameter(0)
+  s = f32[{n}] parameter(1)
+  o = f32[{n}] parameter(2)
+  ROOT r = (f32[{shape}], f32[{n}], f32[{n}]) batch-norm-training(x, s, o), epsilon=0.001, feature_index={f}
+}}"
+            ),
+            &[],
+        );
+    }
+}
+
+#[test]
+fn batch_norm_grad_exact() {
+    for (shape, f, n) in [("2,3,4", 1, 3), ("3,2", 1, 2), ("2,2,5", 0, 2)] {
+        check_both(
+            "batch_norm_grad",
+            &format!(
+                "HloModule m
+ENTRY e {{
+  x = f32[{shape}] parameter(0)
+  s = f32[{n}] parameter(1)
+  m = f32[{n}] parameter(2)
+  v = f32[{n}] parameter(3)
+  g = f32[{shape}] parameter(4)
+  ROOT r = (f32[{shape}], f32[{n}], f32[{n}]) batch-norm-grad(x, s, m, v, g), epsilon=0.001, feature_index={f}
+}}"
+            ),
+            &[3],
+        );
+    }
+}
+
+#[test]
+fn copy_start_and_done_exact() {
+    let hlo = "HloModule m
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  cs = (f32[3,4], f32[3,4], u32[]) copy-start(x)
+  ROOT cd = f32[3,4] copy-done(cs)
+}";
+    let module = hlo::parse_module(hlo).unwrap();
+    let mut rng = Rng(7);
+    let args = args_for(&module, NO, &mut rng).unwrap();
+    // copy-start alone (a tuple root), both directions.
+    let start = "HloModule m
+ENTRY e {
+  x = f32[3,4] parameter(0)
+  ROOT cs = (f32[3,4], f32[3,4], u32[]) copy-start(x)
+}";
+    let ms = hlo::parse_module(start).unwrap();
+    check_module("copy_start", &ms, &args, &[Exact], usize::MAX);
+    check_in_to_out("copy_start", &ms, &args, &[0]);
+    // copy-done of copy-start: composed maps of the pair (the fusion-free chain through
+    // the entry) equal the identity.
+    let root = module.instr("cd").unwrap();
+    let maps = indexing::output_to_input(&root).unwrap();
+    assert_eq!(
+        indexing::format_grouped(&maps),
+        "operand id = 0\n  (d0, d1) -> (d0, d1), domain: d0 in [0, 2], d1 in [0, 3]\n"
+    );
+    assert_eq!(
+        format!("{:?}", run(&module, &args)),
+        format!("{:?}", args[0])
+    );
+}

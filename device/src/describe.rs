@@ -1,18 +1,34 @@
-//! From a parsed description ([`crate::toml::Table`]) to a [`Device`], field by field,
-//! with the file, line and field of the first bad value.
+//! From a description's text to a [`Device`]. The `toml` crate reads the text into
+//! sections of values, each value keeping its byte span; then every field is checked for
+//! kind and range, and the first bad one is reported with its file, line and field.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::toml::{Table, Value};
+use toml::Spanned;
+
 use crate::{
     Cache, Compute, Device, DeviceError, DeviceKind, FusionKindName, KernelLimits, Memory,
 };
 
-/// Reads one description, checking every field's kind and range and refusing unknown ones.
-pub fn from_table(file: &str, table: &Table) -> Result<Device, DeviceError> {
+/// One `[section]`: `key -> value`, each value with its byte span in the text.
+type Section = BTreeMap<String, Spanned<toml::Value>>;
+
+/// A whole description: `section -> keys`, each section with the span TOML gives it.
+type Document = BTreeMap<String, Spanned<Section>>;
+
+/// Reads one description (named `file` in errors), checking every field's kind and range
+/// and refusing unknown ones.
+pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
+    let doc: Document = toml::from_str(text).map_err(|e| DeviceError::Syntax {
+        file: file.to_string(),
+        // The toml crate gives every error a span; line 1 should one come without.
+        line: e.span().map_or(1, |span| line_at(text, span.start)),
+        message: e.message().trim_end().to_string(),
+    })?;
     let mut r = Reader {
         file,
-        table,
+        text,
+        doc: &doc,
         used: BTreeSet::new(),
     };
     let device = Device {
@@ -64,95 +80,174 @@ pub fn from_table(file: &str, table: &Table) -> Result<Device, DeviceError> {
             "the measured bandwidth exceeds the peak".into(),
         ));
     }
-    if let Some((field, entry)) = table.iter().find(|(k, _)| !r.used.contains(k.as_str())) {
-        return Err(DeviceError::UnknownField {
-            file: file.to_string(),
-            line: entry.line,
-            field: field.clone(),
-        });
-    }
+    r.refuse_unknown()?;
     Ok(device)
 }
 
+/// The 1-based line of byte `offset` of `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    before.iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// A value as errors show it: `Number(1.0)`, `Str("two")`, `Bool(true)`, `Array`, ...
+fn found(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Integer(i) => format!("Number({i}.0)"),
+        toml::Value::Float(f) => format!("Number({f:?})"),
+        toml::Value::String(s) => format!("Str({s:?})"),
+        toml::Value::Boolean(b) => format!("Bool({b})"),
+        toml::Value::Datetime(d) => format!("Datetime({d})"),
+        toml::Value::Array(_) => "Array".to_string(),
+        toml::Value::Table(_) => "Table".to_string(),
+    }
+}
+
+/// Reads fields by their `section.key` name, remembering which were read.
 struct Reader<'a> {
     file: &'a str,
-    table: &'a Table,
-    used: BTreeSet<&'a str>,
+    text: &'a str,
+    doc: &'a Document,
+    used: BTreeSet<(&'a str, &'a str)>,
 }
 
 impl<'a> Reader<'a> {
-    fn get(&mut self, field: &'static str) -> Result<&'a Value, DeviceError> {
-        let entry = self.table.get(field).ok_or_else(|| DeviceError::Missing {
+    /// The value of `field` and its span, if written.
+    fn entry(&self, field: &str) -> Option<(&'a str, &'a str, &'a Spanned<toml::Value>)> {
+        let (section, key) = field.split_once('.')?;
+        let (section, keys) = self.doc.get_key_value(section)?;
+        let (key, value) = keys.get_ref().get_key_value(key)?;
+        Some((section, key, value))
+    }
+
+    fn get(&mut self, field: &str) -> Result<&'a toml::Value, DeviceError> {
+        let (section, key, value) = self.entry(field).ok_or_else(|| DeviceError::Missing {
             file: self.file.to_string(),
             field: field.to_string(),
         })?;
-        self.used.insert(field);
-        Ok(&entry.value)
+        self.used.insert((section, key));
+        Ok(value.get_ref())
     }
 
     fn bad(&self, field: &str, message: String) -> DeviceError {
         DeviceError::Field {
             file: self.file.to_string(),
-            line: self.table.get(field).map_or(0, |e| e.line),
+            line: self
+                .entry(field)
+                .map_or(1, |(_, _, v)| line_at(self.text, v.span().start)),
             field: field.to_string(),
             message,
         }
     }
 
-    fn number(&mut self, field: &'static str) -> Result<f64, DeviceError> {
-        match self.get(field)? {
-            Value::Number(v) => Ok(*v),
-            other => Err(self.bad(field, format!("expected a number, found {other:?}"))),
+    fn number(&mut self, field: &str) -> Result<f64, DeviceError> {
+        let v = match self.get(field)? {
+            toml::Value::Integer(i) => *i as f64,
+            toml::Value::Float(f) => *f,
+            other => {
+                return Err(self.bad(field, format!("expected a number, found {}", found(other))))
+            }
+        };
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            let found = self.shown(field);
+            Err(self.bad(field, format!("must be a finite number, found {found}")))
         }
     }
 
-    fn string(&mut self, field: &'static str) -> Result<String, DeviceError> {
+    fn string(&mut self, field: &str) -> Result<String, DeviceError> {
         match self.get(field)? {
-            Value::Str(s) => Ok(s.clone()),
-            other => Err(self.bad(field, format!("expected a string, found {other:?}"))),
+            toml::Value::String(s) => Ok(s.clone()),
+            other => Err(self.bad(field, format!("expected a string, found {}", found(other)))),
         }
     }
 
-    fn boolean(&mut self, field: &'static str) -> Result<bool, DeviceError> {
+    fn boolean(&mut self, field: &str) -> Result<bool, DeviceError> {
         match self.get(field)? {
-            Value::Bool(b) => Ok(*b),
-            other => Err(self.bad(field, format!("expected true or false, found {other:?}"))),
+            toml::Value::Boolean(b) => Ok(*b),
+            other => Err(self.bad(
+                field,
+                format!("expected true or false, found {}", found(other)),
+            )),
         }
     }
 
-    fn positive(&mut self, field: &'static str) -> Result<f64, DeviceError> {
+    /// The value of `field` as written, for range errors (integers exactly).
+    fn shown(&self, field: &str) -> String {
+        match self.entry(field).map(|(_, _, v)| v.get_ref()) {
+            Some(toml::Value::Integer(i)) => i.to_string(),
+            Some(toml::Value::Float(f)) => format!("{f:?}"),
+            Some(other) => found(other),
+            None => "nothing".to_string(),
+        }
+    }
+
+    fn positive(&mut self, field: &str) -> Result<f64, DeviceError> {
         let v = self.number(field)?;
         if v > 0.0 {
             Ok(v)
         } else {
-            Err(self.bad(field, format!("must be positive, found {v}")))
+            let found = self.shown(field);
+            Err(self.bad(field, format!("must be positive, found {found}")))
         }
     }
 
-    fn non_negative(&mut self, field: &'static str) -> Result<f64, DeviceError> {
+    fn non_negative(&mut self, field: &str) -> Result<f64, DeviceError> {
         let v = self.number(field)?;
         if v >= 0.0 {
             Ok(v)
         } else {
-            Err(self.bad(field, format!("must not be negative, found {v}")))
+            let found = self.shown(field);
+            Err(self.bad(field, format!("must not be negative, found {found}")))
         }
     }
 
-    fn whole(&mut self, field: &'static str, min: f64) -> Result<u64, DeviceError> {
+    /// A whole number in `[min, 9e15]` (integers that large are exact in an f64).
+    fn whole(&mut self, field: &str, min: u64) -> Result<u64, DeviceError> {
         let v = self.number(field)?;
-        if v.fract() == 0.0 && v >= min && v <= 9.0e15 {
+        if v.fract() == 0.0 && v >= min as f64 && v <= 9.0e15 {
             Ok(v as u64)
         } else {
-            Err(self.bad(field, format!("must be a whole number >= {min}, found {v}")))
+            let found = self.shown(field);
+            Err(self.bad(
+                field,
+                format!("must be a whole number >= {min}, found {found}"),
+            ))
         }
     }
 
-    fn count(&mut self, field: &'static str) -> Result<u32, DeviceError> {
-        let v = self.whole(field, 1.0)?;
+    fn count(&mut self, field: &str) -> Result<u32, DeviceError> {
+        let v = self.whole(field, 1)?;
         u32::try_from(v).map_err(|_| self.bad(field, format!("{v} is too large")))
     }
 
-    fn bytes(&mut self, field: &'static str) -> Result<u64, DeviceError> {
-        self.whole(field, 0.0)
+    fn bytes(&mut self, field: &str) -> Result<u64, DeviceError> {
+        self.whole(field, 0)
+    }
+
+    /// The first (in the text) field that was not read, or section that holds no field
+    /// that was, as an error.
+    fn refuse_unknown(&self) -> Result<(), DeviceError> {
+        let known_sections: BTreeSet<&str> = self.used.iter().map(|&(s, _)| s).collect();
+        let mut unknown = Vec::new();
+        for (section, keys) in self.doc {
+            if keys.get_ref().is_empty() && !known_sections.contains(section.as_str()) {
+                unknown.push((section.clone(), keys.span().start));
+            }
+            for (key, value) in keys.get_ref() {
+                if !self.used.contains(&(section.as_str(), key.as_str())) {
+                    unknown.push((format!("{section}.{key}"), value.span().start));
+                }
+            }
+        }
+        match unknown.into_iter().min_by_key(|&(_, start)| start) {
+            Some((field, start)) => Err(DeviceError::UnknownField {
+                file: self.file.to_string(),
+                line: line_at(self.text, start),
+                field,
+            }),
+            None => Ok(()),
+        }
     }
 }

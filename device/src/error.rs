@@ -12,7 +12,7 @@ pub enum DeviceError {
         /// The shipped names, comma-separated.
         known: String,
     },
-    /// A line that is not a comment, a `[section]` or `key = value`.
+    /// Text that is not TOML, or not `[section]`s of `key = value` fields.
     #[error("{file}:{line}: {message}")]
     Syntax {
         /// The description's file name.

@@ -22,14 +22,13 @@
 //! assert!(err.contains("field `compute.units`: expected a number"), "{err}");
 //! ```
 //!
-//! The description format is a TOML subset (sections, `key = number|"string"|bool`, `#`
-//! comments); every field is required and unknown fields are errors, so a typo cannot
-//! silently fall back to a default.
+//! A description is TOML (read by the `toml` crate): one `[section]` per struct below,
+//! `key = value` per field. Every field is required, checked for kind and range, and
+//! unknown fields are errors, so a typo cannot silently fall back to a default.
 
 mod describe;
 mod error;
 mod probe;
-pub mod toml;
 
 pub use error::DeviceError;
 pub use probe::{probe_cpu, probe_cpu_with, ProbeOptions};
@@ -187,8 +186,7 @@ pub fn load_file(path: &std::path::Path) -> Result<Device, DeviceError> {
 
 /// Parses description `text`, naming it `file` in errors.
 pub fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
-    let table = toml::parse(file, text)?;
-    describe::from_table(file, &table)
+    describe::parse(file, text)
 }
 
 #[cfg(test)]
@@ -259,6 +257,139 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("the measured bandwidth exceeds the peak"));
+    }
+
+    fn err(text: &str) -> String {
+        parse("x.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        assert_eq!(
+            err("[compute]\nunits 2"),
+            "x.toml:2: key with no value, expected `=`"
+        );
+        assert_eq!(err("[compute\n"), "x.toml:1: unclosed table, expected `]`");
+        assert_eq!(
+            err("[device]\nname = \"open\n"),
+            "x.toml:2: invalid basic string, expected `\"`"
+        );
+        assert_eq!(err("[a]\nx = 1\nx = 2"), "x.toml:3: duplicate key");
+        // A section written twice: the line of the second header.
+        let line = line_of(cpu_text(), "[kernel]");
+        let t = cpu_text().replace("[kernel]", "[device]");
+        assert_eq!(err(&t), format!("x.toml:{line}: duplicate key"));
+        // A key before any [section] is not a section.
+        let t = format!("speed = 3\n{}", cpu_text());
+        assert_eq!(
+            err(&t),
+            "x.toml:1: invalid type: integer `3`, expected a map"
+        );
+    }
+
+    #[test]
+    fn every_error_kind_names_file_line_and_field() {
+        // Wrong type: a string where a number goes, a number where a string goes.
+        let t = cpu_text().replace("units = 2", "units = \"two\"");
+        let line = line_of(&t, "units");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `compute.units`: expected a number, found Str(\"two\")")
+        );
+        let t = cpu_text().replace("kind = \"cpu\"", "kind = [1]");
+        let line = line_of(&t, "kind");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `device.kind`: expected a string, found Array")
+        );
+        // Out of range: not a known name, too large, not finite, negative.
+        let t = cpu_text().replace("kind = \"cpu\"", "kind = \"tpu\"");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `device.kind`: `tpu` is not `cpu` or `gpu`")
+        );
+        let t = cpu_text().replace(
+            "max_fusion_operands = 64",
+            "max_fusion_operands = 5_000_000_000",
+        );
+        let line = line_of(&t, "max_fusion_operands");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `kernel.max_fusion_operands`: 5000000000 is too large")
+        );
+        let t = cpu_text().replace("units = 2", "units = 0");
+        let line = line_of(&t, "units");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `compute.units`: must be a whole number >= 1, found 0")
+        );
+        let t = cpu_text().replace("f32_flops_per_unit = 96e9", "f32_flops_per_unit = inf");
+        let line = line_of(&t, "f32_flops_per_unit");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `compute.f32_flops_per_unit`: must be a finite number, found inf")
+        );
+        let t = cpu_text().replace("launch_s = 1.5e-6", "launch_s = -1.5e-6");
+        let line = line_of(&t, "launch_s");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: field `kernel.launch_s`: must not be negative, found -1.5e-6")
+        );
+        // Missing: a field, a whole section.
+        let t = cpu_text().replace("l2_bytes = 1048576", "");
+        assert_eq!(err(&t), "x.toml: missing field `cache.l2_bytes`");
+        let t = cpu_text().replace("[memory]", "[mem]");
+        assert_eq!(
+            err(&t),
+            "x.toml: missing field `memory.dram_peak_bytes_per_s`"
+        );
+        // Unknown: a misspelt field is missing under its right name and unknown under its
+        // wrong one; an extra field, an extra section, empty or not, and a sub-table.
+        let t = format!("{}\n[extra]\n", cpu_text());
+        let line = t.lines().count();
+        assert_eq!(err(&t), format!("x.toml:{line}: unknown field `extra`"));
+        let t = format!("{}\n[cache.l4]\nbytes = 1\n", cpu_text());
+        let line = line_of(&t, "[cache.l4]");
+        assert_eq!(err(&t), format!("x.toml:{line}: unknown field `cache.l4`"));
+        let t = cpu_text().replace("[cache]", "[cache]\nl0_bytes = 1");
+        let line = line_of(&t, "l0_bytes");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: unknown field `cache.l0_bytes`")
+        );
+        // The first unknown field in the text is the one reported.
+        let t = cpu_text()
+            .replace("[kernel]", "[kernel]\nzz = 1")
+            .replace("[compute]", "[compute]\nzz = 1");
+        let line = line_of(&t, "zz");
+        assert_eq!(
+            err(&t),
+            format!("x.toml:{line}: unknown field `compute.zz`")
+        );
+    }
+
+    #[test]
+    fn load_file_names_the_file() {
+        let dir = std::env::temp_dir().join(format!("device-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("mine.toml");
+        std::fs::write(&path, SHIPPED[1].1.replace("units = 132", "units = 114")).unwrap();
+        assert_eq!(load_file(&path).unwrap().compute.units, 114);
+        std::fs::write(&path, "[device]\nname = 1\n").unwrap();
+        assert_eq!(
+            load_file(&path).unwrap_err().to_string(),
+            format!(
+                "{}:2: field `device.name`: expected a string, found Number(1.0)",
+                path.display()
+            )
+        );
+        let missing = dir.join("absent.toml");
+        let got = load_file(&missing).unwrap_err().to_string();
+        assert!(
+            got.starts_with(&format!("{}: ", missing.display())),
+            "{got}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -287,7 +287,9 @@ impl<'m> Evaluator<'m> {
                     what,
                     "the constant's value is elided ({...})",
                 )),
-                Some(l) => Ok(l.clone()),
+                // One value for every element: stored once in the module, every element
+                // here (the result's size was checked against the limit before).
+                Some(l) => Ok(l.expanded()),
             },
             O::Abs
             | O::Negate
@@ -427,6 +429,7 @@ impl<'m> Evaluator<'m> {
                 self.call(comp, vals.iter().map(|&v| v.clone()).collect())
             }
             O::Conditional => control::conditional(self, instr, vals),
+            O::Scan => control::scan(self, instr, vals),
             O::AsyncStart => control::async_start(self, instr, vals),
             O::AsyncDone => control::tuple_part(vals, 1, what),
             O::CopyStart => {

@@ -36,6 +36,13 @@
 //!   its own; without layouts it is a reshape.
 //! - **dynamic-slice / dynamic-update-slice** clamp start indices into range.
 //! - **conditional** with an index out of range runs the last branch.
+//! - **scan** runs its body once per position of the scanned dimension, first to last (or
+//!   last to first with `is_reverse=true`), on the inputs' slices there and the carries;
+//!   each step's outputs are stored at the position it read, so a reverse scan's outputs
+//!   keep the inputs' order. A scan of length 0 returns its initial carries and empty
+//!   outputs.
+//! - **Constants** written as one scalar for an array shape (`f32[2,3] constant(1)`) are
+//!   expanded to every element when evaluated (after the size guard below).
 //! - Async wrappers, `copy-start`/`copy-done` and `call`/`fusion` evaluate their called
 //!   computations eagerly; tokens are [`Literal::Elided`] of the token shape.
 //!

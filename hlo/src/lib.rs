@@ -34,7 +34,8 @@
 //! - [`shape`] — [`Shape`] (arrays with element type, dimensions, bounded (`<=N`) and
 //!   unbounded (`?`) dynamic dimensions and an optional [`Layout`] with every XLA layout
 //!   suffix; nested tuples), [`ElementType`] (every type XLA prints).
-//! - [`literal`] — [`Literal`] values stored compactly (one typed vector per literal).
+//! - [`literal`] — [`Literal`] values stored compactly (one typed vector per literal; a
+//!   scalar written for a non-scalar shape is stored once, [`literal::ArrayLiteral::splat`]).
 //! - [`attrs`] — attribute names, typed values ([`AttrValue`]) and the per-opcode schema.
 //! - [`parser`] — [`parse_module`], [`parse_module_with`] (file name for messages, depth
 //!   limit, warnings), [`parse_shape`].
@@ -75,7 +76,12 @@
 //! attribute "calls"`). Literals of every element type: nested arrays (with XLA's
 //! `/*iN=M*/` comments), tuples, `true`/`false`, decimal and `0x` integers (a negative
 //! `u64` wraps around, as in XLA; other types are range-checked), `inf`, `-inf`, `nan`,
-//! `-nan`, `nan(0x...)` payloads, complex `(re, im)`, and `{...}`.
+//! `-nan`, `nan(0x...)` payloads, complex `(re, im)`, and `{...}`; and, as XLA's parser
+//! allows, one scalar value for an array shape (`bf16[17,22] constant(1)`, also inside
+//! tuple literals and custom-call `literal=`): every element has that value, stored once
+//! whatever the shape's size. `scan(inputs..., inits...), dimensions={d},
+//! num_carries=N, to_apply=body` with optional `is_reverse=` and `is_associative=` is
+//! parsed like every opcode, its result shape inferred when not written.
 //!
 //! Rejected as XLA rejects them: malformed `input_output_alias`/`buffer_donor`, tiled
 //! shardings whose device list (or iota) does not have one device per tile, unknown or
@@ -88,8 +94,9 @@
 //! Errors ([`ParseError`]) give `file:line:col: message`, the source line and a caret.
 //! No input makes the parser panic, recurse deeper than [`ParseOptions::max_depth`]
 //! (nested operands count), or allocate much more than the size of its input (values are
-//! stored as they are read, `{...}` literals store nothing, and a shape whose element
-//! count or byte size overflows an `i64` is an error).
+//! stored as they are read, `{...}` literals store nothing, a scalar for an array shape
+//! stores its one value, and a shape whose element count or byte size overflows an `i64`
+//! is an error).
 //!
 //! Deliberate limits: opcodes whose result is part of the operation (`parameter`,
 //! `constant`, `reshape`, `broadcast`, `convert`, `custom-call`, `iota`, the async starts,
@@ -123,7 +130,11 @@
 //!   arrays print `0`/`1` and scalars `true`/`false`; `-0` keeps its sign. `epsilon=` prints
 //!   with six significant digits.
 //! - **Constants** print every value they hold (XLA elides arrays over ten elements unless
-//!   asked; elided `{...}` stays elided).
+//!   asked; elided `{...}` stays elided). A constant written as one scalar for an array
+//!   shape prints every element when it has at most ten (as XLA prints the constant its
+//!   parser built: `f32[2] constant(1)` prints `constant({1, 1})`), and its one value
+//!   otherwise (`bf16[17,22] constant(1)` prints back as written, where XLA prints
+//!   `{...}` or, asked for large constants, all 374 values).
 //! - **Attribute values** print in XLA's canonical form: slice strides on every dimension
 //!   when any stride is not 1 and on none otherwise; pad interior padding likewise; window
 //!   fields in XLA's order with default fields omitted; layout suffixes in XLA's order
@@ -166,12 +177,19 @@
 //! only on an `s32` conditional, `dynamic-reshape` keeping the element count (at the
 //! bounds) with `s32` sizes, `iota` of a number type along a non-negative dimension, and
 //! the legacy pairs (`copy-start`, `all-reduce-start`, `all-gather-start`,
-//! `collective-permute-start`): a start has exactly one user, its `-done`, which takes it. `scaled-dot`, `scan` and
-//! `shuffle` are not inferred ([`verifier::infer_shape`] returns an `unsupported` error; the
-//! verifier accepts their declared shapes). [`verifier::VerifyOptions::layout_sensitive`]
-//! adds XLA's post-layout-assignment checks: every array has a layout and the same buffer
-//! seen in two places (loop state, called computations' parameters and roots, tuple
-//! elements, the entry computation layout) has the same one.
+//! `collective-permute-start`): a start has exactly one user, its `-done`, which takes it.
+//! `scan(inputs..., inits...)` (XLA's scan: the last `num_carries` operands are the
+//! initial carries, default 0): at least one input, every input an array with the same
+//! size L along the one dimension `d` of `dimensions={d}`; the body (`to_apply`) takes
+//! each input's slice (dimension `d` removed) then the carries, and returns
+//! `(outputs..., carries...)` with the carries of their initial shapes; the result is
+//! `(outputs stacked along a new dimension d of size L..., carries...)`, or the one value
+//! when the body returns a non-tuple. `shuffle` is not inferred ([`verifier::infer_shape`]
+//! returns an `unsupported` error; the verifier accepts its declared shape).
+//! [`verifier::VerifyOptions::layout_sensitive`] adds XLA's post-layout-assignment checks:
+//! every array has a layout and the same buffer seen in two places (loop state, called
+//! computations' parameters and roots, tuple elements, the entry computation layout) has
+//! the same one.
 //!
 //! ## Graph export
 //!

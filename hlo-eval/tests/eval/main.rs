@@ -6,6 +6,7 @@ mod corpus;
 mod eval_corpus;
 mod eval_limits;
 mod eval_npy;
+mod eval_scan;
 mod interp;
 mod kernels_batchnorm;
 mod kernels_conv;

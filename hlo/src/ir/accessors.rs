@@ -274,6 +274,27 @@ impl Instruction {
         self.bool_attr(AttrName::IsStable).unwrap_or(false)
     }
 
+    /// `num_carries=` of scan: how many of the last operands are initial carries (0 when
+    /// absent, the default of XLA's instruction proto).
+    pub fn scan_num_carries(&self) -> i64 {
+        self.int_attr(AttrName::NumCarries).unwrap_or(0)
+    }
+
+    /// `is_reverse=` of scan: the scan runs from the last position of the scanned
+    /// dimension to the first (false when absent).
+    pub fn scan_is_reverse(&self) -> bool {
+        self.bool_attr(AttrName::IsReverse).unwrap_or(false)
+    }
+
+    /// The scanned dimension of scan: the one entry of `dimensions={d}` (`None` when the
+    /// attribute is absent or does not hold exactly one dimension).
+    pub fn scan_dimension(&self) -> Option<i64> {
+        match self.dimensions()? {
+            [d] => Some(*d),
+            _ => None,
+        }
+    }
+
     /// `k=` of topk.
     pub fn topk_k(&self) -> Option<i64> {
         self.int_attr(AttrName::K)

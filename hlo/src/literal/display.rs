@@ -6,10 +6,21 @@ use super::float_text::{f32_to_string, f64_to_string, small_to_string};
 use super::minifloat::MiniFloat;
 use super::{ArrayData, ArrayLiteral, Literal};
 
+/// The most elements a splat literal prints one by one (XLA prints constants of up to
+/// ten elements in full by default); larger splats print their one value.
+pub const SPLAT_PRINT_LIMIT: usize = 10;
+
 impl ArrayLiteral {
     /// The text of element `i` (row-major) as XLA prints it.
     fn element_text(&self, i: usize, out: &mut String) {
-        let rank = self.shape.rank();
+        self.element_text_at_rank(i, self.shape.rank(), out);
+    }
+
+    /// [`Self::element_text`] as printed in a literal of rank `rank` (`pred` prints
+    /// `true`/`false` at rank 0 and `1`/`0` in arrays). A splat's one value serves every
+    /// index.
+    fn element_text_at_rank(&self, i: usize, rank: usize, out: &mut String) {
+        let i = if self.splat { 0 } else { i };
         let ty = self.element_type();
         let small = |bits: u32, out: &mut String| match MiniFloat::of(ty) {
             Some(f) => {
@@ -66,11 +77,17 @@ impl ArrayLiteral {
 
     /// Appends the values (no shape) on one line, exactly as XLA prints constants:
     /// `1`, `{1, 2}`, `{ { 1, 2 }, { 3, 4 } }`, with `/*iK=N*/` comments above rank 3.
+    ///
+    /// A splat (one value for every element, [`ArrayLiteral::splat`]) of at most
+    /// [`SPLAT_PRINT_LIMIT`] elements prints every element, as XLA prints the constant
+    /// its parser built; a larger one prints its one value (`1`, as it was written),
+    /// which XLA's parser reads back as the same constant (XLA itself prints `{...}`
+    /// there unless asked for large constants, and then every element).
     pub fn write_values(&self, out: &mut String) {
         let dims = self.shape.dims();
         let r = dims.len();
-        if r == 0 {
-            self.element_text(0, out);
+        if r == 0 || (self.splat && self.element_count() > SPLAT_PRINT_LIMIT) {
+            self.element_text_at_rank(0, 0, out);
             return;
         }
         // Build XLA's multi-line text, then compact it the way `CompactOneline` does.

@@ -5,7 +5,10 @@ mod display;
 mod float_text;
 pub mod minifloat;
 
+pub use display::SPLAT_PRINT_LIMIT;
 pub use float_text::{f32_attr_to_string, f32_to_string, f64_to_string, format_g};
+
+use std::sync::OnceLock;
 
 use crate::shape::{ElementType, Shape};
 use minifloat::{EncodeError, MiniFloat};
@@ -126,6 +129,57 @@ impl ArrayData {
     /// True when there are no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// `n` copies of the first element (empty storage when there is none or `n` is 0).
+    pub fn repeat_first(&self, n: usize) -> ArrayData {
+        fn rep<T: Copy>(v: &[T], n: usize) -> Vec<T> {
+            v.first().map(|&x| vec![x; n]).unwrap_or_default()
+        }
+        match self {
+            ArrayData::Pred(v) => ArrayData::Pred(rep(v, n)),
+            ArrayData::S8(v) => ArrayData::S8(rep(v, n)),
+            ArrayData::S16(v) => ArrayData::S16(rep(v, n)),
+            ArrayData::S32(v) => ArrayData::S32(rep(v, n)),
+            ArrayData::S64(v) => ArrayData::S64(rep(v, n)),
+            ArrayData::U8(v) => ArrayData::U8(rep(v, n)),
+            ArrayData::U16(v) => ArrayData::U16(rep(v, n)),
+            ArrayData::U32(v) => ArrayData::U32(rep(v, n)),
+            ArrayData::U64(v) => ArrayData::U64(rep(v, n)),
+            ArrayData::Bits16(v) => ArrayData::Bits16(rep(v, n)),
+            ArrayData::Bits8(v) => ArrayData::Bits8(rep(v, n)),
+            ArrayData::F32(v) => ArrayData::F32(rep(v, n)),
+            ArrayData::F64(v) => ArrayData::F64(rep(v, n)),
+            ArrayData::C64(v) => ArrayData::C64(rep(v, n)),
+            ArrayData::C128(v) => ArrayData::C128(rep(v, n)),
+        }
+    }
+
+    /// True when `one` (of the same kind) holds one value and every element here equals
+    /// it, compared as `==` compares the storage (so NaN equals nothing, as for
+    /// `ArrayData`'s own `PartialEq`).
+    fn all_equal_to_first_of(&self, one: &ArrayData) -> bool {
+        fn all<T: PartialEq>(v: &[T], w: &[T]) -> bool {
+            w.len() == 1 && v.iter().all(|x| *x == w[0])
+        }
+        match (self, one) {
+            (ArrayData::Pred(v), ArrayData::Pred(w)) => all(v, w),
+            (ArrayData::S8(v), ArrayData::S8(w)) => all(v, w),
+            (ArrayData::S16(v), ArrayData::S16(w)) => all(v, w),
+            (ArrayData::S32(v), ArrayData::S32(w)) => all(v, w),
+            (ArrayData::S64(v), ArrayData::S64(w)) => all(v, w),
+            (ArrayData::U8(v), ArrayData::U8(w)) => all(v, w),
+            (ArrayData::U16(v), ArrayData::U16(w)) => all(v, w),
+            (ArrayData::U32(v), ArrayData::U32(w)) => all(v, w),
+            (ArrayData::U64(v), ArrayData::U64(w)) => all(v, w),
+            (ArrayData::Bits16(v), ArrayData::Bits16(w)) => all(v, w),
+            (ArrayData::Bits8(v), ArrayData::Bits8(w)) => all(v, w),
+            (ArrayData::F32(v), ArrayData::F32(w)) => all(v, w),
+            (ArrayData::F64(v), ArrayData::F64(w)) => all(v, w),
+            (ArrayData::C64(v), ArrayData::C64(w)) => all(v, w),
+            (ArrayData::C128(v), ArrayData::C128(w)) => all(v, w),
+            _ => false,
+        }
     }
 
     /// Appends a `true`/`false` (valid for `pred` only).
@@ -316,10 +370,21 @@ fn encode_small(ty: ElementType, x: f64, payload: Option<u64>) -> Result<u32, En
 }
 
 /// An array literal: an array shape and its elements.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A *splat* literal (XLA's `f32[17,22] constant(1)`: one value for every element) stores
+/// its one value only; [`ArrayLiteral::data`] materializes the elements on first use and
+/// keeps them, so code that needs no element list ([`ArrayLiteral::is_splat`],
+/// [`ArrayLiteral::splat_value`], printing, [`ArrayLiteral::get_f64`]) allocates nothing
+/// for a huge shape.
+#[derive(Clone, Debug)]
 pub struct ArrayLiteral {
     shape: Shape,
+    /// Every element (row-major), or the one value of a splat.
     data: ArrayData,
+    /// Whether `data` is the one value of every element.
+    splat: bool,
+    /// The materialized elements of a splat, filled by the first [`ArrayLiteral::data`].
+    expanded: OnceLock<ArrayData>,
 }
 
 impl ArrayLiteral {
@@ -336,7 +401,69 @@ impl ArrayLiteral {
         if usize::try_from(n).ok()? != data.len() {
             return None;
         }
-        Some(ArrayLiteral { shape, data })
+        Some(ArrayLiteral {
+            shape,
+            data,
+            splat: false,
+            expanded: OnceLock::new(),
+        })
+    }
+
+    /// A literal of `shape` whose every element is the one value in `value` (XLA's
+    /// scalar literal for a non-scalar shape, `f32[2,3] constant(1)`), stored compactly:
+    /// nothing is allocated for the elements. `None` when the shape is not an array of a
+    /// data type, when its element count overflows, when the storage kind does not suit
+    /// the element type, or when `value` does not hold exactly one value.
+    pub fn splat(shape: Shape, value: ArrayData) -> Option<ArrayLiteral> {
+        let ty = shape.element_type()?;
+        let expected = ArrayData::new(ty)?;
+        if std::mem::discriminant(&expected) != std::mem::discriminant(&value) || value.len() != 1 {
+            return None;
+        }
+        usize::try_from(shape.element_count().ok()?).ok()?;
+        Some(ArrayLiteral {
+            shape,
+            data: value,
+            splat: true,
+            expanded: OnceLock::new(),
+        })
+    }
+
+    /// True when this literal was written as one value for every element (see
+    /// [`ArrayLiteral::splat`]).
+    pub fn is_splat(&self) -> bool {
+        self.splat
+    }
+
+    /// The one value of a splat literal (storage holding one element); `None` for a
+    /// literal that lists its elements.
+    pub fn splat_value(&self) -> Option<&ArrayData> {
+        self.splat.then_some(&self.data)
+    }
+
+    /// The number of elements (of the shape, whether or not they are stored).
+    pub fn element_count(&self) -> usize {
+        self.shape
+            .element_count()
+            .ok()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0)
+    }
+
+    /// The same values with every element stored (a clone for a literal that is not a
+    /// splat). This allocates the whole array: callers bound its size first.
+    pub fn expanded(&self) -> ArrayLiteral {
+        let data = match self.expanded.get() {
+            Some(d) => d.clone(),
+            None if self.splat => self.data.repeat_first(self.element_count()),
+            None => self.data.clone(),
+        };
+        ArrayLiteral {
+            shape: self.shape.clone(),
+            data,
+            splat: false,
+            expanded: OnceLock::new(),
+        }
     }
 
     /// The array shape.
@@ -349,14 +476,28 @@ impl ArrayLiteral {
         self.shape.element_type().unwrap_or(ElementType::F32)
     }
 
-    /// The elements, row-major.
+    /// The elements, row-major. A splat literal materializes its elements on the first
+    /// call (allocating the whole array once; see [`ArrayLiteral::splat_value`] to avoid
+    /// that).
     pub fn data(&self) -> &ArrayData {
-        &self.data
+        if !self.splat {
+            return &self.data;
+        }
+        self.expanded
+            .get_or_init(|| self.data.repeat_first(self.element_count()))
     }
 
     /// Element `i` (row-major) as an `f64`, for real and integral types and `pred`
     /// (complex values give their real part).
     pub fn get_f64(&self, i: usize) -> Option<f64> {
+        let i = if self.splat {
+            if i >= self.element_count() {
+                return None;
+            }
+            0
+        } else {
+            i
+        };
         Some(match &self.data {
             ArrayData::Pred(v) => f64::from(u8::from(*v.get(i)?)),
             ArrayData::S8(v) => f64::from(*v.get(i)?),
@@ -383,6 +524,22 @@ impl ArrayLiteral {
             ArrayData::C64(v) => f64::from(v.get(i)?[0]),
             ArrayData::C128(v) => v.get(i)?[0],
         })
+    }
+}
+
+impl PartialEq for ArrayLiteral {
+    /// Equal shapes and equal elements, however they are stored (a splat equals the
+    /// literal listing its value for every element).
+    fn eq(&self, other: &ArrayLiteral) -> bool {
+        if self.shape != other.shape {
+            return false;
+        }
+        match (self.splat, other.splat) {
+            (false, false) => self.data == other.data,
+            (true, true) => self.data == other.data || self.element_count() == 0,
+            (true, false) => other.data.all_equal_to_first_of(&self.data),
+            (false, true) => self.data.all_equal_to_first_of(&other.data),
+        }
     }
 }
 
@@ -413,6 +570,17 @@ impl Literal {
             Literal::Array(_) => false,
             Literal::Tuple(t) => t.iter().any(Literal::is_elided),
             Literal::Elided(_) => true,
+        }
+    }
+
+    /// The same values with every splat array (see [`ArrayLiteral::splat`]) stored
+    /// element by element, tuples element-wise. This allocates every element: callers
+    /// bound the size first.
+    pub fn expanded(&self) -> Literal {
+        match self {
+            Literal::Array(a) if a.is_splat() => Literal::Array(a.expanded()),
+            Literal::Tuple(t) => Literal::Tuple(t.iter().map(Literal::expanded).collect()),
+            other => other.clone(),
         }
     }
 
@@ -448,6 +616,56 @@ mod tests {
         let mut d = ArrayData::new(ElementType::Pred).unwrap();
         assert!(d.push_int(ElementType::Pred, 2).is_err());
         assert!(d.push_float(ElementType::Pred, 1.0, None, "1.0").is_err());
+    }
+
+    #[test]
+    fn splats_store_one_value() {
+        // 10^18 elements: nothing is allocated for them.
+        let huge = Shape::array(ElementType::F32, vec![1_000_000; 3]);
+        let a = ArrayLiteral::splat(huge.clone(), ArrayData::F32(vec![2.5])).unwrap();
+        assert!(a.is_splat());
+        assert_eq!(a.splat_value(), Some(&ArrayData::F32(vec![2.5])));
+        assert_eq!(a.get_f64(0), Some(2.5));
+        assert_eq!(a.get_f64(999_999_999_999_999_999), Some(2.5));
+        assert_eq!(a.get_f64(1_000_000_000_000_000_000), None);
+        assert_eq!(Literal::Array(a.clone()).to_string(), "2.5");
+        assert_eq!(a.clone(), a);
+        // One value exactly; kinds must suit the type.
+        assert!(ArrayLiteral::splat(huge.clone(), ArrayData::F32(vec![])).is_none());
+        assert!(ArrayLiteral::splat(huge.clone(), ArrayData::F32(vec![1.0, 2.0])).is_none());
+        assert!(ArrayLiteral::splat(huge, ArrayData::S32(vec![1])).is_none());
+    }
+
+    #[test]
+    fn splats_equal_their_elements() {
+        let s = Shape::array(ElementType::S32, vec![2, 2]);
+        let splat = ArrayLiteral::splat(s.clone(), ArrayData::S32(vec![7])).unwrap();
+        let full = ArrayLiteral::new(s.clone(), ArrayData::S32(vec![7; 4])).unwrap();
+        let other = ArrayLiteral::new(s.clone(), ArrayData::S32(vec![7, 7, 7, 8])).unwrap();
+        assert_eq!(splat, full);
+        assert_eq!(full, splat);
+        assert_ne!(splat, other);
+        assert_eq!(splat.data(), full.data());
+        let expanded = splat.expanded();
+        assert!(!expanded.is_splat());
+        assert_eq!(expanded.data(), &ArrayData::S32(vec![7; 4]));
+        let empty = Shape::array(ElementType::S32, vec![0, 3]);
+        let a = ArrayLiteral::splat(empty.clone(), ArrayData::S32(vec![1])).unwrap();
+        let b = ArrayLiteral::splat(empty, ArrayData::S32(vec![2])).unwrap();
+        assert_eq!(a, b);
+        assert!(a.data().is_empty());
+    }
+
+    #[test]
+    fn small_splats_print_every_element() {
+        let text = |n: i64| {
+            let s = Shape::array(ElementType::Pred, vec![n]);
+            let a = ArrayLiteral::splat(s, ArrayData::Pred(vec![true])).unwrap();
+            Literal::Array(a).to_string()
+        };
+        assert_eq!(text(2), "{1, 1}");
+        assert_eq!(text(10), "{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}");
+        assert_eq!(text(11), "true");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Literals: scalars, nested arrays, tuples, complex values, `inf`/`nan` (with payloads),
-//! and elided `{...}`. Values are appended as read, so memory follows the input size
-//! whatever the shape claims.
+//! elided `{...}`, and a scalar for a non-scalar shape (`f32[2,3] constant(1)`: the value
+//! of every element, stored once). Values are appended as read, so memory follows the
+//! input size whatever the shape claims.
 
 use super::lexer::{Tok, Token};
 use super::{parse_int_text, PResult, Parser};
@@ -60,6 +61,13 @@ impl<'a> Parser<'a> {
                 };
                 if a.dims().is_empty() {
                     self.parse_value(ty, &mut data)?;
+                } else if self.lex.peek().kind != Tok::LBrace {
+                    // XLA's scalar literal for a non-scalar shape (`f32[2,3]
+                    // constant(1)`): the value of every element, stored once.
+                    self.parse_value(ty, &mut data)?;
+                    let lit = ArrayLiteral::splat(shape.clone(), data)
+                        .ok_or_else(|| self.error_here("literal does not match its shape"))?;
+                    return Ok(Literal::Array(lit));
                 } else if !self.parse_dense(shape, &mut data)? {
                     return Ok(Literal::Elided(shape.clone()));
                 }

@@ -7,6 +7,25 @@
 //! [`verify`] reports every error it finds, each tied to its computation and instruction;
 //! [`verify_parsed`] adds the source line of instructions parsed from text.
 //!
+//! `scan(inputs..., inits...), dimensions={d}, num_carries=N, to_apply=body` is checked
+//! as XLA's scan runs: the last N operands are the initial carries (N defaults to 0), the
+//! others at least one input array, all of one size L along dimension `d`; the body takes
+//! `(input slices at one position with dimension d removed..., carries...)` and returns
+//! `(outputs..., new carries...)`, the carries of their initial shapes; the result is
+//! `(outputs stacked along a new dimension d of size L..., final carries...)`, or the
+//! body's one value (stacked, or the carry) when the body returns a non-tuple.
+//!
+//! ```
+//! let text = "HloModule m\n\nadd {\n  x = f32[3] parameter(0)\n  acc = f32[3] parameter(1)\n  \
+//!             s = f32[3] add(acc, x)\n  ROOT t = (f32[3], f32[3]) tuple(s, s)\n}\n\nENTRY e {\n  \
+//!             xs = f32[3,5] parameter(0)\n  z = f32[3] constant(0)\n  \
+//!             ROOT r = scan(xs, z), dimensions={1}, num_carries=1, to_apply=add\n}\n";
+//! let module = hlo::parse_module(text).unwrap();
+//! // Slices f32[3] along dimension 1 (length 5); the outputs stack back to f32[3,5].
+//! assert_eq!(module.entry().root_instr().shape().to_string(), "(f32[3,5], f32[3])");
+//! assert!(hlo::verifier::verify(&module).is_ok());
+//! ```
+//!
 //! ```
 //! let text = "HloModule m\n\nENTRY %e (p: f32[4]) -> f32[2] {\n  %p = f32[4] parameter(0)\n  ROOT %n = f32[2] negate(f32[4] %p)\n}\n";
 //! let parsed = hlo::parse_module_with(text, &Default::default()).unwrap();

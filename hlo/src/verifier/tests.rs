@@ -192,9 +192,9 @@ fn infer_shape_of_reduce_slice_and_concatenate() {
         infer_shape(&m, &reshape, &[&a]),
         Ok(Shape::array(ElementType::F32, vec![24, 8]))
     );
-    let scan = Instruction::new("sc", Opcode::Scan, Shape::tuple(vec![]), vec![]);
-    let err = infer_shape(&m, &scan, &[&a]).unwrap_err();
-    assert_eq!(err, InferError::Unsupported(Opcode::Scan));
+    let shuffle = Instruction::new("sh", Opcode::Shuffle, Shape::tuple(vec![]), vec![]);
+    let err = infer_shape(&m, &shuffle, &[&a]).unwrap_err();
+    assert_eq!(err, InferError::Unsupported(Opcode::Shuffle));
     assert!(err.to_string().starts_with("unsupported"));
     // A broken rule is `Invalid`, its message the rule.
     let bad = Instruction::new("bad", Opcode::Add, Shape::tuple(vec![]), vec![]);

@@ -1,5 +1,5 @@
-//! Control flow and calls: while, conditional, call, fusion, custom-call, and the generic
-//! async-start/update/done.
+//! Control flow and calls: while, conditional, call, fusion, custom-call, scan, and the
+//! generic async-start/update/done.
 
 use super::{same_shape, show, strip_layouts, Ctx, Inferred, R};
 use crate::shape::{ElementType, Shape};
@@ -237,5 +237,132 @@ pub(super) fn async_done(ctx: &Ctx<'_>) -> R {
             "async-done's operand must be an async-start or -update tuple, not {}",
             show(ctx.ops[0])
         )),
+    }
+}
+
+/// `scan(inputs..., inits...), dimensions={d}, num_carries=N, to_apply=body`: the last N
+/// operands are the initial carries, the others the inputs, all of the same size L along
+/// their dimension `d`. At each of the L steps (from position 0 up, or from L-1 down with
+/// `is_reverse=true`) the body takes the inputs' slices at that position (dimension `d`
+/// removed) followed by the carries, and returns `(outputs..., carries...)`: the new
+/// carries, of the shapes of the initial ones, and this step's outputs, which the scan
+/// stacks along a new dimension `d` of size L. The result is `(stacked outputs...,
+/// final carries...)`; a body returning one value that is not a tuple makes a scan
+/// returning that one value (stacked when N is 0, the final carry when N is 1).
+pub(super) fn scan(ctx: &Ctx<'_>) -> R {
+    let body = ctx.required_comp(ctx.instr.to_apply(), "to_apply=")?;
+    let dims = ctx.required(ctx.instr.dimensions(), "dimensions={d}")?;
+    let &[d] = dims else {
+        return Err(format!(
+            "scan takes one dimension in dimensions=, not {}",
+            dims.len()
+        ));
+    };
+    let carries = ctx.instr.scan_num_carries();
+    let n_ops = ctx.ops.len();
+    let c = usize::try_from(carries)
+        .ok()
+        .filter(|&c| c <= n_ops)
+        .ok_or_else(|| {
+            format!("num_carries={carries} is out of range for a scan of {n_ops} operands")
+        })?;
+    let n_in = n_ops - c;
+    if n_in == 0 {
+        return Err(format!(
+            "scan needs at least one input besides its {c} carr{}",
+            if c == 1 { "y" } else { "ies" }
+        ));
+    }
+    let mut length: Option<i64> = None;
+    let mut params: Vec<Shape> = Vec::with_capacity(n_ops);
+    for i in 0..n_in {
+        let a = ctx.array(i)?;
+        let du = usize::try_from(d)
+            .ok()
+            .filter(|&du| du < a.dims().len())
+            .ok_or_else(|| {
+                format!(
+                    "scan dimension {d} is out of range for input {i} {}",
+                    show(ctx.ops[i])
+                )
+            })?;
+        let len = a.dims()[du];
+        match length {
+            None => length = Some(len),
+            Some(l) if l != len => {
+                return Err(format!(
+                    "scan input {i} {} has size {len} along dimension {d}, but input 0 has {l}",
+                    show(ctx.ops[i])
+                ))
+            }
+            Some(_) => {}
+        }
+        let mut slice = a.dims().to_vec();
+        slice.remove(du);
+        params.push(Shape::array(a.element_type(), slice));
+    }
+    let length = length.unwrap_or(0);
+    params.extend(ctx.ops[n_in..].iter().map(|s| strip_layouts(s)));
+    let sig = ctx.signature(body)?;
+    let param_refs: Vec<&Shape> = params.iter().collect();
+    sig.expect_params(&param_refs, "scan body")?;
+    let returned: Vec<&Shape> = if sig.result.is_tuple() {
+        sig.result.tuple_shapes().iter().collect()
+    } else {
+        vec![sig.result]
+    };
+    if returned.len() < c {
+        return Err(format!(
+            "scan body `{}` returns {} but must return (outputs..., {c} carries)",
+            sig.name,
+            show(sig.result)
+        ));
+    }
+    let n_out = returned.len() - c;
+    let mut elements: Vec<Shape> = Vec::with_capacity(returned.len());
+    for (k, out) in returned[..n_out].iter().enumerate() {
+        let a = out
+            .as_array()
+            .filter(|a| a.element_type().is_array_type())
+            .ok_or_else(|| {
+                format!(
+                    "scan body `{}` output {k} must be an array, not {}",
+                    sig.name,
+                    show(out)
+                )
+            })?;
+        let du = usize::try_from(d)
+            .ok()
+            .filter(|&du| du <= a.dims().len())
+            .ok_or_else(|| {
+                format!(
+                    "scan dimension {d} is out of range for stacking body output {k} {}",
+                    show(out)
+                )
+            })?;
+        let mut stacked = a.dims().to_vec();
+        stacked.insert(du, length);
+        elements.push(Shape::array(a.element_type(), stacked));
+    }
+    for (k, (got, init)) in returned[n_out..].iter().zip(&ctx.ops[n_in..]).enumerate() {
+        if !same_shape(got, init) {
+            return Err(format!(
+                "scan body `{}` returns carry {k} as {} but its initial value is {}",
+                sig.name,
+                show(got),
+                show(init)
+            ));
+        }
+        elements.push(strip_layouts(init));
+    }
+    let result = if sig.result.is_tuple() {
+        Shape::tuple(elements)
+    } else {
+        elements.pop().unwrap_or_else(|| Shape::tuple(Vec::new()))
+    };
+    if same_shape(&result, ctx.declared()) {
+        Ok(Inferred::Declared)
+    } else {
+        Ok(Inferred::Shape(result))
     }
 }

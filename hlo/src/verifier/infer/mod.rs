@@ -467,7 +467,8 @@ pub(crate) fn infer(ctx: &Ctx<'_>) -> R {
         Recv => misc::recv(ctx),
         RecvDone => misc::recv_done(ctx),
         ScaledDot => dot_conv::scaled_dot(ctx),
-        Scan | Shuffle => Err(format!(
+        Scan => control::scan(ctx),
+        Shuffle => Err(format!(
             "unsupported: shape inference for `{op}` is not implemented"
         )),
         _ => Err(format!(
@@ -479,7 +480,7 @@ pub(crate) fn infer(ctx: &Ctx<'_>) -> R {
 /// True when inference for `op` is not implemented (the verifier then accepts the
 /// declared shape and reports nothing for it).
 pub(crate) fn is_unsupported(op: Opcode) -> bool {
-    matches!(op, Opcode::Scan | Opcode::Shuffle)
+    matches!(op, Opcode::Shuffle)
 }
 
 /// Checks a declared shape against an inference result; the message on mismatch.

@@ -1,5 +1,6 @@
-//! `hloc tile FILE`: the symbolic tile of an instruction's output→operand map, or the tiled
-//! computation of a fusion for given root tile sizes.
+//! `hloc tile FILE`: the symbolic tile of an instruction's output→operand map, the tiled
+//! computation of a fusion for given root tile sizes, or tile propagation through one
+//! instruction (to its operands or to its outputs).
 
 use std::process::ExitCode;
 
@@ -7,6 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
 use indexing::OperandIndexing;
+use tiling::propagate::{Propagated, Tile, TilingSpace};
 use tiling::{SymbolicTile, TilingError};
 
 pub const FORMATS: &str = "\
@@ -25,21 +27,36 @@ OUTPUT FORMATS (stable; other tools parse them):
   tile exists (or the operand is not read): the single line `no symbolic tile`. Several maps
   (an operand read in several ways): one tile after another. An instruction with several
   outputs: each output's tiles under an `output id = K` header.
-  --fusion F --tile-sizes s0,s1,...: the tiled computation of fusion F with its root tiled by
-  s0,s1,..., one line per tiled instruction (operands before users):
+  --fusion F --tile-sizes s0,s1,... [--tile-sizes NAME=t0,...]: the tiled computation of
+  fusion F with its root tiled by s0,s1,... and, with NAME=..., the own dimensions of the
+  dot or reduce NAME (contracting, reduced) tiled by t0,... (walked inside each program; the
+  offsets are those of the first step; computed by tile propagation), one line per tiled
+  instruction (operands before users):
     NAME: tile_sizes=(1, 10), tile_strides=(1, 1), tile_offsets_indexing=(pid_0) -> (...), domain: pid_0 in [0, 19]
   (the program-id -> tile-offsets map in the text form of `hloc map`, with runtime variables
   rtK where offsets are dynamic), or `not tileable: <reason>`.
+  --instr I --to-operands [--output K] [--tile TILE | --tile-sizes s0,...] and
+  --instr I --to-output --operand N --tile TILE: tile propagation through I. A TILE, in and
+  out, is one line over tile ids tid_i, tile sizes ts_i and runtime values rt_i:
+    (tid_0, tid_1){rt_0} -> offsets [tid_0 * ts_0, tid_1 * ts_1 + rt_0] sizes [ts_0, ts_1] strides [1, 2] upper bounds [10, 15]
+  (along each dimension the indices offset + k * stride, k < size, those outside
+  [0, upper bound) masked). The tiling space of I numbers the dimensions of output K first,
+  then I's own dimensions (a reduce's reduced dimensions, a dot's contracting dimensions);
+  --tile-sizes gives one concrete size per dimension of that space; with neither --tile nor
+  --tile-sizes, the symbolic root tile. Output: `operand id = N` (or `output id = K`)
+  headers, each followed by its tile or by `no tile: <reason>` where none is exact.
   Exit codes: 0 an answer (`no symbolic tile` and `not tileable` included), 2 bad input
-  (unreadable file, unknown instruction, wrong operand, tile sizes of the wrong rank or < 1).";
+  (unreadable file, unknown instruction, wrong operand, tile sizes of the wrong rank or < 1,
+  a tile that does not parse or fit; the message names the flag).";
 
 /// Arguments of `hloc tile`.
 #[derive(Args)]
 pub struct TileArgs {
     /// The HLO module (text, as XLA or JAX dump it); - for standard input.
     file: String,
-    /// The instruction whose output->operand map is tiled (with --operand).
-    #[arg(long, requires = "operand", conflicts_with = "fusion")]
+    /// The instruction whose output->operand map is tiled (with --operand), or through
+    /// which a tile is propagated (with --to-operands or --to-output).
+    #[arg(long, conflicts_with = "fusion")]
     instr: Option<String>,
     /// The operand of --instr.
     #[arg(long, requires = "instr")]
@@ -47,9 +64,22 @@ pub struct TileArgs {
     /// The fusion to tile (with --tile-sizes).
     #[arg(long, requires = "tile_sizes")]
     fusion: Option<String>,
-    /// Root tile sizes, comma-separated (one per root dimension).
-    #[arg(long = "tile-sizes", requires = "fusion")]
+    /// Tile sizes, comma-separated: one per root dimension of --fusion, or one per dimension
+    /// of the tiling space of --instr with --to-operands.
+    #[arg(long = "tile-sizes")]
     tile_sizes: Vec<String>,
+    /// Propagate a tile of an output of --instr to its operands.
+    #[arg(long = "to-operands", requires = "instr", conflicts_with = "to_output")]
+    to_operands: bool,
+    /// Propagate a tile of operand --operand of --instr to its outputs.
+    #[arg(long = "to-output", requires_all = ["instr", "operand", "tile"])]
+    to_output: bool,
+    /// The output of --instr whose tile is propagated (with --to-operands; default 0).
+    #[arg(long, requires = "to_operands")]
+    output: Option<usize>,
+    /// The tile to propagate (see OUTPUT FORMATS).
+    #[arg(long, conflicts_with = "tile_sizes")]
+    tile: Option<String>,
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
@@ -69,9 +99,20 @@ fn read_module(file: &str) -> Result<hlo::Module> {
 
 pub fn run(args: TileArgs) -> Result<ExitCode> {
     let module = read_module(&args.file)?;
+    if args.to_operands || args.to_output {
+        return propagate(&module, &args);
+    }
+    if args.tile.is_some() {
+        bail!("--tile: give it with --to-operands or --to-output");
+    }
     match (&args.instr, args.operand, &args.fusion) {
         (Some(name), Some(n), None) => print_operand_tile(&module, name, n),
         (None, None, Some(f)) => print_tiled(&module, f, &args.tile_sizes),
+        (Some(_), None, None) => {
+            bail!(
+                "--instr: give --operand N, --to-operands, or --to-output --operand N --tile TILE"
+            )
+        }
         _ => bail!("give --instr I --operand N, or --fusion F --tile-sizes s0,s1,..."),
     }
 }
@@ -111,9 +152,9 @@ fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<Exit
 }
 
 /// Parses `s0,s1,...`; a size must be a positive integer.
-fn parse_sizes(text: &str) -> Result<Vec<i64>> {
+pub(crate) fn parse_sizes(text: &str) -> Result<Vec<i64>> {
     if let Some((name, _)) = text.split_once('=') {
-        bail!("--tile-sizes: nested tilings (`{name}=...`) are not supported yet");
+        bail!("--tile-sizes: a nested tiling (`{name}=...`) where one list of sizes is expected");
     }
     text.split(',')
         .map(|s| {
@@ -133,10 +174,20 @@ fn print_tiled(module: &hlo::Module, name: &str, sizes: &[String]) -> Result<Exi
     let fusion = module
         .instr(name)
         .ok_or_else(|| anyhow!("--fusion: no instruction named `{name}`"))?;
-    let [sizes] = sizes else {
-        bail!("--tile-sizes: give exactly one list of root tile sizes");
+    let (named, unnamed): (Vec<&String>, Vec<&String>) =
+        sizes.iter().partition(|s| s.contains('='));
+    let [sizes] = unnamed.as_slice() else {
+        bail!("--tile-sizes: give exactly one list of root tile sizes (and NAME=... lists)");
     };
     let sizes = parse_sizes(sizes)?;
+    let mut nested = Vec::new();
+    for n in named {
+        let (instr, list) = n.split_once('=').unwrap_or_default();
+        if nested.iter().any(|(m, _): &(String, Vec<i64>)| m == instr) {
+            bail!("--tile-sizes: `{instr}` is given twice");
+        }
+        nested.push((instr.to_string(), parse_sizes(list)?));
+    }
     let shape = fusion.instr().shape();
     let root = if shape.is_tuple() {
         shape
@@ -154,6 +205,16 @@ fn print_tiled(module: &hlo::Module, name: &str, sizes: &[String]) -> Result<Exi
             root.len()
         );
     }
+    if !nested.is_empty() {
+        match tiling::propagate::tiled_by_propagation(&fusion, &sizes, &nested) {
+            Ok(t) => print!("{t}"),
+            Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
+            Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
+            Err(TilingError::BadTileSizes(m)) => bail!("--tile-sizes: {m}"),
+            Err(e) => return Err(e.into()),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let analysis = match tiling::analyze(&fusion) {
         Ok(a) => a,
         Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
@@ -168,6 +229,78 @@ fn print_tiled(module: &hlo::Module, name: &str, sizes: &[String]) -> Result<Exi
         Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
         Err(TilingError::BadTileSizes(m)) => bail!("--tile-sizes: {m}"),
         Err(e) => return Err(e.into()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--to-operands` / `--to-output`: tile propagation through `--instr`.
+fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
+    let name = args.instr.as_deref().unwrap_or_default();
+    let instr = module
+        .instr(name)
+        .ok_or_else(|| anyhow!("--instr: no instruction named `{name}`"))?;
+    let tile = match &args.tile {
+        Some(t) => Some(t.parse::<Tile>().map_err(|e| anyhow!("--tile: {e}"))?),
+        None => None,
+    };
+    let bad_tile = |e: TilingError| match e {
+        TilingError::BadTile(m) => anyhow!("--tile: {m}"),
+        other => anyhow!("{other}"),
+    };
+    let (label, tiles): (&str, Vec<Propagated>) = if args.to_output {
+        let n = args.operand.unwrap_or_default();
+        let arity = instr.instr().operands().len();
+        if n >= arity {
+            bail!("--operand: `{name}` has {arity} operands; operand {n} does not exist");
+        }
+        if !args.tile_sizes.is_empty() {
+            bail!("--tile-sizes: --to-output takes --tile TILE");
+        }
+        let tile = tile.ok_or_else(|| anyhow!("--tile: --to-output needs a tile"))?;
+        let mut space = TilingSpace::default();
+        let tiles =
+            tiling::propagate::to_outputs(&mut space, &instr, n, &tile).map_err(bad_tile)?;
+        ("output", tiles)
+    } else {
+        if args.operand.is_some() {
+            bail!("--operand: --to-operands propagates to every operand");
+        }
+        let k = args.output.unwrap_or(0);
+        let mut space = TilingSpace::for_op(&instr, k).map_err(|e| match e {
+            TilingError::BadTileSizes(m) => anyhow!("--output: {m}"),
+            other => anyhow!("{other}"),
+        })?;
+        let root = match (tile, args.tile_sizes.as_slice()) {
+            (Some(t), _) => {
+                if t.num_tids != space.dims.len() {
+                    bail!(
+                        "--tile: the tiling space of `{name}` has {} dimensions; the tile names {} tile ids",
+                        space.dims.len(),
+                        t.num_tids
+                    );
+                }
+                t
+            }
+            (None, []) => space.root_tile(),
+            (None, [sizes]) => {
+                let sizes = parse_sizes(sizes)?;
+                space
+                    .set_tile_sizes(&sizes)
+                    .map_err(|e| anyhow!("--tile-sizes: {e}"))?;
+                space.root_tile()
+            }
+            (None, _) => bail!("--tile-sizes: give exactly one list of tile sizes"),
+        };
+        let tiles =
+            tiling::propagate::to_operands(&mut space, &instr, k, &root).map_err(bad_tile)?;
+        ("operand", tiles)
+    };
+    for (i, t) in tiles.iter().enumerate() {
+        println!("{label} id = {i}");
+        match t {
+            Ok(t) => println!("{t}"),
+            Err(reason) => println!("{}: {reason}", tiling::propagate::NO_TILE),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -34,6 +34,8 @@ pub struct TiledInstruction {
     pub map: IndexedMap,
     /// The tile derived from `map`.
     pub tile: SymbolicTile,
+    /// Bytes per element of the instruction's (array) result; 0 for a tuple or token.
+    pub element_bytes: i64,
 }
 
 /// The result of [`analyze`]: every tiled instruction and the combined constraints.
@@ -216,6 +218,12 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
     for &id in &order {
         let Some(set) = maps.get(&id) else { continue };
         let name = comp.instr(id).name().to_string();
+        let element_bytes = comp
+            .instr(id)
+            .shape()
+            .element_type()
+            .and_then(|t| t.byte_width())
+            .map_or(0, i64::from);
         for m in set.values() {
             let tile =
                 SymbolicTile::derive(&m.map).map_err(|r| not_tileable(format!("`{name}`: {r}")))?;
@@ -230,6 +238,7 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
                 id,
                 map: m.clone(),
                 tile,
+                element_bytes,
             });
         }
     }

@@ -15,6 +15,10 @@ pub enum TilingError {
     /// A tile-size list does not fit the root: wrong rank or a size below 1.
     #[error("bad tile sizes: {0}")]
     BadTileSizes(String),
+    /// A tile does not fit the tensor it is propagated from (wrong rank, no such operand or
+    /// output).
+    #[error("bad tile: {0}")]
+    BadTile(String),
     /// The indexing analysis failed (a malformed instruction).
     #[error(transparent)]
     Indexing(#[from] indexing::IndexingError),

@@ -31,11 +31,15 @@
 //! variables, runtime offsets); `strided` combines them into a size, a stride and the
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
 //! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion;
-//! `tiled` makes the tiled computation for concrete sizes.
+//! `tiled` makes the tiled computation for concrete sizes; [`propagate`] carries tiles op by
+//! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
+//! cost function.
 
 mod analysis;
 pub mod constraint;
 mod error;
+pub mod propagate;
+pub mod search;
 mod strided;
 mod symbolic_tile;
 mod terms;

@@ -3,8 +3,9 @@
 //! A case's input is a map (its symbolic tile is printed), or an HLO module with header
 //! `# instr: NAME` (the tile of every output→input map of that instruction, per operand), or
 //! an HLO module with `# fusion: NAME` and `# tile-sizes: a,b,..` (the analysis's
-//! constraints and the tiled computation). Every tile printed is also parsed back and
-//! checked exact by brute-force enumeration.
+//! constraints and the tiled computation), or an HLO module with `# propagate: NAME` (tile
+//! propagation through that instruction, see `propagate_case`). Every tile printed is also
+//! parsed back and checked exact by brute-force enumeration.
 
 mod support;
 
@@ -12,6 +13,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use support::oracle::check_exact;
+use support::propagation::check_propagation;
 use testkit::golden::{check_file, files, Case};
 use tiling::SymbolicTile;
 
@@ -33,7 +35,139 @@ fn tile_text(map: &affine::IndexingMap) -> String {
     }
 }
 
+/// The one map of an operand set, normalized (as the propagation uses it).
+fn single_map(set: &indexing::OperandIndexing) -> Option<indexing::IndexedMap> {
+    let mut it = set.maps();
+    let (Some(m), None) = (it.next(), it.next()) else {
+        return None;
+    };
+    let mut m = m.clone();
+    m.normalize().expect("normalize");
+    Some(m)
+}
+
+/// Tile propagation through instruction `name`: from the symbolic (or `# tile-sizes:`)
+/// root tile of its output `# output: K` (default 0) to every operand, or with
+/// `# from-operand: N` from the root tile of operand N to every output. Every tile is
+/// parsed back and checked against the indexing maps by enumeration.
+fn propagate_case(case: &Case, name: &str) -> String {
+    use tiling::propagate::{to_operands, to_outputs, TilingSpace};
+    let module = hlo::parse_module(&case.input).expect("module parses");
+    let instr = module.instr(name).expect("instruction exists");
+    let sizes: Option<Vec<i64>> = case.header_value("tile-sizes").map(|l| {
+        l.split(',')
+            .map(|s| s.trim().parse().expect("tile size"))
+            .collect()
+    });
+    let from = case
+        .header_value("from-operand")
+        .map(|n| n.parse::<usize>().expect("operand number"));
+    let output = case
+        .header_value("output")
+        .map_or(0, |n| n.parse::<usize>().expect("output number"));
+    let (mut space, label) = match from {
+        Some(n) => {
+            let op = instr.instr().operands()[n];
+            let dims = instr.computation().instr(op).shape().dims().to_vec();
+            (TilingSpace::parallel(&dims), "output")
+        }
+        None => (
+            TilingSpace::for_op(&instr, output).expect("space"),
+            "operand",
+        ),
+    };
+    if let Some(s) = &sizes {
+        space.set_tile_sizes(s).expect("tile sizes");
+    }
+    let root = space.root_tile();
+    let (tiles, maps) = match from {
+        Some(n) => (
+            to_outputs(&mut space, &instr, n, &root).expect("propagates"),
+            indexing::input_to_output(&instr, n).expect("indexing"),
+        ),
+        None => (
+            to_operands(&mut space, &instr, output, &root).expect("propagates"),
+            indexing::output_to_input(&instr).expect("indexing")[output]
+                .operands
+                .clone(),
+        ),
+    };
+    let mut out = format!("root: {root}\n");
+    for (j, t) in tiles.iter().enumerate() {
+        let _ = writeln!(out, "{label} id = {j}");
+        match t {
+            Ok(t) => {
+                let text = t.to_string();
+                let back: tiling::propagate::Tile =
+                    text.parse().unwrap_or_else(|e| panic!("{text}\n{e}"));
+                assert_eq!(back.to_string(), text, "print -> parse -> print");
+                let map = single_map(&maps[j]).expect("one map");
+                if let Err(e) = check_propagation(&space, &root, &map, t, BUDGET) {
+                    panic!("{label} {j}: {text}\nnot exact: {e}");
+                }
+                let _ = writeln!(out, "{text}");
+            }
+            Err(reason) => {
+                let _ = writeln!(out, "{}: {reason}", tiling::propagate::NO_TILE);
+            }
+        }
+    }
+    out
+}
+
+/// The tiled computation of fusion `name` by tile propagation, for every `# tile-sizes:`
+/// list, with the nested tilings of the `# nested: NAME=t0,...` headers; printed and parsed
+/// back.
+fn nested_case(case: &Case, name: &str) -> String {
+    let module = hlo::parse_module(&case.input).expect("module parses");
+    let f = module.instr(name).expect("fusion exists");
+    let nested: Vec<(String, Vec<i64>)> = case
+        .header
+        .iter()
+        .filter_map(|h| h.strip_prefix("nested:"))
+        .map(|l| {
+            let (n, sizes) = l.trim().split_once('=').expect("NAME=sizes");
+            let sizes = sizes
+                .split(',')
+                .map(|s| s.trim().parse().expect("size"))
+                .collect();
+            (n.to_string(), sizes)
+        })
+        .collect();
+    let mut out = String::new();
+    for size_list in case
+        .header
+        .iter()
+        .filter_map(|h| h.strip_prefix("tile-sizes:"))
+    {
+        let sizes: Vec<i64> = size_list
+            .split(',')
+            .map(|s| s.trim().parse().expect("tile size"))
+            .collect();
+        let _ = writeln!(out, "tile sizes {sizes:?}:");
+        match tiling::propagate::tiled_by_propagation(&f, &sizes, &nested) {
+            Ok(t) => {
+                let text = t.to_string();
+                let back: tiling::TiledComputation =
+                    text.parse().unwrap_or_else(|e| panic!("{text}\n{e}"));
+                assert_eq!(back.to_string(), text, "print -> parse -> print");
+                out.push_str(&text);
+            }
+            Err(e) => {
+                let _ = writeln!(out, "{e}");
+            }
+        }
+    }
+    out
+}
+
 fn run_case(case: &Case) -> String {
+    if let Some(name) = case.header_value("propagate") {
+        return propagate_case(case, name);
+    }
+    if let Some(fusion) = case.header_value("nested-fusion") {
+        return nested_case(case, fusion);
+    }
     if let Some(fusion) = case.header_value("fusion") {
         let module = hlo::parse_module(&case.input).expect("module parses");
         let f = module.instr(fusion).expect("fusion exists");

@@ -6,6 +6,7 @@ mod support;
 
 use affine::gen::Rng;
 use affine::{Expr, IndexingMap, Interval};
+use support::fusions::random_fusion;
 use support::oracle::check_exact;
 use tiling::SymbolicTile;
 
@@ -96,108 +97,12 @@ fn random_maps_have_exact_tiles() {
     assert!(checked > 5000, "only {checked} tile-size vectors checked");
 }
 
-/// A random chain of shape ops over a parameter, ending in an elementwise op with the
-/// parameter read again through a broadcast or transpose where shapes allow.
-fn random_fusion(rng: &mut Rng) -> String {
-    let mut dims: Vec<i64> = (0..rng.range_i64(1, 3))
-        .map(|_| rng.range_i64(1, 6))
-        .collect();
-    let shape = |d: &[i64]| {
-        format!(
-            "f32[{}]",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        )
-    };
-    let p_shape = shape(&dims);
-    let mut body = vec![format!("  v0 = {p_shape} parameter(0)")];
-    let steps = rng.range_i64(1, 4);
-    for i in 1..=steps {
-        let prev = format!("v{}", i - 1);
-        let line = match rng.below(6) {
-            0 if dims.len() > 1 => {
-                let mut perm: Vec<usize> = (0..dims.len()).collect();
-                rng.shuffle(&mut perm);
-                let nd: Vec<i64> = perm.iter().map(|&p| dims[p]).collect();
-                let l = format!(
-                    "  v{i} = {} transpose({prev}), dimensions={{{}}}",
-                    shape(&nd),
-                    perm.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                );
-                dims = nd;
-                l
-            }
-            1 => {
-                // Collapse everything or split the first dimension.
-                let total: i64 = dims.iter().product();
-                let nd = if dims.len() > 1 || total < 4 {
-                    vec![total]
-                } else if total % 2 == 0 {
-                    vec![2, total / 2]
-                } else {
-                    vec![total]
-                };
-                let l = format!("  v{i} = {} reshape({prev})", shape(&nd));
-                dims = nd;
-                l
-            }
-            2 if dims[0] > 2 => {
-                let mut nd = dims.clone();
-                let start = rng.range_i64(0, 1);
-                let stride = rng.range_i64(1, 2);
-                nd[0] = (dims[0] - start + stride - 1) / stride;
-                let rest: Vec<String> = dims[1..].iter().map(|d| format!("[0:{d}]")).collect();
-                let l = format!(
-                    "  v{i} = {} slice({prev}), slice={{[{start}:{}:{stride}]{}}}",
-                    shape(&nd),
-                    dims[0],
-                    rest.iter().map(|r| format!(", {r}")).collect::<String>()
-                );
-                dims = nd;
-                l
-            }
-            3 => format!(
-                "  v{i} = {} reverse({prev}), dimensions={{0}}",
-                shape(&dims)
-            ),
-            4 if dims.len() < 3 => {
-                let mut nd = vec![rng.range_i64(1, 3)];
-                nd.extend(&dims);
-                let kept: Vec<String> = (1..nd.len()).map(|x| x.to_string()).collect();
-                let l = format!(
-                    "  v{i} = {} broadcast({prev}), dimensions={{{}}}",
-                    shape(&nd),
-                    kept.join(",")
-                );
-                dims = nd;
-                l
-            }
-            _ => format!("  v{i} = {} negate({prev})", shape(&dims)),
-        };
-        body.push(line);
-    }
-    let last = body.len() - 1;
-    if let Some(l) = body.last_mut() {
-        *l = l.replacen(&format!("  v{last} ="), &format!("  ROOT v{last} ="), 1);
-    }
-    format!(
-        "HloModule m\nfused {{\n{}\n}}\nENTRY e {{\n  x = {p_shape} parameter(0)\n  ROOT f = {} fusion(x), kind=kLoop, calls=fused\n}}\n",
-        body.join("\n"),
-        shape(&dims)
-    )
-}
-
 #[test]
 fn random_fusions_have_exact_tiles() {
     let (mut analysed, mut not_tileable) = (0, 0);
     for seed in 0..300u64 {
         let mut rng = Rng::new(seed);
-        let text = random_fusion(&mut rng);
+        let text = random_fusion(&mut rng, false);
         let module =
             hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}:\n{text}\n{e}"));
         let f = module.instr("f").expect("fusion");

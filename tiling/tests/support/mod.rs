@@ -1,4 +1,6 @@
 //! Shared test support: the brute-force exactness oracle.
 #![allow(dead_code)]
 
+pub mod fusions;
 pub mod oracle;
+pub mod propagation;

@@ -1,0 +1,208 @@
+//! One propagation step: the tile of a map's target from the tile of its source.
+//!
+//! Each result of the (normalized) map must be `a * v + c` with at most one index `v` (a
+//! dimension of the source, or a range variable) and `c` a constant plus terms of runtime
+//! values that are constant over a tile; every index read by one result only. Along a
+//! result `a * v + c`, the target tile is the source's tile of `v` scaled: offset
+//! `a * offset + c`, stride `a * stride`, the same size, and an upper bound that masks
+//! exactly the positions the source masks or the map's domain leaves out; when the implicit
+//! lower bound 0 of the target cannot stand for them (the source tile may start below the
+//! domain, or `a < 0` with a cut upper end), there is no tile. A range variable that is one
+//! of the tiling space's sequential dimensions is tiled by it; any other one is read whole
+//! (one tile of the next power of two). Anything else (sums of indices, divisions and
+//! remainders from reshapes, products, a constrained domain, runtime values that vary
+//! within a tile) has no tile: `Err(reason)`.
+
+use affine::linear::Linear;
+use affine::{Expr, IndexingMap, Interval, MapForm, VarKind};
+use indexing::IndexedMap;
+
+use super::space::TilingSpace;
+use super::tile::DimTile;
+
+/// The source of one result: its tile, the domain of its variable, the coefficient and the
+/// constant part.
+struct Scaled {
+    tile: DimTile,
+    domain: Interval,
+    a: i64,
+    c: Expr,
+}
+
+/// Derives the target tile of `map` from `source` (one [`DimTile`] per map dimension);
+/// `seq[m]` is the space dimension tiling range variable `m`, if any.
+pub(crate) fn derive(
+    space: &mut TilingSpace,
+    source: &[DimTile],
+    map: &IndexedMap,
+    seq: &[Option<usize>],
+) -> Result<Vec<DimTile>, String> {
+    let m = &map.map;
+    match m.form() {
+        MapForm::Undefined => return Err("unknown indexing".into()),
+        MapForm::KnownEmpty => return Err("the map reads no element".into()),
+        MapForm::Normal => {}
+    }
+    if let Some(c) = m.constraints().first() {
+        return Err(format!(
+            "the map's domain is constrained (`{} in {}`)",
+            c.expr, c.interval
+        ));
+    }
+    if source.len() != m.dims().len() {
+        return Err(format!(
+            "a tile of {} dimensions for a map of {}",
+            source.len(),
+            m.dims().len()
+        ));
+    }
+    let rt = runtime_ids(space, map)?;
+    let mut used = Vec::new();
+    let mut out = Vec::with_capacity(m.results().len());
+    for &r in m.results() {
+        let s = split(space, source, m, r, &rt, seq, &mut used)?;
+        out.push(scale(space, s, r)?);
+    }
+    Ok(out)
+}
+
+/// The tiling space's runtime value for each runtime variable of `map` (registered when
+/// new); an error when one depends on the indices.
+fn runtime_ids(space: &mut TilingSpace, map: &IndexedMap) -> Result<Vec<usize>, String> {
+    let mut ids = Vec::with_capacity(map.runtime.len());
+    for (k, rv) in map.runtime.iter().enumerate() {
+        let varies = rv
+            .map
+            .results()
+            .iter()
+            .any(|e| e.uses_kind(VarKind::Dim) || e.uses_kind(VarKind::Range));
+        if varies {
+            return Err(format!(
+                "runtime value rt{k} (from `{}`) varies within a tile",
+                rv.producer_name
+            ));
+        }
+        let bounds = map.map.runtimes().get(k).copied().unwrap_or(Interval::FULL);
+        let results: Vec<String> = rv.map.results().iter().map(|e| e.to_string()).collect();
+        ids.push(space.runtime(rv.producer, results.join(", "), bounds));
+    }
+    Ok(ids)
+}
+
+/// Splits result `r` into its one index (with its tile) and the rest.
+fn split(
+    space: &TilingSpace,
+    source: &[DimTile],
+    m: &IndexingMap,
+    r: Expr,
+    rt: &[usize],
+    seq: &[Option<usize>],
+    used: &mut Vec<affine::Var>,
+) -> Result<Scaled, String> {
+    let lin = Linear::of(r).ok_or_else(|| format!("`{r}` overflows"))?;
+    let mut c = Expr::constant(lin.constant);
+    let mut index: Option<(DimTile, Interval, i64)> = None;
+    for &(atom, k) in &lin.terms {
+        if !atom.uses_kind(VarKind::Dim) && !atom.uses_kind(VarKind::Range) {
+            let renamed = atom.substitute(&mut |v| {
+                (v.kind == VarKind::Runtime)
+                    .then(|| rt.get(v.index as usize).map(|&i| Expr::runtime(i as u32)))
+                    .flatten()
+            });
+            c = c + renamed * k;
+            continue;
+        }
+        let v = atom
+            .as_var()
+            .ok_or_else(|| format!("`{atom}` mixes dimensions (a reshape or bitcast)"))?;
+        if index.is_some() {
+            return Err(format!("`{r}` sums several indices"));
+        }
+        if used.contains(&v) {
+            return Err(format!("`{v}` is read by two results"));
+        }
+        used.push(v);
+        let (tile, domain) = match v.kind {
+            VarKind::Dim => {
+                let i = v.index as usize;
+                let t = source.get(i).ok_or("a dimension out of range")?;
+                (*t, m.dims()[i])
+            }
+            _ => {
+                let b = m.ranges()[v.index as usize];
+                match seq.get(v.index as usize).copied().flatten() {
+                    Some(q) if b.lo == 0 => (space.dim_tile(q), b),
+                    Some(_) => return Err(format!("`{v}` does not start at 0")),
+                    None => (DimTile::full(b.lo, b.hi), b),
+                }
+            }
+        };
+        index = Some((tile, domain, k));
+    }
+    match index {
+        Some((tile, domain, a)) => Ok(Scaled { tile, domain, a, c }),
+        // A constant: one element.
+        None => Ok(Scaled {
+            tile: DimTile::constant(0, 1, 1, 1),
+            domain: Interval::new(0, 0),
+            a: 1,
+            c,
+        }),
+    }
+}
+
+/// Whether `e` is provably the constant `v` over the space.
+fn is_const(space: &TilingSpace, e: Expr, v: i64) -> bool {
+    space.simplify(e).as_const() == Some(v)
+}
+
+/// The target tile of one result `a * v + c` (see the module documentation).
+fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
+    let Scaled { tile, domain, a, c } = s;
+    let (off, st, ub) = (tile.offset, tile.stride, tile.upper_bound);
+    // Valid source positions: [lo_valid, hi_end) with lo_valid = max(0, domain.lo).
+    let lo_valid = domain.lo.max(0);
+    let end = Expr::constant(domain.hi.saturating_add(1));
+    let ub_range = space.range(ub);
+    let hi_end = if ub_range.lo >= domain.hi.saturating_add(1) {
+        end
+    } else if ub_range.hi <= domain.hi.saturating_add(1) {
+        ub
+    } else {
+        ub.min(end)
+    };
+    let ka = Expr::constant(a);
+    let upper = if a > 0 {
+        // Lower side: the target's implicit 0 must be where the source starts to be valid.
+        let at_lo = ka * lo_valid + c;
+        let starts_inside = space.range(st).lo >= 1
+            && space.range(off).lo >= lo_valid
+            && space.range(at_lo).lo >= 0;
+        if !is_const(space, at_lo, 0) && !starts_inside {
+            return Err(format!(
+                "`{r}`: the tile may start below the map's domain (no lower bound to mask it)"
+            ));
+        }
+        ka * hi_end + c
+    } else if a < 0 {
+        let at_hi = ka * (hi_end - 1) + c;
+        if !is_const(space, at_hi, 0) {
+            return Err(format!(
+                "`{r}`: a reversed tile whose end is cut (no lower bound to mask it)"
+            ));
+        }
+        ka * lo_valid + c + 1
+    } else {
+        return Err(format!("`{r}`: a zero coefficient"));
+    };
+    let mut upper = space.simplify(upper);
+    if let Some(u) = upper.as_const() {
+        upper = Expr::constant(u.max(0));
+    }
+    Ok(DimTile {
+        offset: space.simplify(ka * off + c),
+        size: space.simplify(tile.size),
+        stride: space.simplify(ka * st),
+        upper_bound: upper,
+    })
+}

@@ -1,0 +1,144 @@
+//! Propagation through one instruction: from a tile of an output to a tile of every operand
+//! ([`to_operands`]), and from a tile of an operand to a tile of every output
+//! ([`to_outputs`]), by [`super::derive`] on the instruction's indexing maps
+//! (`indexing::output_to_input` / `input_to_output`: the op's own table, runtime values of
+//! constants folded; a fusion or call through its computation).
+
+use hlo::InstrRef;
+use indexing::{IndexedMap, OperandIndexing};
+
+use super::derive::derive;
+use super::space::{output_dims, own_dims, TilingSpace};
+use super::tile::Tile;
+use crate::TilingError;
+
+/// A propagated tile, or why there is none.
+pub type Propagated = Result<Tile, String>;
+
+/// The one map of an operand set, normalized; `Err(reason)` when there is not exactly one.
+fn single_map(set: &OperandIndexing) -> Result<IndexedMap, String> {
+    match set {
+        OperandIndexing::Undefined(r) => Err(format!("unknown indexing: {r}")),
+        OperandIndexing::Maps(maps) => {
+            let mut it = maps.values();
+            match (it.next(), it.next()) {
+                (None, _) => Err("not read".into()),
+                (Some(m), None) => {
+                    let mut m = m.clone();
+                    m.normalize().map_err(|e| format!("map algebra: {e}"))?;
+                    Ok(m)
+                }
+                (Some(_), Some(_)) => Err(format!("read in {} ways", maps.len())),
+            }
+        }
+    }
+}
+
+/// Sets every tile's variable counts to the space's.
+fn finish(space: &TilingSpace, tiles: Vec<Propagated>) -> Vec<Propagated> {
+    tiles
+        .into_iter()
+        .map(|t| {
+            t.map(|mut t| {
+                t.num_tids = space.dims.len();
+                t.num_rt = space.rt.len();
+                t
+            })
+        })
+        .collect()
+}
+
+/// The tiles of every operand of `instr` that `tile`, a tile of its output `output`, reads.
+/// The op's own dimensions (reduced, contracting) are added to `space` (see
+/// [`TilingSpace::add_own_dims`]) and tiled by their tile ids; runtime values the offsets
+/// read are added too. Fails when `tile`'s rank is not the output's, or the indexing maps
+/// cannot be computed; an operand without a tile gets `Err(reason)`.
+pub fn to_operands(
+    space: &mut TilingSpace,
+    instr: &InstrRef<'_>,
+    output: usize,
+    tile: &Tile,
+) -> Result<Vec<Propagated>, TilingError> {
+    let dims = output_dims(instr.instr(), output).ok_or_else(|| {
+        TilingError::BadTile(format!("`{}` has no array output {output}", instr.name()))
+    })?;
+    if tile.dims.len() != dims.len() {
+        return Err(TilingError::BadTile(format!(
+            "a tile of rank {} for output {output} of `{}`, of rank {}",
+            tile.dims.len(),
+            instr.name(),
+            dims.len()
+        )));
+    }
+    tile.check_vars()?;
+    space.fit(tile);
+    let first = space.add_own_dims(instr);
+    let own = own_dims(instr);
+    let grouped = indexing::output_to_input(instr)?;
+    let Some(g) = grouped.get(output) else {
+        return Ok(Vec::new());
+    };
+    let mut tiles = Vec::with_capacity(g.operands.len());
+    for (j, set) in g.operands.iter().enumerate() {
+        let t = single_map(set).and_then(|m| {
+            let mut seq = vec![None; m.map.ranges().len()];
+            for (p, (_, positions)) in own.iter().enumerate() {
+                let pos = positions.get(j).copied().flatten();
+                let var = pos
+                    .and_then(|pos| m.map.results().get(pos))
+                    .and_then(|e| e.as_var());
+                if let Some(v) = var.filter(|v| v.kind == affine::VarKind::Range) {
+                    if let Some(slot) = seq.get_mut(v.index as usize) {
+                        *slot = Some(first + p);
+                    }
+                }
+            }
+            derive(space, &tile.dims, &m, &seq).map(|d| space.tile(d))
+        });
+        tiles.push(t);
+    }
+    Ok(finish(space, tiles))
+}
+
+/// The tiles of every output of `instr` that use the elements of `tile`, a tile of its
+/// operand `operand`. Range variables of the maps (broadcast dimensions, the other
+/// operand's free dimensions of a dot) are read whole. Fails when `tile`'s rank is not the
+/// operand's, or the indexing maps cannot be computed; an output without a tile gets
+/// `Err(reason)`.
+pub fn to_outputs(
+    space: &mut TilingSpace,
+    instr: &InstrRef<'_>,
+    operand: usize,
+    tile: &Tile,
+) -> Result<Vec<Propagated>, TilingError> {
+    let ops = instr.instr().operands();
+    let Some(&op) = ops.get(operand) else {
+        return Err(TilingError::BadTile(format!(
+            "`{}` has {} operands; operand {operand} does not exist",
+            instr.name(),
+            ops.len()
+        )));
+    };
+    let shape = instr.computation().instr(op).shape();
+    if shape.is_tuple() || tile.dims.len() != shape.dims().len() {
+        return Err(TilingError::BadTile(format!(
+            "a tile of rank {} for operand {operand} of `{}`, of rank {}",
+            tile.dims.len(),
+            instr.name(),
+            shape.dims().len()
+        )));
+    }
+    tile.check_vars()?;
+    space.fit(tile);
+    let sets = indexing::input_to_output(instr, operand)?;
+    let tiles = sets
+        .iter()
+        .map(|set| {
+            single_map(set).and_then(|m| {
+                let seq = vec![None; m.map.ranges().len()];
+                derive(space, &tile.dims, &m, &seq).map(|d| space.tile(d))
+            })
+        })
+        .collect();
+    Ok(finish(space, tiles))
+}

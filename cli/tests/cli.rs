@@ -1,9 +1,10 @@
-//! End-to-end tests of the `hloc` binary: each case in tests/cli/*.test is a command line
-//! (single quotes group words), optional `# stdin: ...` header lines, and the expected
-//! stdout, stderr (prefixed `stderr: `) and exit code. Bless with `UPDATE_EXPECT=1`.
+//! End-to-end tests of the `hloc` binary: each case in tests/cli/*.test (testkit's golden
+//! format) is a command line (single quotes group words), optional `# stdin: ...` and
+//! `# feature: z3` header lines, and the expected stdout, stderr (prefixed `stderr: `) and
+//! exit code. Commands run from the repository root with a compile cache of their own
+//! (`HLOC_CACHE_DIR` under cargo's target tmp dir). Bless with `UPDATE_EXPECT=1`.
 
-#[path = "../../affine/tests/support/golden.rs"]
-mod golden;
+use testkit::golden;
 
 use std::io::Write;
 use std::path::Path;
@@ -58,6 +59,10 @@ fn run_case(case: &golden::Case) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hloc"))
         .args(&args[1..])
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .env(
+            "HLOC_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache"),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -70,13 +75,7 @@ fn run_case(case: &golden::Case) -> String {
         .write_all(stdin.join("\n").as_bytes())
         .expect("write stdin");
     let out = child.wait_with_output().expect("hloc finishes");
-    // Blank lines would end the case block: they are shown as `<blank>`.
-    let mut text = String::from_utf8_lossy(&out.stdout)
-        .trim_end()
-        .lines()
-        .map(|l| if l.trim().is_empty() { "<blank>" } else { l })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let mut text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
     for line in String::from_utf8_lossy(&out.stderr).lines() {
         text.push_str(&format!("\nstderr: {line}").replace("stderr: \n", "stderr:\n"));
     }

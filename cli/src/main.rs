@@ -4,12 +4,12 @@
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
 mod compile_cmd;
+mod fuse_cmd;
 mod hlo_cmd;
 mod indexing_cmd;
 mod input;
 mod logging;
 mod map_cmd;
-mod fuse_cmd;
 mod opt_cmd;
 mod run_cmd;
 mod tile_cmd;

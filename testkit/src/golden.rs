@@ -115,10 +115,7 @@ pub fn parse(text: &str) -> Result<GoldenFile, FormatError> {
         .iter()
         .position(|l| l.starts_with(CASE_MARKER))
         .unwrap_or(lines.len());
-    let preamble: Vec<String> = lines[..first_case]
-        .iter()
-        .map(|l| l.to_string())
-        .collect();
+    let preamble: Vec<String> = lines[..first_case].iter().map(|l| l.to_string()).collect();
     if let Some((i, l)) = preamble
         .iter()
         .enumerate()

@@ -5,7 +5,6 @@
 //! before optimization are listed and skipped. Prints instruction counts before and after
 //! the default pipeline (`-- --nocapture`).
 
-
 use testkit::corpus::{flatten, inputs, programs};
 
 use hlo_eval::tolerance;

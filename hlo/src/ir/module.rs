@@ -1,8 +1,8 @@
 //! Modules: header attributes, stack frame tables, computations and the entry.
 
 use super::{CompId, Computation, IrError, StackFrameIndex};
-use crate::text::PrintOptions;
 use crate::shape::Shape;
+use crate::text::PrintOptions;
 
 /// `entry_computation_layout={(params...)->result}`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -73,11 +73,13 @@ pub fn classify(module: &Module, comp: CompId) -> Option<Reducer> {
     if ops.len() != 2 || !((ops[0] == p0 && ops[1] == p1) || (ops[0] == p1 && ops[1] == p0)) {
         return None;
     }
-    [p0, p1].iter().all(|&p| {
-        let s = c.instr(p).shape();
-        s.is_scalar() && s.element_type() == Some(ty)
-    })
-    .then_some(reducer)
+    [p0, p1]
+        .iter()
+        .all(|&p| {
+            let s = c.instr(p).shape();
+            s.is_scalar() && s.element_type() == Some(ty)
+        })
+        .then_some(reducer)
 }
 
 /// True when `comp` has two parameters and returns the second unchanged (scatter's
@@ -108,8 +110,12 @@ mod tests {
             ("maximum", Reducer::Max),
             ("minimum", Reducer::Min),
         ] {
-            let ab = format!("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] {op}(a, b)");
-            let ba = format!("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] {op}(b, a)");
+            let ab = format!(
+                "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] {op}(a, b)"
+            );
+            let ba = format!(
+                "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] {op}(b, a)"
+            );
             assert_eq!(reducer_of(&ab), Some(want), "{op}");
             assert_eq!(reducer_of(&ba), Some(want), "{op} swapped");
             assert_eq!(want.opcode().to_string(), op);
@@ -118,11 +124,13 @@ mod tests {
 
     #[test]
     fn rejects_anything_more_than_one_op() {
-        let twice = "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, a)";
+        let twice =
+            "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, a)";
         assert_eq!(reducer_of(twice), None);
         let extra = "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  n = f32[] negate(a)\n  ROOT s = f32[] add(n, b)";
         assert_eq!(reducer_of(extra), None);
-        let other = "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] subtract(a, b)";
+        let other =
+            "  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] subtract(a, b)";
         assert_eq!(reducer_of(other), None);
         let second = "  a = f32[] parameter(0)\n  ROOT b = f32[] parameter(1)";
         assert_eq!(reducer_of(second), None);

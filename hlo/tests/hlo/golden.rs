@@ -51,7 +51,9 @@ fn golden_text_files() {
     assert!(!files.is_empty());
     for file in files {
         // Inputs were whole files: they end with a newline.
-        golden::check_file(&file, |case| render(&case.title, &(case.input.clone() + "\n")));
+        golden::check_file(&file, |case| {
+            render(&case.title, &(case.input.clone() + "\n"))
+        });
     }
 }
 

@@ -33,6 +33,8 @@ fn render(rel: &str, text: &str) -> String {
 fn verifier_text_files() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/verifier");
     for file in golden::files(&root, "test") {
-        golden::check_file(&file, |case| render(&case.title, &(case.input.clone() + "\n")));
+        golden::check_file(&file, |case| {
+            render(&case.title, &(case.input.clone() + "\n"))
+        });
     }
 }

@@ -7,7 +7,9 @@
 //!   them either: they are cheaper than the constant they would become);
 //! - instructions with side effects, `rng`, control flow (`while`, `conditional`,
 //!   `call`), custom calls, tuples and tuple-shaped results, zero-operand instructions;
-//! - operands whose literals were elided (`{...}`);
+//! - operands whose literals were elided (`{...}`), and splat operands (one value written
+//!   for every element) of more than `max_elements` elements, which evaluating would
+//!   expand;
 //! - anything the evaluator refuses (an unsupported op is left as it is).
 
 use hlo::ir::edit;
@@ -84,9 +86,19 @@ impl Pass for ConstantFolding {
                 {
                     continue;
                 }
+                // A splat operand above the size limit is not folded: evaluating would
+                // expand its elements (listed constants are already stored in full).
                 let all_constant = instr.operands.iter().all(|&o| {
                     let op = comp.instr(o);
-                    op.opcode == Opcode::Constant && op.literal().is_some_and(|l| !l.is_elided())
+                    op.opcode == Opcode::Constant
+                        && op.literal().is_some_and(|l| {
+                            !l.is_elided()
+                                && l.as_array().is_none_or(|a| {
+                                    !a.is_splat()
+                                        || i64::try_from(a.element_count())
+                                            .is_ok_and(|n| n <= self.max_elements)
+                                })
+                        })
                 });
                 if !all_constant {
                     continue;

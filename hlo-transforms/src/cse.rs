@@ -165,29 +165,71 @@ pub(crate) fn literal_key(k: &mut String, l: &Literal) {
         }
         Literal::Array(a) => {
             let _ = write!(k, "{:?}:", a.shape());
-            match a.data() {
-                ArrayData::F32(v) => {
-                    let bits: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
-                    let _ = write!(k, "{bits:?}");
+            // A literal of more than one element holding one value (bit for bit) keys by
+            // that value, whether it is a splat (never expanded) or lists its elements.
+            match a.splat_value() {
+                Some(v) if a.element_count() > 1 => {
+                    k.push_str("splat ");
+                    data_key(k, v);
                 }
-                ArrayData::F64(v) => {
-                    let bits: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
-                    let _ = write!(k, "{bits:?}");
+                None if a.element_count() > 1 && uniform_bits(a.data()) => {
+                    k.push_str("splat ");
+                    data_key(k, &a.data().repeat_first(1));
                 }
-                ArrayData::C64(v) => {
-                    let bits: Vec<[u32; 2]> =
-                        v.iter().map(|x| [x[0].to_bits(), x[1].to_bits()]).collect();
-                    let _ = write!(k, "{bits:?}");
-                }
-                ArrayData::C128(v) => {
-                    let bits: Vec<[u64; 2]> =
-                        v.iter().map(|x| [x[0].to_bits(), x[1].to_bits()]).collect();
-                    let _ = write!(k, "{bits:?}");
-                }
-                other => {
-                    let _ = write!(k, "{other:?}");
-                }
+                // At most one element, or elements that differ.
+                _ => data_key(k, a.data()),
             }
+        }
+    }
+}
+
+/// True when every element has the first one's bit pattern.
+fn uniform_bits(data: &ArrayData) -> bool {
+    fn all<T, B: PartialEq>(v: &[T], bits: impl Fn(&T) -> B) -> bool {
+        v.first()
+            .map(&bits)
+            .is_none_or(|first| v.iter().all(|x| bits(x) == first))
+    }
+    match data {
+        ArrayData::Pred(v) => all(v, |x| *x),
+        ArrayData::S8(v) => all(v, |x| *x),
+        ArrayData::S16(v) => all(v, |x| *x),
+        ArrayData::S32(v) => all(v, |x| *x),
+        ArrayData::S64(v) => all(v, |x| *x),
+        ArrayData::U8(v) => all(v, |x| *x),
+        ArrayData::U16(v) => all(v, |x| *x),
+        ArrayData::U32(v) => all(v, |x| *x),
+        ArrayData::U64(v) => all(v, |x| *x),
+        ArrayData::Bits16(v) => all(v, |x| *x),
+        ArrayData::Bits8(v) => all(v, |x| *x),
+        ArrayData::F32(v) => all(v, |x| x.to_bits()),
+        ArrayData::F64(v) => all(v, |x| x.to_bits()),
+        ArrayData::C64(v) => all(v, |x| [x[0].to_bits(), x[1].to_bits()]),
+        ArrayData::C128(v) => all(v, |x| [x[0].to_bits(), x[1].to_bits()]),
+    }
+}
+
+/// Appends the elements' bit patterns.
+fn data_key(k: &mut String, data: &ArrayData) {
+    match data {
+        ArrayData::F32(v) => {
+            let bits: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
+            let _ = write!(k, "{bits:?}");
+        }
+        ArrayData::F64(v) => {
+            let bits: Vec<u64> = v.iter().map(|x| x.to_bits()).collect();
+            let _ = write!(k, "{bits:?}");
+        }
+        ArrayData::C64(v) => {
+            let bits: Vec<[u32; 2]> = v.iter().map(|x| [x[0].to_bits(), x[1].to_bits()]).collect();
+            let _ = write!(k, "{bits:?}");
+        }
+        ArrayData::C128(v) => {
+            let bits: Vec<[u64; 2]> = v.iter().map(|x| [x[0].to_bits(), x[1].to_bits()]).collect();
+            let _ = write!(k, "{bits:?}");
+        }
+        other => {
+            let _ = write!(k, "{other:?}");
         }
     }
 }

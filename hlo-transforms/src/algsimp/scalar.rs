@@ -46,8 +46,17 @@ impl Scalar {
     }
 }
 
+/// Element `i` of `a` (row-major). A splat literal is read from its one stored value,
+/// never expanded.
 fn element(a: &ArrayLiteral, i: usize) -> Option<Scalar> {
-    Some(match a.data() {
+    if i >= a.element_count() {
+        return None;
+    }
+    let (data, i) = match a.splat_value() {
+        Some(v) => (v, 0),
+        None => (a.data(), i),
+    };
+    Some(match data {
         ArrayData::Pred(v) => Scalar::Bool(*v.get(i)?),
         ArrayData::S8(v) => Scalar::Int(i128::from(*v.get(i)?)),
         ArrayData::S16(v) => Scalar::Int(i128::from(*v.get(i)?)),
@@ -58,6 +67,7 @@ fn element(a: &ArrayLiteral, i: usize) -> Option<Scalar> {
         ArrayData::U32(v) => Scalar::Int(i128::from(*v.get(i)?)),
         ArrayData::U64(v) => Scalar::Int(i128::from(*v.get(i)?)),
         ArrayData::F32(_) | ArrayData::F64(_) | ArrayData::Bits16(_) | ArrayData::Bits8(_) => {
+            // `get_f64` reads a splat's one value for every index.
             Scalar::Float(a.get_f64(i)?)
         }
         ArrayData::C64(_) | ArrayData::C128(_) => return None,
@@ -80,7 +90,10 @@ pub fn splat(comp: &Computation, id: InstrId) -> Option<Scalar> {
         Opcode::Constant => {
             let a = i.literal()?.as_array()?;
             let first = element(a, 0)?;
-            let n = a.data().len();
+            if a.is_splat() {
+                return Some(first);
+            }
+            let n = a.element_count();
             // Large constants: check every element all the same (linear, no allocation).
             (1..n)
                 .all(|k| element(a, k).is_some_and(|e| same(e, first)))
@@ -106,7 +119,13 @@ pub fn non_negative(comp: &Computation, id: InstrId) -> bool {
         Opcode::Multiply => i.operands.len() == 2 && i.operands[0] == i.operands[1],
         Opcode::Broadcast => non_negative(comp, i.operands[0]),
         Opcode::Constant => i.literal().and_then(Literal::as_array).is_some_and(|a| {
-            (0..a.data().len()).all(|k| match element(a, k) {
+            // A splat's elements are all its first (if it has any).
+            let n = if a.is_splat() {
+                a.element_count().min(1)
+            } else {
+                a.element_count()
+            };
+            (0..n).all(|k| match element(a, k) {
                 Some(Scalar::Int(v)) => v >= 0,
                 Some(Scalar::Float(f)) => f >= 0.0 && f.is_sign_positive(),
                 Some(Scalar::Bool(_)) => true,

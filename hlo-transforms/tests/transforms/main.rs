@@ -8,5 +8,6 @@ mod pass_layout;
 mod pass_random;
 mod pass_scatter;
 mod pass_semantics;
+mod pass_splat;
 mod pass_transpose_folding;
 mod pass_tree_reduction;

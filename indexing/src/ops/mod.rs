@@ -13,6 +13,7 @@ mod elementwise;
 mod movement;
 mod reduce;
 pub(crate) mod reshape;
+mod scan;
 mod sort;
 mod structural;
 mod table;

@@ -6,7 +6,7 @@ use hlo::Opcode;
 use super::util::{self, output_count, OpView};
 use super::{
     batch_norm, calls_computation, concat_pad, contraction, dynamic, elementwise, movement, reduce,
-    reshape, sort, structural, undefined_reason,
+    reshape, scan, sort, structural, undefined_reason,
 };
 use crate::{IndexingError, OperandIndexing};
 
@@ -53,6 +53,7 @@ pub(crate) fn op_out_to_in(
         DynamicUpdateSlice => dynamic::dus_out_to_in(v),
         Gather => dynamic::gather_out_to_in(v),
         Scatter => dynamic::scatter_out_to_in(v),
+        Scan => scan::scan_out_to_in(v, k),
         Sort => sort::sort_out_to_in(v, k),
         TopK => sort::topk_out_to_in(v, k),
         SelectAndScatter => sort::sas_out_to_in(v),
@@ -131,6 +132,7 @@ pub(crate) fn op_in_to_out(
         DynamicUpdateSlice => dynamic::dus_in_to_out(v, operand),
         Gather => dynamic::gather_in_to_out(v, operand),
         Scatter => dynamic::scatter_in_to_out(v, operand),
+        Scan => scan::scan_in_to_out(v, operand),
         Sort => sort::sort_in_to_out(v),
         TopK => sort::topk_in_to_out(v),
         SelectAndScatter => sort::sas_in_to_out(v, operand),

@@ -14,7 +14,6 @@ pub fn undefined_reason(op: Opcode) -> Option<&'static str> {
         AllToAll | RaggedAllToAll => "all-to-all: elements move between participants by a data-independent but device-dependent permutation not expressed here",
         RaggedDot => "ragged-dot: group sizes are data dependent",
         DynamicReshape => "dynamic-reshape: the result shape is data dependent",
-        Scan => "scan: not described",
         Shuffle => "shuffle: not described",
         CollectivePermuteStart | CollectivePermuteDone | AllGatherStart
         | AllGatherDone | Send | SendDone | Recv | RecvDone | Infeed | Outfeed => {

@@ -6,14 +6,13 @@
 //! sizes, all tile ids; by enumeration), and the analysis's symbolic tile is exact for the
 //! same map (so both cover the same elements).
 
-mod support;
 
 use std::collections::HashMap;
 
 use affine::gen::Rng;
-use support::fusions::random_fusion;
-use support::oracle::check_exact;
-use support::propagation::check_propagation;
+use crate::support::fusions::random_fusion;
+use crate::support::oracle::check_exact;
+use crate::support::propagation::check_propagation;
 use tiling::propagate::{to_operands, Tile, TilingSpace};
 
 /// Points the oracles may evaluate per tile.

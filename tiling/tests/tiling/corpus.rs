@@ -2,9 +2,8 @@
 //! computation or `not tileable`) without failing, tile sizes of 1 always satisfy the
 //! constraints, and every tile is exact by enumeration where the root is small.
 
-mod support;
 
-use support::oracle::check_exact;
+use crate::support::oracle::check_exact;
 use tiling::TilingError;
 
 /// Points the oracle may evaluate per tile.

@@ -7,13 +7,12 @@
 //! propagation through that instruction, see `propagate_case`). Every tile printed is also
 //! parsed back and checked exact by brute-force enumeration.
 
-mod support;
 
 use std::fmt::Write;
 use std::path::Path;
 
-use support::oracle::check_exact;
-use support::propagation::check_propagation;
+use crate::support::oracle::check_exact;
+use crate::support::propagation::check_propagation;
 use testkit::golden::{check_file, files, Case};
 use tiling::SymbolicTile;
 

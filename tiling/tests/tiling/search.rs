@@ -2,10 +2,9 @@
 //! random fusions the same answer as an independent brute force over every candidate
 //! (deterministic, first cheapest in lexicographic order), within the budget.
 
-mod support;
 
 use affine::gen::Rng;
-use support::fusions::random_fusion;
+use crate::support::fusions::random_fusion;
 use tiling::search::{candidate_sizes, search, Budget, Candidate, TileCost};
 
 /// Prefers the largest root tile.

@@ -2,12 +2,11 @@
 //! exact by brute-force enumeration (see `support::oracle`) for every tile-size vector that
 //! satisfies its constraints, and its text form parses back.
 
-mod support;
 
 use affine::gen::Rng;
 use affine::{Expr, IndexingMap, Interval};
-use support::fusions::random_fusion;
-use support::oracle::check_exact;
+use crate::support::fusions::random_fusion;
+use crate::support::oracle::check_exact;
 use tiling::SymbolicTile;
 
 const BUDGET: usize = 100_000;

@@ -1,0 +1,10 @@
+//! The tiling crate's integration tests, in one binary: golden tiles per op and fusion,
+//! properties on random maps and fusions, the corpus fusions, tile propagation against the
+//! symbolic-tile analysis, and the tile-size search; every tile checked by enumeration.
+
+mod corpus;
+mod golden;
+mod propagation;
+mod property;
+mod search;
+mod support;

@@ -3,8 +3,9 @@
 /// Why code generation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {
-    /// An operation (or a form of one) no emitter supports yet.
-    #[error("unsupported: `{op}` (instruction `{instr}`): {reason}")]
+    /// An operation (or a form of one) no emitter supports yet (worded as the
+    /// evaluator's unsupported-operation error).
+    #[error("unsupported operation `{op}` (instruction `{instr}`): {reason}")]
     Unsupported {
         /// The opcode (or feature) name.
         op: String,

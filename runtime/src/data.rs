@@ -67,7 +67,15 @@ pub fn literal_bytes(a: &ArrayLiteral) -> Option<Vec<u8>> {
         ArrayData::U64(v) => flat(v, u64::to_ne_bytes),
         ArrayData::F32(v) => flat(v, f32::to_ne_bytes),
         ArrayData::F64(v) => flat(v, f64::to_ne_bytes),
-        _ => return None,
+        ArrayData::C64(v) => v
+            .iter()
+            .flat_map(|c| c.iter().flat_map(|x| x.to_ne_bytes()))
+            .collect(),
+        ArrayData::C128(v) => v
+            .iter()
+            .flat_map(|c| c.iter().flat_map(|x| x.to_ne_bytes()))
+            .collect(),
+        ArrayData::Bits8(v) => v.clone(),
     })
 }
 
@@ -99,12 +107,25 @@ pub fn from_buffer(bytes: &[u8], spec: &ArraySpec) -> Option<ArrayLiteral> {
         ScalarType::S32 => ArrayData::S32(chunks(&row, i32::from_ne_bytes)),
         ScalarType::S64 => ArrayData::S64(chunks(&row, i64::from_ne_bytes)),
         ScalarType::U8 => ArrayData::U8(row),
+        ScalarType::F8E4M3FN | ScalarType::F8E5M2 => ArrayData::Bits8(row),
         ScalarType::U16 => ArrayData::U16(chunks(&row, u16::from_ne_bytes)),
         ScalarType::F16 | ScalarType::BF16 => ArrayData::Bits16(chunks(&row, u16::from_ne_bytes)),
         ScalarType::U32 => ArrayData::U32(chunks(&row, u32::from_ne_bytes)),
         ScalarType::U64 => ArrayData::U64(chunks(&row, u64::from_ne_bytes)),
         ScalarType::F32 => ArrayData::F32(chunks(&row, f32::from_ne_bytes)),
         ScalarType::F64 => ArrayData::F64(chunks(&row, f64::from_ne_bytes)),
+        ScalarType::C64 => ArrayData::C64(
+            chunks(&row, f32::from_ne_bytes)
+                .chunks_exact(2)
+                .map(|c| [c[0], c[1]])
+                .collect(),
+        ),
+        ScalarType::C128 => ArrayData::C128(
+            chunks(&row, f64::from_ne_bytes)
+                .chunks_exact(2)
+                .map(|c| [c[0], c[1]])
+                .collect(),
+        ),
     };
     let shape = Shape::array_with(
         spec.element_type,

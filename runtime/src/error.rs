@@ -61,9 +61,14 @@ pub enum RuntimeError {
         /// The limit.
         limit: u64,
     },
-    /// A `while` loop ran more iterations than allowed.
-    #[error("a while loop ran more than {0} iterations (raise --max-while-iterations)")]
-    LoopLimit(u64),
+    /// A `while` loop ran more iterations than allowed (the evaluator's wording).
+    #[error("while loop `{instr}` did not finish within {limit} iterations")]
+    LoopLimit {
+        /// The `while` instruction.
+        instr: String,
+        /// The limit (`--max-while-iterations`).
+        limit: u64,
+    },
     /// Any other internal inconsistency.
     #[error("internal error: {0}")]
     Internal(String),

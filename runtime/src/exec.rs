@@ -41,7 +41,7 @@ impl Memory<'_> {
     }
 
     /// Writes `data` at the start (owned memory only).
-    fn write(&mut self, data: &[u8]) -> Result<(), RuntimeError> {
+    pub(crate) fn write(&mut self, data: &[u8]) -> Result<(), RuntimeError> {
         let Memory::Owned(v) = self else {
             return Err(RuntimeError::Internal("write to read-only memory".into()));
         };
@@ -159,6 +159,7 @@ fn run_seq(
     for t in thunks {
         match t {
             Thunk::While {
+                name,
                 cond,
                 cond_result,
                 body,
@@ -175,7 +176,10 @@ fn run_seq(
                     }
                     iterations += 1;
                     if iterations > env.max_while_iterations {
-                        return Err(RuntimeError::LoopLimit(env.max_while_iterations));
+                        return Err(RuntimeError::LoopLimit {
+                            instr: name.clone(),
+                            limit: env.max_while_iterations,
+                        });
                     }
                     run_seq(p, body, env, mem)?;
                     copy_all(p, body_results, state, mem)?;
@@ -300,6 +304,11 @@ fn run_one(
                 t => return Err(RuntimeError::Internal(format!("gemm of {t}"))),
             }
         }
+        Thunk::Library {
+            call,
+            inputs,
+            outputs,
+        } => crate::library::run(p, call, inputs, outputs, env.kernels, mem)?,
         Thunk::Copy { src, dst, bytes } => {
             let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
             if *bytes > 0 && s != d {

@@ -17,6 +17,7 @@ mod cc;
 mod data;
 mod error;
 mod exec;
+mod library;
 mod loaded;
 mod timing;
 

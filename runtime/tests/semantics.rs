@@ -252,7 +252,7 @@ ENTRY e {
     };
     assert!(matches!(
         exe.run(&[scalar(0)]),
-        Err(RuntimeError::LoopLimit(10))
+        Err(RuntimeError::LoopLimit { limit: 10, .. })
     ));
     let out = exe.run(&[scalar(-5)]).expect("terminates");
     runtime::check_reference(&m, &[scalar(-5)], &out).expect("matches");

@@ -64,6 +64,101 @@ static inline uint16_t hloc_f32_to_bf16(float f) {
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+/* f8e4m3fn and f8e5m2 travel as bit patterns and compute in f32. Encoding rounds to
+   nearest even from the exact value; too large gives inf (e5m2) or NaN (e4m3fn), as
+   hlo::literal::minifloat and XLA's convert do. */
+static inline float hloc_f8_to_f32(uint8_t b, int man, int bias, int fn) {
+  int eb = 7 - man;
+  uint32_t emask = (1u << eb) - 1u, mmask = (1u << man) - 1u;
+  uint32_t e = (b >> man) & emask, m = b & mmask;
+  float v;
+  if (fn && e == emask && m == mmask) v = NAN;
+  else if (!fn && e == emask) v = m ? NAN : INFINITY;
+  else if (e == 0) v = ldexpf((float)m, 1 - bias - man);
+  else v = ldexpf((float)((1u << man) | m), (int)e - bias - man);
+  return (b & 0x80u) ? -v : v;
+}
+static inline uint8_t hloc_f32_to_f8(float f, int man, int bias, int fn) {
+  int eb = 7 - man;
+  uint32_t emask = (1u << eb) - 1u, mmask = (1u << man) - 1u;
+  uint8_t sign = signbit(f) ? 0x80u : 0u;
+  uint8_t nan = fn ? (uint8_t)(sign | 0x7fu) : (uint8_t)(sign | (emask << man) | (1u << (man - 1)));
+  uint8_t over = fn ? nan : (uint8_t)(sign | (emask << man));
+  if (f != f) return nan;
+  double a = fabs((double)f);
+  if (isinf(a)) return over;
+  if (a == 0.0) return sign;
+  int e;
+  frexp(a, &e);
+  e -= 1;
+  int minexp = 1 - bias;
+  uint32_t ef, mo;
+  if (e < minexp) {
+    uint64_t mi = (uint64_t)rint(a / ldexp(1.0, minexp - man));
+    ef = (uint32_t)(mi >> man);
+    mo = (uint32_t)mi & mmask;
+  } else {
+    uint64_t mi = (uint64_t)rint(a / ldexp(1.0, e - man));
+    if (mi == (2ull << man)) { mi >>= 1; e += 1; }
+    if (e + bias > 255) return over;
+    ef = (uint32_t)(e + bias);
+    mo = (uint32_t)mi & mmask;
+  }
+  uint32_t maxf = fn ? emask : emask - 1u;
+  if (ef > maxf || (fn && ef == emask && mo == mmask)) return over;
+  return (uint8_t)(sign | (ef << man) | mo);
+}
+static inline float hloc_f8e4m3fn_to_f32(uint8_t b) { return hloc_f8_to_f32(b, 3, 7, 1); }
+static inline float hloc_f8e5m2_to_f32(uint8_t b) { return hloc_f8_to_f32(b, 2, 15, 0); }
+static inline uint8_t hloc_f32_to_f8e4m3fn(float f) { return hloc_f32_to_f8(f, 3, 7, 1); }
+static inline uint8_t hloc_f32_to_f8e5m2(float f) { return hloc_f32_to_f8(f, 2, 15, 0); }
+
+/* Complex numbers: two parts, computed in double and rounded once (as the evaluator
+   does with num-complex), division by Smith's algorithm. */
+typedef struct { float re, im; } hloc_c64;
+typedef struct { double re, im; } hloc_c128;
+static inline hloc_c64 hloc_mk_c64(double re, double im) { hloc_c64 z = {(float)re, (float)im}; return z; }
+static inline hloc_c128 hloc_mk_c128(double re, double im) { hloc_c128 z = {re, im}; return z; }
+#define HLOC_COMPLEX_OPS(T, S)                                                     \
+  static inline T hloc_add_##S(T a, T b) { return hloc_mk_##S((double)a.re + b.re, (double)a.im + b.im); } \
+  static inline T hloc_sub_##S(T a, T b) { return hloc_mk_##S((double)a.re - b.re, (double)a.im - b.im); } \
+  static inline T hloc_mul_##S(T a, T b) {                                         \
+    double ar = a.re, ai = a.im, br = b.re, bi = b.im;                             \
+    return hloc_mk_##S(ar * br - ai * bi, ar * bi + ai * br);                      \
+  }                                                                                \
+  static inline T hloc_div_##S(T a, T b) {                                         \
+    double ar = a.re, ai = a.im, c = b.re, d = b.im;                               \
+    if (fabs(c) >= fabs(d)) {                                                      \
+      if (c == 0.0 && d == 0.0) return hloc_mk_##S(ar / c, ai / c);                \
+      double r = d / c, den = c + d * r;                                           \
+      return hloc_mk_##S((ar + ai * r) / den, (ai - ar * r) / den);                \
+    }                                                                              \
+    double r = c / d, den = c * r + d;                                             \
+    return hloc_mk_##S((ar * r + ai) / den, (ai * r - ar) / den);                  \
+  }                                                                                \
+  static inline T hloc_neg_##S(T a) { return hloc_mk_##S(-(double)a.re, -(double)a.im); } \
+  static inline double hloc_abs_##S(T a) { return hypot((double)a.re, (double)a.im); } \
+  static inline uint8_t hloc_eq_##S(T a, T b) { return (uint8_t)(a.re == b.re && a.im == b.im); } \
+  static inline T hloc_exp_##S(T a) {                                              \
+    double e = exp((double)a.re);                                                  \
+    if (a.im == 0) return hloc_mk_##S(e, a.im);                                    \
+    return hloc_mk_##S(e * cos((double)a.im), e * sin((double)a.im));              \
+  }                                                                                \
+  static inline T hloc_log_##S(T a) {                                              \
+    return hloc_mk_##S(log(hypot((double)a.re, (double)a.im)), atan2((double)a.im, (double)a.re)); \
+  }                                                                                \
+  static inline T hloc_sqrt_##S(T a) {                                             \
+    double r = sqrt(hypot((double)a.re, (double)a.im)), th = atan2((double)a.im, (double)a.re) / 2; \
+    return hloc_mk_##S(r * cos(th), r * sin(th));                                  \
+  }                                                                                \
+  static inline T hloc_sign_##S(T a) {                                             \
+    double m = hypot((double)a.re, (double)a.im);                                  \
+    if (m == 0 || m != m) return a;                                                \
+    return hloc_mk_##S(a.re / m, a.im / m);                                        \
+  }
+HLOC_COMPLEX_OPS(hloc_c64, c64)
+HLOC_COMPLEX_OPS(hloc_c128, c128)
+
 /* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. */
 #define HLOC_FLOAT_OPS(T, S, SIGNBIT)                                              \
   static inline T hloc_max_##S(T a, T b) {                                         \

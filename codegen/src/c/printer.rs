@@ -14,7 +14,7 @@ use crate::kir::{
 /// The C type holding a value of `t`.
 pub fn c_type(t: ScalarType) -> &'static str {
     match t {
-        ScalarType::Pred | ScalarType::U8 => "uint8_t",
+        ScalarType::Pred | ScalarType::U8 | ScalarType::F8E4M3FN | ScalarType::F8E5M2 => "uint8_t",
         ScalarType::S8 => "int8_t",
         ScalarType::S16 => "int16_t",
         ScalarType::S32 => "int32_t",
@@ -24,6 +24,8 @@ pub fn c_type(t: ScalarType) -> &'static str {
         ScalarType::U64 => "uint64_t",
         ScalarType::F32 => "float",
         ScalarType::F64 => "double",
+        ScalarType::C64 => "hloc_c64",
+        ScalarType::C128 => "hloc_c128",
     }
 }
 
@@ -82,9 +84,12 @@ fn float_lit(x: f64) -> String {
     }
 }
 
-/// Is this a 16-bit float computed in `f32`?
+/// Is this a 16- or 8-bit float computed in `f32`?
 fn is_half(t: ScalarType) -> bool {
-    matches!(t, ScalarType::F16 | ScalarType::BF16)
+    matches!(
+        t,
+        ScalarType::F16 | ScalarType::BF16 | ScalarType::F8E4M3FN | ScalarType::F8E5M2
+    )
 }
 
 /// `x` (of type `t`, a half) widened to `float`.
@@ -92,6 +97,8 @@ fn widen(t: ScalarType, x: String) -> String {
     match t {
         ScalarType::F16 => format!("hloc_f16_to_f32({x})"),
         ScalarType::BF16 => format!("hloc_bf16_to_f32({x})"),
+        ScalarType::F8E4M3FN => format!("hloc_f8e4m3fn_to_f32({x})"),
+        ScalarType::F8E5M2 => format!("hloc_f8e5m2_to_f32({x})"),
         _ => x,
     }
 }
@@ -101,6 +108,8 @@ fn narrow(t: ScalarType, x: String) -> String {
     match t {
         ScalarType::F16 => format!("hloc_f32_to_f16({x})"),
         ScalarType::BF16 => format!("hloc_f32_to_bf16({x})"),
+        ScalarType::F8E4M3FN => format!("hloc_f32_to_f8e4m3fn({x})"),
+        ScalarType::F8E5M2 => format!("hloc_f32_to_f8e5m2({x})"),
         _ => x,
     }
 }
@@ -142,6 +151,20 @@ pub fn value_c(v: &Value) -> String {
 
 fn const_c(t: ScalarType, c: Const) -> String {
     match (t, c) {
+        (t, Const::Complex(re, im)) => {
+            format!("hloc_mk_{}({}, {})", t.name(), float_lit(re), float_lit(im))
+        }
+        (t, Const::Int(i)) if t.is_complex() => format!("hloc_mk_{}({i}.0, 0.0)", t.name()),
+        (t, Const::Float(x)) if t.is_complex() => {
+            format!("hloc_mk_{}({}, 0.0)", t.name(), float_lit(x))
+        }
+        (t, Const::Bool(b)) if t.is_complex() => {
+            format!(
+                "hloc_mk_{}({}, 0.0)",
+                t.name(),
+                if b { "1.0" } else { "0.0" }
+            )
+        }
         (_, Const::Bool(b)) => convert_c(if b { "1" } else { "0" }, ScalarType::Pred, t),
         (ScalarType::U64, Const::Int(i)) => format!("((uint64_t){i}ULL)"),
         (ScalarType::S64, Const::Int(i)) if i == i128::from(i64::MIN) => "INT64_MIN".into(),
@@ -157,15 +180,34 @@ fn const_c(t: ScalarType, c: Const) -> String {
 fn unary_c(op: UnOp, a: &Value, t: ScalarType) -> String {
     let at = a.ty();
     let x = value_c(a);
+    if at.is_complex() {
+        let s = at.name();
+        return match op {
+            UnOp::Real => format!("({x}).re"),
+            UnOp::Imag => format!("({x}).im"),
+            UnOp::Abs => format!("(({})hloc_abs_{s}({x}))", c_type(t)),
+            UnOp::Neg => format!("hloc_neg_{s}({x})"),
+            UnOp::Exp => format!("hloc_exp_{s}({x})"),
+            UnOp::Log => format!("hloc_log_{s}({x})"),
+            UnOp::Sqrt => format!("hloc_sqrt_{s}({x})"),
+            UnOp::Sign => format!("hloc_sign_{s}({x})"),
+            _ => format!("/* invalid */ {x}"),
+        };
+    }
     if op == UnOp::IsFinite {
         return format!("((uint8_t)isfinite({}))", widen(at, x));
     }
     if at.is_float() {
         if is_half(at) && matches!(op, UnOp::Neg | UnOp::Abs) {
             // Exact on the bits (keeps NaN payloads).
+            let (sign, ct) = if at.byte_width() == 1 {
+                ("0x80u", "uint8_t")
+            } else {
+                ("0x8000u", "uint16_t")
+            };
             return match op {
-                UnOp::Neg => format!("((uint16_t)({x} ^ 0x8000u))"),
-                _ => format!("((uint16_t)({x} & 0x7fffu))"),
+                UnOp::Neg => format!("(({ct})({x} ^ {sign}))"),
+                _ => format!("(({ct})({x} & ~{sign}))"),
             };
         }
         let ct = arith(at);
@@ -192,7 +234,9 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType) -> String {
             UnOp::RoundEven => format!("{}({w})", libm("rint", ct)),
             UnOp::Logistic => format!("hloc_logistic_{s}({w})"),
             UnOp::Sign => format!("hloc_sign_{s}({w})"),
-            UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite => format!("/* invalid */ {w}"),
+            UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite | UnOp::Real | UnOp::Imag => {
+                format!("/* invalid */ {w}")
+            }
         };
         return narrow(t, r);
     }
@@ -216,6 +260,19 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType) -> String {
 
 fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType) -> String {
     let (x, y) = (value_c(a), value_c(b));
+    if op == BinOp::Complex {
+        return format!("hloc_mk_{}({x}, {y})", t.name());
+    }
+    if t.is_complex() {
+        let s = t.name();
+        return match op {
+            BinOp::Add => format!("hloc_add_{s}({x}, {y})"),
+            BinOp::Sub => format!("hloc_sub_{s}({x}, {y})"),
+            BinOp::Mul => format!("hloc_mul_{s}({x}, {y})"),
+            BinOp::Div => format!("hloc_div_{s}({x}, {y})"),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+    }
     if t.is_float() {
         let ct = arith(t);
         let (x, y) = (widen(t, x), widen(t, y));
@@ -260,11 +317,20 @@ fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType) -> String {
         BinOp::ShrLogical => format!("hloc_shrl_{s}({x}, {y})"),
         BinOp::ShrArith => format!("hloc_shra_{s}({x}, {y})"),
         BinOp::Atan2 => format!("/* invalid atan2 */ {x}"),
+        BinOp::Complex => format!("/* invalid complex */ {x}"),
     }
 }
 
 fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value) -> String {
     let t = a.ty();
+    if t.is_complex() {
+        let (x, y) = (value_c(a), value_c(b));
+        let eq = format!("hloc_eq_{}({x}, {y})", t.name());
+        return match op {
+            CmpOp::Ne => format!("((uint8_t)!{eq})"),
+            _ => eq,
+        };
+    }
     let (mut x, mut y) = (widen(t, value_c(a)), widen(t, value_c(b)));
     if total {
         let s = arith(t).name();
@@ -286,6 +352,28 @@ fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value) -> String {
 fn convert_c(x: &str, from: ScalarType, to: ScalarType) -> String {
     if from == to {
         return x.to_string();
+    }
+    if to.is_complex() {
+        return if from.is_complex() {
+            format!(
+                "({{ {} hloc_z_ = {x}; hloc_mk_{}(hloc_z_.re, hloc_z_.im); }})",
+                c_type(from),
+                to.name()
+            )
+        } else {
+            let re = convert_c(x, from, ScalarType::F64);
+            format!("hloc_mk_{}({re}, 0.0)", to.name())
+        };
+    }
+    if from.is_complex() {
+        if to == ScalarType::Pred {
+            return format!(
+                "({{ {} hloc_z_ = {x}; (uint8_t)(hloc_z_.re != 0 || hloc_z_.im != 0); }})",
+                c_type(from)
+            );
+        }
+        // To a real type: the real part.
+        return convert_c(&format!("({x}).re"), from.component(), to);
     }
     if to == ScalarType::Pred {
         return format!("((uint8_t)({} != 0))", widen(from, x.to_string()));

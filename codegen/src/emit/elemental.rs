@@ -13,7 +13,7 @@ use indexing::{GroupedIndexing, IndexedMap, OperandIndexing};
 use super::builder::{BufferSource, Builder, Leaf};
 use super::scalar_ops;
 use crate::error::CodegenError;
-use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, Value};
+use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
 
 /// Largest expression tree built without binding intermediate values (guarded regions
 /// cannot bind them).
@@ -28,6 +28,16 @@ enum Fallback {
     Value(Value),
     /// Another operand, read where the branches' guards all fail.
     Operand(Branch),
+}
+
+/// Partial accumulators of a reduction's innermost loop.
+const LANES: i64 = 4;
+
+/// An internal error for an impossible empty chunk.
+fn unreachable_empty() -> Result<Value, CodegenError> {
+    Err(CodegenError::Internal(
+        "an empty chunk of partial accumulators".into(),
+    ))
 }
 
 /// The zero of a type.
@@ -472,7 +482,61 @@ impl Builder<'_> {
             let a = self
                 .plain_operand((comp, id), &g, 0, index, guarded, out)?
                 .remove(0);
+            if !a.ty().is_complex() && matches!(u, UnOp::Real | UnOp::Imag) {
+                // `real`/`imag` of a real value: itself, or zero.
+                return Ok(vec![if u == UnOp::Real { a } else { zero(ty) }]);
+            }
+            let complex_ok = matches!(
+                u,
+                UnOp::Real
+                    | UnOp::Imag
+                    | UnOp::Abs
+                    | UnOp::Neg
+                    | UnOp::Exp
+                    | UnOp::Log
+                    | UnOp::Sqrt
+                    | UnOp::Sign
+            );
+            if a.ty().is_complex() && !complex_ok {
+                return Err(self.unsupported(op.as_str(), format!("on {}", a.ty())));
+            }
             return Ok(vec![Value::Unary(u, Box::new(a), ty)]);
+        }
+        if op == Opcode::ReducePrecision {
+            let ty = self.elem_type(comp, id)?;
+            let (exp_bits, man_bits) = instr
+                .reduce_precision_bits()
+                .filter(|&(e, m)| e >= 1 && m >= 0)
+                .ok_or_else(|| {
+                    self.unsupported("reduce-precision", "bad exponent/mantissa bits")
+                })?;
+            let a = self
+                .plain_operand((comp, id), &g, 0, index, guarded, out)?
+                .remove(0);
+            if !ty.is_float() || a.ty() != ty {
+                return Err(self.unsupported("reduce-precision", "a non-float operand"));
+            }
+            // Intermediate bit patterns are bound to variables (outside guarded regions,
+            // where statements may not be emitted, they stay one expression).
+            let mut bind = |v: Value| -> Value {
+                if guarded || v.is_trivial() {
+                    return v;
+                }
+                let t = v.ty();
+                let var = self.new_var(t);
+                out.push(Stmt::Let { var, value: v });
+                Value::Var(var, t)
+            };
+            return Ok(vec![if matches!(ty, ScalarType::F32 | ScalarType::F64) {
+                reduce_precision(a, exp_bits, man_bits, &mut bind)
+            } else {
+                // Small floats: reduced in f32, rounded back (as the evaluator does).
+                let w = bind(Value::Convert(Box::new(a), ScalarType::F32));
+                Value::Convert(
+                    Box::new(reduce_precision(w, exp_bits, man_bits, &mut bind)),
+                    ty,
+                )
+            }]);
         }
         if let Some(bop) = scalar_ops::binary(op) {
             let ty = self.elem_type(comp, id)?;
@@ -482,6 +546,14 @@ impl Builder<'_> {
             let b = self
                 .plain_operand((comp, id), &g, 1, index, guarded, out)?
                 .remove(0);
+            if ty.is_complex()
+                && !matches!(
+                    bop,
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Complex
+                )
+            {
+                return Err(self.unsupported(op.as_str(), format!("on {ty}")));
+            }
             return Ok(vec![Value::Binary(bop, Box::new(a), Box::new(b), ty)]);
         }
         match op {
@@ -496,6 +568,17 @@ impl Builder<'_> {
             | Opcode::Gather => {
                 let v = self.plain_operand((comp, id), &g, 0, index, guarded, out)?;
                 let ty = self.elem_type(comp, id)?;
+                // XLA's layout-level bitcast may also reinterpret the element type (of the
+                // same width): a bitcast-convert of the element read.
+                if op == Opcode::Bitcast
+                    && v.len() == 1
+                    && v[0].ty() != ty
+                    && v[0].ty().byte_width() == ty.byte_width()
+                    && v[0].ty() != ScalarType::Pred
+                    && ty != ScalarType::Pred
+                {
+                    return Ok(vec![Value::BitcastConvert(Box::new(v[0].clone()), ty)]);
+                }
                 if v.len() != 1 || v[0].ty() != ty {
                     return Err(self.unsupported(op.as_str(), "changes the element type"));
                 }
@@ -561,6 +644,16 @@ impl Builder<'_> {
                     .ok_or_else(|| self.unsupported("compare", "no direction"))?;
                 let total = a.ty().is_float()
                     && instr.comparison_type() == Some(hlo::attrs::ComparisonType::TotalOrder);
+                if a.ty().is_complex()
+                    && !matches!(
+                        dir,
+                        hlo::attrs::ComparisonDirection::Eq | hlo::attrs::ComparisonDirection::Ne
+                    )
+                {
+                    return Err(
+                        self.unsupported("compare", "an ordered comparison of complex values")
+                    );
+                }
                 Ok(vec![Value::Compare(
                     scalar_ops::compare(dir),
                     total,
@@ -760,6 +853,12 @@ impl Builder<'_> {
             .first()
             .map(|a| a.guard.clone())
             .unwrap_or_default();
+        if let Some(stmts) =
+            self.multi_accumulator(comp, id, red, &accesses, &accs, &ranges, &guard)?
+        {
+            out.extend(stmts);
+            return Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect());
+        }
         let mut body = Vec::new();
         self.memo.push(Default::default());
         self.guards.push(guard.clone());
@@ -837,6 +936,139 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// The loop nest of a reduction with [`LANES`] partial accumulators over its innermost
+    /// range variable `r` (XLA reassociates reductions too): lane `k` starts with the
+    /// element at `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the
+    /// lanes combine pairwise into the accumulator, then the remaining elements follow
+    /// in order. Only for a single accumulator whose reducer is one associative and
+    /// commutative op (`hlo::ir::reducer`), an unguarded access, and at least two chunks;
+    /// `None` otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn multi_accumulator(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        accesses: &[Applied],
+        accs: &[(crate::kir::VarId, ScalarType)],
+        ranges: &[Var],
+        guard: &Guard,
+    ) -> Result<Option<Vec<Stmt>>, CodegenError> {
+        let (Some(&r), [(acc, ty)], [access]) = (ranges.last(), accs, accesses) else {
+            return Ok(None);
+        };
+        if !guard.is_true() || hlo::ir::reducer::classify(self.module, red).is_none() {
+            return Ok(None);
+        }
+        let iv = self.ranges[r.index as usize];
+        let extent = iv.hi - iv.lo + 1;
+        let chunks = extent / LANES;
+        if chunks < 2 {
+            return Ok(None);
+        }
+        let at = |b: &Self, e: Expr| Applied {
+            index: access
+                .index
+                .iter()
+                .map(|x| b.simplify(x.substitute(&mut |v| (v == r).then_some(e))))
+                .collect(),
+            guard: Guard::default(),
+            ranges: vec![],
+        };
+        let module = self.module;
+        let operand = module.computation(comp).instr(id).operands()[0];
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        let result = (|| -> Result<(), CodegenError> {
+            let mut lanes = Vec::with_capacity(LANES as usize);
+            for k in 0..LANES {
+                let a = at(self, Expr::constant(iv.lo + k));
+                let v = self.value(comp, operand, &a.index, false, &mut body)?;
+                let var = self.new_var(*ty);
+                body.push(Stmt::Decl { var, value: v });
+                lanes.push((var, *ty));
+            }
+            let s = self.new_range(Interval::new(1, chunks - 1));
+            let mut inner = Vec::new();
+            self.memo.push(Default::default());
+            let mut res = Ok(());
+            for (k, lane) in lanes.iter().enumerate() {
+                let e = Expr::var(s) * Expr::constant(LANES) + Expr::constant(iv.lo + k as i64);
+                let a = at(self, e);
+                res = self.reduce_body(comp, id, red, &[a], std::slice::from_ref(lane), &mut inner);
+                if res.is_err() {
+                    break;
+                }
+            }
+            self.memo.pop();
+            res?;
+            body.push(Stmt::Loop {
+                var: s,
+                lo: 1,
+                hi: chunks - 1,
+                body: inner,
+            });
+            // Pairwise: (l0 . l1) . (l2 . l3), then into the accumulator.
+            let mut vals: Vec<Value> = lanes.iter().map(|(v, t)| Value::Var(*v, *t)).collect();
+            while vals.len() > 1 {
+                let mut next = Vec::with_capacity(vals.len().div_ceil(2));
+                for pair in vals.chunks(2) {
+                    next.push(match pair {
+                        [a, b] => self.combine(red, a.clone(), b.clone(), &mut body)?,
+                        [a] => a.clone(),
+                        _ => unreachable_empty()?,
+                    });
+                }
+                vals = next;
+            }
+            let total = vals.remove(0);
+            let v = self.combine(red, Value::Var(*acc, *ty), total, &mut body)?;
+            body.push(Stmt::Assign {
+                var: *acc,
+                value: v,
+            });
+            if chunks * LANES < extent {
+                let mut rest = Vec::new();
+                self.memo.push(Default::default());
+                let res = self.reduce_body(comp, id, red, accesses, accs, &mut rest);
+                self.memo.pop();
+                res?;
+                body.push(Stmt::Loop {
+                    var: r,
+                    lo: iv.lo + chunks * LANES,
+                    hi: iv.hi,
+                    body: rest,
+                });
+            }
+            Ok(())
+        })();
+        self.memo.pop();
+        result?;
+        Ok(Some(self.wrap_loops(&ranges[..ranges.len() - 1], body)))
+    }
+
+    /// The reducer `red` applied to `a` and `b` (statements appended to `body`).
+    fn combine(
+        &mut self,
+        red: CompId,
+        a: Value,
+        b: Value,
+        body: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let rc = self.module.computation(red);
+        let (Some(p0), Some(p1)) = (rc.parameter(0), rc.parameter(1)) else {
+            return Err(self.unsupported("reduce", "reducer with too few parameters"));
+        };
+        self.leaves.insert((red, p0), Leaf::Value(a));
+        self.leaves.insert((red, p1), Leaf::Value(b));
+        self.memo.push(Default::default());
+        let r = self.value(red, rc.root(), &[], false, body);
+        self.memo.pop();
+        self.leaves.remove(&(red, p0));
+        self.leaves.remove(&(red, p1));
+        r
+    }
+
     /// Nests `body` in loops over `ranges` (the first outermost).
     pub fn wrap_loops(&self, ranges: &[Var], body: Vec<Stmt>) -> Vec<Stmt> {
         let mut body = body;
@@ -863,7 +1095,9 @@ impl Builder<'_> {
         let instr = module.computation(comp).instr(id);
         let ty = self.elem_type(comp, id)?;
         let acc_ty = match ty {
-            ScalarType::F16 | ScalarType::BF16 => ScalarType::F32,
+            ScalarType::F16 | ScalarType::BF16 | ScalarType::F8E4M3FN | ScalarType::F8E5M2 => {
+                ScalarType::F32
+            }
             t => t,
         };
         let g = self.maps(comp, id)?;
@@ -948,6 +1182,82 @@ impl Builder<'_> {
     }
 }
 
+/// XLA's `reduce-precision` of an `f32` or `f64` value as integer operations on its
+/// bits: round the mantissa to `man` bits (to nearest even), then flush exponents
+/// outside the reduced range to zero or infinity; NaN stays NaN (infinity when no
+/// mantissa bit is left).
+fn reduce_precision(
+    x: Value,
+    exp_bits: i64,
+    man: i64,
+    bind: &mut dyn FnMut(Value) -> Value,
+) -> Value {
+    use crate::kir::{BinOp as B, CmpOp};
+    let ft = x.ty();
+    let (it, total, mb): (ScalarType, u32, u32) = if ft == ScalarType::F64 {
+        (ScalarType::U64, 64, 52)
+    } else {
+        (ScalarType::U32, 32, 23)
+    };
+    let mask = if total == 64 {
+        u64::MAX
+    } else {
+        (1u64 << total) - 1
+    };
+    let c = |v: u64| Value::Const(it, Const::Int(i128::from(v & mask)));
+    let bin = |op: B, a: Value, b: Value| Value::Binary(op, Box::new(a), Box::new(b), it);
+    let mut v = bind(Value::BitcastConvert(Box::new(x.clone()), it));
+    if man < i64::from(mb) {
+        let shift = mb - man as u32;
+        let last = 1u64 << shift;
+        let base = (last >> 1).wrapping_sub(1);
+        let x_last = bin(
+            B::ShrLogical,
+            bin(B::And, v.clone(), c(last)),
+            c(u64::from(shift)),
+        );
+        v = bind(bin(
+            B::And,
+            bin(B::Add, bin(B::Add, v, x_last), c(base)),
+            c(!(last - 1)),
+        ));
+    }
+    let fp_exp_bits = total - 1 - mb;
+    if exp_bits < i64::from(fp_exp_bits) {
+        let sign = 1u64 << (total - 1);
+        let exp_mask = ((1u64 << fp_exp_bits) - 1) << mb;
+        let bias = (1u64 << (fp_exp_bits - 1)) - 1;
+        let reduced_bias = (1u64 << (exp_bits.max(1) - 1)) - 1;
+        let (max_e, min_e) = (bias + reduced_bias, bias - reduced_bias);
+        let e = bind(bin(B::And, v.clone(), c(exp_mask)));
+        let over = Value::Compare(
+            CmpOp::Gt,
+            false,
+            Box::new(e.clone()),
+            Box::new(c(max_e << mb)),
+        );
+        let under = Value::Compare(CmpOp::Le, false, Box::new(e), Box::new(c(min_e << mb)));
+        let signed = bind(bin(B::And, v.clone(), c(sign)));
+        v = Value::Select(
+            Box::new(over),
+            Box::new(bin(B::Or, signed.clone(), c(exp_mask))),
+            Box::new(Value::Select(
+                Box::new(under),
+                Box::new(signed),
+                Box::new(v),
+            )),
+        );
+    }
+    let r = Value::BitcastConvert(Box::new(v), ft);
+    let is_nan = Value::Compare(CmpOp::Ne, false, Box::new(x.clone()), Box::new(x.clone()));
+    let nan = if man > 0 {
+        x
+    } else {
+        Value::Const(ft, Const::Float(f64::INFINITY))
+    };
+    Value::Select(Box::new(is_nan), Box::new(nan), Box::new(r))
+}
+
 /// The value of a one-element literal as a kernel constant.
 fn scalar_const(lit: &hlo::literal::ArrayLiteral, ty: ScalarType) -> Option<Value> {
     use hlo::literal::ArrayData as D;
@@ -961,8 +1271,15 @@ fn scalar_const(lit: &hlo::literal::ArrayLiteral, ty: ScalarType) -> Option<Valu
         D::U16(v) => Const::Int(i128::from(*v.first()?)),
         D::U32(v) => Const::Int(i128::from(*v.first()?)),
         D::U64(v) => Const::Int(i128::from(*v.first()?)),
-        D::F32(_) | D::F64(_) | D::Bits16(_) => Const::Float(lit.get_f64(0)?),
-        _ => return None,
+        D::F32(_) | D::F64(_) | D::Bits16(_) | D::Bits8(_) => Const::Float(lit.get_f64(0)?),
+        D::C64(v) => {
+            let [re, im] = *v.first()?;
+            Const::Complex(f64::from(re), f64::from(im))
+        }
+        D::C128(v) => {
+            let [re, im] = *v.first()?;
+            Const::Complex(re, im)
+        }
     };
     Some(Value::Const(ty, c))
 }

@@ -6,8 +6,10 @@ mod builder;
 mod elemental;
 mod in_place;
 mod kernel;
+mod scalar_fn;
 mod scalar_ops;
 
 pub use builder::BufferSource;
 pub use in_place::emit_dus_in_place;
 pub use kernel::{emit_instruction, EmittedKernel};
+pub use scalar_fn::emit_scalar_function;

@@ -31,6 +31,8 @@ pub fn unary(op: Opcode) -> Option<UnOp> {
         Opcode::PopulationCount => UnOp::Popcnt,
         Opcode::Clz => UnOp::Clz,
         Opcode::IsFinite => UnOp::IsFinite,
+        Opcode::Real => UnOp::Real,
+        Opcode::Imag => UnOp::Imag,
         _ => return None,
     })
 }
@@ -53,6 +55,7 @@ pub fn binary(op: Opcode) -> Option<BinOp> {
         Opcode::ShiftLeft => BinOp::Shl,
         Opcode::ShiftRightLogical => BinOp::ShrLogical,
         Opcode::ShiftRightArithmetic => BinOp::ShrArith,
+        Opcode::Complex => BinOp::Complex,
         _ => return None,
     })
 }

@@ -32,6 +32,8 @@ pub fn unop_name(op: UnOp) -> &'static str {
         UnOp::Popcnt => "popcnt",
         UnOp::Clz => "clz",
         UnOp::IsFinite => "is_finite",
+        UnOp::Real => "real",
+        UnOp::Imag => "imag",
     }
 }
 
@@ -53,6 +55,7 @@ pub fn binop_name(op: BinOp) -> &'static str {
         BinOp::Shl => "shl",
         BinOp::ShrLogical => "shr_logical",
         BinOp::ShrArith => "shr_arith",
+        BinOp::Complex => "complex",
     }
 }
 
@@ -87,6 +90,7 @@ pub fn value_text(v: &Value) -> String {
             Const::Bool(b) => format!("{b}:{t}"),
             Const::Int(i) => format!("{i}:{t}"),
             Const::Float(f) => format!("{f:?}:{t}"),
+            Const::Complex(re, im) => format!("({re:?}, {im:?}):{t}"),
         },
         Value::Var(id, _) => format!("v{}", id.0),
         Value::Index(e) => format!("index({e})"),

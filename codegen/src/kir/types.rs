@@ -6,7 +6,8 @@ use hlo::ElementType;
 
 /// The element types a kernel computes with. `f16`/`bf16` are stored as their 16-bit
 /// patterns and computed in `f32` (as XLA:CPU does), rounding to nearest even after every
-/// operation; `pred` is one byte holding 0 or 1.
+/// operation; the `f8` types likewise (stored as 8-bit patterns, converted as XLA does:
+/// see `hlo::literal::minifloat`); `pred` is one byte holding 0 or 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ScalarType {
     /// Boolean.
@@ -35,6 +36,14 @@ pub enum ScalarType {
     F32,
     /// IEEE double precision.
     F64,
+    /// `f8e4m3fn` (bit pattern; finite, NaN is `S.1111.111`).
+    F8E4M3FN,
+    /// `f8e5m2` (bit pattern; IEEE-like).
+    F8E5M2,
+    /// Complex of two `f32` (real, imaginary); computed in `f64` as the evaluator does.
+    C64,
+    /// Complex of two `f64`.
+    C128,
 }
 
 impl ScalarType {
@@ -56,6 +65,10 @@ impl ScalarType {
             E::BF16 => ScalarType::BF16,
             E::F32 => ScalarType::F32,
             E::F64 => ScalarType::F64,
+            E::F8E4M3FN => ScalarType::F8E4M3FN,
+            E::F8E5M2 => ScalarType::F8E5M2,
+            E::C64 => ScalarType::C64,
+            E::C128 => ScalarType::C128,
             _ => return None,
         })
     }
@@ -63,10 +76,15 @@ impl ScalarType {
     /// Bytes per element in a buffer.
     pub fn byte_width(self) -> u32 {
         match self {
-            ScalarType::Pred | ScalarType::S8 | ScalarType::U8 => 1,
+            ScalarType::Pred
+            | ScalarType::S8
+            | ScalarType::U8
+            | ScalarType::F8E4M3FN
+            | ScalarType::F8E5M2 => 1,
             ScalarType::S16 | ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => 2,
             ScalarType::S32 | ScalarType::U32 | ScalarType::F32 => 4,
-            ScalarType::S64 | ScalarType::U64 | ScalarType::F64 => 8,
+            ScalarType::S64 | ScalarType::U64 | ScalarType::F64 | ScalarType::C64 => 8,
+            ScalarType::C128 => 16,
         }
     }
 
@@ -79,8 +97,27 @@ impl ScalarType {
     pub fn is_float(self) -> bool {
         matches!(
             self,
-            ScalarType::F16 | ScalarType::BF16 | ScalarType::F32 | ScalarType::F64
+            ScalarType::F16
+                | ScalarType::BF16
+                | ScalarType::F32
+                | ScalarType::F64
+                | ScalarType::F8E4M3FN
+                | ScalarType::F8E5M2
         )
+    }
+
+    /// Complex types.
+    pub fn is_complex(self) -> bool {
+        matches!(self, ScalarType::C64 | ScalarType::C128)
+    }
+
+    /// The type of a complex type's parts (`self` for other types).
+    pub fn component(self) -> ScalarType {
+        match self {
+            ScalarType::C64 => ScalarType::F32,
+            ScalarType::C128 => ScalarType::F64,
+            t => t,
+        }
     }
 
     /// Signed integer types.
@@ -120,6 +157,10 @@ impl ScalarType {
             ScalarType::BF16 => "bf16",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
+            ScalarType::F8E4M3FN => "f8e4m3fn",
+            ScalarType::F8E5M2 => "f8e5m2",
+            ScalarType::C64 => "c64",
+            ScalarType::C128 => "c128",
         }
     }
 }

@@ -19,6 +19,8 @@ pub enum Const {
     Int(i128),
     /// A float.
     Float(f64),
+    /// A complex number (real, imaginary).
+    Complex(f64, f64),
 }
 
 /// Unary operations. Semantics follow HLO (see the C prelude for the exact definitions).
@@ -72,6 +74,10 @@ pub enum UnOp {
     Clz,
     /// Finite (not NaN nor infinite): gives `pred`.
     IsFinite,
+    /// The real part of a complex value.
+    Real,
+    /// The imaginary part of a complex value.
+    Imag,
 }
 
 /// Binary operations on two values of one type.
@@ -107,6 +113,9 @@ pub enum BinOp {
     ShrLogical,
     /// Arithmetic right shift; amounts `>=` the bit width fill with the sign.
     ShrArith,
+    /// A complex value from its real and imaginary parts (operands of the part type;
+    /// `ty` is the complex type).
+    Complex,
 }
 
 /// Comparison directions.

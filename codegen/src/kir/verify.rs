@@ -273,6 +273,14 @@ impl Verifier<'_> {
             Value::Unary(op, a, t) => {
                 let at = self.value(a)?;
                 let ok = match op {
+                    UnOp::Real | UnOp::Imag => at.is_complex() && *t == at.component(),
+                    UnOp::Abs if at.is_complex() => *t == at.component(),
+                    UnOp::Neg | UnOp::Exp | UnOp::Log | UnOp::Sqrt | UnOp::Sign
+                        if at.is_complex() =>
+                    {
+                        at == *t
+                    }
+                    _ if at.is_complex() => false,
                     UnOp::Not => at == *t && (at.is_int() || at == ScalarType::Pred),
                     UnOp::Popcnt | UnOp::Clz => at == *t && at.is_int(),
                     UnOp::Neg | UnOp::Abs | UnOp::Sign => at == *t && at != ScalarType::Pred,
@@ -286,10 +294,18 @@ impl Verifier<'_> {
             }
             Value::Binary(op, a, b, t) => {
                 let (at, bt) = (self.value(a)?, self.value(b)?);
+                if *op == BinOp::Complex {
+                    if !t.is_complex() || at != t.component() || bt != at {
+                        return Err(format!("complex of {at} and {bt} giving {t}"));
+                    }
+                    return Ok(*t);
+                }
                 if at != *t || bt != *t {
                     return Err(format!("{op:?} of {at} and {bt} giving {t}"));
                 }
                 let ok = match op {
+                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div if t.is_complex() => true,
+                    _ if t.is_complex() => false,
                     BinOp::Atan2 => t.is_float(),
                     BinOp::Shl | BinOp::ShrLogical | BinOp::ShrArith => t.is_int(),
                     BinOp::And | BinOp::Or | BinOp::Xor => !t.is_float(),
@@ -308,6 +324,11 @@ impl Verifier<'_> {
                 }
                 if *total && !at.is_float() {
                     return Err(format!("total-order comparison of {at}"));
+                }
+                if at.is_complex()
+                    && !matches!(v, Value::Compare(super::CmpOp::Eq | super::CmpOp::Ne, ..))
+                {
+                    return Err(format!("ordered comparison of {at}"));
                 }
                 Ok(ScalarType::Pred)
             }

@@ -85,6 +85,8 @@ pub enum Thunk {
     /// `cond_result`) and, while it is true, `body`, copying `body_results` into `state`
     /// after every iteration (all read before any is written).
     While {
+        /// The `while` instruction (for messages).
+        name: String,
         /// The condition's thunks.
         cond: Vec<Thunk>,
         /// The buffer holding the condition's `pred` result.
@@ -121,6 +123,17 @@ pub enum Thunk {
         /// The result buffer.
         out: BufferId,
     },
+    /// A routine of the runtime's library over whole buffers (sort, top-k, scatter,
+    /// select-and-scatter, LAPACK, random bits); its called computations are compiled
+    /// as scalar-function kernels (see [`crate::emit::emit_scalar_function`]).
+    Library {
+        /// What it computes.
+        call: LibraryCall,
+        /// The operands' buffers and layouts, in operand order.
+        inputs: Vec<ArraySpec>,
+        /// The results' buffers and layouts (the leaves of the result).
+        outputs: Vec<ArraySpec>,
+    },
     /// Copies `bytes` bytes from `src` to `dst`.
     Copy {
         /// Source.
@@ -130,6 +143,145 @@ pub enum Thunk {
         /// Byte count.
         bytes: u64,
     },
+}
+
+/// A library routine of the runtime. Kernel numbers index [`Program::kernels`]: scalar
+/// functions whose buffers are the called computation's parameters, then its results.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LibraryCall {
+    /// A stable sort of every operand along `dim`, ordered by the comparator (its
+    /// parameters: operand 0's two elements, operand 1's, ...; it returns `pred`).
+    Sort {
+        /// The sorted dimension.
+        dim: usize,
+        /// The comparator kernel.
+        comparator: usize,
+    },
+    /// The `k` first elements of every row (last dimension) in the order of the
+    /// comparator (2 parameters: values; 4: values then `s32` indices), or without one,
+    /// the total order (largest or smallest first), ties by lower index; results are the
+    /// values and their indices.
+    TopK {
+        /// Elements kept per row.
+        k: usize,
+        /// Largest first (when there is no comparator).
+        largest: bool,
+        /// The comparator kernel, if any.
+        comparator: Option<usize>,
+    },
+    /// XLA's scatter: the results start as the operands; every update element is
+    /// combined into them, in update order (sequential: indices may repeat); a window
+    /// reaching outside the operand is skipped.
+    Scatter {
+        /// `update_window_dims`.
+        update_window_dims: Vec<usize>,
+        /// `inserted_window_dims`.
+        inserted_window_dims: Vec<usize>,
+        /// `scatter_dims_to_operand_dims`.
+        scatter_dims_to_operand_dims: Vec<usize>,
+        /// `index_vector_dim` (the rank of the indices when they are implicit scalars).
+        index_vector_dim: usize,
+        /// `input_batching_dims`.
+        input_batching_dims: Vec<usize>,
+        /// `scatter_indices_batching_dims`.
+        scatter_indices_batching_dims: Vec<usize>,
+        /// The combiner kernel (current values, then updates).
+        combiner: usize,
+    },
+    /// `select-and-scatter`: each source element goes to the operand position that the
+    /// select kernel picks in its window, combined there by the scatter kernel.
+    SelectAndScatter {
+        /// The window, one entry per dimension.
+        window: Vec<hlo::attrs::WindowDim>,
+        /// The select kernel.
+        select: usize,
+        /// The scatter kernel.
+        scatter: usize,
+    },
+    /// `fft` over the `lengths.len()` trailing dimensions, through the runtime's FFT
+    /// library (computed in `f64`, rounded once; inverses scaled by `1/n`).
+    Fft {
+        /// `FFT`, `IFFT`, `RFFT` or `IRFFT`.
+        kind: FftKind,
+        /// `fft_length`.
+        lengths: Vec<usize>,
+    },
+    /// A LAPACK custom call JAX emits, through the runtime's linear-algebra library.
+    Lapack(LapackCall),
+    /// `rng-bit-generator`: the new state and the random bits, bit-exact with XLA.
+    RngBitGenerator {
+        /// Philox (else ThreeFry).
+        philox: bool,
+    },
+}
+
+/// The kinds of `fft`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FftKind {
+    /// Complex to complex, forward.
+    Fft,
+    /// Complex to complex, inverse.
+    Ifft,
+    /// Real to complex (the first `n/2 + 1` frequencies of the last dimension).
+    Rfft,
+    /// Complex (Hermitian half) to real.
+    Irfft,
+}
+
+/// The LAPACK custom calls (`lapack_?potrf_ffi`, `lapack_?trsm_ffi`, `lapack_?getrf_ffi`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LapackCall {
+    /// Cholesky factor in the lower (or upper) triangle; the other is left as it was;
+    /// results: the factor and `info` per matrix.
+    Potrf {
+        /// Lower triangle.
+        lower: bool,
+    },
+    /// Triangular solve `op(A) X = B` (left) or `X op(A) = B`.
+    Trsm {
+        /// `side = L`.
+        left: bool,
+        /// `uplo = L`.
+        lower: bool,
+        /// `trans_x = T` (or `C`: the same for real matrices).
+        transpose: bool,
+        /// `diag = U`.
+        unit_diagonal: bool,
+    },
+    /// LU with partial pivoting; results: the factors, 1-based pivot rows, `info`.
+    Getrf,
+}
+
+impl LibraryCall {
+    /// A short name for dumps.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LibraryCall::Sort { .. } => "sort",
+            LibraryCall::TopK { .. } => "topk",
+            LibraryCall::Scatter { .. } => "scatter",
+            LibraryCall::SelectAndScatter { .. } => "select-and-scatter",
+            LibraryCall::Fft {
+                kind: FftKind::Fft, ..
+            } => "fft",
+            LibraryCall::Fft {
+                kind: FftKind::Ifft,
+                ..
+            } => "ifft",
+            LibraryCall::Fft {
+                kind: FftKind::Rfft,
+                ..
+            } => "rfft",
+            LibraryCall::Fft {
+                kind: FftKind::Irfft,
+                ..
+            } => "irfft",
+            LibraryCall::Lapack(LapackCall::Potrf { .. }) => "lapack.potrf",
+            LibraryCall::Lapack(LapackCall::Trsm { .. }) => "lapack.trsm",
+            LibraryCall::Lapack(LapackCall::Getrf) => "lapack.getrf",
+            LibraryCall::RngBitGenerator { philox: true } => "rng-bit-generator.philox",
+            LibraryCall::RngBitGenerator { philox: false } => "rng-bit-generator.threefry",
+        }
+    }
 }
 
 /// A compiled module's plan: kernels, thunks, buffers and allocations.
@@ -175,7 +327,7 @@ impl Program {
         fn count(ts: &[Thunk]) -> usize {
             ts.iter()
                 .map(|t| match t {
-                    Thunk::Gemm { .. } => 1,
+                    Thunk::Gemm { .. } | Thunk::Library { .. } => 1,
                     Thunk::While { cond, body, .. } => count(cond) + count(body),
                     Thunk::Conditional { branches, .. } => {
                         branches.iter().map(|(b, _)| count(b)).sum()

@@ -59,6 +59,21 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                     p.buffers[*o].name
                 );
             }
+            Thunk::Library {
+                call,
+                inputs,
+                outputs,
+            } => {
+                let ins: Vec<usize> = inputs.iter().map(|a| a.buffer).collect();
+                let outs: Vec<usize> = outputs.iter().map(|a| a.buffer).collect();
+                let _ = writeln!(
+                    out,
+                    "{pad}{i}: library {} ({}) -> ({})",
+                    call.name(),
+                    names(p, &ins),
+                    names(p, &outs)
+                );
+            }
             Thunk::Copy { src, dst, bytes } => {
                 let _ = writeln!(
                     out,
@@ -73,6 +88,7 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                 body_results,
                 state,
                 init,
+                ..
             } => {
                 let _ = writeln!(
                     out,

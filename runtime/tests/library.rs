@@ -1,0 +1,435 @@
+//! The runtime's library calls against the reference evaluator on their edge cases:
+//! stable multi-operand sort with NaNs and equal keys (column layouts too), top-k, scatter
+//! with repeated and out-of-bounds indices and a non-commutative combiner, batched
+//! scatter, select-and-scatter with overlapping windows and padding, the LAPACK calls on
+//! batches and both triangles, rng-bit-generator (both algorithms, several output
+//! types), fft of every kind; and the kernels' complex arithmetic, f8 conversions and
+//! reduce-precision on edge values.
+
+use std::path::Path;
+
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::{ElementType, Literal, Shape};
+use runtime::CompileOptions;
+
+fn options() -> CompileOptions {
+    CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache")),
+        ..CompileOptions::default()
+    }
+}
+
+fn lit(ty: ElementType, dims: Vec<i64>, data: ArrayData) -> Literal {
+    Literal::Array(ArrayLiteral::new(Shape::array(ty, dims), data).expect("literal"))
+}
+
+/// Compiles `text` (with and without the pass pipeline), runs it on `args` (random ones
+/// when empty), and checks every output against the evaluator; the program must use a
+/// library call.
+fn check(text: &str, args: &[Literal]) {
+    check_with(text, args, true)
+}
+
+fn check_with(text: &str, args: &[Literal], library: bool) {
+    let m = hlo::parse_module(text).expect("parse");
+    let args: Vec<Literal> = if args.is_empty() {
+        let entry = m.entry();
+        (0..entry.parameters().len())
+            .map(|n| {
+                let id = entry.parameter(n).expect("parameter");
+                hlo_eval::random::random_literal(entry.instr(id).shape(), 7, n as u64, 1 << 30)
+                    .expect("random")
+            })
+            .collect()
+    } else {
+        args.to_vec()
+    };
+    for run_passes in [false, true] {
+        let o = CompileOptions {
+            run_passes,
+            ..options()
+        };
+        let exe = runtime::compile(&m, &o).expect("compile");
+        assert!(
+            !library || exe.stats().library_calls > 0,
+            "no library call in\n{text}"
+        );
+        let outs = exe.run(&args).expect("run");
+        if let Err(e) = runtime::check_reference(&m, &args, &outs) {
+            panic!("{e}\n{}", exe.plan().source);
+        }
+    }
+}
+
+#[test]
+fn sort_is_stable_with_nans_and_layouts() {
+    let text = r#"
+HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+}
+ENTRY e {
+  k = f32[3,6]{0,1} parameter(0)
+  v = s32[3,6]{1,0} parameter(1)
+  ROOT s = (f32[3,6]{1,0}, s32[3,6]{0,1}) sort(k, v), dimensions={1}, is_stable=true, to_apply=cmp
+}"#;
+    let nan = f32::NAN;
+    let k = vec![
+        1.0, -0.0, 0.0, nan, 1.0, -nan, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, -1.0, 5.0, -1.0, 3.0, -1.0,
+        0.5,
+    ];
+    check(
+        text,
+        &[
+            lit(ElementType::F32, vec![3, 6], ArrayData::F32(k)),
+            lit(
+                ElementType::S32,
+                vec![3, 6],
+                ArrayData::S32((0..18).collect()),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn topk_keeps_the_first_of_equal_values() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  x = f32[2,6] parameter(0)
+  ROOT t = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true
+}"#;
+    let x = vec![
+        1.0,
+        3.0,
+        3.0,
+        f32::NAN,
+        -1.0,
+        3.0,
+        0.0,
+        -0.0,
+        0.0,
+        1.0,
+        1.0,
+        -2.0,
+    ];
+    check(
+        text,
+        &[lit(ElementType::F32, vec![2, 6], ArrayData::F32(x))],
+    );
+}
+
+#[test]
+fn scatter_repeats_in_order_and_skips_out_of_bounds_windows() {
+    // `b - a`-like combiner (not commutative): the update order matters.
+    let text = r#"
+HloModule m
+comb {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] multiply(a, b)
+  ROOT s = f32[] subtract(b, m)
+}
+ENTRY e {
+  x = f32[5,3] parameter(0)
+  i = s32[6,1] parameter(1)
+  u = f32[6,2] parameter(2)
+  ROOT s = f32[5,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=comb
+}"#;
+    let x = lit(
+        ElementType::F32,
+        vec![5, 3],
+        ArrayData::F32((0..15).map(|v| v as f32 * 0.5).collect()),
+    );
+    let i = lit(
+        ElementType::S32,
+        vec![6, 1],
+        ArrayData::S32(vec![1, 1, -1, 4, 5, 1]),
+    );
+    let u = lit(
+        ElementType::F32,
+        vec![6, 2],
+        ArrayData::F32((0..12).map(|v| v as f32 - 3.0).collect()),
+    );
+    check(text, &[x, i, u]);
+}
+
+#[test]
+fn scatter_with_batching_dims_and_implicit_index_vector() {
+    let text = r#"
+HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  x = s32[4,5] parameter(0)
+  i = s32[4,3] parameter(1)
+  u = s32[4,3] parameter(2)
+  ROOT s = s32[4,5] scatter(x, i, u), update_window_dims={}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, index_vector_dim=2, to_apply=add
+}"#;
+    let i = lit(
+        ElementType::S32,
+        vec![4, 3],
+        ArrayData::S32(vec![0, 4, 4, 1, 1, 7, 2, -3, 2, 3, 0, 3]),
+    );
+    let x = lit(
+        ElementType::S32,
+        vec![4, 5],
+        ArrayData::S32((0..20).collect()),
+    );
+    let u = lit(
+        ElementType::S32,
+        vec![4, 3],
+        ArrayData::S32((10..22).collect()),
+    );
+    check(text, &[x, i, u]);
+}
+
+#[test]
+fn select_and_scatter_with_overlap_and_padding() {
+    let text = r#"
+HloModule m
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[1,5,6,2] parameter(0)
+  s = f32[1,3,3,2] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[1,5,6,2] select-and-scatter(x, s, z), window={size=1x3x2x1 stride=1x2x2x1 pad=0_0x1_1x0_0x0_0}, select=ge, scatter=add
+}"#;
+    check(text, &[]);
+}
+
+#[test]
+fn lapack_calls_on_batches_and_both_triangles() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[2,3,3]{1,2,0} parameter(0)
+  b = f32[2,3,2]{1,2,0} parameter(1)
+  at = f32[2,3,3]{1,2,0} transpose(a), dimensions={0,2,1}
+  spd0 = f32[2,3,3]{1,2,0} dot(a, at), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  three = f32[] constant(3)
+  eye = f32[2,3,3]{1,2,0} broadcast(three), dimensions={}
+  io = s32[3,3] iota(), iota_dimension=0
+  jo = s32[3,3] iota(), iota_dimension=1
+  d = pred[3,3] compare(io, jo), direction=EQ
+  db = pred[2,3,3] broadcast(d), dimensions={1,2}
+  zero = f32[] constant(0)
+  zb = f32[2,3,3]{1,2,0} broadcast(zero), dimensions={}
+  diag = f32[2,3,3]{1,2,0} select(db, eye, zb)
+  spd = f32[2,3,3]{1,2,0} add(spd0, diag)
+  lo = (f32[2,3,3]{1,2,0}, s32[2]) custom-call(spd), custom_call_target="lapack_spotrf_ffi", backend_config={uplo = 76 : ui8}
+  up = (f32[2,3,3]{1,2,0}, s32[2]) custom-call(spd), custom_call_target="lapack_spotrf_ffi", backend_config={uplo = 85 : ui8}
+  l = f32[2,3,3]{1,2,0} get-tuple-element(lo), index=0
+  u = f32[2,3,3]{1,2,0} get-tuple-element(up), index=0
+  x1 = f32[2,3,2]{1,2,0} custom-call(l, b), custom_call_target="lapack_strsm_ffi", backend_config={diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 76 : ui8}
+  bt = f32[2,2,3]{1,2,0} transpose(b), dimensions={0,2,1}
+  x2 = f32[2,2,3]{1,2,0} custom-call(u, bt), custom_call_target="lapack_strsm_ffi", backend_config={diag = 85 : ui8, side = 82 : ui8, trans_x = 78 : ui8, uplo = 85 : ui8}
+  lu = (f32[2,3,3]{1,2,0}, s32[2,3], s32[2]) custom-call(a), custom_call_target="lapack_sgetrf_ffi"
+  li = s32[2] get-tuple-element(lo), index=1
+  f = f32[2,3,3]{1,2,0} get-tuple-element(lu), index=0
+  p = s32[2,3] get-tuple-element(lu), index=1
+  inf = s32[2] get-tuple-element(lu), index=2
+  ROOT t = (f32[2,3,3]{1,2,0}, s32[2], f32[2,3,3]{1,2,0}, f32[2,3,2]{1,2,0}, f32[2,2,3]{1,2,0}, f32[2,3,3]{1,2,0}, s32[2,3], s32[2]) tuple(l, li, u, x1, x2, f, p, inf)
+}"#;
+    check(text, &[]);
+}
+
+#[test]
+fn rng_bit_generator_matches_both_algorithms() {
+    for (alg, ty) in [
+        ("rng_three_fry", "u32[3,5]"),
+        ("rng_three_fry", "u64[7]"),
+        ("rng_philox", "u32[2,3]"),
+        ("rng_philox", "u64[5]"),
+        ("rng_default", "u8[9]"),
+    ] {
+        for state in ["u64[2]", "u64[3]"] {
+            let text = format!(
+                "HloModule m\nENTRY e {{\n  s = {state} parameter(0)\n  ROOT r = ({state}, {ty}) rng-bit-generator(s), algorithm={alg}\n}}"
+            );
+            check(&text, &[]);
+        }
+    }
+}
+
+#[test]
+fn fft_of_every_kind() {
+    for (ty_in, ty_out, kind, len) in [
+        ("c64[3,8]", "c64[3,8]", "FFT", "{8}"),
+        ("c64[2,6]", "c64[2,6]", "IFFT", "{2,6}"),
+        ("f32[3,10]", "c64[3,6]", "RFFT", "{10}"),
+        ("c64[4,5]", "f32[4,8]", "IRFFT", "{8}"),
+        ("c128[2,3,5]", "c128[2,3,5]", "FFT", "{3,5}"),
+    ] {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  x = {ty_in} parameter(0)\n  ROOT f = {ty_out} fft(x), fft_type={kind}, fft_length={len}\n}}"
+        );
+        check(&text, &[]);
+    }
+}
+
+#[test]
+fn complex_arithmetic_matches_the_evaluator() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = c64[8] parameter(0)
+  b = c64[8] parameter(1)
+  r = f32[8] parameter(2)
+  c = c64[8] convert(r)
+  s = c64[8] add(a, b)
+  d = c64[8] subtract(a, c)
+  m = c64[8] multiply(a, b)
+  q = c64[8] divide(a, b)
+  n = c64[8] negate(q)
+  x = c64[8] exponential(b)
+  ab = f32[8] abs(m)
+  re = f32[8] real(d)
+  im = f32[8] imag(s)
+  z = c64[8] complex(re, im)
+  eq = pred[8] compare(a, z), direction=NE
+  ROOT t = (c64[8], c64[8], f32[8], c64[8], pred[8], c64[8]) tuple(s, n, ab, z, eq, x)
+}"#;
+    let big = 3.0e38f32;
+    let a: Vec<[f32; 2]> = vec![
+        [1.0, 2.0],
+        [big, big],
+        [0.0, 0.0],
+        [f32::NAN, 1.0],
+        [-1.5, 0.25],
+        [1e-30, -1e-30],
+        [f32::INFINITY, 0.0],
+        [3.0, -4.0],
+    ];
+    let b: Vec<[f32; 2]> = vec![
+        [3.0, -1.0],
+        [big, -big],
+        [0.0, 0.0],
+        [2.0, 2.0],
+        [1e-38, 1e38],
+        [1e-30, 1e-30],
+        [1.0, 1.0],
+        [0.0, 2.0],
+    ];
+    let r: Vec<f32> = vec![1.0, -2.0, 0.0, 4.5, f32::NAN, 1e30, -0.0, 7.0];
+    check_with(
+        text,
+        &[
+            lit(ElementType::C64, vec![8], ArrayData::C64(a)),
+            lit(ElementType::C64, vec![8], ArrayData::C64(b)),
+            lit(ElementType::F32, vec![8], ArrayData::F32(r)),
+        ],
+        false,
+    );
+}
+
+#[test]
+fn f8_conversions_and_reduce_precision_round_as_xla() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  x = f32[16] parameter(0)
+  a = f8e4m3fn[16] convert(x)
+  b = f8e5m2[16] convert(x)
+  ab = f32[16] convert(a)
+  bb = f32[16] convert(b)
+  s = f8e4m3fn[16] add(a, a)
+  h = f16[16] convert(x)
+  rh = f16[16] reduce-precision(h), exponent_bits=4, mantissa_bits=3
+  r1 = f32[16] reduce-precision(x), exponent_bits=5, mantissa_bits=10
+  r2 = f32[16] reduce-precision(x), exponent_bits=3, mantissa_bits=0
+  ROOT t = (f8e4m3fn[16], f8e5m2[16], f32[16], f32[16], f8e4m3fn[16], f16[16], f32[16], f32[16]) tuple(a, b, ab, bb, s, rh, r1, r2)
+}"#;
+    let x: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.5,
+        448.0,
+        464.0,
+        500.0,
+        -1e6,
+        57344.0,
+        61440.0,
+        1e-3,
+        -2e-9,
+        f32::NAN,
+        f32::INFINITY,
+        0.1,
+        3.3e-5,
+    ];
+    check_with(
+        text,
+        &[lit(ElementType::F32, vec![16], ArrayData::F32(x))],
+        false,
+    );
+}
+
+#[test]
+fn scatter_combines_wide_complex_elements() {
+    let text = r#"
+HloModule m
+add {
+  a = c128[] parameter(0)
+  b = c128[] parameter(1)
+  ROOT s = c128[] add(a, b)
+}
+ENTRY e {
+  x = c128[6] parameter(0)
+  i = s32[5,1] parameter(1)
+  u = c128[5] parameter(2)
+  ROOT s = c128[6] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}"#;
+    let i = lit(
+        ElementType::S32,
+        vec![5, 1],
+        ArrayData::S32(vec![0, 5, 5, 9, 2]),
+    );
+    let x = lit(
+        ElementType::C128,
+        vec![6],
+        ArrayData::C128((0..6).map(|v| [v as f64, -(v as f64)]).collect()),
+    );
+    let u = lit(
+        ElementType::C128,
+        vec![5],
+        ArrayData::C128((0..5).map(|v| [0.5 * v as f64, 1e300]).collect()),
+    );
+    check(text, &[x, i, u]);
+}
+
+#[test]
+fn complex_dots_and_reductions() {
+    let text = r#"
+HloModule m
+add {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT s = c64[] add(a, b)
+}
+ENTRY e {
+  a = c64[3,9] parameter(0)
+  b = c64[9,2] parameter(1)
+  d = c64[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = c64[] constant((0, 0))
+  r = c64[3] reduce(a, z), dimensions={1}, to_apply=add
+  ROOT t = (c64[3,2], c64[3]) tuple(d, r)
+}"#;
+    check_with(text, &[], false);
+}

@@ -69,7 +69,8 @@ enum Command {
     Indexing(indexing_cmd::IndexingArgs),
     /// Run optimization passes on an HLO module and print the result.
     Opt(opt_cmd::OptArgs),
-    /// Evaluate a module on inputs (.npz/.npy or random) and summarize its outputs.
+    /// Run a module (compiled for this CPU, or on the reference evaluator) on inputs
+    /// (.npz/.npy or random) and summarize its outputs.
     Run(run_cmd::RunArgs),
     /// Fuse a module for a target and explain every fusion decision.
     Fuse(fuse_cmd::FuseArgs),

@@ -32,8 +32,9 @@ pub struct RunArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Which backend evaluates the module.
-    #[arg(long, value_enum, default_value_t = Backend::Reference)]
+    /// Which backend runs the module: `cpu` compiles it for this machine (the default;
+    /// every corpus program runs compiled), `reference` interprets it with the evaluator.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// Do not print the wall time (for reproducible output).
     #[arg(long)]
@@ -42,10 +43,12 @@ pub struct RunArgs {
     /// may loop forever on some inputs, e.g. random ones).
     #[arg(long, value_name = "N", default_value_t = hlo_eval::DEFAULT_WHILE_LIMIT)]
     pub max_while_iterations: u64,
-    /// The most bytes one result may take, and all inputs together (read or random): a
-    /// number of bytes or K/M/G/T (powers of 1024), e.g. 8G. Without it, the HLOC_MAX_MEMORY environment
-    /// variable (same syntax), else half of the machine's available memory (4G where that
-    /// is unknown). Anything larger stops with an error before it is allocated.
+    /// The memory limit: all inputs together (read or random), and then every buffer the
+    /// compiled executable allocates together (`cpu`) or each result on its own
+    /// (`reference`). A number of bytes or K/M/G/T (powers of 1024), e.g. 8G. Without it,
+    /// the HLOC_MAX_MEMORY environment variable (same syntax), else half of the machine's
+    /// available memory (4G where that is unknown). Anything larger stops with an error
+    /// before it is allocated.
     #[arg(long, value_name = "SIZE", value_parser = parse_max_memory)]
     pub max_memory: Option<u64>,
     /// Compiled backend only: run N more times after one warm-up and print, after the
@@ -117,6 +120,14 @@ impl Limit {
         }
     }
 
+    /// A compiled-backend error, with the hint when it is about the limit.
+    fn runtime_error(&self, e: runtime::RuntimeError) -> anyhow::Error {
+        match e {
+            runtime::RuntimeError::TooLarge { .. } => anyhow!("{e}; {}", self.hint()),
+            e => e.into(),
+        }
+    }
+
     /// An input-file error, with the hint when it is about the limit.
     fn npy_error(&self, shown: &dyn std::fmt::Display, e: NpyError) -> anyhow::Error {
         match e {
@@ -178,8 +189,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 size_limit: Some(limit.bytes),
                 ..Default::default()
             };
-            let exe = runtime::compile(&module, &options)?;
-            let (outputs, timing) = runtime::run_repeated(&exe, &inputs, args.repeat.unwrap_or(0))?;
+            let exe = runtime::compile(&module, &options).map_err(|e| limit.runtime_error(e))?;
+            let (outputs, timing) = runtime::run_repeated(&exe, &inputs, args.repeat.unwrap_or(0))
+                .map_err(|e| limit.runtime_error(e))?;
             if args.repeat.is_some() {
                 timing_line = Some(timing.line(exe.stats()));
             }

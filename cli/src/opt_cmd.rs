@@ -22,9 +22,13 @@ pub struct OptArgs {
     /// The HLO module file (`-` for standard input).
     #[arg(required_unless_present = "list_passes")]
     file: Option<String>,
-    /// Comma-separated passes to run in order; `default` is the default pipeline.
+    /// Comma-separated passes to run in order; `default` is the default target-independent
+    /// pipeline, `fusion` the fusion passes for --target followed by CSE and DCE.
     #[arg(long, default_value = "default")]
     passes: String,
+    /// The device description the fusion passes read (`cpu`, `h100`, or a file).
+    #[arg(long, default_value = "cpu")]
+    target: String,
     /// Skip the pass (or pipeline) of this name; repeatable or comma-separated.
     #[arg(long, value_delimiter = ',')]
     disable: Vec<String>,
@@ -50,13 +54,15 @@ pub struct OptArgs {
 
 /// Runs `hloc opt`.
 pub fn run(args: OptArgs) -> Result<ExitCode> {
+    let device = load_device(&args.target)?;
     if args.list_passes {
-        let passes = hlo_transforms::all_passes();
+        let passes = runtime::pipeline::all_passes(&device);
         let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
         for p in &passes {
             println!("{:width$}  {}", p.name(), p.description());
         }
         println!("{:width$}  the default pipeline", "default");
+        println!("{:width$}  the fusion passes, then cse and dce", "fusion");
         return Ok(ExitCode::SUCCESS);
     }
     let file = args.file.as_deref().unwrap_or("-");
@@ -80,8 +86,8 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         Ok(parsed) => parsed.module,
         Err(e) => bail!("{e}"),
     };
-    let mut pipeline =
-        hlo_transforms::pipeline_from_list("opt", &args.passes).map_err(anyhow::Error::msg)?;
+    let mut pipeline = runtime::pipeline::pipeline_from_list("opt", &args.passes, &device)
+        .map_err(anyhow::Error::msg)?;
     let mut ctx = PassContext::new();
     for d in &args.disable {
         ctx.disable(d.trim());
@@ -131,4 +137,14 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         print!("{text}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The device description named by `--target`: a shipped name or a file.
+fn load_device(target: &str) -> Result<device::Device> {
+    let loaded = if std::path::Path::new(target).is_file() {
+        device::load_file(std::path::Path::new(target))
+    } else {
+        device::load(target)
+    };
+    loaded.map_err(|e| anyhow::anyhow!("--target: {e}"))
 }

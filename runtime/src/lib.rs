@@ -19,6 +19,7 @@ mod error;
 mod exec;
 mod library;
 mod loaded;
+pub mod pipeline;
 mod timing;
 
 use std::path::PathBuf;
@@ -39,6 +40,8 @@ pub struct CompileOptions {
     pub cache_dir: Option<PathBuf>,
     /// Run the default HLO pass pipeline first (default true).
     pub run_passes: bool,
+    /// Then fuse for the `cpu` device description (default true; [`pipeline::fusion_pipeline`]).
+    pub fuse: bool,
     /// Threads for large kernels (default: rayon's pool size).
     pub threads: Option<usize>,
     /// Most iterations one `while` loop may run before the run fails.
@@ -55,6 +58,7 @@ impl Default for CompileOptions {
         CompileOptions {
             cache_dir: None,
             run_passes: true,
+            fuse: true,
             threads: None,
             max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
             compiler: None,
@@ -127,7 +131,31 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .run(&mut m)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
     }
-    let program = codegen::thunk::build_program(&m)?;
+    let mut program = None;
+    if options.fuse {
+        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let mut fused = m.clone();
+        pipeline::fusion_pipeline(&cpu)
+            .run(&mut fused)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        // The fusion passes may form a fusion no emitter generates yet (their rules and
+        // the emitters' reach are not one table yet): then the module runs unfused.
+        match codegen::thunk::build_program(&fused) {
+            Ok(p) => {
+                program = Some(p);
+                m = fused;
+            }
+            Err(codegen::CodegenError::Unsupported { op, instr, reason }) => log::info!(
+                target: "runtime",
+                "running unfused: fusion `{instr}` needs `{op}`, which its emitter lacks ({reason})"
+            ),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let program = match program {
+        Some(p) => p,
+        None => codegen::thunk::build_program(&m)?,
+    };
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.
     let limit = options

@@ -4,9 +4,8 @@
 //!
 //! Prints a table (program, variant, status, max abs error). Every corpus file must match.
 
-use crate::corpus;
 
-use corpus::{corpus_dir, flatten, inputs, program_names};
+use testkit::corpus::{flatten, inputs, programs};
 use std::path::Path;
 
 use hlo::literal::ArrayLiteral;
@@ -83,8 +82,8 @@ fn corpus_matches_xla() {
         "{:<30} {:<7} {:<6} {:>10}  detail",
         "program", "variant", "status", "max err"
     );
-    for name in program_names() {
-        let dir = corpus_dir().join(&name);
+    for program in programs() {
+        let (name, dir) = (program.name, program.dir);
         for (variant, file) in [
             ("before", "before_optimizations.hlo"),
             ("after", "after_optimizations.hlo"),

@@ -2,7 +2,6 @@
 //! XLA's recorded outputs, .npy/.npz I/O (compressed, big-endian, hostile input), size
 //! limits, and each numeric routine on hand-made cases.
 
-mod corpus;
 mod eval_corpus;
 mod eval_limits;
 mod eval_npy;

@@ -1,10 +1,9 @@
-//! Golden text tests of the emitters: each case is an HLO module and, after `----`, the
-//! kernel IR (`tests/golden/kir.txt`), the C (`tests/golden/c.txt`) or the thunks and
-//! buffer assignment (`tests/golden/thunks.txt`) of its entry computation. Bless with
+//! Golden text tests of the emitters (testkit's format): each case is an HLO module and, after `----`, the
+//! kernel IR (`tests/golden/kir.test`), the C (`tests/golden/c.test`) or the thunks and
+//! buffer assignment (`tests/golden/thunks.test`) of its entry computation. Bless with
 //! `UPDATE_EXPECT=1`.
 
-#[path = "../../affine/tests/support/golden.rs"]
-mod golden;
+use testkit::golden;
 
 use std::path::Path;
 
@@ -21,7 +20,7 @@ fn path(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn kernel_ir() {
-    golden::check_file(&path("kir.txt"), |case| match program(&case.input) {
+    golden::check_file(&path("kir.test"), |case| match program(&case.input) {
         Ok(p) => p
             .kernels
             .iter()
@@ -35,7 +34,7 @@ fn kernel_ir() {
 
 #[test]
 fn kernel_c() {
-    golden::check_file(&path("c.txt"), |case| match program(&case.input) {
+    golden::check_file(&path("c.test"), |case| match program(&case.input) {
         Ok(p) => p
             .kernels
             .iter()
@@ -49,7 +48,7 @@ fn kernel_c() {
 
 #[test]
 fn thunks_and_buffers() {
-    golden::check_file(&path("thunks.txt"), |case| match program(&case.input) {
+    golden::check_file(&path("thunks.test"), |case| match program(&case.input) {
         Ok(p) => format!(
             "{}{}",
             codegen::thunk::thunks_text(&p),

@@ -1,0 +1,5 @@
+//! The codegen crate's integration tests, in one binary: golden kernel IR, C and thunks
+//! of every emitter, and the kernel IR verifier.
+
+mod golden;
+mod verify;

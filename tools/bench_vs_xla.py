@@ -46,7 +46,11 @@ jax.config.update("jax_platforms", "cpu")
 import jax.extend  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import ml_dtypes  # noqa: E402
+from jax._src.lib import lapack  # noqa: E402
 from jax._src.lib import xla_client as xc  # noqa: E402
+
+# The LAPACK custom calls JAX emits on the CPU need their kernels registered first.
+lapack._lapack.initialize()
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NP_DTYPE = {

@@ -4,9 +4,8 @@
 //!
 //! Prints a table (program, variant, status, max abs error). Every corpus file must match.
 
-
-use testkit::corpus::{flatten, inputs, programs};
 use std::path::Path;
+use testkit::corpus::{flatten, inputs, programs};
 
 use hlo::literal::ArrayLiteral;
 use hlo_eval::npy::{adapt_to, read_npz};

@@ -2,7 +2,6 @@
 //! computation or `not tileable`) without failing, tile sizes of 1 always satisfy the
 //! constraints, and every tile is exact by enumeration where the root is small.
 
-
 use crate::support::oracle::check_exact;
 use tiling::TilingError;
 

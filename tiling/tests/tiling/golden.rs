@@ -7,7 +7,6 @@
 //! propagation through that instruction, see `propagate_case`). Every tile printed is also
 //! parsed back and checked exact by brute-force enumeration.
 
-
 use std::fmt::Write;
 use std::path::Path;
 

@@ -6,13 +6,12 @@
 //! sizes, all tile ids; by enumeration), and the analysis's symbolic tile is exact for the
 //! same map (so both cover the same elements).
 
-
 use std::collections::HashMap;
 
-use affine::gen::Rng;
 use crate::support::fusions::random_fusion;
 use crate::support::oracle::check_exact;
 use crate::support::propagation::check_propagation;
+use affine::gen::Rng;
 use tiling::propagate::{to_operands, Tile, TilingSpace};
 
 /// Points the oracles may evaluate per tile.

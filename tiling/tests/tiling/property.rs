@@ -2,11 +2,10 @@
 //! exact by brute-force enumeration (see `support::oracle`) for every tile-size vector that
 //! satisfies its constraints, and its text form parses back.
 
-
-use affine::gen::Rng;
-use affine::{Expr, IndexingMap, Interval};
 use crate::support::fusions::random_fusion;
 use crate::support::oracle::check_exact;
+use affine::gen::Rng;
+use affine::{Expr, IndexingMap, Interval};
 use tiling::SymbolicTile;
 
 const BUDGET: usize = 100_000;

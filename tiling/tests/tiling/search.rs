@@ -2,9 +2,8 @@
 //! random fusions the same answer as an independent brute force over every candidate
 //! (deterministic, first cheapest in lexicographic order), within the budget.
 
-
-use affine::gen::Rng;
 use crate::support::fusions::random_fusion;
+use affine::gen::Rng;
 use tiling::search::{candidate_sizes, search, Budget, Candidate, TileCost};
 
 /// Prefers the largest root tile.

@@ -1,6 +1,8 @@
 //! Literals to and from buffer bytes: literals hold elements in row-major order, buffers
 //! in the physical order of their layout.
 
+use std::borrow::Cow;
+
 use codegen::kir::ScalarType;
 use codegen::thunk::ArraySpec;
 use hlo::literal::{ArrayData, ArrayLiteral};
@@ -17,9 +19,15 @@ pub fn is_row_major(minor_to_major: &[i64]) -> bool {
 
 /// Moves elements of `elem` bytes between row-major and physical order. `to_physical`
 /// chooses the direction.
-pub fn permute(bytes: &[u8], elem: usize, dims: &[i64], m2m: &[i64], to_physical: bool) -> Vec<u8> {
+pub fn permute<'a>(
+    bytes: &'a [u8],
+    elem: usize,
+    dims: &[i64],
+    m2m: &[i64],
+    to_physical: bool,
+) -> Cow<'a, [u8]> {
     if is_row_major(m2m) || dims.len() <= 1 {
-        return bytes.to_vec();
+        return Cow::Borrowed(bytes);
     }
     let rank = dims.len();
     let mut strides = vec![0usize; rank];
@@ -47,85 +55,66 @@ pub fn permute(bytes: &[u8], elem: usize, dims: &[i64], m2m: &[i64], to_physical
             idx[d] = 0;
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 /// The row-major bytes of a literal of a kernel type (`None` for other storage).
 pub fn literal_bytes(a: &ArrayLiteral) -> Option<Vec<u8>> {
-    fn flat<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        v.iter().flat_map(|&x| f(x)).collect()
-    }
-    Some(match a.data() {
-        ArrayData::Pred(v) => v.iter().map(|&b| u8::from(b)).collect(),
-        ArrayData::S8(v) => flat(v, i8::to_ne_bytes),
-        ArrayData::S16(v) => flat(v, i16::to_ne_bytes),
-        ArrayData::S32(v) => flat(v, i32::to_ne_bytes),
-        ArrayData::S64(v) => flat(v, i64::to_ne_bytes),
-        ArrayData::U8(v) => v.clone(),
-        ArrayData::U16(v) | ArrayData::Bits16(v) => flat(v, u16::to_ne_bytes),
-        ArrayData::U32(v) => flat(v, u32::to_ne_bytes),
-        ArrayData::U64(v) => flat(v, u64::to_ne_bytes),
-        ArrayData::F32(v) => flat(v, f32::to_ne_bytes),
-        ArrayData::F64(v) => flat(v, f64::to_ne_bytes),
-        ArrayData::C64(v) => v
-            .iter()
-            .flat_map(|c| c.iter().flat_map(|x| x.to_ne_bytes()))
-            .collect(),
-        ArrayData::C128(v) => v
-            .iter()
-            .flat_map(|c| c.iter().flat_map(|x| x.to_ne_bytes()))
-            .collect(),
-        ArrayData::Bits8(v) => v.clone(),
-    })
+    // Plain numbers are their native-endian bytes: one copy (bytemuck checks the cast).
+    let bytes: &[u8] = match a.data() {
+        ArrayData::Pred(v) => return Some(v.iter().map(|&b| u8::from(b)).collect()),
+        ArrayData::S8(v) => bytemuck::cast_slice(v),
+        ArrayData::S16(v) => bytemuck::cast_slice(v),
+        ArrayData::S32(v) => bytemuck::cast_slice(v),
+        ArrayData::S64(v) => bytemuck::cast_slice(v),
+        ArrayData::U8(v) | ArrayData::Bits8(v) => v,
+        ArrayData::U16(v) | ArrayData::Bits16(v) => bytemuck::cast_slice(v),
+        ArrayData::U32(v) => bytemuck::cast_slice(v),
+        ArrayData::U64(v) => bytemuck::cast_slice(v),
+        ArrayData::F32(v) => bytemuck::cast_slice(v),
+        ArrayData::F64(v) => bytemuck::cast_slice(v),
+        ArrayData::C64(v) => bytemuck::cast_slice(v),
+        ArrayData::C128(v) => bytemuck::cast_slice(v),
+    };
+    Some(bytes.to_vec())
 }
 
-/// The physical-order bytes of a literal laid out as `spec`.
+/// The physical-order bytes of `a` for `spec`'s layout.
 pub fn to_buffer(a: &ArrayLiteral, spec: &ArraySpec) -> Option<Vec<u8>> {
     let bytes = literal_bytes(a)?;
-    Some(permute(
-        &bytes,
-        spec.ty.byte_width() as usize,
-        &spec.dims,
-        &spec.minor_to_major,
-        true,
-    ))
+    let w = spec.ty.byte_width() as usize;
+    Some(
+        match permute(&bytes, w, &spec.dims, &spec.minor_to_major, true) {
+            Cow::Borrowed(_) => bytes,
+            Cow::Owned(v) => v,
+        },
+    )
 }
 
 /// A literal of `spec`'s shape from its buffer bytes (physical order).
 pub fn from_buffer(bytes: &[u8], spec: &ArraySpec) -> Option<ArrayLiteral> {
     let w = spec.ty.byte_width() as usize;
     let row = permute(bytes, w, &spec.dims, &spec.minor_to_major, false);
-    fn chunks<T, const N: usize>(b: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        b.chunks_exact(N)
-            .map(|c| f(c.try_into().unwrap_or([0; N])))
-            .collect()
+    // Native-endian bytes to elements, one copy (bytemuck aligns as it collects).
+    fn pod<T: bytemuck::Pod>(b: &[u8]) -> Vec<T> {
+        bytemuck::pod_collect_to_vec(b)
     }
     let data = match spec.ty {
         ScalarType::Pred => ArrayData::Pred(row.iter().map(|&b| b != 0).collect()),
-        ScalarType::S8 => ArrayData::S8(chunks(&row, i8::from_ne_bytes)),
-        ScalarType::S16 => ArrayData::S16(chunks(&row, i16::from_ne_bytes)),
-        ScalarType::S32 => ArrayData::S32(chunks(&row, i32::from_ne_bytes)),
-        ScalarType::S64 => ArrayData::S64(chunks(&row, i64::from_ne_bytes)),
-        ScalarType::U8 => ArrayData::U8(row),
-        ScalarType::F8E4M3FN | ScalarType::F8E5M2 => ArrayData::Bits8(row),
-        ScalarType::U16 => ArrayData::U16(chunks(&row, u16::from_ne_bytes)),
-        ScalarType::F16 | ScalarType::BF16 => ArrayData::Bits16(chunks(&row, u16::from_ne_bytes)),
-        ScalarType::U32 => ArrayData::U32(chunks(&row, u32::from_ne_bytes)),
-        ScalarType::U64 => ArrayData::U64(chunks(&row, u64::from_ne_bytes)),
-        ScalarType::F32 => ArrayData::F32(chunks(&row, f32::from_ne_bytes)),
-        ScalarType::F64 => ArrayData::F64(chunks(&row, f64::from_ne_bytes)),
-        ScalarType::C64 => ArrayData::C64(
-            chunks(&row, f32::from_ne_bytes)
-                .chunks_exact(2)
-                .map(|c| [c[0], c[1]])
-                .collect(),
-        ),
-        ScalarType::C128 => ArrayData::C128(
-            chunks(&row, f64::from_ne_bytes)
-                .chunks_exact(2)
-                .map(|c| [c[0], c[1]])
-                .collect(),
-        ),
+        ScalarType::S8 => ArrayData::S8(pod(&row)),
+        ScalarType::S16 => ArrayData::S16(pod(&row)),
+        ScalarType::S32 => ArrayData::S32(pod(&row)),
+        ScalarType::S64 => ArrayData::S64(pod(&row)),
+        ScalarType::U8 => ArrayData::U8(row.into_owned()),
+        ScalarType::F8E4M3FN | ScalarType::F8E5M2 => ArrayData::Bits8(row.into_owned()),
+        ScalarType::U16 => ArrayData::U16(pod(&row)),
+        ScalarType::F16 | ScalarType::BF16 => ArrayData::Bits16(pod(&row)),
+        ScalarType::U32 => ArrayData::U32(pod(&row)),
+        ScalarType::U64 => ArrayData::U64(pod(&row)),
+        ScalarType::F32 => ArrayData::F32(pod(&row)),
+        ScalarType::F64 => ArrayData::F64(pod(&row)),
+        ScalarType::C64 => ArrayData::C64(pod(&row)),
+        ScalarType::C128 => ArrayData::C128(pod(&row)),
     };
     let shape = Shape::array_with(
         spec.element_type,

@@ -160,11 +160,21 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// Elements the kernel writes (the product of its output sizes), a measure of work.
+    /// Elements the kernel writes (its largest output).
     pub fn output_elements(&self) -> i64 {
         self.buffers
             .iter()
             .filter(|b| b.access != Access::In)
+            .map(BufferParam::element_count)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The elements the kernel touches, a measure of its work: the largest buffer it reads
+    /// or writes (a reduction writes few elements but reads many).
+    pub fn touched_elements(&self) -> i64 {
+        self.buffers
+            .iter()
             .map(BufferParam::element_count)
             .max()
             .unwrap_or(0)

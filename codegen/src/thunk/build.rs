@@ -833,7 +833,7 @@ impl State<'_> {
             kernel: self.kernels.len(),
             args,
             blocks: emitted.kernel.grid.blocks,
-            elements: emitted.kernel.output_elements(),
+            elements: emitted.kernel.touched_elements(),
         });
         self.kernels.push(emitted.kernel);
         self.slots.insert((comp, id), vec![target]);
@@ -897,7 +897,7 @@ impl State<'_> {
             kernel: self.kernels.len(),
             args,
             blocks: emitted.kernel.grid.blocks,
-            elements: emitted.kernel.output_elements(),
+            elements: emitted.kernel.touched_elements(),
         });
         self.kernels.push(emitted.kernel);
         self.slots.insert((comp, id), outs);

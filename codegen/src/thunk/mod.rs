@@ -78,7 +78,8 @@ pub enum Thunk {
         args: Vec<BufferId>,
         /// Grid size.
         blocks: i64,
-        /// Elements it writes (to decide whether splitting across threads pays).
+        /// The elements it touches, the largest buffer it reads or writes (to decide
+        /// whether splitting its blocks across threads pays).
         elements: i64,
     },
     /// A loop: copies `init` into `state`, then runs `cond` (its result, `pred`, in

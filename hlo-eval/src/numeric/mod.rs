@@ -25,6 +25,7 @@ mod dot;
 mod fft;
 mod gather;
 mod linalg;
+pub mod prng;
 mod ragged;
 mod reducer;
 mod rng;
@@ -36,6 +37,8 @@ mod sort;
 mod util;
 mod widen;
 mod window;
+
+pub use sort::merge_sort;
 
 use hlo::{CompId, Instruction, Literal, Module, Opcode};
 

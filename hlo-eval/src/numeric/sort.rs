@@ -11,8 +11,12 @@ use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::shape::{ElementType, Shape};
 use hlo::{Instruction, Literal, Module};
 
-/// Stable merge sort of `items` with a fallible strict "less than".
-pub(crate) fn merge_sort<E>(
+/// Stable merge sort of `items` with a fallible strict "less than". Hand-written because
+/// the comparator is a called computation that may fail or be inconsistent: it is only
+/// asked "is `a` strictly before `b`", so any comparator gives some order and never a
+/// panic (the standard library's sorts may panic on an inconsistent order). Shared with
+/// the compiled runtime's sort.
+pub fn merge_sort<E>(
     items: &mut Vec<usize>,
     less: &mut dyn FnMut(usize, usize) -> Result<bool, E>,
 ) -> Result<(), E> {

@@ -5,45 +5,10 @@
 use std::ffi::c_void;
 
 use codegen::kir::ScalarType;
+use hlo_eval::numeric::merge_sort;
 
 use super::{for_each_index, Arr, ScalarFn};
 use crate::error::RuntimeError;
-
-/// Stable bottom-up merge sort of `items` with a fallible strict "less than".
-fn merge_sort(
-    items: &mut Vec<usize>,
-    less: &mut dyn FnMut(usize, usize) -> Result<bool, RuntimeError>,
-) -> Result<(), RuntimeError> {
-    let n = items.len();
-    let mut buf = vec![0usize; n];
-    let mut width = 1;
-    while width < n {
-        let mut start = 0;
-        while start < n {
-            let mid = (start + width).min(n);
-            let end = (start + 2 * width).min(n);
-            let (mut i, mut j, mut o) = (start, mid, start);
-            while i < mid && j < end {
-                // From the right only when strictly less: equal keys keep their order.
-                if less(items[j], items[i])? {
-                    buf[o] = items[j];
-                    j += 1;
-                } else {
-                    buf[o] = items[i];
-                    i += 1;
-                }
-                o += 1;
-            }
-            buf[o..o + (mid - i)].copy_from_slice(&items[i..mid]);
-            o += mid - i;
-            buf[o..o + (end - j)].copy_from_slice(&items[j..end]);
-            start = end;
-        }
-        std::mem::swap(items, &mut buf);
-        width *= 2;
-    }
-    Ok(())
-}
 
 fn check_dims(ins: &[Arr], outs: &[Arr]) -> Result<(), RuntimeError> {
     let first = ins

@@ -423,6 +423,38 @@ impl Builder<'_> {
         }])
     }
 
+    /// Operand `top` of `at` read where its map's domain holds, else operand `under` read
+    /// everywhere (pad over its padding value, dynamic-update-slice's update over its base).
+    #[allow(clippy::too_many_arguments)]
+    fn overlay(
+        &mut self,
+        at: (CompId, InstrId),
+        g: &GroupedIndexing,
+        top: usize,
+        under: usize,
+        index: &[Expr],
+        guarded: bool,
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let (comp, id) = at;
+        let instr = self.module.computation(comp).instr(id);
+        let fallback = self
+            .plain_operand(at, g, under, index, guarded, out)?
+            .remove(0);
+        let a = match self.single(instr.opcode(), g, top)? {
+            Some(m) => self.apply(m, index, None, guarded, out)?,
+            None => None,
+        };
+        let branches: Vec<Branch> = a.into_iter().map(|a| (instr.operands()[top], a)).collect();
+        Ok(vec![self.choose(
+            comp,
+            branches,
+            Fallback::Value(fallback),
+            guarded,
+            out,
+        )?])
+    }
+
     fn compute(
         &mut self,
         comp: CompId,
@@ -692,42 +724,10 @@ impl Builder<'_> {
                     ty,
                 )])
             }
-            Opcode::Pad => {
-                let pad = self
-                    .plain_operand((comp, id), &g, 1, index, guarded, out)?
-                    .remove(0);
-                let a = match self.single(op, &g, 0)? {
-                    Some(m) => self.apply(m, index, None, guarded, out)?,
-                    None => None,
-                };
-                let branches: Vec<Branch> =
-                    a.into_iter().map(|a| (instr.operands()[0], a)).collect();
-                Ok(vec![self.choose(
-                    comp,
-                    branches,
-                    Fallback::Value(pad),
-                    guarded,
-                    out,
-                )?])
-            }
-            Opcode::DynamicUpdateSlice => {
-                let base = self
-                    .plain_operand((comp, id), &g, 0, index, guarded, out)?
-                    .remove(0);
-                let a = match self.single(op, &g, 1)? {
-                    Some(m) => self.apply(m, index, None, guarded, out)?,
-                    None => None,
-                };
-                let branches: Vec<Branch> =
-                    a.into_iter().map(|a| (instr.operands()[1], a)).collect();
-                Ok(vec![self.choose(
-                    comp,
-                    branches,
-                    Fallback::Value(base),
-                    guarded,
-                    out,
-                )?])
-            }
+            // The operand where its map's domain holds, else the padding value.
+            Opcode::Pad => self.overlay((comp, id), &g, 0, 1, index, guarded, out),
+            // The update where its map's domain holds, else the base.
+            Opcode::DynamicUpdateSlice => self.overlay((comp, id), &g, 1, 0, index, guarded, out),
             Opcode::Concatenate => {
                 // Each operand is chosen by its map's domain; the last one read is the
                 // fallback.

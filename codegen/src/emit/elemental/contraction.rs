@@ -1,0 +1,103 @@
+//! Dot and convolution in the elemental emitter: the contraction's range variables become
+//! loops around one accumulator.
+
+use super::*;
+
+impl Builder<'_> {
+    pub(super) fn dot(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let ty = self.elem_type(comp, id)?;
+        let acc_ty = match ty {
+            ScalarType::F16 | ScalarType::BF16 | ScalarType::F8E4M3FN | ScalarType::F8E5M2 => {
+                ScalarType::F32
+            }
+            t => t,
+        };
+        let g = self.maps(comp, id)?;
+        let zero = Value::Const(
+            acc_ty,
+            if acc_ty.is_float() {
+                Const::Float(0.0)
+            } else if acc_ty == ScalarType::Pred {
+                Const::Bool(false)
+            } else {
+                Const::Int(0)
+            },
+        );
+        let acc = self.new_var(acc_ty);
+        out.push(Stmt::Decl {
+            var: acc,
+            value: zero,
+        });
+        let (Some(ml), Some(mr)) = (
+            self.single(instr.opcode(), &g, 0)?,
+            self.single(instr.opcode(), &g, 1)?,
+        ) else {
+            return Err(CodegenError::Internal("dot operand never read".into()));
+        };
+        let (ml, mr) = (ml.clone(), mr.clone());
+        let Some(l) = self.apply(&ml, index, None, false, out)? else {
+            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
+        };
+        let Some(r) = self.apply(&mr, index, Some(&l.ranges), false, out)? else {
+            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
+        };
+        // A convolution's padding and dilations are constraints of the input map: the
+        // product takes part only where they hold.
+        let mut guard = l.guard.clone();
+        for c in &r.guard.conds {
+            if !guard.conds.contains(c) {
+                guard.conds.push(*c);
+            }
+        }
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(guard.clone());
+        let res = (|| {
+            let a = self.value(comp, instr.operands()[0], &l.index, false, &mut body)?;
+            let b = self.value(comp, instr.operands()[1], &r.index, false, &mut body)?;
+            let cv = |v: Value| {
+                if v.ty() == acc_ty {
+                    v
+                } else {
+                    Value::Convert(Box::new(v), acc_ty)
+                }
+            };
+            let prod = Value::Binary(BinOp::Mul, Box::new(cv(a)), Box::new(cv(b)), acc_ty);
+            body.push(Stmt::Assign {
+                var: acc,
+                value: Value::Binary(
+                    BinOp::Add,
+                    Box::new(Value::Var(acc, acc_ty)),
+                    Box::new(prod),
+                    acc_ty,
+                ),
+            });
+            Ok::<(), CodegenError>(())
+        })();
+        self.guards.pop();
+        self.memo.pop();
+        res?;
+        if !guard.is_true() {
+            body = vec![Stmt::If {
+                guard,
+                body,
+                else_body: vec![],
+            }];
+        }
+        out.extend(self.wrap_loops(&l.ranges, body));
+        let v = Value::Var(acc, acc_ty);
+        Ok(if acc_ty == ty {
+            v
+        } else {
+            Value::Convert(Box::new(v), ty)
+        })
+    }
+}

@@ -1,0 +1,277 @@
+//! Reductions in the elemental emitter: a reduce's range variables become loops around
+//! its accumulators, with several partial accumulators over the innermost one where the
+//! reducer allows reassociation.
+
+use super::*;
+
+impl Builder<'_> {
+    pub(super) fn reduce(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let n = instr.operands().len() / 2;
+        let red = instr
+            .to_apply()
+            .ok_or_else(|| self.unsupported("reduce", "no reducer computation"))?;
+        let g = self.maps(comp, id)?;
+        let mut accs = Vec::with_capacity(n);
+        for j in 0..n {
+            let init = self
+                .plain_operand((comp, id), &g, n + j, index, false, out)?
+                .remove(0);
+            let ty = init.ty();
+            let var = self.new_var(ty);
+            out.push(Stmt::Decl { var, value: init });
+            accs.push((var, ty));
+        }
+        let mut accesses = Vec::with_capacity(n);
+        let mut ranges: Option<Vec<Var>> = None;
+        for j in 0..n {
+            let m = self
+                .single(instr.opcode(), &g, j)?
+                .ok_or_else(|| CodegenError::Internal("reduce input never read".into()))?;
+            let a = self.apply(m, index, ranges.as_deref(), false, out)?;
+            let Some(a) = a else {
+                // Nothing to reduce: the result is the initial value.
+                return Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect());
+            };
+            if accesses
+                .first()
+                .is_some_and(|f: &Applied| f.guard != a.guard)
+            {
+                return Err(self.unsupported(
+                    instr.opcode().as_str(),
+                    "inputs read under different conditions",
+                ));
+            }
+            ranges = Some(a.ranges.clone());
+            accesses.push(a);
+        }
+        let ranges = ranges.unwrap_or_default();
+        // A window's padding (or dilation) is the input map's constraint: the element
+        // takes part only where it holds.
+        let guard = accesses
+            .first()
+            .map(|a| a.guard.clone())
+            .unwrap_or_default();
+        if let Some(stmts) =
+            self.multi_accumulator(comp, id, red, &accesses, &accs, &ranges, &guard)?
+        {
+            out.extend(stmts);
+            return Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect());
+        }
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(guard.clone());
+        let result = self.reduce_body(comp, id, red, &accesses, &accs, &mut body);
+        self.guards.pop();
+        self.memo.pop();
+        result?;
+        if !guard.is_true() {
+            body = vec![Stmt::If {
+                guard,
+                body,
+                else_body: vec![],
+            }];
+        }
+        out.extend(self.wrap_loops(&ranges, body));
+        Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect())
+    }
+
+    fn reduce_body(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        accesses: &[Applied],
+        accs: &[(crate::kir::VarId, ScalarType)],
+        body: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let n = accs.len();
+        let mut inputs = Vec::with_capacity(n);
+        for (j, a) in accesses.iter().enumerate() {
+            inputs.push(self.value(comp, instr.operands()[j], &a.index, false, body)?);
+        }
+        let rc = module.computation(red);
+        let mut params = Vec::with_capacity(2 * n);
+        for p in 0..2 * n {
+            let pid = rc
+                .parameter(p)
+                .ok_or_else(|| self.unsupported("reduce", "reducer with too few parameters"))?;
+            let v = if p < n {
+                Value::Var(accs[p].0, accs[p].1)
+            } else {
+                inputs[p - n].clone()
+            };
+            if self.elem_type(red, pid)? != v.ty() {
+                return Err(
+                    self.unsupported("reduce", "reducer parameter types differ from the inputs")
+                );
+            }
+            params.push(pid);
+            self.leaves.insert((red, pid), Leaf::Value(v));
+        }
+        self.memo.push(Default::default());
+        let r = self.values(red, rc.root(), &[], false, body);
+        self.memo.pop();
+        for pid in params {
+            self.leaves.remove(&(red, pid));
+        }
+        let r = r?;
+        if r.len() != n {
+            return Err(self.unsupported("reduce", "reducer result count differs from the inputs"));
+        }
+        for ((var, ty), v) in accs.iter().zip(r) {
+            if v.ty() != *ty {
+                return Err(
+                    self.unsupported("reduce", "reducer result type differs from the accumulator")
+                );
+            }
+            body.push(Stmt::Assign {
+                var: *var,
+                value: v,
+            });
+        }
+        Ok(())
+    }
+
+    /// The loop nest of a reduction with [`LANES`] partial accumulators over its innermost
+    /// range variable `r` (XLA reassociates reductions too): lane `k` starts with the
+    /// element at `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the
+    /// lanes combine pairwise into the accumulator, then the remaining elements follow
+    /// in order. Only for a single accumulator whose reducer is one associative and
+    /// commutative op (`hlo::ir::reducer`), an unguarded access, and at least two chunks;
+    /// `None` otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn multi_accumulator(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        accesses: &[Applied],
+        accs: &[(crate::kir::VarId, ScalarType)],
+        ranges: &[Var],
+        guard: &Guard,
+    ) -> Result<Option<Vec<Stmt>>, CodegenError> {
+        let (Some(&r), [(acc, ty)], [access]) = (ranges.last(), accs, accesses) else {
+            return Ok(None);
+        };
+        if !guard.is_true() || hlo::ir::reducer::classify(self.module, red).is_none() {
+            return Ok(None);
+        }
+        let iv = self.ranges[r.index as usize];
+        let extent = iv.hi - iv.lo + 1;
+        let chunks = extent / LANES;
+        if chunks < 2 {
+            return Ok(None);
+        }
+        let at = |b: &Self, e: Expr| Applied {
+            index: access
+                .index
+                .iter()
+                .map(|x| b.simplify(x.substitute(&mut |v| (v == r).then_some(e))))
+                .collect(),
+            guard: Guard::default(),
+            ranges: vec![],
+        };
+        let module = self.module;
+        let operand = module.computation(comp).instr(id).operands()[0];
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        let result = (|| -> Result<(), CodegenError> {
+            let mut lanes = Vec::with_capacity(LANES as usize);
+            for k in 0..LANES {
+                let a = at(self, Expr::constant(iv.lo + k));
+                let v = self.value(comp, operand, &a.index, false, &mut body)?;
+                let var = self.new_var(*ty);
+                body.push(Stmt::Decl { var, value: v });
+                lanes.push((var, *ty));
+            }
+            let s = self.new_range(Interval::new(1, chunks - 1));
+            let mut inner = Vec::new();
+            self.memo.push(Default::default());
+            let mut res = Ok(());
+            for (k, lane) in lanes.iter().enumerate() {
+                let e = Expr::var(s) * Expr::constant(LANES) + Expr::constant(iv.lo + k as i64);
+                let a = at(self, e);
+                res = self.reduce_body(comp, id, red, &[a], std::slice::from_ref(lane), &mut inner);
+                if res.is_err() {
+                    break;
+                }
+            }
+            self.memo.pop();
+            res?;
+            body.push(Stmt::Loop {
+                var: s,
+                lo: 1,
+                hi: chunks - 1,
+                body: inner,
+            });
+            // Pairwise: (l0 . l1) . (l2 . l3), then into the accumulator.
+            let mut vals: Vec<Value> = lanes.iter().map(|(v, t)| Value::Var(*v, *t)).collect();
+            while vals.len() > 1 {
+                let mut next = Vec::with_capacity(vals.len().div_ceil(2));
+                for pair in vals.chunks(2) {
+                    next.push(match pair {
+                        [a, b] => self.combine(red, a.clone(), b.clone(), &mut body)?,
+                        [a] => a.clone(),
+                        _ => unreachable_empty()?,
+                    });
+                }
+                vals = next;
+            }
+            let total = vals.remove(0);
+            let v = self.combine(red, Value::Var(*acc, *ty), total, &mut body)?;
+            body.push(Stmt::Assign {
+                var: *acc,
+                value: v,
+            });
+            if chunks * LANES < extent {
+                let mut rest = Vec::new();
+                self.memo.push(Default::default());
+                let res = self.reduce_body(comp, id, red, accesses, accs, &mut rest);
+                self.memo.pop();
+                res?;
+                body.push(Stmt::Loop {
+                    var: r,
+                    lo: iv.lo + chunks * LANES,
+                    hi: iv.hi,
+                    body: rest,
+                });
+            }
+            Ok(())
+        })();
+        self.memo.pop();
+        result?;
+        Ok(Some(self.wrap_loops(&ranges[..ranges.len() - 1], body)))
+    }
+
+    /// The reducer `red` applied to `a` and `b` (statements appended to `body`).
+    fn combine(
+        &mut self,
+        red: CompId,
+        a: Value,
+        b: Value,
+        body: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let rc = self.module.computation(red);
+        let (Some(p0), Some(p1)) = (rc.parameter(0), rc.parameter(1)) else {
+            return Err(self.unsupported("reduce", "reducer with too few parameters"));
+        };
+        self.leaves.insert((red, p0), Leaf::Value(a));
+        self.leaves.insert((red, p1), Leaf::Value(b));
+        self.memo.push(Default::default());
+        let r = self.value(red, rc.root(), &[], false, body);
+        self.memo.pop();
+        self.leaves.remove(&(red, p0));
+        self.leaves.remove(&(red, p1));
+        r
+    }
+}

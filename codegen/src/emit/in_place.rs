@@ -3,14 +3,14 @@
 //! the update's elements, at the indices of the update-to-output map
 //! (`indexing::input_to_output`, start indices as runtime variables, clamped by the map).
 
-use affine::{Expr, Interval, Var};
+use affine::{Expr, Interval};
 use hlo::{CompId, InstrId, Opcode};
 use indexing::OperandIndexing;
 
 use super::builder::{BufferSource, Builder, Leaf};
 use super::kernel::EmittedKernel;
 use crate::error::CodegenError;
-use crate::kir::{self, Access, Grid, Kernel, Stmt};
+use crate::kir::{self, Access, Stmt};
 
 /// Emits the in-place kernel of dynamic-update-slice `id`: buffers are the update and the
 /// start indices (operands 1.., scalar constants read as immediates), then the output
@@ -87,35 +87,12 @@ pub fn emit_dus_in_place(
         .map(|l| l.minor_to_major.clone())
         .unwrap_or_else(|| (0..udims.len() as i64).rev().collect());
     let order: Vec<usize> = layout.iter().rev().map(|&d| d as usize).collect();
-    let (block_var, inner) = match order.split_first() {
-        Some((&first, rest)) => (Some(Var::dim(first as u32)), rest.to_vec()),
-        None => (None, vec![]),
-    };
-    for &d in inner.iter().rev() {
-        body = vec![Stmt::Loop {
-            var: Var::dim(d as u32),
-            lo: 0,
-            hi: udims[d] - 1,
-            body,
-        }];
-    }
-    let mut notes = vec![format!("dynamic-update-slice {} (in place)", instr.name())];
-    notes.extend(b.notes.iter().cloned());
-    body.insert(0, Stmt::Comment(notes.join("\n")));
-    let blocks = block_var.map_or(1, |v| udims[v.index as usize]);
-    let kernel = Kernel {
-        name: name.to_string(),
-        buffers: b.buffers,
-        grid: Grid { blocks, block_var },
-        dims: b.dims,
-        ranges: b.ranges,
-        runtimes: b.runtimes,
-        vars: b.vars,
+    super::kernel::finish(
+        b,
+        name,
+        format!("dynamic-update-slice {} (in place)", instr.name()),
         body,
-    };
-    kir::verify(&kernel)?;
-    Ok(EmittedKernel {
-        kernel,
-        sources: b.sources,
-    })
+        &udims,
+        &order,
+    )
 }

@@ -123,6 +123,28 @@ pub fn emit_instruction(
             value: v,
         });
     }
+    finish(
+        b,
+        name,
+        format!("{} {}", instr.opcode().as_str(), instr.name()),
+        body,
+        &dims,
+        &order,
+    )
+}
+
+/// Wraps a kernel's per-element `body` in loops over `dims` in physical `order` (most
+/// major first): the most-major dimension is the grid's block variable, the others loops
+/// inside a block. Adds the kernel's comment (`title`, then the maps it was built from)
+/// and verifies the kernel.
+pub(super) fn finish(
+    b: Builder<'_>,
+    name: &str,
+    title: String,
+    mut body: Vec<Stmt>,
+    dims: &[i64],
+    order: &[usize],
+) -> Result<EmittedKernel, CodegenError> {
     let (block_var, inner) = match order.split_first() {
         Some((&first, rest)) => (Some(Var::dim(first as u32)), rest.to_vec()),
         None => (None, vec![]),
@@ -135,7 +157,7 @@ pub fn emit_instruction(
             body,
         }];
     }
-    let mut notes = vec![format!("{} {}", instr.opcode().as_str(), instr.name())];
+    let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
     body.insert(0, Stmt::Comment(notes.join("\n")));
     let blocks = block_var.map_or(1, |v| dims[v.index as usize]);

@@ -194,11 +194,17 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--scaled", action="store_true", help="time the realistic-size programs")
+    ap.add_argument("--scaled-dir",
+                    help="with --scaled: keep the programs in this directory, reusing those "
+                         "already there (default: a fresh temporary directory)")
     a = ap.parse_args()
 
     tmp = None
-    if a.scaled:
-        tmp = tempfile.mkdtemp(prefix="hloc-scaled-")
+    if a.scaled and a.scaled_dir and all(
+            os.path.exists(os.path.join(a.scaled_dir, n, "inputs.npz")) for n, _, _ in scaled_programs()):
+        corpus, names = a.scaled_dir, [n for n, _, _ in scaled_programs()]
+    elif a.scaled:
+        tmp = a.scaled_dir or tempfile.mkdtemp(prefix="hloc-scaled-")
         corpus, names = tmp, write_scaled(tmp)
     else:
         corpus = a.corpus

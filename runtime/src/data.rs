@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 
 use codegen::kir::ScalarType;
+
+use crate::exec::{words_of, Memory};
 use codegen::thunk::ArraySpec;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{Layout, Shape};
@@ -58,11 +60,12 @@ pub fn permute<'a>(
     Cow::Owned(out)
 }
 
-/// The row-major bytes of a literal of a kernel type (`None` for other storage).
-pub fn literal_bytes(a: &ArrayLiteral) -> Option<Vec<u8>> {
-    // Plain numbers are their native-endian bytes: one copy (bytemuck checks the cast).
+/// The row-major bytes of a literal of a kernel type (`None` for other storage): borrowed
+/// for plain numbers (their native-endian bytes; bytemuck checks the cast), owned for
+/// `pred` (one byte per `bool`).
+pub fn literal_bytes(a: &ArrayLiteral) -> Option<Cow<'_, [u8]>> {
     let bytes: &[u8] = match a.data() {
-        ArrayData::Pred(v) => return Some(v.iter().map(|&b| u8::from(b)).collect()),
+        ArrayData::Pred(v) => return Some(Cow::Owned(v.iter().map(|&b| u8::from(b)).collect())),
         ArrayData::S8(v) => bytemuck::cast_slice(v),
         ArrayData::S16(v) => bytemuck::cast_slice(v),
         ArrayData::S32(v) => bytemuck::cast_slice(v),
@@ -76,17 +79,32 @@ pub fn literal_bytes(a: &ArrayLiteral) -> Option<Vec<u8>> {
         ArrayData::C64(v) => bytemuck::cast_slice(v),
         ArrayData::C128(v) => bytemuck::cast_slice(v),
     };
-    Some(bytes.to_vec())
+    Some(Cow::Borrowed(bytes))
 }
 
 /// The physical-order bytes of `a` for `spec`'s layout.
 pub fn to_buffer(a: &ArrayLiteral, spec: &ArraySpec) -> Option<Vec<u8>> {
     let bytes = literal_bytes(a)?;
     let w = spec.ty.byte_width() as usize;
+    Some(permute(&bytes, w, &spec.dims, &spec.minor_to_major, true).into_owned())
+}
+
+/// `a` as a run's parameter memory in `spec`'s layout: the literal's own elements when
+/// they are already in that order (no copy; their alignment is the element type's), else
+/// aligned words holding the permuted bytes.
+pub fn to_memory<'a>(a: &'a ArrayLiteral, spec: &ArraySpec) -> Option<Memory<'a>> {
+    let bytes = literal_bytes(a)?;
+    let w = spec.ty.byte_width() as usize;
     Some(
-        match permute(&bytes, w, &spec.dims, &spec.minor_to_major, true) {
-            Cow::Borrowed(_) => bytes,
-            Cow::Owned(v) => v,
+        match (bytes, is_row_major(&spec.minor_to_major) || spec.dims.len() <= 1) {
+            (Cow::Borrowed(b), true) => Memory::Borrowed(b),
+            (bytes, _) => Memory::Owned(words_of(&permute(
+                &bytes,
+                w,
+                &spec.dims,
+                &spec.minor_to_major,
+                true,
+            ))),
         },
     )
 }

@@ -60,14 +60,15 @@ impl Memory<'_> {
         match self {
             Memory::Borrowed(b) => &b[..len.min(b.len())],
             Memory::Owned(v) => {
-                let all: &[u8] = bytemuck_u64(v);
+                let all: &[u8] = word_bytes(v);
                 &all[..len.min(all.len())]
             }
         }
     }
 }
 
-fn bytemuck_u64(v: &[u64]) -> &[u8] {
+/// The bytes of 8-byte words.
+pub fn word_bytes(v: &[u64]) -> &[u8] {
     // SAFETY: u64 has no padding and any byte is a valid u8; the length is in bytes of
     // the same allocation.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
@@ -78,13 +79,13 @@ pub fn owned(bytes: u64) -> Memory<'static> {
     Memory::Owned(vec![0u64; (bytes as usize).div_ceil(8).max(1)])
 }
 
-/// Owned memory holding `data`.
-pub fn owned_from(data: &[u8]) -> Memory<'static> {
+/// 8-byte aligned words holding `data` (zero-padded to a whole word).
+pub fn words_of(data: &[u8]) -> Vec<u64> {
     let mut m = vec![0u64; data.len().div_ceil(8).max(1)];
     // SAFETY: `m` holds at least `data.len()` bytes; u64 accepts any bit pattern.
     let dst = unsafe { std::slice::from_raw_parts_mut(m.as_mut_ptr().cast::<u8>(), data.len()) };
     dst.copy_from_slice(data);
-    Memory::Owned(m)
+    m
 }
 
 /// Pointers to kernel arguments, shared by the threads running one kernel's blocks.
@@ -326,8 +327,11 @@ fn run_one(
 /// Products below this many multiply-adds run single-threaded.
 const PARALLEL_MIN_FLOPS: usize = 1 << 18;
 
-/// Runs one GEMM per batch element (batch offsets in mixed radix over the batch dims).
-fn gemm_batches<T: 'static + Copy + Default + num_one::One>(
+/// Runs one GEMM per batch element (batch offsets in mixed radix over the batch dims),
+/// through faer's matmul: on x86-64 it dispatches to AVX-512 (or AVX2) microkernels at
+/// run time on stable Rust, where the `gemm` crate needs a nightly feature for AVX-512
+/// (measured on a 2048^3 f32 product: about twice as fast here).
+fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
     s: &GemmShape,
     lhs: *const T,
     rhs: *const T,
@@ -339,9 +343,9 @@ fn gemm_batches<T: 'static + Copy + Default + num_one::One>(
     }
     let count: usize = s.batch.iter().map(|b| b.0).product();
     let par = if threads > 1 && s.m * s.n * s.k >= PARALLEL_MIN_FLOPS {
-        gemm::Parallelism::Rayon(threads)
+        faer::Par::rayon(threads)
     } else {
-        gemm::Parallelism::None
+        faer::Par::Seq
     };
     for i in 0..count {
         let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
@@ -354,31 +358,17 @@ fn gemm_batches<T: 'static + Copy + Default + num_one::One>(
         }
         // SAFETY: the buffers hold the dot's operands and result with the layouts the
         // strides were computed from (checked by the thunk builder), so every element the
-        // GEMM touches, at these batch offsets, lies inside its allocation; the result
-        // does not alias the operands (a fresh temporary).
-        unsafe {
-            gemm::gemm(
-                s.m,
-                s.n,
-                s.k,
-                out.offset(oo),
-                s.out.1,
-                s.out.0,
-                false,
-                lhs.offset(lo),
-                s.lhs.1,
-                s.lhs.0,
-                rhs.offset(ro),
-                s.rhs.1,
-                s.rhs.0,
-                T::default(),
-                T::one(),
-                false,
-                false,
-                false,
-                par,
-            );
-        }
+        // views cover, at these batch offsets, lies inside its allocation; the result
+        // does not alias the operands (a fresh temporary) and nothing else touches it
+        // during the call.
+        let (a, b, c) = unsafe {
+            (
+                faer::MatRef::from_raw_parts(lhs.offset(lo), s.m, s.k, s.lhs.0, s.lhs.1),
+                faer::MatRef::from_raw_parts(rhs.offset(ro), s.k, s.n, s.rhs.0, s.rhs.1),
+                faer::MatMut::from_raw_parts_mut(out.offset(oo), s.m, s.n, s.out.0, s.out.1),
+            )
+        };
+        faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), par);
     }
 }
 

@@ -20,6 +20,7 @@ mod exec;
 mod library;
 mod loaded;
 pub mod pipeline;
+mod run;
 mod timing;
 
 use std::path::PathBuf;
@@ -27,10 +28,11 @@ use std::time::Instant;
 
 use codegen::thunk::{AllocationKind, Program};
 use hlo::pass::Pass;
-use hlo::{Literal, Module};
+use hlo::Module;
 
 pub use cache::cache_dir;
 pub use error::RuntimeError;
+pub use run::{Prepared, RawOutputs};
 pub use timing::{check_reference, run_repeated, Timing};
 
 /// Options of [`compile`].
@@ -179,7 +181,9 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
 pub struct Executable {
     plan: Plan,
     loaded: loaded::Loaded,
-    constants: Vec<Option<Vec<u8>>>,
+    /// Constant data in physical order, as aligned words (`None` for other allocations).
+    constants: Vec<Option<Vec<u64>>>,
+    pool: run::TempPool,
     stats: Stats,
     threads: usize,
     max_while_iterations: u64,
@@ -223,9 +227,10 @@ pub fn compile_plan(
         constants.push(match &a.kind {
             AllocationKind::Constant(lit) => {
                 let spec = constant_spec(lit)?;
-                Some(data::to_buffer(lit, &spec).ok_or_else(|| {
+                let bytes = data::to_buffer(lit, &spec).ok_or_else(|| {
                     RuntimeError::Internal("constant of an unsupported element type".into())
-                })?)
+                })?;
+                Some(exec::words_of(&bytes))
             }
             _ => None,
         });
@@ -248,6 +253,7 @@ pub fn compile_plan(
         plan,
         loaded,
         constants,
+        pool: run::TempPool::default(),
         stats,
         threads,
         max_while_iterations: options.max_while_iterations,
@@ -283,73 +289,5 @@ impl Executable {
     /// The optimized module, program and C source.
     pub fn plan(&self) -> &Plan {
         &self.plan
-    }
-
-    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
-    /// leaves in flattened tuple order.
-    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
-        let p = &self.plan.program;
-        if args.len() != p.parameters.len() {
-            return Err(RuntimeError::Argument {
-                index: args.len(),
-                message: format!(
-                    "{} arguments for {} parameters",
-                    args.len(),
-                    p.parameters.len()
-                ),
-            });
-        }
-        let mut mem: Vec<exec::Memory<'_>> = Vec::with_capacity(p.allocations.len());
-        for (i, a) in p.allocations.iter().enumerate() {
-            mem.push(match &a.kind {
-                AllocationKind::Parameter(n) => {
-                    let spec = &p.parameters[*n];
-                    let lit = args[*n].as_array().ok_or_else(|| RuntimeError::Argument {
-                        index: *n,
-                        message: "not an array".into(),
-                    })?;
-                    if lit.shape().dims() != spec.dims.as_slice()
-                        || lit.element_type() != spec.element_type
-                    {
-                        return Err(RuntimeError::Argument {
-                            index: *n,
-                            message: format!(
-                                "expected {}{:?}, got {}{:?}",
-                                spec.element_type.as_str(),
-                                spec.dims,
-                                lit.element_type().as_str(),
-                                lit.shape().dims()
-                            ),
-                        });
-                    }
-                    let bytes =
-                        data::to_buffer(lit, spec).ok_or_else(|| RuntimeError::Argument {
-                            index: *n,
-                            message: "unsupported element type".into(),
-                        })?;
-                    exec::owned_from(&bytes)
-                }
-                AllocationKind::Constant(_) => match &self.constants[i] {
-                    Some(b) => exec::Memory::Borrowed(b),
-                    None => return Err(RuntimeError::Internal("constant without data".into())),
-                },
-                AllocationKind::Temp => exec::owned(a.bytes),
-            });
-        }
-        let env = exec::Env {
-            kernels: &self.loaded.kernels,
-            threads: self.threads,
-            max_while_iterations: self.max_while_iterations,
-        };
-        exec::run_thunks(p, &env, &mut mem)?;
-        let mut outs = Vec::with_capacity(p.outputs.len());
-        for spec in &p.outputs {
-            let b = &p.buffers[spec.buffer];
-            let bytes = mem[b.allocation].bytes(b.bytes as usize);
-            let lit = data::from_buffer(bytes, spec)
-                .ok_or_else(|| RuntimeError::Internal("output of an unsupported shape".into()))?;
-            outs.push(Literal::Array(lit));
-        }
-        Ok(outs)
     }
 }

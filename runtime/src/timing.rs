@@ -34,18 +34,23 @@ impl Timing {
 }
 
 /// Runs once to warm up, then `repeat` timed times; returns the last outputs and times.
+/// The arguments are put in the parameters' layouts once, before the runs, and the outputs
+/// become literals once, after them: a timed run is the executable's work alone (output
+/// allocation included), as a caller holding device buffers sees it.
 pub fn run_repeated(
     exe: &Executable,
     args: &[Literal],
     repeat: usize,
 ) -> Result<(Vec<Literal>, Timing), RuntimeError> {
-    let mut outs = exe.run(args)?;
+    let prepared = exe.prepare(args)?;
+    let mut raw = exe.run_prepared(&prepared)?;
     let mut times = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         let t = Instant::now();
-        outs = exe.run(args)?;
+        raw = exe.run_prepared(&prepared)?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    let outs = exe.literals(&raw)?;
     times.sort_by(f64::total_cmp);
     let median_ms = if times.is_empty() {
         0.0

@@ -86,9 +86,17 @@ fn corpus_programs_match_the_reference_evaluator() {
                     continue;
                 }
             };
-            match runtime::check_reference(&module, &args, &outs) {
-                Ok(()) => compiled += 1,
-                Err(e) => failures.push(format!("{name}: {e}")),
+            if let Err(e) = runtime::check_reference(&module, &args, &outs) {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+            // A second run reuses the first run's temporaries (poisoned in debug builds):
+            // it must give the same values (NaN included, hence the printed form), so no
+            // kernel reads memory it did not write.
+            match exe.run(&args) {
+                Ok(again) if format!("{again:?}") == format!("{outs:?}") => compiled += 1,
+                Ok(_) => failures.push(format!("{name}: a second run gives other outputs")),
+                Err(e) => failures.push(format!("{name}: second run: {e}")),
             }
         }
     }

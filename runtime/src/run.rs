@@ -1,0 +1,180 @@
+//! One run of an executable without needless copies: arguments are prepared once in the
+//! parameters' physical layouts (a row-major literal is borrowed, not copied), kernels read
+//! them in place, temporaries come from a pool kept between runs (no page faults after the
+//! first run), and each output allocation is moved out once, never copied twice.
+
+use std::sync::Mutex;
+
+use codegen::thunk::AllocationKind;
+use hlo::Literal;
+
+use crate::data;
+use crate::error::RuntimeError;
+use crate::exec::{self, Memory};
+use crate::Executable;
+
+/// The arguments of a run, in the executable's parameter layouts ([`Executable::prepare`]).
+pub struct Prepared<'a> {
+    args: Vec<Memory<'a>>,
+}
+
+/// The outputs of a run in their physical layouts ([`Executable::run_prepared`]); turned into
+/// literals by [`Executable::literals`].
+pub struct RawOutputs {
+    bufs: Vec<Vec<u64>>,
+}
+
+/// Temporary allocations kept from one run for the next, indexed by allocation.
+#[derive(Default)]
+pub(crate) struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
+
+impl TempPool {
+    /// The pooled memory of allocation `a` if it has at least `bytes`, else fresh memory.
+    fn take(&self, a: usize, bytes: u64) -> Memory<'static> {
+        let words = (bytes as usize).div_ceil(8).max(1);
+        let pooled = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut p| p.get_mut(a).and_then(Option::take));
+        match pooled {
+            Some(mut v) if v.len() >= words => {
+                // Poison reused memory in debug builds: a kernel that reads a temporary
+                // before writing it then fails the tests instead of passing by luck.
+                if cfg!(debug_assertions) {
+                    v.fill(0x7fc0_0001_7fc0_0001);
+                }
+                Memory::Owned(v)
+            }
+            _ => exec::owned(bytes),
+        }
+    }
+
+    /// Keeps `v` as allocation `a`'s memory for the next run.
+    fn put(&self, a: usize, v: Vec<u64>) {
+        if let Ok(mut p) = self.0.lock() {
+            if p.len() <= a {
+                p.resize_with(a + 1, || None);
+            }
+            p[a] = Some(v);
+        }
+    }
+}
+
+impl Executable {
+    /// Checks `args` (one literal per entry parameter) against the parameters and puts each
+    /// in its parameter's physical layout; a row-major numeric literal is borrowed as is.
+    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, RuntimeError> {
+        let p = &self.plan.program;
+        if args.len() != p.parameters.len() {
+            return Err(RuntimeError::Argument {
+                index: args.len(),
+                message: format!(
+                    "{} arguments for {} parameters",
+                    args.len(),
+                    p.parameters.len()
+                ),
+            });
+        }
+        let mut prepared = Vec::with_capacity(args.len());
+        for (n, (arg, spec)) in args.iter().zip(&p.parameters).enumerate() {
+            let lit = arg.as_array().ok_or_else(|| RuntimeError::Argument {
+                index: n,
+                message: "not an array".into(),
+            })?;
+            if lit.shape().dims() != spec.dims.as_slice() || lit.element_type() != spec.element_type
+            {
+                return Err(RuntimeError::Argument {
+                    index: n,
+                    message: format!(
+                        "expected {}{:?}, got {}{:?}",
+                        spec.element_type.as_str(),
+                        spec.dims,
+                        lit.element_type().as_str(),
+                        lit.shape().dims()
+                    ),
+                });
+            }
+            prepared.push(
+                data::to_memory(lit, spec).ok_or_else(|| RuntimeError::Argument {
+                    index: n,
+                    message: "unsupported element type".into(),
+                })?,
+            );
+        }
+        Ok(Prepared { args: prepared })
+    }
+
+    /// Runs on prepared arguments: parameters are read in place, temporaries come from the
+    /// pool, and the outputs are returned in their physical layouts.
+    pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, RuntimeError> {
+        let p = &self.plan.program;
+        let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
+        for (i, a) in p.allocations.iter().enumerate() {
+            mem.push(match &a.kind {
+                AllocationKind::Parameter(n) => Memory::Borrowed(
+                    args.args
+                        .get(*n)
+                        .ok_or_else(|| RuntimeError::Internal(format!("no argument {n}")))?
+                        .bytes(usize::MAX),
+                ),
+                AllocationKind::Constant(_) => match &self.constants[i] {
+                    Some(words) => Memory::Borrowed(exec::word_bytes(words)),
+                    None => return Err(RuntimeError::Internal("constant without data".into())),
+                },
+                AllocationKind::Temp => self.pool.take(i, a.bytes),
+            });
+        }
+        let env = exec::Env {
+            kernels: &self.loaded.kernels,
+            threads: self.threads,
+            max_while_iterations: self.max_while_iterations,
+        };
+        exec::run_thunks(p, &env, &mut mem)?;
+        let mut bufs: Vec<Vec<u64>> = Vec::with_capacity(p.outputs.len());
+        // Which output took an allocation's memory (two outputs may share one).
+        let mut taken: Vec<Option<usize>> = vec![None; mem.len()];
+        for spec in &p.outputs {
+            let b = &p.buffers[spec.buffer];
+            let words = match (taken[b.allocation], &mut mem[b.allocation]) {
+                (Some(k), _) => bufs[k].clone(),
+                (None, Memory::Owned(v)) => {
+                    taken[b.allocation] = Some(bufs.len());
+                    std::mem::take(v)
+                }
+                (None, borrowed) => exec::words_of(borrowed.bytes(b.bytes as usize)),
+            };
+            bufs.push(words);
+        }
+        for (i, m) in mem.into_iter().enumerate() {
+            if let Memory::Owned(v) = m {
+                if !v.is_empty() && matches!(p.allocations[i].kind, AllocationKind::Temp) {
+                    self.pool.put(i, v);
+                }
+            }
+        }
+        Ok(RawOutputs { bufs })
+    }
+
+    /// The outputs of a run as literals, the root's leaves in flattened tuple order.
+    pub fn literals(&self, raw: &RawOutputs) -> Result<Vec<Literal>, RuntimeError> {
+        let p = &self.plan.program;
+        let mut outs = Vec::with_capacity(p.outputs.len());
+        for (spec, words) in p.outputs.iter().zip(&raw.bufs) {
+            let bytes = exec::word_bytes(words);
+            let len = (p.buffers[spec.buffer].bytes as usize).min(bytes.len());
+            let lit = data::from_buffer(&bytes[..len], spec)
+                .ok_or_else(|| RuntimeError::Internal("output of an unsupported shape".into()))?;
+            outs.push(Literal::Array(lit));
+        }
+        Ok(outs)
+    }
+
+    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
+    /// leaves in flattened tuple order.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
+        let prepared = self.prepare(args)?;
+        let raw = self.run_prepared(&prepared)?;
+        self.literals(&raw)
+    }
+}

@@ -96,7 +96,10 @@ pub fn to_memory<'a>(a: &'a ArrayLiteral, spec: &ArraySpec) -> Option<Memory<'a>
     let bytes = literal_bytes(a)?;
     let w = spec.ty.byte_width() as usize;
     Some(
-        match (bytes, is_row_major(&spec.minor_to_major) || spec.dims.len() <= 1) {
+        match (
+            bytes,
+            is_row_major(&spec.minor_to_major) || spec.dims.len() <= 1,
+        ) {
             (Cow::Borrowed(b), true) => Memory::Borrowed(b),
             (bytes, _) => Memory::Owned(words_of(&permute(
                 &bytes,

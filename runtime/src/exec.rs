@@ -74,9 +74,36 @@ pub fn word_bytes(v: &[u64]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
+/// Allocations at least this large ask the kernel for transparent huge pages.
+const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+/// The size of a transparent huge page on x86-64.
+const HUGE_PAGE: usize = 2 << 20;
+
 /// Zeroed owned memory of at least `bytes` bytes (8-byte aligned).
 pub fn owned(bytes: u64) -> Memory<'static> {
-    Memory::Owned(vec![0u64; (bytes as usize).div_ceil(8).max(1)])
+    let v = vec![0u64; (bytes as usize).div_ceil(8).max(1)];
+    advise_huge_pages(&v);
+    Memory::Owned(v)
+}
+
+/// Asks for transparent huge pages over the 2 MiB-aligned part of a large, not yet touched
+/// allocation: its first touch then faults in 2 MiB at a time instead of 4 KiB (a 64 MiB
+/// output faults 32 times instead of 16384). Only advice: where the kernel declines, the
+/// memory is the same.
+fn advise_huge_pages(v: &[u64]) {
+    let len = std::mem::size_of_val(v);
+    if !cfg!(target_os = "linux") || len < HUGE_PAGE_MIN_BYTES {
+        return;
+    }
+    let start = (v.as_ptr() as usize).next_multiple_of(HUGE_PAGE);
+    let end = (v.as_ptr() as usize + len) / HUGE_PAGE * HUGE_PAGE;
+    if end > start {
+        // SAFETY: [start, end) lies inside `v`'s allocation and is page-aligned;
+        // MADV_HUGEPAGE changes no content and no mapping the allocator relies on.
+        unsafe {
+            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+        }
+    }
 }
 
 /// 8-byte aligned words holding `data` (zero-padded to a whole word).

@@ -3,6 +3,8 @@
 
 mod prelude;
 mod printer;
+mod vecmath;
 
 pub use prelude::PRELUDE;
 pub use printer::{c_type, expr_c, kernel_c, translation_unit, value_c};
+pub use vecmath::VECMATH;

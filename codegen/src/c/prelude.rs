@@ -1,10 +1,13 @@
 //! The C prelude of every translation unit: 16-bit float conversions, integer helpers
 //! with HLO's semantics, NaN-propagating min/max, the total order of floats, and index
-//! arithmetic with floor semantics. Transcendental functions call libm's single- or
-//! double-precision functions (`expf`, `tanh`, ...); no `-ffast-math` anywhere.
+//! arithmetic with floor semantics, then [`super::vecmath`]'s vectorizable exp, log, tanh,
+//! logistic, ... with a documented maximum ulp error; the other transcendental functions
+//! call libm's single- or double-precision functions (`sinf`, `pow`, ...); no
+//! `-ffast-math` anywhere.
 
 /// The prelude text.
-pub const PRELUDE: &str = r#"/* hloc generated code: prelude */
+pub const PRELUDE: &str = concat!(
+    r#"/* hloc generated code: prelude */
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -159,21 +162,25 @@ static inline hloc_c128 hloc_mk_c128(double re, double im) { hloc_c128 z = {re, 
 HLOC_COMPLEX_OPS(hloc_c64, c64)
 HLOC_COMPLEX_OPS(hloc_c128, c128)
 
-/* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. */
-#define HLOC_FLOAT_OPS(T, S, SIGNBIT)                                              \
+/* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. max and min are
+   branch-free selects (the C compiler vectorizes them): equal operands combine their bits
+   (and: +0 wins the max; or: -0 wins the min), a NaN operand gives a NaN. */
+#define HLOC_FLOAT_OPS(T, S, U)                                                    \
+  static inline U hloc_bits_##S(T x) { U u; memcpy(&u, &x, sizeof u); return u; } \
+  static inline T hloc_from_bits_##S(U u) { T x; memcpy(&x, &u, sizeof x); return x; } \
   static inline T hloc_max_##S(T a, T b) {                                         \
-    if (a != a || b != b) return a + b;                                            \
-    if (a == b) return SIGNBIT(a) ? b : a;                                         \
-    return a > b ? a : b;                                                          \
+    T m = a > b ? a : b;                                                           \
+    m = a == b ? hloc_from_bits_##S(hloc_bits_##S(a) & hloc_bits_##S(b)) : m;      \
+    return (a != a || b != b) ? a + b : m;                                         \
   }                                                                                \
   static inline T hloc_min_##S(T a, T b) {                                         \
-    if (a != a || b != b) return a + b;                                            \
-    if (a == b) return SIGNBIT(a) ? a : b;                                         \
-    return a < b ? a : b;                                                          \
+    T m = a < b ? a : b;                                                           \
+    m = a == b ? hloc_from_bits_##S(hloc_bits_##S(a) | hloc_bits_##S(b)) : m;      \
+    return (a != a || b != b) ? a + b : m;                                         \
   }                                                                                \
   static inline T hloc_sign_##S(T x) { return (x != x || x == 0) ? x : (x > 0 ? (T)1 : (T)-1); }
-HLOC_FLOAT_OPS(float, f32, signbit)
-HLOC_FLOAT_OPS(double, f64, signbit)
+HLOC_FLOAT_OPS(float, f32, uint32_t)
+HLOC_FLOAT_OPS(double, f64, uint64_t)
 static inline int32_t hloc_total_f32(float x) {
   int32_t b;
   memcpy(&b, &x, 4);
@@ -257,4 +264,6 @@ static inline uint8_t hloc_f2i_u8(double x) { return x != x ? 0 : x <= 0.0 ? 0 :
 static inline uint16_t hloc_f2i_u16(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 65535.0 ? UINT16_MAX : (uint16_t)x; }
 static inline uint32_t hloc_f2i_u32(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 4294967295.0 ? UINT32_MAX : (uint32_t)x; }
 static inline uint64_t hloc_f2i_u64(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)x; }
-"#;
+"#,
+    super::vecmath::vecmath_c!()
+);

@@ -139,6 +139,7 @@ pub fn value_c(v: &Value) -> String {
         Value::Var(id, _) => format!("v{}", id.0),
         Value::Index(e) => expr_c(*e),
         Value::Load { buf, offset, .. } => format!("b{buf}[{}]", expr_c(*offset)),
+        Value::LocalLoad { local, offset, .. } => format!("l{local}[{}]", expr_c(*offset)),
         Value::Unary(op, a, t) => unary_c(*op, a, *t),
         Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t),
         Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b),
@@ -216,23 +217,24 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType) -> String {
         let r = match op {
             UnOp::Neg => format!("(-{w})"),
             UnOp::Abs => format!("{}({w})", libm("fabs", ct)),
-            UnOp::Exp => format!("{}({w})", libm("exp", ct)),
-            UnOp::Expm1 => format!("{}({w})", libm("expm1", ct)),
-            UnOp::Log => format!("{}({w})", libm("log", ct)),
-            UnOp::Log1p => format!("{}({w})", libm("log1p", ct)),
+            UnOp::Exp => format!("hloc_vexp_{s}({w})"),
+            UnOp::Expm1 => format!("hloc_vexpm1_{s}({w})"),
+            UnOp::Log => format!("hloc_vlog_{s}({w})"),
+            UnOp::Log1p => format!("hloc_vlog1p_{s}({w})"),
             UnOp::Sqrt => format!("{}({w})", libm("sqrt", ct)),
             UnOp::Rsqrt => format!("(({})1 / {}({w}))", c_type(ct), libm("sqrt", ct)),
             UnOp::Cbrt => format!("{}({w})", libm("cbrt", ct)),
             UnOp::Sin => format!("{}({w})", libm("sin", ct)),
             UnOp::Cos => format!("{}({w})", libm("cos", ct)),
             UnOp::Tan => format!("{}({w})", libm("tan", ct)),
-            UnOp::Tanh => format!("{}({w})", libm("tanh", ct)),
-            UnOp::Erf => format!("{}({w})", libm("erf", ct)),
+            UnOp::Tanh => format!("hloc_vtanh_{s}({w})"),
+            UnOp::Erf if ct == ScalarType::F64 => format!("{}({w})", libm("erf", ct)),
+            UnOp::Erf => format!("hloc_verf_{s}({w})"),
             UnOp::Floor => format!("{}({w})", libm("floor", ct)),
             UnOp::Ceil => format!("{}({w})", libm("ceil", ct)),
             UnOp::RoundAfz => format!("{}({w})", libm("round", ct)),
             UnOp::RoundEven => format!("{}({w})", libm("rint", ct)),
-            UnOp::Logistic => format!("hloc_logistic_{s}({w})"),
+            UnOp::Logistic => format!("hloc_vlogistic_{s}({w})"),
             UnOp::Sign => format!("hloc_sign_{s}({w})"),
             UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite | UnOp::Real | UnOp::Imag => {
                 format!("/* invalid */ {w}")
@@ -482,6 +484,18 @@ fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
                     value_c(value)
                 );
             }
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}l{local}[{}] = {};",
+                    expr_c(*offset),
+                    value_c(value)
+                );
+            }
         }
     }
 }
@@ -504,6 +518,15 @@ pub fn kernel_c(k: &Kernel) -> String {
             "  {cq}{ct} *{restrict}b{i} = ({cq}{ct} *)bufs[{i}]; // {} {}",
             b.access.name(),
             b.name
+        );
+    }
+    for (i, l) in k.locals.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {} l{i}[{}] __attribute__((aligned(64))); // local {}",
+            c_type(l.ty),
+            l.len,
+            l.name
         );
     }
     let var = k

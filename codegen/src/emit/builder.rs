@@ -42,6 +42,7 @@ pub(crate) struct Builder<'m> {
     pub ranges: Vec<Interval>,
     pub runtimes: Vec<Interval>,
     pub vars: Vec<ScalarType>,
+    pub locals: Vec<crate::kir::Local>,
     pub buffers: Vec<BufferParam>,
     pub sources: Vec<BufferSource>,
     pub leaves: HashMap<(CompId, InstrId), Leaf>,
@@ -62,6 +63,7 @@ impl<'m> Builder<'m> {
             ranges: Vec::new(),
             runtimes: Vec::new(),
             vars: Vec::new(),
+            locals: Vec::new(),
             buffers: Vec::new(),
             sources: Vec::new(),
             leaves: HashMap::new(),
@@ -79,6 +81,12 @@ impl<'m> Builder<'m> {
     pub fn new_var(&mut self, ty: ScalarType) -> VarId {
         self.vars.push(ty);
         VarId(self.vars.len() as u32 - 1)
+    }
+
+    /// A new local array of `len` elements of type `ty`.
+    pub fn new_local(&mut self, name: String, ty: ScalarType, len: i64) -> usize {
+        self.locals.push(crate::kir::Local { name, ty, len });
+        self.locals.len() - 1
     }
 
     /// A new range (loop) variable with bounds `iv`.

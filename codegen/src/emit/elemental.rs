@@ -37,7 +37,7 @@ enum Fallback {
 }
 
 /// Partial accumulators of a reduction's innermost loop.
-const LANES: i64 = 4;
+const LANES: i64 = 16;
 
 /// An internal error for an impossible empty chunk.
 fn unreachable_empty() -> Result<Value, CodegenError> {
@@ -140,7 +140,7 @@ impl Builder<'_> {
         Ok(bound)
     }
 
-    fn maps(&self, comp: CompId, id: InstrId) -> Result<GroupedIndexing, CodegenError> {
+    pub(crate) fn maps(&self, comp: CompId, id: InstrId) -> Result<GroupedIndexing, CodegenError> {
         Ok(self.all_maps(comp, id)?.swap_remove(0))
     }
 
@@ -163,7 +163,7 @@ impl Builder<'_> {
     }
 
     /// The one map from the output to operand `j` (`None`: the operand is never read).
-    fn single<'g>(
+    pub(crate) fn single<'g>(
         &self,
         op: Opcode,
         g: &'g GroupedIndexing,
@@ -304,7 +304,7 @@ impl Builder<'_> {
     }
 
     /// Operand `j` of an op that reads it everywhere, through one map without loops.
-    fn plain_operand(
+    pub(crate) fn plain_operand(
         &mut self,
         (comp, id): (CompId, InstrId),
         g: &GroupedIndexing,

@@ -8,6 +8,7 @@ use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{BufferSource, Builder, Leaf};
+use super::column::column_kernel;
 use crate::error::CodegenError;
 use crate::kir::{self, Access, Grid, Kernel, Stmt};
 
@@ -96,12 +97,37 @@ pub fn emit_instruction(
         .rev()
         .map(|&d| d as usize)
         .collect();
+    let title = format!("{} {}", instr.opcode().as_str(), instr.name());
+    if let Some(plan) = b.column_plan(ecomp, eroot, &dims, &order) {
+        return column_kernel(
+            b,
+            name,
+            title,
+            (ecomp, eroot),
+            &out_bufs,
+            plan,
+            &dims,
+            &order,
+        );
+    }
     let mut body = Vec::new();
-    let vals = b.values(ecomp, eroot, &index, false, &mut body)?;
+    store_outputs(&mut b, (ecomp, eroot), &out_bufs, &index, &mut body)?;
+    finish(b, name, title, body, &dims, &order)
+}
+
+/// Computes the root's values at `index` and stores them into the outputs.
+pub(super) fn store_outputs(
+    b: &mut Builder<'_>,
+    (comp, root): (CompId, InstrId),
+    out_bufs: &[usize],
+    index: &[Expr],
+    body: &mut Vec<Stmt>,
+) -> Result<(), CodegenError> {
+    let vals = b.values(comp, root, index, false, body)?;
     if vals.len() != out_bufs.len() {
         return Err(CodegenError::Internal(format!(
             "`{}` gives {} values for {} outputs",
-            instr.name(),
+            b.instr_name,
             vals.len(),
             out_bufs.len()
         )));
@@ -110,27 +136,20 @@ pub fn emit_instruction(
         if v.ty() != b.buffers[o].ty {
             return Err(CodegenError::Internal(format!(
                 "`{}` computes {} for a {} output",
-                instr.name(),
+                b.instr_name,
                 v.ty(),
                 b.buffers[o].ty
             )));
         }
-        let offset = b.offset(o, &index);
-        b.note(o, &index, &kir::Guard::default());
+        let offset = b.offset(o, index);
+        b.note(o, index, &kir::Guard::default());
         body.push(Stmt::Store {
             buf: o,
             offset,
             value: v,
         });
     }
-    finish(
-        b,
-        name,
-        format!("{} {}", instr.opcode().as_str(), instr.name()),
-        body,
-        &dims,
-        &order,
-    )
+    Ok(())
 }
 
 /// Wraps a kernel's per-element `body` in loops over `dims` in physical `order` (most
@@ -157,10 +176,27 @@ pub(super) fn finish(
             body,
         }];
     }
+    let grid = block_var.map(|v| (v, dims[v.index as usize]));
+    finish_grid(b, name, title, body, grid)
+}
+
+/// Adds the kernel's comment (`title`, then the maps it was built from) to `body`, run
+/// once per block of `grid` (its block variable and block count; one block without), and
+/// verifies the kernel.
+pub(super) fn finish_grid(
+    b: Builder<'_>,
+    name: &str,
+    title: String,
+    mut body: Vec<Stmt>,
+    grid: Option<(Var, i64)>,
+) -> Result<EmittedKernel, CodegenError> {
+    let (block_var, blocks) = match grid {
+        Some((v, n)) => (Some(v), n),
+        None => (None, 1),
+    };
     let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
     body.insert(0, Stmt::Comment(notes.join("\n")));
-    let blocks = block_var.map_or(1, |v| dims[v.index as usize]);
     let kernel = Kernel {
         name: name.to_string(),
         buffers: b.buffers,
@@ -169,6 +205,7 @@ pub(super) fn finish(
         ranges: b.ranges,
         runtimes: b.runtimes,
         vars: b.vars,
+        locals: b.locals,
         body,
     };
     kir::verify(&kernel)?;

@@ -5,6 +5,7 @@
 mod builder;
 mod elemental;
 mod in_place;
+mod column;
 mod kernel;
 mod scalar_fn;
 mod scalar_ops;

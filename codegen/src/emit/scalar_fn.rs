@@ -101,6 +101,7 @@ pub fn emit_scalar_function(
         ranges: b.ranges,
         runtimes: b.runtimes,
         vars: b.vars,
+        locals: b.locals,
         body,
     };
     kir::verify(&kernel)?;

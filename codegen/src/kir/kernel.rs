@@ -127,6 +127,15 @@ pub enum Stmt {
         /// Run otherwise (may be empty).
         else_body: Vec<Stmt>,
     },
+    /// Stores `value` at element `offset` of local array `local`.
+    LocalStore {
+        /// Local array number.
+        local: usize,
+        /// Element offset.
+        offset: Expr,
+        /// The value stored.
+        value: Value,
+    },
     /// Stores `value` at element `offset` of buffer `buf`.
     Store {
         /// Buffer parameter number.
@@ -136,6 +145,18 @@ pub enum Stmt {
         /// The value stored.
         value: Value,
     },
+}
+
+/// A local array of a kernel: scratch memory of one block (e.g. the accumulators of a
+/// tile of column-reduction outputs), uninitialized until stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Local {
+    /// A readable name (what it holds).
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Number of elements.
+    pub len: i64,
 }
 
 /// One kernel.
@@ -155,6 +176,9 @@ pub struct Kernel {
     pub runtimes: Vec<affine::Interval>,
     /// Types of the scalar variables, indexed by [`VarId`].
     pub vars: Vec<ScalarType>,
+    /// Local arrays (`l0`, ...), indexed by [`Value::LocalLoad`]'s and
+    /// [`Stmt::LocalStore`]'s `local`.
+    pub locals: Vec<Local>,
     /// The body, run once per block.
     pub body: Vec<Stmt>,
 }

@@ -8,7 +8,7 @@ mod types;
 mod value;
 mod verify;
 
-pub use kernel::{Access, BufferParam, Grid, Kernel, Stmt};
+pub use kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use types::ScalarType;
 pub use value::{BinOp, CmpOp, Const, Guard, UnOp, Value, VarId};

@@ -95,6 +95,7 @@ pub fn value_text(v: &Value) -> String {
         Value::Var(id, _) => format!("v{}", id.0),
         Value::Index(e) => format!("index({e})"),
         Value::Load { buf, offset, .. } => format!("b{buf}[{offset}]"),
+        Value::LocalLoad { local, offset, .. } => format!("l{local}[{offset}]"),
         Value::Unary(op, a, _) => format!("{}({})", unop_name(*op), value_text(a)),
         Value::Binary(op, a, b, _) => {
             format!("{}({}, {})", binop_name(*op), value_text(a), value_text(b))
@@ -171,6 +172,13 @@ fn stmts(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
             Stmt::Store { buf, offset, value } => {
                 let _ = writeln!(out, "{pad}b{buf}[{offset}] = {}", value_text(value));
             }
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => {
+                let _ = writeln!(out, "{pad}l{local}[{offset}] = {}", value_text(value));
+            }
         }
     }
 }
@@ -196,6 +204,9 @@ pub fn kernel_text(k: &Kernel) -> String {
             dims.join(","),
             m2m.join(",")
         );
+    }
+    for (i, l) in k.locals.iter().enumerate() {
+        let _ = writeln!(out, "  l{i} local {}: {}[{}]", l.name, l.ty, l.len);
     }
     stmts(&mut out, k, &k.body, 1);
     out

@@ -167,6 +167,15 @@ pub enum Value {
         /// The buffer's element type.
         ty: ScalarType,
     },
+    /// Element `offset` of local array `local`.
+    LocalLoad {
+        /// Local array number.
+        local: usize,
+        /// Element offset.
+        offset: Expr,
+        /// The array's element type.
+        ty: ScalarType,
+    },
     /// A unary operation; `ty` is the result type.
     Unary(UnOp, Box<Value>, ScalarType),
     /// A binary operation on two values of type `ty` (the result type).
@@ -190,7 +199,7 @@ impl Value {
         match self {
             Value::Const(t, _) | Value::Var(_, t) => *t,
             Value::Index(_) => ScalarType::S64,
-            Value::Load { ty, .. } => *ty,
+            Value::Load { ty, .. } | Value::LocalLoad { ty, .. } => *ty,
             Value::Unary(_, _, t) | Value::Binary(_, _, _, t) => *t,
             Value::Compare(..) => ScalarType::Pred,
             Value::Select(_, a, _) | Value::Cond(_, a, _) => a.ty(),
@@ -201,7 +210,11 @@ impl Value {
     /// Number of nodes (to refuse exploding expression trees).
     pub fn size(&self) -> usize {
         match self {
-            Value::Const(..) | Value::Var(..) | Value::Index(_) | Value::Load { .. } => 1,
+            Value::Const(..)
+            | Value::Var(..)
+            | Value::Index(_)
+            | Value::Load { .. }
+            | Value::LocalLoad { .. } => 1,
             Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
                 1 + a.size()
             }

@@ -176,6 +176,18 @@ impl Verifier<'_> {
                 self.guards -= 1;
                 r
             }
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => {
+                let t = self.value(value)?;
+                let ty = self.local(*local, *offset)?;
+                if t != ty {
+                    return Err(format!("store of {t} into {ty} local l{local}"));
+                }
+                Ok(())
+            }
             Stmt::Store { buf, offset, value } => {
                 let t = self.value(value)?;
                 let b = self
@@ -219,15 +231,7 @@ impl Verifier<'_> {
         let Some(b) = self.k.buffers.get(buf) else {
             return Err(format!("access to missing buffer b{buf}"));
         };
-        let map = IndexingMap::new(
-            self.k.dims.clone(),
-            self.k.ranges.clone(),
-            self.k.runtimes.clone(),
-            vec![offset],
-            vec![],
-        )
-        .map_err(|e| format!("offset `{offset}`: {e}"))?;
-        let r = map.range_of(offset);
+        let r = self.range(offset)?;
         if r.lo < 0 || r.hi >= b.element_count() {
             return Err(format!(
                 "offset `{offset}` of b{buf} ranges over [{}, {}], outside [0, {}]",
@@ -237,6 +241,41 @@ impl Verifier<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// Checks an access of local array `local` like [`Self::offset`]; gives its type.
+    fn local(&self, local: usize, offset: Expr) -> Result<ScalarType, String> {
+        let l = self
+            .k
+            .locals
+            .get(local)
+            .ok_or_else(|| format!("access to missing local l{local}"))?;
+        self.expr(offset)?;
+        if self.guards == 0 {
+            let r = self.range(offset)?;
+            if r.lo < 0 || r.hi >= l.len {
+                return Err(format!(
+                    "offset `{offset}` of l{local} ranges over [{}, {}], outside [0, {}]",
+                    r.lo,
+                    r.hi,
+                    l.len - 1
+                ));
+            }
+        }
+        Ok(l.ty)
+    }
+
+    /// The range of an index expression over the kernel variables' bounds.
+    fn range(&self, e: Expr) -> Result<Interval, String> {
+        let map = IndexingMap::new(
+            self.k.dims.clone(),
+            self.k.ranges.clone(),
+            self.k.runtimes.clone(),
+            vec![e],
+            vec![],
+        )
+        .map_err(|err| format!("offset `{e}`: {err}"))?;
+        Ok(map.range_of(e))
     }
 
     fn value(&mut self, v: &Value) -> Result<ScalarType, String> {
@@ -268,6 +307,13 @@ impl Verifier<'_> {
                     return Err(format!("load of {ty} from {} buffer b{buf}", b.ty));
                 }
                 self.offset(*buf, *offset)?;
+                Ok(*ty)
+            }
+            Value::LocalLoad { local, offset, ty } => {
+                let lt = self.local(*local, *offset)?;
+                if lt != *ty {
+                    return Err(format!("load of {ty} from {lt} local l{local}"));
+                }
                 Ok(*ty)
             }
             Value::Unary(op, a, t) => {

@@ -2,4 +2,5 @@
 //! of every emitter, and the kernel IR verifier.
 
 mod golden;
+mod vecmath;
 mod verify;

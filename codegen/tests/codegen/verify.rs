@@ -34,6 +34,7 @@ fn valid() -> Kernel {
         ranges: vec![],
         runtimes: vec![],
         vars: vec![ScalarType::F32],
+        locals: vec![],
         body: vec![
             Stmt::Let {
                 var: VarId(0),
@@ -101,4 +102,48 @@ fn variables_are_bound_before_use() {
     k.grid.block_var = None;
     k.grid.blocks = 1;
     assert_eq!(message(&k), "index expression `d0` uses unbound d0");
+}
+
+/// `valid()` with its sum staged through a local array of `len` elements at `offset`.
+fn through_local(len: i64, ty: ScalarType, offset: Expr) -> Kernel {
+    let mut k = valid();
+    k.locals.push(codegen::kir::Local {
+        name: "acc".into(),
+        ty,
+        len,
+    });
+    let store = k.body.pop().expect("the output store");
+    k.body.push(Stmt::LocalStore {
+        local: 0,
+        offset,
+        value: Value::Var(VarId(0), ScalarType::F32),
+    });
+    if let Stmt::Store { buf, offset: o, .. } = store {
+        k.body.push(Stmt::Store {
+            buf,
+            offset: o,
+            value: Value::LocalLoad {
+                local: 0,
+                offset,
+                ty,
+            },
+        });
+    }
+    k
+}
+
+#[test]
+fn local_arrays_are_checked_like_buffers() {
+    assert_eq!(
+        message(&through_local(4, ScalarType::F32, Expr::dim(0))),
+        "ok"
+    );
+    assert_eq!(
+        message(&through_local(3, ScalarType::F32, Expr::dim(0))),
+        "offset `d0` of l0 ranges over [0, 3], outside [0, 2]"
+    );
+    assert_eq!(
+        message(&through_local(4, ScalarType::F64, Expr::dim(0))),
+        "store of f32 into f64 local l0"
+    );
 }

@@ -5,4 +5,5 @@
 mod corpus;
 mod library;
 mod random_modules;
+mod reductions;
 mod semantics;

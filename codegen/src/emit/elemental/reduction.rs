@@ -83,7 +83,7 @@ impl Builder<'_> {
         Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect())
     }
 
-    fn reduce_body(
+    pub(crate) fn reduce_body(
         &mut self,
         comp: CompId,
         id: InstrId,
@@ -143,12 +143,13 @@ impl Builder<'_> {
     }
 
     /// The loop nest of a reduction with [`LANES`] partial accumulators over its innermost
-    /// range variable `r` (XLA reassociates reductions too): lane `k` starts with the
-    /// element at `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the
-    /// lanes combine pairwise into the accumulator, then the remaining elements follow
-    /// in order. Only for a single accumulator whose reducer is one associative and
-    /// commutative op (`hlo::ir::reducer`), an unguarded access, and at least two chunks;
-    /// `None` otherwise.
+    /// range variable `r` (XLA reassociates reductions too), kept in a local array so the
+    /// C compiler turns each chunk into vector code: lane `k` starts with the element at
+    /// `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the lanes combine
+    /// pairwise into the accumulator, then the remaining elements follow in order. Only
+    /// for a single accumulator whose reducer is one associative and commutative op
+    /// (`hlo::ir::reducer`) of a type of 32 bits or more, an unguarded access, and at least
+    /// two chunks; `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     fn multi_accumulator(
         &mut self,
@@ -164,6 +165,11 @@ impl Builder<'_> {
             return Ok(None);
         };
         if !guard.is_true() || hlo::ir::reducer::classify(self.module, red).is_none() {
+            return Ok(None);
+        }
+        // Reassociating a sum of 16-bit or 8-bit floats changes it by more than their
+        // tolerance: those accumulate in order.
+        if ty.is_float() && ty.byte_width() < 4 {
             return Ok(None);
         }
         let iv = self.ranges[r.index as usize];
@@ -183,39 +189,72 @@ impl Builder<'_> {
         };
         let module = self.module;
         let operand = module.computation(comp).instr(id).operands()[0];
+        let name = module.computation(comp).instr(id).name().to_string();
+        let lanes = self.new_local(format!("{name} partial accumulators"), *ty, LANES);
+        let k = self.new_range(Interval::new(0, LANES - 1));
+        let lane = |v: Var| Value::LocalLoad {
+            local: lanes,
+            offset: Expr::var(v),
+            ty: *ty,
+        };
         let mut body = Vec::new();
         self.memo.push(Default::default());
         let result = (|| -> Result<(), CodegenError> {
-            let mut lanes = Vec::with_capacity(LANES as usize);
-            for k in 0..LANES {
-                let a = at(self, Expr::constant(iv.lo + k));
-                let v = self.value(comp, operand, &a.index, false, &mut body)?;
-                let var = self.new_var(*ty);
-                body.push(Stmt::Decl { var, value: v });
-                lanes.push((var, *ty));
-            }
-            let s = self.new_range(Interval::new(1, chunks - 1));
-            let mut inner = Vec::new();
+            // The first chunk initializes the lanes.
+            let mut first = Vec::new();
             self.memo.push(Default::default());
-            let mut res = Ok(());
-            for (k, lane) in lanes.iter().enumerate() {
-                let e = Expr::var(s) * Expr::constant(LANES) + Expr::constant(iv.lo + k as i64);
-                let a = at(self, e);
-                res = self.reduce_body(comp, id, red, &[a], std::slice::from_ref(lane), &mut inner);
-                if res.is_err() {
-                    break;
-                }
-            }
+            let a = at(self, Expr::var(k) + Expr::constant(iv.lo));
+            let v = self.value(comp, operand, &a.index, false, &mut first);
+            self.memo.pop();
+            first.push(Stmt::LocalStore {
+                local: lanes,
+                offset: Expr::var(k),
+                value: v?,
+            });
+            body.push(Stmt::Loop {
+                var: k,
+                lo: 0,
+                hi: LANES - 1,
+                body: first,
+            });
+            // Each further chunk: load a lane, combine its element, store it back.
+            let s = self.new_range(Interval::new(1, chunks - 1));
+            let mut step = Vec::new();
+            let var = self.new_var(*ty);
+            step.push(Stmt::Decl {
+                var,
+                value: lane(k),
+            });
+            let e = Expr::var(s) * Expr::constant(LANES) + Expr::var(k) + Expr::constant(iv.lo);
+            let a = at(self, e);
+            self.memo.push(Default::default());
+            let res = self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step);
             self.memo.pop();
             res?;
+            step.push(Stmt::LocalStore {
+                local: lanes,
+                offset: Expr::var(k),
+                value: Value::Var(var, *ty),
+            });
             body.push(Stmt::Loop {
                 var: s,
                 lo: 1,
                 hi: chunks - 1,
-                body: inner,
+                body: vec![Stmt::Loop {
+                    var: k,
+                    lo: 0,
+                    hi: LANES - 1,
+                    body: step,
+                }],
             });
-            // Pairwise: (l0 . l1) . (l2 . l3), then into the accumulator.
-            let mut vals: Vec<Value> = lanes.iter().map(|(v, t)| Value::Var(*v, *t)).collect();
+            // Pairwise: (l0 . l1) . (l2 . l3), ..., then into the accumulator.
+            let mut vals: Vec<Value> = (0..LANES)
+                .map(|j| Value::LocalLoad {
+                    local: lanes,
+                    offset: Expr::constant(j),
+                    ty: *ty,
+                })
+                .collect();
             while vals.len() > 1 {
                 let mut next = Vec::with_capacity(vals.len().div_ceil(2));
                 for pair in vals.chunks(2) {

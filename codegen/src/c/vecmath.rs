@@ -1,0 +1,399 @@
+//! Vectorizable transcendental functions in C, part of every translation unit's prelude:
+//! transcendentals are vectorizable polynomial code with a documented maximum ulp error.
+//!
+//! Each function is `static inline`, maps `float` to `float` (`hloc_v*_f32`; f16, bf16
+//! and f8 compute in f32 and use them too) or `double` to `double` (`hloc_v*_f64`), calls
+//! nothing from libm (`fma`, `fmaf` and `fabs` are instructions under the runtime's
+//! `-O3 -march=native -fno-math-errno`) and has no branch on data: ranges are clamped,
+//! special cases chosen by selects on bit masks (`hloc_vm_sel_*`; a C `?:` whose arm
+//! computes would be moved under a branch, which gcc cannot vectorize without
+//! `-fno-trapping-math`). So a kernel loop over them vectorizes (AVX2 and AVX-512 both; a
+//! test checks it with gcc).
+//!
+//! Methods (coefficients: minimax fits of the relative error, rounded to the type):
+//! - `exp`, `expm1`: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite, ln2 in two parts, with
+//!   fma), e^r - 1 = r + r^2 q(r) (q of degree 5 for f32, 10 for f64), 2^k put in the
+//!   exponent bits in two factors so that subnormal results round once and large ones
+//!   overflow to inf. expm1 is 2 (h (e^r - 1) + (h - 1/2)) with h = 2^(k-1), and x itself
+//!   below 2^-25 (f32) or 2^-54 (f64).
+//! - `log`, `log1p`: x = 2^e m with sqrt(2)/2 <= m < sqrt(2) from the bits (subnormals
+//!   scaled by 2^23 or 2^52 first), log m = log(1 + f): f32 f + f^2 q(f) (degree 8), f64
+//!   f - (f^2/2 - s (f^2/2 + s^2 q(s^2))) with s = f / (2 + f) (degree 6); plus e ln2 (two
+//!   parts). log1p takes u = 1 + x and adds its rounding error c as c 2^-e / m.
+//! - `tanh`: |x| < 0.75: x + x^3 p(x^2) (degree 5 for f32, 12 for f64); else
+//!   1 - 2 / (e^(2|x|) + 1) with the sign of x, the exponential's + 1 rounded once.
+//! - `logistic`: with e = e^-|x|, 1 / (1 + e) for x >= 0 and e / (1 + e) below: no
+//!   overflow, no cancellation, subnormal results for x < -87.3 (f32).
+//! - `erf` (f32 only): |x| < 1: x p(x^2) (degree 6, the constant term in two parts); else
+//!   1 - e^(-x^2) q(|x| - 5/2) with q ~ erfc(x) e^(x^2) on [1, 4] (degree 10, weighted by
+//!   erf's ulp), with the sign of x; |x| >= 4 gives +-1 (erf is 1 in f32 from 3.92).
+//!
+//! Largest error in ulps of the correctly rounded result (|got - exact| / ulp, inf counted
+//! as 2^128 or 2^1024), measured by `codegen/tests/codegen/vecmath.rs` (gcc 12, x86-64 with
+//! AVX-512): f32 over all 2^32 inputs against glibc's double functions, f64 over 10^8
+//! inputs per function (a quarter random bit patterns, a quarter uniform over the range
+//! below, half |x| in [2^-64, 2^11) with random signs) against glibc's long double
+//! functions. The bound is what the tests assert (the strided f32 and 10^6-input f64 sweeps
+//! on every run, the exhaustive ones when asked):
+//!
+//! | function   | f32 max | f32 bound | f64 max | f64 bound | f64 uniform range |
+//! |------------|---------|-----------|---------|-----------|-------------------|
+//! | `exp`      | 0.988   | 1.5       | 0.976   | 1.5       | [-750, 712]       |
+//! | `expm1`    | 1.439   | 2.0       | 1.802   | 2.5       | [-50, 712]        |
+//! | `log`      | 0.951   | 1.5       | 0.825   | 1.5       | 1 + [-2^-1, 2^-1] |
+//! | `log1p`    | 1.019   | 1.5       | 1.387   | 2.0       | [-1, 4]           |
+//! | `tanh`     | 1.056   | 1.5       | 1.052   | 1.5       | [-25, 25]         |
+//! | `logistic` | 2.402   | 3.0       | 2.327   | 3.0       | [-750, 50]        |
+//! | `erf`      | 1.325   | 2.0       | (libm)  |           |                   |
+//!
+//! Special values are exact, as libm's (tested): NaN gives NaN; exp(-inf) = 0,
+//! exp(inf) = inf, overflow to inf, underflow to 0 (subnormal results within the bounds
+//! above); expm1(-inf) = -1; log(0) = -inf, log(x < 0) = NaN, log(inf) = inf,
+//! log1p(-1) = -inf, log1p(x < -1) = NaN; tanh(+-0) = +-0, tanh(+-inf) = +-1;
+//! logistic(-inf) = 0, logistic(inf) = 1; erf(+-0) = +-0, erf(+-inf) = +-1; tiny inputs
+//! give themselves where libm does (expm1, log1p, tanh).
+//!
+//! Still libm calls (the printer's `libm`): sin, cos and tan (an accurate reduction of
+//! huge arguments needs Payne-Hanek), cbrt, pow, atan2, and erf in f64.
+
+/// The C text of [`VECMATH`], as a macro so that `concat!` can append it to the prelude.
+macro_rules! vecmath_c {
+    () => {
+        r#"/* hloc generated code: vectorizable transcendental functions (no libm calls) */
+static inline uint32_t hloc_vm_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float hloc_vm_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static inline uint64_t hloc_vm_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+static inline double hloc_vm_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+/* c ? a : b as a bit mask, not a branch: gcc would otherwise move the computation of an arm
+   under a branch, which it cannot vectorize without -fno-trapping-math. */
+static inline float hloc_vm_sel_f32(int c, float a, float b) {
+  uint32_t m = 0u - (uint32_t)(c != 0);
+  return hloc_vm_f32((hloc_vm_bits_f32(a) & m) | (hloc_vm_bits_f32(b) & ~m));
+}
+static inline double hloc_vm_sel_f64(int c, double a, double b) {
+  uint64_t m = 0u - (uint64_t)(c != 0);
+  return hloc_vm_f64((hloc_vm_bits_f64(a) & m) | (hloc_vm_bits_f64(b) & ~m));
+}
+/* |x| with the sign of s, on the bits. */
+static inline float hloc_vm_sign_f32(float x, float s) {
+  return hloc_vm_f32((hloc_vm_bits_f32(x) & 0x7fffffffu) | (hloc_vm_bits_f32(s) & 0x80000000u));
+}
+static inline double hloc_vm_sign_f64(double x, double s) {
+  return hloc_vm_f64((hloc_vm_bits_f64(x) & 0x7fffffffffffffffull) | (hloc_vm_bits_f64(s) & 0x8000000000000000ull));
+}
+
+/* ---- f32 ---- */
+/* e^r - 1 = r + r^2 q(r) for |r| <= ln2/2: minimax q of degree 5. */
+static inline float hloc_vm_expm1_poly_f32(float r) {
+  float q = 0x1.a072dap-13f;
+  q = fmaf(q, r, 0x1.6d4324p-10f);
+  q = fmaf(q, r, 0x1.11114cp-7f);
+  q = fmaf(q, r, 0x1.5554eap-5f);
+  q = fmaf(q, r, 0x1.555556p-3f);
+  q = fmaf(q, r, 0x1p-1f);
+  return fmaf(r * r, q, r);
+}
+/* x = k ln2 + r with k integral (returned as float, its integer in *n) and |r| <= ln2/2,
+   for |x| < 2^22 (Cody-Waite: fma makes x - k ln2_hi exact). */
+static inline float hloc_vm_reduce_exp_f32(float x, int32_t *n, float *r) {
+  float k = fmaf(x, 0x1.715476p+0f, 0x1.8p23f);
+  *n = (int32_t)(hloc_vm_bits_f32(k) - 0x4b400000u);
+  k -= 0x1.8p23f;
+  float t = fmaf(k, -0x1.62e43p-1f, x);
+  *r = fmaf(k, 0x1.05c610p-29f, t);
+  return k;
+}
+/* e^x for -104 <= x <= 89 (callers clamp): 2^n (1 + p(r)), scaled in two steps so that
+   results in the subnormal range round once and large ones overflow to inf. */
+static inline float hloc_vm_exp_f32(float x) {
+  int32_t n;
+  float r;
+  hloc_vm_reduce_exp_f32(x, &n, &r);
+  float p = hloc_vm_expm1_poly_f32(r);
+  uint32_t h = (uint32_t)(n + 256) >> 1; /* floor(n / 2) + 128 */
+  float s1 = hloc_vm_f32((h - 1u) << 23);
+  float s2 = hloc_vm_f32((uint32_t)(n - (int32_t)h + 255) << 23);
+  return fmaf(p, s1, s1) * s2;
+}
+static inline float hloc_vexp_f32(float x) {
+  float c = hloc_vm_sel_f32(x < -104.0f, -104.0f, x); /* NaN stays NaN */
+  c = hloc_vm_sel_f32(c > 89.0f, 89.0f, c);
+  return hloc_vm_exp_f32(c);
+}
+static inline float hloc_vexpm1_f32(float x) {
+  float c = hloc_vm_sel_f32(x < -25.0f, -25.0f, x);
+  c = hloc_vm_sel_f32(c > 89.0f, 89.0f, c);
+  int32_t n;
+  float r;
+  hloc_vm_reduce_exp_f32(c, &n, &r);
+  float p = hloc_vm_expm1_poly_f32(r);
+  /* 2^n (1 + p) - 1 = 2 (h p + (h - 1/2)) with h = 2^(n-1), n in [-37, 128]. */
+  float h = hloc_vm_f32((uint32_t)(n + 126) << 23);
+  float y = 2.0f * fmaf(h, p, h - 0.5f);
+  return hloc_vm_sel_f32(fabsf(x) < 0x1p-25f, x, y);
+}
+/* log(1 + f) + corr for sqrt(2)/2 - 1 <= f <= sqrt(2) - 1 and tiny corr: f + f^2 q(f),
+   minimax q of degree 8. */
+static inline float hloc_vm_log1p_poly_f32(float f, float corr) {
+  float q = -0x1.3e96aep-4f;
+  q = fmaf(q, f, 0x1.05ae0cp-3f);
+  q = fmaf(q, f, -0x1.0c9354p-3f);
+  q = fmaf(q, f, 0x1.22bcbp-3f);
+  q = fmaf(q, f, -0x1.5485dap-3f);
+  q = fmaf(q, f, 0x1.99a22ep-3f);
+  q = fmaf(q, f, -0x1.00020ap-2f);
+  q = fmaf(q, f, 0x1.55555p-2f);
+  q = fmaf(q, f, -0x1.fffffep-2f);
+  return fmaf(f * f, q, corr) + f;
+}
+/* e ln2 + lp with e integral (|e| <= 152). */
+static inline float hloc_vm_add_ln2_f32(float e, float lp) {
+  return fmaf(e, 0x1.62e43p-1f, fmaf(e, -0x1.05c610p-29f, lp));
+}
+static inline float hloc_vlog_f32(float x) {
+  int sub = x < 0x1p-126f;
+  float xs = hloc_vm_sel_f32(sub, x * 0x1p23f, x);
+  uint32_t ix = hloc_vm_bits_f32(xs);
+  /* x = 2^e m with sqrt(2)/2 <= m < sqrt(2) */
+  uint32_t eb = (ix - 0x3f3504f3u + 0x40000000u) >> 23; /* e + 128 */
+  float m = hloc_vm_f32(ix - ((eb - 128u) << 23));
+  float e = (float)((int32_t)eb - 128 - 23 * sub);
+  float y = hloc_vm_add_ln2_f32(e, hloc_vm_log1p_poly_f32(m - 1.0f, 0.0f));
+  y = hloc_vm_sel_f32(x < 0.0f, NAN, y);
+  y = hloc_vm_sel_f32(x == 0.0f, -INFINITY, y);
+  return hloc_vm_sel_f32(x < INFINITY, y, x); /* +inf and NaN */
+}
+static inline float hloc_vlog1p_f32(float x) {
+  float u = 1.0f + x;
+  float c = x - (u - 1.0f); /* 1 + x = u + c exactly (to 2^-24 relative for huge x) */
+  uint32_t iu = hloc_vm_bits_f32(u);
+  uint32_t eb = (iu - 0x3f3504f3u + 0x40000000u) >> 23; /* u = 2^e m, eb = e + 128 */
+  float m = hloc_vm_f32(iu - ((eb - 128u) << 23));
+  uint32_t ec = eb < 192u ? eb : 192u; /* c is 0 once u >= 2^25 */
+  float sc = hloc_vm_f32((255u - ec) << 23); /* 2^-e */
+  float f = m - 1.0f;
+  /* log(1 + x) = e ln2 + log(m) + c 2^-e / m, 1 / m ~ 1 - f + f^2 */
+  float corr = c * sc * fmaf(f, f, 1.0f - f);
+  float e = (float)((int32_t)eb - 128);
+  float y = hloc_vm_add_ln2_f32(e, hloc_vm_log1p_poly_f32(f, corr));
+  y = hloc_vm_sel_f32(x < -1.0f, NAN, y);
+  y = hloc_vm_sel_f32(x == -1.0f, -INFINITY, y);
+  y = hloc_vm_sel_f32(x < INFINITY, y, x);
+  return hloc_vm_sel_f32(fabsf(x) < 0x1p-24f, x, y);
+}
+static inline float hloc_vtanh_f32(float x) {
+  float a = fabsf(x);
+  /* |x| < 0.75: x + x^3 p(x^2), minimax p of degree 5 */
+  float t = x * x;
+  float p = 0x1.f49a16p-10f;
+  p = fmaf(p, t, -0x1.03fb4ap-7f);
+  p = fmaf(p, t, 0x1.6225a4p-6f);
+  p = fmaf(p, t, -0x1.b9d7bap-5f);
+  p = fmaf(p, t, 0x1.111042p-3f);
+  p = fmaf(p, t, -0x1.555554p-2f);
+  float ys = hloc_vm_sign_f32(fmaf(x * t, p, x), x); /* tanh(-0) = -0 */
+  /* else 1 - 2 / (e^(2|x|) + 1) with e^(2|x|) + 1 = 2^n (1 + q) + 1 rounded once; tanh is
+     1 in float from |x| = 9.01 */
+  float c = hloc_vm_sel_f32(a > 10.0f, 10.0f, a); /* NaN stays NaN */
+  int32_t n;
+  float r;
+  hloc_vm_reduce_exp_f32(2.0f * c, &n, &r);
+  float q = hloc_vm_expm1_poly_f32(r);
+  float s = hloc_vm_f32((uint32_t)(n + 127) << 23);
+  float yl = hloc_vm_sign_f32(1.0f - 2.0f / fmaf(s, q, s + 1.0f), x);
+  return hloc_vm_sel_f32(a < 0.75f, ys, yl);
+}
+static inline float hloc_vlogistic_f32(float x) {
+  /* e = e^-|x| = 2^n (1 + q); 1 / (1 + e) for x >= 0 and e / (1 + e) below: no
+     cancellation, no overflow, subnormal results for x < -87.3 */
+  float c = fabsf(x);
+  c = hloc_vm_sel_f32(c > 104.0f, 104.0f, c);
+  int32_t n;
+  float r;
+  hloc_vm_reduce_exp_f32(-c, &n, &r);
+  float q = hloc_vm_expm1_poly_f32(r);
+  uint32_t h = (uint32_t)(n + 256) >> 1;
+  float s1 = hloc_vm_f32((h - 1u) << 23);
+  float s2 = hloc_vm_f32((uint32_t)(n - (int32_t)h + 255) << 23);
+  float e = fmaf(q, s1, s1) * s2;
+  float s = s1 * s2;
+  return hloc_vm_sel_f32(x >= 0.0f, 1.0f, e) / fmaf(s, q, s + 1.0f);
+}
+static inline float hloc_verf_f32(float x) {
+  float a = fabsf(x);
+  /* |x| < 1: x p(x^2), minimax p of degree 6 */
+  float t = x * x;
+  float p = 0x1.496a3p-14f;
+  p = fmaf(p, t, -0x1.a3f7p-11f);
+  p = fmaf(p, t, 0x1.5405b2p-8f);
+  p = fmaf(p, t, -0x1.b7f90cp-6f);
+  p = fmaf(p, t, 0x1.ce2cf8p-4f);
+  p = fmaf(p, t, -0x1.81273ep-2f);
+  /* the constant term (2/sqrt(pi) to 1e-9) in two parts */
+  float ys = fmaf(x, 0x1.20dd74p+0f, x * fmaf(p, t, 0x1.fc9168p-25f));
+  /* 1 <= |x| <= 4: 1 - e^(-x^2) q(|x| - 5/2), q ~ erfc(x) e^(x^2) of degree 10; erf is 1
+     in float from |x| = 3.92 */
+  float c = hloc_vm_sel_f32(a > 4.0f, 4.0f, a);
+  float u = c - 2.5f;
+  float q = 0x1.3a814ap-19f;
+  q = fmaf(q, u, -0x1.92485p-18f);
+  q = fmaf(q, u, 0x1.6af7d4p-17f);
+  q = fmaf(q, u, -0x1.d1094cp-15f);
+  q = fmaf(q, u, 0x1.cc198cp-13f);
+  q = fmaf(q, u, -0x1.81f2e2p-11f);
+  q = fmaf(q, u, 0x1.429c14p-9f);
+  q = fmaf(q, u, -0x1.062cb8p-7f);
+  q = fmaf(q, u, 0x1.989b44p-6f);
+  q = fmaf(q, u, -0x1.3086dep-4f);
+  q = fmaf(q, u, 0x1.afbb38p-3f);
+  float e = hloc_vm_exp_f32(-c * c);
+  float yl = hloc_vm_sign_f32(fmaf(-e, q, 1.0f), x);
+  return hloc_vm_sel_f32(a < 1.0f, ys, yl);
+}
+
+/* ---- f64 ---- */
+/* e^r - 1 = r + r^2 q(r) for |r| <= ln2/2: minimax q of degree 10. */
+static inline double hloc_vm_expm1_poly_f64(double r) {
+  double q = 0x1.1f1a01c28e702p-29;
+  q = fma(q, r, 0x1.af4dfda9da241p-26);
+  q = fma(q, r, 0x1.27e510e6f7b34p-22);
+  q = fma(q, r, 0x1.71de022a1c64dp-19);
+  q = fma(q, r, 0x1.a01a01905454cp-16);
+  q = fma(q, r, 0x1.a01a01abe972ep-13);
+  q = fma(q, r, 0x1.6c16c16c1a0b2p-10);
+  q = fma(q, r, 0x1.11111111100dbp-7);
+  q = fma(q, r, 0x1.555555555554ep-5);
+  q = fma(q, r, 0x1.5555555555557p-3);
+  q = fma(q, r, 0x1p-1);
+  return fma(r * r, q, r);
+}
+static inline double hloc_vm_reduce_exp_f64(double x, int64_t *n, double *r) {
+  double k = fma(x, 0x1.71547652b82fep+0, 0x1.8p52);
+  *n = (int64_t)(hloc_vm_bits_f64(k) - 0x4338000000000000ull);
+  k -= 0x1.8p52;
+  double t = fma(k, -0x1.62e42fefa39efp-1, x);
+  *r = fma(k, -0x1.abc9e3b39803fp-56, t);
+  return k;
+}
+/* e^x for -746 <= x <= 710 (callers clamp). */
+static inline double hloc_vm_exp_f64(double x) {
+  int64_t n;
+  double r;
+  hloc_vm_reduce_exp_f64(x, &n, &r);
+  double p = hloc_vm_expm1_poly_f64(r);
+  uint64_t h = (uint64_t)(n + 2048) >> 1; /* floor(n / 2) + 1024 */
+  double s1 = hloc_vm_f64((h - 1u) << 52);
+  double s2 = hloc_vm_f64((uint64_t)(n - (int64_t)h + 2047) << 52);
+  return fma(p, s1, s1) * s2;
+}
+static inline double hloc_vexp_f64(double x) {
+  double c = hloc_vm_sel_f64(x < -746.0, -746.0, x);
+  c = hloc_vm_sel_f64(c > 710.0, 710.0, c);
+  return hloc_vm_exp_f64(c);
+}
+static inline double hloc_vexpm1_f64(double x) {
+  double c = hloc_vm_sel_f64(x < -40.0, -40.0, x);
+  c = hloc_vm_sel_f64(c > 710.0, 710.0, c);
+  int64_t n;
+  double r;
+  hloc_vm_reduce_exp_f64(c, &n, &r);
+  double p = hloc_vm_expm1_poly_f64(r);
+  double h = hloc_vm_f64((uint64_t)(n + 1022) << 52);
+  double y = 2.0 * fma(h, p, h - 0.5);
+  return hloc_vm_sel_f64(fabs(x) < 0x1p-54, x, y);
+}
+/* e ln2 + log(1 + f) for sqrt(2)/2 - 1 <= f <= sqrt(2) - 1, with s = f / (2 + f):
+   log(1 + f) = f - (f^2/2 - s (f^2/2 + s^2 q(s^2))), minimax q of degree 6. */
+static inline double hloc_vm_log_f64(double e, double f) {
+  double s = f / (2.0 + f);
+  double z = s * s;
+  double q = 0x1.2b5ab560a3c08p-3;
+  q = fma(q, z, 0x1.39fe2a23dfe26p-3);
+  q = fma(q, z, 0x1.7462b673d7bep-3);
+  q = fma(q, z, 0x1.c71c62de94f6dp-3);
+  q = fma(q, z, 0x1.2492492df7589p-2);
+  q = fma(q, z, 0x1.99999999952a4p-2);
+  q = fma(q, z, 0x1.5555555555558p-1);
+  double hfsq = 0.5 * f * f;
+  double lo = fma(s, fma(z, q, hfsq), e * 0x1.473de6af278edp-34);
+  return e * 0x1.62e42fefp-1 - ((hfsq - lo) - f);
+}
+static inline double hloc_vlog_f64(double x) {
+  int sub = x < 0x1p-1022;
+  double xs = hloc_vm_sel_f64(sub, x * 0x1p52, x);
+  uint64_t ix = hloc_vm_bits_f64(xs);
+  uint64_t eb = (ix - 0x3fe6a09e667f3bcdull + 0x4000000000000000ull) >> 52; /* e + 1024 */
+  double m = hloc_vm_f64(ix - ((eb - 1024u) << 52));
+  /* e as a double without a 64-bit integer conversion */
+  double e = hloc_vm_f64(0x4330000000000000ull | eb) - (0x1p52 + 1024.0) - hloc_vm_sel_f64(sub, 52.0, 0.0);
+  double y = hloc_vm_log_f64(e, m - 1.0);
+  y = hloc_vm_sel_f64(x < 0.0, NAN, y);
+  y = hloc_vm_sel_f64(x == 0.0, -INFINITY, y);
+  return hloc_vm_sel_f64(x < INFINITY, y, x);
+}
+static inline double hloc_vlog1p_f64(double x) {
+  double u = 1.0 + x;
+  double c = x - (u - 1.0);
+  uint64_t iu = hloc_vm_bits_f64(u);
+  uint64_t eb = (iu - 0x3fe6a09e667f3bcdull + 0x4000000000000000ull) >> 52;
+  double m = hloc_vm_f64(iu - ((eb - 1024u) << 52));
+  uint64_t ec = eb < 1536u ? eb : 1536u;
+  double sc = hloc_vm_f64((2047u - ec) << 52);
+  double f = fma(c, sc, m - 1.0);
+  double e = hloc_vm_f64(0x4330000000000000ull | eb) - (0x1p52 + 1024.0);
+  double y = hloc_vm_log_f64(e, f);
+  y = hloc_vm_sel_f64(x < -1.0, NAN, y);
+  y = hloc_vm_sel_f64(x == -1.0, -INFINITY, y);
+  y = hloc_vm_sel_f64(x < INFINITY, y, x);
+  return hloc_vm_sel_f64(fabs(x) < 0x1p-54, x, y);
+}
+static inline double hloc_vtanh_f64(double x) {
+  double a = fabs(x);
+  /* |x| < 0.75: x + x^3 p(x^2), minimax p of degree 12 */
+  double t = x * x;
+  double p = -0x1.b87f7059f9675p-20;
+  p = fma(p, t, 0x1.512badaef824dp-17);
+  p = fma(p, t, -0x1.215e2c0761635p-15);
+  p = fma(p, t, 0x1.8b4e2e5b82ceap-14);
+  p = fma(p, t, -0x1.f351ee583a719p-13);
+  p = fma(p, t, 0x1.353284055a652p-11);
+  p = fma(p, t, -0x1.7d9fddbaa90d8p-10);
+  p = fma(p, t, 0x1.d6d397ce4db7ep-9);
+  p = fma(p, t, -0x1.226e3434677c1p-7);
+  p = fma(p, t, 0x1.664f487b7dc04p-6);
+  p = fma(p, t, -0x1.ba1ba1ba0403dp-5);
+  p = fma(p, t, 0x1.111111111101fp-3);
+  p = fma(p, t, -0x1.5555555555555p-2);
+  double ys = hloc_vm_sign_f64(fma(x * t, p, x), x);
+  /* else 1 - 2 / (e^(2|x|) + 1); tanh is 1 in double from |x| = 19.06 */
+  double c = hloc_vm_sel_f64(a > 20.0, 20.0, a);
+  int64_t n;
+  double r;
+  hloc_vm_reduce_exp_f64(2.0 * c, &n, &r);
+  double q = hloc_vm_expm1_poly_f64(r);
+  double s = hloc_vm_f64((uint64_t)(n + 1023) << 52);
+  double yl = hloc_vm_sign_f64(1.0 - 2.0 / fma(s, q, s + 1.0), x);
+  return hloc_vm_sel_f64(a < 0.75, ys, yl);
+}
+static inline double hloc_vlogistic_f64(double x) {
+  double c = fabs(x);
+  c = hloc_vm_sel_f64(c > 746.0, 746.0, c);
+  int64_t n;
+  double r;
+  hloc_vm_reduce_exp_f64(-c, &n, &r);
+  double q = hloc_vm_expm1_poly_f64(r);
+  uint64_t h = (uint64_t)(n + 2048) >> 1;
+  double s1 = hloc_vm_f64((h - 1u) << 52);
+  double s2 = hloc_vm_f64((uint64_t)(n - (int64_t)h + 2047) << 52);
+  double e = fma(q, s1, s1) * s2;
+  double s = s1 * s2;
+  return hloc_vm_sel_f64(x >= 0.0, 1.0, e) / fma(s, q, s + 1.0);
+}
+"#
+    };
+}
+pub(crate) use vecmath_c;
+
+/// The vectorizable transcendental functions: C, `static inline`, after the prelude's
+/// includes.
+pub const VECMATH: &str = vecmath_c!();

@@ -1,0 +1,483 @@
+//! Column reductions: a kernel whose outputs come from reductions that keep the input's
+//! minor-most physical dimension (reached from the root through elementwise ops, so
+//! evaluated at the kernel's own index) computes a tile of adjacent outputs together, so
+//! each step of the reduction reads contiguous input instead of walking every column with
+//! a large stride. The tile's accumulators live in local arrays: each reduction step is a
+//! loop over the tile (long contiguous rows, which the C compiler vectorizes) combining
+//! [`ROWS`] input rows per load and store of an accumulator, and a last loop over the tile
+//! computes the outputs. A remainder tile covers an extent no tile size divides.
+//!
+//! Each output still accumulates its elements in the reduction's own order: no float math
+//! is reordered here.
+
+use affine::{Expr, Interval, Var};
+use hlo::{CompId, InstrId, Opcode};
+
+use super::builder::Builder;
+use super::elemental::Applied;
+use super::kernel::{finish, finish_grid, store_outputs, EmittedKernel};
+use crate::error::CodegenError;
+use crate::kir::{Guard, Stmt, Value};
+
+/// Most outputs of one tile (its accumulators stay in L1: 8 KiB of `f32`).
+const MAX_TILE: i64 = 2048;
+/// Rows of a tile's reduction combined per load and store of its accumulators.
+const ROWS: i64 = 4;
+/// Tiles a column kernel prefers (blocks to split across threads).
+const MIN_TILES: i64 = 4;
+/// Fewest outputs of a tile worth the local arrays.
+const MIN_TILE: i64 = 64;
+
+/// The accesses of a reduction's inputs and the range variables they share.
+type InputAccesses = (Vec<Applied>, Vec<Var>);
+
+/// How a kernel computes adjacent outputs together.
+pub(crate) struct ColumnPlan {
+    /// The reductions evaluated jointly (at the kernel's index).
+    pub heroes: Vec<InstrId>,
+    /// Outputs per tile.
+    pub tile: i64,
+}
+
+impl Builder<'_> {
+    /// The column plan of a kernel computing `root` of `comp` over `dims` in physical
+    /// `order` (most major first), or `None` when the kernel is no column reduction: some
+    /// reduction must be reached from the root through same-shaped elementwise ops, and
+    /// every such reduction must keep its input's minor-most dimension as the kernel's
+    /// minor-most one.
+    pub(crate) fn column_plan(
+        &self,
+        comp: CompId,
+        root: InstrId,
+        dims: &[i64],
+        order: &[usize],
+    ) -> Option<ColumnPlan> {
+        let &minor = order.last()?;
+        let c = self.module.computation(comp);
+        let mut heroes = Vec::new();
+        let mut stack = vec![root];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let instr = c.instr(id);
+            match instr.opcode() {
+                Opcode::Tuple | Opcode::GetTupleElement => stack.extend(instr.operands()),
+                Opcode::Reduce => {
+                    let input = c.instr(*instr.operands().first()?).shape().as_array()?;
+                    let rank = input.dims().len() as i64;
+                    let input_minor = input
+                        .layout()
+                        .and_then(|l| l.minor_to_major.first().copied())
+                        .unwrap_or(rank - 1);
+                    let reduced = instr.dimensions()?;
+                    if reduced.contains(&input_minor) {
+                        return None;
+                    }
+                    let kept_before = (0..input_minor).filter(|d| !reduced.contains(d)).count();
+                    if kept_before != minor {
+                        return None;
+                    }
+                    heroes.push(id);
+                }
+                op if op.is_elementwise() && op != Opcode::BitcastConvert => {
+                    let same: Vec<InstrId> = instr
+                        .operands()
+                        .iter()
+                        .copied()
+                        .filter(|&o| c.instr(o).shape().dims() == dims)
+                        .collect();
+                    stack.extend(same);
+                }
+                _ => {}
+            }
+        }
+        let extent = dims[minor];
+        if heroes.is_empty() || extent < 2 {
+            return None;
+        }
+        heroes.sort();
+        Some(ColumnPlan {
+            heroes,
+            tile: tile_size(extent),
+        })
+    }
+
+    /// The accesses of reduce `id`'s inputs at `index` (one per input, sharing range
+    /// variables) and those range variables; `None` when some input is read conditionally
+    /// (or never).
+    fn input_accesses(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Option<InputAccesses>, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let n = instr.operands().len() / 2;
+        let g = self.maps(comp, id)?;
+        let mut ranges: Option<Vec<Var>> = None;
+        let mut accesses = Vec::with_capacity(n);
+        for j in 0..n {
+            let m = self
+                .single(instr.opcode(), &g, j)?
+                .ok_or_else(|| CodegenError::Internal("reduce input never read".into()))?;
+            let Some(a) = self.apply(m, index, ranges.as_deref(), false, out)? else {
+                return Ok(None);
+            };
+            if !a.guard.is_true() {
+                return Ok(None);
+            }
+            ranges = Some(a.ranges.clone());
+            accesses.push(a);
+        }
+        Ok(Some((accesses, ranges.unwrap_or_default())))
+    }
+
+    /// The initial values of reduce `id` at `index`, one per accumulator.
+    fn reduce_inits(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        out: &mut Vec<Stmt>,
+    ) -> Result<Vec<Value>, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let n = instr.operands().len() / 2;
+        let g = self.maps(comp, id)?;
+        let mut inits = Vec::with_capacity(n);
+        for j in 0..n {
+            inits.push(
+                self.plain_operand((comp, id), &g, n + j, index, false, out)?
+                    .remove(0),
+            );
+        }
+        Ok(inits)
+    }
+
+    /// Emits reduce `id` of `comp` for a tile of outputs: `index` is the kernel index with
+    /// the minor-most dimension at `tile * len + t`, `t` the tile's loop variable over
+    /// `len` outputs. The accumulators live in local arrays (initialized in a loop over
+    /// the tile, updated by a loop over the tile inside the reduction's loops); memoizes
+    /// the result at `index` as loads from them. `false` (nothing memoized) when the
+    /// reduction's inputs are read conditionally.
+    fn reduce_tile(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        (t, len): (Var, i64),
+        out: &mut Vec<Stmt>,
+    ) -> Result<bool, CodegenError> {
+        let red = self.reducer(comp, id)?;
+        let mut setup = Vec::new();
+        let Some((access, ranges)) = self.input_accesses(comp, id, index, &mut setup)? else {
+            return Ok(false);
+        };
+        if !setup.is_empty() {
+            // Runtime indices bound per output would have to live inside the tile loop.
+            return Ok(false);
+        }
+        let name = self.module.computation(comp).instr(id).name().to_string();
+        let mut init_body = Vec::new();
+        self.memo.push(Default::default());
+        let inits = self.reduce_inits(comp, id, index, &mut init_body);
+        self.memo.pop();
+        let mut locals = Vec::new();
+        for (j, init) in inits?.into_iter().enumerate() {
+            let ty = init.ty();
+            let l = self.new_local(format!("{name} accumulators {j}"), ty, len);
+            init_body.push(Stmt::LocalStore {
+                local: l,
+                offset: Expr::var(t),
+                value: init,
+            });
+            locals.push((l, ty));
+        }
+        out.push(loop_over(t, len, init_body));
+        let (outer, last) = match ranges.split_last() {
+            Some((&r, outer)) => (outer, Some(r)),
+            None => (&ranges[..], None),
+        };
+        let mut inner = Vec::new();
+        let extent = last.map_or(0, |r| {
+            let iv = self.ranges[r.index as usize];
+            iv.hi - iv.lo + 1
+        });
+        match last {
+            // Rows in groups of ROWS: each accumulator is loaded and stored once per
+            // group, its elements still combined in their order.
+            Some(r) if extent >= 2 * ROWS => {
+                let iv = self.ranges[r.index as usize];
+                let groups = extent / ROWS;
+                let g = self.new_range(Interval::new(0, groups - 1));
+                let rows: Vec<Vec<Applied>> = (0..ROWS)
+                    .map(|u| {
+                        let at = Expr::var(g) * Expr::constant(ROWS) + Expr::constant(iv.lo + u);
+                        self.substitute(&access, r, at)
+                    })
+                    .collect();
+                let step = self.tile_step(comp, id, red, &locals, t, &rows)?;
+                inner.push(Stmt::Loop {
+                    var: g,
+                    lo: 0,
+                    hi: groups - 1,
+                    body: vec![loop_over(t, len, step)],
+                });
+                if groups * ROWS < extent {
+                    let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
+                    inner.push(Stmt::Loop {
+                        var: r,
+                        lo: iv.lo + groups * ROWS,
+                        hi: iv.hi,
+                        body: vec![loop_over(t, len, step)],
+                    });
+                }
+            }
+            Some(r) => {
+                let iv = self.ranges[r.index as usize];
+                let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
+                inner.push(Stmt::Loop {
+                    var: r,
+                    lo: iv.lo,
+                    hi: iv.hi,
+                    body: vec![loop_over(t, len, step)],
+                });
+            }
+            None => {
+                let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
+                inner.push(loop_over(t, len, step));
+            }
+        }
+        out.extend(self.wrap_loops(outer, inner));
+        let vals = locals
+            .iter()
+            .map(|&(l, ty)| Value::LocalLoad {
+                local: l,
+                offset: Expr::var(t),
+                ty,
+            })
+            .collect();
+        self.memo_put((comp, id, index.to_vec()), vals);
+        Ok(true)
+    }
+
+    /// One step of a tile's reduction at tile position `t`: load each accumulator from its
+    /// local array, combine the elements of `rows` in order, store the accumulators back.
+    #[allow(clippy::too_many_arguments)]
+    fn tile_step(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        locals: &[(usize, crate::kir::ScalarType)],
+        t: Var,
+        rows: &[Vec<Applied>],
+    ) -> Result<Vec<Stmt>, CodegenError> {
+        let mut step = Vec::new();
+        let mut accs = Vec::with_capacity(locals.len());
+        for &(l, ty) in locals {
+            let var = self.new_var(ty);
+            step.push(Stmt::Decl {
+                var,
+                value: Value::LocalLoad {
+                    local: l,
+                    offset: Expr::var(t),
+                    ty,
+                },
+            });
+            accs.push((var, ty));
+        }
+        for row in rows {
+            self.memo.push(Default::default());
+            let r = self.reduce_body(comp, id, red, row, &accs, &mut step);
+            self.memo.pop();
+            r?;
+        }
+        for (&(l, _), &(var, ty)) in locals.iter().zip(&accs) {
+            step.push(Stmt::LocalStore {
+                local: l,
+                offset: Expr::var(t),
+                value: Value::Var(var, ty),
+            });
+        }
+        Ok(step)
+    }
+
+    /// `access` with range variable `r` replaced by `at` (indices simplified).
+    fn substitute(&self, access: &[Applied], r: Var, at: Expr) -> Vec<Applied> {
+        access
+            .iter()
+            .map(|a| Applied {
+                index: a
+                    .index
+                    .iter()
+                    .map(|x| self.simplify(x.substitute(&mut |v| (v == r).then_some(at))))
+                    .collect(),
+                guard: Guard::default(),
+                ranges: vec![],
+            })
+            .collect()
+    }
+
+    /// The reducer computation of reduce `id`.
+    fn reducer(&self, comp: CompId, id: InstrId) -> Result<CompId, CodegenError> {
+        self.module
+            .computation(comp)
+            .instr(id)
+            .to_apply()
+            .ok_or_else(|| self.unsupported("reduce", "no reducer computation"))
+    }
+}
+
+/// `for var in [0, len - 1] { body }`.
+fn loop_over(var: Var, len: i64, body: Vec<Stmt>) -> Stmt {
+    Stmt::Loop {
+        var,
+        lo: 0,
+        hi: len - 1,
+        body,
+    }
+}
+
+/// The tile size for a minor-most extent: the whole extent when small, else about a
+/// quarter of it (tiles are the blocks threads share), at most [`MAX_TILE`], a divisor of
+/// the extent when one is near (no remainder tile).
+fn tile_size(extent: i64) -> i64 {
+    if extent < MIN_TILES * MIN_TILE {
+        return extent.min(MAX_TILE);
+    }
+    let quarter = (extent + MIN_TILES - 1) / MIN_TILES;
+    let want = ((quarter + 15) / 16 * 16).min(MAX_TILE);
+    (want / 2..=want)
+        .rev()
+        .find(|t| extent % t == 0)
+        .unwrap_or(want)
+}
+
+/// A column-reduction kernel ([`ColumnPlan`]) computing `root` into `out_bufs` over `dims`
+/// in physical `order`: the minor-most dimension in full tiles, then a remainder tile if
+/// the tile size does not divide it. When that dimension is the only one, the tiles are
+/// the grid (the remainder its last block).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn column_kernel(
+    mut b: Builder<'_>,
+    name: &str,
+    title: String,
+    root: (CompId, InstrId),
+    out_bufs: &[usize],
+    plan: ColumnPlan,
+    dims: &[i64],
+    order: &[usize],
+) -> Result<EmittedKernel, CodegenError> {
+    let rank = dims.len();
+    let minor = order[rank - 1];
+    let extent = dims[minor];
+    let len = plan.tile;
+    let (tiles, rest) = (extent / len, extent % len);
+    let only_dim = rank == 1;
+    let tile_count = tiles + i64::from(only_dim && rest > 0);
+    let tile = b.new_range(Interval::new(0, tile_count - 1));
+    let title =
+        format!("{title}\ncolumn reduction: tiles of {len} outputs, accumulators in local arrays");
+    // With the remainder as the grid's last block, the full tiles run under a guard.
+    let guard = (only_dim && rest > 0).then(|| Guard {
+        conds: vec![(Expr::var(tile), 0, tiles - 1)],
+    });
+    let full = if tiles > 0 {
+        if let Some(g) = &guard {
+            b.guards.push(g.clone());
+        }
+        let t = b.new_range(Interval::new(0, len - 1));
+        let at = Expr::var(tile) * Expr::constant(len) + Expr::var(t);
+        let body = tile_body(
+            &mut b,
+            root,
+            out_bufs,
+            &plan.heroes,
+            (minor, rank),
+            at,
+            (t, len),
+        );
+        if guard.is_some() {
+            b.guards.pop();
+        }
+        body?
+    } else {
+        vec![]
+    };
+    let remainder = if rest > 0 {
+        let t = b.new_range(Interval::new(0, rest - 1));
+        let at = Expr::constant(tiles * len) + Expr::var(t);
+        tile_body(
+            &mut b,
+            root,
+            out_bufs,
+            &plan.heroes,
+            (minor, rank),
+            at,
+            (t, rest),
+        )?
+    } else {
+        vec![]
+    };
+    if only_dim {
+        let body = match guard {
+            Some(guard) => vec![Stmt::If {
+                guard,
+                body: full,
+                else_body: remainder,
+            }],
+            None => full,
+        };
+        return finish_grid(b, name, title, body, Some((tile, tile_count)));
+    }
+    let mut body = Vec::new();
+    if tiles > 0 {
+        body.push(loop_over(tile, tiles, full));
+    }
+    body.extend(remainder);
+    finish(b, name, title, body, dims, &order[..rank - 1])
+}
+
+/// The statements of one tile: the minor-most dimension at `at` (over the tile variable
+/// `t` of `len` outputs), the heroes' accumulators reduced, then the outputs computed.
+fn tile_body(
+    b: &mut Builder<'_>,
+    root: (CompId, InstrId),
+    out_bufs: &[usize],
+    heroes: &[InstrId],
+    (minor, rank): (usize, usize),
+    at: Expr,
+    (t, len): (Var, i64),
+) -> Result<Vec<Stmt>, CodegenError> {
+    let index: Vec<Expr> = (0..rank)
+        .map(|d| {
+            if d == minor {
+                b.simplify(at)
+            } else {
+                Expr::dim(d as u32)
+            }
+        })
+        .collect();
+    let mut body = Vec::new();
+    b.memo.push(Default::default());
+    let mut result = Ok(());
+    for &hero in heroes {
+        result = b
+            .reduce_tile(root.0, hero, &index, (t, len), &mut body)
+            .map(|_| ());
+        if result.is_err() {
+            break;
+        }
+    }
+    let mut outputs = Vec::new();
+    if result.is_ok() {
+        result = store_outputs(b, root, out_bufs, &index, &mut outputs);
+    }
+    b.memo.pop();
+    result?;
+    body.push(loop_over(t, len, outputs));
+    Ok(body)
+}

@@ -162,6 +162,9 @@ def scaled_programs():
         ("row_sum_4096sq", lambda a: a.sum(axis=1), (n(4096, 4096),)),
         ("col_sum_4096sq", lambda a: a.sum(axis=0), (n(4096, 4096),)),
         ("transpose_4096sq", lambda a: a.T + 0.0, (n(4096, 4096),)),
+        # JAX lowers the one above with a column-major result (a copy, no transpose);
+        # this one is rewritten to a row-major result: a real transpose.
+        ("transpose_rowmajor_4096sq", lambda a: a.T + 0.0, (n(4096, 4096),)),
         ("softmax_rows_4096sq", lambda a: jax.nn.softmax(a, axis=-1), (n(4096, 4096),)),
         ("gemm_2048cube_f32", lambda a, b: a @ b, (n(2048, 2048), n(2048, 2048))),
         ("transformer_block_s512", attention_block,
@@ -177,6 +180,8 @@ def write_scaled(out_dir):
         d = os.path.join(out_dir, name)
         os.makedirs(d, exist_ok=True)
         text = jax.jit(f).lower(*args).compiler_ir("hlo").as_hlo_text(print_large_constants=True)
+        if "_rowmajor" in name:
+            text = text.replace("{0,1}", "{1,0}")
         with open(os.path.join(d, "before_optimizations.hlo"), "w") as fh:
             fh.write(text)
         np.savez(os.path.join(d, "inputs.npz"), **{f"in{i}": a for i, a in enumerate(args)})

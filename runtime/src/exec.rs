@@ -129,7 +129,8 @@ impl Args {
     }
 }
 
-/// How thunks run: the loaded kernels, thread count and the while-loop limit.
+/// How thunks run: the loaded kernels, thread count, the while-loop limit and where to
+/// record per-thunk times.
 pub struct Env<'k> {
     /// Kernel entry points, indexed like the program's kernels.
     pub kernels: &'k [KernelFn],
@@ -137,6 +138,8 @@ pub struct Env<'k> {
     pub threads: usize,
     /// Most iterations one `while` may run.
     pub max_while_iterations: u64,
+    /// Per-thunk times, when profiling.
+    pub profile: Option<&'k std::sync::Mutex<crate::profile::Profile>>,
 }
 
 /// Runs every thunk of `p` with the allocations `mem` (one per program allocation).
@@ -240,7 +243,16 @@ fn run_seq(
                 run_seq(p, thunks, env, mem)?;
                 copy_all(p, res, results, mem)?;
             }
-            other => run_one(p, other, env, mem)?,
+            other => match env.profile {
+                Some(profile) => {
+                    let start = std::time::Instant::now();
+                    run_one(p, other, env, mem)?;
+                    if let Ok(mut prof) = profile.lock() {
+                        prof.record(crate::profile::label(p, other), start.elapsed());
+                    }
+                }
+                None => run_one(p, other, env, mem)?,
+            },
         }
     }
     Ok(())

@@ -20,6 +20,7 @@ mod exec;
 mod library;
 mod loaded;
 pub mod pipeline;
+mod profile;
 mod run;
 mod timing;
 
@@ -32,6 +33,7 @@ use hlo::Module;
 
 pub use cache::cache_dir;
 pub use error::RuntimeError;
+pub use profile::Profile;
 pub use run::{Prepared, RawOutputs};
 pub use timing::{check_reference, run_repeated, Timing};
 
@@ -183,7 +185,7 @@ pub struct Executable {
     loaded: loaded::Loaded,
     /// Constant data in physical order, as aligned words (`None` for other allocations).
     constants: Vec<Option<Vec<u64>>>,
-    pool: run::TempPool,
+    run_state: run::RunState,
     stats: Stats,
     threads: usize,
     max_while_iterations: u64,
@@ -253,7 +255,7 @@ pub fn compile_plan(
         plan,
         loaded,
         constants,
-        pool: run::TempPool::default(),
+        run_state: run::RunState::default(),
         stats,
         threads,
         max_while_iterations: options.max_while_iterations,

@@ -11,6 +11,7 @@ use hlo::Literal;
 use crate::data;
 use crate::error::RuntimeError;
 use crate::exec::{self, Memory};
+use crate::profile::Profile;
 use crate::Executable;
 
 /// The arguments of a run, in the executable's parameter layouts ([`Executable::prepare`]).
@@ -24,9 +25,17 @@ pub struct RawOutputs {
     bufs: Vec<Vec<u64>>,
 }
 
+/// What an executable keeps between runs: the temporaries' pool and, when profiling,
+/// the per-thunk times.
+#[derive(Default)]
+pub(crate) struct RunState {
+    pool: TempPool,
+    profile: Mutex<Option<Profile>>,
+}
+
 /// Temporary allocations kept from one run for the next, indexed by allocation.
 #[derive(Default)]
-pub(crate) struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
+struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
 
 impl TempPool {
     /// The pooled memory of allocation `a` if it has at least `bytes`, else fresh memory.
@@ -122,15 +131,27 @@ impl Executable {
                     Some(words) => Memory::Borrowed(exec::word_bytes(words)),
                     None => return Err(RuntimeError::Internal("constant without data".into())),
                 },
-                AllocationKind::Temp => self.pool.take(i, a.bytes),
+                AllocationKind::Temp => self.run_state.pool.take(i, a.bytes),
             });
         }
+        let mut profile = self
+            .run_state
+            .profile
+            .lock()
+            .ok()
+            .and_then(|mut p| p.take())
+            .map(Mutex::new);
         let env = exec::Env {
             kernels: &self.loaded.kernels,
             threads: self.threads,
             max_while_iterations: self.max_while_iterations,
+            profile: profile.as_ref(),
         };
-        exec::run_thunks(p, &env, &mut mem)?;
+        let ran = exec::run_thunks(p, &env, &mut mem);
+        if let (Some(done), Ok(mut slot)) = (profile.take(), self.run_state.profile.lock()) {
+            *slot = done.into_inner().ok();
+        }
+        ran?;
         let mut bufs: Vec<Vec<u64>> = Vec::with_capacity(p.outputs.len());
         // Which output took an allocation's memory (two outputs may share one).
         let mut taken: Vec<Option<usize>> = vec![None; mem.len()];
@@ -149,7 +170,7 @@ impl Executable {
         for (i, m) in mem.into_iter().enumerate() {
             if let Memory::Owned(v) = m {
                 if !v.is_empty() && matches!(p.allocations[i].kind, AllocationKind::Temp) {
-                    self.pool.put(i, v);
+                    self.run_state.pool.put(i, v);
                 }
             }
         }
@@ -168,6 +189,23 @@ impl Executable {
             outs.push(Literal::Array(lit));
         }
         Ok(outs)
+    }
+
+    /// Starts recording per-thunk times (every run until [`Self::take_profile`]), or stops.
+    pub fn set_profiling(&self, on: bool) {
+        if let Ok(mut slot) = self.run_state.profile.lock() {
+            *slot = on.then(Profile::default);
+        }
+    }
+
+    /// The per-thunk times recorded since profiling started (then starts afresh).
+    pub fn take_profile(&self) -> Option<Profile> {
+        let mut slot = self.run_state.profile.lock().ok()?;
+        let p = slot.take();
+        if p.is_some() {
+            *slot = Some(Profile::default());
+        }
+        p
     }
 
     /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's

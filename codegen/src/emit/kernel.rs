@@ -9,6 +9,7 @@ use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{BufferSource, Builder, Leaf};
 use super::column::column_kernel;
+use super::transpose;
 use crate::error::CodegenError;
 use crate::kir::{self, Access, Grid, Kernel, Stmt};
 
@@ -112,6 +113,10 @@ pub fn emit_instruction(
     }
     let mut body = Vec::new();
     store_outputs(&mut b, (ecomp, eroot), &out_bufs, &index, &mut body)?;
+    if let Some(tiled) = transpose::tile_transposed(&mut b, &body, &dims, &order) {
+        let title = format!("{title}\n{}", tiled.note);
+        return finish_grid(b, name, title, tiled.body, Some(tiled.grid));
+    }
     finish(b, name, title, body, &dims, &order)
 }
 

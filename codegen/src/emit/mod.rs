@@ -9,6 +9,7 @@ mod column;
 mod kernel;
 mod scalar_fn;
 mod scalar_ops;
+mod transpose;
 
 pub use builder::BufferSource;
 pub use in_place::emit_dus_in_place;

@@ -7,3 +7,4 @@ mod library;
 mod random_modules;
 mod reductions;
 mod semantics;
+mod transposes;

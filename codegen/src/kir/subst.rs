@@ -1,0 +1,110 @@
+//! Substitution of index variables throughout a statement tree (loop tiling rewrites a
+//! kernel's dimension variables as `tile * size + offset`).
+
+use affine::{Expr, Var};
+
+use super::kernel::Stmt;
+use super::value::{Guard, Value};
+
+/// Replaces every index variable `v` for which `f(v)` is `Some(e)` by `e`, in every index
+/// expression of `stmts` (offsets, guards, index values); loop bounds are constants and
+/// stay as they are.
+pub fn substitute_stmts(stmts: &mut [Stmt], f: &mut dyn FnMut(Var) -> Option<Expr>) {
+    for s in stmts {
+        match s {
+            Stmt::Comment(_) => {}
+            Stmt::Loop { body, .. } => substitute_stmts(body, f),
+            Stmt::Let { value, .. }
+            | Stmt::Decl { value, .. }
+            | Stmt::Assign { value, .. }
+            | Stmt::BindIndex { value, .. } => substitute_value(value, f),
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => {
+                substitute_guard(guard, f);
+                substitute_stmts(body, f);
+                substitute_stmts(else_body, f);
+            }
+            Stmt::Store { offset, value, .. } | Stmt::LocalStore { offset, value, .. } => {
+                *offset = offset.substitute(f);
+                substitute_value(value, f);
+            }
+        }
+    }
+}
+
+fn substitute_guard(g: &mut Guard, f: &mut dyn FnMut(Var) -> Option<Expr>) {
+    for (e, _, _) in &mut g.conds {
+        *e = e.substitute(f);
+    }
+}
+
+fn substitute_value(v: &mut Value, f: &mut dyn FnMut(Var) -> Option<Expr>) {
+    match v {
+        Value::Const(..) | Value::Var(..) => {}
+        Value::Index(e) => *e = e.substitute(f),
+        Value::Load { offset, .. } | Value::LocalLoad { offset, .. } => {
+            *offset = offset.substitute(f)
+        }
+        Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+            substitute_value(a, f)
+        }
+        Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) => {
+            substitute_value(a, f);
+            substitute_value(b, f);
+        }
+        Value::Select(p, a, b) => {
+            substitute_value(p, f);
+            substitute_value(a, f);
+            substitute_value(b, f);
+        }
+        Value::Cond(g, a, b) => {
+            substitute_guard(g, f);
+            substitute_value(a, f);
+            substitute_value(b, f);
+        }
+    }
+}
+
+/// Calls `visit` on the offset of every load of a buffer in `stmts` (with the buffer).
+pub fn for_each_load(stmts: &[Stmt], visit: &mut dyn FnMut(usize, Expr)) {
+    for s in stmts {
+        match s {
+            Stmt::Comment(_) => {}
+            Stmt::Loop { body, .. } => for_each_load(body, visit),
+            Stmt::Let { value, .. }
+            | Stmt::Decl { value, .. }
+            | Stmt::Assign { value, .. }
+            | Stmt::BindIndex { value, .. }
+            | Stmt::Store { value, .. }
+            | Stmt::LocalStore { value, .. } => value_loads(value, visit),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                for_each_load(body, visit);
+                for_each_load(else_body, visit);
+            }
+        }
+    }
+}
+
+fn value_loads(v: &Value, visit: &mut dyn FnMut(usize, Expr)) {
+    match v {
+        Value::Load { buf, offset, .. } => visit(*buf, *offset),
+        Value::Const(..) | Value::Var(..) | Value::Index(_) | Value::LocalLoad { .. } => {}
+        Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+            value_loads(a, visit)
+        }
+        Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) | Value::Cond(_, a, b) => {
+            value_loads(a, visit);
+            value_loads(b, visit);
+        }
+        Value::Select(p, a, b) => {
+            value_loads(p, visit);
+            value_loads(a, visit);
+            value_loads(b, visit);
+        }
+    }
+}

@@ -61,6 +61,13 @@ pub struct RunArgs {
     /// differing output and element.
     #[arg(long)]
     pub check_reference: bool,
+    /// Compiled backend only: print each compilation stage's wall time to stderr, one
+    /// `TIME ms  STAGE` line per stage (parse, verify, `pass NAME` per HLO pass, `fusion
+    /// NAME` per fusion pass, codegen, print-c, cache-lookup, cc on a cache miss, load,
+    /// constants), then `total (cache hit|miss)`, as `hloc compile --time-passes` does;
+    /// stdout is unchanged.
+    #[arg(long)]
+    pub time_passes: bool,
 }
 
 /// Parses `--max-memory`.
@@ -149,19 +156,10 @@ pub enum Backend {
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let name = args.file.display().to_string();
-    let text =
-        std::fs::read_to_string(&args.file).map_err(|e| anyhow!("cannot read {name}: {e}"))?;
-    let options = hlo::ParseOptions {
-        file_name: Some(name.clone()),
-        ..Default::default()
-    };
-    let parsed = hlo::parse_module_with(&text, &options)?;
-    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &text) {
-        let shown: Vec<String> = errors.iter().map(|e| e.render(&name)).collect();
-        bail!("{}", shown.join("\n"));
-    }
-    let module = parsed.module;
+    let first = Instant::now();
+    let mut stages = Vec::new();
+    let module = crate::compile_cmd::read_module(&args.file, &mut stages)?;
+    let read_time = first.elapsed();
     let limit = Limit::resolve(args.max_memory, std::env::var(MAX_MEMORY_ENV))?;
     let inputs = match &args.inputs {
         Some(path) => read_inputs(&module, path, &limit)?,
@@ -169,6 +167,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     if args.repeat.is_some() && matches!(args.backend, Backend::Reference) {
         bail!("--repeat times compiled code: add --backend cpu");
+    }
+    if args.time_passes && matches!(args.backend, Backend::Reference) {
+        bail!("--time-passes times the compiler: add --backend cpu");
     }
     let start = Instant::now();
     let mut timing_line = None;
@@ -187,9 +188,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             let options = runtime::CompileOptions {
                 max_while_iterations: args.max_while_iterations,
                 size_limit: Some(limit.bytes),
+                time_passes: args.time_passes,
                 ..Default::default()
             };
+            let compile_start = Instant::now();
             let exe = runtime::compile(&module, &options).map_err(|e| limit.runtime_error(e))?;
+            if args.time_passes {
+                stages.extend(exe.timings().iter().cloned());
+                // Parsing and compiling, without reading the inputs in between.
+                let total = read_time + compile_start.elapsed();
+                let text =
+                    crate::compile_cmd::stage_times_text(&stages, total, exe.stats().cache_hit);
+                eprint!("{text}");
+            }
             let (outputs, timing) = runtime::run_repeated(&exe, &inputs, args.repeat.unwrap_or(0))
                 .map_err(|e| limit.runtime_error(e))?;
             if args.repeat.is_some() {

@@ -90,3 +90,86 @@ fn cli_cases() {
         golden::check_file(&path, run_case);
     }
 }
+
+/// `--time-passes` prints one `TIME ms  STAGE` line per stage on stderr, in the order the
+/// stages ran, then the total; only the names are checked (times vary). Stdout (`--stats`)
+/// is the same with and without it.
+#[test]
+fn time_passes_names_every_stage_in_order() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-time-passes");
+    let _ = std::fs::remove_dir_all(&cache);
+    let hloc = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+            .args(["compile", "corpus/softmax/before_optimizations.hlo"])
+            .args(["--stats", "--no-timing"])
+            .args(extra)
+            .current_dir(&root)
+            .env("HLOC_CACHE_DIR", &cache)
+            .output()
+            .expect("hloc runs");
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        let stages: Vec<String> = String::from_utf8(out.stderr)
+            .expect("utf-8")
+            .lines()
+            .map(|l| {
+                let (time, name) = l
+                    .trim_start()
+                    .split_once(" ms  ")
+                    .unwrap_or_else(|| panic!("not `TIME ms  STAGE`: {l:?}"));
+                assert!(time.parse::<f64>().is_ok(), "{l:?}");
+                name.to_string()
+            })
+            .collect();
+        (stdout, stages)
+    };
+    let (cold_out, cold) = hloc(&["--time-passes"]);
+    let (warm_out, warm) = hloc(&["--time-passes"]);
+    let (plain_out, plain) = hloc(&[]);
+    assert!(plain.is_empty(), "{plain:?}");
+    assert_eq!(cold_out, plain_out);
+    assert_eq!(warm_out, plain_out);
+    assert!(plain_out.starts_with("kernels: "), "{plain_out}");
+    // parse, verify, the default pipeline's passes, the fusion pipeline's, then the rest.
+    let group = |stages: &[String], prefix: &str| {
+        stages
+            .iter()
+            .filter(|n| n.starts_with(prefix))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let passes = group(&cold, "pass ");
+    let fusion = group(&cold, "fusion ");
+    assert!(passes.contains(&"pass algsimp".to_string()), "{cold:?}");
+    assert_eq!(
+        passes.first().map(String::as_str),
+        Some("pass call-inliner")
+    );
+    assert_eq!(
+        fusion.first().map(String::as_str),
+        Some("fusion priority-fusion")
+    );
+    assert_eq!(fusion.last().map(String::as_str), Some("fusion dce"));
+    let mut want: Vec<String> = vec!["parse".into(), "verify".into()];
+    want.extend(passes);
+    want.extend(fusion);
+    let tail = [
+        "codegen",
+        "print-c",
+        "cache-lookup",
+        "cc",
+        "load",
+        "constants",
+    ];
+    want.extend(tail.iter().map(|s| s.to_string()));
+    want.push("total (cache miss)".into());
+    assert_eq!(cold, want);
+    // The second compile hits the cache: no `cc` line.
+    let want_warm: Vec<String> = want
+        .iter()
+        .filter(|n| *n != "cc")
+        .map(|n| n.replace("cache miss", "cache hit"))
+        .collect();
+    assert_eq!(warm, want_warm);
+}

@@ -6,6 +6,7 @@
 //! corrupt or foreign entry is rebuilt rather than trusted.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -53,23 +54,37 @@ pub fn keyed_source(source: &str, key: &str) -> String {
 }
 
 /// Loads the object for `source` with the kernels `kernels`, from the cache or by
-/// compiling it with `compiler`; returns it and whether it was a cache hit.
+/// compiling it with `compiler`; returns it and whether it was a cache hit. Appends the
+/// wall time of each step to `times`: `cache-lookup` (the compiler's version, the key, the
+/// entry's existence), `cc` (on a miss: writing the source, compiling, renaming into
+/// place) and `load` (opening and checking the object; a corrupt entry's failed open
+/// included).
 pub fn load_or_build(
     source: &str,
     kernels: &[String],
     dir: &Path,
     compiler: &str,
+    times: &mut Vec<(&'static str, Duration)>,
 ) -> Result<(Loaded, bool), RuntimeError> {
+    let t = Instant::now();
     let version = cc::version(compiler)?;
     let key = key(source, &version, &cc::cpu_model());
     let path = dir.join(format!("{key}.so"));
-    if path.exists() {
-        if let Ok(l) = Loaded::open(&path, &key, kernels) {
+    let exists = path.exists();
+    times.push(("cache-lookup", t.elapsed()));
+    let mut load_time = Duration::ZERO;
+    if exists {
+        let t = Instant::now();
+        let opened = Loaded::open(&path, &key, kernels);
+        load_time = t.elapsed();
+        if let Ok(l) = opened {
+            times.push(("load", load_time));
             return Ok((l, true));
         }
         // Corrupt, foreign or incomplete: rebuild it.
         let _ = std::fs::remove_file(&path);
     }
+    let t = Instant::now();
     std::fs::create_dir_all(dir).map_err(|source| RuntimeError::Cache {
         path: dir.to_path_buf(),
         source,
@@ -93,6 +108,9 @@ pub fn load_or_build(
         path: path.clone(),
         source,
     })?;
+    times.push(("cc", t.elapsed()));
+    let t = Instant::now();
     let l = Loaded::open(&path, &key, kernels)?;
+    times.push(("load", load_time + t.elapsed()));
     Ok((l, false))
 }

@@ -25,10 +25,10 @@ mod run;
 mod timing;
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use codegen::thunk::{AllocationKind, Program};
-use hlo::pass::Pass;
+use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
 
 pub use cache::cache_dir;
@@ -55,6 +55,12 @@ pub struct CompileOptions {
     /// Most bytes the executable may allocate (default: the evaluator's limit, half the
     /// available memory).
     pub size_limit: Option<u64>,
+    /// Record each stage's wall time in [`Stats::timings`] (`--time-passes`; default
+    /// false): `pass NAME` for every pass of the default pipeline and `fusion NAME` for
+    /// every pass of the fusion pipeline (each summed over its runs, in order of first
+    /// run), then `codegen` (kernels and thunks), `print-c`, `cache-lookup` (the compiler's
+    /// version and the content hash), `cc` (only on a cache miss), `load` and `constants`.
+    pub time_passes: bool,
 }
 
 impl Default for CompileOptions {
@@ -67,6 +73,7 @@ impl Default for CompileOptions {
             max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
             compiler: None,
             size_limit: None,
+            time_passes: false,
         }
     }
 }
@@ -88,6 +95,9 @@ pub struct Stats {
     pub temp_bytes: u64,
     /// Live bytes at the schedule's peak.
     pub peak_bytes: u64,
+    /// Wall time of each stage, in order, when [`CompileOptions::time_passes`] is set
+    /// (empty otherwise); not part of [`Stats::to_text`].
+    pub timings: Vec<(String, Duration)>,
 }
 
 impl Stats {
@@ -125,26 +135,71 @@ pub struct Plan {
     pub program: Program,
     /// The C translation unit.
     pub source: String,
+    /// Wall time of each stage so far when [`CompileOptions::time_passes`] is set (see
+    /// there); [`compile_plan`] moves them into [`Stats::timings`].
+    pub timings: Vec<(String, Duration)>,
+}
+
+/// Stage times of one compilation: recorded only when `on`; a stage timed twice (code
+/// generation retried unfused) is one entry with the sum.
+struct Stages {
+    on: bool,
+    list: Vec<(String, Duration)>,
+}
+
+impl Stages {
+    fn add(&mut self, name: &str, time: Duration) {
+        if !self.on {
+            return;
+        }
+        match self.list.iter_mut().find(|(n, _)| n == name) {
+            Some((_, t)) => *t += time,
+            None => self.list.push((name.to_string(), time)),
+        }
+    }
+
+    /// Every pass of `stats` as `PREFIX NAME`.
+    fn add_passes(&mut self, prefix: &str, stats: &PassStats) {
+        for e in stats.entries() {
+            self.add(&format!("{prefix} {}", e.name), e.time);
+        }
+    }
+
+    /// Runs `f`, recording its time as `name`.
+    fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let r = f();
+        self.add(name, t.elapsed());
+        r
+    }
 }
 
 /// Runs the passes and code generation (no C compiler involved).
 pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeError> {
+    let mut stages = Stages {
+        on: options.time_passes,
+        list: Vec::new(),
+    };
     let mut m = module.clone();
     if options.run_passes {
+        let mut ctx = PassContext::new();
         hlo_transforms::default_pipeline()
-            .run(&mut m)
+            .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("pass", ctx.stats());
     }
     let mut program = None;
     if options.fuse {
         let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
         let mut fused = m.clone();
+        let mut ctx = PassContext::new();
         pipeline::fusion_pipeline(&cpu)
-            .run(&mut fused)
+            .run_in(&mut fused, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("fusion", ctx.stats());
         // The fusion passes may form a fusion no emitter generates yet (their rules and
         // the emitters' reach are not one table yet): then the module runs unfused.
-        match codegen::thunk::build_program(&fused) {
+        match stages.time("codegen", || codegen::thunk::build_program(&fused)) {
             Ok(p) => {
                 program = Some(p);
                 m = fused;
@@ -158,7 +213,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     }
     let program = match program {
         Some(p) => p,
-        None => codegen::thunk::build_program(&m)?,
+        None => stages.time("codegen", || codegen::thunk::build_program(&m))?,
     };
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.
@@ -171,11 +226,12 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             limit,
         });
     }
-    let source = codegen::c::translation_unit(&program.kernels);
+    let source = stages.time("print-c", || codegen::c::translation_unit(&program.kernels));
     Ok(Plan {
         module: m,
         program,
         source,
+        timings: stages.list,
     })
 }
 
@@ -211,10 +267,14 @@ pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, 
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
 /// compilation began, for [`Stats::compile_ms`].
 pub fn compile_plan(
-    plan: Plan,
+    mut plan: Plan,
     options: &CompileOptions,
     start: Instant,
 ) -> Result<Executable, RuntimeError> {
+    let mut stages = Stages {
+        on: options.time_passes,
+        list: std::mem::take(&mut plan.timings),
+    };
     let names: Vec<String> = plan
         .program
         .kernels
@@ -223,7 +283,13 @@ pub fn compile_plan(
         .collect();
     let dir = cache::cache_dir(options.cache_dir.as_deref());
     let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
-    let (loaded, cache_hit) = cache::load_or_build(&plan.source, &names, &dir, &compiler)?;
+    let mut cache_times = Vec::new();
+    let (loaded, cache_hit) =
+        cache::load_or_build(&plan.source, &names, &dir, &compiler, &mut cache_times)?;
+    for (name, time) in cache_times {
+        stages.add(name, time);
+    }
+    let constants_start = Instant::now();
     let mut constants = Vec::with_capacity(plan.program.allocations.len());
     for a in &plan.program.allocations {
         constants.push(match &a.kind {
@@ -237,6 +303,7 @@ pub fn compile_plan(
             _ => None,
         });
     }
+    stages.add("constants", constants_start.elapsed());
     let p = &plan.program;
     let stats = Stats {
         kernels: p.kernels.len(),
@@ -246,6 +313,7 @@ pub fn compile_plan(
         buffer_bytes: p.buffer_bytes(),
         temp_bytes: p.temp_bytes(),
         peak_bytes: p.peak_bytes,
+        timings: stages.list,
     };
     let threads = options
         .threads
@@ -286,6 +354,12 @@ impl Executable {
     /// Compilation figures.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Wall time of each compilation stage, in order ([`CompileOptions::time_passes`];
+    /// empty when it was not set).
+    pub fn timings(&self) -> &[(String, Duration)] {
+        &self.stats.timings
     }
 
     /// The optimized module, program and C source.

@@ -205,6 +205,58 @@ fn cache_hits_and_rebuilds_corrupt_entries() {
 }
 
 #[test]
+fn time_passes_records_every_stage_in_order() {
+    let dir = cache("hloc-cache-time-passes");
+    let _ = std::fs::remove_dir_all(&dir);
+    let m = hlo::parse_module(NEGATE).expect("parse");
+    let plain = CompileOptions {
+        cache_dir: Some(dir.clone()),
+        ..CompileOptions::default()
+    };
+    let timed = CompileOptions {
+        time_passes: true,
+        ..plain.clone()
+    };
+    let names = |exe: &runtime::Executable| -> Vec<String> {
+        exe.timings().iter().map(|(n, _)| n.clone()).collect()
+    };
+    let cold = runtime::compile(&m, &timed).expect("compile");
+    let cold_names = names(&cold);
+    let passes = cold_names.iter().take_while(|n| n.starts_with("pass "));
+    assert!(passes.count() > 3, "{cold_names:?}");
+    let at = |name: &str| cold_names.iter().position(|n| n == name);
+    let order = [
+        "pass call-inliner",
+        "pass algsimp",
+        "pass dce",
+        "fusion priority-fusion",
+        "fusion dce",
+        "codegen",
+        "print-c",
+        "cache-lookup",
+        "cc",
+        "load",
+        "constants",
+    ];
+    let positions: Vec<Option<usize>> = order.iter().map(|n| at(n)).collect();
+    assert!(
+        positions.iter().all(Option::is_some) && positions.windows(2).all(|w| w[0] < w[1]),
+        "stages out of order: {cold_names:?}"
+    );
+    assert_eq!(cold_names.last().map(String::as_str), Some("constants"));
+    // A cache hit has no `cc` stage; without the option nothing is recorded.
+    let warm = runtime::compile(&m, &timed).expect("compile");
+    assert!(warm.stats().cache_hit);
+    let warm_names = names(&warm);
+    let without_cc: Vec<&String> = cold_names.iter().filter(|n| *n != "cc").collect();
+    assert_eq!(warm_names.iter().collect::<Vec<_>>(), without_cc);
+    let untimed = runtime::compile(&m, &plain).expect("compile");
+    assert!(untimed.timings().is_empty());
+    assert!(untimed.stats().timings.is_empty());
+    assert_eq!(untimed.stats().to_text().lines().count(), 7);
+}
+
+#[test]
 fn a_missing_compiler_is_a_clear_error() {
     let opts = CompileOptions {
         cache_dir: Some(cache("hloc-cache-nocc")),

@@ -3,9 +3,9 @@
 //! carries those maps as its first comment.
 
 mod builder;
+mod column;
 mod elemental;
 mod in_place;
-mod column;
 mod kernel;
 mod scalar_fn;
 mod scalar_ops;

@@ -68,6 +68,12 @@ pub struct RunArgs {
     /// stdout is unchanged.
     #[arg(long)]
     pub time_passes: bool,
+    /// Compiled backend only: print to stderr where the run's time goes, per thunk
+    /// (kernel, GEMM, library call, copy; the names `hloc compile --dump-to` uses in
+    /// `thunks.txt`), slowest first: milliseconds per run, share of the total and calls per
+    /// run, averaged over the `--repeat` runs (or the one run); stdout is unchanged.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Parses `--max-memory`.
@@ -171,6 +177,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.time_passes && matches!(args.backend, Backend::Reference) {
         bail!("--time-passes times the compiler: add --backend cpu");
     }
+    if args.profile && matches!(args.backend, Backend::Reference) {
+        bail!("--profile times compiled code: add --backend cpu");
+    }
     let start = Instant::now();
     let mut timing_line = None;
     let outputs = match args.backend {
@@ -201,8 +210,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                     crate::compile_cmd::stage_times_text(&stages, total, exe.stats().cache_hit);
                 eprint!("{text}");
             }
-            let (outputs, timing) = runtime::run_repeated(&exe, &inputs, args.repeat.unwrap_or(0))
-                .map_err(|e| limit.runtime_error(e))?;
+            exe.set_profiling(args.profile);
+            let runs = args.repeat.unwrap_or(0);
+            let (outputs, timing) =
+                runtime::run_repeated(&exe, &inputs, runs).map_err(|e| limit.runtime_error(e))?;
+            if let Some(profile) = exe.take_profile() {
+                eprint!("{}", profile.table(runs.max(1) as u64));
+            }
             if args.repeat.is_some() {
                 timing_line = Some(timing.line(exe.stats()));
             }

@@ -173,3 +173,59 @@ fn time_passes_names_every_stage_in_order() {
         .collect();
     assert_eq!(warm, want_warm);
 }
+
+#[test]
+fn profile_lists_every_thunk_of_the_timed_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-profile");
+    let hloc = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+            .args([
+                "run",
+                "corpus/softmax/before_optimizations.hlo",
+                "--no-timing",
+            ])
+            .args(extra)
+            .current_dir(&root)
+            .env("HLOC_CACHE_DIR", &cache)
+            .output()
+            .expect("hloc runs");
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).expect("utf-8"),
+            String::from_utf8(out.stderr).expect("utf-8"),
+        )
+    };
+    let (plain, none) = hloc(&[]);
+    let (profiled, table) = hloc(&["--profile"]);
+    assert!(none.is_empty(), "{none}");
+    assert_eq!(plain, profiled);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines.first().map(|l| l.trim_start()),
+        Some("ms      %   calls  thunk (per run)")
+    );
+    assert!(
+        lines.last().is_some_and(|l| l.ends_with("  total")),
+        "{table}"
+    );
+    // Every kernel of the program appears once per run, and the shares add up.
+    let kernels = lines
+        .iter()
+        .filter(|l| l.contains("  kernel hloc_k"))
+        .count();
+    assert!(kernels >= 2, "{table}");
+    let shares: f64 = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|s| s.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        })
+        .sum();
+    assert!((shares - 100.0).abs() < 1.0, "{table}");
+    for l in &lines[1..lines.len() - 1] {
+        assert_eq!(l.split_whitespace().nth(2), Some("1"), "{table}");
+    }
+}

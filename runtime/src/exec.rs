@@ -366,8 +366,7 @@ fn run_one(
 /// Products below this many multiply-adds run single-threaded.
 const PARALLEL_MIN_FLOPS: usize = 1 << 18;
 
-/// Runs one GEMM per batch element (batch offsets in mixed radix over the batch dims),
-/// through faer's matmul: on x86-64 it dispatches to AVX-512 (or AVX2) microkernels at
+/// Runs one GEMM per batch element through faer's matmul: on x86-64 it dispatches to AVX-512 (or AVX2) microkernels at
 /// run time on stable Rust, where the `gemm` crate needs a nightly feature for AVX-512
 /// (measured on a 2048^3 f32 product: about twice as fast here).
 fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
@@ -381,34 +380,61 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
         return;
     }
     let count: usize = s.batch.iter().map(|b| b.0).product();
-    let par = if threads > 1 && s.m * s.n * s.k >= PARALLEL_MIN_FLOPS {
+    let big = s.m * s.n * s.k >= PARALLEL_MIN_FLOPS;
+    // Enough batch elements: one sequential product per thread at a time (no
+    // synchronization inside a product); else each product uses every thread.
+    if threads > 1 && count >= threads && big {
+        let ptrs = (lhs as usize, rhs as usize, out as usize);
+        (0..count).into_par_iter().for_each(|i| {
+            let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
+            // SAFETY: as in `gemm_one`; batch elements write disjoint parts of `out`.
+            unsafe { gemm_one(s, i, (l, r, o), faer::Par::Seq) };
+        });
+        return;
+    }
+    let par = if threads > 1 && big {
         faer::Par::rayon(threads)
     } else {
         faer::Par::Seq
     };
     for i in 0..count {
-        let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
-        for &(n, ls, rs, os) in s.batch.iter().rev() {
-            let j = (rest % n) as isize;
-            rest /= n;
-            lo += j * ls;
-            ro += j * rs;
-            oo += j * os;
-        }
-        // SAFETY: the buffers hold the dot's operands and result with the layouts the
-        // strides were computed from (checked by the thunk builder), so every element the
-        // views cover, at these batch offsets, lies inside its allocation; the result
-        // does not alias the operands (a fresh temporary) and nothing else touches it
-        // during the call.
-        let (a, b, c) = unsafe {
-            (
-                faer::MatRef::from_raw_parts(lhs.offset(lo), s.m, s.k, s.lhs.0, s.lhs.1),
-                faer::MatRef::from_raw_parts(rhs.offset(ro), s.k, s.n, s.rhs.0, s.rhs.1),
-                faer::MatMut::from_raw_parts_mut(out.offset(oo), s.m, s.n, s.out.0, s.out.1),
-            )
-        };
-        faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), par);
+        // SAFETY: as in `gemm_one`.
+        unsafe { gemm_one(s, i, (lhs, rhs, out), par) };
     }
+}
+
+/// The product of batch element `i` (batch offsets in mixed radix over the batch dims).
+///
+/// # Safety
+/// The pointers hold the dot's operands and result with the layouts `s`'s strides were
+/// computed from (checked by the thunk builder), so every element the views cover, at
+/// batch element `i`'s offsets, lies inside its allocation; the result does not alias
+/// the operands (a fresh temporary) and nothing else touches batch element `i`'s result
+/// during the call.
+unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
+    s: &GemmShape,
+    i: usize,
+    (lhs, rhs, out): (*const T, *const T, *mut T),
+    par: faer::Par,
+) {
+    let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
+    for &(n, ls, rs, os) in s.batch.iter().rev() {
+        let j = (rest % n) as isize;
+        rest /= n;
+        lo += j * ls;
+        ro += j * rs;
+        oo += j * os;
+    }
+    // SAFETY: the caller's contract: the views lie inside their allocations and the
+    // result is written by this call alone.
+    let (a, b, c) = unsafe {
+        (
+            faer::MatRef::from_raw_parts(lhs.offset(lo), s.m, s.k, s.lhs.0, s.lhs.1),
+            faer::MatRef::from_raw_parts(rhs.offset(ro), s.k, s.n, s.rhs.0, s.rhs.1),
+            faer::MatMut::from_raw_parts_mut(out.offset(oo), s.m, s.n, s.out.0, s.out.1),
+        )
+    };
+    faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), par);
 }
 
 /// The multiplicative identity of the GEMM element types.

@@ -36,7 +36,9 @@ impl Timing {
 /// Runs once to warm up, then `repeat` timed times; returns the last outputs and times.
 /// The arguments are put in the parameters' layouts once, before the runs, and the outputs
 /// become literals once, after them: a timed run is the executable's work alone (output
-/// allocation included), as a caller holding device buffers sees it.
+/// allocation included), as a caller holding device buffers sees it. With profiling on
+/// ([`Executable::set_profiling`]), the profile covers the timed runs (the warm-up when
+/// there are none).
 pub fn run_repeated(
     exe: &Executable,
     args: &[Literal],
@@ -44,6 +46,10 @@ pub fn run_repeated(
 ) -> Result<(Vec<Literal>, Timing), RuntimeError> {
     let prepared = exe.prepare(args)?;
     let mut raw = exe.run_prepared(&prepared)?;
+    if repeat > 0 {
+        // A profile covers the timed runs only.
+        let _ = exe.take_profile();
+    }
     let mut times = Vec::with_capacity(repeat);
     for _ in 0..repeat {
         let t = Instant::now();

@@ -191,8 +191,6 @@ static inline int64_t hloc_total_f64(double x) {
   memcpy(&b, &x, 8);
   return b ^ (int64_t)((uint64_t)(b >> 63) >> 1);
 }
-static inline float hloc_logistic_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline double hloc_logistic_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 /* Integers with HLO's semantics: wrapping arithmetic, x/0 = -1, x%0 = x, MIN/-1 = MIN,
    shifts by >= the width give 0 (or the sign fill), negative powers give 0. */

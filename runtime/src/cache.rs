@@ -53,14 +53,16 @@ pub fn keyed_source(source: &str, key: &str) -> String {
     format!("{source}\nconst char hloc_cache_key[] = \"{key}\";\n")
 }
 
-/// Loads the object for `source` with the kernels `kernels`, from the cache or by
-/// compiling it with `compiler`; returns it and whether it was a cache hit. Appends the
+/// Loads the object for `source` (the whole translation unit, whose hash is the key) with
+/// the kernels `kernels`, from the cache or by compiling `units` (the same kernels split
+/// into translation units, compiled in parallel) with `compiler`; returns it and whether it was a cache hit. Appends the
 /// wall time of each step to `times`: `cache-lookup` (the compiler's version, the key, the
 /// entry's existence), `cc` (on a miss: writing the source, compiling, renaming into
 /// place) and `load` (opening and checking the object; a corrupt entry's failed open
 /// included).
 pub fn load_or_build(
     source: &str,
+    units: &[String],
     kernels: &[String],
     dir: &Path,
     compiler: &str,
@@ -96,14 +98,26 @@ pub fn load_or_build(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     );
-    let src = dir.join(format!("{unique}.c"));
     let tmp = dir.join(format!("{unique}.so.tmp"));
-    std::fs::write(&src, keyed_source(source, &key)).map_err(|source| RuntimeError::Cache {
-        path: src.clone(),
-        source,
-    })?;
-    cc::compile(compiler, &src, &tmp)?;
-    let _ = std::fs::remove_file(&src);
+    let mut srcs = Vec::with_capacity(units.len());
+    for (i, unit) in units.iter().enumerate() {
+        let src = dir.join(format!("{unique}.{i}.c"));
+        // The first unit carries the key symbol.
+        let text = if i == 0 {
+            keyed_source(unit, &key)
+        } else {
+            unit.clone()
+        };
+        std::fs::write(&src, text).map_err(|source| RuntimeError::Cache {
+            path: src.clone(),
+            source,
+        })?;
+        srcs.push(src);
+    }
+    cc::compile(compiler, &srcs, &tmp)?;
+    for src in &srcs {
+        let _ = std::fs::remove_file(src);
+    }
     std::fs::rename(&tmp, &path).map_err(|source| RuntimeError::Cache {
         path: path.clone(),
         source,

@@ -1,8 +1,8 @@
-//! The system C compiler: its identity (for the cache key) and compiling one translation
-//! unit to a shared object.
+//! The system C compiler: its identity (for the cache key) and compiling a module's
+//! translation units to one shared object.
 
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use crate::error::RuntimeError;
 
@@ -15,9 +15,15 @@ pub fn compiler() -> String {
 }
 
 /// Flags of every compile: optimized for this machine, IEEE semantics kept (no
-/// `-ffast-math`), no `errno` from math functions so they can be inlined.
+/// `-ffast-math`), no `errno` from math functions so they can be inlined. `-O2` with the
+/// loop vectorizer (dynamic cost model) rather than `-O3`: the kernels run as fast
+/// (their loops are already shaped for vectors: local-array accumulators, tiles) and
+/// compile in about two thirds of the time (`-O3`'s loop versioning, unswitching and
+/// peeling of every gather loop cost the most).
 pub const FLAGS: &[&str] = &[
-    "-O3",
+    "-O2",
+    "-ftree-vectorize",
+    "-fvect-cost-model=dynamic",
     "-march=native",
     "-fno-math-errno",
     "-fPIC",
@@ -60,19 +66,62 @@ pub fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
-/// Compiles `src` (a C file) to the shared object `out`.
-pub fn compile(cc: &str, src: &Path, out: &Path) -> Result<(), RuntimeError> {
-    let result = Command::new(cc)
-        .args(FLAGS)
-        .arg("-o")
-        .arg(out)
-        .arg(src)
-        .arg("-lm")
-        .output()
-        .map_err(|e| RuntimeError::NoCompiler {
-            compiler: cc.to_string(),
-            reason: e.to_string(),
-        })?;
+/// Compiles the C files `srcs` (translation units of one module) to the shared object
+/// `out`: one file in one step; several each to an object file, all at once (one compiler
+/// process per file, so the machine's cores share the work), then linked.
+pub fn compile(cc: &str, srcs: &[PathBuf], out: &Path) -> Result<(), RuntimeError> {
+    if let [src] = srcs {
+        let mut cmd = Command::new(cc);
+        cmd.args(FLAGS).arg("-o").arg(out).arg(src).arg("-lm");
+        return finish(cc, cmd.output(), src);
+    }
+    let compile_flags: Vec<&str> = FLAGS.iter().copied().filter(|f| *f != "-shared").collect();
+    let objects: Vec<PathBuf> = srcs.iter().map(|s| s.with_extension("o")).collect();
+    let mut running = Vec::with_capacity(srcs.len());
+    for (src, obj) in srcs.iter().zip(&objects) {
+        let child = Command::new(cc)
+            .args(&compile_flags)
+            .arg("-c")
+            .arg("-o")
+            .arg(obj)
+            .arg(src)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        running.push((src, child));
+    }
+    let mut first_error = None;
+    for (src, child) in running {
+        let result = child.and_then(|c| c.wait_with_output());
+        if let Err(e) = finish(cc, result, src) {
+            first_error.get_or_insert(e);
+        }
+    }
+    let linked = match first_error {
+        Some(e) => Err(e),
+        None => {
+            let mut cmd = Command::new(cc);
+            cmd.args(FLAGS).arg("-o").arg(out).args(&objects).arg("-lm");
+            finish(cc, cmd.output(), &srcs[0])
+        }
+    };
+    for obj in &objects {
+        let _ = std::fs::remove_file(obj);
+    }
+    linked
+}
+
+/// The result of one compiler process: success, or the compiler's complaint naming the
+/// kernel it was in (the source `src` kept for the dump).
+fn finish(
+    cc: &str,
+    result: std::io::Result<std::process::Output>,
+    src: &Path,
+) -> Result<(), RuntimeError> {
+    let result = result.map_err(|e| RuntimeError::NoCompiler {
+        compiler: cc.to_string(),
+        reason: e.to_string(),
+    })?;
     if result.status.success() {
         return Ok(());
     }

@@ -264,6 +264,17 @@ pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, 
     compile_plan(plan, options, start)
 }
 
+/// Kernel C text per translation unit worth a compiler process of its own.
+const UNIT_MIN_BYTES: usize = 16 << 10;
+
+/// How many translation units to compile a module's kernels in: one per core, as long as
+/// each gets at least [`UNIT_MIN_BYTES`] of kernel code (small modules stay one unit).
+fn compile_jobs(source: &str) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let kernel_bytes = source.len().saturating_sub(codegen::c::PRELUDE.len());
+    cores.min(kernel_bytes / UNIT_MIN_BYTES).max(1)
+}
+
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
 /// compilation began, for [`Stats::compile_ms`].
 pub fn compile_plan(
@@ -284,8 +295,15 @@ pub fn compile_plan(
     let dir = cache::cache_dir(options.cache_dir.as_deref());
     let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
     let mut cache_times = Vec::new();
-    let (loaded, cache_hit) =
-        cache::load_or_build(&plan.source, &names, &dir, &compiler, &mut cache_times)?;
+    let units = codegen::c::translation_units(&plan.program.kernels, compile_jobs(&plan.source));
+    let (loaded, cache_hit) = cache::load_or_build(
+        &plan.source,
+        &units,
+        &names,
+        &dir,
+        &compiler,
+        &mut cache_times,
+    )?;
     for (name, time) in cache_times {
         stages.add(name, time);
     }

@@ -23,7 +23,7 @@ impl Timing {
     /// The exact line `hloc run --repeat N` prints after the outputs.
     pub fn line(&self, stats: &Stats) -> String {
         format!(
-            "time: median {:.3} ms, min {:.3} ms over {} runs; compile {:.1} ms (cache {})",
+            "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
             self.median_ms,
             self.min_ms,
             self.runs,

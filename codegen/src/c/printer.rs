@@ -555,3 +555,33 @@ pub fn translation_unit(kernels: &[Kernel]) -> String {
     }
     out
 }
+
+/// The kernels split into at most `n` translation units of about equal size, each with
+/// the prelude, so a C compiler can build them in parallel: the largest kernels first,
+/// each into the smallest unit so far; within a unit, kernels keep their order.
+pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<String> {
+    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
+    let n = n.clamp(1, kernels.len().max(1));
+    let mut by_size: Vec<usize> = (0..texts.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+    let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
+    for i in by_size {
+        if let Some(u) = units.iter_mut().min_by_key(|u| u.0) {
+            u.0 += texts[i].len();
+            u.1.push(i);
+        }
+    }
+    units
+        .into_iter()
+        .filter(|u| !u.1.is_empty() || n == 1)
+        .map(|(_, mut members)| {
+            members.sort_unstable();
+            let mut out = String::from(PRELUDE);
+            for i in members {
+                out.push('\n');
+                out.push_str(&texts[i]);
+            }
+            out
+        })
+        .collect()
+}

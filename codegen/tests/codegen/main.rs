@@ -2,5 +2,6 @@
 //! of every emitter, and the kernel IR verifier.
 
 mod golden;
+mod units;
 mod vecmath;
 mod verify;

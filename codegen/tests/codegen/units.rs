@@ -1,0 +1,46 @@
+//! Splitting a module's kernels into translation units for parallel compilation: every
+//! kernel lands in exactly one unit, after the prelude, in its original relative order.
+
+const MODULE: &str = r#"HloModule m
+ENTRY e {
+  p = f32[64,64] parameter(0)
+  a = f32[64,64] negate(p)
+  b = f32[64,64] exponential(a)
+  c = f32[64,64] tanh(b)
+  d = f32[64,64] add(c, p)
+  t = f32[64,64] transpose(d), dimensions={1,0}
+  ROOT r = (f32[64,64], f32[64,64], f32[64,64]) tuple(b, d, t)
+}
+"#;
+
+#[test]
+fn every_kernel_lands_in_one_unit_after_the_prelude() {
+    let m = hlo::parse_module(MODULE).expect("parse");
+    let p = codegen::thunk::build_program(&m).expect("codegen");
+    let names: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+    assert!(names.len() >= 4, "{names:?}");
+    assert_eq!(
+        codegen::c::translation_units(&p.kernels, 1),
+        vec![codegen::c::translation_unit(&p.kernels)]
+    );
+    for n in [2, 3, 64] {
+        let units = codegen::c::translation_units(&p.kernels, n);
+        assert_eq!(units.len(), n.min(names.len()));
+        for unit in &units {
+            assert!(unit.starts_with(codegen::c::PRELUDE));
+            // Kernels keep their relative order inside a unit.
+            let at: Vec<usize> = names
+                .iter()
+                .filter_map(|k| unit.find(&format!("void {k}(")))
+                .collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        }
+        for k in &names {
+            let defined = units
+                .iter()
+                .filter(|u| u.contains(&format!("void {k}(")))
+                .count();
+            assert_eq!(defined, 1, "{k} in {n} units");
+        }
+    }
+}

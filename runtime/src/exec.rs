@@ -148,25 +148,50 @@ pub fn run_thunks(p: &Program, env: &Env<'_>, mem: &mut [Memory<'_>]) -> Result<
 }
 
 /// Copies the bytes of `src[i]` into `dst[i]` for every `i`, reading all before writing
-/// any (the sources may be destinations too).
+/// any (the sources may be destinations too). Without such overlap (a loop's state and
+/// its body's results live apart), each copy goes straight from source to destination.
 fn copy_all(
     p: &Program,
     src: &[usize],
     dst: &[usize],
     mem: &mut [Memory<'_>],
 ) -> Result<(), RuntimeError> {
+    let alloc = |b: usize| p.buffers[b].allocation;
+    // In order, copy `i` may write what a later copy `j` reads: then stage all reads.
+    let writes = |i: usize| alloc(src[i]) != alloc(dst[i]);
+    let overlap = (0..dst.len())
+        .any(|i| writes(i) && src[i + 1..].iter().any(|&s| alloc(s) == alloc(dst[i])));
+    if !overlap {
+        for (&s, &d) in src.iter().zip(dst) {
+            copy_one(p, s, d, mem)?;
+        }
+        return Ok(());
+    }
     let data: Vec<Vec<u8>> = src
         .iter()
-        .map(|&b| {
-            mem[p.buffers[b].allocation]
-                .bytes(p.buffers[b].bytes as usize)
-                .to_vec()
-        })
+        .map(|&b| mem[alloc(b)].bytes(p.buffers[b].bytes as usize).to_vec())
         .collect();
     for (&d, bytes) in dst.iter().zip(data) {
-        mem[p.buffers[d].allocation].write(&bytes)?;
+        mem[alloc(d)].write(&bytes)?;
     }
     Ok(())
+}
+
+/// Copies buffer `s`'s bytes into buffer `d` (nothing when they share an allocation).
+fn copy_one(p: &Program, s: usize, d: usize, mem: &mut [Memory<'_>]) -> Result<(), RuntimeError> {
+    let (sa, da) = (p.buffers[s].allocation, p.buffers[d].allocation);
+    if sa == da {
+        return Ok(());
+    }
+    let n = p.buffers[s].bytes as usize;
+    let (from, to) = if sa < da {
+        let (lo, hi) = mem.split_at_mut(da);
+        (&lo[sa], &mut hi[0])
+    } else {
+        let (lo, hi) = mem.split_at_mut(sa);
+        (&hi[0], &mut lo[da])
+    };
+    to.write(from.bytes(n))
 }
 
 /// The first `n` bytes of buffer `b`.
@@ -352,8 +377,13 @@ fn run_one(
         Thunk::Copy { src, dst, bytes } => {
             let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
             if *bytes > 0 && s != d {
-                let data = mem[s].bytes(*bytes as usize).to_vec();
-                mem[d].write(&data)?;
+                let (lo, hi) = mem.split_at_mut(s.max(d));
+                let (from, to) = if s < d {
+                    (&lo[s], &mut hi[0])
+                } else {
+                    (&hi[0], &mut lo[d])
+                };
+                to.write(from.bytes(*bytes as usize))?;
             }
         }
         Thunk::While { .. } | Thunk::Conditional { .. } => {

@@ -47,6 +47,37 @@ fn strides(shape: &hlo::Shape) -> Option<Vec<isize>> {
     Some(st)
 }
 
+/// Free dimensions `free` of an operand (extents `dims`, strides `st`) and their result
+/// dimensions `out` (result extents `od`, strides `os`) as one matrix dimension:
+/// `(extent, operand stride, result stride)`. Several free dimensions merge when each
+/// steps over the next one whole in both the operand and the result (row-major among
+/// themselves, as JAX's `x @ w` on a batch of rows gives).
+fn merged(
+    free: &[usize],
+    dims: &[i64],
+    st: &[isize],
+    out: &[usize],
+    od: &[i64],
+    os: &[isize],
+) -> Option<(usize, isize, isize)> {
+    let (Some(&last), Some(&last_out)) = (free.last(), out.last()) else {
+        return Some((1, 0, 0));
+    };
+    let mut extent = 1usize;
+    for (i, (&d, &o)) in free.iter().zip(out).enumerate() {
+        extent = extent.checked_mul(usize::try_from(dims[d]).ok()?)?;
+        if let (Some(&next), Some(&next_out)) = (free.get(i + 1), out.get(i + 1)) {
+            let whole = |s: &[isize], x: usize, n: i64, y: usize| {
+                isize::try_from(n).ok().and_then(|n| n.checked_mul(s[y])) == Some(s[x])
+            };
+            if !whole(st, d, dims[next], next) || !whole(os, o, od[next_out], next_out) {
+                return None;
+            }
+        }
+    }
+    Some((extent, st[last], os[last_out]))
+}
+
 /// The GEMM form of dot `id`, if it has one.
 pub fn gemm_shape(module: &Module, comp: CompId, id: InstrId) -> Option<GemmShape> {
     let c = module.computation(comp);
@@ -74,7 +105,7 @@ pub fn gemm_shape(module: &Module, comp: CompId, id: InstrId) -> Option<GemmShap
     };
     let lfree = free(lr, &dn.lhs_batch_dims, dn.lhs_contracting_dims[0]);
     let rfree = free(rr, &dn.rhs_batch_dims, dn.rhs_contracting_dims[0]);
-    if lfree.len() > 1 || rfree.len() > 1 || dn.lhs_batch_dims.len() != dn.rhs_batch_dims.len() {
+    if dn.lhs_batch_dims.len() != dn.rhs_batch_dims.len() {
         return None;
     }
     let (ls, rs, os) = (
@@ -98,15 +129,10 @@ pub fn gemm_shape(module: &Module, comp: CompId, id: InstrId) -> Option<GemmShap
         idx(dn.rhs_contracting_dims[0])?,
     );
     let k = usize::try_from(ld[lk]).ok()?;
-    let (m, lm, om) = match lfree.first() {
-        Some(&d) => (usize::try_from(ld[d]).ok()?, ls[d], os[nb]),
-        None => (1, 0, 0),
-    };
-    let on_index = nb + lfree.len();
-    let (n, rn, on) = match rfree.first() {
-        Some(&d) => (usize::try_from(rd[d]).ok()?, rs[d], os[on_index]),
-        None => (1, 0, 0),
-    };
+    let lout: Vec<usize> = (nb..nb + lfree.len()).collect();
+    let rout: Vec<usize> = (nb + lfree.len()..od.len()).collect();
+    let (m, lm, om) = merged(&lfree, ld, &ls, &lout, od, &os)?;
+    let (n, rn, on) = merged(&rfree, rd, &rs, &rout, od, &os)?;
     Some(GemmShape {
         ty,
         m,

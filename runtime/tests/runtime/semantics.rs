@@ -364,3 +364,48 @@ fn width_changing_bitcast_convert_reads_the_same_bytes() {
     let outs = exe.run(&args).expect("run");
     runtime::check_reference(&m, &args, &outs).expect("matches");
 }
+
+/// A loop whose body returns its state permuted (and one element passed through): the
+/// state copies must read every result before writing any.
+const ROTATING_LOOP: &str = r#"
+HloModule m
+cond {
+  s = (s32[], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[4] get-tuple-element(s), index=1
+  b = f32[4] get-tuple-element(s), index=2
+  c = f32[4] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  two = f32[] constant(2)
+  t = f32[4] broadcast(two), dimensions={}
+  ct = f32[4] multiply(c, t)
+  ROOT r = (s32[], f32[4], f32[4], f32[4]) tuple(j, b, ct, a)
+}
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  c = f32[4] parameter(2)
+  z = s32[] constant(0)
+  init = (s32[], f32[4], f32[4], f32[4]) tuple(z, a, b, c)
+  ROOT w = (s32[], f32[4], f32[4], f32[4]) while(init), condition=cond, body=body
+}"#;
+
+#[test]
+fn while_state_rotates_through_its_copies() {
+    let f = |v: [f32; 4]| lit(ElementType::F32, ArrayData::F32(v.to_vec()));
+    check(
+        ROTATING_LOOP,
+        &[
+            f([1.0, 2.0, 3.0, 4.0]),
+            f([10.0, 20.0, 30.0, 40.0]),
+            f([100.0, 200.0, 300.0, 400.0]),
+        ],
+    );
+}

@@ -1,0 +1,82 @@
+//! Differential test of dots as library GEMMs: several free dimensions on either side
+//! (merged into one matrix dimension when the layouts allow, else a loop kernel), batch
+//! dimensions, non-default layouts and f64, compiled and compared with the reference
+//! evaluator.
+
+use std::path::Path;
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+fn check(text: &str, failures: &mut Vec<String>) {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-dots")),
+        ..CompileOptions::default()
+    };
+    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let entry = m.entry();
+    let args: Vec<Literal> = (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry.parameter(n).expect("parameter");
+            hlo_eval::random::random_literal(entry.instr(id).shape(), 3, n as u64, 1 << 24)
+                .expect("random input")
+        })
+        .collect();
+    let result = runtime::compile(&m, &options)
+        .map_err(|e| e.to_string())
+        .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
+        .and_then(|outs| runtime::check_reference(&m, &args, &outs));
+    if let Err(e) = result {
+        failures.push(format!("{e}\n{text}"));
+    }
+}
+
+#[test]
+fn dots_with_several_free_dimensions_match_the_reference_evaluator() {
+    // (lhs, rhs, result, dimension numbers)
+    let cases = [
+        (
+            "f32[2,8,32]{2,1,0}",
+            "f32[32,64]{1,0}",
+            "f32[2,8,64]{2,1,0}",
+            "lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+        ),
+        (
+            "f32[2,8,32]{2,0,1}",
+            "f32[32,64]{1,0}",
+            "f32[2,8,64]{2,1,0}",
+            "lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+        ),
+        (
+            "f64[3,5,16]{2,1,0}",
+            "f64[16,4,6]{2,1,0}",
+            "f64[3,5,4,6]{3,2,1,0}",
+            "lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+        ),
+        (
+            "f32[4,3,5,16]{3,2,1,0}",
+            "f32[4,16,7]{2,1,0}",
+            "f32[4,3,5,7]{3,2,1,0}",
+            "lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+        ),
+        (
+            "f32[2,8,32]{2,1,0}",
+            "f32[32,64]{0,1}",
+            "f32[2,8,64]{1,0,2}",
+            "lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (l, r, o, dn) in cases {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  a = {l} parameter(0)\n  b = {r} parameter(1)\n  ROOT d = {o} dot(a, b), {dn}\n}}\n"
+        );
+        check(&text, &mut failures);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -264,15 +264,21 @@ pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, 
     compile_plan(plan, options, start)
 }
 
-/// Kernel C text per translation unit worth a compiler process of its own.
-const UNIT_MIN_BYTES: usize = 16 << 10;
+/// Kernel C text per translation unit worth a compiler process of its own (a vectorized
+/// loop with inlined transcendentals of this size takes the compiler ~25 ms).
+const UNIT_MIN_BYTES: usize = 2 << 10;
+/// Most translation units (compiler processes) per module.
+const MAX_UNITS: usize = 8;
 
-/// How many translation units to compile a module's kernels in: one per core, as long as
-/// each gets at least [`UNIT_MIN_BYTES`] of kernel code (small modules stay one unit).
+/// How many translation units to compile a module's kernels in: one per core (at most
+/// [`MAX_UNITS`]), as long as each gets at least [`UNIT_MIN_BYTES`] of kernel code.
 fn compile_jobs(source: &str) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let kernel_bytes = source.len().saturating_sub(codegen::c::PRELUDE.len());
-    cores.min(kernel_bytes / UNIT_MIN_BYTES).max(1)
+    cores
+        .min(MAX_UNITS)
+        .min(kernel_bytes / UNIT_MIN_BYTES)
+        .max(1)
 }
 
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the

@@ -39,13 +39,6 @@ enum Fallback {
 /// Partial accumulators of a reduction's innermost loop.
 const LANES: i64 = 16;
 
-/// An internal error for an impossible empty chunk.
-fn unreachable_empty() -> Result<Value, CodegenError> {
-    Err(CodegenError::Internal(
-        "an empty chunk of partial accumulators".into(),
-    ))
-}
-
 /// The zero of a type.
 fn zero(ty: ScalarType) -> Value {
     let c = if ty.is_float() {

@@ -146,7 +146,8 @@ impl Builder<'_> {
     /// range variable `r` (XLA reassociates reductions too), kept in a local array so the
     /// C compiler turns each chunk into vector code: lane `k` starts with the element at
     /// `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the lanes combine
-    /// pairwise into the accumulator, then the remaining elements follow in order. Only
+    /// by halving (lane `k` with lane `k + 8`, then `k + 4`, ...) into the accumulator, then
+    /// the remaining elements follow in order. Only
     /// for a single accumulator whose reducer is one associative and commutative op
     /// (`hlo::ir::reducer`) of a type of 32 bits or more, an unguarded access, and at least
     /// two chunks; `None` otherwise.
@@ -247,26 +248,41 @@ impl Builder<'_> {
                     body: step,
                 }],
             });
-            // Pairwise: (l0 . l1) . (l2 . l3), ..., then into the accumulator.
-            let mut vals: Vec<Value> = (0..LANES)
-                .map(|j| Value::LocalLoad {
+            // Halving: lane k combines with lane k + half for half = LANES/2, ..., 1 (each
+            // step a loop the C compiler vectorizes), then lane 0 into the accumulator.
+            let mut half = LANES / 2;
+            while half >= 1 {
+                let h = self.new_range(Interval::new(0, half - 1));
+                let mut step = Vec::new();
+                let at = |off: Expr| Value::LocalLoad {
                     local: lanes,
-                    offset: Expr::constant(j),
+                    offset: off,
                     ty: *ty,
-                })
-                .collect();
-            while vals.len() > 1 {
-                let mut next = Vec::with_capacity(vals.len().div_ceil(2));
-                for pair in vals.chunks(2) {
-                    next.push(match pair {
-                        [a, b] => self.combine(red, a.clone(), b.clone(), &mut body)?,
-                        [a] => a.clone(),
-                        _ => unreachable_empty()?,
-                    });
-                }
-                vals = next;
+                };
+                let v = self.combine(
+                    red,
+                    at(Expr::var(h)),
+                    at(Expr::var(h) + Expr::constant(half)),
+                    &mut step,
+                )?;
+                step.push(Stmt::LocalStore {
+                    local: lanes,
+                    offset: Expr::var(h),
+                    value: v,
+                });
+                body.push(Stmt::Loop {
+                    var: h,
+                    lo: 0,
+                    hi: half - 1,
+                    body: step,
+                });
+                half /= 2;
             }
-            let total = vals.remove(0);
+            let total = Value::LocalLoad {
+                local: lanes,
+                offset: Expr::constant(0),
+                ty: *ty,
+            };
             let v = self.combine(red, Value::Var(*acc, *ty), total, &mut body)?;
             body.push(Stmt::Assign {
                 var: *acc,

@@ -18,6 +18,7 @@ use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
 mod contraction;
 mod precision;
 mod reduction;
+mod reinterpret;
 
 use precision::reduce_precision;
 
@@ -650,6 +651,10 @@ impl Builder<'_> {
             }
             Opcode::BitcastConvert => {
                 let ty = self.elem_type(comp, id)?;
+                let from = self.elem_type(comp, instr.operands()[0])?;
+                if from.byte_width() != ty.byte_width() {
+                    return self.reinterpret_width(comp, id, (from, ty), index, guarded, out);
+                }
                 let a = self
                     .plain_operand((comp, id), &g, 0, index, guarded, out)?
                     .remove(0);

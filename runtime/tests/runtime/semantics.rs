@@ -365,6 +365,35 @@ fn width_changing_bitcast_convert_reads_the_same_bytes() {
     runtime::check_reference(&m, &args, &outs).expect("matches");
 }
 
+/// Width-changing bitcast-converts inside one fusion (narrow to wide through a reshape,
+/// wide to narrow, then a same-width float reinterpretation), computed elementally.
+const FUSED_REINTERPRETS: &str = r#"
+HloModule m
+ENTRY e {
+  p = u32[3,4]{1,0} parameter(0)
+  r = u32[6,2]{1,0} reshape(p)
+  w = u64[6]{0} bitcast-convert(r)
+  one = u64[] constant(1)
+  b = u64[6]{0} broadcast(one), dimensions={}
+  a = u64[6]{0} add(w, b)
+  n = u16[6,4]{1,0} bitcast-convert(a)
+  h = f16[6,4]{1,0} bitcast-convert(n)
+  f = f32[6,4]{1,0} convert(h)
+  x = f32[3,8]{1,0} reshape(f)
+  ROOT t = (f32[3,8]{1,0}, u64[6]{0}) tuple(x, a)
+}"#;
+
+#[test]
+fn width_changing_bitcast_converts_fuse() {
+    let m = hlo::parse_module(FUSED_REINTERPRETS).expect("parse");
+    let exe = runtime::compile(&m, &options()).expect("compile");
+    // One fusion computes both results (no unfused fallback).
+    assert!(exe.stats().kernels <= 2, "{:?}", exe.stats());
+    let args = random_args(&m);
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).expect("matches");
+}
+
 /// A loop whose body returns its state permuted (and one element passed through): the
 /// state copies must read every result before writing any.
 const ROTATING_LOOP: &str = r#"

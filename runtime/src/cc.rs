@@ -31,8 +31,26 @@ pub const FLAGS: &[&str] = &[
     "-std=gnu11",
 ];
 
-/// `cc --version`'s first line (part of the cache key).
+/// `cc --version`'s first line (part of the cache key), asked once per compiler command
+/// and process.
 pub fn version(cc: &str) -> Result<String, RuntimeError> {
+    static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    if let Some(v) = SEEN
+        .lock()
+        .ok()
+        .and_then(|seen| seen.iter().find(|(c, _)| c == cc).map(|(_, v)| v.clone()))
+    {
+        return Ok(v);
+    }
+    let v = ask_version(cc)?;
+    if let Ok(mut seen) = SEEN.lock() {
+        seen.push((cc.to_string(), v.clone()));
+    }
+    Ok(v)
+}
+
+/// Runs `cc --version` and keeps its first line.
+fn ask_version(cc: &str) -> Result<String, RuntimeError> {
     let out = Command::new(cc)
         .arg("--version")
         .output()

@@ -24,7 +24,8 @@ on these machines: compare ratios from one run only.
 
 --scaled builds the realistic-size programs of the brief with JAX (16M-element
 elementwise, 4096^2 row and column reductions and transpose, softmax rows, a 2048^3 f32
-GEMM, a transformer block at sequence 512) into a temporary directory and times those.
+GEMM, a transformer block at sequence 512, a ResNet 3x3 convolution in NHWC and a strided
+one in NCHW) into a temporary directory and times those.
 """
 
 import argparse
@@ -170,6 +171,13 @@ def scaled_programs():
         ("transformer_block_s512", attention_block,
          (n(512, d), n(d, d) * 0.05, n(d, d) * 0.05, n(d, d) * 0.05, n(d, d) * 0.05,
           n(d, 4 * d) * 0.05, n(4 * d, d) * 0.05, n(d))),
+        # A ResNet 3x3 convolution in NHWC, and a strided one in JAX's default NCHW/OIHW.
+        ("conv_resnet_nhwc", lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+         (n(8, 56, 56, 64), n(3, 3, 64, 64) * 0.05)),
+        ("conv_nchw_stride2", lambda x, w: jax.lax.conv_general_dilated(
+            x, w, (2, 2), ((1, 1), (1, 1))),
+         (n(8, 64, 28, 28), n(128, 64, 3, 3) * 0.05)),
     ]
 
 

@@ -6,6 +6,7 @@ pub mod batchnorm_expander;
 pub mod call_inliner;
 pub mod conditional_simplifier;
 pub mod constant_folding;
+pub mod conv_to_gemm;
 pub mod copy_insertion;
 pub mod cse;
 pub mod dce;
@@ -29,6 +30,7 @@ pub use batchnorm_expander::BatchNormExpander;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
+pub use conv_to_gemm::ConvToGemm;
 pub use copy_insertion::CopyInsertion;
 pub use cse::Cse;
 pub use dce::Dce;
@@ -66,6 +68,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(WhileLoopConstantSinking),
         Box::new(TransposeFolding),
         Box::new(DotDecomposer),
+        Box::new(ConvToGemm::default()),
         Box::new(BatchNormExpander),
         Box::new(TreeReductionRewriter::default()),
         Box::new(ReshapeMover),

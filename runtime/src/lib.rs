@@ -188,6 +188,15 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
+    if options.fuse {
+        // For the CPU: large convolutions become im2col patches and one GEMM.
+        let mut ctx = PassContext::new();
+        hlo::pass::Pipeline::new("cpu")
+            .with(hlo_transforms::ConvToGemm::default())
+            .run_in(&mut m, &mut ctx)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("pass", ctx.stats());
+    }
     let mut program = None;
     if options.fuse {
         let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;

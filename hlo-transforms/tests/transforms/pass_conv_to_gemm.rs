@@ -1,0 +1,423 @@
+//! `conv-to-gemm` checked against the evaluator: many convolutions (NHWC, NCHW and
+//! scrambled `dim_labels`, 1-D to 3-D, windows 1 to 5, strides, asymmetric and negative
+//! padding, both dilations, weight-gradient-like windows, f32 and f64) evaluate alike
+//! before and after the rewrite, and the convolutions it must leave alone stay unchanged.
+
+use hlo::pass::{Pass, PassContext, Pipeline};
+use hlo::{Literal, Module, Opcode};
+use hlo_eval::{random::random_literal, tolerance};
+use hlo_transforms::ConvToGemm;
+
+/// One spatial dimension of a convolution: input size, window size, stride, padding
+/// low/high, lhs dilation, rhs dilation.
+type Spatial = (i64, i64, i64, i64, i64, i64, i64);
+
+/// One convolution to build.
+#[derive(Clone, Debug)]
+struct Case {
+    ty: &'static str,
+    batch: i64,
+    in_features: i64,
+    out_features: i64,
+    dims: Vec<Spatial>,
+    /// Labels of the input, kernel and output: permutations of `b f 0 1 ..`, `i o 0 1 ..`,
+    /// `b f 0 1 ..` (each a string of the operand's rank).
+    labels: [String; 3],
+}
+
+fn out_size(d: &Spatial) -> i64 {
+    let &(n, k, s, lo, hi, ld, rd) = d;
+    let padded = (n - 1) * ld + 1 + lo + hi;
+    let ext = (k - 1) * rd + 1;
+    if padded < ext {
+        0
+    } else {
+        (padded - ext) / s + 1
+    }
+}
+
+/// The dims of an operand labelled `labels`, `size` giving each label's size.
+fn shape(ty: &str, labels: &str, size: impl Fn(char) -> i64) -> String {
+    let d: Vec<String> = labels.chars().map(|c| size(c).to_string()).collect();
+    format!("{ty}[{}]", d.join(","))
+}
+
+impl Case {
+    fn text(&self) -> String {
+        let n = self.dims.len();
+        let spatial = |c: char| c.to_digit(10).map(|j| &self.dims[j as usize]);
+        let input = shape(self.ty, &self.labels[0], |c| match c {
+            'b' => self.batch,
+            'f' => self.in_features,
+            _ => spatial(c).unwrap().0,
+        });
+        let kernel = shape(self.ty, &self.labels[1], |c| match c {
+            'i' => self.in_features,
+            'o' => self.out_features,
+            _ => spatial(c).unwrap().1,
+        });
+        let output = shape(self.ty, &self.labels[2], |c| match c {
+            'b' => self.batch,
+            'f' => self.out_features,
+            _ => out_size(spatial(c).unwrap()),
+        });
+        let join =
+            |f: &dyn Fn(&Spatial) -> String| self.dims.iter().map(f).collect::<Vec<_>>().join("x");
+        let window = if n == 0 {
+            String::new()
+        } else {
+            format!(
+                "window={{size={} stride={} pad={} lhs_dilate={} rhs_dilate={}}}, ",
+                join(&|d| d.1.to_string()),
+                join(&|d| d.2.to_string()),
+                join(&|d| format!("{}_{}", d.3, d.4)),
+                join(&|d| d.5.to_string()),
+                join(&|d| d.6.to_string()),
+            )
+        };
+        format!(
+            "HloModule conv
+ENTRY e {{
+  x = {input} parameter(0)
+  k = {kernel} parameter(1)
+  ROOT c = {output} convolution(x, k), {window}dim_labels={}_{}->{}
+}}
+",
+            self.labels[0], self.labels[1], self.labels[2]
+        )
+    }
+}
+
+/// A tiny deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn pick<T: Clone>(&mut self, v: &[T]) -> T {
+        v[(self.next() % v.len() as u64) as usize].clone()
+    }
+
+    fn shuffle(&mut self, s: &str) -> String {
+        let mut c: Vec<char> = s.chars().collect();
+        for i in (1..c.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            c.swap(i, j);
+        }
+        c.into_iter().collect()
+    }
+}
+
+fn digits(n: usize) -> String {
+    (0..n).map(|j| char::from(b'0' + j as u8)).collect()
+}
+
+fn nhwc(n: usize) -> [String; 3] {
+    let d = digits(n);
+    [format!("b{d}f"), format!("{d}io"), format!("b{d}f")]
+}
+
+fn nchw(n: usize) -> [String; 3] {
+    let d = digits(n);
+    [format!("bf{d}"), format!("oi{d}"), format!("bf{d}")]
+}
+
+/// The hand-picked cases the brief names, then random ones.
+fn cases() -> Vec<Case> {
+    let f = |n, k, s, lo, hi, rd| (n, k, s, lo, hi, 1, rd);
+    let mut out = Vec::new();
+    for ty in ["f32", "f64"] {
+        for labels in [nhwc(2), nchw(2)] {
+            for &(k, s, lo, hi, rd) in &[
+                (1, 1, 0, 0, 1),
+                (1, 2, 0, 0, 1),
+                (3, 1, 1, 1, 1),
+                (3, 2, 1, 1, 1),
+                (3, 2, 0, 1, 1),
+                (3, 1, 2, 0, 2),
+                (5, 1, 2, 2, 1),
+                (5, 2, 1, 2, 2),
+            ] {
+                for batch in [1, 2] {
+                    out.push(Case {
+                        ty,
+                        batch,
+                        in_features: 3,
+                        out_features: 4,
+                        dims: vec![f(7, k, s, lo, hi, rd), f(9, k, s, hi, lo, 1)],
+                        labels: labels.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let mut rng = Rng(17);
+    while out.len() < 200 {
+        let n = rng.pick(&[1usize, 2, 2, 2, 3]);
+        let dims: Vec<_> = (0..n)
+            .map(|_| {
+                let size = rng.pick(&[1, 2, 5, 7, 9]);
+                let k = rng.pick(&[1, 2, 3, 5]);
+                // Sometimes a window as large as the input (as weight gradients have).
+                let k = if rng.next().is_multiple_of(6) {
+                    size
+                } else {
+                    k
+                };
+                (
+                    size,
+                    k,
+                    rng.pick(&[1, 1, 2, 3]),
+                    rng.pick(&[0, 0, 1, 2, -1]),
+                    rng.pick(&[0, 0, 1, 3, -1]),
+                    rng.pick(&[1, 1, 1, 2]),
+                    rng.pick(&[1, 1, 2]),
+                )
+            })
+            .collect();
+        let labels = match rng.next() % 4 {
+            0 => nhwc(n),
+            1 => nchw(n),
+            _ => {
+                let d = digits(n);
+                [
+                    rng.shuffle(&format!("bf{d}")),
+                    rng.shuffle(&format!("io{d}")),
+                    rng.shuffle(&format!("bf{d}")),
+                ]
+            }
+        };
+        let case = Case {
+            ty: rng.pick(&["f32", "f64"]),
+            batch: rng.pick(&[1, 2, 3]),
+            in_features: rng.pick(&[1, 2, 3]),
+            out_features: rng.pick(&[1, 2, 5]),
+            dims,
+            labels,
+        };
+        if case.dims.iter().all(|d| out_size(d) > 0) {
+            out.push(case);
+        }
+    }
+    out
+}
+
+fn run_pass(m: &Module, pass: ConvToGemm) -> (Module, bool) {
+    let mut after = m.clone();
+    let mut p = Pipeline::new("one");
+    p.add(Box::new(pass));
+    let mut ctx = PassContext::new();
+    ctx.set_verifier(hlo::pass::verify::verify_hook());
+    let changed = p.run_in(&mut after, &mut ctx).unwrap();
+    (after, changed)
+}
+
+fn eval(m: &Module, args: &[Literal]) -> hlo::literal::ArrayLiteral {
+    match hlo_eval::evaluate(m, args).unwrap() {
+        Literal::Array(a) => a,
+        other => panic!("expected an array, got {other:?}"),
+    }
+}
+
+fn args(m: &Module, seed: u64) -> Vec<Literal> {
+    let e = m.entry();
+    e.parameters()
+        .iter()
+        .enumerate()
+        .map(|(n, &id)| random_literal(e.instr(id).shape(), seed, n as u64, 1 << 24).unwrap())
+        .collect()
+}
+
+fn has_conv(m: &Module) -> bool {
+    m.entry()
+        .instructions()
+        .any(|(_, i)| i.opcode() == Opcode::Convolution)
+}
+
+#[test]
+fn rewritten_convolutions_evaluate_alike() {
+    let all = cases();
+    let (mut lhs_dilated, mut by_output) = (0, 0);
+    for (seed, case) in all.iter().enumerate() {
+        let text = case.text();
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        hlo::pass::verify::verify(&m).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        let printed = hlo::print_module(&after);
+        assert!(changed && !has_conv(&after), "{text}\n{printed}");
+        assert!(printed.contains(" dot("), "{text}\n{printed}");
+        let a = args(&m, seed as u64);
+        let (want, got) = (eval(&m, &a), eval(&after, &a));
+        let cmp = tolerance::compare(&got, &want);
+        assert!(cmp.matches, "{cmp:?}\n{text}\n{printed}");
+        lhs_dilated += usize::from(case.dims.iter().any(|d| d.5 > 1));
+        by_output += usize::from(case.dims.iter().any(|d| out_size(d) < d.1));
+    }
+    assert!(all.len() >= 200);
+    assert!(
+        lhs_dilated >= 20 && by_output >= 20,
+        "{lhs_dilated} {by_output}"
+    );
+}
+
+#[test]
+fn the_dot_is_in_gemm_form() {
+    // One contracting dimension, the lhs's last and the rhs's first after the batch; at
+    // most one batch dimension, the first of both; row-major operands: a form the CPU
+    // backend runs as a GEMM. All three forms occur.
+    let mut forms = [0usize; 3];
+    for case in cases() {
+        let m = hlo::parse_module(&case.text()).unwrap();
+        let (after, _) = run_pass(&m, ConvToGemm::always());
+        let e = after.entry();
+        let (_, dot) = e
+            .instructions()
+            .find(|(_, i)| i.opcode() == Opcode::Dot)
+            .unwrap();
+        let dn = dot.dot_dimension_numbers();
+        let (l, r) = (
+            e.instr(dot.operands()[0]).shape(),
+            e.instr(dot.operands()[1]).shape(),
+        );
+        let nb = dn.lhs_batch_dims.len();
+        assert!(
+            nb <= 1
+                && dn.lhs_batch_dims == dn.rhs_batch_dims
+                && dn.lhs_batch_dims.iter().all(|&b| b == 0)
+        );
+        assert_eq!((l.rank(), r.rank()), (nb + 2, nb + 2));
+        assert_eq!(dn.lhs_contracting_dims, vec![nb as i64 + 1]);
+        assert_eq!(dn.rhs_contracting_dims, vec![nb as i64]);
+        let plain = e.instr(dot.operands()[0]).opcode() != Opcode::Parameter
+            && r.dims()[1] == case.out_features
+            && nb == 0;
+        forms[if nb == 1 {
+            2
+        } else if plain {
+            0
+        } else {
+            1
+        }] += 1;
+    }
+    eprintln!("plain, kernel-first, batched: {forms:?}");
+    assert!(forms.iter().all(|&n| n >= 10), "{forms:?}");
+}
+
+#[test]
+fn convolutions_it_must_not_touch_stay() {
+    let keep = [
+        // Feature groups (depthwise).
+        "x = f32[2,7,7,4] parameter(0)
+  k = f32[3,3,1,4] parameter(1)
+  ROOT c = f32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4",
+        // Batch groups.
+        "x = f32[4,7,7,2] parameter(0)
+  k = f32[3,3,2,4] parameter(1)
+  ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2",
+        // f16 and bf16: not GEMM types.
+        "x = f16[2,7,7,4] parameter(0)
+  k = f16[3,3,4,4] parameter(1)
+  ROOT c = f16[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        "x = bf16[2,7,7,4] parameter(0)
+  k = bf16[3,3,4,4] parameter(1)
+  ROOT c = f32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        // Integers.
+        "x = s32[2,7,7,4] parameter(0)
+  k = s32[3,3,4,4] parameter(1)
+  ROOT c = s32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f",
+        // Window reversal.
+        "x = f32[2,7,7,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  ROOT c = f32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f",
+    ];
+    for body in keep {
+        let text = format!("HloModule m\nENTRY e {{\n  {body}\n}}\n");
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        hlo::pass::verify::verify(&m).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        assert!(!changed, "{text}");
+        assert_eq!(hlo::print_module(&after), hlo::print_module(&m));
+    }
+}
+
+#[test]
+fn convolutions_inside_fusions_stay() {
+    let text = "HloModule m
+fused {
+  x = f32[2,7,7,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  ROOT c = f32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+ENTRY e {
+  x = f32[2,7,7,4] parameter(0)
+  k = f32[3,3,4,4] parameter(1)
+  ROOT f = f32[2,7,7,4] fusion(x, k), kind=kOutput, calls=fused
+}
+";
+    let m = hlo::parse_module(text).unwrap();
+    let (_, changed) = run_pass(&m, ConvToGemm::always());
+    assert!(!changed);
+}
+
+#[test]
+fn the_default_limits_keep_only_tiny_convolutions_direct() {
+    // 81 multiply-adds: the direct loop nest is faster.
+    let tiny = "HloModule m
+ENTRY e {
+  x = f32[1,3,3,1] parameter(0)
+  k = f32[3,3,1,1] parameter(1)
+  ROOT c = f32[1,3,3,1] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}
+";
+    let m = hlo::parse_module(tiny).unwrap();
+    let (_, changed) = run_pass(&m, ConvToGemm::default());
+    assert!(!changed);
+    // The corpus's conv_batchnorm size (73,728 multiply-adds) and a ResNet layer are
+    // rewritten.
+    for (x, k) in [
+        ("f32[2,8,8,8]", "f32[3,3,8,8]"),
+        ("f32[8,56,56,64]", "f32[3,3,64,64]"),
+    ] {
+        let text = tiny.replace("f32[1,3,3,1]", x).replace("f32[3,3,1,1]", k);
+        let m = hlo::parse_module(&text).unwrap();
+        let (after, changed) = run_pass(&m, ConvToGemm::default());
+        assert!(changed && !has_conv(&after), "{text}");
+    }
+}
+
+#[test]
+fn without_input_transposes_a_batch_between_spatial_dimensions_stays() {
+    // Cut by output (a window as large as the input), the batch between the spatial
+    // dimensions: no transpose-free form exists, and cutting by window takes too many
+    // slices.
+    let text = "HloModule m
+ENTRY e {
+  x = f32[12,2,12,3] parameter(0)
+  k = f32[12,12,3,4] parameter(1)
+  ROOT c = f32[2,1,1,4] convolution(x, k), window={size=12x12}, dim_labels=0b1f_01io->b01f
+}
+";
+    let m = hlo::parse_module(text).unwrap();
+    let few = ConvToGemm {
+        max_slices: 100,
+        ..ConvToGemm::default()
+    };
+    let (_, changed) = run_pass(&m, few.clone());
+    assert!(!changed);
+    let (after, changed) = run_pass(
+        &m,
+        ConvToGemm {
+            transpose_input: true,
+            ..few
+        },
+    );
+    assert!(changed && !has_conv(&after));
+    let a = args(&m, 3);
+    assert!(tolerance::compare(&eval(&after, &a), &eval(&m, &a)).matches);
+}

@@ -1,9 +1,11 @@
 //! One run of an executable without needless copies: arguments are prepared once in the
 //! parameters' physical layouts (a row-major literal is borrowed, not copied), kernels read
 //! them in place, temporaries come from a pool kept between runs (no page faults after the
-//! first run), and each output allocation is moved out once, never copied twice.
+//! first run), and each output allocation is moved out once, never copied twice; outputs
+//! the caller has dropped come back as spare memory for later runs' outputs (a caching
+//! allocator's effect: no fresh pages to fault in for every run).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use codegen::thunk::AllocationKind;
 use hlo::Literal;
@@ -20,16 +22,56 @@ pub struct Prepared<'a> {
 }
 
 /// The outputs of a run in their physical layouts ([`Executable::run_prepared`]); turned into
-/// literals by [`Executable::literals`].
+/// literals by [`Executable::literals`]. Dropped, their memory returns to the executable
+/// (if it still exists) for later runs.
 pub struct RawOutputs {
     bufs: Vec<Vec<u64>>,
+    spare: Weak<Spare>,
 }
 
-/// What an executable keeps between runs: the temporaries' pool and, when profiling,
-/// the per-thunk times.
+impl Drop for RawOutputs {
+    fn drop(&mut self) {
+        if let Some(spare) = self.spare.upgrade() {
+            spare.give(std::mem::take(&mut self.bufs));
+        }
+    }
+}
+
+/// Memory of dropped outputs, kept for the next runs' outputs (at most [`MAX_SPARE`]
+/// blocks).
+#[derive(Default)]
+struct Spare(Mutex<Vec<Vec<u64>>>);
+
+/// Most spare blocks an executable keeps.
+const MAX_SPARE: usize = 16;
+
+impl Spare {
+    fn give(&self, bufs: Vec<Vec<u64>>) {
+        if let Ok(mut s) = self.0.lock() {
+            for b in bufs {
+                if s.len() < MAX_SPARE && !b.is_empty() {
+                    s.push(b);
+                }
+            }
+        }
+    }
+
+    /// The smallest spare block of at least `words` words.
+    fn take(&self, words: usize) -> Option<Vec<u64>> {
+        let mut s = self.0.lock().ok()?;
+        let i = (0..s.len())
+            .filter(|&i| s[i].len() >= words)
+            .min_by_key(|&i| s[i].len())?;
+        Some(s.swap_remove(i))
+    }
+}
+
+/// What an executable keeps between runs: the temporaries' pool, spare output memory and,
+/// when profiling, the per-thunk times.
 #[derive(Default)]
 pub(crate) struct RunState {
     pool: TempPool,
+    spare: Arc<Spare>,
     profile: Mutex<Option<Profile>>,
 }
 
@@ -38,14 +80,17 @@ pub(crate) struct RunState {
 struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
 
 impl TempPool {
-    /// The pooled memory of allocation `a` if it has at least `bytes`, else fresh memory.
-    fn take(&self, a: usize, bytes: u64) -> Memory<'static> {
+    /// The pooled memory of allocation `a` if it has at least `bytes`, else a spare block,
+    /// else fresh memory.
+    fn take(&self, a: usize, bytes: u64, spare: &Spare) -> Memory<'static> {
         let words = (bytes as usize).div_ceil(8).max(1);
         let pooled = self
             .0
             .lock()
             .ok()
-            .and_then(|mut p| p.get_mut(a).and_then(Option::take));
+            .and_then(|mut p| p.get_mut(a).and_then(Option::take))
+            .filter(|v| v.len() >= words)
+            .or_else(|| spare.take(words));
         match pooled {
             Some(mut v) if v.len() >= words => {
                 // Poison reused memory in debug builds: a kernel that reads a temporary
@@ -131,7 +176,7 @@ impl Executable {
                     Some(words) => Memory::Borrowed(exec::word_bytes(words)),
                     None => return Err(RuntimeError::Internal("constant without data".into())),
                 },
-                AllocationKind::Temp => self.run_state.pool.take(i, a.bytes),
+                AllocationKind::Temp => self.run_state.pool.take(i, a.bytes, &self.run_state.spare),
             });
         }
         let mut profile = self
@@ -174,7 +219,10 @@ impl Executable {
                 }
             }
         }
-        Ok(RawOutputs { bufs })
+        Ok(RawOutputs {
+            bufs,
+            spare: Arc::downgrade(&self.run_state.spare),
+        })
     }
 
     /// The outputs of a run as literals, the root's leaves in flattened tuple order.

@@ -108,6 +108,8 @@ pub fn run(args: FuseArgs) -> Result<ExitCode> {
         eprintln!("{e}");
         return Ok(ExitCode::from(1));
     }
+    // The printed module is one XLA reads back: every array with a layout.
+    hlo::ir::edit::default_missing_layouts(&mut module);
     let report = fusion::FusionReport::build(&module, &log);
     match args.explain.as_deref() {
         Some("-") => eprint!("{}", report.to_text()),

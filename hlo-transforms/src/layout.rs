@@ -19,7 +19,7 @@
 //! itself), transpose (to the result's layout).
 
 use hlo::attrs::{AttrName, AttrValue};
-use hlo::ir::edit::{self, NameGen};
+use hlo::ir::edit::{self, default_layouts, NameGen};
 use hlo::ir::{Computation, InstrId, Instruction, Module};
 use hlo::pass::{Pass, PassError};
 use hlo::shape::{Layout, Shape};
@@ -32,24 +32,6 @@ pub struct LayoutAssignment;
 /// The layout-normalization pass.
 #[derive(Debug, Default)]
 pub struct LayoutNormalization;
-
-/// Gives every array without a layout the default one; true when something changed.
-fn default_layouts(s: &mut Shape) -> bool {
-    match s {
-        Shape::Tuple(t) => t.iter_mut().fold(false, |c, e| default_layouts(e) | c),
-        // Scalars keep no layout (XLA prints `f32[]`; `f32[]{}` does not parse back).
-        Shape::Array(_)
-            if s.layout().is_none()
-                && s.rank() > 0
-                && s.element_type().is_some_and(|t| t.is_array_type()) =>
-        {
-            let r = s.rank();
-            s.set_layout(Some(Layout::row_major(r)));
-            true
-        }
-        Shape::Array(_) => false,
-    }
-}
 
 fn layout_of(s: &Shape) -> Option<Vec<i64>> {
     s.layout().map(|l| l.minor_to_major.clone())

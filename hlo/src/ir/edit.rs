@@ -253,3 +253,36 @@ pub fn clone_body_into(
     }
     map[&callee.root]
 }
+
+/// Gives every array shape without a layout the default descending one (`{rank-1, ..., 0}`),
+/// in every computation of the module; scalars keep none (XLA prints `f32[]`). XLA's
+/// compiler requires a layout on every array of a module it reads after layout
+/// assignment (a fused module is one). Returns whether anything changed.
+pub fn default_missing_layouts(module: &mut Module) -> bool {
+    let mut changed = false;
+    for comp in &mut module.computations {
+        for id in comp.instruction_ids().to_vec() {
+            changed |= default_layouts(comp.instr_mut(id).shape_mut());
+        }
+    }
+    changed
+}
+
+/// Gives `s` (and every element of a tuple) the default layout where it has none; true
+/// when something changed.
+pub fn default_layouts(s: &mut crate::shape::Shape) -> bool {
+    use crate::shape::{Layout, Shape};
+    match s {
+        Shape::Tuple(t) => t.iter_mut().fold(false, |c, e| default_layouts(e) | c),
+        Shape::Array(_)
+            if s.layout().is_none()
+                && s.rank() > 0
+                && s.element_type().is_some_and(|t| t.is_array_type()) =>
+        {
+            let r = s.rank();
+            s.set_layout(Some(Layout::row_major(r)));
+            true
+        }
+        Shape::Array(_) => false,
+    }
+}

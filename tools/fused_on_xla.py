@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Does XLA itself accept and run the modules `hloc fuse` writes? Per corpus program.
+
+Run by hand (never by the test suite); needs JAX from PyPI (see tools/bench_vs_xla.py):
+
+    cargo build --release -p hloc
+    /tmp/jaxenv/bin/python tools/fused_on_xla.py [--target cpu|h100] [NAME ...]
+
+For every program of corpus/MANIFEST.tsv it runs
+
+    hloc fuse corpus/NAME/before_optimizations.hlo --target TARGET > OUT/NAME.fused.hlo
+
+then has XLA:CPU parse that text (hlo_module_from_text), compile it and run it on the
+recorded inputs (corpus/NAME/inputs.npz), and compares every output with XLA's recorded
+outputs of the original program (corpus/NAME/outputs.npz) with the corpus tolerance:
+floats rtol 1e-3 / atol 1e-5, bf16 and f16 2e-2, f8 kinds 1e-1, integers and pred exact
+(NaN equal to NaN). Prints one row per program (stage reached and the first mismatch) and
+the count that pass every stage (issue 16's bar: XLA parses, compiles and runs fused.hlo and
+matches).
+
+Caveat: JAX's Python API compiles only StableHLO, so the text goes HLO -> MLIR -> HLO, and
+that round trip drops the layouts of nested computations and the fusions' backend configs:
+XLA's own after_optimizations.hlo modules abort the same way on several programs (e.g. pad,
+while_loop). Each program runs in a process of its own so an abort only fails that row.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_vs_xla as bx  # noqa: E402  (sets up JAX and the LAPACK kernels)
+
+import jax  # noqa: E402
+from jax._src.lib import xla_client as xc  # noqa: E402
+
+
+def tolerance(dtype):
+    """(rtol, atol) of a result dtype, None for exact comparison."""
+    name = np.dtype(dtype).name
+    if name in ("float32", "float64", "complex64", "complex128"):
+        return 1e-3, 1e-5
+    if name in ("float16", "bfloat16"):
+        return 2e-2, 2e-2
+    if name.startswith("float8"):
+        return 1e-1, 1e-1
+    return None
+
+
+def compare(got, want):
+    """None when `got` matches `want`, else a description of the first difference."""
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {got.shape} vs {want.shape}"
+    tol = tolerance(want.dtype)
+    if tol is None:
+        g = got.view(want.dtype) if got.dtype.itemsize == want.dtype.itemsize else got
+        bad = np.flatnonzero(g.reshape(-1) != want.reshape(-1))
+    else:
+        g = got.astype(np.complex128 if np.iscomplexobj(want) else np.float64).reshape(-1)
+        w = want.astype(np.complex128 if np.iscomplexobj(want) else np.float64).reshape(-1)
+        both_nan = np.isnan(g) & np.isnan(w)
+        with np.errstate(invalid="ignore"):
+            close = (g == w) | (np.abs(g - w) <= tol[1] + tol[0] * np.abs(w))
+        bad = np.flatnonzero(~(close | both_nan))
+    if bad.size:
+        i = int(bad[0])
+        return f"element {i}: {got.reshape(-1)[i]} vs {want.reshape(-1)[i]} ({bad.size} differ)"
+    return None
+
+
+def leaves(x):
+    """The flattened outputs of an executable's result."""
+    if isinstance(x, (list, tuple)):
+        out = []
+        for e in x:
+            out.extend(leaves(e))
+        return out
+    return [x]
+
+
+def run_on_xla(text, args):
+    """Outputs of XLA:CPU compiling and running module `text` on `args`; raises on failure."""
+    backend = jax.extend.backend.get_backend("cpu")
+    mod = xc.hlo.hlo_module_from_text(text)
+    comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
+    mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
+    devs = backend.devices()[:1]
+    exe = backend.compile_and_load(mlir, xc.DeviceList(tuple(devs)), xc.CompileOptions())
+    bufs = [jax.device_put(a, devs[0]) for a in args]
+    return [np.asarray(o) for o in leaves(exe.execute(bufs))]
+
+
+def check_one(hloc, corpus, target, out, name):
+    """(stage, detail) of one program: `ok` when XLA runs the fused module and matches."""
+    src = os.path.join(corpus, name, "before_optimizations.hlo")
+    p = subprocess.run([hloc, "fuse", src, "--target", target], capture_output=True, text=True)
+    if p.returncode != 0:
+        return "hloc fuse", p.stderr.strip()[:100]
+    with open(os.path.join(out, f"{name}.fused.hlo"), "w") as fh:
+        fh.write(p.stdout)
+    args = bx.load_inputs(os.path.join(corpus, name, "inputs.npz"), open(src).read())
+    try:
+        got = run_on_xla(p.stdout, args)
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
+        return "xla", f"{type(e).__name__}: {msg}"
+    with np.load(os.path.join(corpus, name, "outputs.npz")) as z:
+        want = [z[f"out{i}"] for i in range(len(z.files))]
+    if len(got) != len(want):
+        return "outputs", f"{len(got)} outputs, XLA recorded {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        d = compare(g, w)
+        if d:
+            return "outputs", f"out{i}: {d}"
+    return "ok", f"{len(got)} outputs match"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--hloc", default=os.path.join(bx.ROOT, "target/release/hloc"))
+    ap.add_argument("--corpus", default=os.path.join(bx.ROOT, "corpus"))
+    ap.add_argument("--target", default="cpu")
+    ap.add_argument("--out", help="keep the fused modules here (default: a temporary directory)")
+    ap.add_argument("--single", help=argparse.SUPPRESS)
+    ap.add_argument("names", nargs="*")
+    a = ap.parse_args()
+    out = a.out or tempfile.mkdtemp(prefix="hloc-fused-")
+    os.makedirs(out, exist_ok=True)
+    if a.single:
+        stage, detail = check_one(a.hloc, a.corpus, a.target, out, a.single)
+        print(f"RESULT\t{stage}\t{detail}")
+        return 0
+    names = a.names or [
+        line.split("\t")[0]
+        for line in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]
+    ]
+    passed = 0
+    print(f"{'program':32} {'stage':10} detail")
+    for name in names:
+        # One process per program: XLA aborts the process on a module it cannot handle.
+        p = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--single", name, "--hloc", a.hloc,
+             "--corpus", a.corpus, "--target", a.target, "--out", out],
+            capture_output=True, text=True)
+        row = [l for l in p.stdout.splitlines() if l.startswith("RESULT\t")]
+        if row:
+            _, stage, detail = row[-1].split("\t", 2)
+        else:
+            check = [l for l in p.stderr.splitlines() if "Check failed" in l or "Error" in l]
+            stage, detail = "xla abort", (check[0].strip() if check else f"exit {p.returncode}")[:120]
+        passed += stage == "ok"
+        print(f"{name:32} {stage:10} {detail}")
+    print(f"{passed} of {len(names)} fused modules parse, compile, run and match on XLA:CPU "
+          f"(modules in {out})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -74,6 +74,18 @@ impl CompInfo {
             if has_control && ops::is_fusible(class) {
                 class = OpClass::Unfusible;
             }
+            // A bitcast-convert between types of different widths folds a dimension into
+            // wider elements (or out of them): XLA's fusion emitters index only same-width
+            // ones (its indexing aborts on a fused one), and unfused it is a free alias.
+            let width = |s: &hlo::Shape| s.element_type().and_then(|t| t.byte_width());
+            if instr.opcode() == Opcode::BitcastConvert
+                && instr
+                    .operands()
+                    .first()
+                    .is_some_and(|&o| width(c.instr(o).shape()) != width(instr.shape()))
+            {
+                class = OpClass::Unfusible;
+            }
             let reads = module
                 .instr_ref(comp, id)
                 .map(|r| reads_per_element(module, &r, elements))

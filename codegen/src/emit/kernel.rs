@@ -157,6 +157,68 @@ pub(super) fn store_outputs(
     Ok(())
 }
 
+/// Most copies of an innermost loop that unswitching may make.
+const MAX_UNSWITCHED_LOOPS: usize = 32;
+
+/// `for var in [0, hi] { body }`, with every `if` at the top of the body whose guard does
+/// not depend on the loop moved outside it (the loop copied into each branch), so the
+/// innermost loop runs straight-line code the C compiler vectorizes (a concatenate or
+/// pad chooses its operand once per row, not per element). At most `budget` loops.
+fn unswitch(var: Var, hi: i64, body: Vec<Stmt>, budget: &mut usize) -> Vec<Stmt> {
+    let invariant = |g: &kir::Guard| {
+        g.conds.iter().all(|(e, _, _)| {
+            e.variables()
+                .iter()
+                .all(|v| *v != var && v.kind != affine::VarKind::Runtime)
+        })
+    };
+    let at = body.iter().position(|st| match st {
+        Stmt::If { guard, .. } => invariant(guard),
+        _ => false,
+    });
+    let Some(at) = at.filter(|_| *budget >= 2) else {
+        return vec![Stmt::Loop {
+            var,
+            lo: 0,
+            hi,
+            body,
+        }];
+    };
+    let mut pre = body;
+    let mut post = pre.split_off(at);
+    let (guard, then_body, else_body) = match post.remove(0) {
+        Stmt::If {
+            guard,
+            body,
+            else_body,
+        } => (guard, body, else_body),
+        other => {
+            pre.push(other);
+            pre.extend(post);
+            return vec![Stmt::Loop {
+                var,
+                lo: 0,
+                hi,
+                body: pre,
+            }];
+        }
+    };
+    *budget -= 1;
+    let branch = |mid: Vec<Stmt>, budget: &mut usize| {
+        let mut b = pre.clone();
+        b.extend(mid);
+        b.extend(post.iter().cloned());
+        unswitch(var, hi, b, budget)
+    };
+    let then_loops = branch(then_body, budget);
+    let else_loops = branch(else_body, budget);
+    vec![Stmt::If {
+        guard,
+        body: then_loops,
+        else_body: else_loops,
+    }]
+}
+
 /// Wraps a kernel's per-element `body` in loops over `dims` in physical `order` (most
 /// major first): the most-major dimension is the grid's block variable, the others loops
 /// inside a block. Adds the kernel's comment (`title`, then the maps it was built from)
@@ -173,13 +235,19 @@ pub(super) fn finish(
         Some((&first, rest)) => (Some(Var::dim(first as u32)), rest.to_vec()),
         None => (None, vec![]),
     };
-    for &d in inner.iter().rev() {
-        body = vec![Stmt::Loop {
-            var: Var::dim(d as u32),
-            lo: 0,
-            hi: dims[d] - 1,
-            body,
-        }];
+    for (i, &d) in inner.iter().enumerate().rev() {
+        let var = Var::dim(d as u32);
+        body = if i + 1 == inner.len() {
+            let mut budget = MAX_UNSWITCHED_LOOPS;
+            unswitch(var, dims[d] - 1, body, &mut budget)
+        } else {
+            vec![Stmt::Loop {
+                var,
+                lo: 0,
+                hi: dims[d] - 1,
+                body,
+            }]
+        };
     }
     let grid = block_var.map(|v| (v, dims[v.index as usize]));
     finish_grid(b, name, title, body, grid)

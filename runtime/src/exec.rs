@@ -418,8 +418,23 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
         (0..count).into_par_iter().for_each(|i| {
             let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
             // SAFETY: as in `gemm_one`; batch elements write disjoint parts of `out`.
-            unsafe { gemm_one(s, i, (l, r, o), faer::Par::Seq) };
+            unsafe { gemm_one(s, i, (l, r, o), (0, s.m), faer::Par::Seq) };
         });
+        return;
+    }
+    // A tall product (many rows, few columns): row blocks, one sequential product per
+    // thread (each reads all of the small right-hand side, no synchronization inside).
+    if threads > 1 && big && s.m >= TALL_ROWS_PER_THREAD * threads && s.m >= 4 * s.n {
+        let ptrs = (lhs as usize, rhs as usize, out as usize);
+        let parts = threads * 2;
+        for i in 0..count {
+            (0..parts).into_par_iter().for_each(|j| {
+                let rows = (s.m * j / parts, s.m * (j + 1) / parts);
+                let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
+                // SAFETY: as in `gemm_one`; the row ranges are disjoint.
+                unsafe { gemm_one(s, i, (l, r, o), rows, faer::Par::Seq) };
+            });
+        }
         return;
     }
     let par = if threads > 1 && big {
@@ -429,11 +444,15 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
     };
     for i in 0..count {
         // SAFETY: as in `gemm_one`.
-        unsafe { gemm_one(s, i, (lhs, rhs, out), par) };
+        unsafe { gemm_one(s, i, (lhs, rhs, out), (0, s.m), par) };
     }
 }
 
-/// The product of batch element `i` (batch offsets in mixed radix over the batch dims).
+/// Rows per thread from which a tall product is split by rows.
+const TALL_ROWS_PER_THREAD: usize = 1024;
+
+/// Rows `[m0, m1)` of the product of batch element `i` (batch offsets in mixed radix over
+/// the batch dims).
 ///
 /// # Safety
 /// The pointers hold the dot's operands and result with the layouts `s`'s strides were
@@ -445,6 +464,7 @@ unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
     s: &GemmShape,
     i: usize,
     (lhs, rhs, out): (*const T, *const T, *mut T),
+    (m0, m1): (usize, usize),
     par: faer::Par,
 ) {
     let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
@@ -459,9 +479,21 @@ unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
     // result is written by this call alone.
     let (a, b, c) = unsafe {
         (
-            faer::MatRef::from_raw_parts(lhs.offset(lo), s.m, s.k, s.lhs.0, s.lhs.1),
+            faer::MatRef::from_raw_parts(
+                lhs.offset(lo + m0 as isize * s.lhs.0),
+                m1 - m0,
+                s.k,
+                s.lhs.0,
+                s.lhs.1,
+            ),
             faer::MatRef::from_raw_parts(rhs.offset(ro), s.k, s.n, s.rhs.0, s.rhs.1),
-            faer::MatMut::from_raw_parts_mut(out.offset(oo), s.m, s.n, s.out.0, s.out.1),
+            faer::MatMut::from_raw_parts_mut(
+                out.offset(oo + m0 as isize * s.out.0),
+                m1 - m0,
+                s.n,
+                s.out.0,
+                s.out.1,
+            ),
         )
     };
     faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), par);

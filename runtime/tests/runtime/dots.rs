@@ -1,6 +1,6 @@
 //! Differential test of dots as library GEMMs: several free dimensions on either side
 //! (merged into one matrix dimension when the layouts allow, else a loop kernel), batch
-//! dimensions, non-default layouts and f64, compiled and compared with the reference
+//! dimensions, non-default layouts, f64 and a tall product split by rows, compiled and compared with the reference
 //! evaluator.
 
 use std::path::Path;
@@ -64,6 +64,13 @@ fn dots_with_several_free_dimensions_match_the_reference_evaluator() {
             "f32[32,64]{0,1}",
             "f32[2,8,64]{1,0,2}",
             "lhs_contracting_dims={2}, rhs_contracting_dims={0}",
+        ),
+        // Tall (split by rows across threads), an odd row count.
+        (
+            "f32[4099,48]{1,0}",
+            "f32[48,40]{1,0}",
+            "f32[4099,40]{1,0}",
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}",
         ),
     ];
     let mut failures = Vec::new();

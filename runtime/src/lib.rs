@@ -2,9 +2,9 @@
 //!
 //! [`compile`] runs the default target-independent pass pipeline of `hlo-transforms`,
 //! generates one kernel per instruction (fusions included) with `codegen`, prints them as
-//! one C translation unit, compiles it with the system `cc` (`-O3 -march=native
-//! -fno-math-errno`, never `-ffast-math`), caches the shared object by content hash and
-//! loads it. [`Executable::run`] executes the thunk sequence on a rayon pool.
+//! C translation units, compiles them in parallel with the system `cc` (`-O2
+//! -ftree-vectorize -march=native -fno-math-errno`, never `-ffast-math`), caches the
+//! shared object by content hash and loads it. [`Executable::run`] executes the thunk sequence on a rayon pool.
 //!
 //! ```no_run
 //! let m = hlo::parse_module("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}").unwrap();

@@ -3,9 +3,9 @@
 //!
 //! Each function is `static inline`, maps `float` to `float` (`hloc_v*_f32`; f16, bf16
 //! and f8 compute in f32 and use them too) or `double` to `double` (`hloc_v*_f64`), calls
-//! nothing from libm (`fma`, `fmaf` and `fabs` are instructions under the runtime's
-//! `-O3 -march=native -fno-math-errno`) and has no branch on data: ranges are clamped,
-//! special cases chosen by selects on bit masks (`hloc_vm_sel_*`; a C `?:` whose arm
+//! nothing from libm (`fma`, `fmaf` and `fabs` are instructions under the runtime's `-O2
+//! -ftree-vectorize -march=native -fno-math-errno`) and has no branch on data: ranges are
+//! clamped, special cases chosen by selects on bit masks (`hloc_vm_sel_*`; a C `?:` whose arm
 //! computes would be moved under a branch, which gcc cannot vectorize without
 //! `-fno-trapping-math`). So a kernel loop over them vectorizes (AVX2 and AVX-512 both; a
 //! test checks it with gcc).

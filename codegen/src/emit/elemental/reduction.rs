@@ -146,7 +146,7 @@ impl Builder<'_> {
     /// range variable `r` (XLA reassociates reductions too), kept in a local array so the
     /// C compiler turns each chunk into vector code: lane `k` starts with the element at
     /// `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the lanes combine
-    /// by halving (lane `k` with lane `k + 8`, then `k + 4`, ...) into the accumulator, then
+    /// by halving (lane `k` with lane `k + 16`, then `k + 8`, ...) into the accumulator, then
     /// the remaining elements follow in order. Only
     /// for a single accumulator whose reducer is one associative and commutative op
     /// (`hlo::ir::reducer`) of a type of 32 bits or more, an unguarded access, and at least

@@ -1,33 +1,11 @@
 //! Differential test of dots as library GEMMs: several free dimensions on either side
 //! (merged into one matrix dimension when the layouts allow, else a loop kernel), batch
-//! dimensions, non-default layouts, f64 and a tall product split by rows, compiled and compared with the reference
-//! evaluator.
-
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
+//! dimensions, non-default layouts, f64 and a tall product split by rows, compiled and
+//! compared with the reference evaluator.
 
 fn check(text: &str, failures: &mut Vec<String>) {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-dots")),
-        ..CompileOptions::default()
-    };
-    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let entry = m.entry();
-    let args: Vec<Literal> = (0..entry.parameters().len())
-        .map(|n| {
-            let id = entry.parameter(n).expect("parameter");
-            hlo_eval::random::random_literal(entry.instr(id).shape(), 3, n as u64, 1 << 24)
-                .expect("random input")
-        })
-        .collect();
-    let result = runtime::compile(&m, &options)
-        .map_err(|e| e.to_string())
-        .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-        .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-    if let Err(e) = result {
-        failures.push(format!("{e}\n{text}"));
+    if let Err(e) = super::differential::compiled_matches(text, "hloc-cache-dots", 3) {
+        failures.push(e);
     }
 }
 

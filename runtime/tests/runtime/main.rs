@@ -3,6 +3,7 @@
 //! semantics corner cases run compiled.
 
 mod corpus;
+mod differential;
 mod dots;
 mod library;
 mod random_modules;

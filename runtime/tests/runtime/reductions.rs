@@ -4,11 +4,6 @@
 //! kind (sum, product, max, integer min, logical or, variadic argmax) and an
 //! elementwise epilogue, each compiled and compared with the reference evaluator.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
 const REDUCERS: &str = r#"
 sum {
   a = TY[] parameter(0)
@@ -86,22 +81,8 @@ ENTRY e {
 "#;
 
 fn check(text: &str, seed: u64, failures: &mut Vec<String>) {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-reductions")),
-        ..CompileOptions::default()
-    };
-    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let entry = m.entry();
-    let id = entry.parameter(0).expect("parameter");
-    let arg = hlo_eval::random::random_literal(entry.instr(id).shape(), seed, 0, 1 << 24)
-        .expect("random input");
-    let args: Vec<Literal> = vec![arg];
-    let result = runtime::compile(&m, &options)
-        .map_err(|e| e.to_string())
-        .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-        .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-    if let Err(e) = result {
-        failures.push(format!("{e}\n{text}"));
+    if let Err(e) = super::differential::compiled_matches(text, "hloc-cache-reductions", seed) {
+        failures.push(e);
     }
 }
 

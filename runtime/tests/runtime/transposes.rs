@@ -3,28 +3,9 @@
 //! non-default layouts and a fused elementwise consumer, compiled and compared with the
 //! reference evaluator.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
 fn check(text: &str, failures: &mut Vec<String>) {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-transposes")),
-        ..CompileOptions::default()
-    };
-    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let entry = m.entry();
-    let id = entry.parameter(0).expect("parameter");
-    let arg = hlo_eval::random::random_literal(entry.instr(id).shape(), 7, 0, 1 << 24)
-        .expect("random input");
-    let args: Vec<Literal> = vec![arg];
-    let result = runtime::compile(&m, &options)
-        .map_err(|e| e.to_string())
-        .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-        .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-    if let Err(e) = result {
-        failures.push(format!("{e}\n{text}"));
+    if let Err(e) = super::differential::compiled_matches(text, "hloc-cache-transposes", 7) {
+        failures.push(e);
     }
 }
 

@@ -215,7 +215,7 @@ impl Builder<'_> {
                 let rows: Vec<Vec<Applied>> = (0..ROWS)
                     .map(|u| {
                         let at = Expr::var(g) * Expr::constant(ROWS) + Expr::constant(iv.lo + u);
-                        self.substitute(&access, r, at)
+                        access.iter().map(|a| self.at_range(a, r, at)).collect()
                     })
                     .collect();
                 let step = self.tile_step(comp, id, red, &locals, t, &rows)?;
@@ -303,22 +303,6 @@ impl Builder<'_> {
             });
         }
         Ok(step)
-    }
-
-    /// `access` with range variable `r` replaced by `at` (indices simplified).
-    fn substitute(&self, access: &[Applied], r: Var, at: Expr) -> Vec<Applied> {
-        access
-            .iter()
-            .map(|a| Applied {
-                index: a
-                    .index
-                    .iter()
-                    .map(|x| self.simplify(x.substitute(&mut |v| (v == r).then_some(at))))
-                    .collect(),
-                guard: Guard::default(),
-                ranges: vec![],
-            })
-            .collect()
     }
 
     /// The reducer computation of reduce `id`.

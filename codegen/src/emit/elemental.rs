@@ -63,6 +63,20 @@ pub struct Applied {
 }
 
 impl Builder<'_> {
+    /// `a` at one value of its range variable `r`: `r` replaced by `at` in the index
+    /// (simplified), unguarded, with no range left (one element of a reduction's range).
+    pub(crate) fn at_range(&self, a: &Applied, r: Var, at: Expr) -> Applied {
+        Applied {
+            index: a
+                .index
+                .iter()
+                .map(|x| self.simplify(x.substitute(&mut |v| (v == r).then_some(at))))
+                .collect(),
+            guard: Guard::default(),
+            ranges: vec![],
+        }
+    }
+
     fn elem_type(&self, comp: CompId, id: InstrId) -> Result<ScalarType, CodegenError> {
         let instr = self.module.computation(comp).instr(id);
         let et = instr.shape().element_type().ok_or_else(|| {

@@ -179,15 +179,6 @@ impl Builder<'_> {
         if chunks < 2 {
             return Ok(None);
         }
-        let at = |b: &Self, e: Expr| Applied {
-            index: access
-                .index
-                .iter()
-                .map(|x| b.simplify(x.substitute(&mut |v| (v == r).then_some(e))))
-                .collect(),
-            guard: Guard::default(),
-            ranges: vec![],
-        };
         let module = self.module;
         let operand = module.computation(comp).instr(id).operands()[0];
         let name = module.computation(comp).instr(id).name().to_string();
@@ -204,7 +195,7 @@ impl Builder<'_> {
             // The first chunk initializes the lanes.
             let mut first = Vec::new();
             self.memo.push(Default::default());
-            let a = at(self, Expr::var(k) + Expr::constant(iv.lo));
+            let a = self.at_range(access, r, Expr::var(k) + Expr::constant(iv.lo));
             let v = self.value(comp, operand, &a.index, false, &mut first);
             self.memo.pop();
             first.push(Stmt::LocalStore {
@@ -227,7 +218,7 @@ impl Builder<'_> {
                 value: lane(k),
             });
             let e = Expr::var(s) * Expr::constant(LANES) + Expr::var(k) + Expr::constant(iv.lo);
-            let a = at(self, e);
+            let a = self.at_range(access, r, e);
             self.memo.push(Default::default());
             let res = self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step);
             self.memo.pop();

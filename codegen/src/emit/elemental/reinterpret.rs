@@ -89,12 +89,8 @@ impl Builder<'_> {
         let k = i64::from(tw / fw);
         let mut acc: Option<Value> = None;
         for j in 0..k {
-            let at: Vec<Expr> = a
-                .index
-                .iter()
-                .map(|e| self.simplify(e.substitute(&mut |v| (v == *r).then(|| Expr::constant(j)))))
-                .collect();
-            let part = self.value(comp, operand, &at, guarded, out)?;
+            let at = self.at_range(&a, *r, Expr::constant(j));
+            let part = self.value(comp, operand, &at.index, guarded, out)?;
             let bits = as_bits(part, fw).ok_or_else(unsupported)?;
             let widened = Value::Convert(Box::new(bits), tu);
             let shifted = if j == 0 {

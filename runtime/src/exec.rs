@@ -180,15 +180,24 @@ fn copy_all(
 /// Copies buffer `s`'s bytes into buffer `d` (nothing when they share an allocation).
 fn copy_one(p: &Program, s: usize, d: usize, mem: &mut [Memory<'_>]) -> Result<(), RuntimeError> {
     let (sa, da) = (p.buffers[s].allocation, p.buffers[d].allocation);
-    if sa == da {
+    copy_allocation(mem, sa, da, p.buffers[s].bytes as usize)
+}
+
+/// Copies the first `n` bytes of allocation `sa` into allocation `da`, in place (nothing
+/// when they are one allocation).
+fn copy_allocation(
+    mem: &mut [Memory<'_>],
+    sa: usize,
+    da: usize,
+    n: usize,
+) -> Result<(), RuntimeError> {
+    if sa == da || n == 0 {
         return Ok(());
     }
-    let n = p.buffers[s].bytes as usize;
+    let (lo, hi) = mem.split_at_mut(sa.max(da));
     let (from, to) = if sa < da {
-        let (lo, hi) = mem.split_at_mut(da);
         (&lo[sa], &mut hi[0])
     } else {
-        let (lo, hi) = mem.split_at_mut(sa);
         (&hi[0], &mut lo[da])
     };
     to.write(from.bytes(n))
@@ -376,15 +385,7 @@ fn run_one(
         } => crate::library::run(p, call, inputs, outputs, env.kernels, mem)?,
         Thunk::Copy { src, dst, bytes } => {
             let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
-            if *bytes > 0 && s != d {
-                let (lo, hi) = mem.split_at_mut(s.max(d));
-                let (from, to) = if s < d {
-                    (&lo[s], &mut hi[0])
-                } else {
-                    (&hi[0], &mut lo[d])
-                };
-                to.write(from.bytes(*bytes as usize))?;
-            }
+            copy_allocation(mem, s, d, *bytes as usize)?;
         }
         Thunk::While { .. } | Thunk::Conditional { .. } => {
             run_seq(p, std::slice::from_ref(t), env, mem)?

@@ -54,15 +54,16 @@ pub fn keyed_source(source: &str, key: &str) -> String {
 }
 
 /// Loads the object for `source` (the whole translation unit, whose hash is the key) with
-/// the kernels `kernels`, from the cache or by compiling `units` (the same kernels split
-/// into translation units, compiled in parallel) with `compiler`; returns it and whether it was a cache hit. Appends the
-/// wall time of each step to `times`: `cache-lookup` (the compiler's version, the key, the
+/// the kernels `kernels`, from the cache or (on a miss) by compiling the translation units
+/// `units()` gives (the same kernels split for compiling in parallel) with `compiler`;
+/// returns it and whether it was a cache hit. Appends the wall time of each step to
+/// `times`: `cache-lookup` (the compiler's version, the key, the
 /// entry's existence), `cc` (on a miss: writing the source, compiling, renaming into
 /// place) and `load` (opening and checking the object; a corrupt entry's failed open
 /// included).
 pub fn load_or_build(
     source: &str,
-    units: &[String],
+    units: &dyn Fn() -> Vec<String>,
     kernels: &[String],
     dir: &Path,
     compiler: &str,
@@ -99,6 +100,7 @@ pub fn load_or_build(
             .map_or(0, |d| d.as_nanos())
     );
     let tmp = dir.join(format!("{unique}.so.tmp"));
+    let units = units();
     let mut srcs = Vec::with_capacity(units.len());
     for (i, unit) in units.iter().enumerate() {
         let src = dir.join(format!("{unique}.{i}.c"));

@@ -310,7 +310,7 @@ pub fn compile_plan(
     let dir = cache::cache_dir(options.cache_dir.as_deref());
     let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
     let mut cache_times = Vec::new();
-    let units = codegen::c::translation_units(&plan.program.kernels, compile_jobs(&plan.source));
+    let units = || codegen::c::translation_units(&plan.program.kernels, compile_jobs(&plan.source));
     let (loaded, cache_hit) = cache::load_or_build(
         &plan.source,
         &units,

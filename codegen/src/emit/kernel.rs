@@ -9,6 +9,7 @@ use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{BufferSource, Builder, Leaf};
 use super::column::column_kernel;
+use super::tiles;
 use super::transpose;
 use crate::error::CodegenError;
 use crate::kir::{self, Access, Grid, Kernel, Stmt};
@@ -117,7 +118,75 @@ pub fn emit_instruction(
         let title = format!("{title}\n{}", tiled.note);
         return finish_grid(b, name, title, tiled.body, Some(tiled.grid));
     }
+    if instr.opcode() == Opcode::Fusion {
+        if let Some(fusion) = module.instr_ref(comp, id) {
+            match tiles::decide(&fusion, &dims, &order) {
+                tiles::Decision::Tiled(t) => {
+                    return finish_tiled(b, name, title, body, &dims, &order, &t)
+                }
+                tiles::Decision::Untiled(why) => {
+                    return finish(b, name, format!("{title}\n{why}"), body, &dims, &order)
+                }
+            }
+        }
+    }
     finish(b, name, title, body, &dims, &order)
+}
+
+/// Wraps a kernel's per-element `body` in the loops of one tile of `tiling`: the grid's
+/// block variable is the program id, each root dimension's index is its tile offset (the
+/// tiled computation's map) plus a loop over the tile, in physical `order` (most major
+/// first). Whole dimensions keep their own variable; dimensions of tile size 1 get no loop.
+fn finish_tiled(
+    mut b: Builder<'_>,
+    name: &str,
+    title: String,
+    mut body: Vec<Stmt>,
+    dims: &[i64],
+    order: &[usize],
+    tiling: &tiles::RootTiling,
+) -> Result<EmittedKernel, CodegenError> {
+    let pid = b.new_range(Interval::new(0, tiling.programs - 1));
+    let offsets = tiles::offsets_at(tiling, pid);
+    let mut loops: Vec<(Var, i64)> = Vec::new();
+    let mut replace: Vec<Option<Expr>> = vec![None; dims.len()];
+    for &d in order {
+        let size = tiling.sizes[d];
+        if size == dims[d] && size > 1 {
+            loops.push((Var::dim(d as u32), size));
+        } else if size == 1 {
+            replace[d] = Some(offsets[d]);
+        } else {
+            let j = b.new_range(Interval::new(0, size - 1));
+            replace[d] = Some(offsets[d] + Expr::var(j));
+            loops.push((j, size));
+        }
+    }
+    // Substituted offsets are simplified again over the tile's bounds: a program's tile
+    // offsets recombine with the loop index into one affine term.
+    kir::rewrite_exprs(&mut body, &mut |e| {
+        let e = e.substitute(&mut |v| {
+            (v.kind == affine::VarKind::Dim)
+                .then(|| replace.get(v.index as usize).copied().flatten())
+                .flatten()
+        });
+        b.simplify(e)
+    });
+    for (i, &(var, n)) in loops.iter().enumerate().rev() {
+        body = if i + 1 == loops.len() {
+            let mut budget = MAX_UNSWITCHED_LOOPS;
+            unswitch(var, n - 1, body, &mut budget)
+        } else {
+            vec![Stmt::Loop {
+                var,
+                lo: 0,
+                hi: n - 1,
+                body,
+            }]
+        };
+    }
+    let title = format!("{title}\n{}", tiling.note);
+    finish_grid(b, name, title, body, Some((pid, tiling.programs)))
 }
 
 /// Computes the root's values at `index` and stores them into the outputs.

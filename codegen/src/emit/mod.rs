@@ -9,6 +9,7 @@ mod in_place;
 mod kernel;
 mod scalar_fn;
 mod scalar_ops;
+mod tiles;
 mod transpose;
 
 pub use builder::BufferSource;

@@ -11,7 +11,7 @@ mod verify;
 
 pub use kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
-pub use subst::{for_each_load, substitute_stmts};
+pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};
 pub use types::ScalarType;
 pub use value::{BinOp, CmpOp, Const, Guard, UnOp, Value, VarId};
 pub use verify::{verify, VerifyError};

@@ -10,60 +10,64 @@ use super::value::{Guard, Value};
 /// expression of `stmts` (offsets, guards, index values); loop bounds are constants and
 /// stay as they are.
 pub fn substitute_stmts(stmts: &mut [Stmt], f: &mut dyn FnMut(Var) -> Option<Expr>) {
+    rewrite_exprs(stmts, &mut |e| e.substitute(f));
+}
+
+/// Replaces every index expression `e` of `stmts` (offsets, guards, index values) by
+/// `f(e)`; loop bounds are constants and stay as they are.
+pub fn rewrite_exprs(stmts: &mut [Stmt], f: &mut dyn FnMut(Expr) -> Expr) {
     for s in stmts {
         match s {
             Stmt::Comment(_) => {}
-            Stmt::Loop { body, .. } => substitute_stmts(body, f),
+            Stmt::Loop { body, .. } => rewrite_exprs(body, f),
             Stmt::Let { value, .. }
             | Stmt::Decl { value, .. }
             | Stmt::Assign { value, .. }
-            | Stmt::BindIndex { value, .. } => substitute_value(value, f),
+            | Stmt::BindIndex { value, .. } => rewrite_value(value, f),
             Stmt::If {
                 guard,
                 body,
                 else_body,
             } => {
-                substitute_guard(guard, f);
-                substitute_stmts(body, f);
-                substitute_stmts(else_body, f);
+                rewrite_guard(guard, f);
+                rewrite_exprs(body, f);
+                rewrite_exprs(else_body, f);
             }
             Stmt::Store { offset, value, .. } | Stmt::LocalStore { offset, value, .. } => {
-                *offset = offset.substitute(f);
-                substitute_value(value, f);
+                *offset = f(*offset);
+                rewrite_value(value, f);
             }
         }
     }
 }
 
-fn substitute_guard(g: &mut Guard, f: &mut dyn FnMut(Var) -> Option<Expr>) {
+fn rewrite_guard(g: &mut Guard, f: &mut dyn FnMut(Expr) -> Expr) {
     for (e, _, _) in &mut g.conds {
-        *e = e.substitute(f);
+        *e = f(*e);
     }
 }
 
-fn substitute_value(v: &mut Value, f: &mut dyn FnMut(Var) -> Option<Expr>) {
+fn rewrite_value(v: &mut Value, f: &mut dyn FnMut(Expr) -> Expr) {
     match v {
         Value::Const(..) | Value::Var(..) => {}
-        Value::Index(e) => *e = e.substitute(f),
-        Value::Load { offset, .. } | Value::LocalLoad { offset, .. } => {
-            *offset = offset.substitute(f)
-        }
+        Value::Index(e) => *e = f(*e),
+        Value::Load { offset, .. } | Value::LocalLoad { offset, .. } => *offset = f(*offset),
         Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
-            substitute_value(a, f)
+            rewrite_value(a, f)
         }
         Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) => {
-            substitute_value(a, f);
-            substitute_value(b, f);
+            rewrite_value(a, f);
+            rewrite_value(b, f);
         }
         Value::Select(p, a, b) => {
-            substitute_value(p, f);
-            substitute_value(a, f);
-            substitute_value(b, f);
+            rewrite_value(p, f);
+            rewrite_value(a, f);
+            rewrite_value(b, f);
         }
         Value::Cond(g, a, b) => {
-            substitute_guard(g, f);
-            substitute_value(a, f);
-            substitute_value(b, f);
+            rewrite_guard(g, f);
+            rewrite_value(a, f);
+            rewrite_value(b, f);
         }
     }
 }

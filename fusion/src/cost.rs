@@ -55,9 +55,38 @@ pub struct CompInfo {
     pub position: Vec<usize>,
 }
 
+/// The expensive part of an instruction's [`OpInfo`] (its reads per element from its
+/// indexing maps, and its flops), remembered across the analyses of one pass: the merge
+/// passes analyse a computation again after every merge, and a merge adds new
+/// instructions (under fresh names) but leaves the others' maps as they were.
+///
+/// Keyed by computation and instruction names: merges renumber computations, and names are
+/// unique in a module and never reused within a pass.
+#[derive(Clone, Debug, Default)]
+pub struct InfoCache {
+    entries: HashMap<String, HashMap<String, CachedOp>>,
+}
+
+/// What [`InfoCache`] keeps of one instruction, checked against its opcode and operand
+/// count.
+#[derive(Clone, Debug)]
+struct CachedOp {
+    opcode: Opcode,
+    operand_count: usize,
+    reads_per_element: Vec<f64>,
+    flops_per_element: f64,
+}
+
 impl CompInfo {
     /// Analyses every live instruction of computation `comp`.
     pub fn new(module: &Module, comp: CompId) -> CompInfo {
+        CompInfo::with_cache(module, comp, &mut InfoCache::default())
+    }
+
+    /// [`CompInfo::new`], reusing (and filling) `cache`: an instruction with the same
+    /// computation, name, opcode and operand count as when it was cached keeps its cached
+    /// reads and flops.
+    pub fn with_cache(module: &Module, comp: CompId, cache: &mut InfoCache) -> CompInfo {
         let c = module.computation(comp);
         let mut ops = vec![None; c.instrs.len()];
         let mut position = vec![usize::MAX; c.instrs.len()];
@@ -86,15 +115,41 @@ impl CompInfo {
             {
                 class = OpClass::Unfusible;
             }
-            let reads = module
-                .instr_ref(comp, id)
-                .map(|r| reads_per_element(module, &r, elements))
-                .unwrap_or_default();
-            let flops_per_element = match instr.calls() {
-                Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
-                    body_flops(module, callee) / elements
+            let cached = cache
+                .entries
+                .get(c.name())
+                .and_then(|m| m.get(instr.name()))
+                .filter(|e| {
+                    e.opcode == instr.opcode() && e.operand_count == instr.operands().len()
+                });
+            let (reads, flops_per_element) = match cached {
+                Some(e) => (e.reads_per_element.clone(), e.flops_per_element),
+                None => {
+                    let reads = module
+                        .instr_ref(comp, id)
+                        .map(|r| reads_per_element(module, &r, elements))
+                        .unwrap_or_default();
+                    let flops = match instr.calls() {
+                        Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
+                            body_flops(module, callee, cache) / elements
+                        }
+                        _ => ops::flops_per_element(instr.opcode()),
+                    };
+                    cache
+                        .entries
+                        .entry(c.name().to_string())
+                        .or_default()
+                        .insert(
+                            instr.name().to_string(),
+                            CachedOp {
+                                opcode: instr.opcode(),
+                                operand_count: instr.operands().len(),
+                                reads_per_element: reads.clone(),
+                                flops_per_element: flops,
+                            },
+                        );
+                    (reads, flops)
                 }
-                _ => ops::flops_per_element(instr.opcode()),
             };
             ops[id.index()] = Some(OpInfo {
                 flops_per_element,
@@ -122,11 +177,11 @@ impl CompInfo {
 }
 
 /// Flops of one evaluation of a fused computation (every output computed once).
-fn body_flops(module: &Module, callee: CompId) -> f64 {
+fn body_flops(module: &Module, callee: CompId, cache: &mut InfoCache) -> f64 {
     let Some(body) = module.get_computation(callee) else {
         return 0.0;
     };
-    let info = CompInfo::new(module, callee);
+    let info = CompInfo::with_cache(module, callee, cache);
     let members: Vec<InstrId> = body
         .instructions()
         .filter(|(_, i)| i.opcode() != Opcode::Parameter)

@@ -8,7 +8,7 @@ use device::Device;
 use hlo::pass::{Pass, PassError};
 use hlo::{CompId, InstrId, Module};
 
-use crate::cost::{CompInfo, CostModel, KernelCost};
+use crate::cost::{CompInfo, CostModel, InfoCache, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
 use crate::hero::hero_of;
 use crate::multi_output::{operand_count, run_merges, users_ok, Choice};
@@ -34,10 +34,10 @@ impl HorizontalFusion {
     }
 }
 
-fn choose(device: &Device, module: &Module, cid: CompId) -> Option<Choice> {
+fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) -> Option<Choice> {
     let c = module.computation(cid);
     let order = c.def_before_use_order().into_owned();
-    let info = CompInfo::new(module, cid);
+    let info = CompInfo::with_cache(module, cid, cache);
     let model = CostModel { device };
     let launch = device.kernel.launch_s;
     let small: Vec<InstrId> = order
@@ -107,8 +107,8 @@ impl Pass for HorizontalFusion {
             return Ok(false);
         }
         let device = self.device.clone();
-        run_merges(module, &device, &mut self.log, |m, cid, _| {
-            choose(&device, m, cid).into_iter().collect()
+        run_merges(module, &device, &mut self.log, |m, cid, _, cache| {
+            choose(&device, m, cid, cache).into_iter().collect()
         })
     }
 }

@@ -11,7 +11,7 @@ use hlo::ir::edit::NameGen;
 use hlo::pass::{Pass, PassError};
 use hlo::{CompId, InstrId, Module};
 
-use crate::cost::{CompInfo, CostModel};
+use crate::cost::{CompInfo, CostModel, InfoCache};
 use crate::decision::{Cost, Decision, Reason};
 use crate::hero::{hero_of, Hero};
 use crate::merge::merge_kernels;
@@ -80,7 +80,7 @@ pub(crate) fn operand_count(c: &hlo::Computation, set: &[InstrId]) -> usize {
 impl MultiOutputFusion {
     /// Merges to make in `cid`, each independent of the others (no path between any
     /// members of two of them), so that they can be made one after another.
-    fn choose(&mut self, module: &Module, cid: CompId) -> Vec<Choice> {
+    fn choose(&mut self, module: &Module, cid: CompId, cache: &mut InfoCache) -> Vec<Choice> {
         let c = module.computation(cid);
         let order = c.def_before_use_order().into_owned();
         let heroes: Vec<Option<Hero>> = order.iter().map(|&id| hero_of(module, c, id)).collect();
@@ -91,7 +91,7 @@ impl MultiOutputFusion {
                 .and_then(|i| heroes[i].clone())
         };
         let reach = Reachability::new(c);
-        let info = CompInfo::new(module, cid);
+        let info = CompInfo::with_cache(module, cid, cache);
         let model = CostModel {
             device: &self.device,
         };
@@ -200,12 +200,13 @@ impl MultiOutputFusion {
 }
 
 /// Applies `choose` to every control-flow computation until it finds nothing, merging
-/// each choice and logging it.
+/// each choice and logging it. `choose` gets one [`InfoCache`] for the whole run, so each
+/// analysis after a merge recomputes only the merged kernels' maps.
 pub(crate) fn run_merges(
     module: &mut Module,
     device: &Device,
     log: &mut FusionLog,
-    mut choose: impl FnMut(&Module, CompId, &mut FusionLog) -> Vec<Choice>,
+    mut choose: impl FnMut(&Module, CompId, &mut FusionLog, &mut InfoCache) -> Vec<Choice>,
 ) -> Result<bool, PassError> {
     let mut names = NameGen::new(module);
     let comp_names: Vec<String> = control_flow_computations(module)
@@ -213,6 +214,7 @@ pub(crate) fn run_merges(
         .map(|&c| module.computation(c).name().to_string())
         .collect();
     let mut changed = false;
+    let mut cache = InfoCache::default();
     for cname in comp_names {
         let limit = module
             .computation_by_name(&cname)
@@ -221,7 +223,7 @@ pub(crate) fn run_merges(
             let Some(cid) = module.computation_by_name(&cname) else {
                 break;
             };
-            let choices = choose(module, cid, log);
+            let choices = choose(module, cid, log, &mut cache);
             if choices.is_empty() {
                 break;
             }
@@ -261,9 +263,9 @@ impl Pass for MultiOutputFusion {
         }
         let device = self.device.clone();
         let mut log = std::mem::take(&mut self.log);
-        let result = run_merges(module, &device, &mut log, |m, cid, log| {
+        let result = run_merges(module, &device, &mut log, |m, cid, log, cache| {
             std::mem::swap(&mut self.log, log);
-            let choice = self.choose(m, cid);
+            let choice = self.choose(m, cid, cache);
             std::mem::swap(&mut self.log, log);
             choice
         });

@@ -329,7 +329,7 @@ pub(super) fn finish_grid(
     b: Builder<'_>,
     name: &str,
     title: String,
-    mut body: Vec<Stmt>,
+    body: Vec<Stmt>,
     grid: Option<(Var, i64)>,
 ) -> Result<EmittedKernel, CodegenError> {
     let (block_var, blocks) = match grid {
@@ -338,6 +338,7 @@ pub(super) fn finish_grid(
     };
     let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
+    let mut body = kir::hoist_invariants(body, &b.buffers);
     body.insert(0, Stmt::Comment(notes.join("\n")));
     let kernel = Kernel {
         name: name.to_string(),

@@ -2,6 +2,7 @@
 //! scalar bindings, loads, stores and the scalar operations of every element type; its
 //! verifier and its text form.
 
+mod hoist;
 mod kernel;
 mod print;
 mod subst;
@@ -9,6 +10,7 @@ mod types;
 mod value;
 mod verify;
 
+pub use hoist::hoist_invariants;
 pub use kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};

@@ -1,0 +1,257 @@
+//! Loop-invariant code motion: statements of a loop body that compute the same thing in
+//! every iteration move before the loop, so a value the kernel reads through a broadcast
+//! (a row's maximum in a softmax, a bias element) is computed once per row, not once per
+//! element. The C compiler would hoist a plain load, but not a whole inner reduction loop.
+//!
+//! A statement of a loop's body moves out when it does not mention the loop variable, stores
+//! nothing, reads no buffer the kernel writes, and reads and writes only scalars, local
+//! arrays and runtime variables that no statement staying in the loop writes and that are
+//! not carried from one iteration to the next (read at or before the first statement that
+//! writes them). Moved statements keep their order. Loops run at least once (bounds are constant and
+//! `lo <= hi`), so a moved statement runs exactly once where it ran once per iteration.
+
+use std::collections::HashSet;
+
+use affine::{Expr, Var, VarKind};
+
+use super::kernel::{Access, BufferParam, Stmt};
+use super::value::{Guard, Value, VarId};
+
+/// Something a statement reads or writes besides buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Slot {
+    Scalar(VarId),
+    Local(usize),
+    Runtime(u32),
+}
+
+/// What one statement touches, relative to one loop variable.
+#[derive(Default)]
+struct Effects {
+    mentions_loop_var: bool,
+    stores: bool,
+    reads_written_buffer: bool,
+    reads: HashSet<Slot>,
+    writes: HashSet<Slot>,
+}
+
+struct Collector<'a> {
+    var: Var,
+    buffers: &'a [BufferParam],
+    fx: Effects,
+}
+
+impl Collector<'_> {
+    fn expr(&mut self, e: Expr) {
+        for v in e.variables() {
+            if v == self.var {
+                self.fx.mentions_loop_var = true;
+            }
+            if v.kind == VarKind::Runtime {
+                self.fx.reads.insert(Slot::Runtime(v.index));
+            }
+        }
+    }
+
+    fn guard(&mut self, g: &Guard) {
+        for (e, _, _) in &g.conds {
+            self.expr(*e);
+        }
+    }
+
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Const(..) => {}
+            Value::Var(id, _) => {
+                self.fx.reads.insert(Slot::Scalar(*id));
+            }
+            Value::Index(e) => self.expr(*e),
+            Value::Load { buf, offset, .. } => {
+                if self
+                    .buffers
+                    .get(*buf)
+                    .is_none_or(|b| b.access != Access::In)
+                {
+                    self.fx.reads_written_buffer = true;
+                }
+                self.expr(*offset);
+            }
+            Value::LocalLoad { local, offset, .. } => {
+                self.fx.reads.insert(Slot::Local(*local));
+                self.expr(*offset);
+            }
+            Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+                self.value(a)
+            }
+            Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) => {
+                self.value(a);
+                self.value(b);
+            }
+            Value::Select(p, a, b) => {
+                self.value(p);
+                self.value(a);
+                self.value(b);
+            }
+            Value::Cond(g, a, b) => {
+                self.guard(g);
+                self.value(a);
+                self.value(b);
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Comment(_) => {}
+            Stmt::Loop { var, body, .. } => {
+                if *var == self.var {
+                    self.fx.mentions_loop_var = true;
+                }
+                for t in body {
+                    self.stmt(t);
+                }
+            }
+            Stmt::Let { var, value } | Stmt::Decl { var, value } | Stmt::Assign { var, value } => {
+                self.value(value);
+                self.fx.writes.insert(Slot::Scalar(*var));
+            }
+            Stmt::BindIndex { var, value } => {
+                self.value(value);
+                self.fx.writes.insert(Slot::Runtime(var.index));
+            }
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => {
+                self.guard(guard);
+                for t in body.iter().chain(else_body) {
+                    self.stmt(t);
+                }
+            }
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => {
+                self.expr(*offset);
+                self.value(value);
+                self.fx.writes.insert(Slot::Local(*local));
+            }
+            Stmt::Store { offset, value, .. } => {
+                self.fx.stores = true;
+                self.expr(*offset);
+                self.value(value);
+            }
+        }
+    }
+}
+
+fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {
+    let mut c = Collector {
+        var,
+        buffers,
+        fx: Effects::default(),
+    };
+    c.stmt(s);
+    c.fx
+}
+
+/// Splits the body of a loop over `var` into the statements that move before the loop and
+/// those that stay (see the module documentation).
+fn split(var: Var, body: Vec<Stmt>, buffers: &[BufferParam]) -> (Vec<Stmt>, Vec<Stmt>) {
+    let fx: Vec<Effects> = body.iter().map(|s| effects(s, var, buffers)).collect();
+    let mut moves: Vec<bool> = body
+        .iter()
+        .zip(&fx)
+        .map(|(s, f)| {
+            !matches!(s, Stmt::Comment(_))
+                && !f.mentions_loop_var
+                && !f.stores
+                && !f.reads_written_buffer
+        })
+        .collect();
+    // Slots carried from one iteration to the next: read by a statement at or before the
+    // first statement that writes them. Their readers and writers all stay.
+    let first_writer = |slot: &Slot| fx.iter().position(|g| g.writes.contains(slot));
+    let carried: HashSet<Slot> = fx
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| {
+            f.reads
+                .iter()
+                .filter(move |slot| first_writer(slot).is_some_and(|w| w >= i))
+                .copied()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for (m, f) in moves.iter_mut().zip(&fx) {
+        if f.reads.iter().chain(&f.writes).any(|s| carried.contains(s)) {
+            *m = false;
+        }
+    }
+    loop {
+        let staying: HashSet<Slot> = fx
+            .iter()
+            .zip(&moves)
+            .filter(|(_, &m)| !m)
+            .flat_map(|(f, _)| f.writes.iter().copied())
+            .collect();
+        let mut changed = false;
+        for (i, f) in fx.iter().enumerate() {
+            if moves[i]
+                && (f.reads.iter().any(|s| staying.contains(s))
+                    || f.writes.iter().any(|s| staying.contains(s)))
+            {
+                moves[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let (mut out, mut stay) = (Vec::new(), Vec::new());
+    for (s, m) in body.into_iter().zip(moves) {
+        if m {
+            out.push(s);
+        } else {
+            stay.push(s);
+        }
+    }
+    (out, stay)
+}
+
+/// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
+/// statement can move out of several loops.
+pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
+    let mut out = Vec::with_capacity(body.len());
+    for s in body {
+        match s {
+            Stmt::Loop { var, lo, hi, body } => {
+                let inner = hoist_invariants(body, buffers);
+                let (moved, stay) = split(var, inner, buffers);
+                out.extend(moved);
+                if !stay.is_empty() {
+                    out.push(Stmt::Loop {
+                        var,
+                        lo,
+                        hi,
+                        body: stay,
+                    });
+                }
+            }
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => out.push(Stmt::If {
+                guard,
+                body: hoist_invariants(body, buffers),
+                else_body: hoist_invariants(else_body, buffers),
+            }),
+            other => out.push(other),
+        }
+    }
+    out
+}

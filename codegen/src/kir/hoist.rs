@@ -255,3 +255,127 @@ pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::{Const, ScalarType};
+
+    const F: ScalarType = ScalarType::F32;
+
+    fn buf(access: Access) -> BufferParam {
+        BufferParam {
+            name: "b".into(),
+            ty: F,
+            dims: vec![8, 8],
+            minor_to_major: vec![1, 0],
+            access,
+        }
+    }
+
+    fn load(buf: usize, offset: Expr) -> Value {
+        Value::Load { buf, offset, ty: F }
+    }
+
+    fn one_loop(body: Vec<Stmt>) -> Vec<Stmt> {
+        vec![Stmt::Loop {
+            var: Var::dim(1),
+            lo: 0,
+            hi: 7,
+            body,
+        }]
+    }
+
+    fn store(value: Value) -> Stmt {
+        Stmt::Store {
+            buf: 1,
+            offset: Expr::dim(0) * Expr::constant(8) + Expr::dim(1),
+            value,
+        }
+    }
+
+    #[test]
+    fn a_value_read_through_a_broadcast_moves_out() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let body = one_loop(vec![
+            Stmt::Let {
+                var: VarId(0),
+                value: load(0, Expr::dim(0)),
+            },
+            store(Value::Var(VarId(0), F)),
+        ]);
+        let out = hoist_invariants(body, &bufs);
+        assert!(matches!(out[0], Stmt::Let { var: VarId(0), .. }), "{out:?}");
+        assert!(matches!(&out[1], Stmt::Loop { body, .. } if body.len() == 1));
+    }
+
+    #[test]
+    fn what_depends_on_the_loop_or_on_written_memory_stays() {
+        let bufs = [buf(Access::InOut), buf(Access::Out)];
+        let body = one_loop(vec![
+            // Invariant index, but the buffer is written by the kernel.
+            Stmt::Let {
+                var: VarId(0),
+                value: load(0, Expr::dim(0)),
+            },
+            // Depends on the loop variable.
+            Stmt::Let {
+                var: VarId(1),
+                value: Value::Index(Expr::dim(1)),
+            },
+            store(Value::Var(VarId(0), F)),
+        ]);
+        let out = hoist_invariants(body.clone(), &bufs);
+        assert_eq!(out, body);
+    }
+
+    #[test]
+    fn values_carried_across_iterations_stay() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let zero = Value::Const(F, Const::Float(0.0));
+        // acc is read before this body first writes it: the read sees the last
+        // iteration's value, so neither the read nor the write may move.
+        let body = vec![
+            Stmt::Decl {
+                var: VarId(0),
+                value: zero.clone(),
+            },
+            Stmt::Loop {
+                var: Var::dim(1),
+                lo: 0,
+                hi: 7,
+                body: vec![
+                    Stmt::Let {
+                        var: VarId(1),
+                        value: Value::Var(VarId(0), F),
+                    },
+                    Stmt::Assign {
+                        var: VarId(0),
+                        value: load(0, Expr::dim(0)),
+                    },
+                    store(Value::Var(VarId(1), F)),
+                ],
+            },
+        ];
+        let out = hoist_invariants(body.clone(), &bufs);
+        assert_eq!(out, body);
+    }
+
+    #[test]
+    fn a_scalar_written_in_the_loop_keeps_its_readers_and_writers_inside() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let body = one_loop(vec![
+            Stmt::Decl {
+                var: VarId(0),
+                value: Value::Const(F, Const::Float(0.0)),
+            },
+            Stmt::Assign {
+                var: VarId(0),
+                value: load(0, Expr::dim(1)),
+            },
+            store(Value::Var(VarId(0), F)),
+        ]);
+        let out = hoist_invariants(body.clone(), &bufs);
+        assert_eq!(out, body);
+    }
+}

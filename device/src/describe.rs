@@ -72,6 +72,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
             },
             multi_output_fusion: r.boolean("kernel.multi_output_fusion")?,
             one_transpose_kind_per_fusion: r.boolean("kernel.one_transpose_kind_per_fusion")?,
+            hoists_invariant_values: r.boolean("kernel.hoists_invariant_values")?,
         },
     };
     if device.memory.dram_bytes_per_s > device.memory.dram_peak_bytes_per_s {

@@ -112,6 +112,11 @@ pub struct KernelLimits {
     /// Whether a fusion may hold transposes of one permutation only (a tiled transpose
     /// emitter) rather than any (a loop emitter indexing each).
     pub one_transpose_kind_per_fusion: bool,
+    /// Whether the code generator computes a value that does not change along a kernel's
+    /// innermost loop once before that loop (loop-invariant code motion): a reduction read
+    /// through a broadcast along the minor dimensions then runs once per row, so it may
+    /// fuse into its consumer (a softmax or a layer norm in one kernel).
+    pub hoists_invariant_values: bool,
 }
 
 /// A target machine.

@@ -44,6 +44,9 @@ pub struct OpInfo {
     /// Flops per output element (per input element read for a reduction): the opcode's
     /// entry of [`ops::flops_per_element`], or for a fusion those of its body.
     pub flops_per_element: f64,
+    /// A broadcast whose operand dimensions are its leading dimensions: its operand's
+    /// index does not change along the trailing (row-major minor) dimensions.
+    pub broadcasts_trailing: bool,
 }
 
 /// The model's view of one computation.
@@ -151,7 +154,16 @@ impl CompInfo {
                     (reads, flops)
                 }
             };
+            let broadcasts_trailing = instr.opcode() == Opcode::Broadcast
+                && instr.dimensions().is_some_and(|d| {
+                    d.iter().enumerate().all(|(i, &x)| x == i as i64)
+                        && instr
+                            .operands()
+                            .first()
+                            .is_some_and(|&o| c.instr(o).shape().dims().len() == d.len())
+                });
             ops[id.index()] = Some(OpInfo {
+                broadcasts_trailing,
                 flops_per_element,
                 opcode: instr.opcode(),
                 class,
@@ -193,7 +205,8 @@ fn body_flops(module: &Module, callee: CompId, cache: &mut InfoCache) -> f64 {
     } else {
         vec![body.root()]
     };
-    evaluate(&info, &members, &roots).flops
+    // Without hoisting: a fused body's flops as any emitter computes them.
+    evaluate(&info, &members, &roots, false).flops
 }
 
 fn first_array(s: &hlo::Shape) -> Option<&hlo::Shape> {
@@ -336,19 +349,33 @@ pub struct Evaluation {
     pub reads: BTreeMap<InstrId, f64>,
     /// Flops of the whole kernel.
     pub flops: f64,
+    /// With hoisting, the bytes of the largest row a reduction inside the kernel (not a
+    /// root) reads: the kernel re-reads its inputs row by row, within this working set.
+    pub row_bytes: Option<f64>,
 }
 
 /// Composes read counts from `roots` (each computed once per element, or as often as
 /// other members read it if that is more) down through `members` (which must include the
-/// roots).
-pub fn evaluate(info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> Evaluation {
+/// roots). With `hoist` (the device's code generator moves loop-invariant values out of
+/// the innermost loop), a member read through a broadcast along the trailing dimensions is
+/// computed once per index of its own, not once per element of the broadcast.
+pub fn evaluate(
+    info: &CompInfo,
+    members: &[InstrId],
+    roots: &[InstrId],
+    hoist: bool,
+) -> Evaluation {
     let set: HashSet<InstrId> = members.iter().copied().collect();
     let mut order: Vec<InstrId> = members.to_vec();
     order.sort_by_key(|&m| std::cmp::Reverse(info.pos(m)));
     let mut ev = Evaluation::default();
+    // Evaluations through hoisting broadcasts: the emitter shares one hoisted value between
+    // the paths reaching it, so paths count as their largest, not their sum.
+    let mut hoisted: HashMap<InstrId, f64> = HashMap::new();
     for m in order {
         let Some(op) = info.op(m) else { continue };
-        let read = ev.evals.get(&m).copied().unwrap_or(0.0);
+        let read =
+            ev.evals.get(&m).copied().unwrap_or(0.0) + hoisted.get(&m).copied().unwrap_or(0.0);
         // An output is computed once per element and shared with the members reading it.
         let e = if roots.contains(&m) {
             read.max(op.elements)
@@ -362,8 +389,27 @@ pub fn evaluate(info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> Eval
         } else {
             e * fpe
         };
+        if hoist && op.class == OpClass::Reduction && !roots.contains(&m) {
+            if let Some(input) = op.operands.first().and_then(|&o| info.op(o)) {
+                let per_element = if input.elements > 0.0 {
+                    input.bytes / input.elements
+                } else {
+                    0.0
+                };
+                let row = op.reads_per_element.first().copied().unwrap_or(0.0) * per_element;
+                ev.row_bytes = Some(ev.row_bytes.map_or(row, |b: f64| b.max(row)));
+            }
+        }
         for (k, &o) in op.operands.iter().enumerate() {
             let r = e * op.reads_per_element.get(k).copied().unwrap_or(0.0);
+            if hoist && op.broadcasts_trailing && op.elements > 0.0 && set.contains(&o) {
+                let distinct = info.op(o).map_or(op.elements, |x| x.elements);
+                // Once per index of its own at most: however many paths evaluate the
+                // broadcast per element, one hoisted value serves the whole row.
+                let h = hoisted.entry(o).or_insert(0.0);
+                *h = h.max((e * distinct / op.elements).min(distinct));
+                continue;
+            }
             if set.contains(&o) {
                 *ev.evals.entry(o).or_insert(0.0) += r;
             } else {
@@ -385,7 +431,7 @@ impl CostModel<'_> {
     /// The cost of a kernel made of `members` whose outputs are `roots`.
     pub fn kernel(&self, info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> KernelCost {
         let d = self.device;
-        let ev = evaluate(info, members, roots);
+        let ev = evaluate(info, members, roots, d.kernel.hoists_invariant_values);
         let mut c = KernelCost {
             launch_s: d.kernel.launch_s,
             flops: ev.flops,
@@ -401,7 +447,11 @@ impl CostModel<'_> {
             let again = (reads - op.elements).max(0.0) * per_element;
             c.bytes_read += first;
             c.bytes_reread += again;
-            c.memory_s += (first + again) / d.reread_bytes_per_s(op.bytes as u64);
+            // Re-reads come from the cache level the input fits in, or the level one row
+            // fits in where the kernel works row by row.
+            let working_set = ev.row_bytes.map_or(op.bytes, |r| r.min(op.bytes));
+            c.memory_s += first / d.reread_bytes_per_s(op.bytes as u64)
+                + again / d.reread_bytes_per_s(working_set as u64);
         }
         for &r in roots {
             if let Some(op) = info.op(r) {

@@ -311,7 +311,9 @@ impl Planner<'_> {
 
     /// One transpose kind per fusion where the device's transpose emitter tiles one
     /// permutation (equal input shapes and permutations), one reduction kind per fusion (equal input shapes and
-    /// dimensions), never a reduction recomputed per element of its consumer, never a
+    /// dimensions), never a reduction recomputed per element of its consumer (with the
+    /// device's hoisting, read through broadcasts along the minor dimensions, it is
+    /// computed once per row), never a
     /// reduction with a transpose hero or an in-place update.
     fn heroes_compatible(&self, members: &[InstrId], root: InstrId) -> bool {
         let reductions: Vec<InstrId> = members
@@ -356,7 +358,8 @@ impl Planner<'_> {
         if reductions.iter().any(|&r| signature(r) != first) {
             return false;
         }
-        let ev = evaluate(self.info, members, &[root]);
+        let hoist = self.model.device.kernel.hoists_invariant_values;
+        let ev = evaluate(self.info, members, &[root], hoist);
         reductions.iter().all(|r| {
             let e = ev.evals.get(r).copied().unwrap_or(0.0);
             let n = self.info.op(*r).map_or(0.0, |o| o.elements);

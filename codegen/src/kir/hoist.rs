@@ -25,7 +25,8 @@ enum Slot {
     Runtime(u32),
 }
 
-/// What one statement touches, relative to one loop variable.
+/// What one statement touches, relative to one loop variable: `reads` are the values it
+/// reads from before it (not those it binds itself first).
 #[derive(Default)]
 struct Effects {
     mentions_loop_var: bool,
@@ -39,6 +40,9 @@ struct Collector<'a> {
     var: Var,
     buffers: &'a [BufferParam],
     fx: Effects,
+    /// Scalars and runtime variables the statement has bound so far on every path: a read
+    /// of one of them is internal, not a read of the value from before the statement.
+    bound: HashSet<Slot>,
 }
 
 impl Collector<'_> {
@@ -48,9 +52,22 @@ impl Collector<'_> {
                 self.fx.mentions_loop_var = true;
             }
             if v.kind == VarKind::Runtime {
-                self.fx.reads.insert(Slot::Runtime(v.index));
+                self.read(Slot::Runtime(v.index));
             }
         }
+    }
+
+    fn read(&mut self, slot: Slot) {
+        if !self.bound.contains(&slot) {
+            self.fx.reads.insert(slot);
+        }
+    }
+
+    /// A write of a whole scalar or runtime variable (a local array's store is partial:
+    /// its other elements keep their values, so it binds nothing).
+    fn bind(&mut self, slot: Slot) {
+        self.fx.writes.insert(slot);
+        self.bound.insert(slot);
     }
 
     fn guard(&mut self, g: &Guard) {
@@ -62,9 +79,7 @@ impl Collector<'_> {
     fn value(&mut self, v: &Value) {
         match v {
             Value::Const(..) => {}
-            Value::Var(id, _) => {
-                self.fx.reads.insert(Slot::Scalar(*id));
-            }
+            Value::Var(id, _) => self.read(Slot::Scalar(*id)),
             Value::Index(e) => self.expr(*e),
             Value::Load { buf, offset, .. } => {
                 if self
@@ -77,7 +92,7 @@ impl Collector<'_> {
                 self.expr(*offset);
             }
             Value::LocalLoad { local, offset, .. } => {
-                self.fx.reads.insert(Slot::Local(*local));
+                self.read(Slot::Local(*local));
                 self.expr(*offset);
             }
             Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
@@ -113,11 +128,11 @@ impl Collector<'_> {
             }
             Stmt::Let { var, value } | Stmt::Decl { var, value } | Stmt::Assign { var, value } => {
                 self.value(value);
-                self.fx.writes.insert(Slot::Scalar(*var));
+                self.bind(Slot::Scalar(*var));
             }
             Stmt::BindIndex { var, value } => {
                 self.value(value);
-                self.fx.writes.insert(Slot::Runtime(var.index));
+                self.bind(Slot::Runtime(var.index));
             }
             Stmt::If {
                 guard,
@@ -125,8 +140,13 @@ impl Collector<'_> {
                 else_body,
             } => {
                 self.guard(guard);
-                for t in body.iter().chain(else_body) {
-                    self.stmt(t);
+                // What one branch binds is not bound after the `if`.
+                let before = self.bound.clone();
+                for branch in [body, else_body] {
+                    for t in branch {
+                        self.stmt(t);
+                    }
+                    self.bound.clone_from(&before);
                 }
             }
             Stmt::LocalStore {
@@ -152,6 +172,7 @@ fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {
         var,
         buffers,
         fx: Effects::default(),
+        bound: HashSet::new(),
     };
     c.stmt(s);
     c.fx

@@ -22,10 +22,18 @@ fn keys(v: &serde_json::Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// The `cpu` description without loop-invariant hoisting: a reduction read through a
+/// broadcast would be recomputed per element, so it stays out of its consumer.
+fn cpu_without_hoisting() -> device::Device {
+    let mut cpu = device::load("cpu").unwrap();
+    cpu.kernel.hoists_invariant_values = false;
+    cpu
+}
+
 #[test]
 fn json_lines_follow_the_schema() {
     let mut module = hlo::parse_module(SOFTMAX).unwrap();
-    let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
+    let report = fusion::fuse(&mut module, &cpu_without_hoisting()).unwrap();
     let lines: Vec<serde_json::Value> = report
         .to_json_lines()
         .lines()
@@ -69,6 +77,29 @@ fn json_lines_follow_the_schema() {
     assert!(
         text.contains("unfused mx -> fusion: hero-incompatible: "),
         "{text}"
+    );
+}
+
+#[test]
+fn a_row_reduction_fuses_into_its_consumer_where_the_device_hoists() {
+    let mut module = hlo::parse_module(SOFTMAX).unwrap();
+    let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
+    let lines: Vec<serde_json::Value> = report
+        .to_json_lines()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        lines[0]["members"],
+        serde_json::json!(["mx", "bm", "sh", "ex"])
+    );
+    let decisions = lines[0]["decisions"].as_array().unwrap();
+    assert!(
+        decisions
+            .iter()
+            .any(|d| d["producer"] == "mx" && d["reason"] == "fused"),
+        "{decisions:?}"
     );
 }
 

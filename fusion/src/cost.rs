@@ -64,7 +64,9 @@ pub struct CompInfo {
 /// instructions (under fresh names) but leaves the others' maps as they were.
 ///
 /// Keyed by computation and instruction names: merges renumber computations, and names are
-/// unique in a module and never reused within a pass.
+/// unique in a module. Entries of instructions no longer in their computation are dropped
+/// whenever it is analysed again, so a name given to a new instruction later (by another
+/// pass) never finds a stale entry.
 #[derive(Clone, Debug, Default)]
 pub struct InfoCache {
     entries: HashMap<String, HashMap<String, CachedOp>>,
@@ -91,6 +93,11 @@ impl CompInfo {
     /// reads and flops.
     pub fn with_cache(module: &Module, comp: CompId, cache: &mut InfoCache) -> CompInfo {
         let c = module.computation(comp);
+        // Forget instructions that are gone: a later pass may give their names to others.
+        if let Some(known) = cache.entries.get_mut(c.name()) {
+            let live: HashSet<&str> = c.instructions().map(|(_, i)| i.name()).collect();
+            known.retain(|name, _| live.contains(name.as_str()));
+        }
         let mut ops = vec![None; c.instrs.len()];
         let mut position = vec![usize::MAX; c.instrs.len()];
         let controlled: HashSet<InstrId> = c

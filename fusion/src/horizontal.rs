@@ -20,12 +20,23 @@ use crate::report::FusionLog;
 pub struct HorizontalFusion {
     device: Device,
     log: FusionLog,
+    cache: InfoCache,
 }
 
 impl HorizontalFusion {
     /// The pass for `device`, continuing `log`.
     pub fn new(device: Device, log: FusionLog) -> HorizontalFusion {
-        HorizontalFusion { device, log }
+        HorizontalFusion {
+            device,
+            log,
+            cache: InfoCache::default(),
+        }
+    }
+
+    /// Starts from what an earlier pass learnt of the instructions' costs.
+    pub fn with_info_cache(mut self, cache: InfoCache) -> HorizontalFusion {
+        self.cache = cache;
+        self
     }
 
     /// Takes the log out of the pass.
@@ -107,8 +118,12 @@ impl Pass for HorizontalFusion {
             return Ok(false);
         }
         let device = self.device.clone();
-        run_merges(module, &device, &mut self.log, |m, cid, _, cache| {
-            choose(&device, m, cid, cache).into_iter().collect()
-        })
+        run_merges(
+            module,
+            &device,
+            &mut self.log,
+            &mut self.cache,
+            |m, cid, _, cache| choose(&device, m, cid, cache).into_iter().collect(),
+        )
     }
 }

@@ -90,7 +90,8 @@ pub fn fuse_logged(module: &mut Module, device: &Device) -> Result<FusionLog, Fu
     priority.run(module)?;
     let mut multi = MultiOutputFusion::new(device.clone(), priority.take_log());
     multi.run(module)?;
-    let mut horizontal = HorizontalFusion::new(device.clone(), multi.take_log());
+    let mut horizontal = HorizontalFusion::new(device.clone(), multi.take_log())
+        .with_info_cache(multi.take_info_cache());
     horizontal.run(module)?;
     hlo::pass::verify::verify(module).map_err(FusionError::InvalidOutput)?;
     Ok(horizontal.take_log())

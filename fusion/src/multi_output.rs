@@ -24,17 +24,27 @@ use crate::report::{control_flow_computations, FusionLog};
 pub struct MultiOutputFusion {
     device: Device,
     log: FusionLog,
+    cache: InfoCache,
 }
 
 impl MultiOutputFusion {
     /// The pass for `device`, continuing `log` (the priority-fusion pass's).
     pub fn new(device: Device, log: FusionLog) -> MultiOutputFusion {
-        MultiOutputFusion { device, log }
+        MultiOutputFusion {
+            device,
+            log,
+            cache: InfoCache::default(),
+        }
     }
 
     /// Takes the log out of the pass.
     pub fn take_log(&mut self) -> FusionLog {
         std::mem::take(&mut self.log)
+    }
+
+    /// Takes out what the pass learnt of the instructions' costs, for the next pass.
+    pub fn take_info_cache(&mut self) -> InfoCache {
+        std::mem::take(&mut self.cache)
     }
 }
 
@@ -200,12 +210,13 @@ impl MultiOutputFusion {
 }
 
 /// Applies `choose` to every control-flow computation until it finds nothing, merging
-/// each choice and logging it. `choose` gets one [`InfoCache`] for the whole run, so each
-/// analysis after a merge recomputes only the merged kernels' maps.
+/// each choice and logging it. `choose` gets `cache` for the whole run, so each analysis
+/// after a merge recomputes only the merged kernels' maps.
 pub(crate) fn run_merges(
     module: &mut Module,
     device: &Device,
     log: &mut FusionLog,
+    cache: &mut InfoCache,
     mut choose: impl FnMut(&Module, CompId, &mut FusionLog, &mut InfoCache) -> Vec<Choice>,
 ) -> Result<bool, PassError> {
     let mut names = NameGen::new(module);
@@ -214,7 +225,6 @@ pub(crate) fn run_merges(
         .map(|&c| module.computation(c).name().to_string())
         .collect();
     let mut changed = false;
-    let mut cache = InfoCache::default();
     for cname in comp_names {
         let limit = module
             .computation_by_name(&cname)
@@ -223,7 +233,7 @@ pub(crate) fn run_merges(
             let Some(cid) = module.computation_by_name(&cname) else {
                 break;
             };
-            let choices = choose(module, cid, log, &mut cache);
+            let choices = choose(module, cid, log, cache);
             if choices.is_empty() {
                 break;
             }
@@ -263,13 +273,21 @@ impl Pass for MultiOutputFusion {
         }
         let device = self.device.clone();
         let mut log = std::mem::take(&mut self.log);
-        let result = run_merges(module, &device, &mut log, |m, cid, log, cache| {
-            std::mem::swap(&mut self.log, log);
-            let choice = self.choose(m, cid, cache);
-            std::mem::swap(&mut self.log, log);
-            choice
-        });
+        let mut cache = std::mem::take(&mut self.cache);
+        let result = run_merges(
+            module,
+            &device,
+            &mut log,
+            &mut cache,
+            |m, cid, log, cache| {
+                std::mem::swap(&mut self.log, log);
+                let choice = self.choose(m, cid, cache);
+                std::mem::swap(&mut self.log, log);
+                choice
+            },
+        );
         self.log = log;
+        self.cache = cache;
         result
     }
 }

@@ -969,6 +969,46 @@ def grouped_case(case, module, var, matcher, body, instr_vars, hloc):
 
 
 # ---------------------------------------------------------------------------
+# Deliberate differences: where XLA's expectation is imprecise or wrong and hloc is exact.
+# A case listed here is still run; it is reported as a deliberate difference while hloc's
+# answer differs, and as a failure of this list when it becomes equal.
+
+DELIBERATE = {
+    "ConstraintIntervalSimplification_FloorDivNegativeDivisorNegativeBounds":
+        "XLA's interval for a variable bounded by a floordiv constraint with a negative "
+        "divisor is shifted (it holds non-solutions and misses solutions); hloc's is exact",
+    "DynamicUpdateSliceOp":
+        "hloc's update map keeps the window constraint (an output element outside the "
+        "updated window reads no update element); XLA's map is a superset",
+    "FusionOpWithDynSliceOfDynSlice":
+        "XLA bounds each runtime variable with another one's clamp range after "
+        "composition (the inner offset gets the outer slice's range); hloc clamps each "
+        "offset to its own slice's range",
+    "ConvolutionOp_PaddingAndWindowStride":
+        "hloc's kernel map excludes the window positions that fall on padding (the "
+        "evaluator does not read the kernel there); XLA's kernel map is a superset",
+    "ConvolutionOp_LhsDilation":
+        "hloc's kernel map excludes the window positions that fall between dilated input "
+        "elements; XLA's kernel map is a superset",
+    "ConvolutionOp_BatchGroups":
+        "hloc reads one batch group per output feature (the group is the output feature "
+        "floordiv features per group); XLA's extra range variable reads every group",
+    "UnsupportedOps":
+        "hloc describes triangular-solve (a superset: the whole matrix of the batch); XLA "
+        "says unknown indexing",
+    "FusionWithUnsupportedOp":
+        "hloc describes triangular-solve (a superset: the whole matrix of the batch); XLA "
+        "says unknown indexing",
+    "FusionWithRTVarsSimplification_ScalarConstantOutsideOfRangeIsKept":
+        "hloc folds the constant offset to its clamped value (a map without runtime "
+        "variables); XLA keeps a runtime variable for a known value",
+    "FusionWithRTVarsSimplification_Iota":
+        "gather start indices from an iota past the operand's last row are clamped to it; "
+        "hloc's map has the clamp, XLA's reads out of bounds",
+}
+
+
+# ---------------------------------------------------------------------------
 # Report.
 
 
@@ -976,16 +1016,21 @@ def report(cases, verbose):
     fams = {}
     for c in cases:
         fams.setdefault((os.path.basename(c.file), c.family), []).append(c)
-    print(f"{'file':32} {'family':12} {'cases':>5} {'extracted':>9} {'equal':>5} "
-          f"{'<= nodes':>8}")
+    print(f"{'file':28} {'family':12} {'cases':>5} {'extracted':>9} {'equal':>5} "
+          f"{'deliberate':>10} {'agreement':>9} {'<= nodes':>8}")
     for (f, fam), cs in sorted(fams.items()):
         ext = [c for c in cs if c.extracted]
         eq = [c for c in ext if c.equal]
-        counted = [c for c in ext if c.nodes_ok is not None]
+        deliberate = [c for c in ext if not c.equal and c.name in DELIBERATE]
+        counted = [c for c in ext if c.nodes_ok is not None and c.name not in DELIBERATE]
         nodes = (f"{sum(1 for c in counted if c.nodes_ok and c.equal)}/{len(counted)}"
-                 if fam != "indexing" and fam != "other" else "-")
-        pct = f" ({100.0 * len(eq) / len(ext):.1f}%)" if ext else ""
-        print(f"{f:32} {fam:12} {len(cs):5} {len(ext):9} {len(eq):5}{pct} {nodes:>8}")
+                 if fam not in ("indexing", "other") else "-")
+        judged = len(ext) - len(deliberate)
+        pct = f"{100.0 * len(eq) / judged:.1f}%" if judged else "-"
+        print(f"{f:28} {fam:12} {len(cs):5} {len(ext):9} {len(eq):5} {len(deliberate):10} "
+              f"{pct:>9} {nodes:>8}")
+    print("(agreement: equal / (extracted - deliberate differences); <= nodes: equal with no "
+          "more nodes than XLA's text, of the cases where XLA's text is the reference)")
     not_ext = [c for c in cases if not c.extracted]
     if not_ext:
         print("\nnot extracted:")
@@ -994,7 +1039,17 @@ def report(cases, verbose):
             reasons.setdefault(c.reason, []).append(c.name)
         for r, names in sorted(reasons.items()):
             print(f"  {len(names)} x {r}: {', '.join(sorted(set(names)))}")
-    bad = [c for c in cases if c.extracted and (not c.equal or c.nodes_ok is False)]
+    deliberate = [c for c in cases if c.extracted and not c.equal and c.name in DELIBERATE]
+    if deliberate:
+        print("\ndeliberate differences (XLA imprecise or wrong, hloc exact):")
+        for name in sorted({c.name for c in deliberate}):
+            n = sum(1 for c in deliberate if c.name == name)
+            print(f"  {name} ({n}): {DELIBERATE[name]}")
+    fixed = sorted({c.name for c in cases if c.equal and c.name in DELIBERATE})
+    for name in fixed:
+        print(f"\nlisted as deliberate but now equal (update DELIBERATE): {name}")
+    bad = [c for c in cases if c.extracted and c.name not in DELIBERATE
+           and (not c.equal or c.nodes_ok is False)]
     if bad:
         print("\nfailures:")
         for c in bad:
@@ -1002,7 +1057,10 @@ def report(cases, verbose):
             print(f"  {os.path.basename(c.file)}:{c.line} {c.name} [{c.family}] {what}")
             if verbose:
                 print("      " + c.detail.strip())
-    return 0
+    if verbose:
+        for c in deliberate:
+            print(f"\n  {c.name} (deliberate):\n      " + c.detail.strip())
+    return 1 if bad or fixed else 0
 
 
 def main():

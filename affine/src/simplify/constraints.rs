@@ -88,9 +88,19 @@ pub(crate) fn normalize(ctx: &mut Ctx<'_>, mut e: Expr, mut i: Interval) -> Norm
             }
         }
         if let ExprKind::FloorDiv(x, d) = e.kind() {
-            if let Some(c) = d.as_const().filter(|&c| c > 0) {
-                let lo = i.lo.checked_mul(c);
-                let hi = i.hi.checked_mul(c).and_then(|h| h.checked_add(c - 1));
+            if let Some(c) = d.as_const().filter(|&c| c != 0) {
+                // c >= 1: x in [lo * c, hi * c + c - 1]; c <= -1: x in [hi * c + c + 1, lo * c].
+                let (lo, hi) = if c > 0 {
+                    (
+                        i.lo.checked_mul(c),
+                        i.hi.checked_mul(c).and_then(|h| h.checked_add(c - 1)),
+                    )
+                } else {
+                    (
+                        i.hi.checked_mul(c).and_then(|h| h.checked_add(c + 1)),
+                        i.lo.checked_mul(c),
+                    )
+                };
                 if let (Some(lo), Some(hi)) = (lo, hi) {
                     ctx.fire("constraint_floordiv");
                     e = x;

@@ -15,10 +15,33 @@ fn const_divisor(d: Expr) -> Option<i64> {
     d.as_const().filter(|&c| c != 0)
 }
 
+/// How [`split_by`] places a constant that `g` does not divide.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ConstantSplit {
+    /// The whole constant goes with the rest.
+    Whole,
+    /// The constant splits into `g * floor(constant / g)` (with the multiples) and its
+    /// residue in `[0, g - 1]` (with the rest): `(2 * x - 629) floordiv 630` is
+    /// `(x - 315) floordiv 315`.
+    Residue,
+}
+
+/// The part of `constant` that goes with the multiples (divided by `g`) and the part that
+/// goes with the rest, as `how` places them (`g >= 1`).
+fn split_constant(constant: i64, g: i64, how: ConstantSplit) -> (i64, i64) {
+    if constant % g == 0 {
+        (constant / g, 0)
+    } else if how == ConstantSplit::Residue {
+        (constant.div_euclid(g), constant.rem_euclid(g))
+    } else {
+        (0, constant)
+    }
+}
+
 /// Splits `lin` by divisibility of coefficients by `g` into `main` (the multiples, divided
 /// by `g`) and `rest` (both empty before). The constant goes with the multiples when `g`
-/// divides it.
-fn split_by(lin: &Linear, g: i64, main: &mut Linear, rest: &mut Linear) {
+/// divides it, otherwise as `how` says.
+fn split_by(lin: &Linear, g: i64, how: ConstantSplit, main: &mut Linear, rest: &mut Linear) {
     for &(atom, k) in &lin.terms {
         if k % g == 0 {
             main.terms.push((atom, k / g));
@@ -26,11 +49,7 @@ fn split_by(lin: &Linear, g: i64, main: &mut Linear, rest: &mut Linear) {
             rest.terms.push((atom, k));
         }
     }
-    if lin.constant % g == 0 {
-        main.constant = lin.constant / g;
-    } else {
-        rest.constant = lin.constant;
-    }
+    (main.constant, rest.constant) = split_constant(lin.constant, g, how);
 }
 
 /// Candidate common factors `gcd(k, c) > 1` of the coefficients with the divisor, largest
@@ -55,7 +74,7 @@ fn gcd_candidates(lin: &Linear, c: i64) -> SmallVec<[i64; 4]> {
 /// Finds the largest `g` dividing `c` such that `x = g * main + rest` with `rest` in
 /// `[0, g - 1]` (as [`split_by`] splits it): then `x floordiv c = main floordiv (c / g)` and
 /// `x mod c = (main mod (c / g)) * g + rest`.
-fn gcd_factor(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<i64> {
+fn gcd_factor(ctx: &mut Ctx<'_>, lin: &Linear, c: i64, how: ConstantSplit) -> Option<i64> {
     let candidates = gcd_candidates(lin, c);
     if candidates.is_empty() {
         return None;
@@ -70,11 +89,7 @@ fn gcd_factor(ctx: &mut Ctx<'_>, lin: &Linear, c: i64) -> Option<i64> {
     for g in candidates {
         // The range of the rest (what `split_by` leaves over), folded in the same order as
         // `linear_range` of it; the two forms are only built for the factor that works.
-        let constant = if lin.constant % g == 0 {
-            0
-        } else {
-            lin.constant
-        };
+        let constant = split_constant(lin.constant, g, how).1;
         let rest_range = lin
             .terms
             .iter()
@@ -208,10 +223,12 @@ fn negated(lin: &Linear, c: i64, floor: bool) -> Option<(Linear, i64)> {
 pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
     let c = const_divisor(d)?;
     if c < 0 {
+        // Only when the simplified form is no larger: `(x floordiv 2) floordiv -7` stays (its
+        // positive-divisor form needs a negation that nothing removes).
         let nc = c.checked_neg()?;
-        return ctx
-            .fire("floordiv_negative_divisor")
-            .then(|| x.neg().floor_div(Expr::constant(nc)));
+        let moved = ctx.simplify(x.neg().floor_div(Expr::constant(nc)));
+        let before = x.size().saturating_add(2);
+        return (moved.size() <= before && ctx.fire("floordiv_negative_divisor")).then_some(moved);
     }
     let r = ctx.range(x);
     if !r.is_empty() && fdiv(r.lo, c) == fdiv(r.hi, c) && ctx.fire("floordiv_one_period") {
@@ -282,10 +299,19 @@ pub(crate) fn floor_div(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             }
         }
     }
-    if let Some(g) = gcd_factor(ctx, kept, c) {
+    // A single term plus a constant: the constant's residue alone is the rest, and the
+    // quotient only gets smaller coefficients. With several terms the constant stays whole,
+    // so that a quotient keeps the dividend of its remainder partner
+    // (`(x floordiv c) * c + x mod c` recombines); splitting it there grew realistic maps.
+    let how = if kept.terms.len() == 1 {
+        ConstantSplit::Residue
+    } else {
+        ConstantSplit::Whole
+    };
+    if let Some(g) = gcd_factor(ctx, kept, c, how) {
         if ctx.fire("floordiv_gcd") {
             let (mut main, mut rest) = (Linear::default(), Linear::default());
-            split_by(kept, g, &mut main, &mut rest);
+            split_by(kept, g, how, &mut main, &mut rest);
             return Some(with_pulled(main.to_expr().floor_div(Expr::constant(c / g))));
         }
     }
@@ -396,10 +422,11 @@ pub(crate) fn modulo(ctx: &mut Ctx<'_>, x: Expr, d: Expr) -> Option<Expr> {
             return Some(Expr::constant(c - 1).sub(p.to_expr().modulo(d)));
         }
     }
-    if let Some(g) = gcd_factor(ctx, reduced, c) {
+    // The whole constant stays in the rest: splitting it would add a term to the result.
+    if let Some(g) = gcd_factor(ctx, reduced, c, ConstantSplit::Whole) {
         if ctx.fire("mod_gcd_split") {
             let (mut main, mut rest) = (Linear::default(), Linear::default());
-            split_by(reduced, g, &mut main, &mut rest);
+            split_by(reduced, g, ConstantSplit::Whole, &mut main, &mut rest);
             let rest = rest.to_expr();
             return Some(
                 main.to_expr()

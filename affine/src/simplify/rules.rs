@@ -129,7 +129,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "floordiv_negative_divisor",
         family: Family::DivMod,
-        summary: "a negative divisor moves into the dividend: x floordiv c = (-x) floordiv (-c)",
+        summary: "a negative divisor moves into the dividend: x floordiv c = (-x) floordiv (-c), when the simplified result is no larger",
         specs: &[rw(&["c <= -1"], "x floordiv c", "(-x) floordiv (-c)", &[("c", -8, -1)])],
     },
     Rule {
@@ -232,7 +232,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "floordiv_gcd",
         family: Family::DivMod,
-        summary: "a common factor g of the terms and the divisor cancels when the rest is in [0, g - 1]",
+        summary: "a common factor g of the terms and the divisor cancels when the rest (other terms and the constant's residue mod g) is in [0, g - 1]",
         specs: &[rw(
             &["g >= 1", "c >= 1", "r >= 0", "r <= g - 1"],
             "(g * a + r) floordiv (g * c)",
@@ -337,13 +337,21 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "constraint_floordiv",
         family: Family::Constraints,
-        summary: "x floordiv c in [lo, hi] becomes x in [lo * c, hi * c + c - 1]",
-        specs: &[eqv(
-            &["c >= 1"],
-            &["x floordiv c >= lo", "x floordiv c <= hi"],
-            &["x >= lo * c", "x <= hi * c + c - 1"],
-            C8,
-        )],
+        summary: "x floordiv c in [lo, hi] becomes x in [lo * c, hi * c + c - 1] (c >= 1), or x in [hi * c + c + 1, lo * c] (c <= -1)",
+        specs: &[
+            eqv(
+                &["c >= 1"],
+                &["x floordiv c >= lo", "x floordiv c <= hi"],
+                &["x >= lo * c", "x <= hi * c + c - 1"],
+                C8,
+            ),
+            eqv(
+                &["c <= -1"],
+                &["x floordiv c >= lo", "x floordiv c <= hi"],
+                &["x >= hi * c + c + 1", "x <= lo * c"],
+                &[("c", -8, -1)],
+            ),
+        ],
     },
     Rule {
         name: "constraint_always_true",

@@ -48,6 +48,7 @@ pub mod plan;
 mod priority;
 pub mod reach;
 mod report;
+pub mod tile_cost;
 
 pub use decision::{Cost, Decision, Reason};
 pub use error::FusionError;

@@ -1,6 +1,6 @@
 //! Tile-size search: every candidate root tile-size vector (per dimension, the powers of two
-//! below the dimension and the dimension itself), kept when the analysis's constraints hold
-//! and its tiles fit a [`Budget`], priced by a [`TileCost`] (the cost model of a later crate,
+//! below the dimension and the dimension itself), kept when the cost function admits it, the
+//! analysis's constraints hold and its tiles fit a [`Budget`], priced by a [`TileCost`] (the cost model of a later crate,
 //! passed in as a trait object), the cheapest kept. Deterministic: candidates are visited in
 //! lexicographic order of their sizes and a later candidate replaces the best only when
 //! strictly cheaper.
@@ -73,6 +73,14 @@ pub struct Candidate<'a> {
 pub trait TileCost {
     /// The cost of running the fusion with this candidate tiling.
     fn cost(&self, candidate: &Candidate<'_>) -> Option<f64>;
+
+    /// Whether root tile sizes `sizes` may be considered at all, asked before the
+    /// constraints and tiles of a candidate are evaluated: a cheap filter for the shapes
+    /// an emitter takes (e.g. tiles that divide their dimensions). All by default.
+    fn admits(&self, sizes: &[i64]) -> bool {
+        let _ = sizes;
+        true
+    }
 }
 
 /// The best tiling found.
@@ -182,7 +190,7 @@ fn price(
     cost: &dyn TileCost,
     sizes: &[i64],
 ) -> Result<Option<f64>, TilingError> {
-    if !analysis.constraints().holds(sizes)? {
+    if !cost.admits(sizes) || !analysis.constraints().holds(sizes)? {
         return Ok(None);
     }
     let num_programs = analysis

@@ -1,88 +1,10 @@
-//! Vectorizable transcendental functions in C, part of every translation unit's prelude:
-//! transcendentals are vectorizable polynomial code with a documented maximum ulp error.
-//!
-//! Each function is `static inline`, maps `float` to `float` (`hloc_v*_f32`; f16, bf16
-//! and f8 compute in f32 and use them too) or `double` to `double` (`hloc_v*_f64`), calls
-//! nothing from libm (`fma`, `fmaf` and `fabs` are instructions under the runtime's `-O2
-//! -ftree-vectorize -march=native -fno-math-errno`) and has no branch on data: ranges are
-//! clamped, special cases chosen by selects on bit masks (`hloc_vm_sel_*`; a C `?:` whose arm
-//! computes would be moved under a branch, which gcc cannot vectorize without
-//! `-fno-trapping-math`). So a kernel loop over them vectorizes (AVX2 and AVX-512 both; a
-//! test checks it with gcc).
-//!
-//! Methods (coefficients: minimax fits of the relative error, rounded to the type):
-//! - `exp`, `expm1`: x = k ln2 + r with |r| <= ln2/2 (Cody-Waite, ln2 in two parts, with
-//!   fma), e^r - 1 = r + r^2 q(r) (q of degree 5 for f32, 10 for f64), 2^k put in the
-//!   exponent bits in two factors so that subnormal results round once and large ones
-//!   overflow to inf. expm1 is 2 (h (e^r - 1) + (h - 1/2)) with h = 2^(k-1), and x itself
-//!   below 2^-25 (f32) or 2^-54 (f64).
-//! - `log`, `log1p`: x = 2^e m with sqrt(2)/2 <= m < sqrt(2) from the bits (subnormals
-//!   scaled by 2^23 or 2^52 first), log m = log(1 + f): f32 f + f^2 q(f) (degree 8), f64
-//!   f - (f^2/2 - s (f^2/2 + s^2 q(s^2))) with s = f / (2 + f) (degree 6); plus e ln2 (two
-//!   parts). log1p takes u = 1 + x and adds its rounding error c as c 2^-e / m.
-//! - `tanh`: |x| < 0.75: x + x^3 p(x^2) (degree 5 for f32, 12 for f64); else
-//!   1 - 2 / (e^(2|x|) + 1) with the sign of x, the exponential's + 1 rounded once.
-//! - `logistic`: with e = e^-|x|, 1 / (1 + e) for x >= 0 and e / (1 + e) below: no
-//!   overflow, no cancellation, subnormal results for x < -87.3 (f32).
-//! - `erf` (f32 only): |x| < 1: x p(x^2) (degree 6, the constant term in two parts); else
-//!   1 - e^(-x^2) q(|x| - 5/2) with q ~ erfc(x) e^(x^2) on [1, 4] (degree 10, weighted by
-//!   erf's ulp), with the sign of x; |x| >= 4 gives +-1 (erf is 1 in f32 from 3.92).
-//!
-//! Largest error in ulps of the correctly rounded result (|got - exact| / ulp, inf counted
-//! as 2^128 or 2^1024), measured by `codegen/tests/codegen/vecmath.rs` (gcc 12, x86-64 with
-//! AVX-512): f32 over all 2^32 inputs against glibc's double functions, f64 over 10^8
-//! inputs per function (a quarter random bit patterns, a quarter uniform over the range
-//! below, half |x| in [2^-64, 2^11) with random signs) against glibc's long double
-//! functions. The bound is what the tests assert (the strided f32 and 10^6-input f64 sweeps
-//! on every run, the exhaustive ones when asked):
-//!
-//! | function   | f32 max | f32 bound | f64 max | f64 bound | f64 uniform range |
-//! |------------|---------|-----------|---------|-----------|-------------------|
-//! | `exp`      | 0.988   | 1.5       | 0.976   | 1.5       | [-750, 712]       |
-//! | `expm1`    | 1.439   | 2.0       | 1.802   | 2.5       | [-50, 712]        |
-//! | `log`      | 0.951   | 1.5       | 0.825   | 1.5       | 1 + [-2^-1, 2^-1] |
-//! | `log1p`    | 1.019   | 1.5       | 1.387   | 2.0       | [-1, 4]           |
-//! | `tanh`     | 1.056   | 1.5       | 1.052   | 1.5       | [-25, 25]         |
-//! | `logistic` | 2.402   | 3.0       | 2.327   | 3.0       | [-750, 50]        |
-//! | `erf`      | 1.325   | 2.0       | (libm)  |           |                   |
-//!
-//! Special values are exact, as libm's (tested): NaN gives NaN; exp(-inf) = 0,
-//! exp(inf) = inf, overflow to inf, underflow to 0 (subnormal results within the bounds
-//! above); expm1(-inf) = -1; log(0) = -inf, log(x < 0) = NaN, log(inf) = inf,
-//! log1p(-1) = -inf, log1p(x < -1) = NaN; tanh(+-0) = +-0, tanh(+-inf) = +-1;
-//! logistic(-inf) = 0, logistic(inf) = 1; erf(+-0) = +-0, erf(+-inf) = +-1; tiny inputs
-//! give themselves where libm does (expm1, log1p, tanh).
-//!
-//! Still libm calls (the printer's `libm`): sin, cos and tan (an accurate reduction of
-//! huge arguments needs Payne-Hanek), cbrt, pow, atan2, and erf in f64.
+//! `exp`, `expm1`, `log`, `log1p`, `tanh` and `logistic`, f32 and f64 (methods in the
+//! module's header).
 
-/// The C text of [`VECMATH`], as a macro so that `concat!` can append it to the prelude.
-macro_rules! vecmath_c {
+/// The C text, a string literal for the prelude's `concat!`.
+macro_rules! exp_log_c {
     () => {
-        r#"/* hloc generated code: vectorizable transcendental functions (no libm calls) */
-static inline uint32_t hloc_vm_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
-static inline float hloc_vm_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
-static inline uint64_t hloc_vm_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
-static inline double hloc_vm_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
-/* c ? a : b as a bit mask, not a branch: gcc would otherwise move the computation of an arm
-   under a branch, which it cannot vectorize without -fno-trapping-math. */
-static inline float hloc_vm_sel_f32(int c, float a, float b) {
-  uint32_t m = 0u - (uint32_t)(c != 0);
-  return hloc_vm_f32((hloc_vm_bits_f32(a) & m) | (hloc_vm_bits_f32(b) & ~m));
-}
-static inline double hloc_vm_sel_f64(int c, double a, double b) {
-  uint64_t m = 0u - (uint64_t)(c != 0);
-  return hloc_vm_f64((hloc_vm_bits_f64(a) & m) | (hloc_vm_bits_f64(b) & ~m));
-}
-/* |x| with the sign of s, on the bits. */
-static inline float hloc_vm_sign_f32(float x, float s) {
-  return hloc_vm_f32((hloc_vm_bits_f32(x) & 0x7fffffffu) | (hloc_vm_bits_f32(s) & 0x80000000u));
-}
-static inline double hloc_vm_sign_f64(double x, double s) {
-  return hloc_vm_f64((hloc_vm_bits_f64(x) & 0x7fffffffffffffffull) | (hloc_vm_bits_f64(s) & 0x8000000000000000ull));
-}
-
-/* ---- f32 ---- */
+        r#"/* ---- f32 ---- */
 /* e^r - 1 = r + r^2 q(r) for |r| <= ln2/2: minimax q of degree 5. */
 static inline float hloc_vm_expm1_poly_f32(float r) {
   float q = 0x1.a072dap-13f;
@@ -219,38 +141,6 @@ static inline float hloc_vlogistic_f32(float x) {
   float s = s1 * s2;
   return hloc_vm_sel_f32(x >= 0.0f, 1.0f, e) / fmaf(s, q, s + 1.0f);
 }
-static inline float hloc_verf_f32(float x) {
-  float a = fabsf(x);
-  /* |x| < 1: x p(x^2), minimax p of degree 6 */
-  float t = x * x;
-  float p = 0x1.496a3p-14f;
-  p = fmaf(p, t, -0x1.a3f7p-11f);
-  p = fmaf(p, t, 0x1.5405b2p-8f);
-  p = fmaf(p, t, -0x1.b7f90cp-6f);
-  p = fmaf(p, t, 0x1.ce2cf8p-4f);
-  p = fmaf(p, t, -0x1.81273ep-2f);
-  /* the constant term (2/sqrt(pi) to 1e-9) in two parts */
-  float ys = fmaf(x, 0x1.20dd74p+0f, x * fmaf(p, t, 0x1.fc9168p-25f));
-  /* 1 <= |x| <= 4: 1 - e^(-x^2) q(|x| - 5/2), q ~ erfc(x) e^(x^2) of degree 10; erf is 1
-     in float from |x| = 3.92 */
-  float c = hloc_vm_sel_f32(a > 4.0f, 4.0f, a);
-  float u = c - 2.5f;
-  float q = 0x1.3a814ap-19f;
-  q = fmaf(q, u, -0x1.92485p-18f);
-  q = fmaf(q, u, 0x1.6af7d4p-17f);
-  q = fmaf(q, u, -0x1.d1094cp-15f);
-  q = fmaf(q, u, 0x1.cc198cp-13f);
-  q = fmaf(q, u, -0x1.81f2e2p-11f);
-  q = fmaf(q, u, 0x1.429c14p-9f);
-  q = fmaf(q, u, -0x1.062cb8p-7f);
-  q = fmaf(q, u, 0x1.989b44p-6f);
-  q = fmaf(q, u, -0x1.3086dep-4f);
-  q = fmaf(q, u, 0x1.afbb38p-3f);
-  float e = hloc_vm_exp_f32(-c * c);
-  float yl = hloc_vm_sign_f32(fmaf(-e, q, 1.0f), x);
-  return hloc_vm_sel_f32(a < 1.0f, ys, yl);
-}
-
 /* ---- f64 ---- */
 /* e^r - 1 = r + r^2 q(r) for |r| <= ln2/2: minimax q of degree 10. */
 static inline double hloc_vm_expm1_poly_f64(double r) {
@@ -318,7 +208,7 @@ static inline double hloc_vm_log_f64(double e, double f) {
   double lo = fma(s, fma(z, q, hfsq), e * 0x1.473de6af278edp-34);
   return e * 0x1.62e42fefp-1 - ((hfsq - lo) - f);
 }
-static inline double hloc_vlog_f64(double x) {
+HLOC_VM_INLINE double hloc_vlog_f64(double x) {
   int sub = x < 0x1p-1022;
   double xs = hloc_vm_sel_f64(sub, x * 0x1p52, x);
   uint64_t ix = hloc_vm_bits_f64(xs);
@@ -392,8 +282,4 @@ static inline double hloc_vlogistic_f64(double x) {
 "#
     };
 }
-pub(crate) use vecmath_c;
-
-/// The vectorizable transcendental functions: C, `static inline`, after the prelude's
-/// includes.
-pub const VECMATH: &str = vecmath_c!();
+pub(crate) use exp_log_c;

@@ -1,0 +1,44 @@
+//! The shared helpers: bit casts, selects on bit masks, sign transfer, the two-sum, and
+//! `HLOC_VM_INLINE` (always inline: `-O2` inlines only small functions, and a loop that
+//! still calls one does not vectorize).
+
+/// The C text, a string literal for the prelude's `concat!`.
+macro_rules! common_c {
+    () => {
+        r#"/* hloc generated code: vectorizable transcendental functions (no libm calls) */
+/* The larger functions are always inlined: -O2 inlines only small ones, and a loop with a
+   call does not vectorize. */
+#define HLOC_VM_INLINE static inline __attribute__((always_inline))
+static inline uint32_t hloc_vm_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
+static inline float hloc_vm_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
+static inline uint64_t hloc_vm_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+static inline double hloc_vm_f64(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+/* c ? a : b as a bit mask, not a branch: gcc would otherwise move the computation of an arm
+   under a branch, which it cannot vectorize without -fno-trapping-math. */
+static inline float hloc_vm_sel_f32(int c, float a, float b) {
+  uint32_t m = 0u - (uint32_t)(c != 0);
+  return hloc_vm_f32((hloc_vm_bits_f32(a) & m) | (hloc_vm_bits_f32(b) & ~m));
+}
+static inline double hloc_vm_sel_f64(int c, double a, double b) {
+  uint64_t m = 0u - (uint64_t)(c != 0);
+  return hloc_vm_f64((hloc_vm_bits_f64(a) & m) | (hloc_vm_bits_f64(b) & ~m));
+}
+/* |x| with the sign of s, on the bits. */
+static inline float hloc_vm_sign_f32(float x, float s) {
+  return hloc_vm_f32((hloc_vm_bits_f32(x) & 0x7fffffffu) | (hloc_vm_bits_f32(s) & 0x80000000u));
+}
+static inline double hloc_vm_sign_f64(double x, double s) {
+  return hloc_vm_f64((hloc_vm_bits_f64(x) & 0x7fffffffffffffffull) | (hloc_vm_bits_f64(s) & 0x8000000000000000ull));
+}
+
+/* a + b = s + *e exactly (Knuth's two-sum). */
+static inline double hloc_vm_two_sum_f64(double a, double b, double *e) {
+  double s = a + b;
+  double bb = s - a;
+  *e = (a - (s - bb)) + (b - bb);
+  return s;
+}
+"#
+    };
+}
+pub(crate) use common_c;

@@ -66,8 +66,8 @@ HLOC_VM_INLINE double hloc_vm_atan2_f64(double y, double x, int small) {
   r = hloc_vm_sign_f64(r, y);
   return hloc_vm_sel_f64((x != x) | (y != y), x + y, r);
 }
-HLOC_VM_INLINE double hloc_vatan2_f64(double y, double x) { return hloc_vm_atan2_f64(y, x, 0); }
-HLOC_VM_INLINE float hloc_vatan2_f32(float y, float x) {
+HLOC_VM_SIMD double hloc_vatan2_f64(double y, double x) { return hloc_vm_atan2_f64(y, x, 0); }
+HLOC_VM_SIMD float hloc_vatan2_f32(float y, float x) {
   return (float)hloc_vm_atan2_f64((double)y, (double)x, 1);
 }
 "#

@@ -41,8 +41,8 @@ HLOC_VM_INLINE double hloc_vm_cbrt_f64(double x, int small) {
   y = hloc_vm_sign_f64(y, x);
   return hloc_vm_sel_f64((a > 0.0) & (a < INFINITY), y, x);
 }
-HLOC_VM_INLINE double hloc_vcbrt_f64(double x) { return hloc_vm_cbrt_f64(x, 0); }
-HLOC_VM_INLINE float hloc_vcbrt_f32(float x) { return (float)hloc_vm_cbrt_f64((double)x, 1); }
+HLOC_VM_SIMD double hloc_vcbrt_f64(double x) { return hloc_vm_cbrt_f64(x, 0); }
+HLOC_VM_SIMD float hloc_vcbrt_f32(float x) { return (float)hloc_vm_cbrt_f64((double)x, 1); }
 "#
     };
 }

@@ -40,7 +40,7 @@ static inline float hloc_verf_f32(float x) {
    in two parts; 1 <= |x| < 6: 1 - e^(-x^2) q(|x| - 7/2), q ~ erfc(x) e^(x^2) of degree 21
    weighted by erf's relative error (2^-58.7), e^(-x^2) corrected for the rounding of x^2;
    erf is 1 in double from |x| = 5.92. */
-HLOC_VM_INLINE double hloc_verf_f64(double x) {
+HLOC_VM_SIMD double hloc_verf_f64(double x) {
   double a = fabs(x);
   double t = x * x;
   double p = -0x1.abae43c781af9p-31;

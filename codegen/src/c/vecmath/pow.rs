@@ -205,7 +205,7 @@ HLOC_VM_INLINE double hloc_vm_pow_special_f64(double x, double y, double mag) {
 }
 /* pow(x, y) = e^(y log|x|), log|x| in double-double and y log|x| as hi + lo (fma) so that
    the relative error of the product stays near 2^-60 up to |y log|x|| = 745. */
-HLOC_VM_INLINE double hloc_vpow_f64(double x, double y) {
+HLOC_VM_SIMD double hloc_vpow_f64(double x, double y) {
   double ax = fabs(x);
   double ok = hloc_vm_sel_f64((ax > 0.0) & (ax < INFINITY), ax, 1.0);
   double ll;
@@ -223,7 +223,7 @@ HLOC_VM_INLINE double hloc_vpow_f64(double x, double y) {
    the double-double (x is a normal double): f = m inv - 1 rounded, log(1 + f) to degree 5
    (Taylor, |f| <= 2^-8), relative error below 2^-41, so 2^-34 on the result up to
    |y log|x|| = 104; hloc_vm_exp_f64 for the exponential. */
-HLOC_VM_INLINE float hloc_vpow_f32(float x, float y) {
+HLOC_VM_SIMD float hloc_vpow_f32(float x, float y) {
   double xd = (double)x, yd = (double)y;
   double ax = fabs(xd);
   uint64_t ix = hloc_vm_bits_f64(hloc_vm_sel_f64((ax > 0.0) & (ax < INFINITY), ax, 1.0));

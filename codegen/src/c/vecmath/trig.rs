@@ -140,13 +140,13 @@ HLOC_VM_INLINE double hloc_vm_sincos_f64(double x, uint64_t cosq) {
   y = hloc_vm_f64(hloc_vm_bits_f64(y) ^ (neg << 63));
   return hloc_vm_sel_f64(a < INFINITY, y, x - x);
 }
-HLOC_VM_INLINE double hloc_vsin_f64(double x) {
+HLOC_VM_SIMD double hloc_vsin_f64(double x) {
   return hloc_vm_sel_f64(fabs(x) < 0x1p-26, x, hloc_vm_sincos_f64(x, 0));
 }
-HLOC_VM_INLINE double hloc_vcos_f64(double x) { return hloc_vm_sincos_f64(x, 1); }
+HLOC_VM_SIMD double hloc_vcos_f64(double x) { return hloc_vm_sincos_f64(x, 1); }
 /* tan = sin / cos in quadrants 0 and 2, -cos / sin in 1 and 3: both as double-doubles,
    the quotient corrected by its residual (fma). */
-HLOC_VM_INLINE double hloc_vtan_f64(double x) {
+HLOC_VM_SIMD double hloc_vtan_f64(double x) {
   double a = fabs(x), rh, rl;
   uint64_t q = hloc_vm_reduce_pio2_f64(a, &rh, &rl);
   double st, ct;
@@ -187,9 +187,9 @@ HLOC_VM_INLINE float hloc_vm_sincos_f32(float x, uint64_t cosq, int tan) {
   yf = hloc_vm_sel_f32(fabsf(x) < INFINITY, yf, x - x);
   return cosq ? yf : hloc_vm_sel_f32(fabsf(x) < 0x1p-12f, x, yf);
 }
-HLOC_VM_INLINE float hloc_vsin_f32(float x) { return hloc_vm_sincos_f32(x, 0, 0); }
-HLOC_VM_INLINE float hloc_vcos_f32(float x) { return hloc_vm_sincos_f32(x, 1, 0); }
-HLOC_VM_INLINE float hloc_vtan_f32(float x) { return hloc_vm_sincos_f32(x, 0, 1); }
+HLOC_VM_SIMD float hloc_vsin_f32(float x) { return hloc_vm_sincos_f32(x, 0, 0); }
+HLOC_VM_SIMD float hloc_vcos_f32(float x) { return hloc_vm_sincos_f32(x, 1, 0); }
+HLOC_VM_SIMD float hloc_vtan_f32(float x) { return hloc_vm_sincos_f32(x, 0, 1); }
 "#
     };
 }

@@ -30,12 +30,14 @@
 //! Modules: `terms` classifies the summands of a map's result (digits of a dimension, range
 //! variables, runtime offsets); `strided` combines them into a size, a stride and the
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
-//! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion;
+//! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion
+//! ([`analysis_text`] prints and parses the whole analysis);
 //! `tiled` makes the tiled computation for concrete sizes; [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
 
 mod analysis;
+pub mod analysis_text;
 pub mod constraint;
 mod error;
 pub mod propagate;

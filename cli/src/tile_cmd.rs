@@ -176,7 +176,7 @@ fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<Exit
     if n >= arity {
         bail!("--operand: `{name}` has {arity} operands; operand {n} does not exist");
     }
-    let grouped = indexing::output_to_input(&handle)?;
+    let grouped = tiling::output_to_input(&handle)?;
     let multi = grouped.len() > 1;
     for (k, g) in grouped.iter().enumerate() {
         if multi {

@@ -180,7 +180,7 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         let handle = module
             .instr_ref(comp_id, id)
             .ok_or_else(|| not_tileable(format!("`{}` is not in the module", instr.name())))?;
-        let outs = indexing::output_to_input(&handle)?;
+        let outs = crate::ragged::output_to_input(&handle)?;
         let Some(grouped) = outs.first() else {
             continue;
         };

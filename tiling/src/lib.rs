@@ -32,7 +32,8 @@
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
 //! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion
 //! ([`analysis_text`] prints and parses the whole analysis);
-//! `tiled` makes the tiled computation for concrete sizes; [`propagate`] carries tiles op by
+//! `tiled` makes the tiled computation for concrete sizes; `ragged` gives a ragged dot the
+//! maps of a dot that reads every group; [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
 
@@ -41,6 +42,7 @@ pub mod analysis_text;
 pub mod constraint;
 mod error;
 pub mod propagate;
+mod ragged;
 pub mod search;
 mod strided;
 mod symbolic_tile;
@@ -51,5 +53,6 @@ mod tiled;
 pub use analysis::{analyze, SymbolicTileAnalysis, TiledInstruction};
 pub use constraint::{Constraint, ConstraintExpr, Satisfiability};
 pub use error::TilingError;
+pub use ragged::output_to_input;
 pub use symbolic_tile::{ConcreteTile, SymbolicTile};
 pub use tiled::{ConcreteTiledInstruction, TiledComputation};

@@ -412,7 +412,7 @@ def positions(tile, env, cap=48):
     return out
 
 
-def compare_tiles(xla, got, names):
+def compare_tiles(xla, got, names, extents, concrete):
     if xla is None or got is None:
         if len(xla or []) != len(got or []) or (xla is None) != (got is None):
             return f"XLA {'no tiles' if xla is None else f'{len(xla)} tiles'}, hloc " \
@@ -423,12 +423,13 @@ def compare_tiles(xla, got, names):
     rng = random.Random(SAMPLE_SEED)
     for _ in range(300):
         env = {}
+        for i, d in enumerate(extents):
+            ts = concrete[i] if concrete else rng.choice([1, 2, 3, 4, 8, 16, 64])
+            env[f"ts_{i}"] = ts
+            # Tile ids of tiles that start inside the space.
+            env[f"tid_{i}"] = rng.randint(0, max(0, -(-d // ts) - 1))
         for n in names:
-            if n.startswith("ts_"):
-                env[n] = rng.choice([1, 2, 3, 4, 8, 16, 64])
-            elif n.startswith("tid_"):
-                env[n] = rng.choice([0, 0, 1, 2, 5])
-            else:
+            if n not in env:
                 env[n] = rng.choice([0, 1, 3, 7])
         for k, (a, b) in enumerate(zip(xla, got)):
             if (a is None) != (b is None):
@@ -677,17 +678,23 @@ def symbolic_tile_cases(src, hloc):
 # Family 3: experimental tile propagation.
 
 
-def space_rank(comps, entry, instr):
-    """Dimensions of the tiling space of `instr`: its (first) output, then a dot's
-    contracting or a reduce's reduced dimensions."""
-    opcode, _, rest = comps[entry]["instrs"][instr]
-    n = len(shape_dims(rest))
+def space_dims(comps, entry, instr):
+    """Extents of the tiling space of `instr`: its (first) output, then a dot's contracting
+    or a reduce's reduced dimensions."""
+    instrs = comps[entry]["instrs"]
+    opcode, ops, rest = instrs[instr]
+    dims = shape_dims(rest)
+    operand0 = shape_dims(instrs[ops[0]][2]) if ops and ops[0] in instrs else []
     if opcode in ("dot", "scaled-dot"):
         m = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
-        n += len(ints(m.group(1))) if m else 0
+        dims += [operand0[d] for d in ints(m.group(1))] if m else []
     elif opcode == "reduce":
-        n += len(ints(re.search(r"dimensions=\{([^}]*)\}", rest).group(1)))
-    return n
+        dims += [operand0[d] for d in ints(re.search(r"dimensions=\{([^}]*)\}", rest).group(1))]
+    return dims
+
+
+def space_rank(comps, entry, instr):
+    return len(space_dims(comps, entry, instr))
 
 
 def test_tile(rank_space, dims, upper=None):
@@ -736,7 +743,8 @@ def propagation_cases(src, hloc):
             cases.append(Case("propagation", f"ReshapeTilePropagationTest/{label}",
                               ["--instr", root, "--to-operands", "--tile", tile],
                               split_xla_tiles(expected) if expected.strip() else None,
-                              ("tiles",), files={"hlo": hlo}))
+                              ("tiles", space_dims(comps, entry, root), None),
+                              files={"hlo": hlo}))
     for suite, name, body in tests(src):
         if suite == "ReshapeTilePropagationTest":
             continue
@@ -804,8 +812,12 @@ def propagation_cases(src, hloc):
                 if text is None:
                     text = consts.get(a[1][lit.end():].split(")")[0].strip())
                 expected = split_xla_tiles(text)
-            cases.append(Case("propagation", f"{suite}.{name}#{n}", results[a[0].strip()],
-                              expected, ("tiles",), files={"hlo": hlo}))
+            argv = results[a[0].strip()]
+            concrete = ints(argv[argv.index("--tile-sizes") + 1]) \
+                if "--tile-sizes" in argv else None
+            cases.append(Case("propagation", f"{suite}.{name}#{n}", argv, expected,
+                              ("tiles", space_dims(comps, entry, root), concrete),
+                              files={"hlo": hlo}))
         if n == 0:
             skipped.append((f"{suite}.{name}", "no propagation expectation"))
     return cases, skipped
@@ -961,7 +973,7 @@ def analysis_cases(src, hloc):
         fusion = Fusion(hlo)
         files = {"hlo": hlo}
         consts = dict(re.findall(r"constexpr int(?:64_t)? (\w+) = (\d+);", body))
-        hvars, tvars, cvars, tilings, matchers = {}, {}, {}, {}, {}
+        hvars, tvars, cvars, tilings, matchers, status_vars = {}, {}, {}, {}, {}, {}
         current = None  # hloc arguments of the tiled computation in use
         n_before = len(cases)
 
@@ -970,7 +982,7 @@ def analysis_cases(src, hloc):
                               args, expect, (kind,), files=files))
 
         for stmt in re.split(r";\s*\n", body):
-            s = stmt.strip()
+            s = re.sub(r"^\s*//[^\n]*\n", "", stmt.strip() + "\n", flags=re.M).strip()
             sn = re.sub(r"\s+", " ", s)
             m = re.match(r"(?:const )?HloInstruction\* (?:const )?(\w+) = (.*)$", sn)
             if m:
@@ -986,10 +998,21 @@ def analysis_cases(src, hloc):
             if m:
                 matchers[m.group(1)] = m.group(2)
                 continue
+            sm = re.match(r"(?:EXPECT|ASSERT)_THAT\((\w+)(?:\.status\(\))?, StatusIs\(", sn)
+            if sm and sm.group(1) in status_vars:
+                if status_vars[sm.group(1)] is not None:
+                    add("not_tileable", True, ["--fusion", fusion.name] +
+                        status_vars[sm.group(1)], "tiling rejected")
+                else:
+                    skipped.append((label, "tiling not resolved"))
+                continue
             if "ComputeTiledComputation(" in sn:
                 arg = split_top_level(sn[sn.find("ComputeTiledComputation(") + 24:])[0]
                 arg = re.sub(r"/\*.*?\*/", "", arg).strip()
                 current = tilings.get(arg) or tiling_args(fusion, arg, hvars)
+                vm = re.match(r"auto (\w+) = analysis->ComputeTiledComputation", sn)
+                if vm:
+                    status_vars[vm.group(1)] = current
                 if "StatusIs" in sn and current is not None:
                     add("not_tileable", True, ["--fusion", fusion.name] + current,
                         "tiling rejected")
@@ -1142,9 +1165,8 @@ def judge(case, out):
             return None if any(t is None for t in got) else MORE + "hloc propagates, XLA not"
         if any(t is None for t in got):
             return "hloc: " + next(l for l in out.splitlines() if l.startswith("no tile"))
-        names = sorted(set(re.findall(r"\b(?:ts|tid|rt)_\d+\b", out + " ".join(
-            case.args))))
-        return compare_tiles(case.expect, got, names)
+        names = sorted(set(re.findall(r"\brt_\d+\b", out + " ".join(case.args))))
+        return compare_tiles(case.expect, got, names, case.compare[1], case.compare[2])
     if kind == "not_tileable":
         return None if out.startswith("not tileable") else MORE + "hloc tiles it, XLA not"
     parts = analysis_parts(out)

@@ -207,11 +207,14 @@ impl SymbolicTileAnalysis {
             });
         }
         finish(current.take(), &mut tile_lines, &mut instructions)?;
+        let root_ids = crate::analysis::roots(comp)?;
+        let extra = crate::outputs::extra_roots(comp, &root_ids, &root_dims)?;
         Ok(SymbolicTileAnalysis {
             fusion: name.to_string(),
             root_dims,
             instructions,
             constraints,
+            extra,
         })
     }
 }

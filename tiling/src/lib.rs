@@ -32,7 +32,8 @@
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
 //! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion
 //! ([`analysis_text`] prints and parses the whole analysis);
-//! `tiled` makes the tiled computation for concrete sizes; `ragged` gives a ragged dot the
+//! `tiled` makes the tiled computation for concrete sizes (`outputs` checks the outputs of
+//! another shape than the first root's); `ragged` gives a ragged dot the
 //! maps of a dot that reads every group; [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
@@ -41,6 +42,7 @@ mod analysis;
 pub mod analysis_text;
 pub mod constraint;
 mod error;
+mod outputs;
 pub mod propagate;
 mod ragged;
 pub mod search;

@@ -337,6 +337,11 @@ def compare_symbolic(xla, got, dims_bounds):
     rng = random.Random(SAMPLE_SEED)
     grid = points([(0, len(size_samples(b)) - 1) for b in dims_bounds], 3000, rng)
     samples = [tuple(size_samples(b)[i] for b, i in zip(dims_bounds, p)) for p in grid]
+    if len(xla["rt"]) != len(got["rt"]):
+        # hloc folds a runtime value with one possible value into the offsets.
+        xla = dict(xla, rt=[r for r in xla["rt"] if r[1] != r[2]])
+    if len(xla["rt"]) != len(got["rt"]):
+        return f"{len(got['rt'])} runtime variables, XLA {len(xla['rt'])}"
     rt_ranges = [(lo, hi) for _, lo, hi in xla["rt"]]
     rt_points = points(rt_ranges, 8, rng) if rt_ranges else [()]
     for s in samples:
@@ -609,6 +614,7 @@ def called(rest):
 def symbolic_tile_cases(src, hloc):
     cases, skipped = [], []
     for suite, name, body in tests(src):
+        body = re.sub(r"(?m)^\s*//[^\n]*$", "", body)  # comments (with quotes) between arguments
         hlo = None
         for _, _, args in calls(body, ["ParseAndGetRoot"]):
             hlo = canonical(hloc, literal(args))

@@ -10,11 +10,12 @@
 //! symbols `s_i` and listed under `rt_vars`). An output tile cut by the edge of the map's
 //! domain (a last, partial tile; or a domain `d_i in [lo, hi]` with `lo > 0`, as for the
 //! second operand of a concatenate) reads a subset of its tile: the elements of its positions
-//! inside the domain; the others belong to masked positions. A constraint of the domain that
-//! bounds one result from above only (`r_j in [lo, hi]` with `lo` at or below every value
-//! `r_j` takes: high padding) masks the positions that read past `hi` along operand
-//! dimension `j`: the tile is that of the map without the constraint, and its elements past
-//! `hi` belong to masked positions. Any other constraint leaves the map without a tile. Tile
+//! inside the domain; the others belong to masked positions. A constraint of the domain on
+//! one result (`r_j in [lo, hi]`) whose lower bound excludes no index of the operand (`lo`
+//! at most 0, or at most every value `r_j` takes) masks the positions it excludes: those
+//! reading past `hi` (high padding) or below 0 (a dynamic-update-slice's update): the tile is
+//! that of the map without the constraint, and its elements outside `[lo, hi]` belong to
+//! masked positions. Any other constraint leaves the map without a tile. Tile
 //! sizes range over `[1, hi_i + 1]`.
 
 use affine::simplify::simplify_expr;
@@ -230,7 +231,9 @@ fn without_high_padding(m: &IndexingMap) -> Result<IndexingMap, String> {
     .map_err(|e| e.to_string())?;
     for c in m.constraints() {
         let is_result = m.results().contains(&c.expr);
-        if !is_result || c.interval.lo > free.range_of(c.expr).lo {
+        // Excluded positions below `lo` must read indices below 0 (masked as any index out
+        // of the operand), or there must be none.
+        if !is_result || c.interval.lo > free.range_of(c.expr).lo.max(0) {
             return Err(format!(
                 "the map's domain is constrained (`{} in {}`)",
                 c.expr, c.interval

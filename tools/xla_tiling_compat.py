@@ -337,8 +337,10 @@ def compare_symbolic(xla, got, dims_bounds):
     rng = random.Random(SAMPLE_SEED)
     grid = points([(0, len(size_samples(b)) - 1) for b in dims_bounds], 3000, rng)
     samples = [tuple(size_samples(b)[i] for b, i in zip(dims_bounds, p)) for p in grid]
+    fixed = {}
     if len(xla["rt"]) != len(got["rt"]):
         # hloc folds a runtime value with one possible value into the offsets.
+        fixed = {n: lo for n, lo, hi in xla["rt"] if lo == hi}
         xla = dict(xla, rt=[r for r in xla["rt"] if r[1] != r[2]])
     if len(xla["rt"]) != len(got["rt"]):
         return f"{len(got['rt'])} runtime variables, XLA {len(xla['rt'])}"
@@ -352,7 +354,7 @@ def compare_symbolic(xla, got, dims_bounds):
         if not a:
             continue
         for rt in rt_points:
-            ex = dict(denv, **{n: v for (n, _, _), v in zip(xla["rt"], rt)})
+            ex = dict(denv, **fixed, **{n: v for (n, _, _), v in zip(xla["rt"], rt)})
             eg = dict(denv, **{f"s{i}": v for i, v in enumerate(rt)})
             for j in range(len(xla["offsets"])):
                 try:

@@ -27,6 +27,17 @@ OUTPUT FORMATS (stable; other tools parse them):
   tile exists (or the operand is not read): the single line `no symbolic tile`. Several maps
   (an operand read in several ways): one tile after another. An instruction with several
   outputs: each output's tiles under an `output id = K` header.
+  --map (FILE holds an indexing map, not a module): its symbolic tile, as above.
+  --fusion F alone: the symbolic tile analysis of F, or `not tileable: <reason>`:
+    symbolic tile analysis of F, root dimensions [4, 8]
+    constraints: d0 mod 8 in [0, 0] || 8 mod d0 in [0, 0]
+    p0: (d0, d1) -> (d0 floordiv 2, d1), domain: d0 in [0, 3], d1 in [0, 7]
+      rt0 = off: (d0, d1) -> (), domain: d0 in [0, 3], d1 in [0, 7]
+      Symbolic tile with
+        ...
+  (`constraints: none` when every tile size is admitted; per tiled instruction its map
+  from the root's indices, one `rtK = PRODUCER: MAP` line per runtime variable, and its
+  symbolic tile indented; tiling::SymbolicTileAnalysis::parse reads it back).
   --fusion F --tile-sizes s0,s1,... [--tile-sizes NAME=t0,...]: the tiled computation of
   fusion F with its root tiled by s0,s1,... and, with NAME=..., the own dimensions of the
   dot or reduce NAME (contracting, reduced) tiled by t0,... (walked inside each program; the
@@ -61,9 +72,14 @@ pub struct TileArgs {
     /// The operand of --instr.
     #[arg(long, requires = "instr")]
     operand: Option<usize>,
-    /// The fusion to tile (with --tile-sizes).
-    #[arg(long, requires = "tile_sizes")]
+    /// The fusion to tile: its symbolic tile analysis, or with --tile-sizes its tiled
+    /// computation.
+    #[arg(long)]
     fusion: Option<String>,
+    /// FILE holds an indexing map (XLA's syntax, as `hloc map` reads it), not a module:
+    /// print its symbolic tile.
+    #[arg(long, conflicts_with_all = ["instr", "fusion", "tile", "tile_sizes"])]
+    map: bool,
     /// Tile sizes, comma-separated: one per root dimension of --fusion, or one per dimension
     /// of the tiling space of --instr with --to-operands.
     #[arg(long = "tile-sizes")]
@@ -98,6 +114,9 @@ fn read_module(file: &str) -> Result<hlo::Module> {
 }
 
 pub fn run(args: TileArgs) -> Result<ExitCode> {
+    if args.map {
+        return print_map_tile(&args.file);
+    }
     let module = read_module(&args.file)?;
     if args.to_operands || args.to_output {
         return propagate(&module, &args);
@@ -107,6 +126,7 @@ pub fn run(args: TileArgs) -> Result<ExitCode> {
     }
     match (&args.instr, args.operand, &args.fusion) {
         (Some(name), Some(n), None) => print_operand_tile(&module, name, n),
+        (None, None, Some(f)) if args.tile_sizes.is_empty() => print_analysis(&module, f),
         (None, None, Some(f)) => print_tiled(&module, f, &args.tile_sizes),
         (Some(_), None, None) => {
             bail!(
@@ -117,6 +137,37 @@ pub fn run(args: TileArgs) -> Result<ExitCode> {
     }
 }
 
+/// `--map`: the symbolic tile of the map in `file`.
+fn print_map_tile(file: &str) -> Result<ExitCode> {
+    let text = if file == "-" {
+        crate::input::text_arg("-")?
+    } else {
+        std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?
+    };
+    let map: affine::IndexingMap = text
+        .parse()
+        .map_err(|e| anyhow!("{file}: not an indexing map: {e}"))?;
+    match SymbolicTile::derive(&map) {
+        Ok(t) => println!("{t}"),
+        Err(_) => println!("{}", tiling::text::NO_TILE),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--fusion F` alone: the symbolic tile analysis of F in its text form.
+fn print_analysis(module: &hlo::Module, name: &str) -> Result<ExitCode> {
+    let fusion = module
+        .instr(name)
+        .ok_or_else(|| anyhow!("--fusion: no instruction named `{name}`"))?;
+    match tiling::analyze(&fusion) {
+        Ok(a) => print!("{a}"),
+        Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
+        Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
+        Err(e) => return Err(e.into()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<ExitCode> {
     let handle = module
         .instr(name)
@@ -125,7 +176,7 @@ fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<Exit
     if n >= arity {
         bail!("--operand: `{name}` has {arity} operands; operand {n} does not exist");
     }
-    let grouped = indexing::output_to_input(&handle)?;
+    let grouped = tiling::output_to_input(&handle)?;
     let multi = grouped.len() > 1;
     for (k, g) in grouped.iter().enumerate() {
         if multi {

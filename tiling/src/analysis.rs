@@ -8,7 +8,9 @@
 //! analysis's constraints are the conjunction of every tile's constraints, plus `d_i in
 //! [1, 1]` for every root dimension a runtime value (a dynamic offset) depends on, since an
 //! offset must be one value per tile. Multi-output fusions (a `tuple` root) tile every root
-//! with the same tile sizes, which requires roots of one shape. An instruction read for only
+//! of the first root's shape with the same tile sizes; a root of another shape must be read
+//! by the first root, and each program writes the tile of it that it reads (checked for the
+//! given sizes by `SymbolicTileAnalysis::tiled`: the tiles must partition that output). An instruction read for only
 //! part of the root's indices (an operand of a concatenate or a pad) gets tiles at every
 //! program; the positions outside that part are masked (its tile may start below 0 or end
 //! past its last element).
@@ -49,6 +51,9 @@ pub struct SymbolicTileAnalysis {
     pub(crate) instructions: Vec<TiledInstruction>,
     /// The conjunction of every tile's constraints.
     pub(crate) constraints: ConstraintExpr,
+    /// Outputs of another shape than the first, written through the tiles the first root's
+    /// programs read of them (see `outputs`).
+    pub(crate) extra: Vec<crate::outputs::ExtraRoot>,
 }
 
 impl SymbolicTileAnalysis {
@@ -89,7 +94,7 @@ fn not_tileable(reason: impl Into<String>) -> TilingError {
 }
 
 /// The roots of the fused computation: the operands of a `tuple` root, else the root.
-fn roots(comp: &hlo::Computation) -> Result<Vec<InstrId>, TilingError> {
+pub(crate) fn roots(comp: &hlo::Computation) -> Result<Vec<InstrId>, TilingError> {
     let root = comp.root();
     let r = comp.instr(root);
     if r.opcode() == Opcode::Tuple {
@@ -150,14 +155,10 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         None => return Err(not_tileable("the fusion has no outputs")),
     };
     let mut maps: HashMap<InstrId, BTreeMap<String, IndexedMap>> = HashMap::new();
+    let extra = crate::outputs::extra_roots(comp, &root_ids, &root_dims)?;
     for &r in &root_ids {
-        let instr = comp.instr(r);
-        if instr.shape().is_tuple() || instr.shape().dims() != root_dims.as_slice() {
-            return Err(not_tileable(format!(
-                "the roots differ in shape (`{}` and `{}`)",
-                comp.instr(root_ids[0]).name(),
-                instr.name()
-            )));
+        if extra.iter().any(|e| e.id == r) {
+            continue;
         }
         let id = IndexedMap::plain(affine::IndexingMap::identity(&root_dims));
         maps.entry(r).or_default().insert(id.key(), id);
@@ -180,7 +181,7 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         let handle = module
             .instr_ref(comp_id, id)
             .ok_or_else(|| not_tileable(format!("`{}` is not in the module", instr.name())))?;
-        let outs = indexing::output_to_input(&handle)?;
+        let outs = crate::ragged::output_to_input(&handle)?;
         let Some(grouped) = outs.first() else {
             continue;
         };
@@ -243,6 +244,12 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         }
     }
     constraints.simplify(&bounds);
+    if let Some(e) = extra.iter().find(|e| !maps.contains_key(&e.id)) {
+        return Err(not_tileable(format!(
+            "the output `{}` differs in shape from the first and is not read by it",
+            e.name
+        )));
+    }
     if constraints.is_never() {
         return Err(not_tileable(
             "no tile sizes satisfy the constraints of every tile",
@@ -253,6 +260,7 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         root_dims,
         instructions,
         constraints,
+        extra,
     })
 }
 

@@ -30,15 +30,21 @@
 //! Modules: `terms` classifies the summands of a map's result (digits of a dimension, range
 //! variables, runtime offsets); `strided` combines them into a size, a stride and the
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
-//! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion;
-//! `tiled` makes the tiled computation for concrete sizes; [`propagate`] carries tiles op by
+//! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion
+//! ([`analysis_text`] prints and parses the whole analysis);
+//! `tiled` makes the tiled computation for concrete sizes (`outputs` checks the outputs of
+//! another shape than the first root's); `ragged` gives a ragged dot the
+//! maps of a dot that reads every group; [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
 
 mod analysis;
+pub mod analysis_text;
 pub mod constraint;
 mod error;
+mod outputs;
 pub mod propagate;
+mod ragged;
 pub mod search;
 mod strided;
 mod symbolic_tile;
@@ -49,5 +55,6 @@ mod tiled;
 pub use analysis::{analyze, SymbolicTileAnalysis, TiledInstruction};
 pub use constraint::{Constraint, ConstraintExpr, Satisfiability};
 pub use error::TilingError;
+pub use ragged::output_to_input;
 pub use symbolic_tile::{ConcreteTile, SymbolicTile};
 pub use tiled::{ConcreteTiledInstruction, TiledComputation};

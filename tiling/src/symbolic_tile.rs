@@ -10,8 +10,13 @@
 //! symbols `s_i` and listed under `rt_vars`). An output tile cut by the edge of the map's
 //! domain (a last, partial tile; or a domain `d_i in [lo, hi]` with `lo > 0`, as for the
 //! second operand of a concatenate) reads a subset of its tile: the elements of its positions
-//! inside the domain; the others belong to masked positions. Tile sizes range over
-//! `[1, hi_i + 1]`.
+//! inside the domain; the others belong to masked positions. A constraint of the domain on
+//! one result (`r_j in [lo, hi]`) whose lower bound excludes no index of the operand (`lo`
+//! at most 0, or at most every value `r_j` takes) masks the positions it excludes: those
+//! reading past `hi` (high padding) or below 0 (a dynamic-update-slice's update): the tile is
+//! that of the map without the constraint, and its elements outside `[lo, hi]` belong to
+//! masked positions. Any other constraint leaves the map without a tile. Tile
+//! sizes range over `[1, hi_i + 1]`.
 
 use affine::simplify::simplify_expr;
 use affine::{Expr, IndexingMap, Interval, MapForm, Point, Var, VarKind};
@@ -70,12 +75,7 @@ impl SymbolicTile {
         if m.is_known_empty() {
             return Err("the map is KNOWN EMPTY".into());
         }
-        if let Some(c) = m.constraints().first() {
-            return Err(format!(
-                "the map's domain is constrained (`{} in {}`)",
-                c.expr, c.interval
-            ));
-        }
+        let m = without_high_padding(&m)?;
         let dims = m.dims().to_vec();
         let bounds = size_bounds(&dims);
         let mut all_terms = Vec::new();
@@ -213,4 +213,32 @@ fn check_independent<'a>(
         }
     }
     Ok(())
+}
+
+/// `m` without its high-padding constraints (see the module documentation); an error for a
+/// constraint of another kind.
+fn without_high_padding(m: &IndexingMap) -> Result<IndexingMap, String> {
+    if m.constraints().is_empty() {
+        return Ok(m.clone());
+    }
+    let free = IndexingMap::new(
+        m.dims().to_vec(),
+        m.ranges().to_vec(),
+        m.runtimes().to_vec(),
+        m.results().to_vec(),
+        vec![],
+    )
+    .map_err(|e| e.to_string())?;
+    for c in m.constraints() {
+        let is_result = m.results().contains(&c.expr);
+        // Excluded positions below `lo` must read indices below 0 (masked as any index out
+        // of the operand), or there must be none.
+        if !is_result || c.interval.lo > free.range_of(c.expr).lo.max(0) {
+            return Err(format!(
+                "the map's domain is constrained (`{} in {}`)",
+                c.expr, c.interval
+            ));
+        }
+    }
+    Ok(free)
 }

@@ -161,6 +161,9 @@ impl SymbolicTileAnalysis {
             inner = inner.saturating_mul(n);
         }
         origin.reverse();
+        if !self.extra.is_empty() {
+            self.check_extra_outputs(sizes, &program_origins(&counts, sizes))?;
+        }
         let mut instructions = Vec::with_capacity(self.instructions.len());
         for ti in &self.instructions {
             let rt_lo: Vec<i64> = ti.tile.rt_vars().iter().map(|b| b.lo).collect();
@@ -202,6 +205,22 @@ impl SymbolicTileAnalysis {
             instructions,
         })
     }
+}
+
+/// The origin of every program's tile, by program id (row-major over the tile grid).
+fn program_origins(counts: &[i64], sizes: &[i64]) -> Vec<Vec<i64>> {
+    let total: i64 = counts.iter().product();
+    (0..total)
+        .map(|pid| {
+            let mut rest = pid;
+            let mut o = vec![0; counts.len()];
+            for i in (0..counts.len()).rev() {
+                o[i] = (rest % counts[i]) * sizes[i];
+                rest /= counts[i];
+            }
+            o
+        })
+        .collect()
 }
 
 fn parse_tuple(text: &str, line: usize) -> Result<Vec<i64>, TilingError> {

@@ -9,12 +9,16 @@
 //! lower bound 0 of the target cannot stand for them (the source tile may start below the
 //! domain, or `a < 0` with a cut upper end), there is no tile. A range variable that is one
 //! of the tiling space's sequential dimensions is tiled by it; any other one is read whole
-//! (one tile of the next power of two). Anything else (sums of indices, divisions and
-//! remainders from reshapes, products, a constrained domain, runtime values that vary
-//! within a tile) has no tile: `Err(reason)`.
+//! (one tile of the next power of two). A result `v floordiv q + c` (a block-scale operand:
+//! `q` source elements share one target element) of a unit-stride source tile that starts
+//! inside the domain and is masked only by the domain's end reads the contiguous elements
+//! `o floordiv q ..= (o + size - 1) floordiv q`: offset `o floordiv q + c`, stride 1, size
+//! `(o + size - 1) floordiv q - o floordiv q + 1`, upper bound `(end - 1) floordiv q + c + 1`.
+//! Anything else (sums of indices, other divisions and remainders from reshapes, products, a
+//! constrained domain, runtime values that vary within a tile) has no tile: `Err(reason)`.
 
 use affine::linear::Linear;
-use affine::{Expr, IndexingMap, Interval, MapForm, VarKind};
+use affine::{Expr, ExprKind, IndexingMap, Interval, MapForm, VarKind};
 use indexing::IndexedMap;
 
 use super::space::TilingSpace;
@@ -27,6 +31,8 @@ struct Scaled {
     domain: Interval,
     a: i64,
     c: Expr,
+    /// `q` for a result `v floordiv q + c` (then `a` is 1).
+    div: Option<i64>,
 }
 
 /// Derives the target tile of `map` from `source` (one [`DimTile`] per map dimension);
@@ -101,7 +107,7 @@ fn split(
 ) -> Result<Scaled, String> {
     let lin = Linear::of(r).ok_or_else(|| format!("`{r}` overflows"))?;
     let mut c = Expr::constant(lin.constant);
-    let mut index: Option<(DimTile, Interval, i64)> = None;
+    let mut index: Option<(DimTile, Interval, i64, Option<i64>)> = None;
     for &(atom, k) in &lin.terms {
         if !atom.uses_kind(VarKind::Dim) && !atom.uses_kind(VarKind::Range) {
             let renamed = atom.substitute(&mut |v| {
@@ -112,9 +118,14 @@ fn split(
             c = c + renamed * k;
             continue;
         }
-        let v = atom
-            .as_var()
-            .ok_or_else(|| format!("`{atom}` mixes dimensions (a reshape or bitcast)"))?;
+        let (v, div) = match (atom.as_var(), atom.kind()) {
+            (Some(v), _) => (v, None),
+            (None, ExprKind::FloorDiv(x, q)) if k == 1 => match (x.as_var(), q.as_const()) {
+                (Some(v), Some(q)) if q > 1 => (v, Some(q)),
+                _ => return Err(format!("`{atom}` mixes dimensions (a reshape or bitcast)")),
+            },
+            _ => return Err(format!("`{atom}` mixes dimensions (a reshape or bitcast)")),
+        };
         if index.is_some() {
             return Err(format!("`{r}` sums several indices"));
         }
@@ -137,16 +148,23 @@ fn split(
                 }
             }
         };
-        index = Some((tile, domain, k));
+        index = Some((tile, domain, k, div));
     }
     match index {
-        Some((tile, domain, a)) => Ok(Scaled { tile, domain, a, c }),
+        Some((tile, domain, a, div)) => Ok(Scaled {
+            tile,
+            domain,
+            a,
+            c,
+            div,
+        }),
         // A constant: one element.
         None => Ok(Scaled {
             tile: DimTile::constant(0, 1, 1, 1),
             domain: Interval::new(0, 0),
             a: 1,
             c,
+            div: None,
         }),
     }
 }
@@ -158,7 +176,12 @@ fn is_const(space: &TilingSpace, e: Expr, v: i64) -> bool {
 
 /// The target tile of one result `a * v + c` (see the module documentation).
 fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
-    let Scaled { tile, domain, a, c } = s;
+    if let Some(q) = s.div {
+        return divide(space, s, q, r);
+    }
+    let Scaled {
+        tile, domain, a, c, ..
+    } = s;
     let (off, st, ub) = (tile.offset, tile.stride, tile.upper_bound);
     // Valid source positions: [lo_valid, hi_end) with lo_valid = max(0, domain.lo).
     let lo_valid = domain.lo.max(0);
@@ -204,5 +227,34 @@ fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
         size: space.simplify(tile.size),
         stride: space.simplify(ka * st),
         upper_bound: upper,
+    })
+}
+
+/// The target tile of a result `v floordiv q + c` (see the module documentation): only for
+/// a unit-stride source tile that starts at or after the domain's start (0), whose only mask
+/// is the domain's end, and a constant part that is never negative.
+fn divide(space: &TilingSpace, s: Scaled, q: i64, r: Expr) -> Result<DimTile, String> {
+    let Scaled {
+        tile, domain, c, ..
+    } = s;
+    let end = domain.hi.saturating_add(1);
+    let plain = domain.lo == 0
+        && is_const(space, tile.stride, 1)
+        && space.range(tile.offset).lo >= 0
+        && space.range(tile.upper_bound).lo >= end
+        && space.range(c).lo >= 0;
+    if !plain {
+        return Err(format!(
+            "`{r}`: a division of a tile that is strided, masked or may start below 0"
+        ));
+    }
+    let kq = Expr::constant(q);
+    let first = tile.offset.floor_div(kq);
+    let last = (tile.offset + tile.size - 1).floor_div(kq);
+    Ok(DimTile {
+        offset: space.simplify(first + c),
+        size: space.simplify(last - first + 1),
+        stride: Expr::constant(1),
+        upper_bound: space.simplify(Expr::constant((end - 1).div_euclid(q) + 1) + c),
     })
 }

@@ -74,7 +74,7 @@ pub fn to_operands(
     space.fit(tile);
     let first = space.add_own_dims(instr);
     let own = own_dims(instr);
-    let grouped = indexing::output_to_input(instr)?;
+    let grouped = crate::ragged::output_to_input(instr)?;
     let Some(g) = grouped.get(output) else {
         return Ok(Vec::new());
     };
@@ -86,7 +86,7 @@ pub fn to_operands(
                 let pos = positions.get(j).copied().flatten();
                 let var = pos
                     .and_then(|pos| m.map.results().get(pos))
-                    .and_then(|e| e.as_var());
+                    .and_then(|&e| index_var(e));
                 if let Some(v) = var.filter(|v| v.kind == affine::VarKind::Range) {
                     if let Some(slot) = seq.get_mut(v.index as usize) {
                         *slot = Some(first + p);
@@ -98,6 +98,14 @@ pub fn to_operands(
         tiles.push(t);
     }
     Ok(finish(space, tiles))
+}
+
+/// The index a result reads: a variable, or the variable of `v floordiv q` (a block scale).
+fn index_var(e: affine::Expr) -> Option<affine::Var> {
+    match e.kind() {
+        affine::ExprKind::FloorDiv(x, q) if q.as_const().is_some() => x.as_var(),
+        _ => e.as_var(),
+    }
 }
 
 /// The tiles of every output of `instr` that use the elements of `tile`, a tile of its

@@ -85,7 +85,8 @@ pub(crate) fn own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
                 })
                 .collect()
         }
-        Opcode::Dot | Opcode::ScaledDot if n >= 2 => {
+        Opcode::Dot | Opcode::ScaledDot | Opcode::RaggedDot if n >= 2 => {
+            let scaled = i.opcode() == Opcode::ScaledDot;
             let dn = i.dot_dimension_numbers();
             let lhs = operand_dims(0);
             dn.lhs_contracting_dims
@@ -96,8 +97,11 @@ pub(crate) fn own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
                     let extent = *lhs.get(l)?;
                     let pos = (0..n)
                         .map(|j| match j {
+                            // A scaled dot's scales (operands 2 and 3) follow its lhs and rhs.
                             0 => Some(l),
                             1 => Some(r),
+                            2 if scaled => Some(l),
+                            3 if scaled => Some(r),
                             _ => None,
                         })
                         .collect();

@@ -85,7 +85,7 @@ fn propagate_case(case: &Case, name: &str) -> String {
         ),
         None => (
             to_operands(&mut space, &instr, output, &root).expect("propagates"),
-            indexing::output_to_input(&instr).expect("indexing")[output]
+            tiling::output_to_input(&instr).expect("indexing")[output]
                 .operands
                 .clone(),
         ),
@@ -208,7 +208,7 @@ fn run_case(case: &Case) -> String {
     if let Some(instr) = case.header_value("instr") {
         let module = hlo::parse_module(&case.input).expect("module parses");
         let handle = module.instr(instr).expect("instruction exists");
-        let outs = indexing::output_to_input(&handle).expect("indexing");
+        let outs = tiling::output_to_input(&handle).expect("indexing");
         let mut out = String::new();
         for (k, g) in outs.iter().enumerate() {
             if outs.len() > 1 {

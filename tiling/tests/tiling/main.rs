@@ -2,6 +2,7 @@
 //! properties on random maps and fusions, the corpus fusions, tile propagation against the
 //! symbolic-tile analysis, and the tile-size search; every tile checked by enumeration.
 
+mod analysis_text;
 mod corpus;
 mod golden;
 mod propagation;

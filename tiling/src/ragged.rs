@@ -1,0 +1,114 @@
+//! The output→operand maps the tiling uses: the indexing analysis's, except for a
+//! `ragged-dot`, which it leaves undefined (the group a row belongs to depends on the data).
+//!
+//! For tiling, a ragged dot reads like a dot whose rhs group dimension (and the group-sizes
+//! operand) is read whole: a tile of the output reads the lhs and rhs as the dot would, every
+//! group of the rhs, and every group size. Every output row reads one group, so these maps
+//! cover what any data reads (no element outside them), and the tiles they give are exact for
+//! the maps: the reads of a tile whose rows fall in several groups are a subset of its rhs
+//! tile, never more. Output dimensions: the batch dimensions, the lhs's free dimensions, then
+//! the rhs's free dimensions (neither batch, contracting nor group), as the verifier infers.
+
+use std::collections::BTreeMap;
+
+use affine::{Expr, IndexingMap, Interval};
+use hlo::{AttrName, InstrRef, Opcode};
+use indexing::{GroupedIndexing, IndexedMap, IndexingError, OperandIndexing};
+
+/// `indexing::output_to_input`, with a ragged dot's maps (see the module documentation):
+/// the output→operand maps every tiling form of this crate uses.
+pub fn output_to_input(instr: &InstrRef<'_>) -> Result<Vec<GroupedIndexing>, IndexingError> {
+    if instr.opcode() == Opcode::RaggedDot {
+        if let Some(g) = ragged_dot(instr) {
+            return Ok(vec![g]);
+        }
+    }
+    indexing::output_to_input(instr)
+}
+
+fn ints(instr: &hlo::Instruction, name: AttrName) -> Vec<usize> {
+    match instr.attr(&name) {
+        Some(hlo::AttrValue::IntList(v)) => {
+            v.iter().filter_map(|&d| usize::try_from(d).ok()).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn plain(map: IndexingMap) -> OperandIndexing {
+    let m = IndexedMap::plain(map);
+    OperandIndexing::Maps(BTreeMap::from([(m.key(), m)]))
+}
+
+/// The maps of `ragged-dot(lhs, rhs, group_sizes)` with the group dimension read whole;
+/// `None` for a form the verifier does not describe (not one group dimension, group sizes of
+/// rank other than 1).
+fn ragged_dot(instr: &InstrRef<'_>) -> Option<GroupedIndexing> {
+    let i = instr.instr();
+    let comp = instr.computation();
+    let shape = |j: usize| -> Option<Vec<i64>> {
+        Some(comp.instr(*i.operands().get(j)?).shape().dims().to_vec())
+    };
+    let (lhs, rhs, groups) = (shape(0)?, shape(1)?, shape(2)?);
+    let out = i.shape().dims().to_vec();
+    let dn = i.dot_dimension_numbers();
+    let us =
+        |v: &[i64]| -> Vec<usize> { v.iter().filter_map(|&d| usize::try_from(d).ok()).collect() };
+    let (lb, rb) = (us(&dn.lhs_batch_dims), us(&dn.rhs_batch_dims));
+    let (lc, rc) = (us(&dn.lhs_contracting_dims), us(&dn.rhs_contracting_dims));
+    let group = ints(i, AttrName::RhsGroupDims);
+    if group.len() != 1 || groups.len() != 1 || lc.len() != rc.len() || lb.len() != rb.len() {
+        return None;
+    }
+    let g = group[0];
+    let lhs_free: Vec<usize> = (0..lhs.len())
+        .filter(|d| !lb.contains(d) && !lc.contains(d))
+        .collect();
+    let rhs_free: Vec<usize> = (0..rhs.len())
+        .filter(|d| !rb.contains(d) && !rc.contains(d) && *d != g)
+        .collect();
+    if lb.len() + lhs_free.len() + rhs_free.len() != out.len() {
+        return None;
+    }
+    let dims: Vec<Interval> = out.iter().map(|&d| Interval::new(0, d - 1)).collect();
+    // Range variables: the contracting dimensions, then the group.
+    let mut ranges: Vec<Interval> = lc.iter().map(|&d| Interval::new(0, lhs[d] - 1)).collect();
+    ranges.push(Interval::new(0, *rhs.get(g)? - 1));
+    let group_var = Expr::range(lc.len() as u32);
+    let lhs_results: Vec<Expr> = (0..lhs.len())
+        .map(|d| {
+            if let Some(b) = lb.iter().position(|&x| x == d) {
+                Expr::dim(b as u32)
+            } else if let Some(c) = lc.iter().position(|&x| x == d) {
+                Expr::range(c as u32)
+            } else {
+                let f = lhs_free.iter().position(|&x| x == d).unwrap_or(0);
+                Expr::dim((lb.len() + f) as u32)
+            }
+        })
+        .collect();
+    let rhs_results: Vec<Expr> = (0..rhs.len())
+        .map(|d| {
+            if let Some(b) = rb.iter().position(|&x| x == d) {
+                Expr::dim(b as u32)
+            } else if let Some(c) = rc.iter().position(|&x| x == d) {
+                Expr::range(c as u32)
+            } else if d == g {
+                group_var
+            } else {
+                let f = rhs_free.iter().position(|&x| x == d).unwrap_or(0);
+                Expr::dim((lb.len() + lhs_free.len() + f) as u32)
+            }
+        })
+        .collect();
+    let map = |results: Vec<Expr>| {
+        IndexingMap::new(dims.clone(), ranges.clone(), vec![], results, vec![]).ok()
+    };
+    Some(GroupedIndexing {
+        operands: vec![
+            plain(map(lhs_results)?),
+            plain(map(rhs_results)?),
+            plain(map(vec![group_var])?),
+        ],
+    })
+}

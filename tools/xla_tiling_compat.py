@@ -1,0 +1,1304 @@
+#!/usr/bin/env python3
+"""Agreement between hloc's tiling and XLA's expectations in XLA's tiling tests.
+
+Usage: tools/xla_tiling_compat.py --xla DIR [--hloc target/release/hloc] [--verbose]
+
+DIR holds copies of XLA's test files (openxla/xla; not part of this repository), at
+their paths below xla/codegen/tiling/ or flat:
+
+- symbolic_tile_test.cc: SymbolicTile::FromIndexingMap of an op's output->operand map
+  (`hloc tile FILE --instr ROOT --operand K`) or of a map built in the test
+  (`hloc tile MAPFILE --map`);
+- symbolic_tile_analysis_test.cc: the analysis of a fusion (`hloc tile FILE --fusion F`:
+  tileable or not, its constraints) and its tiled computation for tile sizes
+  (`hloc tile FILE --fusion F --tile-sizes ...`, a dot's contracting sizes as
+  `--tile-sizes DOT=...`);
+- experimental/tile_propagation_test.cc: tile propagation to the operands or the outputs
+  of one instruction (`hloc tile FILE --instr I --to-operands|--to-output ...`).
+
+Every expectation the script can read is one case; the others are counted as not
+extracted, with the reason. A case is equal when hloc's answer means the same as XLA's:
+a symbolic tile by the elements its offsets, sizes and strides give at sampled tile sizes
+where both admit the sizes, and by which sampled sizes its constraints admit; a tiled
+instruction by its tile sizes, its strides (along dimensions of more than one element)
+and its tile-offsets map evaluated over the points of XLA's domain; a propagated tile by
+the index (or masked) of every position of every dimension at sampled tile ids, tile
+sizes and runtime values; constraints by the sampled sizes they admit; `no tile` and
+`not tileable` answers by their presence. XLA's texts are read, never copied anywhere.
+
+Standard library only.
+"""
+
+import argparse
+import itertools
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parser_compat import (  # noqa: E402  (shared C++ lexing helpers)
+    TEST_HEAD, matching_close, read_concatenated_literals, split_top_level)
+
+TIMEOUT_S = 30
+# Prefix of a difference where hloc answers (a tile, an analysis) and XLA does not.
+MORE = "hloc-only: "
+SAMPLE_SEED = 15
+
+
+@dataclass
+class Case:
+    """One expectation of a test and how hloc answered it."""
+
+    family: str
+    name: str
+    args: list
+    expect: object
+    compare: object
+    files: dict = field(default_factory=dict)
+    outcome: str = ""
+    detail: str = ""
+
+
+# ---------------------------------------------------------------------------
+# Affine expressions (XLA's syntax): parse once, evaluate on integer points.
+
+TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9]*)|(.))")
+
+
+def tokenize(text):
+    out = []
+    for num, ident, op in TOKEN.findall(text):
+        if num:
+            out.append(("n", int(num)))
+        elif ident:
+            out.append(("k" if ident in ("floordiv", "ceildiv", "mod", "min", "max")
+                        else "v", ident))
+        elif op.strip():
+            out.append(("o", op))
+    return out
+
+
+class ExprParser:
+    """Recursive descent over tokens into nested tuples."""
+
+    def __init__(self, text):
+        self.t = tokenize(text)
+        self.i = 0
+
+    def peek(self):
+        return self.t[self.i] if self.i < len(self.t) else (None, None)
+
+    def take(self, kind=None, val=None):
+        k, v = self.peek()
+        if (kind and k != kind) or (val is not None and v != val):
+            raise ValueError(f"expected {val or kind}, got {v!r}")
+        self.i += 1
+        return v
+
+    def expr(self):
+        e = self.term()
+        while self.peek() in (("o", "+"), ("o", "-")):
+            op = self.take()
+            e = (op, e, self.term())
+        return e
+
+    def term(self):
+        e = self.unary()
+        while True:
+            k, v = self.peek()
+            if (k, v) == ("o", "*") or (k == "k" and v in ("floordiv", "ceildiv", "mod")):
+                self.take()
+                e = (v, e, self.unary())
+            else:
+                return e
+
+    def unary(self):
+        if self.peek() == ("o", "-"):
+            self.take()
+            return ("neg", self.unary())
+        return self.atom()
+
+    def atom(self):
+        k, v = self.peek()
+        if k == "n":
+            self.take()
+            return ("c", v)
+        if k == "v":
+            self.take()
+            return ("v", v)
+        if k == "k" and v in ("min", "max"):
+            self.take()
+            self.take("o", "(")
+            a = self.expr()
+            self.take("o", ",")
+            b = self.expr()
+            self.take("o", ")")
+            return (v, a, b)
+        if (k, v) == ("o", "("):
+            self.take()
+            e = self.expr()
+            self.take("o", ")")
+            return e
+        raise ValueError(f"unexpected {v!r}")
+
+
+def parse_expr(text):
+    p = ExprParser(text)
+    e = p.expr()
+    if p.i != len(p.t):
+        raise ValueError(f"trailing text in `{text}`")
+    return e
+
+
+def ev(e, env):
+    op = e[0]
+    if op == "c":
+        return e[1]
+    if op == "v":
+        return env[e[1]]
+    if op == "neg":
+        return -ev(e[1], env)
+    a, b = ev(e[1], env), ev(e[2], env)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "floordiv":
+        return a // b
+    if op == "ceildiv":
+        return -((-a) // b)
+    if op == "mod":
+        return a % b
+    if op == "min":
+        return min(a, b)
+    return max(a, b)
+
+
+def norm(text):
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def bracket_items(text, open_ch="(", close_ch=")"):
+    """Items of `(a, b, c)` at top level."""
+    text = text.strip()
+    assert text[0] == open_ch and text[-1] == close_ch, text
+    inner = text[1:-1].strip()
+    return [] if not inner else split_top_level(inner)
+
+
+def parse_constraints(text):
+    """DNF: list of conjunctions of (expr, lo, hi); [[]] is `always`."""
+    text = norm(text)
+    if text in ("", "none", "always satisfied"):
+        return [[]]
+    if text == "unsatisfiable":
+        return []
+    out = []
+    for conj in text.split("||"):
+        cs = []
+        for c in conj.split("&&"):
+            m = re.fullmatch(r"\s*(.*) in \[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]\s*", c)
+            cs.append((parse_expr(m.group(1)), int(m.group(2)), int(m.group(3))))
+        out.append(cs)
+    return out
+
+
+def holds(dnf, env):
+    for conj in dnf:
+        try:
+            if all(lo <= ev(e, env) <= hi for e, lo, hi in conj):
+                return True
+        except ZeroDivisionError:
+            continue
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Maps `(d0){rt0} -> (...), domain: ...` and their values.
+
+
+@dataclass
+class Map:
+    dims: list
+    syms: list
+    rts: list
+    results: list
+    bounds: dict
+    constraints: list
+
+
+def parse_map(text):
+    text = norm(text)
+    head, rest = text.split("->", 1)
+    m = re.fullmatch(r"\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?\s*(?:\{([^}]*)\})?\s*", head)
+    names = [[n.strip() for n in (g or "").split(",") if n.strip()] for g in m.groups()]
+    rest = rest.strip()
+    close = matching_close(rest, 0, "(", ")")
+    results = [parse_expr(r) for r in bracket_items(rest[:close])]
+    bounds, constraints = {}, []
+    dom = rest[close:].strip()
+    if dom.startswith(","):
+        dom = dom[1:].strip()
+    if dom.startswith("domain:"):
+        for item in split_top_level(dom[len("domain:"):]):
+            if not item:
+                continue
+            mm = re.fullmatch(r"(.*) in \[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]", item.strip())
+            lhs = mm.group(1).strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", lhs):
+                bounds[lhs] = (int(mm.group(2)), int(mm.group(3)))
+            else:
+                constraints.append((parse_expr(lhs), int(mm.group(2)), int(mm.group(3))))
+    return Map(names[0], names[1], names[2], results, bounds, constraints)
+
+
+def points(ranges, limit, rng):
+    """All points of a box of (lo, hi) ranges when small, else a sample with corners."""
+    total = 1
+    for lo, hi in ranges:
+        total *= hi - lo + 1
+    if total <= limit:
+        return list(itertools.product(*[range(lo, hi + 1) for lo, hi in ranges]))
+    out = [tuple(lo for lo, _ in ranges), tuple(hi for _, hi in ranges)]
+    out += [tuple(rng.randint(lo, hi) for lo, hi in ranges) for _ in range(limit)]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Symbolic tiles (`Symbolic tile with ...`).
+
+
+FIELDS = ("offset_map:", "size_map:", "stride_map:", "constraints:", "rt_vars:")
+
+
+def parse_symbolic_tile(text):
+    """Dict of the tile's parts, or None for `no symbolic tile`."""
+    text = norm(text)
+    if text.startswith("no symbolic tile"):
+        return None
+    assert text.startswith("Symbolic tile with"), text
+    pos = sorted((text.find(f), f) for f in FIELDS if text.find(f) >= 0)
+    parts = {}
+    for k, (p, f) in enumerate(pos):
+        end = pos[k + 1][0] if k + 1 < len(pos) else len(text)
+        parts[f[:-1]] = text[p + len(f):end].strip()
+
+    def amap(t):
+        head, body = t.split("->", 1)
+        m = re.fullmatch(r"\s*\(([^)]*)\)\s*(?:\[([^\]]*)\])?\s*", head)
+        dims = [n.strip() for n in m.group(1).split(",") if n.strip()]
+        syms = [n.strip() for n in (m.group(2) or "").split(",") if n.strip()]
+        return dims, syms, [parse_expr(r) for r in bracket_items(body.strip())]
+
+    dims, syms, offsets = amap(parts["offset_map"])
+    _, _, sizes = amap(parts["size_map"])
+    _, _, strides = amap(parts["stride_map"])
+    rt = []
+    for item in split_top_level(parts.get("rt_vars", "")):
+        mm = re.fullmatch(r"\s*(\w+) in \[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]\s*", item)
+        if mm:
+            rt.append((mm.group(1), int(mm.group(2)), int(mm.group(3))))
+    return {"dims": dims, "syms": syms, "offsets": offsets, "sizes": sizes,
+            "strides": strides, "constraints": parse_constraints(parts.get("constraints", "")),
+            "rt": rt}
+
+
+def size_samples(bound):
+    """Tile sizes to try along a dimension of `bound` elements."""
+    vals = {1, bound}
+    p = 2
+    while p < bound:
+        vals.add(p)
+        p *= 2
+    for v in (3, 5, 6, bound - 1, (bound + 1) // 2):
+        if 1 <= v <= bound:
+            vals.add(v)
+    return sorted(vals)
+
+
+def elements(offset, size, stride, cap=64):
+    return [offset + k * stride for k in range(min(size, cap))] + [("size", size)]
+
+
+def compare_symbolic(xla, got, dims_bounds):
+    """None when equal, else a reason."""
+    if xla is None or got is None:
+        return None if xla is None and got is None else \
+            MORE + "XLA has no tile, hloc has one" if xla is None else \
+            "XLA has a tile, hloc has none"
+    if len(xla["offsets"]) != len(got["offsets"]):
+        return "different ranks"
+    rng = random.Random(SAMPLE_SEED)
+    grid = points([(0, len(size_samples(b)) - 1) for b in dims_bounds], 3000, rng)
+    samples = [tuple(size_samples(b)[i] for b, i in zip(dims_bounds, p)) for p in grid]
+    fixed = {}
+    if len(xla["rt"]) != len(got["rt"]):
+        # hloc folds a runtime value with one possible value into the offsets.
+        fixed = {n: lo for n, lo, hi in xla["rt"] if lo == hi}
+        xla = dict(xla, rt=[r for r in xla["rt"] if r[1] != r[2]])
+    if len(xla["rt"]) != len(got["rt"]):
+        return f"{len(got['rt'])} runtime variables, XLA {len(xla['rt'])}"
+    rt_ranges = [(lo, hi) for _, lo, hi in xla["rt"]]
+    rt_points = points(rt_ranges, 8, rng) if rt_ranges else [()]
+    for s in samples:
+        denv = {f"d{i}": v for i, v in enumerate(s)}
+        a, b = holds(xla["constraints"], denv), holds(got["constraints"], denv)
+        if a != b:
+            return f"constraints differ at tile sizes {list(s)}: XLA admits {a}, hloc {b}"
+        if not a:
+            continue
+        for rt in rt_points:
+            ex = dict(denv, **fixed, **{n: v for (n, _, _), v in zip(xla["rt"], rt)})
+            eg = dict(denv, **{f"s{i}": v for i, v in enumerate(rt)})
+            for j in range(len(xla["offsets"])):
+                try:
+                    want = elements(ev(xla["offsets"][j], ex), ev(xla["sizes"][j], ex),
+                                    ev(xla["strides"][j], ex))
+                    have = elements(ev(got["offsets"][j], eg), ev(got["sizes"][j], eg),
+                                    ev(got["strides"][j], eg))
+                except (KeyError, ZeroDivisionError) as e:
+                    return f"cannot evaluate dimension {j}: {e!r}"
+                if want != have:
+                    return f"dimension {j} at tile sizes {list(s)}: XLA reads " \
+                           f"{want[:4]}.. hloc {have[:4]}.."
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Propagated tiles (`(tid_0){rt_0} -> offsets [..] sizes [..] strides [..] upper bounds [..]`).
+
+TILE_RE = re.compile(r"\(([^)]*)\)\s*(?:\{([^}]*)\})?\s*->\s*offsets\s*(\[.*?\])\s*sizes\s*"
+                     r"(\[.*?\])\s*strides\s*(\[.*?\])\s*upper bounds\s*(\[.*?\])\s*$")
+
+
+def parse_tile(text):
+    text = norm(text)
+    if text.startswith("no tile"):
+        return None
+    m = TILE_RE.fullmatch(text)
+    if not m:
+        raise ValueError(f"not a tile: {text}")
+    lists = [[parse_expr(x) for x in bracket_items(g, "[", "]")] for g in m.groups()[2:]]
+    return {"offsets": lists[0], "sizes": lists[1], "strides": lists[2], "ub": lists[3]}
+
+
+def split_xla_tiles(text):
+    """XLA's `0) TILE 1) TILE ...` into tiles."""
+    text = norm(text)
+    parts = re.split(r"(?:^|\s)(\d+)\)\s+(?=\()", " " + text)
+    return [parse_tile(parts[k + 1]) for k in range(1, len(parts) - 1, 2)]
+
+
+def split_hloc_tiles(out):
+    tiles, cur = [], None
+    for line in out.splitlines():
+        if re.match(r"(operand|output) id = \d+$", line.strip()):
+            if cur is not None:
+                tiles.append(parse_tile(cur))
+            cur = ""
+        elif cur is not None:
+            cur += " " + line
+    if cur is not None:
+        tiles.append(parse_tile(cur))
+    return tiles
+
+
+def positions(tile, env, cap=48):
+    """Per dimension: the index of every position, or None where masked."""
+    out = []
+    for o, s, st, ub in zip(tile["offsets"], tile["sizes"], tile["strides"], tile["ub"]):
+        off, size, stride, upper = ev(o, env), ev(s, env), ev(st, env), ev(ub, env)
+        out.append([(off + k * stride) if 0 <= off + k * stride < upper else None
+                    for k in range(min(size, cap))] + [("size", size)])
+    return out
+
+
+def compare_tiles(xla, got, names, extents, concrete):
+    if xla is None or got is None:
+        if len(xla or []) != len(got or []) or (xla is None) != (got is None):
+            return f"XLA {'no tiles' if xla is None else f'{len(xla)} tiles'}, hloc " \
+                   f"{'no tiles' if got is None else f'{len(got)} tiles'}"
+        return None
+    if len(xla) != len(got):
+        return f"XLA {len(xla)} tiles, hloc {len(got)}"
+    rng = random.Random(SAMPLE_SEED)
+    for _ in range(300):
+        env = {}
+        for i, d in enumerate(extents):
+            ts = concrete[i] if concrete else rng.choice([1, 2, 3, 4, 8, 16, 64])
+            env[f"ts_{i}"] = ts
+            # Tile ids of tiles that start inside the space.
+            env[f"tid_{i}"] = rng.randint(0, max(0, -(-d // ts) - 1))
+        for n in names:
+            if n not in env:
+                env[n] = rng.choice([0, 1, 3, 7])
+        for k, (a, b) in enumerate(zip(xla, got)):
+            if (a is None) != (b is None):
+                return f"tile {k}: XLA {'none' if a is None else 'a tile'}, hloc " \
+                       f"{'none' if b is None else 'a tile'}"
+            if a is None:
+                continue
+            if len(a["offsets"]) != len(b["offsets"]):
+                return f"tile {k}: ranks {len(a['offsets'])} and {len(b['offsets'])}"
+            try:
+                pa, pb = positions(a, env), positions(b, env)
+            except (KeyError, ZeroDivisionError) as e:
+                return f"tile {k}: cannot evaluate: {e!r}"
+            if pa != pb:
+                return f"tile {k} at {env}: XLA {pa} hloc {pb}"[:400]
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Tiled instructions (`NAME: tile_sizes=(..), tile_strides=(..), tile_offsets_indexing=MAP`).
+
+
+def parse_tiled_lines(out):
+    """name -> list of (sizes, strides, Map)."""
+    res = {}
+    for line in out.splitlines():
+        m = re.match(r"(\S+): tile_sizes=\(([^)]*)\), tile_strides=\(([^)]*)\), "
+                     r"tile_offsets_indexing=(.*)$", line)
+        if not m:
+            continue
+        ints = lambda g: [int(x) for x in g.split(",") if x.strip()]  # noqa: E731
+        res.setdefault(m.group(1), []).append(
+            (ints(m.group(2)), ints(m.group(3)), parse_map(m.group(4).replace("pid_0", "d0"))))
+    return res
+
+
+def compare_tiled(want, have):
+    sizes, strides, xmap = want
+    hsizes, hstrides, hmap = have
+    if sizes != hsizes:
+        return f"tile sizes {hsizes}, XLA {sizes}"
+    for k, (a, b) in enumerate(zip(strides, hstrides)):
+        if sizes[k] > 1 and a != b:
+            return f"stride of dimension {k}: hloc {b}, XLA {a}"
+    if len(xmap.results) != len(hmap.results):
+        return "offset maps of different ranks"
+    pid = xmap.dims[0] if xmap.dims else "d0"
+    ranges = [xmap.bounds.get(pid, (0, 0))] + [xmap.bounds[r] for r in xmap.rts]
+    hpid = hmap.bounds.get("d0", (0, 0))
+    if hpid[0] > ranges[0][0] or hpid[1] < ranges[0][1]:
+        return f"program ids {list(hpid)}, XLA {list(ranges[0])}"
+    if len(hmap.rts) != len(xmap.rts):
+        return f"{len(hmap.rts)} runtime variables, XLA {len(xmap.rts)}"
+    rng = random.Random(SAMPLE_SEED)
+    pts = points(ranges, 4000, rng)
+    for perm in itertools.permutations(range(len(hmap.rts))):
+        bad = None
+        for p in pts:
+            env = {pid: p[0], **{r: v for r, v in zip(xmap.rts, p[1:])}}
+            if not all(lo <= ev(e, env) <= hi for e, lo, hi in xmap.constraints):
+                continue
+            henv = {"d0": p[0], **{hmap.rts[perm[i]]: v for i, v in enumerate(p[1:])}}
+            a = [ev(e, env) for e in xmap.results]
+            b = [ev(e, henv) for e in hmap.results]
+            if a != b:
+                bad = f"offsets at {env}: hloc {b}, XLA {a}"
+                break
+        if bad is None:
+            return None
+    return bad
+
+
+# ---------------------------------------------------------------------------
+# Reading test bodies.
+
+
+def tests(src):
+    """(suite, name, body) of every TEST/TEST_F/TEST_P."""
+    for m in TEST_HEAD.finditer(src):
+        end = matching_close(src, m.end() - 1, "{", "}")
+        yield m.group(1), m.group(2), src[m.end():end - 1]
+
+
+def calls(body, names):
+    """(name, start, argument text) of every call to one of `names`, in order."""
+    pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\s*\(")
+    for m in pat.finditer(body):
+        close = matching_close(body, m.end() - 1, "(", ")")
+        yield m.group(1), m.start(), body[m.end():close - 1]
+
+
+def literal(text):
+    lit = read_concatenated_literals(text, 0)
+    return lit[0] if lit else None
+
+
+def ints(text):
+    return [int(x) for x in re.findall(r"-?\d+", text)]
+
+
+def loop_ranges(body):
+    """(start, end, var, values) of `for (int V = A; V <= B; V++) {...}` loops."""
+    out = []
+    for m in re.finditer(r"for\s*\(\s*int\s+(\w+)\s*=\s*(\d+)\s*;\s*\w+\s*(<=|<)\s*(\d+)"
+                         r"[^)]*\)\s*\{", body):
+        end = matching_close(body, m.end() - 1, "{", "}")
+        hi = int(m.group(4)) + (1 if m.group(3) == "<=" else 0)
+        out.append((m.start(), end, m.group(1), list(range(int(m.group(2)), hi))))
+    return out
+
+
+# HLO text: enough to name instructions, their operands and the computations' roots.
+
+INSTR_RE = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*((?:\(|[a-z][a-z0-9]*\[|"
+                      r"token\b|[a-z]+\().*)$")
+
+
+def hlo_computations(text):
+    """name -> {"root": name, "instrs": {name: (opcode, [operands], line)}}, and the entry."""
+    comps, entry, cur = {}, None, None
+    lines = re.sub(r"//[^\n]*", "", text).split("\n")
+    joined, buf = [], ""
+    for line in lines:  # join continuation lines of an instruction
+        if INSTR_RE.match(line) or re.match(r"\s*(ENTRY\s+)?%?[\w.\-]+\s*(\(.*\))?\s*"
+                                            r"(->\s*\S.*)?\{\s*$", line) or \
+                line.strip() in ("}", "})") or line.strip().startswith("HloModule"):
+            if buf:
+                joined.append(buf)
+            buf = line
+        else:
+            buf += " " + line.strip()
+    joined.append(buf)
+    for line in joined:
+        h = re.match(r"\s*(ENTRY\s+)?%?([\w.\-]+)\s*(\(.*\))?\s*(->\s*\S.*)?\{\s*$", line)
+        if h and "=" not in line.split("{")[0]:
+            cur = {"root": None, "instrs": {}}
+            comps[h.group(2)] = cur
+            if h.group(1):
+                entry = h.group(2)
+            continue
+        m = INSTR_RE.match(line)
+        if not m or cur is None:
+            continue
+        name, rest = m.group(2), m.group(3)
+        om = re.search(r"\b([a-z][a-z\-]*)\(", rest)
+        opcode = om.group(1) if om else ""
+        operands = []
+        if om:
+            close = matching_close(rest, om.end() - 1, "(", ")")
+            for a in split_top_level(rest[om.end():close - 1]):
+                a = a.strip()
+                if a:
+                    operands.append(a.split()[-1].lstrip("%"))
+        cur["instrs"][name] = (opcode, operands, rest)
+        if m.group(1):
+            cur["root"] = name
+    for c in comps.values():
+        if c["root"] is None and c["instrs"]:
+            c["root"] = list(c["instrs"])[-1]
+    return comps, entry
+
+
+def shape_dims(rest):
+    m = re.match(r"\s*\(?\s*\w+\[([^\]]*)\]", rest)
+    return [int(x) for x in m.group(1).split(",") if x.strip()] if m else []
+
+
+def called(rest):
+    m = re.search(r"calls=%?([\w.\-]+)", rest)
+    return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------------------
+# Family 1: SymbolicTile::FromIndexingMap.
+
+
+def symbolic_tile_cases(src, hloc):
+    cases, skipped = [], []
+    for suite, name, body in tests(src):
+        body = re.sub(r"(?m)^\s*//[^\n]*$", "", body)  # comments (with quotes) between arguments
+        hlo = None
+        for _, _, args in calls(body, ["ParseAndGetRoot"]):
+            hlo = canonical(hloc, literal(args))
+        map_text, dims_bounds = None, None
+        for _, _, args in calls(body, ["FromTensorSizes"]):
+            a = split_top_level(args)
+            inner = re.search(r"ParseSymbolicMap\s*\(", a[0])
+            mtext = literal(a[0][inner.end():])
+            dims, syms = ints(a[1]), ints(a[2])
+            mm = parse_map(mtext + ", domain:")
+            dom = [f"{d} in [0, {n - 1}]" for d, n in zip(mm.dims, dims)]
+            dom += [f"{s} in [0, {n - 1}]" for s, n in zip(mm.syms, syms)]
+            for _, _, cargs in calls(body, ["AddConstraint"]):
+                ca = split_top_level(cargs)
+                e = literal(ca[0][re.search(r"ParseSymbolicExpr\s*\(", ca[0]).end():])
+                lo, hi = ints(ca[1])
+                dom.append(f"{e} in [{lo}, {hi}]")
+            map_text = mtext + ", domain: " + ", ".join(dom)
+            dims_bounds = dims
+        root_name, root_dims = None, None
+        if hlo is not None:
+            comps, entry = hlo_computations(hlo)
+            root_name = comps[entry]["root"]
+            root_dims = shape_dims(comps[entry]["instrs"][root_name][2])
+        loops = loop_ranges(body)
+        found = 0
+        for macro, start, args in calls(body, ["EXPECT_THAT", "EXPECT_EQ", "EXPECT_FALSE"]):
+            if "FromIndexingMap" not in args and not re.match(r"\s*symbolic_tile\s*,", args):
+                continue
+            found += 1
+            if "EvaluateAffineMap" in args:
+                skipped.append((f"{suite}.{name}", "stride values at given sizes (the "
+                                "sampled comparison of the tile covers them)"))
+                continue
+            a = split_top_level(args)
+            arg = a[0]
+            if arg.strip() == "symbolic_tile":
+                decl = re.search(r"symbolic_tile\s*=\s*SymbolicTile::FromIndexingMap\s*\(", body)
+                arg = body[decl.start():matching_close(body, decl.end() - 1, "(", ")")]
+            expect_text = None
+            if len(a) > 1 and "MatchSymbolicTileString" in a[1]:
+                expect_text = literal(a[1][a[1].find("MatchSymbolicTileString(") + 24:])
+            elif not (macro == "EXPECT_FALSE" or (len(a) > 1 and "nullopt" in a[1])):
+                skipped.append((f"{suite}.{name}", "expectation not recognised"))
+                continue
+            label = f"{suite}.{name}"
+            if "indexing_maps[" in arg:
+                idx = re.search(r"indexing_maps\[(\w+)\]", arg).group(1)
+                values = [int(idx)] if idx.isdigit() else next(
+                    (v for s, e, var, v in loops if s <= start < e and var == idx), None)
+                for k in values:
+                    args_ = ["--instr", root_name, "--operand", str(k)]
+                    cases.append(Case("symbolic_tile", f"{label}[operand {k}]", args_,
+                                      expect_text, ("symbolic", root_dims),
+                                      files={"hlo": hlo}))
+            elif map_text is not None:
+                cases.append(Case("symbolic_tile", label, ["--map"], expect_text,
+                                  ("symbolic", dims_bounds), files={"map": map_text}))
+            else:
+                skipped.append((label, "no map or module found"))
+        if found == 0:
+            skipped.append((f"{suite}.{name}", "no FromIndexingMap expectation"))
+    return cases, skipped
+
+
+# ---------------------------------------------------------------------------
+# Family 3: experimental tile propagation.
+
+
+def space_dims(comps, entry, instr):
+    """Extents of the tiling space of `instr`: its (first) output, then a dot's contracting
+    or a reduce's reduced dimensions."""
+    instrs = comps[entry]["instrs"]
+    opcode, ops, rest = instrs[instr]
+    dims = shape_dims(rest)
+    operand0 = shape_dims(instrs[ops[0]][2]) if ops and ops[0] in instrs else []
+    if opcode in ("dot", "scaled-dot"):
+        m = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
+        dims += [operand0[d] for d in ints(m.group(1))] if m else []
+    elif opcode == "reduce":
+        dims += [operand0[d] for d in ints(re.search(r"dimensions=\{([^}]*)\}", rest).group(1))]
+    return dims
+
+
+def space_rank(comps, entry, instr):
+    return len(space_dims(comps, entry, instr))
+
+
+def test_tile(rank_space, dims, upper=None):
+    """XLA's GetTestTile: offsets tid_i * ts_i, sizes ts_i, strides i + 1."""
+    tids = ", ".join(f"tid_{i}" for i in range(rank_space))
+    r = range(len(dims))
+    ub = upper if upper is not None else [str(d) for d in dims]
+    return (f"({tids}) -> offsets [{', '.join(f'tid_{i} * ts_{i}' for i in r)}] "
+            f"sizes [{', '.join(f'ts_{i}' for i in r)}] "
+            f"strides [{', '.join(str(i + 1) for i in r)}] upper bounds [{', '.join(ub)}]")
+
+
+def dims_of_expr(expr, comps, entry, root):
+    """Dimensions named by `root->shape()`, `root->operand(K)->shape()`, GetFirstShape(root)."""
+    m = re.search(r"root->operand\((\d+)\)->shape", expr)
+    instrs = comps[entry]["instrs"]
+    if m:
+        return shape_dims(instrs[instrs[root][1][int(m.group(1))]][2])
+    return shape_dims(instrs[root][2])
+
+
+def propagation_cases(src, hloc):
+    cases, skipped = [], []
+    # The parameterized reshape table: to operands of the root from the test tile.
+    for m in re.finditer(r"ValuesIn<ReshapeTestCase>\s*\(\s*\{", src):
+        end = matching_close(src, m.end() - 1, "{", "}")
+        j = m.end()
+        while j < end:
+            k = src.find("{", j, end)
+            if k < 0:
+                break
+            e = matching_close(src, k, "{", "}")
+            parts = split_top_level(src[k + 1:e - 1])
+            j = e
+            vals = [literal(p) for p in parts]
+            if len(vals) != 3 or any(v is None for v in vals):
+                skipped.append((f"ReshapeTilePropagationTest/{vals[0]}",
+                                "entry of another form (concrete tiles to outputs)"))
+                continue
+            label, hlo, expected = vals
+            hlo = canonical(hloc, hlo)
+            comps, entry = hlo_computations(hlo)
+            root = comps[entry]["root"]
+            dims = shape_dims(comps[entry]["instrs"][root][2])
+            tile = test_tile(space_rank(comps, entry, root), dims)
+            cases.append(Case("propagation", f"ReshapeTilePropagationTest/{label}",
+                              ["--instr", root, "--to-operands", "--tile", tile],
+                              split_xla_tiles(expected) if expected.strip() else None,
+                              ("tiles", space_dims(comps, entry, root), None),
+                              files={"hlo": hlo}))
+    for suite, name, body in tests(src):
+        if suite == "ReshapeTilePropagationTest":
+            continue
+        hlo = next((literal(a) for _, _, a in calls(body, ["ParseAndGetRoot"])), None)
+        if hlo is None:
+            skipped.append((f"{suite}.{name}", "no module"))
+            continue
+        hlo = canonical(hloc, hlo)
+        comps, entry = hlo_computations(hlo)
+        root = comps[entry]["root"]
+        sizes = None
+        am = re.search(r"AssignTileSizes\s*\(\s*\{([^}]*)\}", body)
+        upper = None
+        um = re.search(r"upper_bounds\s*\{\s*(.*?)\}\s*;", body, re.S)
+        if um:
+            u = um.group(1)
+            c = re.search(r"CreateSymbolicConstant\((-?\d+)", u)
+            d = re.search(r"CreateDimExpr\((\d+)[^)]*\)\s*\*\s*(\d+)", u)
+            upper = [c.group(1)] if c else [f"tid_{d.group(1)} * {d.group(2)}"] if d else None
+        consts = {}
+        for cm in re.finditer(r"constexpr absl::string_view (\w+)\s*=\s*", body):
+            consts[cm.group(1)] = literal(body[cm.end():])
+        results = {}
+        n = 0
+        for macro, start, args in calls(body, ["PropagateTileToInput",
+                                               "PropagateTileToOutput", "EXPECT_THAT",
+                                               "EXPECT_EQ"]):
+            if macro.startswith("Propagate"):
+                a = split_top_level(args)
+                vm = re.search(r"(\w+)\s*=\s*(?:\n\s*)?$", body[max(0, start - 80):start])
+                instr = root
+                om = re.match(r"\*root->operand\((\d+)\)", a[1].strip())
+                if om:
+                    instr = comps[entry]["instrs"][root][1][int(om.group(1))]
+                tile_expr = a[2].strip()
+                if "tiled_roots()[0]" in tile_expr:
+                    tile = None
+                else:
+                    dims_expr = tile_expr if "GetTestTile" in tile_expr else re.search(
+                        r"GetTestTile\s*\(([^;]*)\)\s*;", body).group(1)
+                    dims = dims_of_expr(dims_expr, comps, entry, root)
+                    tile = test_tile(space_rank(comps, entry, root), dims,
+                                     upper if tile_expr == "tile" else None)
+                k = a[3].strip().split("=")[-1].strip("*/ ")
+                if macro == "PropagateTileToInput":
+                    argv = ["--instr", instr, "--to-operands"]
+                    if tile is not None:
+                        argv += ["--tile", tile]
+                    elif sizes_before(body, start, am):
+                        argv += ["--tile-sizes", am.group(1).replace(" ", "")]
+                else:
+                    argv = ["--instr", instr, "--to-output", "--operand", k, "--tile", tile]
+                if vm:
+                    results[vm.group(1)] = argv
+                continue
+            a = split_top_level(args)
+            if len(a) < 2 or a[0].strip() not in results:
+                continue
+            n += 1
+            if "nullopt" in a[1]:
+                expected = None
+            else:
+                lit = re.search(r"MatchToString\s*\(", a[1])
+                text = literal(a[1][lit.end():])
+                if text is None:
+                    text = consts.get(a[1][lit.end():].split(")")[0].strip())
+                expected = split_xla_tiles(text)
+            argv = results[a[0].strip()]
+            concrete = ints(argv[argv.index("--tile-sizes") + 1]) \
+                if "--tile-sizes" in argv else None
+            cases.append(Case("propagation", f"{suite}.{name}#{n}", argv, expected,
+                              ("tiles", space_dims(comps, entry, root), concrete),
+                              files={"hlo": hlo}))
+        if n == 0:
+            skipped.append((f"{suite}.{name}", "no propagation expectation"))
+    return cases, skipped
+
+
+def sizes_before(body, start, am):
+    return am is not None and am.start() < start
+
+
+# ---------------------------------------------------------------------------
+# Family 2: SymbolicTileAnalysis and its tiled computations.
+
+NOT_EXTRACTED = (
+    ("ForProducerConsumer", "producer-consumer fusion adaptor (no hloc form)"),
+    ("FakeEmitterSpecificConstraints", "emitter-specific constraints (XLA's Triton)"),
+    ("TransposedDotTiledHloSchedule", "transposed dot schedule (another program order)"),
+)
+
+
+class Fusion:
+    """The module of an analysis test: the entry root fusion and its computations."""
+
+    def __init__(self, hlo):
+        self.comps, entry = hlo_computations(hlo)
+        self.name = self.comps[entry]["root"]
+        self.comp = called(self.comps[entry]["instrs"][self.name][2])
+        self.root = self.comps[self.comp]["root"] if self.comp in self.comps else None
+
+    def instr(self, comp, name):
+        return self.comps[comp]["instrs"][name]
+
+    def step(self, loc, k):
+        """The instruction operand k of `loc` (comp, name) reads."""
+        comp, name = loc
+        return comp, self.instr(comp, name)[1][k]
+
+    def tuple_root(self, k):
+        opcode, ops, _ = self.instr(self.comp, self.root)
+        return (self.comp, ops[k]) if opcode == "tuple" else (self.comp, self.root)
+
+    def nested_root(self, loc):
+        comp, name = loc
+        c = called(self.instr(comp, name)[2])
+        return c, self.comps[c]["root"]
+
+
+def hlo_var(fusion, expr, hvars):
+    """The (comp, name) of an `HloInstruction*` expression."""
+    expr = re.sub(r"\s+", "", expr)
+    m = re.match(r"(?:module->entry_computation\(\)->root_instruction\(\)->"
+                 r"fused_expression_root\(\)|(\w+))((?:->operand\(\d+\))*)$", expr)
+    if not m:
+        return None
+    loc = (fusion.comp, fusion.root) if m.group(1) is None else hvars.get(m.group(1))
+    for k in re.findall(r"operand\((\d+)\)", m.group(2) or ""):
+        loc = fusion.step(loc, int(k)) if loc else None
+    return loc
+
+
+def tiled_var(fusion, expr, tvars, cvars):
+    """The (comp, name) a `TiledHloInstruction*` expression denotes, or None."""
+    expr = re.sub(r"\s+", "", expr)
+    expr = re.sub(r"^\*", "", expr)
+    m = re.fullmatch(r"static_cast<[^>]*>\((.*)\)", expr)
+    if m:
+        expr = m.group(1)
+    m = re.match(r"(GetFirstRoot\(\w+\)|roots\[(\d+)\]|parameter_tiling\[(\d+)\]|"
+                 r"(\w+)->called_computation\(\)->GetRoots\(\)(?:\[0\]|\.front\(\))|"
+                 r"(\w+)->GetRoots\(\)(?:\[0\]|\.front\(\))|(\w+))", expr)
+    if not m:
+        return None
+    g = m.groups()
+    if g[0].startswith("GetFirstRoot"):
+        loc = fusion.tuple_root(0)
+    elif g[1] is not None:
+        loc = fusion.tuple_root(int(g[1]))
+    elif g[2] is not None:
+        loc = next(((fusion.comp, n) for n, (op, _, r) in
+                    fusion.comps[fusion.comp]["instrs"].items()
+                    if op == "parameter" and re.search(rf"parameter\({g[2]}\)", r)), None)
+    elif g[3] is not None:
+        base = tvars.get(g[3])
+        loc = fusion.nested_root(base) if base else None
+    elif g[4] is not None:
+        loc = cvars.get(g[4])
+    else:
+        loc = tvars.get(g[5])
+    for k in re.findall(r"->operand\((\d+)\)", expr[m.end():]):
+        loc = fusion.step(loc, int(k)) if loc else None
+    return loc
+
+
+def tiling_args(fusion, text, hvars):
+    """hloc's --tile-sizes arguments for a `Tiling(...)` expression."""
+    entries = re.findall(r"\{\s*([\w>\-()]+)\s*,\s*(?:FlatTiling\()?\{([^{}]*)\}", text)
+    if not entries:
+        return None
+    root_opcode, _, root_rest = fusion.instr(fusion.comp, fusion.root)
+    out = []
+    for target, sizes in entries:
+        loc = hlo_var(fusion, target, hvars)
+        sizes = [s.strip() for s in sizes.split(",") if s.strip()]
+        if loc is None:
+            return None
+        opcode, _, rest = fusion.instr(*loc)
+        contracting = 0
+        if opcode in ("dot", "scaled-dot"):
+            cm = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
+            contracting = len(ints(cm.group(1))) if cm else 0
+        on_root = loc == (fusion.comp, fusion.root) or (
+            root_opcode == "tuple" and loc[1] in fusion.instr(*loc[:1] + (fusion.root,))[1])
+        if contracting:
+            out += ["--tile-sizes", f"{loc[1]}=" + ",".join(sizes[:contracting])]
+            sizes = sizes[contracting:]
+            if not on_root:
+                continue
+        if on_root:
+            out = ["--tile-sizes", ",".join(sizes)] + out
+    return out
+
+
+def canonical(hloc, hlo):
+    """The module as hloc prints it (`hloc fmt`): instruction names made unique the way
+    hloc's (and XLA's) parser does, so names resolve to what `hloc tile` prints."""
+    with tempfile.NamedTemporaryFile("w", suffix=".hlo", delete=False) as f:
+        f.write(hlo)
+    try:
+        p = subprocess.run([hloc, "fmt", f.name], capture_output=True, text=True,
+                           timeout=TIMEOUT_S)
+    finally:
+        os.unlink(f.name)
+    return p.stdout if p.returncode == 0 and p.stdout.strip() else hlo
+
+
+def analysis_cases(src, hloc):
+    cases, skipped = [], []
+    for suite, name, body in tests(src):
+        label = f"{suite}.{name}"
+        reason = next((r for key, r in NOT_EXTRACTED if key in body), None)
+        if "ParseAndReturnVerifiedModule" not in body:
+            skipped.append((label, "no module (candidate tile sizes of XLA's search)"))
+            continue
+        if reason:
+            skipped.append((label, reason))
+            continue
+        hlo = None
+        for _, _, args in calls(body, ["ParseAndReturnVerifiedModule"]):
+            hlo = literal(args)
+            if hlo is None:
+                km = re.search(re.escape(args.strip()) + r"\s*=\s*", body)
+                hlo = literal(body[km.end():]) if km else None
+        hlo = canonical(hloc, hlo)
+        fusion = Fusion(hlo)
+        files = {"hlo": hlo}
+        consts = dict(re.findall(r"constexpr int(?:64_t)? (\w+) = (\d+);", body))
+        hvars, tvars, cvars, tilings, matchers, status_vars = {}, {}, {}, {}, {}, {}
+        current = None  # hloc arguments of the tiled computation in use
+        n_before = len(cases)
+
+        def add(kind, expect, args, what):
+            cases.append(Case("analysis", f"{label}#{len(cases) - n_before + 1} ({what})",
+                              args, expect, (kind,), files=files))
+
+        for stmt in re.split(r";\s*\n", body):
+            s = re.sub(r"^\s*//[^\n]*\n", "", stmt.strip() + "\n", flags=re.M).strip()
+            sn = re.sub(r"\s+", " ", s)
+            m = re.match(r"(?:const )?HloInstruction\* (?:const )?(\w+) = (.*)$", sn)
+            if m:
+                hvars[m.group(1)] = hlo_var(fusion, m.group(2), hvars)
+                continue
+            for k, v in consts.items():
+                sn = re.sub(r"\b" + k + r"\b", v, sn)
+            m = re.match(r"(?:const )?(?:Tiling|auto) (\w+)(?: = |\()(Tiling.*|\{.*)$", sn)
+            if m and "Tiling" in sn:
+                tilings[m.group(1)] = tiling_args(fusion, m.group(2), hvars)
+                continue
+            m = re.match(r"auto (\w+) = MatchTiledHloInstruction\((.*)\)$", sn, re.S)
+            if m:
+                matchers[m.group(1)] = m.group(2)
+                continue
+            sm = re.match(r"(?:EXPECT|ASSERT)_THAT\((\w+)(?:\.status\(\))?, StatusIs\(", sn)
+            if sm and sm.group(1) in status_vars:
+                if status_vars[sm.group(1)] is not None:
+                    add("not_tileable", True, ["--fusion", fusion.name] +
+                        status_vars[sm.group(1)], "tiling rejected")
+                else:
+                    skipped.append((label, "tiling not resolved"))
+                continue
+            if "ComputeTiledComputation(" in sn:
+                arg = split_top_level(sn[sn.find("ComputeTiledComputation(") + 24:])[0]
+                arg = re.sub(r"/\*.*?\*/", "", arg).strip()
+                current = tilings.get(arg) or tiling_args(fusion, arg, hvars)
+                vm = re.match(r"auto (\w+) = analysis->ComputeTiledComputation", sn)
+                if vm:
+                    status_vars[vm.group(1)] = current
+                if "StatusIs" in sn and current is not None:
+                    add("not_tileable", True, ["--fusion", fusion.name] + current,
+                        "tiling rejected")
+                elif "constraints_are_known_satisfied=*/true" in sn and "TF_EXPECT_OK" in sn:
+                    skipped.append((label, "tile sizes promised to satisfy the constraints"))
+                continue
+            m = re.match(r"(?:const )?(?:TiledHloInstruction|auto)\s*\*?\s*(?:const )?"
+                         r"\*?\s*(\w+) = (.*)$", sn)
+            if m and "called_computation()" in m.group(2) and "GetRoots" not in m.group(2):
+                base = tiled_var(fusion, m.group(2).split("->called_computation")[0],
+                                 tvars, cvars)
+                cvars[m.group(1)] = fusion.nested_root(base) if base else None
+                if cvars[m.group(1)]:
+                    cvars[m.group(1)] = (cvars[m.group(1)][0], cvars[m.group(1)][1])
+                continue
+            if m and "runtime_variables()" in m.group(2):
+                nm = re.search(re.escape(m.group(1)) + r"->hlo\(\)->name\(\),\s*\"([^\"]+)\"",
+                               body)
+                tvars[m.group(1)] = (fusion.comp, nm.group(1)) if nm else None
+                continue
+            if m and ("operand(" in m.group(2) or "GetFirstRoot" in m.group(2) or
+                      "GetRoots" in m.group(2) or "parameter_tiling" in m.group(2)):
+                tvars[m.group(1)] = tiled_var(fusion, m.group(2), tvars, cvars)
+                continue
+            if "TryAnalyzeModule" in sn and ("EXPECT_FALSE" in sn or "EXPECT_TRUE" in sn):
+                add("tileable", "EXPECT_TRUE" in sn, ["--fusion", fusion.name],
+                    "analysis succeeds" if "EXPECT_TRUE" in sn else "analysis fails")
+                continue
+            if "holds_alternative<FusionDecision>" in sn:
+                add("tileable", False, ["--fusion", fusion.name], "analysis fails")
+                continue
+            if "MatchConstraintExpressionString" in sn:
+                text = literal(sn[sn.find("MatchConstraintExpressionString(") + 32:])
+                add("constraints", text, ["--fusion", fusion.name], "constraints")
+                continue
+            if "IsAlwaysSatisfied" in sn:
+                add("constrained", "EXPECT_FALSE" in sn, ["--fusion", fusion.name],
+                    "constraints not trivial")
+                continue
+            if "ParametersSatisfyConstraints" in sn:
+                arg = sn[sn.find("ParametersSatisfyConstraints(") + 29:]
+                arg = split_top_level(arg)[0].rstrip(")").strip()
+                t = tilings.get(arg) or tiling_args(fusion, arg, hvars)
+                hv = re.search(r"IsOkAndHolds\((true|false)\)", sn)
+                if hv and t:
+                    add("admits", (t, hv.group(1) == "true"), ["--fusion", fusion.name],
+                        "sizes admitted")
+                else:
+                    skipped.append((label, "constraint check of another form"))
+                continue
+            if "FlattenTilings" in sn and "EXPECT_EQ" in sn:
+                want = [ints(x) for x in re.findall(r"\{([\d, ]+)\}", sn.split("vector")[-1])]
+                add("valid_tilings", want, ["--fusion", fusion.name], "valid tilings")
+                continue
+            if "valid_tilings, Not(IsEmpty())" in sn:
+                add("valid_tilings", "nonempty", ["--fusion", fusion.name], "valid tilings")
+                continue
+            m = re.match(r"(?:EXPECT|ASSERT)_THAT\((\*?[^,]+), (MatchTiledHloInstruction\((.*)\)|"
+                         r"(\w+))\)$", sn, re.S)
+            if m and current is not None and (m.group(3) or m.group(4) in matchers):
+                loc = tiled_var(fusion, m.group(1), tvars, cvars)
+                margs = split_top_level(m.group(3) or matchers[m.group(4)])
+                sizes = ints(re.sub(r"/\*.*?\*/", "", margs[0]))
+                strides = ints(re.sub(r"/\*.*?\*/", "", margs[1]))
+                mtext = re.sub(r"/\*.*?\*/", "", margs[2]).strip()
+                mtext = literal(mtext) if not mtext.startswith("absl::Substitute") else None
+                if loc is None or mtext is None:
+                    skipped.append((label, "tiled instruction not resolved"))
+                    continue
+                add("tiled", (loc[1], (sizes, strides, parse_map(mtext))),
+                    ["--fusion", fusion.name] + current, f"tile of {loc[1]}")
+                continue
+            m = re.match(r"EXPECT_THAT\((\w+)->tile_strides\(\), ElementsAre\(([^)]*)\)\)$", sn)
+            if m and current is not None:
+                loc = tiled_var(fusion, m.group(1), tvars, cvars)
+                if loc:
+                    add("strides", (loc[1], ints(m.group(2))),
+                        ["--fusion", fusion.name] + current, f"strides of {loc[1]}")
+                continue
+            m = re.match(r"EXPECT_EQ\((\w+), (\w+)\)$", sn)
+            if m and m.group(1) in tvars and m.group(2) in tvars and current is not None:
+                a, b = tvars[m.group(1)], tvars[m.group(2)]
+                if a and b and a == b:
+                    add("one_tile", a[1], ["--fusion", fusion.name] + current,
+                        f"one tile of {a[1]}")
+                continue
+            if "tile_offsets_indexing().status(), IsOk()" in sn and current is not None:
+                add("one_tile", fusion.root, ["--fusion", fusion.name] + current,
+                    f"tile of {fusion.root}")
+                continue
+            if re.match(r"(EXPECT|ASSERT)_(THAT|EQ|NE|TRUE|FALSE)", s) and \
+                    "analysis.has_value()" not in sn and "opt_analysis.has_value()" not in sn:
+                skipped.append((label, "checks XLA's internal structure (" +
+                                re.sub(r"\(.*", "", sn)[:30] + ": " + sn[12:60] + ")"))
+        if len(cases) == n_before and "has_value()" in body:
+            add("tileable", True, ["--fusion", fusion.name], "analysis succeeds")
+    return cases, skipped
+
+
+# ---------------------------------------------------------------------------
+# Running hloc and judging its answers.
+
+
+def run_hloc(hloc, case, tmpdir, index):
+    path = os.path.join(tmpdir, f"case_{index:04d}.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(case.files.get("hlo") or case.files.get("map"))
+    try:
+        p = subprocess.run([hloc, "tile", path] + case.args, capture_output=True,
+                           text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return None, f"no answer within {TIMEOUT_S} s"
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[:300]}"
+    return p.stdout, None
+
+
+def first_symbolic_tile(out):
+    chunks = re.split(r"(?=Symbolic tile with|no symbolic tile)", out)
+    chunks = [c for c in chunks if c.startswith(("Symbolic tile with", "no symbolic tile"))]
+    text = re.sub(r"\noutput id = \d+.*", "", chunks[0], flags=re.S) if chunks else ""
+    return parse_symbolic_tile(text)
+
+
+def analysis_parts(out):
+    """(root dims, constraints DNF) of an analysis text, or None when not tileable."""
+    if not out.startswith("symbolic tile analysis"):
+        return None
+    dims = ints(out.splitlines()[0].split("root dimensions")[1])
+    return dims, parse_constraints(out.splitlines()[1][len("constraints:"):])
+
+
+def candidates(dims):
+    """XLA's candidate tile sizes: powers of two below each dimension, and the dimension."""
+    per = [sorted({1 << k for k in range(64) if (1 << k) < d} | {d}) for d in dims]
+    return [list(p) for p in itertools.product(*per)]
+
+
+def judge(case, out):
+    """None when hloc's answer `out` means the same as XLA's expectation, else why not."""
+    kind = case.compare[0]
+    if kind == "symbolic":
+        xla = parse_symbolic_tile(case.expect) if case.expect is not None else None
+        got = first_symbolic_tile(out)
+        bounds = case.compare[1] or []
+        return compare_symbolic(xla, got, bounds)
+    if kind == "tiles":
+        got = split_hloc_tiles(out)
+        if case.expect is None:
+            return None if any(t is None for t in got) else MORE + "hloc propagates, XLA not"
+        if any(t is None for t in got):
+            return "hloc: " + next(l for l in out.splitlines() if l.startswith("no tile"))
+        names = sorted(set(re.findall(r"\brt_\d+\b", out + " ".join(case.args))))
+        return compare_tiles(case.expect, got, names, case.compare[1], case.compare[2])
+    if kind == "not_tileable":
+        return None if out.startswith("not tileable") else MORE + "hloc tiles it, XLA not"
+    parts = analysis_parts(out)
+    if kind == "tileable":
+        if (parts is not None) == case.expect:
+            return None
+        if parts is not None:
+            return MORE + "hloc analyses it, XLA does not"
+        return "hloc: " + out.strip().splitlines()[0][:200] if out.strip() else "no output"
+    if kind in ("constraints", "constrained", "admits", "valid_tilings"):
+        if parts is None:
+            return "hloc: " + out.strip()[:200]
+        dims, dnf = parts
+        env = lambda s: {f"d{i}": v for i, v in enumerate(s)}  # noqa: E731
+        if kind == "constrained":
+            return None if (dnf != [[]]) == case.expect else "constraints differ in triviality"
+        if kind == "admits":
+            targs, want = case.expect
+            sizes = ints(targs[1])
+            return None if holds(dnf, env(sizes)) == want else f"hloc admits {sizes}: {not want}"
+        if kind == "valid_tilings":
+            valid = [c for c in candidates(dims) if holds(dnf, env(c))]
+            if case.expect == "nonempty":
+                return None if valid else "no candidate satisfies hloc's constraints"
+            return None if valid == case.expect else f"hloc's valid tilings {valid}"
+        xdnf = parse_constraints(case.expect)
+        grid = points([(0, len(size_samples(d)) - 1) for d in dims], 5000,
+                      random.Random(SAMPLE_SEED))
+        for p in grid:
+            s = [size_samples(d)[i] for d, i in zip(dims, p)]
+            if holds(xdnf, env(s)) != holds(dnf, env(s)):
+                return f"at tile sizes {s}: XLA admits {holds(xdnf, env(s))}, hloc " \
+                       f"{holds(dnf, env(s))}"
+        return None
+    if out.startswith("not tileable"):
+        return "hloc: " + out.strip()[:200]
+    lines = parse_tiled_lines(out)
+    if kind == "one_tile":
+        n = len(lines.get(case.expect, []))
+        return None if n == 1 else f"hloc has {n} tiles of {case.expect}"
+    if kind == "strides":
+        name, strides = case.expect
+        for sizes, have, _ in lines.get(name, []):
+            if all(a == b or s <= 1 for a, b, s in zip(strides, have, sizes)):
+                return None
+        return f"hloc's strides of {name}: {[h for _, h, _ in lines.get(name, [])]}"
+    name, want = case.expect
+    have = lines.get(name, [])
+    if not have:
+        return f"hloc has no tile of {name}"
+    reasons = [compare_tiled(want, h) for h in have]
+    return None if any(r is None for r in reasons) else "; ".join(reasons)[:400]
+
+
+FILES = (("symbolic_tile", "symbolic_tile_test.cc", symbolic_tile_cases),
+         ("analysis", "symbolic_tile_analysis_test.cc", analysis_cases),
+         ("propagation", "experimental/tile_propagation_test.cc", propagation_cases))
+
+
+def find_file(root, rel):
+    for cand in (os.path.join(root, rel), os.path.join(root, os.path.basename(rel)),
+                 os.path.join(root, "xla", "codegen", "tiling", rel)):
+        if os.path.exists(cand):
+            return cand
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--xla", required=True, help="folder with copies of XLA's test files")
+    ap.add_argument("--hloc", default=os.path.join("target", "release", "hloc"),
+                    help="the hloc binary (default: target/release/hloc)")
+    ap.add_argument("--verbose", action="store_true", help="also list equal cases")
+    args = ap.parse_args()
+    if not os.path.exists(args.hloc):
+        sys.exit(f"{args.hloc} not found: build it with `cargo build --release -p hloc`")
+    rows, exit_code = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        index = 0
+        for family, rel, extract in FILES:
+            path = find_file(args.xla, rel)
+            if path is None:
+                print(f"{rel}: not found under {args.xla}")
+                exit_code = 2
+                continue
+            with open(path, encoding="utf-8") as f:
+                cases, skipped = extract(f.read(), args.hloc)
+            equal = more = 0
+            failures = []
+            for case in cases:
+                index += 1
+                out, err = run_hloc(args.hloc, case, tmp, index)
+                try:
+                    why = err if err is not None else judge(case, out)
+                except (ValueError, KeyError, IndexError, AssertionError,
+                        ZeroDivisionError) as e:
+                    why = f"answer not understood: {e!r}"[:300]
+                if why is None:
+                    equal += 1
+                    if args.verbose:
+                        print(f"  equal  {case.name}")
+                else:
+                    more += why.startswith(MORE)
+                    failures.append((case.name, why))
+            total = len(cases) + len(skipped)
+            rows.append((rel, total, len(cases), equal, more))
+            print(f"== {rel}: {total} expectations, {len(cases)} extracted, {equal} equal"
+                  f" ({100.0 * equal / max(1, len(cases)):.1f}% of extracted), {more} where"
+                  f" only hloc answers")
+            for name, why in failures:
+                print(f"  DIFFERS {name}: {why}")
+            reasons = {}
+            for name, why in skipped:
+                reasons.setdefault(why, []).append(name)
+            for why, names in sorted(reasons.items()):
+                print(f"  not extracted ({len(names)}): {why}: {', '.join(sorted(set(names)))}")
+    print()
+    print(f"{'file':40} {'expectations':>12} {'extracted':>9} {'equal':>6} {'%':>6}"
+          f" {'hloc-only':>9} {'% with':>7}")
+    for rel, total, n, eq, more in rows:
+        print(f"{rel:40} {total:12} {n:9} {eq:6} {100.0 * eq / max(1, n):6.1f} {more:9}"
+              f" {100.0 * (eq + more) / max(1, n):7.1f}")
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

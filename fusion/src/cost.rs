@@ -123,10 +123,19 @@ impl CompInfo {
 
 /// Flops of one evaluation of a fused computation (every output computed once).
 fn body_flops(module: &Module, callee: CompId) -> f64 {
-    let Some(body) = module.get_computation(callee) else {
+    let Some((members, roots)) = computation_kernel(module, callee) else {
         return 0.0;
     };
     let info = CompInfo::new(module, callee);
+    evaluate(&info, &members, &roots).flops
+}
+
+/// The kernel that computes the whole computation `comp`, as a fusion computes its fused
+/// computation: `(members, roots)`, the members being every instruction but the parameters
+/// and the roots the root, or the operands of a tuple root. `None` when `comp` is not in
+/// `module`.
+pub fn computation_kernel(module: &Module, comp: CompId) -> Option<(Vec<InstrId>, Vec<InstrId>)> {
+    let body = module.get_computation(comp)?;
     let members: Vec<InstrId> = body
         .instructions()
         .filter(|(_, i)| i.opcode() != Opcode::Parameter)
@@ -138,7 +147,7 @@ fn body_flops(module: &Module, callee: CompId) -> f64 {
     } else {
         vec![body.root()]
     };
-    evaluate(&info, &members, &roots).flops
+    Some((members, roots))
 }
 
 fn first_array(s: &hlo::Shape) -> Option<&hlo::Shape> {

@@ -71,7 +71,12 @@ pub struct RunArgs {
     /// Compiled backend only: print to stderr where the run's time goes, per thunk
     /// (kernel, GEMM, library call, copy; the names `hloc compile --dump-to` uses in
     /// `thunks.txt`), slowest first: milliseconds per run, share of the total and calls per
-    /// run, averaged over the `--repeat` runs (or the one run); stdout is unchanged.
+    /// run, averaged over the `--repeat` runs (or the one run), then the fusion cost
+    /// model's prediction for the thunk on the `cpu` device description (`model ms`, per
+    /// run; `-` where the model has no figure, e.g. a copy) and `model/measured`; the last
+    /// line is the geometric mean of model/measured over the thunks with both figures and
+    /// the share of the time they cover (all thunks, then generated kernels only); stdout
+    /// is unchanged.
     #[arg(long)]
     pub profile: bool,
 }
@@ -215,7 +220,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             let (outputs, timing) =
                 runtime::run_repeated(&exe, &inputs, runs).map_err(|e| limit.runtime_error(e))?;
             if let Some(profile) = exe.take_profile() {
-                eprint!("{}", profile.table(runs.max(1) as u64));
+                // The model's figures are computed after the timed runs, from the plan.
+                let model = exe.predictions().map_err(|e| limit.runtime_error(e))?;
+                eprint!("{}", profile.table(runs.max(1) as u64, &model));
             }
             if args.repeat.is_some() {
                 timing_line = Some(timing.line(exe.stats()));

@@ -203,19 +203,19 @@ fn profile_lists_every_thunk_of_the_timed_runs() {
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(
         lines.first().map(|l| l.trim_start()),
-        Some("ms      %   calls  thunk (per run)")
+        Some("ms      %   calls   model ms model/measured  thunk (per run)")
     );
-    assert!(
-        lines.last().is_some_and(|l| l.ends_with("  total")),
-        "{table}"
-    );
+    // The rows, then `total`, then the model's summary line.
+    let n = lines.len();
+    assert!(n >= 3 && lines[n - 2].ends_with("  total"), "{table}");
+    let rows = &lines[1..n - 2];
     // Every kernel of the program appears once per run, and the shares add up.
-    let kernels = lines
+    let kernels = rows
         .iter()
         .filter(|l| l.contains("  kernel hloc_k"))
         .count();
     assert!(kernels >= 2, "{table}");
-    let shares: f64 = lines[1..lines.len() - 1]
+    let shares: f64 = rows
         .iter()
         .map(|l| {
             l.split_whitespace()
@@ -225,7 +225,76 @@ fn profile_lists_every_thunk_of_the_timed_runs() {
         })
         .sum();
     assert!((shares - 100.0).abs() < 1.0, "{table}");
-    for l in &lines[1..lines.len() - 1] {
+    for l in rows {
         assert_eq!(l.split_whitespace().nth(2), Some("1"), "{table}");
+        // Softmax is all fusions: each has a positive prediction and ratio.
+        let model = profile_column(l, 3);
+        let ratio = profile_column(l, 4);
+        assert!(model > 0.0 && ratio > 0.0, "{table}");
     }
+    let m = rows.len();
+    assert!(
+        lines[n - 1].starts_with("model/measured: geomean ")
+            && lines[n - 1].contains(&format!(" over {m} of {m} thunks (100.0% of the time)")),
+        "{table}"
+    );
+}
+
+/// Column `k` of a `--profile` row as a number (NaN for `-`).
+fn profile_column(row: &str, k: usize) -> f64 {
+    row.split_whitespace()
+        .nth(k)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+#[test]
+fn profile_predicts_kernels_and_not_the_runtime_copies() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-profile-model");
+    let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+        .args([
+            "run",
+            "cli/tests/cli/run/dus_copy.hlo",
+            "--no-timing",
+            "--repeat",
+            "3",
+            "--profile",
+        ])
+        .current_dir(&root)
+        .env("HLOC_CACHE_DIR", &cache)
+        .output()
+        .expect("hloc runs");
+    assert!(out.status.success(), "{out:?}");
+    let table = String::from_utf8(out.stderr).expect("utf-8");
+    let row = |what: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no `{what}` row in\n{table}"))
+    };
+    // exp and tanh fused: the model's time of the fused computation, at least one launch.
+    let fusion = row("  kernel hloc_k0_fusion ");
+    assert!(profile_column(fusion, 3) >= 0.0015, "{table}");
+    let ratio = profile_column(fusion, 4);
+    assert!(ratio.is_finite() && ratio > 0.0, "{table}");
+    // The dynamic-update-slice alone, in place after a copy of its live base: the copy is
+    // the runtime's, not an instruction the model costs.
+    assert!(
+        profile_column(row("  kernel hloc_k1_d "), 3) > 0.0,
+        "{table}"
+    );
+    let copy: Vec<&str> = row("  copy 16384 bytes -> %d").split_whitespace().collect();
+    assert_eq!(copy[3..5], ["-", "-"], "{table}");
+    // The summary: the geometric mean of the two kernels' ratios, the copy left out.
+    let summary = table.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with("model/measured: geomean ")
+            && summary.contains(" over 2 of 3 thunks (")
+            && summary.contains("; kernels "),
+        "{table}"
+    );
+    let geomean = profile_column(summary, 2);
+    let want = (ratio * profile_column(row("  kernel hloc_k1_d "), 4)).sqrt();
+    assert!((geomean / want - 1.0).abs() < 0.02, "{table}");
 }

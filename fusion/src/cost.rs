@@ -197,10 +197,20 @@ impl CompInfo {
 
 /// Flops of one evaluation of a fused computation (every output computed once).
 fn body_flops(module: &Module, callee: CompId, cache: &mut InfoCache) -> f64 {
-    let Some(body) = module.get_computation(callee) else {
+    let Some((members, roots)) = computation_kernel(module, callee) else {
         return 0.0;
     };
     let info = CompInfo::with_cache(module, callee, cache);
+    // Without hoisting: a fused body's flops as any emitter computes them.
+    evaluate(&info, &members, &roots, false).flops
+}
+
+/// The kernel that computes the whole computation `comp`, as a fusion computes its fused
+/// computation: `(members, roots)`, the members being every instruction but the parameters
+/// and the roots the root, or the operands of a tuple root. `None` when `comp` is not in
+/// `module`.
+pub fn computation_kernel(module: &Module, comp: CompId) -> Option<(Vec<InstrId>, Vec<InstrId>)> {
+    let body = module.get_computation(comp)?;
     let members: Vec<InstrId> = body
         .instructions()
         .filter(|(_, i)| i.opcode() != Opcode::Parameter)
@@ -212,8 +222,7 @@ fn body_flops(module: &Module, callee: CompId, cache: &mut InfoCache) -> f64 {
     } else {
         vec![body.root()]
     };
-    // Without hoisting: a fused body's flops as any emitter computes them.
-    evaluate(&info, &members, &roots, false).flops
+    Some((members, roots))
 }
 
 fn first_array(s: &hlo::Shape) -> Option<&hlo::Shape> {

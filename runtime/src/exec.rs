@@ -281,8 +281,10 @@ fn run_seq(
                 Some(profile) => {
                     let start = std::time::Instant::now();
                     run_one(p, other, env, mem)?;
+                    // Stop the clock first: locking and labelling are no part of the thunk.
+                    let took = start.elapsed();
                     if let Ok(mut prof) = profile.lock() {
-                        prof.record(crate::profile::label(p, other), start.elapsed());
+                        prof.record(crate::profile::label(p, other), took);
                     }
                 }
                 None => run_one(p, other, env, mem)?,

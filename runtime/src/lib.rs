@@ -20,6 +20,7 @@ mod exec;
 mod library;
 mod loaded;
 pub mod pipeline;
+mod predict;
 mod profile;
 mod run;
 mod timing;
@@ -33,7 +34,8 @@ use hlo::Module;
 
 pub use cache::cache_dir;
 pub use error::RuntimeError;
-pub use profile::Profile;
+pub use predict::Predictions;
+pub use profile::{Profile, Summary};
 pub use run::{Prepared, RawOutputs};
 pub use timing::{check_reference, run_repeated, Timing};
 

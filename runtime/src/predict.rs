@@ -1,0 +1,293 @@
+//! The cost model's prediction for every thunk of a program (`hloc run --profile`'s
+//! `model ms` column), to check the model against measured kernel times.
+//!
+//! A thunk runs one instruction of the optimized module: a kernel the instruction its name
+//! was made from (`hloc_k6_fusion_4` runs `fusion.4`), a GEMM the dot whose buffer it
+//! writes, a library call the instruction whose result it writes. The prediction is
+//! [`fusion::cost::CostModel::kernel`] of the `cpu` description on that instruction: for a
+//! fusion, its fused computation (every instruction but the parameters, with the root or
+//! the root tuple's operands as outputs); for any other instruction, that op alone in its
+//! computation (library calls included, as the model costs them: from their indexing maps
+//! and its flop table). Copies the runtime inserts (a dynamic-update-slice's base kept
+//! alive, an empty result) run no instruction of their own: the model has no figure.
+
+use std::collections::HashMap;
+
+use codegen::thunk::{Program, Thunk};
+use device::Device;
+use fusion::cost::{computation_kernel, CompInfo, CostModel};
+use hlo::{CompId, InstrId, Module, Opcode};
+
+use crate::profile;
+use crate::{Executable, RuntimeError};
+
+/// The modelled time of each thunk of a program, by its profile label.
+#[derive(Clone, Debug, Default)]
+pub struct Predictions {
+    by_label: HashMap<String, Option<f64>>,
+}
+
+impl Predictions {
+    /// Predicts every thunk of `program` (nested loop and branch sequences included), built
+    /// from `module`, on `device`.
+    pub fn new(module: &Module, program: &Program, device: &Device) -> Predictions {
+        let mut cx = Context {
+            module,
+            program,
+            model: CostModel { device },
+            names: NameIndex::new(module),
+            infos: HashMap::new(),
+        };
+        // Thunks sharing a label (which the profile merges) share the mean prediction.
+        let mut sums: HashMap<String, (f64, usize, bool)> = HashMap::new();
+        cx.visit(&program.thunks, &mut sums);
+        let by_label = sums
+            .into_iter()
+            .map(|(label, (sum, n, all))| (label, all.then(|| sum / n.max(1) as f64)))
+            .collect();
+        Predictions { by_label }
+    }
+
+    /// Predictions given per label (for tests of what reads them).
+    #[cfg(test)]
+    pub(crate) fn from_seconds(
+        pairs: impl IntoIterator<Item = (String, Option<f64>)>,
+    ) -> Predictions {
+        Predictions {
+            by_label: pairs.into_iter().collect(),
+        }
+    }
+
+    /// Modelled seconds per call of the thunk labelled `label` (see the profile's labels);
+    /// `None` where the model has no figure (a copy, a label it never saw).
+    pub fn seconds_per_call(&self, label: &str) -> Option<f64> {
+        self.by_label.get(label).copied().flatten()
+    }
+}
+
+impl Executable {
+    /// The `cpu` description's modelled time of each thunk of this executable (computed
+    /// on every call: for profiles, not for runs).
+    pub fn predictions(&self) -> Result<Predictions, RuntimeError> {
+        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let plan = self.plan();
+        Ok(Predictions::new(&plan.module, &plan.program, &cpu))
+    }
+}
+
+/// Instructions by name, outside fused computations (whose instructions no thunk runs).
+struct NameIndex {
+    exact: HashMap<String, (CompId, InstrId)>,
+    /// By the name as a C identifier (what kernel names hold); `None` when two collide.
+    clean: HashMap<String, Option<(CompId, InstrId)>>,
+}
+
+impl NameIndex {
+    fn new(module: &Module) -> NameIndex {
+        let fused: std::collections::HashSet<CompId> = module
+            .computations()
+            .flat_map(|(_, c)| c.instructions())
+            .filter(|(_, i)| i.opcode() == Opcode::Fusion)
+            .filter_map(|(_, i)| i.calls())
+            .collect();
+        let mut exact = HashMap::new();
+        let mut clean: HashMap<String, Option<(CompId, InstrId)>> = HashMap::new();
+        for (cid, c) in module.computations() {
+            if fused.contains(&cid) {
+                continue;
+            }
+            for (id, i) in c.instructions() {
+                exact.insert(i.name().to_string(), (cid, id));
+                clean
+                    .entry(c_identifier(i.name()))
+                    .and_modify(|v| *v = None)
+                    .or_insert(Some((cid, id)));
+            }
+        }
+        NameIndex { exact, clean }
+    }
+
+    /// The instruction kernel `name` (`hloc_k{N}_{instruction as a C identifier}`) runs.
+    fn kernel(&self, name: &str) -> Option<(CompId, InstrId)> {
+        let rest = name.strip_prefix("hloc_k")?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let clean = rest[digits..].strip_prefix('_')?;
+        self.clean.get(clean).copied().flatten()
+    }
+
+    /// The instruction whose result buffer is called `buffer` (the instruction's name, or
+    /// `NAME.K` for leaf `K` of a tuple result).
+    fn buffer(&self, buffer: &str) -> Option<(CompId, InstrId)> {
+        if let Some(&found) = self.exact.get(buffer) {
+            return Some(found);
+        }
+        let (base, leaf) = buffer.rsplit_once('.')?;
+        leaf.parse::<usize>().ok()?;
+        self.exact.get(base).copied()
+    }
+}
+
+/// `name` with every character but ASCII letters and digits replaced by `_`, as codegen
+/// names kernels.
+fn c_identifier(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+struct Context<'a> {
+    module: &'a Module,
+    program: &'a Program,
+    model: CostModel<'a>,
+    names: NameIndex,
+    infos: HashMap<CompId, CompInfo>,
+}
+
+impl Context<'_> {
+    fn visit(&mut self, thunks: &[Thunk], sums: &mut HashMap<String, (f64, usize, bool)>) {
+        for t in thunks {
+            match t {
+                Thunk::While { cond, body, .. } => {
+                    self.visit(cond, sums);
+                    self.visit(body, sums);
+                }
+                Thunk::Conditional { branches, .. } => {
+                    for (b, _) in branches {
+                        self.visit(b, sums);
+                    }
+                }
+                other => {
+                    let s = self.thunk_seconds(other);
+                    let e = sums
+                        .entry(profile::label(self.program, other))
+                        .or_insert((0.0, 0, true));
+                    e.0 += s.unwrap_or(0.0);
+                    e.1 += 1;
+                    e.2 &= s.is_some();
+                }
+            }
+        }
+    }
+
+    /// The instruction a thunk runs (`None` for copies).
+    fn instruction(&self, t: &Thunk) -> Option<(CompId, InstrId)> {
+        let p = self.program;
+        match t {
+            Thunk::Kernel { kernel, .. } => self.names.kernel(&p.kernels.get(*kernel)?.name),
+            Thunk::Gemm { out, .. } => self.names.buffer(&p.buffers.get(*out)?.name),
+            Thunk::Library { outputs, .. } => self
+                .names
+                .buffer(&p.buffers.get(outputs.first()?.buffer)?.name),
+            Thunk::Copy { .. } | Thunk::While { .. } | Thunk::Conditional { .. } => None,
+        }
+    }
+
+    /// Modelled seconds of one call of `t`.
+    fn thunk_seconds(&mut self, t: &Thunk) -> Option<f64> {
+        let (comp, id) = self.instruction(t)?;
+        let instr = self.module.computation(comp).instr(id);
+        let (info_comp, members, roots) = match instr.calls() {
+            Some(callee) if instr.opcode() == Opcode::Fusion => {
+                let (m, r) = computation_kernel(self.module, callee)?;
+                (callee, m, r)
+            }
+            _ => (comp, vec![id], vec![id]),
+        };
+        let module = self.module;
+        let info = self
+            .infos
+            .entry(info_comp)
+            .or_insert_with(|| CompInfo::new(module, info_comp));
+        let cost = self.model.kernel(info, &members, &roots);
+        cost.time_s.is_finite().then_some(cost.time_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_names_lead_back_to_their_instruction() {
+        let m = hlo::parse_module(
+            "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n.1 = f32[4] negate(p)\n}",
+        )
+        .unwrap();
+        let names = NameIndex::new(&m);
+        let n = m.instr("n.1").unwrap();
+        let want = Some((n.comp_id(), n.id()));
+        assert_eq!(names.kernel("hloc_k12_n_1"), want);
+        assert_eq!(names.kernel("hloc_k3_n_2"), None);
+        assert_eq!(names.kernel("other_n_1"), None);
+        assert_eq!(names.buffer("n.1"), want);
+        assert_eq!(names.buffer("n.1.0"), want);
+        assert_eq!(names.buffer("n.1.x"), None);
+    }
+
+    #[test]
+    fn every_thunk_of_a_plan_is_predicted_but_copies() {
+        let m = hlo::parse_module(
+            "HloModule m\nENTRY e {\n  p = f32[4096] parameter(0)\n  u = f32[8] parameter(1)\n  \
+             i = s32[] parameter(2)\n  x = f32[4096] exponential(p)\n  t = f32[4096] tanh(x)\n  \
+             w = f32[64,64] reshape(p)\n  g = f32[64,64] dot(w, w), lhs_contracting_dims={1}, \
+             rhs_contracting_dims={0}\n  \
+             d = f32[4096] dynamic-update-slice(p, u, i)\n  \
+             ROOT r = (f32[4096], f32[4096], f32[64,64]) tuple(t, d, g)\n}",
+        )
+        .unwrap();
+        let plan = crate::plan(&m, &crate::CompileOptions::default()).unwrap();
+        let cpu = device::load("cpu").unwrap();
+        let pred = Predictions::new(&plan.module, &plan.program, &cpu);
+        let model = CostModel { device: &cpu };
+        let mut kinds = Vec::new();
+        let mut fusions = 0;
+        for t in &plan.program.thunks {
+            let label = profile::label(&plan.program, t);
+            let got = pred.seconds_per_call(&label);
+            kinds.push(label.split(' ').next().unwrap_or_default().to_string());
+            match t {
+                Thunk::Copy { .. } => assert_eq!(got, None, "{label}"),
+                _ => {
+                    let got = got.unwrap_or_else(|| panic!("no prediction for {label}"));
+                    assert!(got >= cpu.kernel.launch_s, "{label}: {got}");
+                }
+            }
+            // A fusion's prediction is the model's cost of its fused computation.
+            if let Thunk::Kernel { kernel, .. } = t {
+                let name = &plan.program.kernels[*kernel].name;
+                let Some(fusion) = plan
+                    .module
+                    .entry()
+                    .instructions()
+                    .find(|(_, i)| {
+                        i.opcode() == Opcode::Fusion && name.ends_with(&c_identifier(i.name()))
+                    })
+                    .and_then(|(_, i)| i.calls())
+                else {
+                    continue;
+                };
+                let (members, roots) = computation_kernel(&plan.module, fusion).unwrap();
+                let info = CompInfo::new(&plan.module, fusion);
+                let want = model.kernel(&info, &members, &roots).time_s;
+                assert_eq!(pred.seconds_per_call(&label), Some(want), "{label}");
+                fusions += 1;
+            }
+        }
+        assert!(fusions >= 1, "{}", plan.module);
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds, ["copy", "gemm.f32", "kernel"]);
+    }
+
+    #[test]
+    fn colliding_identifiers_are_not_guessed() {
+        let m = hlo::parse_module(
+            "HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  a.1 = f32[4] negate(p)\n  \
+             a_1 = f32[4] negate(p)\n  ROOT s = f32[4] add(a.1, a_1)\n}",
+        )
+        .unwrap();
+        let names = NameIndex::new(&m);
+        assert_eq!(names.kernel("hloc_k0_a_1"), None);
+        assert!(names.kernel("hloc_k2_s").is_some());
+    }
+}

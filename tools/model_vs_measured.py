@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Check the fusion cost model's CPU predictions against measured kernel times.
+
+Run by hand (never by the test suite); Python 3 standard library only:
+
+    cargo build --release -p hloc
+    tools/model_vs_measured.py                                  # the corpus
+    tools/model_vs_measured.py corpus target/release/hloc --scaled-dir /tmp/scaled
+    tools/model_vs_measured.py --programs softmax,mlp_forward --kernels
+
+For every program it runs `hloc run FILE --inputs inputs.npz --repeat N --profile` (the
+inputs recorded with it; one compile cache for the whole run) and reads the profile table
+on stderr: per thunk the measured milliseconds per run, the `cpu` description's modelled
+milliseconds and model/measured (see `hloc run --help`, `--profile`). It prints one row
+per program: thunks with both figures ("compared"), the share of the run time they cover,
+the geometric mean of model/measured over them, the summed model over summed measured
+time (the program's time as the model predicts it), and the worst thunk (the ratio
+farthest from 1, in either direction). Then, over all thunks of all programs: the
+geometric mean, the error distribution (share within 2x and within 4x of the measurement)
+and the same split by thunk kind (generated kernel, GEMM, other library call) and by
+measured time. `--kernels` also lists every compared thunk.
+
+--scaled-dir DIR also runs the realistic-size programs of `tools/bench_vs_xla.py --scaled`
+found in DIR (one sub-directory per program with before_optimizations.hlo and
+inputs.npz); when some are missing, they are generated there first with JAX, through
+`--jax-python` (default /tmp/jaxenv/bin/python; see tools/bench_vs_xla.py for the venv).
+"""
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCALED = [
+    "elementwise_16M", "row_sum_4096sq", "col_sum_4096sq", "transpose_4096sq",
+    "transpose_rowmajor_4096sq", "softmax_rows_4096sq", "gemm_2048cube_f32",
+    "transformer_block_s512", "conv_resnet_nhwc", "conv_nchw_stride2",
+]
+# A profile row: ms, %, calls, model ms (or -), model/measured (or -), the label.
+ROW = re.compile(r"^\s*([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+(\S+)\s+(\S+)  (.+)$")
+TOTAL = re.compile(r"^\s*([0-9.]+)\s+100\.0\s+total$")
+
+
+def kind(label):
+    """generated kernel, GEMM, library call or copy, from the thunk's label."""
+    if label.startswith("kernel "):
+        return "kernel"
+    if label.startswith("gemm."):
+        return "gemm"
+    if label.startswith("library "):
+        return "library"
+    return "copy"
+
+
+def profile(hloc, hlo, npz, repeat, cache):
+    """(rows, total ms) of one `hloc run --profile`, or an error string. A row is
+    {label, kind, ms, share, model_ms, ratio}; model_ms and ratio are None for `-`."""
+    cmd = [hloc, "run", hlo, "--inputs", npz, "--repeat", str(repeat), "--profile"]
+    env = dict(os.environ, HLOC_CACHE_DIR=cache)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    if p.returncode != 0:
+        return None, (p.stderr.strip().splitlines() or ["failed"])[-1][:100]
+    rows, total = [], None
+    for line in p.stderr.splitlines():
+        t = TOTAL.match(line)
+        if t:
+            total = float(t.group(1))
+            continue
+        m = ROW.match(line)
+        if not m:
+            continue
+        num = lambda s: None if s == "-" else float(s)  # noqa: E731
+        ms, share, model, ratio = float(m.group(1)), float(m.group(2)), num(m.group(4)), num(m.group(5))
+        # The ms column has 1 us resolution; the ratio is computed from exact times.
+        if model is not None and ratio:
+            ms = model / ratio
+        rows.append({"label": m.group(6), "kind": kind(m.group(6)), "ms": ms, "share": share,
+                     "model_ms": model, "ratio": ratio})
+    if total is None:
+        return None, "no profile table"
+    return (rows, total), None
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def within(ratios, f):
+    """Share (percent) of ratios within a factor f of 1."""
+    if not ratios:
+        return float("nan")
+    return 100.0 * sum(1 for r in ratios if 1 / f <= r <= f) / len(ratios)
+
+
+def distribution(title, ratios):
+    """One line: count, geomean, within 2x, within 4x, median."""
+    s = sorted(ratios)
+    med = s[len(s) // 2] if len(s) % 2 else math.sqrt(s[len(s) // 2 - 1] * s[len(s) // 2])
+    return (f"{title:28} {len(ratios):>6} {geomean(ratios):>8.3g} {med:>8.3g} "
+            f"{within(ratios, 2):>6.0f}% {within(ratios, 4):>6.0f}% "
+            f"{min(ratios):>8.3g} {max(ratios):>8.3g}")
+
+
+def programs(corpus, names, scaled):
+    """(name, hlo path, npz path) of each program to run."""
+    out = []
+    for n in names:
+        d = os.path.join(corpus, n)
+        out.append((n, os.path.join(d, "before_optimizations.hlo"), os.path.join(d, "inputs.npz"), scaled))
+    return out
+
+
+def ensure_scaled(scaled_dir, jax_python):
+    """Generates the scaled programs missing from scaled_dir with JAX."""
+    missing = [n for n in SCALED if not os.path.exists(os.path.join(scaled_dir, n, "inputs.npz"))]
+    if not missing:
+        return
+    print(f"generating {len(missing)} scaled program(s) in {scaled_dir} with {jax_python}",
+          file=sys.stderr)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import bench_vs_xla; "
+            "bench_vs_xla.write_scaled(sys.argv[2])")
+    subprocess.run([jax_python, "-c", code, os.path.join(ROOT, "tools"), scaled_dir], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("corpus", nargs="?", default=os.path.join(ROOT, "corpus"),
+                    help="the corpus directory (with MANIFEST.tsv)")
+    ap.add_argument("hloc", nargs="?", default=os.path.join(ROOT, "target/release/hloc"),
+                    help="the hloc binary (a release build)")
+    ap.add_argument("--programs", help="comma-separated program names (default: all)")
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--scaled-dir", help="also run the realistic-size programs found here")
+    ap.add_argument("--jax-python", default="/tmp/jaxenv/bin/python",
+                    help="the Python with JAX that generates missing scaled programs")
+    ap.add_argument("--kernels", action="store_true", help="list every compared thunk")
+    a = ap.parse_args()
+
+    names = [l.split("\t")[0] for l in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]]
+    todo = programs(a.corpus, names, False)
+    if a.scaled_dir:
+        ensure_scaled(a.scaled_dir, a.jax_python)
+        todo += programs(a.scaled_dir, SCALED, True)
+    if a.programs:
+        wanted = set(a.programs.split(","))
+        todo = [t for t in todo if t[0] in wanted]
+
+    # Other processes on the machine slow the large (threaded) kernels most: say how busy
+    # it was.
+    print(f"load average before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
+    print(f"{'program':30} {'thunks':>6} {'compared':>8} {'covers':>7} {'geomean':>8} "
+          f"{'sum m/m':>8} {'run ms':>9}  worst thunk (model/measured)")
+    pooled = {"corpus": [], "scaled": []}
+    program_geomeans = {"corpus": [], "scaled": []}
+    listing = []
+    with tempfile.TemporaryDirectory() as cache:
+        for name, hlo, npz, scaled in todo:
+            got, err = profile(a.hloc, hlo, npz, a.repeat, cache)
+            if err:
+                print(f"{name:30} hloc: {err}")
+                continue
+            rows, total = got
+            both = [r for r in rows if r["ratio"]]
+            group = "scaled" if scaled else "corpus"
+            pooled[group] += [(name, r) for r in both]
+            if not both:
+                print(f"{name:30} {len(rows):>6} {0:>8}")
+                continue
+            g = geomean([r["ratio"] for r in both])
+            program_geomeans[group].append(g)
+            covers = sum(r["share"] for r in both)
+            summed = sum(r["model_ms"] for r in both) / max(sum(r["ms"] for r in both), 1e-12)
+            worst = max(both, key=lambda r: abs(math.log(r["ratio"])))
+            label = worst["label"]
+            if len(label) > 48:
+                label = label[:45] + "..."
+            print(f"{name:30} {len(rows):>6} {len(both):>8} {covers:>6.1f}% {g:>8.3g} "
+                  f"{summed:>8.3g} {total:>9.3f}  {label} ({worst['ratio']:.3g})")
+            listing += [(name, r) for r in both]
+
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+    print()
+    print(f"{'over thunks':28} {'count':>6} {'geomean':>8} {'median':>8} {'<=2x':>7} {'<=4x':>7} "
+          f"{'min':>8} {'max':>8}")
+    for group in ("corpus", "scaled"):
+        rows = [r for _, r in pooled[group]]
+        if not rows:
+            continue
+        print(distribution(f"{group}: all", [r["ratio"] for r in rows]))
+        for k in ("kernel", "gemm", "library"):
+            sel = [r["ratio"] for r in rows if r["kind"] == k]
+            if sel:
+                print(distribution(f"{group}: {k}", sel))
+        for lo, hi, title in ((0, 1e-3, "< 1 us"), (1e-3, 1e-2, "1-10 us"), (1e-2, 1e-1, "10-100 us"),
+                              (1e-1, 1.0, "0.1-1 ms"), (1.0, 1e9, ">= 1 ms")):
+            sel = [r["ratio"] for r in rows if lo <= r["ms"] < hi]
+            if sel:
+                print(distribution(f"{group}: measured {title}", sel))
+        pg = program_geomeans[group]
+        if pg:
+            print(f"{group}: geomean of the {len(pg)} program geomeans: {geomean(pg):.3g}")
+    if a.kernels:
+        print()
+        print(f"{'program':30} {'measured ms':>12} {'model ms':>10} {'ratio':>8}  thunk")
+        for name, r in listing:
+            print(f"{name:30} {r['ms']:>12.5f} {r['model_ms']:>10.4f} {r['ratio']:>8.3g}  {r['label']}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

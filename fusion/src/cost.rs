@@ -143,6 +143,12 @@ impl CompInfo {
                         Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
                             body_flops(module, callee, cache) / elements
                         }
+                        // A contraction: a multiply and an add per element of the lhs
+                        // it reads for each output element (the contraction, or a
+                        // convolution's window and input features).
+                        _ if matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) => {
+                            2.0 * reads.first().copied().unwrap_or(0.0)
+                        }
                         _ => ops::flops_per_element(instr.opcode()),
                     };
                     cache

@@ -155,3 +155,14 @@ fn a_fusion_costs_the_flops_of_its_body() {
     close(c.bytes_read, 4096.0);
     close(c.bytes_written, 4096.0);
 }
+
+#[test]
+fn a_dot_costs_a_multiply_and_an_add_per_contracted_element() {
+    let c = cost(
+        "HloModule m\nENTRY e {\n  a = f32[64,32] parameter(0)\n  b = f32[32,16] parameter(1)\n  ROOT d = f32[64,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        &["d"],
+    );
+    // 64 x 16 outputs, each 32 multiply-adds.
+    close(c.flops, 64.0 * 16.0 * 32.0 * 2.0);
+    close(c.compute_s, 64.0 * 16.0 * 32.0 * 2.0 / 192e9);
+}

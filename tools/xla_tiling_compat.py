@@ -410,12 +410,15 @@ def split_hloc_tiles(out):
 
 
 def positions(tile, env, cap=48):
-    """Per dimension: the index of every position, or None where masked."""
+    """Per dimension: the indices the tile reads (its unmasked positions, in order). Masked
+    positions read nothing, so two tiles that differ only in them read the same elements:
+    XLA keeps a requested size along a dimension of one element and masks the rest, hloc
+    gives that dimension size 1."""
     out = []
     for o, s, st, ub in zip(tile["offsets"], tile["sizes"], tile["strides"], tile["ub"]):
         off, size, stride, upper = ev(o, env), ev(s, env), ev(st, env), ev(ub, env)
-        out.append([(off + k * stride) if 0 <= off + k * stride < upper else None
-                    for k in range(min(size, cap))] + [("size", size)])
+        out.append([off + k * stride for k in range(min(size, cap))
+                    if 0 <= off + k * stride < upper])
     return out
 
 
@@ -473,9 +476,14 @@ def parse_tiled_lines(out):
     return res
 
 
-def compare_tiled(want, have):
+def compare_tiled(want, have, extents=None):
+    """`extents`: the instruction's dimensions, when known. Positions past a dimension are
+    masked in both conventions, so sizes are compared clamped to it."""
     sizes, strides, xmap = want
     hsizes, hstrides, hmap = have
+    if extents is not None and len(extents) == len(sizes) == len(hsizes):
+        sizes = [min(s, e) for s, e in zip(sizes, extents)]
+        hsizes = [min(s, e) for s, e in zip(hsizes, extents)]
     if sizes != hsizes:
         return f"tile sizes {hsizes}, XLA {sizes}"
     for k, (a, b) in enumerate(zip(strides, hstrides)):
@@ -1225,8 +1233,19 @@ def judge(case, out):
     have = lines.get(name, [])
     if not have:
         return f"hloc has no tile of {name}"
-    reasons = [compare_tiled(want, h) for h in have]
+    extents = instruction_dims(case, name)
+    reasons = [compare_tiled(want, h, extents) for h in have]
     return None if any(r is None for r in reasons) else "; ".join(reasons)[:400]
+
+
+def instruction_dims(case, name):
+    """The dimensions of instruction `name` in the case's module text, or None."""
+    pattern = re.compile(r"(?:^|\s)%?" + re.escape(name) + r"\s*=\s*[a-z0-9]+\[([0-9,\s]*)\]")
+    for text in case.files.values():
+        m = pattern.search(text if isinstance(text, str) else "")
+        if m:
+            return [int(x) for x in m.group(1).split(",") if x.strip()]
+    return None
 
 
 FILES = (("symbolic_tile", "symbolic_tile_test.cc", symbolic_tile_cases),

@@ -134,18 +134,8 @@ pub fn cpu_wanted_programs(total_work: i64) -> i64 {
 /// sizes equal to the root's dimensions (a row reduction's input, not its few outputs).
 /// `None` when a tile cannot be evaluated or overflows.
 pub fn total_work(analysis: &SymbolicTileAnalysis) -> Option<i64> {
-    let sizes = analysis.root_dims();
-    let mut most = 1i64;
-    for ti in analysis.instructions() {
-        let rt: Vec<i64> = ti.tile.rt_vars().iter().map(|b| b.lo).collect();
-        let tile = ti.tile.evaluate(sizes, &rt).ok()?;
-        let n = tile
-            .sizes
-            .iter()
-            .try_fold(1i64, |acc, &s| acc.checked_mul(s.max(0)))?;
-        most = most.max(n);
-    }
-    Some(most)
+    let (elements, _) = tiling::search::footprint(analysis, analysis.root_dims())?;
+    Some(elements.into_iter().max().unwrap_or(1).max(1))
 }
 
 /// The cheapest tiling of `analysis`'s root (dimensions in physical `order`, most major

@@ -126,8 +126,10 @@ fn advance(index: &mut [usize], lists: &[Vec<i64>]) -> bool {
     false
 }
 
-/// Elements and bytes of every tile for `sizes`; `None` on overflow.
-fn footprint(analysis: &SymbolicTileAnalysis, sizes: &[i64]) -> Option<(Vec<i64>, i64)> {
+/// Elements of every tiled instruction's tile for root tile sizes `sizes` (in the
+/// analysis's order) and the bytes of them all; `None` on overflow or when a tile cannot be
+/// evaluated.
+pub fn footprint(analysis: &SymbolicTileAnalysis, sizes: &[i64]) -> Option<(Vec<i64>, i64)> {
     let mut elements = Vec::with_capacity(analysis.instructions().len());
     let mut bytes = 0i64;
     for ti in analysis.instructions() {

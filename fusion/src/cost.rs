@@ -98,6 +98,7 @@ impl CompInfo {
             let live: HashSet<&str> = c.instructions().map(|(_, i)| i.name()).collect();
             known.retain(|name, _| live.contains(name.as_str()));
         }
+        fill_cache(module, comp, cache);
         let mut ops = vec![None; c.instrs.len()];
         let mut position = vec![usize::MAX; c.instrs.len()];
         let controlled: HashSet<InstrId> = c
@@ -135,36 +136,14 @@ impl CompInfo {
             let (reads, flops_per_element) = match cached {
                 Some(e) => (e.reads_per_element.clone(), e.flops_per_element),
                 None => {
-                    let reads = module
-                        .instr_ref(comp, id)
-                        .map(|r| reads_per_element(module, &r, elements))
-                        .unwrap_or_default();
-                    let flops = match instr.calls() {
-                        Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
-                            body_flops(module, callee, cache) / elements
-                        }
-                        // A contraction: a multiply and an add per element of the lhs
-                        // it reads for each output element (the contraction, or a
-                        // convolution's window and input features).
-                        _ if matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) => {
-                            2.0 * reads.first().copied().unwrap_or(0.0)
-                        }
-                        _ => ops::flops_per_element(instr.opcode()),
-                    };
+                    let e = analyse(module, comp, id, cache);
+                    let out = (e.reads_per_element.clone(), e.flops_per_element);
                     cache
                         .entries
                         .entry(c.name().to_string())
                         .or_default()
-                        .insert(
-                            instr.name().to_string(),
-                            CachedOp {
-                                opcode: instr.opcode(),
-                                operand_count: instr.operands().len(),
-                                reads_per_element: reads.clone(),
-                                flops_per_element: flops,
-                            },
-                        );
-                    (reads, flops)
+                        .insert(instr.name().to_string(), e);
+                    out
                 }
             };
             let broadcasts_trailing = instr.opcode() == Opcode::Broadcast
@@ -198,6 +177,78 @@ impl CompInfo {
     /// Position in def-before-use order.
     pub fn pos(&self, id: InstrId) -> usize {
         self.position.get(id.index()).copied().unwrap_or(usize::MAX)
+    }
+}
+
+/// Fewest uncached instructions analysed in parallel (below, threads cost more than they
+/// save).
+const PARALLEL_MIN: usize = 32;
+
+/// Analyses the instructions of `comp` that `cache` does not hold (valid), in parallel
+/// when there are many (a fused module's fusions each compose maps through their body),
+/// and adds them, with the fused computations they analysed, to `cache`.
+fn fill_cache(module: &Module, comp: CompId, cache: &mut InfoCache) {
+    let c = module.computation(comp);
+    let known = cache.entries.get(c.name());
+    let missing: Vec<InstrId> = c
+        .instructions()
+        .filter(|(_, i)| {
+            !known
+                .and_then(|m| m.get(i.name()))
+                .is_some_and(|e| e.opcode == i.opcode() && e.operand_count == i.operands().len())
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if missing.len() < PARALLEL_MIN {
+        return;
+    }
+    use rayon::prelude::*;
+    let done: Vec<(InstrId, CachedOp, InfoCache)> = missing
+        .par_iter()
+        .map(|&id| {
+            let mut nested = InfoCache::default();
+            let e = analyse(module, comp, id, &mut nested);
+            (id, e, nested)
+        })
+        .collect();
+    for (id, e, nested) in done {
+        for (name, entries) in nested.entries {
+            cache.entries.entry(name).or_default().extend(entries);
+        }
+        cache
+            .entries
+            .entry(c.name().to_string())
+            .or_default()
+            .insert(c.instr(id).name().to_string(), e);
+    }
+}
+
+/// The expensive part of instruction `id`'s [`OpInfo`]: its reads per element (from its
+/// indexing maps) and flops per element, with what it learns of fused computations added
+/// to `cache`.
+fn analyse(module: &Module, comp: CompId, id: InstrId, cache: &mut InfoCache) -> CachedOp {
+    let instr = module.computation(comp).instr(id);
+    let (elements, _) = shape_size(instr.shape());
+    let reads = module
+        .instr_ref(comp, id)
+        .map(|r| reads_per_element(module, &r, elements))
+        .unwrap_or_default();
+    let flops = match instr.calls() {
+        Some(callee) if instr.opcode() == Opcode::Fusion && elements > 0.0 => {
+            body_flops(module, callee, cache) / elements
+        }
+        // A contraction: a multiply and an add per element of the lhs it reads for each
+        // output element (the contraction, or a convolution's window and input features).
+        _ if matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) => {
+            2.0 * reads.first().copied().unwrap_or(0.0)
+        }
+        _ => ops::flops_per_element(instr.opcode()),
+    };
+    CachedOp {
+        opcode: instr.opcode(),
+        operand_count: instr.operands().len(),
+        reads_per_element: reads,
+        flops_per_element: flops,
     }
 }
 

@@ -39,9 +39,10 @@ OUTPUT FORMATS (stable; other tools parse them):
   or an operand of R) to every value of the region S reads and to R's operands it reads
   (parameters of R's computation are listed as the operands they stand for); several
   outputs of S are grouped under `output id = K`.
-  --epilogue H: `output id = K` sections as in-to-out, holding the maps from the output
-  of H to output K of the root of H's computation, composed forward through every path
-  (the identity when H is the root); empty when H does not reach that output.
+  --epilogue H [--to R]: `output id = K` sections as in-to-out, holding the maps from the
+  output of H to output K of R (default: the root of H's computation; R must be in H's
+  computation), composed forward through every path (the identity when H is R); empty
+  when H does not reach that output.
   --physical-layout (out-to-in or in-to-out): the same sections, each map going between
   physical shapes instead of logical ones: the physical shape lists the dimensions in the
   layout's order, most major first (a shape without a layout is row-major); the logical
@@ -98,6 +99,9 @@ pub struct IndexingArgs {
     /// Epilogue maps: from this instruction's output to the root of its computation.
     #[arg(long, conflicts_with_all = ["instr", "producer", "utilization", "coalescing", "physical_layout"])]
     epilogue: Option<String>,
+    /// Where --epilogue ends (default: the root of the hero's computation).
+    #[arg(long, requires = "epilogue")]
+    to: Option<String>,
     /// Maps between physical (layout-ordered) shapes of the output and operands.
     #[arg(long, conflicts_with_all = ["producer", "utilization", "coalescing"])]
     physical_layout: bool,
@@ -145,10 +149,11 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
     }
     if let Some(h) = &args.epilogue {
         let hero = lookup(&module, h)?;
-        print!(
-            "{}",
-            indexing::format_in_to_out(&indexing::epilogue_indexing(&hero)?)
-        );
+        let maps = match &args.to {
+            Some(r) => indexing::epilogue_indexing_to(&hero, &lookup(&module, r)?)?,
+            None => indexing::epilogue_indexing(&hero)?,
+        };
+        print!("{}", indexing::format_in_to_out(&maps));
         return Ok(ExitCode::SUCCESS);
     }
     let handle = match &args.instr {

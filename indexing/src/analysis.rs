@@ -7,7 +7,7 @@
 use hlo::{InstrRef, Opcode};
 
 use crate::compose::{
-    async_start, called, forward, from_start, region, through_computation, Start,
+    async_start, called, forward, forward_to, from_start, region, through_computation, Start,
 };
 use crate::fold;
 use crate::ops::util::{output_count, OpView};
@@ -149,6 +149,23 @@ pub fn producer_consumer(
 /// maps to root output `k` (empty when the hero does not reach it).
 pub fn epilogue_indexing(hero: &InstrRef<'_>) -> Result<Vec<OperandIndexing>, IndexingError> {
     forward(hero.module(), hero.comp_id(), hero.id())
+}
+
+/// [`epilogue_indexing`] to `root` instead of the root of the computation: the maps from
+/// the output of `hero` to each output of `root`, an instruction of the same computation
+/// (entry `k` empty when the hero does not reach output `k`); [`IndexingError::NotInRegion`]
+/// when `root` is in another computation.
+pub fn epilogue_indexing_to(
+    hero: &InstrRef<'_>,
+    root: &InstrRef<'_>,
+) -> Result<Vec<OperandIndexing>, IndexingError> {
+    if !std::ptr::eq(hero.module(), root.module()) || hero.comp_id() != root.comp_id() {
+        return Err(IndexingError::NotInRegion {
+            start: hero.name().to_string(),
+            region: root.name().to_string(),
+        });
+    }
+    forward_to(hero.module(), hero.comp_id(), hero.id(), root.id())
 }
 
 /// Grouped maps of the region `region` from one of its values: `region` is a fusion or call

@@ -51,7 +51,7 @@ pub enum IndexingError {
         consumer: String,
     },
     /// A grouped walk's start is neither the region, an operand of it, nor an instruction
-    /// of the computation it calls.
+    /// of the computation it calls (or an epilogue's root is not in the hero's computation).
     #[error("`{start}` is not in the region of `{region}` (itself, an operand, or an instruction of its computation)")]
     NotInRegion {
         /// Starting instruction.

@@ -63,7 +63,8 @@ mod print;
 mod utilization_impl;
 
 pub use analysis::{
-    analyze, epilogue_indexing, grouped_from, input_to_output, output_to_input, producer_consumer,
+    analyze, epilogue_indexing, epilogue_indexing_to, grouped_from, input_to_output,
+    output_to_input, producer_consumer,
 };
 pub use error::IndexingError;
 pub use grouped::{FusionIndexing, GroupedIndexing, OperandIndexing, ValueMaps};

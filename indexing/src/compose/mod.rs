@@ -13,7 +13,7 @@ mod start;
 mod walk;
 
 pub(crate) use called::{async_start, called};
-pub(crate) use epilogue::forward;
+pub(crate) use epilogue::{forward, forward_to};
 pub(crate) use region::region;
 pub(crate) use start::{from_start, Start};
 pub(crate) use walk::through_computation;

@@ -276,3 +276,29 @@ fn epilogue_from_the_root_is_the_identity() {
         "output id = 0\n  (d0, d1) -> (d0, d1), domain: d0 in [0, 2], d1 in [0, 1]\n"
     );
 }
+
+#[test]
+fn epilogue_to_an_inner_instruction_stops_there() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let b = m.instr("b").unwrap();
+    let r = m.instr("r").unwrap();
+    // To the root: the same as without a target.
+    assert_eq!(
+        indexing::epilogue_indexing_to(&b, &r).unwrap(),
+        indexing::epilogue_indexing(&b).unwrap()
+    );
+    // From the broadcast's operand to the broadcast: the broadcast's own in-to-out maps.
+    let p0 = m.instr("p0").unwrap();
+    assert_eq!(
+        indexing::epilogue_indexing_to(&p0, &b).unwrap(),
+        indexing::input_to_output(&b, 0).unwrap()
+    );
+    // Against the flow: nothing is reached.
+    assert_eq!(
+        indexing::epilogue_indexing_to(&b, &p0).unwrap(),
+        vec![OperandIndexing::none()]
+    );
+    // Another computation.
+    let n = m.instr("n").unwrap();
+    assert!(indexing::epilogue_indexing_to(&b, &n).is_err());
+}

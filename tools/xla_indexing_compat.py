@@ -25,8 +25,11 @@ same way on both texts). Composition cases (`ComposeIndexingMaps(a, b)`) use
 Indexing cases: every `EXPECT_THAT` on the text or the map sets of
 `GetOutputToInputIndexing(root[, output_id])` or `GetInputToOutputIndexing(root[, input_id])`
 and on a producer-consumer grouping. hloc's answer is `hloc indexing MODULE` (with
-`--direction in-to-out --operand K`, or `--producer P --consumer C`). Per operand the maps
-are compared as sets (order-insensitive, each of XLA's maps paired with an equal one of
+`--direction in-to-out --operand K`, `--physical-layout` for `use_physical_layout=true`, or
+`--producer P --consumer C`); a grouping of `HloFusionAdaptor::ForInstruction(I)` from a start
+(its root, a value inside a fusion, an operand) is `--instr I --grouped --from S`, and
+`ComputeEpilogueInputToOutputIndexing(hero, root)` is `--epilogue HERO --to ROOT`. Per
+operand the maps are compared as sets (order-insensitive, each of XLA's maps paired with an equal one of
 hloc's). Two maps are equal when, for some renumbering of hloc's range variables, they are
 equal at every point; runtime variables are matched by the instruction they read and the
 map that reads it, compared on XLA's bounds for them, and hloc's map must then only depend on
@@ -825,6 +828,9 @@ def analysis_cases(path, src, hloc):
             instr_vars[m.group(1)] = root_ops[k] if k < len(root_ops) else None
         for m in re.finditer(r"(\w+)\s*=\s*\w+->GetInstructionWithName\(\"([^\"]+)\"\)", body):
             instr_vars[m.group(1)] = m.group(2)
+        for m in re.finditer(r"HloInstructionAdaptor\s+(\w+)\(\s*\*\s*\w+->"
+                             r"GetInstructionWithName\(\"([^\"]+)\"\)", body):
+            instr_vars[m.group(1)] = m.group(2)
         for m in re.finditer(r"EXPECT_THAT\(", body):
             args = call_args(body, m.end() - 1)
             if len(args) != 2:
@@ -840,12 +846,11 @@ def analysis_cases(path, src, hloc):
 def query_of(fn, args):
     direction = "out-to-in" if fn == "GetOutputToInputIndexing" else "in-to-out"
     rest = [re.sub(r"/\*.*?\*/", "", a).strip() for a in args[1:]]
-    if len(rest) >= 2 and rest[1] == "true":
-        return ("unsupported", "use_physical_layout=true (hloc indexes logical shapes only)")
+    physical = ["--physical-layout"] if len(rest) >= 2 and rest[1] == "true" else []
     k = int(rest[0]) if rest and rest[0].isdigit() else 0
     if direction == "out-to-in":
-        return (["--direction", "out-to-in"], k)
-    return (["--direction", "in-to-out", "--operand", str(k)], None)
+        return (["--direction", "out-to-in"] + physical, k)
+    return (["--direction", "in-to-out", "--operand", str(k)] + physical, None)
 
 
 def run_analysis_case(case, module, target, matcher, queries, consts, instr_vars, body, hloc):
@@ -857,6 +862,8 @@ def run_analysis_case(case, module, target, matcher, queries, consts, instr_vars
         form = "ToString()" if target.endswith(".ToString()") else "indexing_maps"
     elif tm and tm.group(1) in queries:
         q, form = queries[tm.group(1)], tm.group(2)
+    elif target.startswith("ToString(ComputeEpilogueInputToOutputIndexing("):
+        return epilogue_case(case, module, target, matcher, instr_vars, hloc)
     elif tm or re.fullmatch(r"\w+", target):
         var = tm.group(1) if tm else target
         return grouped_case(case, module, var, matcher, body, instr_vars, hloc)
@@ -938,8 +945,10 @@ def grouped_case(case, module, var, matcher, body, instr_vars, hloc):
             ours.setdefault(name, []).extend(secs.get(k, []))
     elif fn == "ComputeGroupedOutputToInputIndexing":
         adaptor = re.search(r"ForProducerConsumer\((\w+),\s*(\w+)\)", body)
-        if not adaptor or "GetRoots()[0]" not in body[decl.start():decl.start() + 200]:
-            case.extracted, case.reason = False, ("grouped indexing of a single instruction or "
+        if not adaptor:
+            return region_case(case, module, decl, matcher, body, instr_vars, hloc)
+        if "GetRoots()[0]" not in body[decl.start():decl.start() + 200]:
+            case.extracted, case.reason = False, ("grouped indexing of a producer-consumer pair "
                                                   "from a non-root (no command-line equivalent)")
             return
         p, c = instr_vars.get(adaptor.group(1)), instr_vars.get(adaptor.group(2))
@@ -966,6 +975,174 @@ def grouped_case(case, module, var, matcher, body, instr_vars, hloc):
         expected[who] = accs
     ours = {k: v for k, v in ours.items() if k in expected or v}
     case.equal, case.detail = sets_equal(ours, expected, hloc)
+
+
+# ---------------------------------------------------------------------------
+# Regions of one instruction or fusion from any start (`HloFusionAdaptor::ForInstruction`),
+# and epilogue maps (`ComputeEpilogueInputToOutputIndexing`).
+
+
+def hlo_structure(module):
+    """{instruction name: (opcode, [operand names], called computation or None, computation)}
+    and {computation: root name}, of a module text as hloc names it (`hloc fmt`)."""
+    instrs, roots, comp = {}, {}, None
+    lines = []
+    for raw in module.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("HloModule"):
+            continue
+        head = re.match(r"(?:ENTRY\s+)?%?([\w.\-]+)\s*(?:\(.*\)\s*->\s*.*)?\{$", line)
+        if head and "=" not in line:
+            comp = head.group(1)
+            continue
+        if line == "}":
+            continue
+        if re.match(r"(ROOT\s+)?%?[\w.\-]+\s*=", line) or not lines:
+            lines.append((comp, line))
+        else:
+            lines[-1] = (lines[-1][0], lines[-1][1] + " " + line)
+    for comp, line in lines:
+        m = re.match(r"(ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)", line)
+        if not m:
+            continue
+        rest = m.group(3)
+        op = re.search(r"\s([a-z][\w\-]*)\(", " " + rest)
+        if not op:
+            continue
+        args = call_args(" " + rest, op.end() - 1)
+        names = [re.sub(r"^.*?%?([\w.\-]+)$", r"\1", a.strip()) for a in args]
+        calls = re.search(r"calls=%?([\w.\-]+)", rest)
+        instrs[m.group(2)] = (op.group(1), names, calls.group(1) if calls else None, comp)
+        if m.group(1):
+            roots[comp] = m.group(2)
+    return instrs, roots
+
+
+def adaptor_resolver(module, body, instr_vars, hloc):
+    """A function from an adaptor expression of the test (`fusion_adaptor->GetRoots()[0]`,
+    `x.GetOperand(0)`, a variable holding one, `&x.instruction()`, `root->operand(1)`) to
+    the name of the instruction it stands for, in hloc's names; and hloc's module text."""
+    rc, text, _ = hloc.run(["fmt", "-"], module)
+    text = text if rc == 0 else module
+    instrs, roots = hlo_structure(text)
+    regions = dict(re.findall(r"(\w+)\s*=\s*HloFusionAdaptor::ForInstruction\((\w+)\)", body))
+    region_of = {}  # adaptor expression prefix -> region instruction name
+
+    def region_root(var):
+        region = instr_vars.get(regions.get(var, ""), None)
+        if region is None or region not in instrs:
+            return None
+        op, _, calls, _ = instrs[region]
+        region_of["region"] = region
+        return roots.get(calls) if op == "fusion" and calls else region
+
+    def operand(name, k):
+        if name is None or name not in instrs:
+            return None
+        ops = instrs[name][1]
+        if k >= len(ops):
+            return None
+        o = ops[k]
+        # A parameter of the region's fused computation stands for the fusion's operand.
+        region = region_of.get("region")
+        if region and o in instrs and instrs[o][0] == "parameter":
+            rop, rops, rcalls, _ = instrs[region]
+            if instrs[o][3] == rcalls:
+                num = re.search(r"(?<![\w.\-])%?" + re.escape(o) +
+                                r"\s*=[^\n]*?\bparameter\((\d+)\)", text)
+                if num and int(num.group(1)) < len(rops):
+                    return rops[int(num.group(1))]
+        return o
+
+    def resolve(expr, depth=0):
+        e = expr.strip().lstrip("&").strip()
+        e = re.sub(r"\.instruction\(\)$", "", e)
+        if depth > 8:
+            return None
+        m = re.fullmatch(r"(\w+)->GetRoots\(\)\[0\]", e)
+        if m:
+            return region_root(m.group(1))
+        m = re.fullmatch(r"(.+)\.GetOperand\((\d+)\)", e)
+        if m:
+            return operand(resolve(m.group(1), depth + 1), int(m.group(2)))
+        m = re.fullmatch(r"(\w+)->operand\((\d+)\)", e)
+        if m:
+            return operand(resolve(m.group(1), depth + 1), int(m.group(2)))
+        if re.fullmatch(r"\w+", e):
+            if e in instr_vars:
+                return instr_vars[e]
+            d = re.search(r"(?:auto|HloInstructionAdaptor)\s+" + e + r"\s*=\s*([^;]+);", body)
+            if d:
+                return resolve(d.group(1), depth + 1)
+        return None
+
+    return resolve, instrs, roots
+
+
+def region_case(case, module, decl, matcher, body, instr_vars, hloc):
+    """`ComputeGroupedOutputToInputIndexing(*ForInstruction(I), start)`: hloc's
+    `--instr I --grouped --from S`."""
+    args = call_args(body, decl.end() - 1)
+    adaptor = re.fullmatch(r"\*\s*(\w+)", args[0].strip()) if args else None
+    regions = dict(re.findall(r"(\w+)\s*=\s*HloFusionAdaptor::ForInstruction\((\w+)\)", body))
+    if not adaptor or adaptor.group(1) not in regions:
+        case.extracted, case.reason = False, "grouped indexing of an adaptor not understood"
+        return
+    resolve, _, _ = adaptor_resolver(module, body, instr_vars, hloc)
+    region = instr_vars.get(regions[adaptor.group(1)])
+    start = resolve(args[1])
+    if region is None or start is None:
+        case.extracted, case.reason = False, "region or start not resolved: " + args[1][:40]
+        return
+    rc, out, err = hloc.indexing(module, ["--instr", region, "--grouped", "--from", start])
+    if rc != 0:
+        case.detail = "hloc failed: " + err
+        return
+    # XLA's grouping starts from output 0 of the start.
+    parts = re.split(r"^output id = (\d+)$", out, flags=re.M)
+    if len(parts) > 1:
+        out = parts[2]
+    ours = parse_hloc_instr_sections(out)
+    expected = {}
+    for m in re.finditer(r"Pair\(", matcher):
+        pa = call_args(matcher, m.end() - 1)
+        who = resolve(pa[0])
+        if who is None:
+            case.extracted, case.reason = False, "instruction not resolved: " + pa[0]
+            return
+        em = re.match(r"(?:Unordered)?ElementsAre\(", pa[1])
+        accs = []
+        for item in call_args(pa[1], em.end() - 1):
+            im = re.match(r"MatchOperandIndexing\(", item)
+            accs.extend(parse_accesses(literal_after(item, im.end())))
+        expected[who] = accs
+    case.equal, case.detail = sets_equal(ours, expected, hloc)
+    if not case.equal:
+        case.detail += f"\n      (hloc --instr {region} --grouped --from {start})"
+
+
+def epilogue_case(case, module, target, matcher, instr_vars, hloc):
+    """`ComputeEpilogueInputToOutputIndexing(hero, root)`: hloc's `--epilogue HERO --to ROOT`."""
+    inner = target[len("ToString("):]
+    args = call_args(inner, inner.index("("))
+    hero, root = instr_vars.get(args[0].strip()), instr_vars.get(args[1].strip())
+    instrs, _ = hlo_structure(module)
+    if hero is None or root is None or hero not in instrs:
+        case.extracted, case.reason = False, "epilogue instructions not resolved"
+        return
+    mm = re.match(r"MatchIndexingString\(", matcher)
+    text = literal_after(matcher, mm.end()) if mm else None
+    if text is None:
+        case.extracted, case.reason = False, "matcher not understood: " + matcher[:60]
+        return
+    rc, out, err = hloc.indexing(module, ["--epilogue", hero, "--to", root])
+    if rc != 0:
+        case.detail = "hloc failed: " + err
+        return
+    ours = hloc_sections(out, "output id")
+    case.equal, case.detail = sets_equal(ours, {0: parse_accesses(text)}, hloc)
+    if not case.equal:
+        case.detail += f"\n      (hloc --epilogue {hero} --to {root})"
 
 
 # ---------------------------------------------------------------------------

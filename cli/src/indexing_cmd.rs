@@ -1,5 +1,6 @@
-//! `hloc indexing FILE`: indexing maps of an instruction or fusion, of a producer-consumer
-//! pair, with utilization and coalescing reports.
+//! `hloc indexing FILE`: indexing maps of an instruction or fusion (logical or physical
+//! shapes), of a producer-consumer pair, of a region from any of its values, epilogue maps,
+//! with utilization and coalescing reports.
 
 use std::fmt::Write;
 use std::process::ExitCode;
@@ -32,6 +33,22 @@ OUTPUT FORMATS (stable; other tools parse them):
   --producer P --consumer C: one `instr = NAME` section per instruction of the would-be
   fusion (fused computations are looked through) and per operand it reads, each holding
   the maps from C's output to that instruction, in traversal order from C.
+  --instr R --grouped [--from S]: the same `instr = NAME` sections for the region R (a
+  fusion or call, looked through; any other instruction is a region of one op), from the
+  output of S (default: R itself; S may be R, an instruction of the computation R calls,
+  or an operand of R) to every value of the region S reads and to R's operands it reads
+  (parameters of R's computation are listed as the operands they stand for); several
+  outputs of S are grouped under `output id = K`.
+  --epilogue H [--to R]: `output id = K` sections as in-to-out, holding the maps from the
+  output of H to output K of R (default: the root of H's computation; R must be in H's
+  computation), composed forward through every path (the identity when H is R); empty
+  when H does not reach that output.
+  --physical-layout (out-to-in or in-to-out): the same sections, each map going between
+  physical shapes instead of logical ones: the physical shape lists the dimensions in the
+  layout's order, most major first (a shape without a layout is row-major); the logical
+  map is composed with the physical-to-logical permutation of its source and the
+  logical-to-physical permutation of its target, then simplified. Tiled layouts give
+  `unknown indexing`.
   --utilization: `utilization:` then `  operand id = N: reads R, elements read U of E,
   reads per element: 0xA 1xB ...` (exact counts by enumerating every map's domain; each
   distinct map is one access; `not counted: ...` when a domain exceeds 2^24 points or
@@ -72,6 +89,22 @@ pub struct IndexingArgs {
     /// Consumer of a producer-consumer pair (with --producer).
     #[arg(long, requires = "producer")]
     consumer: Option<String>,
+    /// Grouped maps of the region --instr (a fusion, looked through, or one op) from the
+    /// value --from to every value it reads.
+    #[arg(long, requires = "instr", conflicts_with_all = ["producer", "utilization", "coalescing", "physical_layout", "epilogue"])]
+    grouped: bool,
+    /// Where --grouped starts (default: the region itself).
+    #[arg(long, requires = "grouped")]
+    from: Option<String>,
+    /// Epilogue maps: from this instruction's output to the root of its computation.
+    #[arg(long, conflicts_with_all = ["instr", "producer", "utilization", "coalescing", "physical_layout"])]
+    epilogue: Option<String>,
+    /// Where --epilogue ends (default: the root of the hero's computation).
+    #[arg(long, requires = "epilogue")]
+    to: Option<String>,
+    /// Maps between physical (layout-ordered) shapes of the output and operands.
+    #[arg(long, conflicts_with_all = ["producer", "utilization", "coalescing"])]
+    physical_layout: bool,
     /// Add the utilization report (out-to-in).
     #[arg(long)]
     utilization: bool,
@@ -114,12 +147,30 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         print!("{}", indexing::format_values(&v));
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(h) = &args.epilogue {
+        let hero = lookup(&module, h)?;
+        let maps = match &args.to {
+            Some(r) => indexing::epilogue_indexing_to(&hero, &lookup(&module, r)?)?,
+            None => indexing::epilogue_indexing(&hero)?,
+        };
+        print!("{}", indexing::format_in_to_out(&maps));
+        return Ok(ExitCode::SUCCESS);
+    }
     let handle = match &args.instr {
         Some(n) => lookup(&module, n)?,
         None => module
             .instr_ref(module.entry_id(), module.entry().root())
             .ok_or_else(|| anyhow!("the entry computation has no root"))?,
     };
+    if args.grouped {
+        let start = match &args.from {
+            Some(n) => lookup(&module, n)?,
+            None => handle,
+        };
+        let v = indexing::grouped_from(&handle, &start)?;
+        print!("{}", indexing::format_values(&v));
+        return Ok(ExitCode::SUCCESS);
+    }
     let instr = handle.instr();
     let arity = instr.operands().len();
     if let Some(n) = args.operand {
@@ -136,7 +187,11 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             None => (0..arity).collect(),
         };
         for n in operands {
-            let v = indexing::input_to_output(&handle, n)?;
+            let v = if args.physical_layout {
+                indexing::input_to_output_physical(&handle, n)?
+            } else {
+                indexing::input_to_output(&handle, n)?
+            };
             if args.operand.is_some() {
                 out.push_str(&indexing::format_in_to_out(&v));
             } else {
@@ -149,7 +204,11 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         print!("{out}");
         return Ok(ExitCode::SUCCESS);
     }
-    let mut grouped = indexing::output_to_input(&handle)?;
+    let mut grouped = if args.physical_layout {
+        indexing::output_to_input_physical(&handle)?
+    } else {
+        indexing::output_to_input(&handle)?
+    };
     if let Some(n) = args.operand {
         for g in &mut grouped {
             for (j, s) in g.operands.iter_mut().enumerate() {

@@ -6,7 +6,9 @@
 
 use hlo::{InstrRef, Opcode};
 
-use crate::compose::{async_start, called, forward, region, through_computation};
+use crate::compose::{
+    async_start, called, forward, forward_to, from_start, region, through_computation, Start,
+};
 use crate::fold;
 use crate::ops::util::{output_count, OpView};
 use crate::ops::{calls_computation, op_in_to_out, op_out_to_in};
@@ -147,4 +149,56 @@ pub fn producer_consumer(
 /// maps to root output `k` (empty when the hero does not reach it).
 pub fn epilogue_indexing(hero: &InstrRef<'_>) -> Result<Vec<OperandIndexing>, IndexingError> {
     forward(hero.module(), hero.comp_id(), hero.id())
+}
+
+/// [`epilogue_indexing`] to `root` instead of the root of the computation: the maps from
+/// the output of `hero` to each output of `root`, an instruction of the same computation
+/// (entry `k` empty when the hero does not reach output `k`); [`IndexingError::NotInRegion`]
+/// when `root` is in another computation.
+pub fn epilogue_indexing_to(
+    hero: &InstrRef<'_>,
+    root: &InstrRef<'_>,
+) -> Result<Vec<OperandIndexing>, IndexingError> {
+    if !std::ptr::eq(hero.module(), root.module()) || hero.comp_id() != root.comp_id() {
+        return Err(IndexingError::NotInRegion {
+            start: hero.name().to_string(),
+            region: root.name().to_string(),
+        });
+    }
+    forward_to(hero.module(), hero.comp_id(), hero.id(), root.id())
+}
+
+/// Grouped maps of the region `region` from one of its values: `region` is a fusion or call
+/// (its computation is looked through) or any other instruction (a region of that one op);
+/// `start` is `region` itself, an instruction of the computation a fusion or call runs, or
+/// an operand of `region`. One [`ValueMaps`] per output of `start`: the maps from that
+/// output to every value of the region it reads and to the region's operands it reads
+/// (parameters of the called computation are listed as those operands). Any other `start`
+/// is [`IndexingError::NotInRegion`].
+pub fn grouped_from(
+    region: &InstrRef<'_>,
+    start: &InstrRef<'_>,
+) -> Result<Vec<ValueMaps>, IndexingError> {
+    let module = region.module();
+    let (comp, id) = (region.comp_id(), region.id());
+    let same_module = std::ptr::eq(module, start.module());
+    let inside = same_module
+        && if start.comp_id() == comp {
+            start.id() == id || region.instr().operands().contains(&start.id())
+        } else {
+            calls_computation(region.opcode())
+                && !region.opcode().is_async()
+                && called(module, comp, id)? == start.comp_id()
+        };
+    if !inside {
+        return Err(IndexingError::NotInRegion {
+            start: start.name().to_string(),
+            region: region.name().to_string(),
+        });
+    }
+    let s = Start {
+        comp: start.comp_id(),
+        id: start.id(),
+    };
+    from_start(module, comp, id, s)
 }

@@ -50,6 +50,15 @@ pub enum IndexingError {
         /// Consumer name.
         consumer: String,
     },
+    /// A grouped walk's start is neither the region, an operand of it, nor an instruction
+    /// of the computation it calls (or an epilogue's root is not in the hero's computation).
+    #[error("`{start}` is not in the region of `{region}` (itself, an operand, or an instruction of its computation)")]
+    NotInRegion {
+        /// Starting instruction.
+        start: String,
+        /// The region's instruction.
+        region: String,
+    },
     /// An error of the map algebra (arity mismatch: a bug or an inconsistent shape).
     #[error("map algebra: {0}")]
     Map(#[from] affine::MapError),

@@ -42,8 +42,9 @@
 //! runtime variables whose values are known statically; the composition of maps through a
 //! computation (backward from a root, over a producer-consumer pair, forward from a hero);
 //! the public questions on top ([`analyze`], [`output_to_input`], [`input_to_output`],
-//! [`producer_consumer`], [`epilogue_indexing`]), which pick the composition an instruction
-//! needs.
+//! [`producer_consumer`], [`epilogue_indexing`], [`grouped_from`]), which pick the
+//! composition an instruction needs; the same maps between physical (layout-ordered) shapes
+//! ([`output_to_input_physical`], [`input_to_output_physical`]).
 //!
 //! Exactness: every map is exact unless the table in the crate's README says "superset"
 //! (the map's image contains every element really read, and maybe more) or UNDEFINED (with
@@ -57,15 +58,18 @@ mod fold;
 mod grouped;
 mod indexed_map;
 pub mod ops;
+mod physical;
 mod print;
 mod utilization_impl;
 
 pub use analysis::{
-    analyze, epilogue_indexing, input_to_output, output_to_input, producer_consumer,
+    analyze, epilogue_indexing, epilogue_indexing_to, grouped_from, input_to_output,
+    output_to_input, producer_consumer,
 };
 pub use error::IndexingError;
 pub use grouped::{FusionIndexing, GroupedIndexing, OperandIndexing, ValueMaps};
 pub use indexed_map::{IndexedMap, RuntimeVar};
+pub use physical::{input_to_output_physical, output_to_input_physical};
 pub use print::{format_grouped, format_in_to_out, format_operand, format_values};
 
 /// Utilization: how many times each input element is read for one full evaluation of the

@@ -19,6 +19,18 @@ pub(crate) fn forward(
     comp: CompId,
     hero: InstrId,
 ) -> Result<Vec<OperandIndexing>, IndexingError> {
+    forward_to(module, comp, hero, module.computation(comp).root())
+}
+
+/// As [`forward`], to each output of `target` (an instruction of `comp`) instead of the
+/// root: entry `k` holds the maps to output `k` of `target` (empty when the hero does not
+/// reach it).
+pub(crate) fn forward_to(
+    module: &Module,
+    comp: CompId,
+    hero: InstrId,
+    target: InstrId,
+) -> Result<Vec<OperandIndexing>, IndexingError> {
     let c = module.computation(comp);
     let mut sets: HashMap<(InstrId, usize), OperandIndexing> = HashMap::new();
     let hv = OpView::new(module, comp, hero);
@@ -53,9 +65,7 @@ pub(crate) fn forward(
             }
         }
     }
-    let root = c.root();
-    let ri = c.instr(root);
-    Ok((0..output_count(ri))
-        .map(|k| sets.remove(&(root, k)).unwrap_or_default())
+    Ok((0..output_count(c.instr(target)))
+        .map(|k| sets.remove(&(target, k)).unwrap_or_default())
         .collect())
 }

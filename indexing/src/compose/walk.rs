@@ -93,6 +93,14 @@ impl<'m> Walker<'m> {
         let inner = called(self.module, comp, id)?;
         let ic = self.module.computation(inner);
         self.add((inner, ic.root(), k), set);
+        self.leave_call(comp, id)
+    }
+
+    /// Walks the computation of call-like instruction `id` (of `comp`) from the maps found
+    /// in it so far, then carries the maps of its parameters to the operands they stand for.
+    pub(crate) fn leave_call(&mut self, comp: CompId, id: InstrId) -> Result<(), IndexingError> {
+        let inner = called(self.module, comp, id)?;
+        let ic = self.module.computation(inner);
         self.walk(inner, &|_| true)?;
         let instr = self.module.computation(comp).instr(id);
         for (i, &p) in ic.parameters().iter().enumerate() {

@@ -159,3 +159,146 @@ fn per_op_tables_answer_one_instruction_without_composition() {
         Some("while: the number of iterations and the loop state are data dependent")
     );
 }
+
+const REGION: &str = r#"
+HloModule m
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+f {
+  p0 = f32[3,5] parameter(0)
+  init = f32[] parameter(1)
+  b = f32[3,4,5,2] broadcast(p0), dimensions={0,2}
+  ROOT r = f32[3,2] reduce(b, init), dimensions={1,2}, to_apply=max
+}
+ENTRY e {
+  a = f32[3,5] parameter(0)
+  c = f32[] constant(0)
+  q = f32[3,5] parameter(1)
+  n = f32[3,5] add(a, q)
+  ROOT fu = f32[3,2] fusion(n, c), kind=kLoop, calls=f
+}
+"#;
+
+/// The maps a grouped walk found for instruction `name`, as text.
+fn value_of(v: &[indexing::ValueMaps], name: &str) -> String {
+    let (_, _, set) = v[0]
+        .values
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("{name} is reached"));
+    indexing::format_operand(set, "")
+}
+
+#[test]
+fn grouped_from_the_root_of_a_fusion_agrees_with_analyze() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let fusion = m.instr("fu").unwrap();
+    let v = indexing::grouped_from(&fusion, &fusion).unwrap();
+    let maps = indexing::analyze(&fusion).unwrap();
+    assert_eq!(
+        value_of(&v, "n"),
+        indexing::format_operand(&maps.outputs[0].operands[0], "")
+    );
+    assert_eq!(
+        value_of(&v, "c"),
+        indexing::format_operand(&maps.outputs[0].operands[1], "")
+    );
+    // Parameters of the fused computation are listed as the operands they stand for.
+    assert!(v[0].values.iter().all(|(n, _, _)| n != "p0" && n != "init"));
+}
+
+#[test]
+fn grouped_from_a_value_inside_a_fusion_composes_from_there() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let fusion = m.instr("fu").unwrap();
+    let b = m.instr("b").unwrap();
+    let v = indexing::grouped_from(&fusion, &b).unwrap();
+    let names: Vec<&str> = v[0].values.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(names, ["b", "n"]);
+    // The broadcast's operand is a parameter: the maps to the fusion operand are the
+    // broadcast's own.
+    let own = indexing::output_to_input(&b).unwrap();
+    assert_eq!(
+        value_of(&v, "n"),
+        indexing::format_operand(&own[0].operands[0], "")
+    );
+}
+
+#[test]
+fn grouped_of_one_instruction_is_its_own_maps() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let add = m.instr("n").unwrap();
+    let v = indexing::grouped_from(&add, &add).unwrap();
+    let own = indexing::output_to_input(&add).unwrap();
+    assert_eq!(
+        value_of(&v, "a"),
+        indexing::format_operand(&own[0].operands[0], "")
+    );
+    assert_eq!(
+        value_of(&v, "q"),
+        indexing::format_operand(&own[0].operands[1], "")
+    );
+    // From an operand: only that operand, the identity.
+    let a = m.instr("a").unwrap();
+    let v = indexing::grouped_from(&add, &a).unwrap();
+    assert_eq!(v[0].values.len(), 1);
+    assert_eq!(
+        value_of(&v, "a"),
+        "(d0, d1) -> (d0, d1), domain: d0 in [0, 2], d1 in [0, 4]\n"
+    );
+}
+
+#[test]
+fn grouped_from_outside_the_region_is_an_error() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let add = m.instr("n").unwrap();
+    let fusion = m.instr("fu").unwrap();
+    assert_eq!(
+        indexing::grouped_from(&add, &fusion),
+        Err(IndexingError::NotInRegion {
+            start: "fu".to_string(),
+            region: "n".to_string(),
+        })
+    );
+    let r = m.instr("r").unwrap();
+    assert!(indexing::grouped_from(&add, &r).is_err());
+}
+
+#[test]
+fn epilogue_from_the_root_is_the_identity() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let r = m.instr("r").unwrap();
+    assert_eq!(
+        indexing::format_in_to_out(&indexing::epilogue_indexing(&r).unwrap()),
+        "output id = 0\n  (d0, d1) -> (d0, d1), domain: d0 in [0, 2], d1 in [0, 1]\n"
+    );
+}
+
+#[test]
+fn epilogue_to_an_inner_instruction_stops_there() {
+    let m = hlo::parse_module(REGION).unwrap();
+    let b = m.instr("b").unwrap();
+    let r = m.instr("r").unwrap();
+    // To the root: the same as without a target.
+    assert_eq!(
+        indexing::epilogue_indexing_to(&b, &r).unwrap(),
+        indexing::epilogue_indexing(&b).unwrap()
+    );
+    // From the broadcast's operand to the broadcast: the broadcast's own in-to-out maps.
+    let p0 = m.instr("p0").unwrap();
+    assert_eq!(
+        indexing::epilogue_indexing_to(&p0, &b).unwrap(),
+        indexing::input_to_output(&b, 0).unwrap()
+    );
+    // Against the flow: nothing is reached.
+    assert_eq!(
+        indexing::epilogue_indexing_to(&b, &p0).unwrap(),
+        vec![OperandIndexing::none()]
+    );
+    // Another computation.
+    let n = m.instr("n").unwrap();
+    assert!(indexing::epilogue_indexing_to(&b, &n).is_err());
+}

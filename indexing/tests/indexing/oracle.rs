@@ -701,4 +701,5 @@ ENTRY e {
 mod conv_sweep;
 mod corpus;
 mod described;
+mod physical;
 mod random_fusions;

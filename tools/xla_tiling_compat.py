@@ -12,7 +12,8 @@ their paths below xla/codegen/tiling/ or flat:
 - symbolic_tile_analysis_test.cc: the analysis of a fusion (`hloc tile FILE --fusion F`:
   tileable or not, its constraints) and its tiled computation for tile sizes
   (`hloc tile FILE --fusion F --tile-sizes ...`, a dot's contracting sizes as
-  `--tile-sizes DOT=...`);
+  `--tile-sizes DOT=...`, with `--regions` for SymbolicTileAnalysisRegionsTest, whose
+  instructions under a contraction are numbered over programs x contraction steps);
 - experimental/tile_propagation_test.cc: tile propagation to the operands or the outputs
   of one instruction (`hloc tile FILE --instr I --to-operands|--to-output ...`).
 
@@ -994,6 +995,10 @@ def analysis_cases(src, hloc):
         n_before = len(cases)
 
         def add(kind, expect, args, what):
+            # XLA's regions mode numbers the instructions under a dot's contraction over
+            # programs x contraction steps: hloc's `--regions`, for nested tilings.
+            if suite == "SymbolicTileAnalysisRegionsTest" and any("=" in a for a in args):
+                args = args + ["--regions"]
             cases.append(Case("analysis", f"{label}#{len(cases) - n_before + 1} ({what})",
                               args, expect, (kind,), files=files))
 

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Result};
 use clap::Args;
 
 use indexing::OperandIndexing;
-use tiling::propagate::{Propagated, Tile, TilingSpace};
+use tiling::propagate::{Propagated, Tile, TilingMode, TilingSpace};
 use tiling::{SymbolicTile, TilingError};
 
 pub const FORMATS: &str = "\
@@ -42,7 +42,10 @@ OUTPUT FORMATS (stable; other tools parse them):
   fusion F with its root tiled by s0,s1,... and, with NAME=..., the own dimensions of the
   dot or reduce NAME (contracting, reduced) tiled by t0,... (walked inside each program; the
   offsets are those of the first step; computed by tile propagation), one line per tiled
-  instruction (operands before users):
+  instruction (operands before users); with --regions (computed by tile propagation), the
+  instructions under a nested tiling of n_1, n_2, ... steps (outermost first) are numbered
+  as XLA's regions are: pid_0 in [0, P * n_1 * n_2 ... - 1] for P programs, pid_0 =
+  (p * n_1 + s_1) * n_2 + s_2 ..., with the offsets of step s_1, s_2, ... of program p:
     NAME: tile_sizes=(1, 10), tile_strides=(1, 1), tile_offsets_indexing=(pid_0) -> (...), domain: pid_0 in [0, 19]
   (the program-id -> tile-offsets map in the text form of `hloc map`, with runtime variables
   rtK where offsets are dynamic), or `not tileable: <reason>`.
@@ -96,6 +99,10 @@ pub struct TileArgs {
     /// The tile to propagate (see OUTPUT FORMATS).
     #[arg(long, conflicts_with = "tile_sizes")]
     tile: Option<String>,
+    /// With --fusion F --tile-sizes: number the programs of the instructions under a nested
+    /// tiling as XLA's regions do (program ids over programs x steps).
+    #[arg(long, requires_all = ["fusion", "tile_sizes"])]
+    regions: bool,
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
@@ -127,7 +134,7 @@ pub fn run(args: TileArgs) -> Result<ExitCode> {
     match (&args.instr, args.operand, &args.fusion) {
         (Some(name), Some(n), None) => print_operand_tile(&module, name, n),
         (None, None, Some(f)) if args.tile_sizes.is_empty() => print_analysis(&module, f),
-        (None, None, Some(f)) => print_tiled(&module, f, &args.tile_sizes),
+        (None, None, Some(f)) => print_tiled(&module, f, &args.tile_sizes, args.regions),
         (Some(_), None, None) => {
             bail!(
                 "--instr: give --operand N, --to-operands, or --to-output --operand N --tile TILE"
@@ -221,7 +228,12 @@ pub(crate) fn parse_sizes(text: &str) -> Result<Vec<i64>> {
         .collect()
 }
 
-fn print_tiled(module: &hlo::Module, name: &str, sizes: &[String]) -> Result<ExitCode> {
+fn print_tiled(
+    module: &hlo::Module,
+    name: &str,
+    sizes: &[String],
+    regions: bool,
+) -> Result<ExitCode> {
     let fusion = module
         .instr(name)
         .ok_or_else(|| anyhow!("--fusion: no instruction named `{name}`"))?;
@@ -256,8 +268,13 @@ fn print_tiled(module: &hlo::Module, name: &str, sizes: &[String]) -> Result<Exi
             root.len()
         );
     }
-    if !nested.is_empty() {
-        match tiling::propagate::tiled_by_propagation(&fusion, &sizes, &nested) {
+    if !nested.is_empty() || regions {
+        let mode = if regions {
+            TilingMode::Regions
+        } else {
+            TilingMode::FirstStep
+        };
+        match tiling::propagate::tiled_by_propagation_with(&fusion, &sizes, &nested, mode) {
             Ok(t) => print!("{t}"),
             Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
             Err(e @ TilingError::NotTileable(_)) => println!("{e}"),

@@ -275,7 +275,8 @@ impl std::str::FromStr for TiledComputation {
     type Err = TilingError;
 
     /// Reads the text form back; the root tile sizes are not part of it (left empty), the
-    /// number of programs is the size of the offsets maps' domain.
+    /// number of programs is the size of the last (root) instruction's offsets map's domain
+    /// (in XLA's regions numbering, instructions under a nested tiling have more).
     fn from_str(text: &str) -> Result<TiledComputation, TilingError> {
         let mut instructions = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -292,7 +293,7 @@ impl std::str::FromStr for TiledComputation {
             instructions.push(ti);
         }
         let num_programs = instructions
-            .first()
+            .last()
             .and_then(|t| t.tile_offsets.dims().first())
             .map_or(0, |b| b.hi.saturating_add(1));
         Ok(TiledComputation {

@@ -12,7 +12,8 @@
 //! dimensions.
 //!
 //! [`tiled_by_propagation`] builds a fusion's tiled computation this way, with nested
-//! tilings of its dots' contracting and its reduces' reduced dimensions.
+//! tilings of its dots' contracting and its reduces' reduced dimensions
+//! ([`tiled_by_propagation_with`] numbers the programs under them as [`TilingMode`] says).
 //!
 //! ```
 //! use tiling::propagate::{to_operands, TilingSpace};
@@ -36,12 +37,14 @@
 mod derive;
 mod nested;
 mod ops;
+mod regions;
 mod space;
 mod tile;
 mod tile_text;
 
-pub use nested::tiled_by_propagation;
+pub use nested::{tiled_by_propagation, tiled_by_propagation_with};
 pub use ops::{to_operands, to_outputs, Propagated};
+pub use regions::TilingMode;
 pub use space::{SpaceDim, SpaceRt, TilingSpace};
 pub use tile::{DimTile, Tile, MAX_DIM_VALUES};
 pub use tile_text::NO_TILE;

@@ -1,8 +1,9 @@
 //! The tiled computation of a fusion by op-by-op propagation, with nested tilings: the
 //! root tiled by concrete sizes, and the own dimensions of chosen instructions (a dot's
 //! contracting dimensions, a reduce's reduced dimensions) tiled by sizes of their own,
-//! walked inside each program (the tile offsets are those of its first step). Own
-//! dimensions not given are read whole (one step).
+//! walked inside each program (by default the tile offsets are those of its first step; in
+//! XLA's regions mode, [`TilingMode::Regions`], the instructions under a nested tiling are
+//! numbered over programs × steps). Own dimensions not given are read whole (one step).
 
 use std::collections::HashMap;
 
@@ -10,6 +11,7 @@ use affine::{Expr, IndexingMap, Interval, Var, VarKind};
 use hlo::{InstrId, InstrRef};
 
 use super::ops::to_operands;
+use super::regions::{tile_ids, TilingMode};
 use super::space::{own_dims, TilingSpace};
 use super::tile::Tile;
 use crate::tiled::{check_sizes, ConcreteTiledInstruction, TiledComputation};
@@ -29,6 +31,20 @@ pub fn tiled_by_propagation(
     fusion: &InstrRef<'_>,
     sizes: &[i64],
     nested: &[(String, Vec<i64>)],
+) -> Result<TiledComputation, TilingError> {
+    tiled_by_propagation_with(fusion, sizes, nested, TilingMode::FirstStep)
+}
+
+/// [`tiled_by_propagation`] with the program numbering of `mode`: in
+/// [`TilingMode::Regions`], every tiled instruction reached through the operands of a dot or
+/// reduce with own dimensions has program ids over programs × the steps of those dimensions
+/// (nested owners multiply their steps, the outermost the most significant), and the offsets
+/// of that program's step; [`TilingMode::FirstStep`] is [`tiled_by_propagation`].
+pub fn tiled_by_propagation_with(
+    fusion: &InstrRef<'_>,
+    sizes: &[i64],
+    nested: &[(String, Vec<i64>)],
+    mode: TilingMode,
 ) -> Result<TiledComputation, TilingError> {
     let module = fusion.module();
     let comp_id = fusion
@@ -93,9 +109,10 @@ pub fn tiled_by_propagation(
         }
     }
     space.set_tile_sizes(&all_sizes)?;
-    let mut tiles: HashMap<InstrId, Vec<Tile>> = HashMap::new();
+    // Every tile with its region: the sequential dimensions of the owners above it.
+    let mut tiles: HashMap<InstrId, Vec<(Tile, Vec<usize>)>> = HashMap::new();
     for &r in &roots {
-        tiles.insert(r, vec![space.root_tile()]);
+        tiles.insert(r, vec![(space.root_tile(), Vec::new())]);
     }
     for &id in order.iter().rev() {
         let Some(ts) = tiles.get(&id).cloned() else {
@@ -105,19 +122,25 @@ pub fn tiled_by_propagation(
         if h.instr().operands().is_empty() {
             continue;
         }
-        for t in ts {
+        for (t, region) in ts {
+            let mut inner = region.clone();
+            inner.extend(
+                (0..space.dims.len())
+                    .filter(|&i| space.dims[i].owner.is_some_and(|(o, _)| o == id)),
+            );
             for (j, o) in to_operands(&mut space, &h, 0, &t)?.into_iter().enumerate() {
                 let o = o.map_err(|r| not_tileable(format!("`{}` operand {j}: {r}", h.name())))?;
                 if let Some(&op) = h.instr().operands().get(j) {
                     let list = tiles.entry(op).or_default();
-                    if !list.contains(&o) {
-                        list.push(o);
+                    let entry = (o, inner.clone());
+                    if !list.contains(&entry) {
+                        list.push(entry);
                     }
                 }
             }
         }
     }
-    concrete(&space, &root_dims, sizes, &order, comp, &tiles)
+    concrete(&space, &root_dims, sizes, &order, comp, &tiles, mode)
 }
 
 /// The roots of a fused computation: the operands of a `tuple` root (a multi-output
@@ -145,44 +168,30 @@ fn concrete(
     sizes: &[i64],
     order: &[InstrId],
     comp: &hlo::Computation,
-    tiles: &HashMap<InstrId, Vec<Tile>>,
+    tiles: &HashMap<InstrId, Vec<(Tile, Vec<usize>)>>,
+    mode: TilingMode,
 ) -> Result<TiledComputation, TilingError> {
     let counts: Vec<i64> = root_dims
         .iter()
         .zip(sizes)
         .map(|(&d, &s)| affine::arith::ceil_div(d, s).unwrap_or(1))
         .collect();
-    let num_programs = counts
-        .iter()
-        .try_fold(1i64, |acc, &n| acc.checked_mul(n))
-        .ok_or_else(|| TilingError::BadTileSizes("too many programs".into()))?;
-    let pid = Expr::dim(0);
-    let mut tid = Vec::with_capacity(space.dims.len());
-    let mut inner = 1i64;
-    for &n in counts.iter().rev() {
-        tid.push(
-            pid.floor_div(Expr::constant(inner))
-                .modulo(Expr::constant(n)),
-        );
-        inner = inner.saturating_mul(n);
-    }
-    tid.reverse();
-    // Sequential dimensions: the first step.
-    tid.resize(space.dims.len(), Expr::constant(0));
+    let (_, num_programs) = tile_ids(space, &counts, &[], TilingMode::FirstStep)?;
     let ts: Vec<Expr> = (0..space.dims.len()).map(|i| space.tile_size(i)).collect();
-    let mut at = |v: Var| -> Option<Expr> {
-        match v.kind {
-            VarKind::Dim => tid.get(v.index as usize).copied(),
-            VarKind::Range => ts.get(v.index as usize).copied(),
-            VarKind::Runtime => None,
-        }
-    };
     let rt: Vec<Interval> = space.rt.iter().map(|r| r.bounds).collect();
     let mut instructions = Vec::new();
     for &id in order {
         let Some(list) = tiles.get(&id) else { continue };
         let name = comp.instr(id).name().to_string();
-        for t in list {
+        for (t, region) in list {
+            let (tid, programs) = tile_ids(space, &counts, region, mode)?;
+            let mut at = |v: Var| -> Option<Expr> {
+                match v.kind {
+                    VarKind::Dim => tid.get(v.index as usize).copied(),
+                    VarKind::Range => ts.get(v.index as usize).copied(),
+                    VarKind::Runtime => None,
+                }
+            };
             let constant = |e: Expr, what: &str| -> Result<i64, TilingError> {
                 space
                     .simplify(e.substitute(&mut |v| {
@@ -211,7 +220,7 @@ fn concrete(
                 .map(|d| d.offset.substitute(&mut at))
                 .collect();
             let mut offsets = IndexingMap::new(
-                vec![Interval::new(0, num_programs - 1)],
+                vec![Interval::new(0, programs - 1)],
                 vec![],
                 rt.clone(),
                 results,

@@ -114,8 +114,8 @@ fn propagate_case(case: &Case, name: &str) -> String {
 }
 
 /// The tiled computation of fusion `name` by tile propagation, for every `# tile-sizes:`
-/// list, with the nested tilings of the `# nested: NAME=t0,...` headers; printed and parsed
-/// back.
+/// list, with the nested tilings of the `# nested: NAME=t0,...` headers (numbered as XLA's
+/// regions with a `# regions` header); printed and parsed back.
 fn nested_case(case: &Case, name: &str) -> String {
     let module = hlo::parse_module(&case.input).expect("module parses");
     let f = module.instr(name).expect("fusion exists");
@@ -132,6 +132,12 @@ fn nested_case(case: &Case, name: &str) -> String {
             (n.to_string(), sizes)
         })
         .collect();
+    // `# regions`: XLA's regions numbering (programs x steps under a nested tiling).
+    let mode = if case.header.iter().any(|h| h.trim() == "regions") {
+        tiling::propagate::TilingMode::Regions
+    } else {
+        tiling::propagate::TilingMode::FirstStep
+    };
     let mut out = String::new();
     for size_list in case
         .header
@@ -143,7 +149,7 @@ fn nested_case(case: &Case, name: &str) -> String {
             .map(|s| s.trim().parse().expect("tile size"))
             .collect();
         let _ = writeln!(out, "tile sizes {sizes:?}:");
-        match tiling::propagate::tiled_by_propagation(&f, &sizes, &nested) {
+        match tiling::propagate::tiled_by_propagation_with(&f, &sizes, &nested, mode) {
             Ok(t) => {
                 let text = t.to_string();
                 let back: tiling::TiledComputation =

@@ -7,5 +7,6 @@ mod corpus;
 mod golden;
 mod propagation;
 mod property;
+mod regions;
 mod search;
 mod support;

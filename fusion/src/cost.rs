@@ -98,7 +98,6 @@ impl CompInfo {
             let live: HashSet<&str> = c.instructions().map(|(_, i)| i.name()).collect();
             known.retain(|name, _| live.contains(name.as_str()));
         }
-        fill_cache(module, comp, cache);
         let mut ops = vec![None; c.instrs.len()];
         let mut position = vec![usize::MAX; c.instrs.len()];
         let controlled: HashSet<InstrId> = c
@@ -177,49 +176,6 @@ impl CompInfo {
     /// Position in def-before-use order.
     pub fn pos(&self, id: InstrId) -> usize {
         self.position.get(id.index()).copied().unwrap_or(usize::MAX)
-    }
-}
-
-/// Fewest uncached instructions analysed in parallel (below, threads cost more than they
-/// save).
-const PARALLEL_MIN: usize = 32;
-
-/// Analyses the instructions of `comp` that `cache` does not hold (valid), in parallel
-/// when there are many (a fused module's fusions each compose maps through their body),
-/// and adds them, with the fused computations they analysed, to `cache`.
-fn fill_cache(module: &Module, comp: CompId, cache: &mut InfoCache) {
-    let c = module.computation(comp);
-    let known = cache.entries.get(c.name());
-    let missing: Vec<InstrId> = c
-        .instructions()
-        .filter(|(_, i)| {
-            !known
-                .and_then(|m| m.get(i.name()))
-                .is_some_and(|e| e.opcode == i.opcode() && e.operand_count == i.operands().len())
-        })
-        .map(|(id, _)| id)
-        .collect();
-    if missing.len() < PARALLEL_MIN {
-        return;
-    }
-    use rayon::prelude::*;
-    let done: Vec<(InstrId, CachedOp, InfoCache)> = missing
-        .par_iter()
-        .map(|&id| {
-            let mut nested = InfoCache::default();
-            let e = analyse(module, comp, id, &mut nested);
-            (id, e, nested)
-        })
-        .collect();
-    for (id, e, nested) in done {
-        for (name, entries) in nested.entries {
-            cache.entries.entry(name).or_default().extend(entries);
-        }
-        cache
-            .entries
-            .entry(c.name().to_string())
-            .or_default()
-            .insert(c.instr(id).name().to_string(), e);
     }
 }
 

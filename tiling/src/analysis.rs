@@ -143,11 +143,7 @@ pub(crate) fn roots(comp: &hlo::Computation) -> Result<Vec<InstrId>, TilingError
 /// ```
 pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingError> {
     let module = fusion.module();
-    let comp_id = fusion
-        .instr()
-        .calls()
-        .filter(|c| module.get_computation(*c).is_some())
-        .ok_or_else(|| TilingError::NotAFusion(fusion.name().to_string()))?;
+    let comp_id = fused_computation(fusion)?;
     let comp = module.computation(comp_id);
     let root_ids = roots(comp)?;
     let root_dims = match root_ids.first() {
@@ -298,4 +294,15 @@ fn runtime_constraints(name: &str, m: &IndexedMap) -> Result<ConstraintExpr, Til
     } else {
         ConstraintExpr::all_of(cs)
     })
+}
+
+/// The computation `fusion` calls, or [`TilingError::NotAFusion`] when it calls none of
+/// the module's computations.
+pub(crate) fn fused_computation(fusion: &InstrRef<'_>) -> Result<hlo::CompId, TilingError> {
+    let module = fusion.module();
+    fusion
+        .instr()
+        .calls()
+        .filter(|c| module.get_computation(*c).is_some())
+        .ok_or_else(|| TilingError::NotAFusion(fusion.name().to_string()))
 }

@@ -107,11 +107,7 @@ impl SymbolicTileAnalysis {
     /// with [`TilingError::Parse`] on malformed text or a name the fusion does not hold.
     pub fn parse(text: &str, fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingError> {
         let module = fusion.module();
-        let comp_id = fusion
-            .instr()
-            .calls()
-            .filter(|c| module.get_computation(*c).is_some())
-            .ok_or_else(|| TilingError::NotAFusion(fusion.name().to_string()))?;
+        let comp_id = crate::analysis::fused_computation(fusion)?;
         let comp = module.computation(comp_id);
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
         let (hl, header) = lines.next().ok_or_else(|| perr(1, "empty text"))?;

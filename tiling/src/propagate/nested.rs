@@ -47,11 +47,7 @@ pub fn tiled_by_propagation_with(
     mode: TilingMode,
 ) -> Result<TiledComputation, TilingError> {
     let module = fusion.module();
-    let comp_id = fusion
-        .instr()
-        .calls()
-        .filter(|c| module.get_computation(*c).is_some())
-        .ok_or_else(|| TilingError::NotAFusion(fusion.name().to_string()))?;
+    let comp_id = crate::analysis::fused_computation(fusion)?;
     let comp = module.computation(comp_id);
     let roots = roots(comp)?;
     let root_dims = roots

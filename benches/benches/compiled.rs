@@ -7,6 +7,8 @@
 //! `hloc run --repeat` times it: output allocation included, argument conversion not).
 #![allow(missing_docs)] // criterion_group!/criterion_main! generate undocumented items.
 
+use rand_core::{Rng as _, SeedableRng};
+use rand_xoshiro::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -30,16 +32,16 @@ fn options() -> CompileOptions {
     }
 }
 
-/// SplitMix64: the fixed-seed stream of every argument here.
-struct SplitMix(u64);
+/// The fixed-seed stream of every argument here (rand_xoshiro's SplitMix64).
+struct SplitMix(SplitMix64);
 
 impl SplitMix {
+    fn new(seed: u64) -> SplitMix {
+        SplitMix(SplitMix64::seed_from_u64(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `[0, 1)`.
@@ -54,7 +56,7 @@ impl SplitMix {
 fn f32_literal(shape: &str, seed: u64, positive: bool) -> Literal {
     let shape = hlo::parse_shape(shape).expect("shape");
     let n = shape.element_count().expect("count") as usize;
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     let lo = if positive { 0.0 } else { -0.5 };
     let data = (0..n).map(|_| lo + rng.unit()).collect();
     Literal::Array(ArrayLiteral::new(shape, ArrayData::F32(data)).expect("fits"))
@@ -63,7 +65,7 @@ fn f32_literal(shape: &str, seed: u64, positive: bool) -> Literal {
 /// `n` s32 indices uniform in `[0, bound)`.
 fn s32_indices(n: usize, bound: u64, seed: u64) -> Literal {
     let shape = hlo::parse_shape(&format!("s32[{n}]")).expect("shape");
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     let data = (0..n).map(|_| (rng.next() % bound) as i32).collect();
     Literal::Array(ArrayLiteral::new(shape, ArrayData::S32(data)).expect("fits"))
 }

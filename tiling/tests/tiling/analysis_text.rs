@@ -98,20 +98,8 @@ fn bad_analysis_text_is_rejected() {
 #[test]
 fn corpus_analyses_round_trip() {
     let mut tiled = 0;
-    for program in testkit::corpus::programs() {
-        let path = program.after();
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        let module = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        for (comp_id, comp) in module.computations() {
-            for (id, instr) in comp.instructions() {
-                if instr.opcode() != hlo::Opcode::Fusion {
-                    continue;
-                }
-                let handle = module.instr_ref(comp_id, id).expect("instruction");
-                let where_ = format!("{}: {}", program.name, instr.name());
-                tiled += usize::from(round_trip(&handle, &where_));
-            }
-        }
-    }
+    crate::support::corpus::for_each_fusion(|handle, where_| {
+        tiled += usize::from(round_trip(handle, where_));
+    });
     assert!(tiled > 0);
 }

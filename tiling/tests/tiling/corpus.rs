@@ -11,48 +11,36 @@ const BUDGET: usize = 20_000;
 #[test]
 fn corpus_fusions_are_analysed() {
     let (mut tileable, mut not_tileable, mut checked) = (0, 0, 0);
-    for program in testkit::corpus::programs() {
-        let path = program.after();
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        let module = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        for (comp_id, comp) in module.computations() {
-            for (id, instr) in comp.instructions() {
-                if instr.opcode() != hlo::Opcode::Fusion {
-                    continue;
-                }
-                let handle = module.instr_ref(comp_id, id).expect("instruction");
-                let where_ = format!("{}: {}", program.name, instr.name());
-                let analysis = match tiling::analyze(&handle) {
-                    Ok(a) => a,
-                    Err(TilingError::NotTileable(reason)) => {
-                        eprintln!("{where_}: not tileable: {reason}");
-                        not_tileable += 1;
-                        continue;
-                    }
-                    Err(e) => panic!("{where_}: {e}"),
-                };
-                tileable += 1;
-                let ones = vec![1; analysis.root_dims().len()];
-                let tiled = analysis
-                    .tiled(&ones)
-                    .unwrap_or_else(|e| panic!("{where_}: sizes of 1: {e}"));
-                let points: i64 = analysis.root_dims().iter().product();
-                assert_eq!(tiled.num_programs(), points, "{where_}");
-                if points > 64 {
-                    continue;
-                }
-                for ti in analysis.instructions() {
-                    if let Err(e) = check_exact(&ti.map.map, &ti.tile, BUDGET) {
-                        panic!(
-                            "{where_}: {}: {}\n{}\nnot exact: {e}",
-                            ti.name, ti.map.map, ti.tile
-                        );
-                    }
-                    checked += 1;
-                }
+    crate::support::corpus::for_each_fusion(|handle, where_| {
+        let analysis = match tiling::analyze(handle) {
+            Ok(a) => a,
+            Err(TilingError::NotTileable(reason)) => {
+                eprintln!("{where_}: not tileable: {reason}");
+                not_tileable += 1;
+                return;
             }
+            Err(e) => panic!("{where_}: {e}"),
+        };
+        tileable += 1;
+        let ones = vec![1; analysis.root_dims().len()];
+        let tiled = analysis
+            .tiled(&ones)
+            .unwrap_or_else(|e| panic!("{where_}: sizes of 1: {e}"));
+        let points: i64 = analysis.root_dims().iter().product();
+        assert_eq!(tiled.num_programs(), points, "{where_}");
+        if points > 64 {
+            return;
         }
-    }
+        for ti in analysis.instructions() {
+            if let Err(e) = check_exact(&ti.map.map, &ti.tile, BUDGET) {
+                panic!(
+                    "{where_}: {}: {}\n{}\nnot exact: {e}",
+                    ti.name, ti.map.map, ti.tile
+                );
+            }
+            checked += 1;
+        }
+    });
     eprintln!("{tileable} fusions tiled, {not_tileable} not tileable, {checked} tiles checked");
     assert!(tileable > 0);
 }

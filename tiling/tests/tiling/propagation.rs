@@ -165,36 +165,20 @@ const CORPUS_ROOT_LIMIT: i64 = 4096;
 #[test]
 fn corpus_fusions_agree_with_the_analysis() {
     let mut stats = Stats::default();
-    for program in testkit::corpus::programs() {
-        let path = program.after();
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        let module = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-        for (comp_id, comp) in module.computations() {
-            for (id, instr) in comp.instructions() {
-                let Some(called) = instr.calls() else {
-                    continue;
-                };
-                if instr.opcode() != hlo::Opcode::Fusion {
-                    continue;
-                }
-                let root = module
-                    .computation(called)
-                    .instr(module.computation(called).root());
-                let small = !root.shape().is_tuple()
-                    && root.shape().dims().iter().product::<i64>() <= CORPUS_ROOT_LIMIT;
-                if !small {
-                    continue;
-                }
-                let f = module.instr_ref(comp_id, id).expect("instruction");
-                compare(
-                    &module,
-                    &f,
-                    &format!("{}: {}", program.name, instr.name()),
-                    &mut stats,
-                );
-            }
+    crate::support::corpus::for_each_fusion(|f, where_| {
+        let Some(called) = f.instr().calls() else {
+            return;
+        };
+        let module = f.module();
+        let root = module
+            .computation(called)
+            .instr(module.computation(called).root());
+        let small = !root.shape().is_tuple()
+            && root.shape().dims().iter().product::<i64>() <= CORPUS_ROOT_LIMIT;
+        if small {
+            compare(module, f, where_, &mut stats);
         }
-    }
+    });
     let s = &stats;
     eprintln!(
         "corpus: {} fusions, {} (instruction, map) pairs agree, {} unreached and {} on a cut path, {} operand tiles not propagated, {} not tileable, {} tile-id points checked",

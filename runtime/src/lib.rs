@@ -285,7 +285,7 @@ const MAX_UNITS: usize = 8;
 /// [`MAX_UNITS`]), as long as each gets at least [`UNIT_MIN_BYTES`] of kernel code.
 fn compile_jobs(source: &str) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let kernel_bytes = source.len().saturating_sub(codegen::c::PRELUDE.len());
+    let kernel_bytes = source.len().saturating_sub(codegen::c::BASE_PRELUDE.len());
     cores
         .min(MAX_UNITS)
         .min(kernel_bytes / UNIT_MIN_BYTES)

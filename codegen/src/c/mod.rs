@@ -5,6 +5,6 @@ mod prelude;
 mod printer;
 mod vecmath;
 
-pub use prelude::PRELUDE;
+pub use prelude::{prelude_for, BASE_PRELUDE, PRELUDE};
 pub use printer::{c_type, expr_c, kernel_c, translation_unit, translation_units, value_c};
 pub use vecmath::VECMATH;

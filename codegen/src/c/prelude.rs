@@ -5,9 +5,11 @@
 //! call libm's single- or double-precision functions (`sinf`, `pow`, ...); no
 //! `-ffast-math` anywhere.
 
-/// The prelude text.
-pub const PRELUDE: &str = concat!(
-    r#"/* hloc generated code: prelude */
+/// The prelude's text before the vectorizable functions, as a macro so that `concat!`
+/// can build both [`BASE_PRELUDE`] and [`PRELUDE`] from it.
+macro_rules! base_prelude_c {
+    () => {
+        r#"/* hloc generated code: prelude */
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
@@ -163,20 +165,21 @@ HLOC_COMPLEX_OPS(hloc_c64, c64)
 HLOC_COMPLEX_OPS(hloc_c128, c128)
 
 /* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. max and min are
-   branch-free selects (the C compiler vectorizes them): equal operands combine their bits
-   (and: +0 wins the max; or: -0 wins the min), a NaN operand gives a NaN. */
+   branch-free (the C compiler vectorizes them): `a > b ? a : b` and `b > a ? b : a` are
+   one vmaxps each and agree unless a == b, where they are a and b, so and-ing their bits
+   gives the max with +0 winning over -0 (or-ing: the min with -0 winning); a NaN operand
+   (one unordered compare) gives a NaN. Six vector operations, against ten for a select
+   on a == b: a max reduction's chain through its accumulators is that much shorter. */
 #define HLOC_FLOAT_OPS(T, S, U)                                                    \
   static inline U hloc_bits_##S(T x) { U u; memcpy(&u, &x, sizeof u); return u; } \
   static inline T hloc_from_bits_##S(U u) { T x; memcpy(&x, &u, sizeof x); return x; } \
   static inline T hloc_max_##S(T a, T b) {                                         \
-    T m = a > b ? a : b;                                                           \
-    m = a == b ? hloc_from_bits_##S(hloc_bits_##S(a) & hloc_bits_##S(b)) : m;      \
-    return (a != a || b != b) ? a + b : m;                                         \
+    U m = hloc_bits_##S(a > b ? a : b) & hloc_bits_##S(b > a ? b : a);             \
+    return __builtin_isunordered(a, b) ? a + b : hloc_from_bits_##S(m);            \
   }                                                                                \
   static inline T hloc_min_##S(T a, T b) {                                         \
-    T m = a < b ? a : b;                                                           \
-    m = a == b ? hloc_from_bits_##S(hloc_bits_##S(a) | hloc_bits_##S(b)) : m;      \
-    return (a != a || b != b) ? a + b : m;                                         \
+    U m = hloc_bits_##S(a < b ? a : b) | hloc_bits_##S(b < a ? b : a);             \
+    return __builtin_isunordered(a, b) ? a + b : hloc_from_bits_##S(m);            \
   }                                                                                \
   static inline T hloc_sign_##S(T x) { return (x != x || x == 0) ? x : (x > 0 ? (T)1 : (T)-1); }
 HLOC_FLOAT_OPS(float, f32, uint32_t)
@@ -262,6 +265,24 @@ static inline uint8_t hloc_f2i_u8(double x) { return x != x ? 0 : x <= 0.0 ? 0 :
 static inline uint16_t hloc_f2i_u16(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 65535.0 ? UINT16_MAX : (uint16_t)x; }
 static inline uint32_t hloc_f2i_u32(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 4294967295.0 ? UINT32_MAX : (uint32_t)x; }
 static inline uint64_t hloc_f2i_u64(double x) { return x != x ? 0 : x <= 0.0 ? 0 : x >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)x; }
-"#,
-    super::vecmath::vecmath_c!()
-);
+"#
+    };
+}
+
+/// The prelude without [`super::vecmath`]: what a translation unit whose kernels call no
+/// vectorizable transcendental function needs (its C compiler then parses a third as
+/// much text).
+pub const BASE_PRELUDE: &str = base_prelude_c!();
+
+/// The whole prelude: [`BASE_PRELUDE`] and the vectorizable functions.
+pub const PRELUDE: &str = concat!(base_prelude_c!(), super::vecmath::vecmath_c!());
+
+/// The prelude a translation unit of the kernels `texts` needs: [`PRELUDE`] when one of
+/// them calls a vectorizable function (all named `hloc_v...`), else [`BASE_PRELUDE`].
+pub fn prelude_for<'a>(mut texts: impl Iterator<Item = &'a str>) -> &'static str {
+    if texts.any(|t| t.contains("hloc_v")) {
+        PRELUDE
+    } else {
+        BASE_PRELUDE
+    }
+}

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use affine::{Expr, ExprKind};
 
-use super::prelude::PRELUDE;
+use super::prelude::prelude_for;
 use crate::kir::{
     binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, ScalarType, Stmt, UnOp,
     Value,
@@ -499,12 +499,23 @@ fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
     }
 }
 
+/// Kernels touching fewer elements than this compile at `-O1` (a function attribute):
+/// they run in microseconds either way, and the C compiler's `-O2` pipeline with the
+/// vectorizer costs it several milliseconds per function, most of a small module's compile
+/// time. (At `-O1` the prelude's inline helpers stay calls: no vector code to gain.)
+pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
+
 /// One kernel as a C function.
 pub fn kernel_c(k: &Kernel) -> String {
     let mut out = String::new();
+    let quick = if k.touched_elements() < SMALL_KERNEL_ELEMENTS {
+        "__attribute__((optimize(\"O1\"))) "
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "void {}(void *const *bufs, int64_t block_begin, int64_t block_end) {{",
+        "{quick}void {}(void *const *bufs, int64_t block_begin, int64_t block_end) {{",
         k.name
     );
     let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
@@ -545,12 +556,14 @@ pub fn kernel_c(k: &Kernel) -> String {
     out
 }
 
-/// One translation unit: the prelude and every kernel.
+/// One translation unit: the prelude (with the vectorizable functions only when a kernel
+/// calls one) and every kernel.
 pub fn translation_unit(kernels: &[Kernel]) -> String {
-    let mut out = String::from(PRELUDE);
-    for k in kernels {
+    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
+    let mut out = String::from(prelude_for(texts.iter().map(String::as_str)));
+    for t in &texts {
         out.push('\n');
-        out.push_str(&kernel_c(k));
+        out.push_str(t);
     }
     out
 }
@@ -575,7 +588,7 @@ pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<String> {
         .filter(|u| !u.1.is_empty() || n == 1)
         .map(|(_, mut members)| {
             members.sort_unstable();
-            let mut out = String::from(PRELUDE);
+            let mut out = String::from(prelude_for(members.iter().map(|&i| texts[i].as_str())));
             for i in members {
                 out.push('\n');
                 out.push_str(&texts[i]);

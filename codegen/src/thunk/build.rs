@@ -242,6 +242,10 @@ impl State<'_> {
                 let b = self.single(comp, instr.operands()[0])?;
                 self.slots.insert((comp, id), vec![b]);
             }
+            Opcode::Reshape if self.is_layout_preserving_reshape(comp, id) => {
+                let b = self.single(comp, instr.operands()[0])?;
+                self.slots.insert((comp, id), vec![b]);
+            }
             Opcode::DynamicUpdateSlice
                 if c.instr(instr.operands()[1])
                     .shape()
@@ -297,6 +301,23 @@ impl State<'_> {
         Ok(())
     }
 
+    /// A reshape between row-major layouts of one element type: every element keeps its
+    /// offset, so the result is its operand's buffer read with other dimensions (XLA
+    /// turns such reshapes into bitcasts; a copy would cost a pass over memory).
+    fn is_layout_preserving_reshape(&self, comp: CompId, id: InstrId) -> bool {
+        let c = self.module.computation(comp);
+        let instr = c.instr(id);
+        let Some(&operand) = instr.operands().first() else {
+            return false;
+        };
+        let (to, from) = (instr.shape(), c.instr(operand).shape());
+        to.element_type() == from.element_type()
+            && !to.is_dynamic()
+            && !from.is_dynamic()
+            && plain_row_major(to)
+            && plain_row_major(from)
+    }
+
     /// A bitcast-convert between element types of different widths over row-major
     /// layouts: the same bytes read as the other type (the narrow side's extra minor
     /// dimension indexes the parts of a wide element, in memory order), so an alias.
@@ -308,15 +329,7 @@ impl State<'_> {
         let c = self.module.computation(comp);
         let instr = c.instr(id);
         let operand = c.instr(instr.operands()[0]);
-        let row_major = |s: &Shape| {
-            s.layout().is_none_or(|l| {
-                l.minor_to_major
-                    .iter()
-                    .rev()
-                    .enumerate()
-                    .all(|(i, &d)| d == i as i64)
-            })
-        };
+        let row_major = plain_row_major;
         let widths = (
             instr.shape().element_type().and_then(|t| t.bit_width()),
             operand.shape().element_type().and_then(|t| t.bit_width()),
@@ -541,7 +554,13 @@ impl State<'_> {
                 | Opcode::Tuple
                 | Opcode::While
                 | Opcode::Conditional
-        );
+                | Opcode::OptimizationBarrier
+        ) && !(c.instr(base).opcode() == Opcode::Reshape
+            && self.is_layout_preserving_reshape(comp, base))
+            && !(c.instr(base).opcode() == Opcode::BitcastConvert
+                && self
+                    .is_width_changing_reinterpretation(comp, base)
+                    .unwrap_or(true));
         produced_by_kernel && c.users(base) == [user] && c.root() != base
     }
 
@@ -716,4 +735,9 @@ pub fn build_program(module: &Module) -> Result<Program, CodegenError> {
         tuple_output: root_instr.shape().is_tuple(),
         peak_bytes: peak,
     })
+}
+
+/// An array shape whose layout, if any, is row-major with no tiling or other suffix.
+fn plain_row_major(s: &Shape) -> bool {
+    s.as_array().is_some() && s.layout().is_none_or(|l| l.is_plain() && l.is_row_major())
 }

@@ -545,22 +545,21 @@ impl State<'_> {
     /// a kernel's result (no alias of it exists) that is not the computation's root.
     fn dies_at(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
         let c = self.module.computation(comp);
-        let produced_by_kernel = !matches!(
-            c.instr(base).opcode(),
+        let produced_by_kernel = match c.instr(base).opcode() {
             Opcode::Parameter
-                | Opcode::Constant
-                | Opcode::GetTupleElement
-                | Opcode::Bitcast
-                | Opcode::Tuple
-                | Opcode::While
-                | Opcode::Conditional
-                | Opcode::OptimizationBarrier
-        ) && !(c.instr(base).opcode() == Opcode::Reshape
-            && self.is_layout_preserving_reshape(comp, base))
-            && !(c.instr(base).opcode() == Opcode::BitcastConvert
-                && self
-                    .is_width_changing_reinterpretation(comp, base)
-                    .unwrap_or(true));
+            | Opcode::Constant
+            | Opcode::GetTupleElement
+            | Opcode::Bitcast
+            | Opcode::Tuple
+            | Opcode::While
+            | Opcode::Conditional
+            | Opcode::OptimizationBarrier => false,
+            Opcode::Reshape => !self.is_layout_preserving_reshape(comp, base),
+            Opcode::BitcastConvert => {
+                matches!(self.is_width_changing_reinterpretation(comp, base), Ok(false))
+            }
+            _ => true,
+        };
         produced_by_kernel && c.users(base) == [user] && c.root() != base
     }
 

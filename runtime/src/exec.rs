@@ -127,6 +127,11 @@ impl Args {
     fn ptr(&self) -> *const *mut c_void {
         self.0.as_ptr()
     }
+
+    /// A copy of the pointers, for a thread to rebind one of them.
+    fn copy(&self) -> Vec<*mut c_void> {
+        self.0.clone()
+    }
 }
 
 /// How thunks run: the loaded kernels, thread count, the while-loop limit and where to
@@ -307,28 +312,8 @@ fn run_one(
             blocks,
             elements,
         } => {
-            let f = *env
-                .kernels
-                .get(*kernel)
-                .ok_or_else(|| RuntimeError::Internal(format!("no kernel {kernel}")))?;
-            let params = &p.kernels[*kernel].buffers;
-            let mut ptrs = Vec::with_capacity(args.len());
-            for (j, &b) in args.iter().enumerate() {
-                let a = p.buffers[b].allocation;
-                let writes = params.get(j).is_some_and(|bp| bp.access != Access::In);
-                let ptr = if writes {
-                    mem[a].ptr_mut().ok_or_else(|| {
-                        RuntimeError::Internal(format!(
-                            "kernel {} writes read-only buffer %{}",
-                            p.kernels[*kernel].name, p.buffers[b].name
-                        ))
-                    })?
-                } else {
-                    mem[a].ptr()
-                };
-                ptrs.push(ptr);
-            }
-            let args = &Args(ptrs);
+            let f = kernel_fn(env, *kernel)?;
+            let args = &Args(kernel_args(p, *kernel, args, mem)?);
             let blocks = *blocks;
             if env.threads > 1 && blocks > 1 && *elements >= PARALLEL_MIN_ELEMENTS {
                 let chunks = (env.threads as i64 * 4).min(blocks);
@@ -347,6 +332,22 @@ fn run_one(
                 unsafe { f(args.ptr(), 0, blocks) };
             }
         }
+        Thunk::StreamedGemm {
+            producer,
+            lhs_arg,
+            block_elements,
+            slots,
+            gemm,
+        } => run_streamed(
+            p,
+            producer,
+            *lhs_arg,
+            *block_elements,
+            *slots,
+            gemm,
+            env,
+            mem,
+        )?,
         Thunk::Gemm {
             shape,
             lhs,
@@ -392,6 +393,150 @@ fn run_one(
         Thunk::While { .. } | Thunk::Conditional { .. } => {
             run_seq(p, std::slice::from_ref(t), env, mem)?
         }
+    }
+    Ok(())
+}
+
+/// Kernel `kernel`'s entry point.
+fn kernel_fn(env: &Env<'_>, kernel: usize) -> Result<KernelFn, RuntimeError> {
+    env.kernels
+        .get(kernel)
+        .copied()
+        .ok_or_else(|| RuntimeError::Internal(format!("no kernel {kernel}")))
+}
+
+/// The pointers kernel `kernel` takes as `bufs[]`: its arguments' allocations, writable
+/// where the kernel writes.
+fn kernel_args(
+    p: &Program,
+    kernel: usize,
+    args: &[usize],
+    mem: &mut [Memory<'_>],
+) -> Result<Vec<*mut c_void>, RuntimeError> {
+    let params = &p.kernels[kernel].buffers;
+    let mut ptrs = Vec::with_capacity(args.len());
+    for (j, &b) in args.iter().enumerate() {
+        let a = p.buffers[b].allocation;
+        let writes = params.get(j).is_some_and(|bp| bp.access != Access::In);
+        let ptr = if writes {
+            mem[a].ptr_mut().ok_or_else(|| {
+                RuntimeError::Internal(format!(
+                    "kernel {} writes read-only buffer %{}",
+                    p.kernels[kernel].name, p.buffers[b].name
+                ))
+            })?
+        } else {
+            mem[a].ptr()
+        };
+        ptrs.push(ptr);
+    }
+    Ok(ptrs)
+}
+
+/// Runs a [`Thunk::StreamedGemm`]: the producer's blocks split into `slots` runs of
+/// consecutive blocks, in parallel; each run writes one block at a time into its scratch
+/// slot (of the lhs buffer's allocation) and multiplies that block's rows at once.
+#[allow(clippy::too_many_arguments)]
+fn run_streamed(
+    p: &Program,
+    producer: &Thunk,
+    lhs_arg: usize,
+    block_elements: i64,
+    slots: usize,
+    gemm: &Thunk,
+    env: &Env<'_>,
+    mem: &mut [Memory<'_>],
+) -> Result<(), RuntimeError> {
+    let (
+        Thunk::Kernel {
+            kernel,
+            args,
+            blocks,
+            ..
+        },
+        Thunk::Gemm {
+            shape, rhs, out, ..
+        },
+    ) = (producer, gemm)
+    else {
+        return Err(RuntimeError::Internal("malformed streamed gemm".into()));
+    };
+    let f = kernel_fn(env, *kernel)?;
+    let ptrs = Args(kernel_args(p, *kernel, args, mem)?);
+    let element_bytes = match shape.ty {
+        ScalarType::F32 => 4,
+        ScalarType::F64 => 8,
+        t => return Err(RuntimeError::Internal(format!("gemm of {t}"))),
+    };
+    let block_bytes = block_elements as usize * element_bytes;
+    let scratch = ptrs.0[lhs_arg] as usize;
+    let scratch_len = mem[p.buffers[args[lhs_arg]].allocation]
+        .bytes(usize::MAX)
+        .len();
+    if scratch_len < slots * block_bytes || block_elements % shape.k as i64 != 0 {
+        return Err(RuntimeError::Internal(
+            "streamed gemm scratch too small".into(),
+        ));
+    }
+    let rhs_ptr = mem[p.buffers[*rhs].allocation].ptr() as usize;
+    let out_ptr = mem[p.buffers[*out].allocation]
+        .ptr_mut()
+        .ok_or_else(|| RuntimeError::Internal("gemm writes a read-only buffer".into()))?
+        as usize;
+    let rows = block_elements as usize / shape.k;
+    let block_shape = GemmShape {
+        m: rows,
+        batch: Vec::new(),
+        ..shape.clone()
+    };
+    let blocks = *blocks as usize;
+    let run = |slot: usize| {
+        let slot_ptr = scratch + slot * block_bytes;
+        let mut bufs = ptrs.copy();
+        for b in blocks * slot / slots..blocks * (slot + 1) / slots {
+            // The kernel addresses block `b`'s elements at `[b C, (b + 1) C)` of the
+            // lhs: its base moves down by `b C` so they land in this slot. Address
+            // arithmetic only (the kernel dereferences just the slot).
+            bufs[lhs_arg] = slot_ptr.wrapping_sub(b * block_bytes) as *mut c_void;
+            // SAFETY: `f` has the kernel signature; every pointer but the lhs is the
+            // argument's allocation (as for a plain kernel thunk); the codegen proved
+            // (`stream::block_elements`) that block `b` writes only lhs elements
+            // `[b C, (b + 1) C)`, which now lie in this run's slot, inside the lhs
+            // allocation (`scratch_len` checked above); runs use distinct slots and
+            // write distinct blocks of the other outputs.
+            unsafe { f(bufs.as_ptr(), b as i64, b as i64 + 1) };
+            let rows_out = (out_ptr as isize
+                + (b * rows) as isize * shape.out.0 * element_bytes as isize)
+                as usize;
+            let ops = (slot_ptr, rhs_ptr, rows_out);
+            // SAFETY: the block's `rows` x `k` lhs rows are in the slot, row-major (the
+            // GEMM's lhs strides are `(k, 1)`, checked by the codegen); rhs is the
+            // GEMM's own operand; result rows `[b rows, (b + 1) rows)` lie inside the
+            // result and no other run writes them.
+            unsafe {
+                match shape.ty {
+                    ScalarType::F32 => gemm_one::<f32>(
+                        &block_shape,
+                        0,
+                        (ops.0 as *const f32, ops.1 as *const f32, ops.2 as *mut f32),
+                        (0, rows),
+                        faer::Par::Seq,
+                    ),
+                    _ => gemm_one::<f64>(
+                        &block_shape,
+                        0,
+                        (ops.0 as *const f64, ops.1 as *const f64, ops.2 as *mut f64),
+                        (0, rows),
+                        faer::Par::Seq,
+                    ),
+                }
+            }
+        }
+    };
+    if env.threads > 1 {
+        (0..slots).into_par_iter().for_each(run);
+    } else {
+        (0..slots).for_each(run);
     }
     Ok(())
 }

@@ -63,6 +63,10 @@ pub struct CompileOptions {
     /// run), then `codegen` (kernels and thunks), `print-c`, `cache-lookup` (the compiler's
     /// version and the content hash), `cc` (only on a cache miss), `load` and `constants`.
     pub time_passes: bool,
+    /// Smallest GEMM left-hand side streamed block by block from the kernel producing it
+    /// (default [`codegen::thunk::stream::STREAM_MIN_BYTES`]; tests lower it to run
+    /// streaming on small shapes).
+    pub stream_min_bytes: Option<u64>,
 }
 
 impl Default for CompileOptions {
@@ -76,6 +80,7 @@ impl Default for CompileOptions {
             compiler: None,
             size_limit: None,
             time_passes: false,
+            stream_min_bytes: None,
         }
     }
 }
@@ -199,6 +204,14 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
+    let mut build = codegen::thunk::BuildOptions::default();
+    if let Some(threads) = options.threads {
+        build.workers = threads;
+    }
+    if let Some(bytes) = options.stream_min_bytes {
+        build.stream_min_bytes = bytes;
+    }
+    let build_program = |m: &Module| codegen::thunk::build_program_with(m, &build);
     let mut program = None;
     if options.fuse {
         let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
@@ -210,7 +223,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         stages.add_passes("fusion", ctx.stats());
         // The fusion passes may form a fusion no emitter generates yet (their rules and
         // the emitters' reach are not one table yet): then the module runs unfused.
-        match stages.time("codegen", || codegen::thunk::build_program(&fused)) {
+        match stages.time("codegen", || build_program(&fused)) {
             Ok(p) => {
                 program = Some(p);
                 m = fused;
@@ -224,7 +237,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     }
     let program = match program {
         Some(p) => p,
-        None => stages.time("codegen", || codegen::thunk::build_program(&m))?,
+        None => stages.time("codegen", || build_program(&m))?,
     };
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.

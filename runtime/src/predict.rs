@@ -175,6 +175,7 @@ impl Context<'_> {
         match t {
             Thunk::Kernel { kernel, .. } => self.names.kernel(&p.kernels.get(*kernel)?.name),
             Thunk::Gemm { out, .. } => self.names.buffer(&p.buffers.get(*out)?.name),
+            Thunk::StreamedGemm { gemm, .. } => self.instruction(gemm),
             Thunk::Library { outputs, .. } => self
                 .names
                 .buffer(&p.buffers.get(outputs.first()?.buffer)?.name),
@@ -184,6 +185,9 @@ impl Context<'_> {
 
     /// Modelled seconds of one call of `t`.
     fn thunk_seconds(&mut self, t: &Thunk) -> Option<f64> {
+        if let Thunk::StreamedGemm { producer, gemm, .. } = t {
+            return Some(self.thunk_seconds(producer)? + self.thunk_seconds(gemm)?);
+        }
         let (comp, id) = self.instruction(t)?;
         let instr = self.module.computation(comp).instr(id);
         let (info_comp, members, roots) = match instr.calls() {

@@ -191,6 +191,9 @@ pub fn label(p: &Program, t: &Thunk) -> String {
         Thunk::Kernel { kernel, blocks, .. } => {
             format!("kernel {} blocks={blocks}", p.kernels[*kernel].name)
         }
+        Thunk::StreamedGemm { producer, gemm, .. } => {
+            format!("streamed {} into {}", label(p, producer), label(p, gemm))
+        }
         Thunk::Gemm { shape, out, .. } => format!(
             "gemm.{} m={} n={} k={} batch={} -> %{}",
             shape.ty,

@@ -556,7 +556,10 @@ impl State<'_> {
             | Opcode::OptimizationBarrier => false,
             Opcode::Reshape => !self.is_layout_preserving_reshape(comp, base),
             Opcode::BitcastConvert => {
-                matches!(self.is_width_changing_reinterpretation(comp, base), Ok(false))
+                matches!(
+                    self.is_width_changing_reinterpretation(comp, base),
+                    Ok(false)
+                )
             }
             _ => true,
         };
@@ -682,9 +685,37 @@ impl State<'_> {
     }
 }
 
-/// Builds the program of `module`'s entry computation. Any instruction no emitter
-/// handles yet gives [`CodegenError::Unsupported`] naming it.
+/// Choices of [`build_program_with`] that depend on where the program runs.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Worker threads of the runtime's pool (scratch slots of a streamed GEMM).
+    pub workers: usize,
+    /// Smallest GEMM lhs streamed from its producer (see [`super::stream`]).
+    pub stream_min_bytes: u64,
+}
+
+impl Default for BuildOptions {
+    /// This machine's cores; [`super::stream::STREAM_MIN_BYTES`].
+    fn default() -> BuildOptions {
+        BuildOptions {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            stream_min_bytes: super::stream::STREAM_MIN_BYTES,
+        }
+    }
+}
+
+/// Builds the program of `module`'s entry computation with the default
+/// [`BuildOptions`]. Any instruction no emitter handles yet gives
+/// [`CodegenError::Unsupported`] naming it.
 pub fn build_program(module: &Module) -> Result<Program, CodegenError> {
+    build_program_with(module, &BuildOptions::default())
+}
+
+/// Builds the program of `module`'s entry computation (see [`build_program`]).
+pub fn build_program_with(
+    module: &Module,
+    options: &BuildOptions,
+) -> Result<Program, CodegenError> {
     let entry = module.entry();
     let mut st = State {
         module,
@@ -722,6 +753,7 @@ pub fn build_program(module: &Module) -> Result<Program, CodegenError> {
             entry.instr(pid).name(),
         )?);
     }
+    super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, options);
     let peak = assign_temps(&mut st.buffers, &mut st.allocations, thunks.len());
     Ok(Program {
         name: module.name().to_string(),

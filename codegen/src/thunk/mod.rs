@@ -7,8 +7,9 @@ mod assign;
 mod build;
 mod gemm;
 mod print;
+pub mod stream;
 
-pub use build::build_program;
+pub use build::{build_program, build_program_with, BuildOptions};
 pub use gemm::{gemm_shape, GemmShape};
 pub use print::{buffer_assignment_text, thunks_text};
 
@@ -112,6 +113,23 @@ pub enum Thunk {
         branches: Vec<(Vec<Thunk>, Vec<BufferId>)>,
         /// The conditional's result leaves, dedicated buffers.
         results: Vec<BufferId>,
+    },
+    /// A kernel writing a GEMM's left-hand side and that GEMM, run block by block (see
+    /// [`stream`]): block `b` of `producer` writes its `block_elements` lhs elements
+    /// (whole rows) into a scratch slot of the lhs buffer's allocation, and `gemm`
+    /// multiplies those rows at once, while they are in cache. The blocks split into
+    /// `slots` runs of consecutive blocks, one slot each, so runs may go in parallel.
+    StreamedGemm {
+        /// The producer, a [`Thunk::Kernel`].
+        producer: Box<Thunk>,
+        /// Which of the producer's arguments is the lhs.
+        lhs_arg: usize,
+        /// The lhs elements one block writes (a multiple of the GEMM's `k`).
+        block_elements: i64,
+        /// Scratch slots of `block_elements` each in the lhs buffer.
+        slots: usize,
+        /// The GEMM, a [`Thunk::Gemm`] of one batch element over the producer's output.
+        gemm: Box<Thunk>,
     },
     /// A library GEMM: `out = lhs x rhs` per batch element.
     Gemm {
@@ -328,7 +346,7 @@ impl Program {
         fn count(ts: &[Thunk]) -> usize {
             ts.iter()
                 .map(|t| match t {
-                    Thunk::Gemm { .. } | Thunk::Library { .. } => 1,
+                    Thunk::Gemm { .. } | Thunk::Library { .. } | Thunk::StreamedGemm { .. } => 1,
                     Thunk::While { cond, body, .. } => count(cond) + count(body),
                     Thunk::Conditional { branches, .. } => {
                         branches.iter().map(|(b, _)| count(b)).sum()

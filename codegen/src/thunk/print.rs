@@ -40,6 +40,20 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                     args.join(", ")
                 );
             }
+            Thunk::StreamedGemm {
+                producer,
+                block_elements,
+                slots,
+                gemm,
+                ..
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}{i}: streamed gemm: {block_elements} lhs elements per block, {slots} scratch slots"
+                );
+                let pair = [(**producer).clone(), (**gemm).clone()];
+                sequence(p, &pair, depth + 1, out);
+            }
             Thunk::Gemm {
                 shape,
                 lhs,

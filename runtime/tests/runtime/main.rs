@@ -9,4 +9,5 @@ mod library;
 mod random_modules;
 mod reductions;
 mod semantics;
+mod streamed;
 mod transposes;

@@ -34,7 +34,7 @@ pub fn cache_dir(explicit: Option<&Path>) -> PathBuf {
 /// The cache key of a translation unit (hex SHA-256).
 pub fn key(source: &str, cc_version: &str, cpu: &str) -> String {
     let mut h = Sha256::new();
-    h.update(b"hloc-cpu-object-v1\0");
+    h.update(b"hloc-cpu-object-v2\0");
     for f in cc::FLAGS {
         h.update(f.as_bytes());
         h.update(b" ");
@@ -56,19 +56,24 @@ pub fn keyed_source(source: &str, key: &str) -> String {
 /// Loads the object for `source` (the whole translation unit, whose hash is the key) with
 /// the kernels `kernels`, from the cache or (on a miss) by compiling the translation units
 /// `units()` gives (the same kernels split for compiling in parallel) with `compiler`;
-/// returns it and whether it was a cache hit. Appends the wall time of each step to
+/// returns it and whether it was a cache hit (a module without kernels compiles and loads
+/// nothing, and reports a miss). Appends the wall time of each step to
 /// `times`: `cache-lookup` (the compiler's version, the key, the
 /// entry's existence), `cc` (on a miss: writing the source, compiling, renaming into
 /// place) and `load` (opening and checking the object; a corrupt entry's failed open
 /// included).
 pub fn load_or_build(
     source: &str,
-    units: &dyn Fn() -> Vec<String>,
+    units: &dyn Fn() -> Vec<codegen::c::Unit>,
     kernels: &[String],
     dir: &Path,
     compiler: &str,
     times: &mut Vec<(&'static str, Duration)>,
 ) -> Result<(Loaded, bool), RuntimeError> {
+    if kernels.is_empty() {
+        // Library calls and copies only: nothing to compile, look up or load.
+        return Ok((Loaded::without_kernels(), false));
+    }
     let t = Instant::now();
     let version = cc::version(compiler)?;
     let key = key(source, &version, &cc::cpu_model());
@@ -106,18 +111,18 @@ pub fn load_or_build(
         let src = dir.join(format!("{unique}.{i}.c"));
         // The first unit carries the key symbol.
         let text = if i == 0 {
-            keyed_source(unit, &key)
+            keyed_source(&unit.source, &key)
         } else {
-            unit.clone()
+            unit.source.clone()
         };
         std::fs::write(&src, text).map_err(|source| RuntimeError::Cache {
             path: src.clone(),
             source,
         })?;
-        srcs.push(src);
+        srcs.push((src, unit.small));
     }
     cc::compile(compiler, &srcs, &tmp)?;
-    for src in &srcs {
+    for (src, _) in &srcs {
         let _ = std::fs::remove_file(src);
     }
     std::fs::rename(&tmp, &path).map_err(|source| RuntimeError::Cache {

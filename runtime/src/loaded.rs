@@ -15,7 +15,8 @@ pub type KernelFn = unsafe extern "C" fn(*const *mut c_void, i64, i64);
 pub struct Loaded {
     /// Kernel entry points; valid while `_lib` is alive.
     pub kernels: Vec<KernelFn>,
-    _lib: libloading::Library,
+    /// The shared object (`None` for a module without kernels, which needs none).
+    _lib: Option<libloading::Library>,
 }
 
 impl std::fmt::Debug for Loaded {
@@ -25,6 +26,14 @@ impl std::fmt::Debug for Loaded {
 }
 
 impl Loaded {
+    /// What a module without kernels loads: nothing (no C compiler is run for it).
+    pub fn without_kernels() -> Loaded {
+        Loaded {
+            kernels: Vec::new(),
+            _lib: None,
+        }
+    }
+
     /// Opens `path`, checks that its `hloc_cache_key` symbol holds `key`, and resolves
     /// `names`.
     pub fn open(path: &Path, key: &str, names: &[String]) -> Result<Loaded, RuntimeError> {
@@ -64,6 +73,9 @@ impl Loaded {
             };
             kernels.push(f);
         }
-        Ok(Loaded { kernels, _lib: lib })
+        Ok(Loaded {
+            kernels,
+            _lib: Some(lib),
+        })
     }
 }

@@ -6,5 +6,8 @@ mod printer;
 mod vecmath;
 
 pub use prelude::{prelude_for, BASE_PRELUDE, PRELUDE};
-pub use printer::{c_type, expr_c, kernel_c, translation_unit, translation_units, value_c};
+pub use printer::{
+    c_type, expr_c, kernel_c, math_style, translation_unit, translation_units, value_c, value_in,
+    MathStyle, Unit,
+};
 pub use vecmath::VECMATH;

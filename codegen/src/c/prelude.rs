@@ -184,6 +184,9 @@ HLOC_COMPLEX_OPS(hloc_c128, c128)
   static inline T hloc_sign_##S(T x) { return (x != x || x == 0) ? x : (x > 0 ? (T)1 : (T)-1); }
 HLOC_FLOAT_OPS(float, f32, uint32_t)
 HLOC_FLOAT_OPS(double, f64, uint64_t)
+/* The logistic function of small (scalar, libm) kernels, as the evaluator computes it. */
+static inline float hloc_logistic_f32(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline double hloc_logistic_f64(double x) { return 1.0 / (1.0 + exp(-x)); }
 static inline int32_t hloc_total_f32(float x) {
   int32_t b;
   memcpy(&b, &x, 4);

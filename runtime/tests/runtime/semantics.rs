@@ -272,6 +272,28 @@ fn a_missing_compiler_is_a_clear_error() {
     }
 }
 
+/// A module of library calls only compiles no C: it runs without a C compiler.
+#[test]
+fn a_module_without_kernels_needs_no_compiler() {
+    let opts = CompileOptions {
+        cache_dir: Some(cache("hloc-cache-nokernels")),
+        compiler: Some("/nonexistent/hloc-test-cc".into()),
+        ..CompileOptions::default()
+    };
+    let text = "HloModule m\nENTRY e {\n  a = f32[16,32] parameter(0)\n  b = f32[32,8] parameter(1)\n  ROOT d = f32[16,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}";
+    let m = hlo::parse_module(text).expect("parse");
+    let exe = runtime::compile(&m, &opts).expect("compile");
+    assert_eq!(
+        (exe.stats().kernels, exe.stats().library_calls),
+        (0, 1),
+        "{}",
+        exe.plan().source
+    );
+    let args = random_args(&m);
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
+}
+
 #[test]
 fn while_loops_stop_at_the_iteration_limit() {
     let text = r#"

@@ -58,7 +58,9 @@ impl Builder<'_> {
         let mut stack = vec![root];
         let mut seen = std::collections::HashSet::new();
         while let Some(id) = stack.pop() {
-            if !seen.insert(id) {
+            // A leaf (an unfused kernel's operand) is read from its buffer, not computed
+            // here: a reduction behind it is another kernel's.
+            if !seen.insert(id) || self.leaves.contains_key(&(comp, id)) {
                 continue;
             }
             let instr = c.instr(id);

@@ -491,7 +491,8 @@ impl Builder<'_> {
         match op {
             Opcode::Parameter => {
                 return Err(CodegenError::Internal(format!(
-                    "parameter `{}` has no buffer",
+                    "kernel of `{}`: parameter `{}` has no buffer",
+                    self.instr_name,
                     instr.name()
                 )))
             }

@@ -272,6 +272,23 @@ fn a_missing_compiler_is_a_clear_error() {
     }
 }
 
+/// Unfused (the path a module takes when its fusions need an emitter that is missing), an
+/// elementwise kernel over a column reduction's result reads that result from its buffer:
+/// it does not recompute the reduction from operands it has no buffer for.
+#[test]
+fn an_unfused_consumer_of_a_column_reduction_reads_its_buffer() {
+    let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[8,16] parameter(0)\n  p = f32[8,32] parameter(1)\n  c = f32[] constant(0)\n  r = f32[32] reduce(p, c), dimensions={0}, to_apply=add\n  k = f32[] constant(0.05)\n  b = f32[32] broadcast(k), dimensions={}\n  m = f32[32] multiply(r, b)\n  ROOT t = (f32[32], f32[8,16]) tuple(m, x)\n}";
+    let m = hlo::parse_module(text).expect("parse");
+    let opts = CompileOptions {
+        fuse: false,
+        ..options()
+    };
+    let exe = runtime::compile(&m, &opts).expect("compile");
+    let args = random_args(&m);
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
+}
+
 /// A module of library calls only compiles no C: it runs without a C compiler.
 #[test]
 fn a_module_without_kernels_needs_no_compiler() {

@@ -80,10 +80,8 @@ pub fn emit_instruction(
     }
     let dims = b.buffers[out_bufs[0]].dims.clone();
     if out_bufs.iter().any(|&o| b.buffers[o].dims != dims) {
-        return Err(b.unsupported(
-            instr.opcode().as_str(),
-            "outputs of different shapes in one kernel",
-        ));
+        let title = format!("{} {}", instr.opcode().as_str(), instr.name());
+        return super::grouped::grouped_kernel(b, name, title, (ecomp, eroot), &out_bufs);
     }
     if dims.iter().any(|&d| d <= 0) {
         return Err(CodegenError::Internal(format!(
@@ -224,6 +222,13 @@ pub(super) fn store_outputs(
         });
     }
     Ok(())
+}
+
+/// `for var in [0, hi] { body }` as the innermost loop of a nest: unswitched (see
+/// [`unswitch`]) within the usual budget.
+pub(super) fn unswitch_innermost(var: Var, hi: i64, body: Vec<Stmt>) -> Vec<Stmt> {
+    let mut budget = MAX_UNSWITCHED_LOOPS;
+    unswitch(var, hi, body, &mut budget)
 }
 
 /// Most copies of an innermost loop that unswitching may make.

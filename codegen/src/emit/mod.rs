@@ -5,6 +5,7 @@
 mod builder;
 mod column;
 mod elemental;
+mod grouped;
 mod in_place;
 mod kernel;
 mod scalar_fn;

@@ -289,6 +289,29 @@ fn an_unfused_consumer_of_a_column_reduction_reads_its_buffer() {
     runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
 }
 
+/// Multi-output fusions whose outputs differ in shape, small (one block, nests in turn,
+/// later nests reading earlier outputs) and large (blocks dealt out to the shapes, split
+/// across threads), match the evaluator.
+#[test]
+fn multi_output_fusions_of_several_shapes_match_the_evaluator() {
+    for (rows, cols, n) in [(6, 10, 7), (64, 300, 3), (1, 20000, 5)] {
+        let text = format!(
+            "HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}}\nfused {{\n  p = f32[{rows},{cols}] parameter(0)\n  q = f32[{n}] parameter(1)\n  z = f32[] constant(0)\n  e = f32[{rows},{cols}] exponential(p)\n  s = f32[{cols}] reduce(e, z), dimensions={{0}}, to_apply=add\n  r = f32[{rows}] reduce(e, z), dimensions={{1}}, to_apply=add\n  n = f32[{n}] negate(q)\n  ROOT t = (f32[{cols}], f32[{n}], f32[{rows},{cols}], f32[{rows}]) tuple(s, n, e, r)\n}}\nENTRY e {{\n  p0 = f32[{rows},{cols}] parameter(0)\n  p1 = f32[{n}] parameter(1)\n  ROOT f = (f32[{cols}], f32[{n}], f32[{rows},{cols}], f32[{rows}]) fusion(p0, p1), kind=kLoop, calls=fused\n}}"
+        );
+        let m = hlo::parse_module(&text).expect("parse");
+        let opts = CompileOptions {
+            threads: Some(2),
+            ..options()
+        };
+        let exe = runtime::compile(&m, &opts).expect("compile");
+        assert_eq!(exe.stats().kernels, 1, "{}", exe.plan().source);
+        let args = random_args(&m);
+        let outs = exe.run(&args).expect("run");
+        runtime::check_reference(&m, &args, &outs)
+            .unwrap_or_else(|e| panic!("{e}\n{}", exe.plan().source));
+    }
+}
+
 /// A module of library calls only compiles no C: it runs without a C compiler.
 #[test]
 fn a_module_without_kernels_needs_no_compiler() {

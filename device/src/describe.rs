@@ -71,6 +71,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 }
             },
             multi_output_fusion: r.boolean("kernel.multi_output_fusion")?,
+            multi_output_same_dims: r.boolean("kernel.multi_output_same_dims")?,
             one_transpose_kind_per_fusion: r.boolean("kernel.one_transpose_kind_per_fusion")?,
             hoists_invariant_values: r.boolean("kernel.hoists_invariant_values")?,
         },

@@ -109,6 +109,9 @@ pub struct KernelLimits {
     pub reduction_fusion_kind: FusionKindName,
     /// Whether the code generator emits tuple-rooted (multi-output) fusions.
     pub multi_output_fusion: bool,
+    /// Whether every output of a multi-output fusion must have the same dimensions: XLA:CPU's
+    /// loop emitter requires it of the fused modules it runs (hloc's own emitter does not).
+    pub multi_output_same_dims: bool,
     /// Whether a fusion may hold transposes of one permutation only (a tiled transpose
     /// emitter) rather than any (a loop emitter indexing each).
     pub one_transpose_kind_per_fusion: bool,

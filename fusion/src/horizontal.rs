@@ -66,11 +66,18 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
     }
     let reach = Reachability::new(c);
     let max_operands = device.kernel.max_fusion_operands as usize;
+    // On a device whose multi-output fusions keep one output shape, the group takes the
+    // kernels of its first member's dimensions.
+    let dims = |k: InstrId| hero_of(module, c, k).map(|h| h.output_dims);
     let mut group: Vec<InstrId> = Vec::new();
     for k in small {
         let mut with = group.clone();
         with.push(k);
-        if group.iter().all(|&g| reach.independent(g, k)) && operand_count(c, &with) <= max_operands
+        let shape_ok = !device.kernel.multi_output_same_dims
+            || group.first().is_none_or(|&g| dims(g) == dims(k));
+        if shape_ok
+            && group.iter().all(|&g| reach.independent(g, k))
+            && operand_count(c, &with) <= max_operands
         {
             group = with;
         }

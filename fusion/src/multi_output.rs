@@ -106,6 +106,14 @@ impl MultiOutputFusion {
             device: &self.device,
         };
         let max_operands = self.device.kernel.max_fusion_operands as usize;
+        let same_dims = self.device.kernel.multi_output_same_dims;
+        // Whether two kernels' outputs may share a multi-output fusion on this device.
+        let shapes_ok = |a: &Hero, b: &Hero| {
+            !same_dims
+                || (a.output_dims == b.output_dims
+                    && a.reduction.is_none()
+                    && b.reduction.is_none())
+        };
         let name = |id: InstrId| c.instr(id).name().to_string();
         let mut chosen: Vec<Choice> = Vec::new();
         let free = |chosen: &[Choice], a: InstrId, b: InstrId| {
@@ -134,6 +142,7 @@ impl MultiOutputFusion {
             for &u in c.users(p) {
                 let Some(hu) = hero(u) else { continue };
                 if !hp.compatible(&hu)
+                    || !shapes_ok(hp, &hu)
                     || !users_ok(c, u)
                     || operand_count(c, &[p, u]) > max_operands
                 {
@@ -178,6 +187,7 @@ impl MultiOutputFusion {
                 for &b in &users[ia + 1..] {
                     let Some(hb) = hero(b) else { continue };
                     if !ha.compatible(&hb)
+                        || !shapes_ok(&ha, &hb)
                         || !reach.independent(a, b)
                         || !users_ok(c, a)
                         || !users_ok(c, b)

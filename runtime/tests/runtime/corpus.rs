@@ -121,3 +121,67 @@ fn corpus_programs_match_the_reference_evaluator() {
         );
     }
 }
+
+/// Every corpus program, after the default passes fused for the `h100` (multi-output
+/// fusions whose outputs differ in shape, reductions beside elementwise outputs), compiles
+/// for the CPU as fused and matches the reference evaluator on the original module.
+#[test]
+fn corpus_programs_fused_for_the_h100_run_on_the_cpu() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache")),
+        run_passes: false,
+        fuse: false,
+        ..CompileOptions::default()
+    };
+    let h100 = device::load("h100").expect("h100 description");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .expect("corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("inputs.npz").exists())
+        .collect();
+    dirs.sort();
+    let (mut several_shapes, mut failures) = (0, Vec::new());
+    for dir in &dirs {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let text = std::fs::read_to_string(dir.join("before_optimizations.hlo")).expect("read");
+        let original = hlo::parse_module(&text).expect("parse");
+        let mut fused = original.clone();
+        let mut ctx = hlo::pass::PassContext::new();
+        let mut passes = hlo_transforms::default_pipeline();
+        if let Err(e) = hlo::pass::Pass::run_in(&mut passes, &mut fused, &mut ctx) {
+            failures.push(format!("{name}: passes: {e}"));
+            continue;
+        }
+        if let Err(e) = fusion::fuse(&mut fused, &h100) {
+            failures.push(format!("{name}: fuse: {e}"));
+            continue;
+        }
+        let args = inputs(&original, dir);
+        let result = runtime::compile(&fused, &options).and_then(|exe| {
+            several_shapes += exe
+                .plan()
+                .source
+                .matches("output shapes, one loop nest each")
+                .count();
+            exe.run(&args)
+        });
+        match result {
+            Ok(outs) => {
+                if let Err(e) = runtime::check_reference(&original, &args, &outs) {
+                    failures.push(format!("{name}: {e}"));
+                }
+            }
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        several_shapes > 0,
+        "no fusion with outputs of several shapes"
+    );
+}

@@ -238,7 +238,7 @@ mod tests {
             parse("x.toml", &t).unwrap_err().to_string(),
             format!("x.toml:{line}: field `memory.dram_bytes_per_s`: must be positive, found -1")
         );
-        let t = cpu_text().replace("multi_output_fusion = true", "multi_output_fusion = 1");
+        let t = cpu_text().replace("multi_output_fusion = false", "multi_output_fusion = 1");
         let line = line_of(&t, "multi_output_fusion");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),

@@ -5,4 +5,5 @@ mod cost;
 mod explain;
 mod golden;
 mod random;
+mod same_dims;
 mod support;

@@ -204,6 +204,16 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
+    {
+        // Dots inside the module's own fusions (output fusions as XLA dumps them) run as
+        // library GEMMs; their fusions keep the epilogue.
+        let mut ctx = PassContext::new();
+        hlo::pass::Pipeline::new("cpu-gemms")
+            .with(codegen::thunk::OutlineFusedGemms)
+            .run_in(&mut m, &mut ctx)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("pass", ctx.stats());
+    }
     let mut build = codegen::thunk::BuildOptions::default();
     if let Some(threads) = options.threads {
         build.workers = threads;

@@ -7,10 +7,12 @@ use device::Device;
 use hlo::pass::{Pass, Pipeline};
 
 /// Every pass the compiler knows for `device`: the target-independent HLO passes, then
-/// the fusion passes (which read the device description), in `--list-passes` order.
+/// the fusion passes (which read the device description), then the CPU lowering that moves
+/// dots out of fusions into GEMM calls, in `--list-passes` order.
 pub fn all_passes(device: &Device) -> Vec<Box<dyn Pass>> {
     let mut passes = hlo_transforms::all_passes();
     passes.extend(fusion::passes(device));
+    passes.push(Box::new(codegen::thunk::OutlineFusedGemms));
     passes
 }
 

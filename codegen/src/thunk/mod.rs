@@ -6,11 +6,13 @@
 mod assign;
 mod build;
 mod gemm;
+mod outline;
 mod print;
 pub mod stream;
 
 pub use build::{build_program, build_program_with, BuildOptions};
 pub use gemm::{gemm_shape, GemmShape};
+pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
 
 use crate::kir::{Kernel, ScalarType};

@@ -59,3 +59,23 @@ fn thunks_and_buffers() {
         Err(e) => format!("error: {e}"),
     });
 }
+
+/// `outline.test`: the module after [`codegen::thunk::OutlineFusedGemms`], then its thunks.
+#[test]
+fn fused_gemms_outlined() {
+    golden::check_file(&path("outline.test"), |case| {
+        let run = || -> Result<String, String> {
+            let mut m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
+            let changed = hlo::pass::Pass::run(&mut codegen::thunk::OutlineFusedGemms, &mut m)
+                .map_err(|e| e.to_string())?;
+            hlo::pass::verify::verify(&m).map_err(|e| format!("{e:?}"))?;
+            let p = codegen::thunk::build_program(&m).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "changed: {changed}\n{}\n{}",
+                hlo::print_module(&m).trim_end(),
+                codegen::thunk::thunks_text(&p).trim_end()
+            ))
+        };
+        run().unwrap_or_else(|e| format!("error: {e}"))
+    });
+}

@@ -312,6 +312,27 @@ fn multi_output_fusions_of_several_shapes_match_the_evaluator() {
     }
 }
 
+/// Output fusions handed to hloc (a dot and its epilogue in one fusion) run their dot as a
+/// library GEMM and the epilogue as a kernel over its product; they match the evaluator.
+#[test]
+fn output_fusions_run_their_dot_as_a_gemm() {
+    for (m, k, n, ty) in [(256, 128, 96, "f32"), (64, 70, 128, "f64")] {
+        let text = format!(
+            "HloModule m\nfused {{\n  a = {ty}[{m},{k}] parameter(0)\n  b = {ty}[{k},{n}] parameter(1)\n  c = {ty}[{n}] parameter(2)\n  d = {ty}[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n  cb = {ty}[{m},{n}] broadcast(c), dimensions={{1}}\n  s = {ty}[{m},{n}] add(d, cb)\n  ROOT t = {ty}[{m},{n}] tanh(s)\n}}\nENTRY e {{\n  p0 = {ty}[{m},{k}] parameter(0)\n  p1 = {ty}[{k},{n}] parameter(1)\n  p2 = {ty}[{n}] parameter(2)\n  ROOT f = {ty}[{m},{n}] fusion(p0, p1, p2), kind=kOutput, calls=fused\n}}"
+        );
+        let module = hlo::parse_module(&text).expect("parse");
+        let exe = runtime::compile(&module, &options()).expect("compile");
+        assert_eq!(
+            (exe.stats().library_calls, exe.stats().kernels),
+            (1, 1),
+            "{text}"
+        );
+        let args = random_args(&module);
+        let outs = exe.run(&args).expect("run");
+        runtime::check_reference(&module, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+}
+
 /// A module of library calls only compiles no C: it runs without a C compiler.
 #[test]
 fn a_module_without_kernels_needs_no_compiler() {

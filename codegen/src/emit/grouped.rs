@@ -11,10 +11,10 @@ use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{Builder, Leaf};
-use super::kernel::{finish_grid, unswitch_innermost, EmittedKernel};
+use super::kernel::{finish_grid, store_output, unswitch_innermost, EmittedKernel};
 use crate::c::SMALL_KERNEL_ELEMENTS;
 use crate::error::CodegenError;
-use crate::kir::{self, Access, Guard, Stmt};
+use crate::kir::{Access, Guard, Stmt};
 
 /// Outputs of one shape: their dimensions, physical order (most major first) and the
 /// output buffers (with their root operand).
@@ -198,21 +198,7 @@ fn group_nest(
             .into_iter()
             .next()
             .ok_or_else(|| CodegenError::Internal(format!("`{}`: no value", b.instr_name)))?;
-        if v.ty() != b.buffers[o].ty {
-            return Err(CodegenError::Internal(format!(
-                "`{}` computes {} for a {} output",
-                b.instr_name,
-                v.ty(),
-                b.buffers[o].ty
-            )));
-        }
-        let offset = b.offset(o, &index);
-        b.note(o, &index, &kir::Guard::default());
-        body.push(Stmt::Store {
-            buf: o,
-            offset,
-            value: v,
-        });
+        store_output(b, o, &index, v, &mut body)?;
     }
     for (i, &(var, extent)) in loops.iter().enumerate().rev() {
         body = if i + 1 == loops.len() {

@@ -205,22 +205,35 @@ pub(super) fn store_outputs(
         )));
     }
     for (&o, v) in out_bufs.iter().zip(vals) {
-        if v.ty() != b.buffers[o].ty {
-            return Err(CodegenError::Internal(format!(
-                "`{}` computes {} for a {} output",
-                b.instr_name,
-                v.ty(),
-                b.buffers[o].ty
-            )));
-        }
-        let offset = b.offset(o, index);
-        b.note(o, index, &kir::Guard::default());
-        body.push(Stmt::Store {
-            buf: o,
-            offset,
-            value: v,
-        });
+        store_output(b, o, index, v, body)?;
     }
+    Ok(())
+}
+
+/// Stores value `v` into output buffer `o` at `index` (its type checked against the
+/// buffer's).
+pub(super) fn store_output(
+    b: &mut Builder<'_>,
+    o: usize,
+    index: &[Expr],
+    v: kir::Value,
+    body: &mut Vec<Stmt>,
+) -> Result<(), CodegenError> {
+    if v.ty() != b.buffers[o].ty {
+        return Err(CodegenError::Internal(format!(
+            "`{}` computes {} for a {} output",
+            b.instr_name,
+            v.ty(),
+            b.buffers[o].ty
+        )));
+    }
+    let offset = b.offset(o, index);
+    b.note(o, index, &kir::Guard::default());
+    body.push(Stmt::Store {
+        buf: o,
+        offset,
+        value: v,
+    });
     Ok(())
 }
 

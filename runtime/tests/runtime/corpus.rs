@@ -18,6 +18,17 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
 }
 
+/// The corpus programs' directories (those with recorded inputs), sorted.
+fn program_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .expect("corpus")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("inputs.npz").exists())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 fn inputs(module: &hlo::Module, dir: &Path) -> Vec<Literal> {
     let bytes = std::fs::read(dir.join("inputs.npz")).expect("inputs.npz");
     let arrays = read_npz(&bytes).expect("valid npz");
@@ -41,12 +52,7 @@ fn corpus_programs_match_the_reference_evaluator() {
         cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache")),
         ..CompileOptions::default()
     };
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("corpus")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("inputs.npz").exists())
-        .collect();
-    dirs.sort();
+    let dirs = program_dirs();
     let only = std::env::var("HLOC_CORPUS_ONLY").ok();
     let (mut total, mut compiled) = (0, 0);
     let mut unsupported: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -134,12 +140,7 @@ fn corpus_programs_fused_for_the_h100_run_on_the_cpu() {
         ..CompileOptions::default()
     };
     let h100 = device::load("h100").expect("h100 description");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .expect("corpus")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("inputs.npz").exists())
-        .collect();
-    dirs.sort();
+    let dirs = program_dirs();
     let (mut several_shapes, mut failures) = (0, Vec::new());
     for dir in &dirs {
         let name = dir.file_name().unwrap_or_default().to_string_lossy();

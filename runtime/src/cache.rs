@@ -64,7 +64,7 @@ pub fn keyed_source(source: &str, key: &str) -> String {
 /// included).
 pub fn load_or_build(
     source: &str,
-    units: &dyn Fn() -> Vec<codegen::c::Unit>,
+    units: &dyn Fn() -> Vec<String>,
     kernels: &[String],
     dir: &Path,
     compiler: &str,
@@ -111,18 +111,18 @@ pub fn load_or_build(
         let src = dir.join(format!("{unique}.{i}.c"));
         // The first unit carries the key symbol.
         let text = if i == 0 {
-            keyed_source(&unit.source, &key)
+            keyed_source(unit, &key)
         } else {
-            unit.source.clone()
+            unit.clone()
         };
         std::fs::write(&src, text).map_err(|source| RuntimeError::Cache {
             path: src.clone(),
             source,
         })?;
-        srcs.push((src, unit.small));
+        srcs.push(src);
     }
     cc::compile(compiler, &srcs, &tmp)?;
-    for (src, _) in &srcs {
+    for src in &srcs {
         let _ = std::fs::remove_file(src);
     }
     std::fs::rename(&tmp, &path).map_err(|source| RuntimeError::Cache {

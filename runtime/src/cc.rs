@@ -31,19 +31,6 @@ pub const FLAGS: &[&str] = &[
     "-std=gnu11",
 ];
 
-/// The flags of a translation unit: [`FLAGS`], or for a unit of small kernels only
-/// (`small`, see `codegen::c::Unit`) the same at `-O1` without the vectorizer.
-pub fn flags(small: bool) -> Vec<&'static str> {
-    if !small {
-        return FLAGS.to_vec();
-    }
-    FLAGS
-        .iter()
-        .filter(|f| !matches!(**f, "-ftree-vectorize" | "-fvect-cost-model=dynamic"))
-        .map(|f| if *f == "-O2" { "-O1" } else { *f })
-        .collect()
-}
-
 /// `cc --version`'s first line (part of the cache key), asked once per compiler command
 /// and process.
 pub fn version(cc: &str) -> Result<String, RuntimeError> {
@@ -97,25 +84,21 @@ pub fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
-/// Compiles the C files `srcs` (translation units of one module, each with whether it
-/// holds small kernels only, see [`flags`]) to the shared object `out`: one file in one
-/// step; several each to an object file, all at once (one compiler process per file, so
-/// the machine's cores share the work), then linked.
-pub fn compile(cc: &str, srcs: &[(PathBuf, bool)], out: &Path) -> Result<(), RuntimeError> {
-    if let [(src, small)] = srcs {
+/// Compiles the C files `srcs` (translation units of one module) to the shared object
+/// `out`: one file in one step; several each to an object file, all at once (one compiler
+/// process per file, so the machine's cores share the work), then linked.
+pub fn compile(cc: &str, srcs: &[PathBuf], out: &Path) -> Result<(), RuntimeError> {
+    if let [src] = srcs {
         let mut cmd = Command::new(cc);
-        cmd.args(flags(*small))
-            .arg("-o")
-            .arg(out)
-            .arg(src)
-            .arg("-lm");
+        cmd.args(FLAGS).arg("-o").arg(out).arg(src).arg("-lm");
         return finish(cc, cmd.output(), src);
     }
-    let objects: Vec<PathBuf> = srcs.iter().map(|s| s.0.with_extension("o")).collect();
+    let compile_flags: Vec<&str> = FLAGS.iter().copied().filter(|f| *f != "-shared").collect();
+    let objects: Vec<PathBuf> = srcs.iter().map(|s| s.with_extension("o")).collect();
     let mut running = Vec::with_capacity(srcs.len());
-    for ((src, small), obj) in srcs.iter().zip(&objects) {
+    for (src, obj) in srcs.iter().zip(&objects) {
         let child = Command::new(cc)
-            .args(flags(*small).iter().filter(|f| **f != "-shared"))
+            .args(&compile_flags)
             .arg("-c")
             .arg("-o")
             .arg(obj)
@@ -137,7 +120,7 @@ pub fn compile(cc: &str, srcs: &[(PathBuf, bool)], out: &Path) -> Result<(), Run
         None => {
             let mut cmd = Command::new(cc);
             cmd.args(FLAGS).arg("-o").arg(out).args(&objects).arg("-lm");
-            finish(cc, cmd.output(), &srcs[0].0)
+            finish(cc, cmd.output(), &srcs[0])
         }
     };
     for obj in &objects {

@@ -8,6 +8,6 @@ mod vecmath;
 pub use prelude::{prelude_for, BASE_PRELUDE, PRELUDE};
 pub use printer::{
     c_type, expr_c, kernel_c, math_style, translation_unit, translation_units, value_c, value_in,
-    MathStyle, Unit, SMALL_KERNEL_ELEMENTS,
+    MathStyle, SMALL_KERNEL_ELEMENTS,
 };
 pub use vecmath::VECMATH;

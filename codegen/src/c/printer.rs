@@ -545,11 +545,12 @@ fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
 }
 
 /// Kernels touching fewer elements than this compile at `-O1` (a function attribute):
-/// they run in microseconds either way, and the C compiler's `-O2` pipeline with the
-/// vectorizer costs it several milliseconds per function, most of a small module's compile
-/// time. (At `-O1` the prelude's inline helpers stay calls: no vector code to gain.) They
-/// also call libm's transcendental functions ([`MathStyle::Libm`]): a module of small
-/// kernels then compiles without the vectorizable ones.
+/// they run in microseconds either way, and the C compiler's `-O2` pipeline costs it
+/// several milliseconds per function, most of a small module's compile time. (The
+/// command line's `-ftree-vectorize` still holds for them: a whole unit at `-O1` without
+/// it compiled 30% faster but ran small corpus kernels up to 2x slower.) They also call
+/// libm's transcendental functions where glibc's are as fast ([`MathStyle::Libm`]): most
+/// modules of small kernels then compile without the vectorizable ones.
 pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
 
 /// One kernel as a C function.
@@ -615,21 +616,10 @@ pub fn translation_unit(kernels: &[Kernel]) -> String {
     out
 }
 
-/// One translation unit of a module split for parallel compilation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unit {
-    /// The C source: the prelude and the unit's kernels.
-    pub source: String,
-    /// Whether every kernel in it is small ([`MathStyle::Libm`], compiled at `-O1`): the
-    /// whole unit can then compile at `-O1`, which costs the C compiler about a third less
-    /// than `-O2` with per-function `-O1` attributes.
-    pub small: bool,
-}
-
 /// The kernels split into at most `n` translation units of about equal size, each with
 /// the prelude, so a C compiler can build them in parallel: the largest kernels first,
 /// each into the smallest unit so far; within a unit, kernels keep their order.
-pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<Unit> {
+pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<String> {
     let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
     let n = n.clamp(1, kernels.len().max(1));
     let mut by_size: Vec<usize> = (0..texts.len()).collect();
@@ -647,16 +637,11 @@ pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<Unit> {
         .map(|(_, mut members)| {
             members.sort_unstable();
             let mut out = String::from(prelude_for(members.iter().map(|&i| texts[i].as_str())));
-            for &i in &members {
+            for i in members {
                 out.push('\n');
                 out.push_str(&texts[i]);
             }
-            Unit {
-                source: out,
-                small: members
-                    .iter()
-                    .all(|&i| math_style(&kernels[i]) == MathStyle::Libm),
-            }
+            out
         })
         .collect()
 }

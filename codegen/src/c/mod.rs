@@ -5,7 +5,7 @@ mod prelude;
 mod printer;
 mod vecmath;
 
-pub use prelude::{prelude_for, BASE_PRELUDE, PRELUDE};
+pub use prelude::{parts, prelude_for, PreludePart, BASE_PRELUDE, PRELUDE};
 pub use printer::{
     c_type, expr_c, kernel_c, math_style, translation_unit, translation_units, value_c, value_in,
     MathStyle, SMALL_KERNEL_ELEMENTS,

@@ -280,12 +280,146 @@ pub const BASE_PRELUDE: &str = base_prelude_c!();
 /// The whole prelude: [`BASE_PRELUDE`] and the vectorizable functions.
 pub const PRELUDE: &str = concat!(base_prelude_c!(), super::vecmath::vecmath_c!());
 
-/// The prelude a translation unit of the kernels `texts` needs: [`PRELUDE`] when one of
-/// them calls a vectorizable function (all named `hloc_v...`), else [`BASE_PRELUDE`].
-pub fn prelude_for<'a>(mut texts: impl Iterator<Item = &'a str>) -> &'static str {
-    if texts.any(|t| t.contains("hloc_v")) {
-        PRELUDE
-    } else {
-        BASE_PRELUDE
+/// The prelude a translation unit of the kernels `texts` needs: the header (includes and
+/// index arithmetic), then each part of [`BASE_PRELUDE`] that one of the kernels names
+/// (the 16-bit and 8-bit float conversions, complex numbers, float helpers, the integer
+/// helpers of each type used, float-to-integer conversions), then the vectorizable
+/// functions when one of them calls one (all named `hloc_v...`). Parsing unused helpers
+/// cost the C compiler about a tenth of a small module's compile.
+pub fn prelude_for<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+    let texts: Vec<&str> = texts.collect();
+    let uses = |needle: &str| texts.iter().any(|t| t.contains(needle));
+    let mut out = String::new();
+    for part in parts() {
+        if part.triggers.is_empty() || part.triggers.iter().any(|t| uses(t)) {
+            out.push_str(part.text);
+        }
+    }
+    if uses("hloc_v") {
+        out.push_str(&PRELUDE[BASE_PRELUDE.len()..]);
+    }
+    out
+}
+
+/// A part of [`BASE_PRELUDE`] and the names whose use in a kernel needs it (none: always).
+#[derive(Debug)]
+pub struct PreludePart {
+    /// Its text, whole lines.
+    pub text: &'static str,
+    /// Substrings of a kernel's text that need it.
+    pub triggers: Vec<String>,
+}
+
+/// [`BASE_PRELUDE`] cut into its parts, in order (their texts concatenate to it).
+pub fn parts() -> &'static [PreludePart] {
+    static PARTS: std::sync::OnceLock<Vec<PreludePart>> = std::sync::OnceLock::new();
+    PARTS.get_or_init(|| split_parts(BASE_PRELUDE))
+}
+
+/// The integer type suffixes of the integer helpers.
+const INT_TYPES: [&str; 8] = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"];
+
+/// Cuts `text` (the base prelude) at its section comments; the integer helpers' and the
+/// float-to-integer conversions' lines go one type at a time.
+fn split_parts(text: &'static str) -> Vec<PreludePart> {
+    let sections: [(&str, &[&str]); 6] = [
+        (
+            "/* f16 and bf16",
+            &[
+                "hloc_f16_to_f32",
+                "hloc_f32_to_f16",
+                "hloc_bf16_to_f32",
+                "hloc_f32_to_bf16",
+            ],
+        ),
+        ("/* f8e4m3fn", &["hloc_f8", "hloc_f32_to_f8"]),
+        (
+            "/* Complex numbers",
+            &["hloc_c64", "hloc_c128", "_c64(", "_c128("],
+        ),
+        (
+            "/* Floats:",
+            &[
+                "hloc_max_f",
+                "hloc_min_f",
+                "hloc_sign_f",
+                "hloc_bits_f",
+                "hloc_from_bits_f",
+                "hloc_total_f",
+                "hloc_logistic_f",
+            ],
+        ),
+        ("/* Integers", &[]),
+        ("/* Float to integer", &[]),
+    ];
+    let mut starts: Vec<usize> = sections
+        .iter()
+        .map(|(marker, _)| text.find(marker).unwrap_or(text.len()))
+        .collect();
+    starts.insert(0, 0);
+    starts.push(text.len());
+    let mut parts = vec![PreludePart {
+        text: &text[starts[0]..starts[1]],
+        triggers: Vec::new(),
+    }];
+    for (i, (marker, triggers)) in sections.iter().enumerate() {
+        let body = &text[starts[i + 1]..starts[i + 2]];
+        let per_type = *marker == "/* Integers" || *marker == "/* Float to integer";
+        if !per_type {
+            parts.push(PreludePart {
+                text: body,
+                triggers: triggers.iter().map(|t| t.to_string()).collect(),
+            });
+            continue;
+        }
+        // Lines naming one integer type's helpers go with that type; the rest (the
+        // comment, the macro) with any of them.
+        let any: Vec<String> = INT_TYPES.iter().map(|t| format!("_{t}(")).collect();
+        let mut shared_end = 0;
+        let mut at = 0;
+        let mut typed = Vec::new();
+        for line in body.split_inclusive('\n') {
+            let end = at + line.len();
+            let ty = INT_TYPES.iter().find(|t| {
+                line.starts_with(&format!("static inline {}", c_int(t)))
+                    && line.contains(&format!("_{t}("))
+                    || line.starts_with("HLOC_INT_OPS(") && line.contains(&format!(", {t}, "))
+            });
+            match ty {
+                Some(t) => typed.push((&body[at..end], format!("_{t}("))),
+                None if typed.is_empty() => shared_end = end,
+                None => typed.push((&body[at..end], String::new())),
+            }
+            at = end;
+        }
+        parts.push(PreludePart {
+            text: &body[..shared_end],
+            triggers: any,
+        });
+        for (line, trigger) in typed {
+            parts.push(PreludePart {
+                text: line,
+                triggers: if trigger.is_empty() {
+                    INT_TYPES.iter().map(|t| format!("_{t}(")).collect()
+                } else {
+                    vec![trigger]
+                },
+            });
+        }
+    }
+    parts
+}
+
+/// The C type of integer type suffix `t`.
+fn c_int(t: &str) -> &'static str {
+    match t {
+        "s8" => "int8_t",
+        "s16" => "int16_t",
+        "s32" => "int32_t",
+        "s64" => "int64_t",
+        "u8" => "uint8_t",
+        "u16" => "uint16_t",
+        "u32" => "uint32_t",
+        _ => "uint64_t",
     }
 }

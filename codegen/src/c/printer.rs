@@ -608,7 +608,7 @@ pub fn kernel_c(k: &Kernel) -> String {
 /// calls one) and every kernel.
 pub fn translation_unit(kernels: &[Kernel]) -> String {
     let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
-    let mut out = String::from(prelude_for(texts.iter().map(String::as_str)));
+    let mut out = prelude_for(texts.iter().map(String::as_str));
     for t in &texts {
         out.push('\n');
         out.push_str(t);
@@ -636,7 +636,7 @@ pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<String> {
         .filter(|u| !u.1.is_empty() || n == 1)
         .map(|(_, mut members)| {
             members.sort_unstable();
-            let mut out = String::from(prelude_for(members.iter().map(|&i| texts[i].as_str())));
+            let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
             for i in members {
                 out.push('\n');
                 out.push_str(&texts[i]);

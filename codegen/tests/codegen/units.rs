@@ -27,7 +27,7 @@ fn every_kernel_lands_in_one_unit_after_the_prelude() {
         let units = codegen::c::translation_units(&p.kernels, n);
         assert_eq!(units.len(), n.min(names.len()));
         for unit in &units {
-            assert!(unit.starts_with(codegen::c::BASE_PRELUDE));
+            assert!(unit.starts_with(codegen::c::parts()[0].text));
             // Kernels keep their relative order inside a unit.
             let at: Vec<usize> = names
                 .iter()
@@ -61,4 +61,26 @@ fn only_units_of_large_kernels_include_the_vector_functions() {
         .all(|k| codegen::c::math_style(k) == codegen::c::MathStyle::Vector));
     let units = codegen::c::translation_units(&p.kernels, 2);
     assert!(units.iter().any(|u| u.contains("= hloc_vexp_f32(v")));
+}
+
+/// The prelude's parts concatenate to the whole base prelude; a unit takes only the parts
+/// its kernels name.
+#[test]
+fn units_take_only_the_prelude_parts_their_kernels_name() {
+    let whole: String = codegen::c::parts().iter().map(|p| p.text).collect();
+    assert_eq!(whole, codegen::c::BASE_PRELUDE);
+    let ints = "HloModule m\nENTRY e {\n  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  ROOT d = s32[8] divide(a, b)\n}";
+    let p =
+        codegen::thunk::build_program(&hlo::parse_module(ints).expect("parse")).expect("codegen");
+    let unit = codegen::c::translation_unit(&p.kernels);
+    assert!(unit.contains("HLOC_INT_OPS(int32_t"), "{unit}");
+    for absent in [
+        "HLOC_INT_OPS(uint8_t",
+        "hloc_f16_to_f32",
+        "HLOC_COMPLEX_OPS(",
+        "hloc_f2i_u64",
+        "hloc_vexp_f32",
+    ] {
+        assert!(!unit.contains(absent), "{absent} in\n{unit}");
+    }
 }

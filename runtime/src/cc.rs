@@ -32,20 +32,15 @@ pub const FLAGS: &[&str] = &[
 ];
 
 /// `cc --version`'s first line (part of the cache key), asked once per compiler command
-/// and process.
+/// and process; a caller asking while another one's question runs waits for its answer.
 pub fn version(cc: &str) -> Result<String, RuntimeError> {
     static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
-    if let Some(v) = SEEN
-        .lock()
-        .ok()
-        .and_then(|seen| seen.iter().find(|(c, _)| c == cc).map(|(_, v)| v.clone()))
-    {
-        return Ok(v);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, v)) = seen.iter().find(|(c, _)| c == cc) {
+        return Ok(v.clone());
     }
     let v = ask_version(cc)?;
-    if let Ok(mut seen) = SEEN.lock() {
-        seen.push((cc.to_string(), v.clone()));
-    }
+    seen.push((cc.to_string(), v.clone()));
     Ok(v)
 }
 

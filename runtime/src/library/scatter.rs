@@ -27,6 +27,15 @@ fn copy_logical(dst: &mut Arr, src: &Arr) -> Result<(), RuntimeError> {
     })
 }
 
+/// Scratch space of [`combine`], reused across the elements of one call (an allocation
+/// per element cost a small scatter most of its time).
+#[derive(Default)]
+struct Scratch {
+    ptrs: Vec<*mut c_void>,
+    /// One 16-byte slot per result: room for every element type (c128 included).
+    res: Vec<[u64; 2]>,
+}
+
 /// Combines `n` updates into the results at `offs` (one per result) through `f`.
 fn combine(
     f: ScalarFn,
@@ -34,11 +43,12 @@ fn combine(
     offs: &[usize],
     updates: &mut [Arr],
     uoffs: &[usize],
-    ptrs: &mut Vec<*mut c_void>,
+    scratch: &mut Scratch,
 ) -> Result<(), RuntimeError> {
     let n = outs.len();
-    // One 16-byte slot per result: room for every element type (c128 included).
-    let mut res = vec![[0u64; 2]; n];
+    let Scratch { ptrs, res } = scratch;
+    res.clear();
+    res.resize(n, [0u64; 2]);
     ptrs.clear();
     for (o, &e) in outs.iter_mut().zip(offs) {
         ptrs.push(o.ptr(e));
@@ -50,9 +60,11 @@ fn combine(
         ptrs.push(r.as_mut_ptr().cast());
     }
     f.call(ptrs)?;
-    for ((o, &e), r) in outs.iter_mut().zip(offs).zip(&res) {
+    for ((o, &e), r) in outs.iter_mut().zip(offs).zip(res.iter()) {
         let w = o.width;
-        let bytes: Vec<u8> = r.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&r[0].to_ne_bytes());
+        bytes[8..].copy_from_slice(&r[1].to_ne_bytes());
         o.bytes_mut()[e * w..(e + 1) * w].copy_from_slice(&bytes[..w]);
     }
     Ok(())
@@ -121,7 +133,8 @@ pub(crate) fn scatter(
     for (&x, &u) in xwin.iter().zip(uwin) {
         wsize[x] = ud[u];
     }
-    let mut ptrs = Vec::with_capacity(3 * n);
+    let mut scratch = Scratch::default();
+    let (mut offs, mut uoffs) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut iidx = vec![0usize; id.len()];
     let mut start = vec![0i64; rank];
     let mut full = vec![0usize; rank];
@@ -151,9 +164,11 @@ pub(crate) fn scatter(
         for (&x, &w) in xwin.iter().zip(uwin) {
             full[x] += u[w];
         }
-        let offs: Vec<usize> = outs.iter().map(|o| o.offset(&full)).collect();
-        let uoffs: Vec<usize> = updates.iter().map(|a| a.offset(u)).collect();
-        combine(f, outs, &offs, updates, &uoffs, &mut ptrs)
+        offs.clear();
+        offs.extend(outs.iter().map(|o| o.offset(&full)));
+        uoffs.clear();
+        uoffs.extend(updates.iter().map(|a| a.offset(u)));
+        combine(f, outs, &offs, updates, &uoffs, &mut scratch)
     })
 }
 
@@ -208,6 +223,7 @@ pub(crate) fn select_and_scatter(
         taps.push(per_out);
     }
     let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(3);
+    let mut scratch = Scratch::default();
     let rank = in_dims.len();
     for_each_index(&src_dims, |s| {
         let lists: Vec<&Vec<usize>> = (0..rank).map(|d| &taps[d][s[d]]).collect();
@@ -237,7 +253,7 @@ pub(crate) fn select_and_scatter(
                 &[oe],
                 std::slice::from_mut(source),
                 &[se],
-                &mut ptrs,
+                &mut scratch,
             )?;
         }
         Ok(())

@@ -32,15 +32,20 @@ pub const FLAGS: &[&str] = &[
 ];
 
 /// `cc --version`'s first line (part of the cache key), asked once per compiler command
-/// and process; a caller asking while another one's question runs waits for its answer.
+/// and process.
 pub fn version(cc: &str) -> Result<String, RuntimeError> {
     static SEEN: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
-    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, v)) = seen.iter().find(|(c, _)| c == cc) {
-        return Ok(v.clone());
+    if let Some(v) = SEEN
+        .lock()
+        .ok()
+        .and_then(|seen| seen.iter().find(|(c, _)| c == cc).map(|(_, v)| v.clone()))
+    {
+        return Ok(v);
     }
     let v = ask_version(cc)?;
-    seen.push((cc.to_string(), v.clone()));
+    if let Ok(mut seen) = SEEN.lock() {
+        seen.push((cc.to_string(), v.clone()));
+    }
     Ok(v)
 }
 

@@ -183,10 +183,6 @@ impl Stages {
 
 /// Runs the passes and code generation (no C compiler involved).
 pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeError> {
-    // The compiler's version (a process of its own, ~1 ms, part of the cache key) is asked
-    // while the passes and codegen run; the cache lookup then finds it.
-    let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
-    std::thread::spawn(move || cc::version(&compiler));
     let mut stages = Stages {
         on: options.time_passes,
         list: Vec::new(),

@@ -34,43 +34,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_vs_xla as bx  # noqa: E402  (sets up JAX and the LAPACK kernels)
+from outputs_vs_xla import first_difference as compare  # noqa: E402  (the corpus tolerance)
 
 import jax  # noqa: E402
 from jax._src.lib import xla_client as xc  # noqa: E402
-
-
-def tolerance(dtype):
-    """(rtol, atol) of a result dtype, None for exact comparison."""
-    name = np.dtype(dtype).name
-    if name in ("float32", "float64", "complex64", "complex128"):
-        return 1e-3, 1e-5
-    if name in ("float16", "bfloat16"):
-        return 2e-2, 2e-2
-    if name.startswith("float8"):
-        return 1e-1, 1e-1
-    return None
-
-
-def compare(got, want):
-    """None when `got` matches `want`, else a description of the first difference."""
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return f"shape {got.shape} vs {want.shape}"
-    tol = tolerance(want.dtype)
-    if tol is None:
-        g = got.view(want.dtype) if got.dtype.itemsize == want.dtype.itemsize else got
-        bad = np.flatnonzero(g.reshape(-1) != want.reshape(-1))
-    else:
-        g = got.astype(np.complex128 if np.iscomplexobj(want) else np.float64).reshape(-1)
-        w = want.astype(np.complex128 if np.iscomplexobj(want) else np.float64).reshape(-1)
-        both_nan = np.isnan(g) & np.isnan(w)
-        with np.errstate(invalid="ignore"):
-            close = (g == w) | (np.abs(g - w) <= tol[1] + tol[0] * np.abs(w))
-        bad = np.flatnonzero(~(close | both_nan))
-    if bad.size:
-        i = int(bad[0])
-        return f"element {i}: {got.reshape(-1)[i]} vs {want.reshape(-1)[i]} ({bad.size} differ)"
-    return None
 
 
 def leaves(x):

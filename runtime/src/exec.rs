@@ -208,16 +208,20 @@ fn copy_allocation(
     to.write(from.bytes(n))
 }
 
-/// The first `n` bytes of buffer `b`.
-fn read(p: &Program, b: usize, n: usize, mem: &[Memory<'_>]) -> Result<Vec<u8>, RuntimeError> {
-    let bytes = mem[p.buffers[b].allocation].bytes(n);
-    if bytes.len() < n {
-        return Err(RuntimeError::Internal(format!(
-            "buffer %{} is too small",
-            p.buffers[b].name
-        )));
-    }
-    Ok(bytes.to_vec())
+/// The first `N` bytes of buffer `b` (a loop's predicate, a branch index: no allocation,
+/// as it is read once per iteration).
+fn read<const N: usize>(
+    p: &Program,
+    b: usize,
+    mem: &[Memory<'_>],
+) -> Result<[u8; N], RuntimeError> {
+    mem[p.buffers[b].allocation]
+        .bytes(N)
+        .get(..N)
+        .and_then(|s| <[u8; N]>::try_from(s).ok())
+        .ok_or_else(|| {
+            RuntimeError::Internal(format!("buffer %{} is too small", p.buffers[b].name))
+        })
 }
 
 fn run_seq(
@@ -241,7 +245,7 @@ fn run_seq(
                 let mut iterations = 0u64;
                 loop {
                     run_seq(p, cond, env, mem)?;
-                    if read(p, *cond_result, 1, mem)?[0] == 0 {
+                    if read::<1>(p, *cond_result, mem)?[0] == 0 {
                         break;
                     }
                     iterations += 1;
@@ -263,14 +267,13 @@ fn run_seq(
             } => {
                 let n = branches.len();
                 let k = if *selector_is_pred {
-                    if read(p, *selector, 1, mem)?[0] != 0 {
+                    if read::<1>(p, *selector, mem)?[0] != 0 {
                         0
                     } else {
                         1
                     }
                 } else {
-                    let b = read(p, *selector, 4, mem)?;
-                    let v = i32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+                    let v = i32::from_ne_bytes(read::<4>(p, *selector, mem)?);
                     usize::try_from(v)
                         .ok()
                         .filter(|&v| v < n)

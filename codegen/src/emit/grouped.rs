@@ -11,7 +11,7 @@ use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{Builder, Leaf};
-use super::kernel::{finish_grid, store_output, unswitch_innermost, EmittedKernel};
+use super::kernel::{finish_grid, loop_nest, store_output, EmittedKernel};
 use crate::c::SMALL_KERNEL_ELEMENTS;
 use crate::error::CodegenError;
 use crate::kir::{Access, Guard, Stmt};
@@ -100,37 +100,35 @@ pub(super) fn grouped_kernel(
             _ => 1,
         })
         .collect();
-    let total: i64 = if large { blocks.iter().sum() } else { 1 };
-    let pid = b.new_range(Interval::new(0, total - 1));
+    // A large kernel's block variable (none in a small one: it is one block).
+    let total: i64 = blocks.iter().sum();
+    let pid = large.then(|| b.new_range(Interval::new(0, total - 1)));
     let mut nests = Vec::with_capacity(groups.len());
     let mut first = 0;
     let mut notes = Vec::new();
     for (i, (g, &n)) in groups.iter().zip(&blocks).enumerate() {
-        let guard = Guard {
-            conds: vec![(Expr::var(pid), first, first + n - 1)],
-        };
-        if large {
-            b.guards.push(guard.clone());
-        }
+        let guard = pid.map(|p| Guard {
+            conds: vec![(Expr::var(p), first, first + n - 1)],
+        });
+        b.guards.extend(guard.clone());
         b.memo.push(Default::default());
-        let body = group_nest(&mut b, comp, g, pid, first, n);
+        let body = group_nest(&mut b, comp, g, pid.filter(|_| n > 1).map(|p| (p, first)));
         b.memo.pop();
-        if large {
+        if guard.is_some() {
             b.guards.pop();
         }
         notes.push(format!(
             "outputs of shape {:?}: {}",
             g.dims,
-            match (large, n) {
-                (false, _) => "in turn".to_string(),
-                (true, 1) => format!("block {first}"),
-                (true, _) => format!("blocks {first}..{}", first + n - 1),
+            match (pid, n) {
+                (None, _) => "in turn".to_string(),
+                (Some(_), 1) => format!("block {first}"),
+                (Some(_), _) => format!("blocks {first}..{}", first + n - 1),
             }
         ));
         nests.push((guard, body?));
-        if large {
-            first += n;
-        } else if i + 1 < groups.len() {
+        first += n;
+        if pid.is_none() && i + 1 < groups.len() {
             // Later nests read these values from their outputs.
             for &(o, value) in &g.outputs {
                 b.leaves.insert((comp, value), Leaf::Buffer(o));
@@ -138,26 +136,18 @@ pub(super) fn grouped_kernel(
             }
         }
     }
-    if !large {
-        let body = nests.into_iter().flat_map(|(_, nest)| nest).collect();
-        let title = format!(
-            "{title}\nmulti-output fusion of {} output shapes, one loop nest each: {}",
-            groups.len(),
-            notes.join("; ")
-        );
-        return finish_grid(b, name, title, body, None);
-    }
-    // if (block in group 0) { nest 0 } else if (block in group 1) { ... } else { last }
+    // In turn, or: if (block in group 0) { nest 0 } else if (block in group 1) { ... } else
+    // { last }.
     let mut body = Vec::new();
-    for (i, (guard, nest)) in nests.into_iter().enumerate().rev() {
-        body = if i + 1 == groups.len() {
-            nest
-        } else {
-            vec![Stmt::If {
+    for (guard, nest) in nests.into_iter().rev() {
+        body = match guard {
+            Some(guard) if !body.is_empty() => vec![Stmt::If {
                 guard,
                 body: nest,
                 else_body: body,
-            }]
+            }],
+            Some(_) => nest,
+            None => nest.into_iter().chain(body).collect(),
         };
     }
     let title = format!(
@@ -165,30 +155,30 @@ pub(super) fn grouped_kernel(
         groups.len(),
         notes.join("; ")
     );
-    finish_grid(b, name, title, body, Some((pid, total)))
+    finish_grid(b, name, title, body, pid.map(|p| (p, total)))
 }
 
-/// Group `g`'s loop nest for the block variable `pid` of its blocks `[first, first + n)`:
-/// with `n > 1` block `pid` is index `pid - first` of the most-major dimension.
+/// Group `g`'s loop nest; with `split` = `(block variable, first block)` the group's
+/// blocks are its most-major dimension: block `pid` is index `pid - first` of it.
 fn group_nest(
     b: &mut Builder<'_>,
     comp: CompId,
     g: &Group,
-    pid: Var,
-    first: i64,
-    n: i64,
+    split: Option<(Var, i64)>,
 ) -> Result<Vec<Stmt>, CodegenError> {
     let mut index = vec![Expr::constant(0); g.dims.len()];
     let mut loops: Vec<(Var, i64)> = Vec::new();
     for (i, &d) in g.order.iter().enumerate() {
-        if i == 0 && n > 1 {
-            index[d] = b.simplify(Expr::var(pid) - Expr::constant(first));
-        } else if g.dims[d] == 1 {
-            index[d] = Expr::constant(0);
-        } else {
-            let v = b.new_range(Interval::new(0, g.dims[d] - 1));
-            index[d] = Expr::var(v);
-            loops.push((v, g.dims[d]));
+        match split {
+            Some((pid, first)) if i == 0 => {
+                index[d] = b.simplify(Expr::var(pid) - Expr::constant(first));
+            }
+            _ if g.dims[d] == 1 => index[d] = Expr::constant(0),
+            _ => {
+                let v = b.new_range(Interval::new(0, g.dims[d] - 1));
+                index[d] = Expr::var(v);
+                loops.push((v, g.dims[d]));
+            }
         }
     }
     let mut body = Vec::new();
@@ -200,17 +190,5 @@ fn group_nest(
             .ok_or_else(|| CodegenError::Internal(format!("`{}`: no value", b.instr_name)))?;
         store_output(b, o, &index, v, &mut body)?;
     }
-    for (i, &(var, extent)) in loops.iter().enumerate().rev() {
-        body = if i + 1 == loops.len() {
-            unswitch_innermost(var, extent - 1, body)
-        } else {
-            vec![Stmt::Loop {
-                var,
-                lo: 0,
-                hi: extent - 1,
-                body,
-            }]
-        };
-    }
-    Ok(body)
+    Ok(loop_nest(&loops, body))
 }

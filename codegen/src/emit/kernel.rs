@@ -170,19 +170,7 @@ fn finish_tiled(
         });
         b.simplify(e)
     });
-    for (i, &(var, n)) in loops.iter().enumerate().rev() {
-        body = if i + 1 == loops.len() {
-            let mut budget = MAX_UNSWITCHED_LOOPS;
-            unswitch(var, n - 1, body, &mut budget)
-        } else {
-            vec![Stmt::Loop {
-                var,
-                lo: 0,
-                hi: n - 1,
-                body,
-            }]
-        };
-    }
+    let body = loop_nest(&loops, body);
     let title = format!("{title}\n{}", tiling.note);
     finish_grid(b, name, title, body, Some((pid, tiling.programs)))
 }
@@ -237,11 +225,23 @@ pub(super) fn store_output(
     Ok(())
 }
 
-/// `for var in [0, hi] { body }` as the innermost loop of a nest: unswitched (see
-/// [`unswitch`]) within the usual budget.
-pub(super) fn unswitch_innermost(var: Var, hi: i64, body: Vec<Stmt>) -> Vec<Stmt> {
-    let mut budget = MAX_UNSWITCHED_LOOPS;
-    unswitch(var, hi, body, &mut budget)
+/// `body` inside loops `(variable, extent)`, the first outermost; the innermost one
+/// unswitched (see [`unswitch`]) within the usual budget.
+pub(super) fn loop_nest(loops: &[(Var, i64)], mut body: Vec<Stmt>) -> Vec<Stmt> {
+    for (i, &(var, n)) in loops.iter().enumerate().rev() {
+        body = if i + 1 == loops.len() {
+            let mut budget = MAX_UNSWITCHED_LOOPS;
+            unswitch(var, n - 1, body, &mut budget)
+        } else {
+            vec![Stmt::Loop {
+                var,
+                lo: 0,
+                hi: n - 1,
+                body,
+            }]
+        };
+    }
+    body
 }
 
 /// Most copies of an innermost loop that unswitching may make.
@@ -314,7 +314,7 @@ pub(super) fn finish(
     b: Builder<'_>,
     name: &str,
     title: String,
-    mut body: Vec<Stmt>,
+    body: Vec<Stmt>,
     dims: &[i64],
     order: &[usize],
 ) -> Result<EmittedKernel, CodegenError> {
@@ -322,20 +322,11 @@ pub(super) fn finish(
         Some((&first, rest)) => (Some(Var::dim(first as u32)), rest.to_vec()),
         None => (None, vec![]),
     };
-    for (i, &d) in inner.iter().enumerate().rev() {
-        let var = Var::dim(d as u32);
-        body = if i + 1 == inner.len() {
-            let mut budget = MAX_UNSWITCHED_LOOPS;
-            unswitch(var, dims[d] - 1, body, &mut budget)
-        } else {
-            vec![Stmt::Loop {
-                var,
-                lo: 0,
-                hi: dims[d] - 1,
-                body,
-            }]
-        };
-    }
+    let loops: Vec<(Var, i64)> = inner
+        .iter()
+        .map(|&d| (Var::dim(d as u32), dims[d]))
+        .collect();
+    let body = loop_nest(&loops, body);
     let grid = block_var.map(|v| (v, dims[v.index as usize]));
     finish_grid(b, name, title, body, grid)
 }

@@ -304,15 +304,11 @@ const UNIT_MIN_BYTES: usize = 2 << 10;
 /// Most translation units (compiler processes) per module.
 const MAX_UNITS: usize = 8;
 
-/// How many translation units to compile a module's kernels in: one per core (at most
-/// [`MAX_UNITS`]), as long as each gets at least [`UNIT_MIN_BYTES`] of kernel code.
-fn compile_jobs(kernels: &[codegen::kir::Kernel]) -> usize {
+/// How many translation units to compile a module's kernels in at most: one per core
+/// (at most [`MAX_UNITS`]); each also gets at least [`UNIT_MIN_BYTES`] of kernel code.
+fn compile_jobs() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let kernel_bytes: usize = kernels.iter().map(|k| codegen::c::kernel_c(k).len()).sum();
-    cores
-        .min(MAX_UNITS)
-        .min(kernel_bytes / UNIT_MIN_BYTES)
-        .max(1)
+    cores.min(MAX_UNITS)
 }
 
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
@@ -335,9 +331,8 @@ pub fn compile_plan(
     let dir = cache::cache_dir(options.cache_dir.as_deref());
     let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
     let mut cache_times = Vec::new();
-    let units = || {
-        codegen::c::translation_units(&plan.program.kernels, compile_jobs(&plan.program.kernels))
-    };
+    let units =
+        || codegen::c::translation_units(&plan.program.kernels, compile_jobs(), UNIT_MIN_BYTES);
     let (loaded, cache_hit) = cache::load_or_build(
         &plan.source,
         &units,

@@ -617,11 +617,15 @@ pub fn translation_unit(kernels: &[Kernel]) -> String {
 }
 
 /// The kernels split into at most `n` translation units of about equal size, each with
-/// the prelude, so a C compiler can build them in parallel: the largest kernels first,
-/// each into the smallest unit so far; within a unit, kernels keep their order.
-pub fn translation_units(kernels: &[Kernel], n: usize) -> Vec<String> {
+/// the prelude and at least `min_bytes` of kernel text (as far as there is enough), so a C
+/// compiler can build them in parallel: the largest kernels first, each into the smallest
+/// unit so far; within a unit, kernels keep their order.
+pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
     let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
-    let n = n.clamp(1, kernels.len().max(1));
+    let total: usize = texts.iter().map(String::len).sum();
+    let n = n
+        .min(total / min_bytes.max(1))
+        .clamp(1, kernels.len().max(1));
     let mut by_size: Vec<usize> = (0..texts.len()).collect();
     by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
     let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];

@@ -6,7 +6,7 @@
 //! the fusion, if anything is left of it, reads the product as a new parameter (its
 //! epilogue kernel). A fusion that is only the dot is replaced by it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use hlo::attrs::{AttrName, AttrValue, FusionKind};
 use hlo::ir::edit::{self, NameGen};
@@ -51,20 +51,13 @@ impl Pass for OutlineFusedGemms {
 /// least [`OUTLINE_MIN_MULTIPLY_ADDS`] whose operands are parameters of a fused
 /// computation only that fusion calls.
 fn find(module: &Module) -> Option<(CompId, InstrId, InstrId)> {
-    let mut calls: HashMap<CompId, usize> = HashMap::new();
-    for (_, c) in module.computations() {
-        for (_, i) in c.instructions() {
-            for callee in i.called_computations_iter() {
-                *calls.entry(callee).or_default() += 1;
-            }
-        }
-    }
+    let sites = call_graph::call_sites(module);
     for (cid, c) in module.computations() {
         for (fid, f) in c.instructions() {
             let Some(fc) = f.calls().filter(|_| f.opcode() == Opcode::Fusion) else {
                 continue;
             };
-            if calls.get(&fc) != Some(&1) {
+            if sites.get(fc.index()).map_or(0, Vec::len) != 1 {
                 continue;
             }
             let body = module.computation(fc);

@@ -20,11 +20,11 @@ fn every_kernel_lands_in_one_unit_after_the_prelude() {
     let names: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
     assert!(names.len() >= 4, "{names:?}");
     assert_eq!(
-        codegen::c::translation_units(&p.kernels, 1),
+        codegen::c::translation_units(&p.kernels, 1, 1),
         vec![codegen::c::translation_unit(&p.kernels)]
     );
     for n in [2, 3, 64] {
-        let units = codegen::c::translation_units(&p.kernels, n);
+        let units = codegen::c::translation_units(&p.kernels, n, 1);
         assert_eq!(units.len(), n.min(names.len()));
         for unit in &units {
             assert!(unit.starts_with(codegen::c::parts()[0].text));
@@ -50,7 +50,7 @@ fn every_kernel_lands_in_one_unit_after_the_prelude() {
 fn only_units_of_large_kernels_include_the_vector_functions() {
     let small = hlo::parse_module(MODULE).expect("parse");
     let p = codegen::thunk::build_program(&small).expect("codegen");
-    for unit in codegen::c::translation_units(&p.kernels, 2) {
+    for unit in codegen::c::translation_units(&p.kernels, 2, 1) {
         assert!(!unit.contains("= hloc_vexp_f32(v"), "{unit}");
     }
     let large = hlo::parse_module(&MODULE.replace("[64,64]", "[256,256]")).expect("parse");
@@ -59,7 +59,7 @@ fn only_units_of_large_kernels_include_the_vector_functions() {
         .kernels
         .iter()
         .all(|k| codegen::c::math_style(k) == codegen::c::MathStyle::Vector));
-    let units = codegen::c::translation_units(&p.kernels, 2);
+    let units = codegen::c::translation_units(&p.kernels, 2, 1);
     assert!(units.iter().any(|u| u.contains("= hloc_vexp_f32(v")));
 }
 

@@ -51,14 +51,14 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
     let info = CompInfo::with_cache(module, cid, cache);
     let model = CostModel { device };
     let launch = device.kernel.launch_s;
-    let small: Vec<InstrId> = order
+    // Small kernels with their output dimensions.
+    let small: Vec<(InstrId, Vec<i64>)> = order
         .iter()
-        .copied()
-        .filter(|&k| {
-            hero_of(module, c, k).is_some_and(|h| h.reduction.is_none()) && users_ok(c, k) && {
-                let t = model.kernel(&info, &[k], &[k]);
-                t.memory_s.max(t.compute_s) < launch
-            }
+        .filter_map(|&k| {
+            let hero = hero_of(module, c, k).filter(|h| h.reduction.is_none())?;
+            let t = model.kernel(&info, &[k], &[k]);
+            (users_ok(c, k) && t.memory_s.max(t.compute_s) < launch)
+                .then_some((k, hero.output_dims))
         })
         .collect();
     if small.len() < 2 {
@@ -68,18 +68,19 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
     let max_operands = device.kernel.max_fusion_operands as usize;
     // On a device whose multi-output fusions keep one output shape, the group takes the
     // kernels of its first member's dimensions.
-    let dims = |k: InstrId| hero_of(module, c, k).map(|h| h.output_dims);
     let mut group: Vec<InstrId> = Vec::new();
-    for k in small {
+    let mut group_dims: Option<Vec<i64>> = None;
+    for (k, dims) in small {
         let mut with = group.clone();
         with.push(k);
-        let shape_ok = !device.kernel.multi_output_same_dims
-            || group.first().is_none_or(|&g| dims(g) == dims(k));
+        let shape_ok =
+            !device.kernel.multi_output_same_dims || group_dims.as_ref().is_none_or(|g| *g == dims);
         if shape_ok
             && group.iter().all(|&g| reach.independent(g, k))
             && operand_count(c, &with) <= max_operands
         {
             group = with;
+            group_dims.get_or_insert(dims);
         }
     }
     if group.len() < 2 {

@@ -7,6 +7,7 @@ use std::ffi::c_void;
 use codegen::thunk::{Program, Thunk};
 use rayon::prelude::*;
 
+use crate::bound_loop::{BoundLoop, LoopParts};
 use crate::error::RuntimeError;
 use crate::loaded::KernelFn;
 use codegen::kir::{Access, ScalarType};
@@ -25,7 +26,7 @@ pub enum Memory<'a> {
 
 impl Memory<'_> {
     /// A pointer for reading (kernels never write through it).
-    fn ptr(&mut self) -> *mut c_void {
+    pub(crate) fn ptr(&mut self) -> *mut c_void {
         match self {
             Memory::Borrowed(b) => b.as_ptr() as *mut c_void,
             Memory::Owned(v) => v.as_mut_ptr().cast(),
@@ -33,7 +34,7 @@ impl Memory<'_> {
     }
 
     /// A pointer for writing: owned memory only.
-    fn ptr_mut(&mut self) -> Option<*mut c_void> {
+    pub(crate) fn ptr_mut(&mut self) -> Option<*mut c_void> {
         match self {
             Memory::Borrowed(_) => None,
             Memory::Owned(v) => Some(v.as_mut_ptr().cast()),
@@ -53,6 +54,14 @@ impl Memory<'_> {
             unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), data.len()) };
         dst.copy_from_slice(data);
         Ok(())
+    }
+
+    /// The size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Memory::Borrowed(b) => b.len(),
+            Memory::Owned(v) => std::mem::size_of_val(v.as_slice()),
+        }
     }
 
     /// The bytes (at least `len`).
@@ -242,6 +251,19 @@ fn run_seq(
                 init,
             } => {
                 copy_all(p, init, state, mem)?;
+                if env.profile.is_none() {
+                    let parts = LoopParts {
+                        cond,
+                        cond_result: *cond_result,
+                        body,
+                        body_results,
+                        state,
+                    };
+                    if let Some(bound) = BoundLoop::bind(p, &parts, env, mem)? {
+                        bound.run(name, env.max_while_iterations, env.threads)?;
+                        continue;
+                    }
+                }
                 let mut iterations = 0u64;
                 loop {
                     run_seq(p, cond, env, mem)?;
@@ -318,7 +340,7 @@ fn run_one(
             let f = kernel_fn(env, *kernel)?;
             let args = &Args(kernel_args(p, *kernel, args, mem)?);
             let blocks = *blocks;
-            if env.threads > 1 && blocks > 1 && *elements >= PARALLEL_MIN_ELEMENTS {
+            if !runs_on_one_thread(env, blocks, *elements) {
                 let chunks = (env.threads as i64 * 4).min(blocks);
                 (0..chunks).into_par_iter().for_each(|c| {
                     let begin = blocks * c / chunks;
@@ -374,15 +396,7 @@ fn run_one(
                 mem[oa].write(&zeros)?;
                 return Ok(());
             }
-            match shape.ty {
-                ScalarType::F32 => {
-                    gemm_batches::<f32>(shape, lp.cast(), rp.cast(), op.cast(), env.threads)
-                }
-                ScalarType::F64 => {
-                    gemm_batches::<f64>(shape, lp.cast(), rp.cast(), op.cast(), env.threads)
-                }
-                t => return Err(RuntimeError::Internal(format!("gemm of {t}"))),
-            }
+            gemm(shape, (lp, rp, op), env.threads)?;
         }
         Thunk::Library {
             call,
@@ -398,6 +412,12 @@ fn run_one(
         }
     }
     Ok(())
+}
+
+/// Whether a kernel of `blocks` blocks writing `elements` elements runs its whole grid on
+/// the calling thread (too small to pay for splitting).
+pub(crate) fn runs_on_one_thread(env: &Env<'_>, blocks: i64, elements: i64) -> bool {
+    env.threads <= 1 || blocks <= 1 || elements < PARALLEL_MIN_ELEMENTS
 }
 
 /// Kernel `kernel`'s entry point.
@@ -540,6 +560,23 @@ fn run_streamed(
         (0..slots).into_par_iter().for_each(run);
     } else {
         (0..slots).for_each(run);
+    }
+    Ok(())
+}
+
+/// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`.
+///
+/// The pointers are the allocations of the thunk's buffers, which the thunk builder
+/// checked against the shape's strides; `out` is writable and aliases neither operand.
+pub(crate) fn gemm(
+    shape: &GemmShape,
+    (lhs, rhs, out): (*mut c_void, *mut c_void, *mut c_void),
+    threads: usize,
+) -> Result<(), RuntimeError> {
+    match shape.ty {
+        ScalarType::F32 => gemm_batches::<f32>(shape, lhs.cast(), rhs.cast(), out.cast(), threads),
+        ScalarType::F64 => gemm_batches::<f64>(shape, lhs.cast(), rhs.cast(), out.cast(), threads),
+        t => return Err(RuntimeError::Internal(format!("gemm of {t}"))),
     }
     Ok(())
 }

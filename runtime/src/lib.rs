@@ -12,6 +12,7 @@
 //! println!("{}", exe.stats().to_text());
 //! ```
 
+mod bound_loop;
 mod cache;
 mod cc;
 mod data;

@@ -250,6 +250,7 @@ impl Builder<'_> {
                 }
             })
         };
+        let mut unchecked_runtimes = Vec::new();
         for (k, rv) in m.runtime.iter().enumerate() {
             if rv.map.form() != MapForm::Normal {
                 return Err(self.unsupported("indexing", "a runtime variable without a map"));
@@ -272,6 +273,15 @@ impl Builder<'_> {
                     self.unsupported("indexing", format!("runtime index of type {}", val.ty()))
                 );
             }
+            // A runtime variable's domain narrower than its index type's values is a
+            // condition on the loaded index (a scatter skips an update whose window leaves
+            // the operand), not a promise: checked below with the map's constraints.
+            let declared = m.map.runtimes()[k];
+            if let Some((lo, hi)) = val.ty().index_range() {
+                if !declared.contains_interval(Interval::new(lo, hi)) {
+                    unchecked_runtimes.push((Expr::var(rts[k]), declared));
+                }
+            }
             out.push(Stmt::BindIndex {
                 var: rts[k],
                 value: val,
@@ -284,6 +294,9 @@ impl Builder<'_> {
             .map(|e| self.simplify(subst(*e)))
             .collect();
         let mut guard = Guard::default();
+        for (e, want) in unchecked_runtimes {
+            guard.conds.push((e, want.lo, want.hi));
+        }
         let mut check = |b: &Self, e: Expr, want: Interval| -> Result<bool, CodegenError> {
             let r = b.range_of(e)?;
             if want.contains_interval(r) {

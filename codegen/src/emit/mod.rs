@@ -14,6 +14,6 @@ mod tiles;
 mod transpose;
 
 pub use builder::BufferSource;
-pub use in_place::emit_dus_in_place;
+pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
 pub use kernel::{emit_instruction, EmittedKernel};
 pub use scalar_fn::emit_scalar_function;

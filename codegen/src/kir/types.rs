@@ -141,6 +141,23 @@ impl ScalarType {
         self.is_signed_int() || self.is_unsigned_int()
     }
 
+    /// The values of an integer or `pred` type as `s64` indices (`u64` is cut at
+    /// `i64::MAX`, as an index converted to `s64` is); `None` for other types.
+    pub fn index_range(self) -> Option<(i64, i64)> {
+        Some(match self {
+            ScalarType::Pred => (0, 1),
+            ScalarType::S8 => (i8::MIN.into(), i8::MAX.into()),
+            ScalarType::S16 => (i16::MIN.into(), i16::MAX.into()),
+            ScalarType::S32 => (i32::MIN.into(), i32::MAX.into()),
+            ScalarType::S64 => (i64::MIN, i64::MAX),
+            ScalarType::U8 => (0, u8::MAX.into()),
+            ScalarType::U16 => (0, u16::MAX.into()),
+            ScalarType::U32 => (0, u32::MAX.into()),
+            ScalarType::U64 => (0, i64::MAX),
+            _ => return None,
+        })
+    }
+
     /// The text name (HLO's spelling).
     pub fn name(self) -> &'static str {
         match self {

@@ -254,6 +254,25 @@ impl State<'_> {
             {
                 self.dus_in_place(comp, id, out)?
             }
+            Opcode::Scatter
+                if instr.operands().len() == 3
+                    && c.instr(instr.operands()[2])
+                        .shape()
+                        .element_count()
+                        .is_ok_and(|n| n > 0) =>
+            {
+                // The generated kernel where it supports the scatter's form, else the
+                // library's general routine.
+                let kname = kernel_name(self.kernels.len(), instr.name());
+                match crate::emit::emit_scatter_in_place(module, comp, id, &kname) {
+                    Ok(emitted) => self.in_place(comp, id, emitted, out)?,
+                    Err(CodegenError::Unsupported { .. }) => {
+                        let call = self.library_call(comp, id)?;
+                        self.library(comp, id, call, out)?
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
             Opcode::Dot if super::gemm::gemm_shape(module, comp, id).is_some() => {
                 self.gemm(comp, id, out)?
             }
@@ -566,8 +585,7 @@ impl State<'_> {
         produced_by_kernel && c.users(base) == [user] && c.root() != base
     }
 
-    /// A dynamic-update-slice updating its base in place: the base's own buffer when it
-    /// dies here, else a copy of it.
+    /// A dynamic-update-slice updating its base in place.
     fn dus_in_place(
         &mut self,
         comp: CompId,
@@ -576,11 +594,25 @@ impl State<'_> {
     ) -> Result<(), CodegenError> {
         let module = self.module;
         let instr = module.computation(comp).instr(id);
+        let kname = kernel_name(self.kernels.len(), instr.name());
+        let emitted = crate::emit::emit_dus_in_place(module, comp, id, &kname)?;
+        self.in_place(comp, id, emitted, out)
+    }
+
+    /// An update kernel (dynamic-update-slice, scatter) writing its base (operand 0) in
+    /// place: the base's own buffer when it dies here, else a copy of it.
+    fn in_place(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        emitted: crate::emit::EmittedKernel,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
         let t = self.pos(out);
         let base = instr.operands()[0];
         let base_buf = self.single(comp, base)?;
-        let kname = kernel_name(self.kernels.len(), instr.name());
-        let emitted = crate::emit::emit_dus_in_place(module, comp, id, &kname)?;
         let target = if self.dies_at(comp, base, id) {
             base_buf
         } else {

@@ -526,3 +526,50 @@ fn while_state_rotates_through_its_copies() {
         ],
     );
 }
+
+/// A loop of small kernels and a GEMM: the runtime binds it once per execution (a tight
+/// loop of calls) unless profiling, which takes the general per-thunk path.
+const SMALL_STEP_LOOP: &str = r#"
+HloModule m
+cond {
+  p = (s32[], f32[6,6], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[6,6], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[6,6] get-tuple-element(p), index=1
+  v = f32[6] get-tuple-element(p), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  d = f32[6] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[6] tanh(d)
+  ROOT r = (s32[], f32[6,6], f32[6]) tuple(j, a, t)
+}
+ENTRY e {
+  a = f32[6,6] parameter(0)
+  v = f32[6] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], f32[6,6], f32[6]) tuple(z, a, v)
+  ROOT w = (s32[], f32[6,6], f32[6]) while(init), condition=cond, body=body
+}"#;
+
+#[test]
+fn bound_loops_match_the_general_path_bit_for_bit() {
+    let m = hlo::parse_module(SMALL_STEP_LOOP).expect("parse");
+    let exe = runtime::compile(&m, &options()).expect("compile");
+    assert!(
+        exe.stats().library_calls > 0,
+        "the body's dot is a library GEMM:\n{}",
+        exe.plan().source
+    );
+    let args = random_args(&m);
+    let bound = exe.run(&args).expect("run bound");
+    runtime::check_reference(&m, &args, &bound).expect("matches the evaluator");
+    exe.set_profiling(true);
+    let general = exe.run(&args).expect("run profiled");
+    assert!(exe.take_profile().is_some());
+    assert_eq!(bound, general, "bound and general paths differ");
+}

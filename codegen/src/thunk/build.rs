@@ -263,14 +263,10 @@ impl State<'_> {
             {
                 // The generated kernel where it supports the scatter's form, else the
                 // library's general routine.
-                let kname = kernel_name(self.kernels.len(), instr.name());
-                match crate::emit::emit_scatter_in_place(module, comp, id, &kname) {
-                    Ok(emitted) => self.in_place(comp, id, emitted, out)?,
-                    Err(CodegenError::Unsupported { .. }) => {
-                        let call = self.library_call(comp, id)?;
-                        self.library(comp, id, call, out)?
-                    }
-                    Err(e) => return Err(e),
+                let operands = instr.operands().to_vec();
+                if !self.scatter_kernel((comp, id), (comp, id), &operands, out)? {
+                    let call = self.library_call(comp, id)?;
+                    self.library(comp, id, call, out)?
                 }
             }
             Opcode::Dot if super::gemm::gemm_shape(module, comp, id).is_some() => {
@@ -295,8 +291,11 @@ impl State<'_> {
                 let (fc, root, operands) = self
                     .wrapped_library(comp, id)
                     .ok_or_else(|| CodegenError::Internal("wrapped library op".into()))?;
-                let call = self.library_call(fc, root)?;
-                self.library_with(comp, id, call, &operands, out)?
+                let scatter = module.computation(fc).instr(root).opcode() == Opcode::Scatter;
+                if !(scatter && self.scatter_kernel((fc, root), (comp, id), &operands, out)?) {
+                    let call = self.library_call(fc, root)?;
+                    self.library_with(comp, id, call, &operands, out)?
+                }
             }
             Opcode::CustomCall => {
                 return Err(CodegenError::unsupported(
@@ -596,22 +595,58 @@ impl State<'_> {
         let instr = module.computation(comp).instr(id);
         let kname = kernel_name(self.kernels.len(), instr.name());
         let emitted = crate::emit::emit_dus_in_place(module, comp, id, &kname)?;
-        self.in_place(comp, id, emitted, out)
+        let operands = instr.operands().to_vec();
+        self.in_place(comp, id, emitted, &operands, out)
     }
 
-    /// An update kernel (dynamic-update-slice, scatter) writing its base (operand 0) in
-    /// place: the base's own buffer when it dies here, else a copy of it.
+    /// A single-operand scatter `(sc, scatter)` with at least one update, computing the
+    /// value of `(comp, id)` (itself, or a fusion wrapping it whose operands `operands`
+    /// are the scatter's) as an in-place kernel; `false` when the kernel does not support
+    /// the scatter's form (the caller makes it a library call).
+    fn scatter_kernel(
+        &mut self,
+        (sc, scatter): (CompId, InstrId),
+        (comp, id): (CompId, InstrId),
+        operands: &[InstrId],
+        out: &mut Vec<Thunk>,
+    ) -> Result<bool, CodegenError> {
+        let module = self.module;
+        let s = module.computation(sc);
+        let instr = s.instr(scatter);
+        let updates = instr
+            .operands()
+            .get(2)
+            .map(|&u| s.instr(u).shape().element_count());
+        if operands.len() != 3 || !matches!(updates, Some(Ok(n)) if n > 0) {
+            return Ok(false);
+        }
+        let name = module.computation(comp).instr(id).name();
+        let kname = kernel_name(self.kernels.len(), name);
+        match crate::emit::emit_scatter_in_place(module, sc, scatter, &kname) {
+            Ok(emitted) => {
+                self.in_place(comp, id, emitted, operands, out)?;
+                Ok(true)
+            }
+            Err(CodegenError::Unsupported { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An update kernel (dynamic-update-slice, scatter) computing `(comp, id)` whose base
+    /// is `operands[0]` (`operands` are the kernel's operands in `comp`), writing the base
+    /// in place: its own buffer when it dies here, else a copy of it.
     fn in_place(
         &mut self,
         comp: CompId,
         id: InstrId,
         emitted: crate::emit::EmittedKernel,
+        operands: &[InstrId],
         out: &mut Vec<Thunk>,
     ) -> Result<(), CodegenError> {
         let module = self.module;
         let instr = module.computation(comp).instr(id);
         let t = self.pos(out);
-        let base = instr.operands()[0];
+        let base = operands[0];
         let base_buf = self.single(comp, base)?;
         let target = if self.dies_at(comp, base, id) {
             base_buf
@@ -630,7 +665,12 @@ impl State<'_> {
         let mut args = Vec::with_capacity(emitted.sources.len());
         for src in &emitted.sources {
             let b = match src {
-                BufferSource::Operand(j) => self.single(comp, instr.operands()[*j])?,
+                BufferSource::Operand(j) => {
+                    let op = operands.get(*j).ok_or_else(|| {
+                        CodegenError::Internal(format!("in-place update has no operand {j}"))
+                    })?;
+                    self.single(comp, *op)?
+                }
                 BufferSource::Output(_) => target,
                 BufferSource::Constant(..) => {
                     return Err(CodegenError::Internal(

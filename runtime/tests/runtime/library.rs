@@ -194,6 +194,48 @@ ENTRY e {
 }
 
 #[test]
+fn scatter_wrapped_in_a_fusion_updates_its_operand_in_place() {
+    // XLA's optimized modules wrap a scatter in a fusion of its own, its parameters in
+    // another order than the scatter's operands; the operand dies at the fusion (updated
+    // in its own buffer) in one module and is read again after it (copied first) in the
+    // other.
+    let body = r#"
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+wrapped {
+  u = f32[6,3] parameter(0)
+  x = f32[8,3] parameter(1)
+  i = s32[6,1] parameter(2)
+  ROOT s = f32[8,3] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}"#;
+    let i = lit(
+        ElementType::S32,
+        vec![6, 1],
+        ArrayData::S32(vec![7, 0, 8, -1, 7, 3]),
+    );
+    let x = lit(
+        ElementType::F32,
+        vec![8, 3],
+        ArrayData::F32((0..24).map(|v| v as f32).collect()),
+    );
+    let u = lit(
+        ElementType::F32,
+        vec![6, 3],
+        ArrayData::F32((0..18).map(|v| 0.25 * v as f32).collect()),
+    );
+    for entry in [
+        "ENTRY e {\n  x = f32[8,3] parameter(0)\n  i = s32[6,1] parameter(1)\n  u = f32[6,3] parameter(2)\n  n = f32[8,3] negate(x)\n  ROOT f = f32[8,3] fusion(u, n, i), kind=kLoop, calls=wrapped\n}",
+        "ENTRY e {\n  x = f32[8,3] parameter(0)\n  i = s32[6,1] parameter(1)\n  u = f32[6,3] parameter(2)\n  f = f32[8,3] fusion(u, x, i), kind=kLoop, calls=wrapped\n  ROOT t = (f32[8,3], f32[8,3]) tuple(f, x)\n}",
+    ] {
+        let text = format!("HloModule m\n{body}\n{entry}");
+        check_with(&text, &[x.clone(), i.clone(), u.clone()], false);
+    }
+}
+
+#[test]
 fn variadic_scatter_is_a_library_call_in_update_order() {
     // Two operands updated together, repeated and out-of-bounds indices: the library's
     // sequential routine (the generated kernel takes single-operand scatters).

@@ -543,6 +543,7 @@ fn run_streamed(
                         0,
                         (ops.0 as *const f32, ops.1 as *const f32, ops.2 as *mut f32),
                         (0, rows),
+                        (0, block_shape.n),
                         faer::Par::Seq,
                     ),
                     _ => gemm_one::<f64>(
@@ -550,6 +551,7 @@ fn run_streamed(
                         0,
                         (ops.0 as *const f64, ops.1 as *const f64, ops.2 as *mut f64),
                         (0, rows),
+                        (0, block_shape.n),
                         faer::Par::Seq,
                     ),
                 }
@@ -606,7 +608,7 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
         (0..count).into_par_iter().for_each(|i| {
             let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
             // SAFETY: as in `gemm_one`; batch elements write disjoint parts of `out`.
-            unsafe { gemm_one(s, i, (l, r, o), (0, s.m), faer::Par::Seq) };
+            unsafe { gemm_one(s, i, (l, r, o), (0, s.m), (0, s.n), faer::Par::Seq) };
         });
         return;
     }
@@ -620,7 +622,21 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
                 let rows = (s.m * j / parts, s.m * (j + 1) / parts);
                 let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
                 // SAFETY: as in `gemm_one`; the row ranges are disjoint.
-                unsafe { gemm_one(s, i, (l, r, o), rows, faer::Par::Seq) };
+                unsafe { gemm_one(s, i, (l, r, o), rows, (0, s.n), faer::Par::Seq) };
+            });
+        }
+        return;
+    }
+    // A wide product: column blocks, one sequential product per thread (each packs its
+    // own part of the rhs; no synchronization inside a product).
+    if threads > 1 && big && s.n >= WIDE_COLS_PER_THREAD * threads {
+        let ptrs = (lhs as usize, rhs as usize, out as usize);
+        for i in 0..count {
+            (0..threads).into_par_iter().for_each(|j| {
+                let cols = (s.n * j / threads, s.n * (j + 1) / threads);
+                let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
+                // SAFETY: as in `gemm_one`; the column ranges are disjoint.
+                unsafe { gemm_one(s, i, (l, r, o), (0, s.m), cols, faer::Par::Seq) };
             });
         }
         return;
@@ -632,15 +648,18 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
     };
     for i in 0..count {
         // SAFETY: as in `gemm_one`.
-        unsafe { gemm_one(s, i, (lhs, rhs, out), (0, s.m), par) };
+        unsafe { gemm_one(s, i, (lhs, rhs, out), (0, s.m), (0, s.n), par) };
     }
 }
+
+/// Columns per thread from which a product is split by columns.
+const WIDE_COLS_PER_THREAD: usize = 128;
 
 /// Rows per thread from which a tall product is split by rows.
 const TALL_ROWS_PER_THREAD: usize = 1024;
 
-/// Rows `[m0, m1)` of the product of batch element `i` (batch offsets in mixed radix over
-/// the batch dims).
+/// Rows `[m0, m1)` and columns `[n0, n1)` of the product of batch element `i` (batch offsets in
+/// mixed radix over the batch dims).
 ///
 /// # Safety
 /// The pointers hold the dot's operands and result with the layouts `s`'s strides were
@@ -653,6 +672,7 @@ unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
     i: usize,
     (lhs, rhs, out): (*const T, *const T, *mut T),
     (m0, m1): (usize, usize),
+    (n0, n1): (usize, usize),
     par: faer::Par,
 ) {
     let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
@@ -674,11 +694,17 @@ unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
                 s.lhs.0,
                 s.lhs.1,
             ),
-            faer::MatRef::from_raw_parts(rhs.offset(ro), s.k, s.n, s.rhs.0, s.rhs.1),
+            faer::MatRef::from_raw_parts(
+                rhs.offset(ro + n0 as isize * s.rhs.1),
+                s.k,
+                n1 - n0,
+                s.rhs.0,
+                s.rhs.1,
+            ),
             faer::MatMut::from_raw_parts_mut(
-                out.offset(oo + m0 as isize * s.out.0),
+                out.offset(oo + m0 as isize * s.out.0 + n0 as isize * s.out.1),
                 m1 - m0,
-                s.n,
+                n1 - n0,
                 s.out.0,
                 s.out.1,
             ),

@@ -573,3 +573,29 @@ fn bound_loops_match_the_general_path_bit_for_bit() {
     assert!(exe.take_profile().is_some());
     assert_eq!(bound, general, "bound and general paths differ");
 }
+
+#[test]
+fn gemms_split_across_threads_match_on_strided_layouts() {
+    for text in [
+        // Wide: split by columns; the rhs and the result column-major.
+        "HloModule m\nENTRY e {\n  a = f32[40,64]{1,0} parameter(0)\n  b = f32[64,600]{0,1} parameter(1)\n  ROOT d = f32[40,600]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        // Wide and row-major, in f64.
+        "HloModule m\nENTRY e {\n  a = f64[33,70] parameter(0)\n  b = f64[70,517] parameter(1)\n  ROOT d = f64[33,517] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        // Tall: split by rows.
+        "HloModule m\nENTRY e {\n  a = f32[2500,48]{0,1} parameter(0)\n  b = f32[48,20] parameter(1)\n  ROOT d = f32[2500,20] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        // Batched: one product per thread at a time.
+        "HloModule m\nENTRY e {\n  a = f32[4,64,64] parameter(0)\n  b = f32[4,64,300]{1,2,0} parameter(1)\n  ROOT d = f32[4,64,300] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
+    ] {
+        let m = hlo::parse_module(text).expect("parse");
+        let opts = CompileOptions {
+            run_passes: false,
+            threads: Some(2),
+            ..options()
+        };
+        let exe = runtime::compile(&m, &opts).expect("compile");
+        assert_eq!(exe.stats().library_calls, 1, "{text}");
+        let args = random_args(&m);
+        let outs = exe.run(&args).expect("run");
+        runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+}

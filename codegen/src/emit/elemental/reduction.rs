@@ -3,6 +3,7 @@
 //! reducer allows reassociation.
 
 use super::*;
+use hlo::ir::reducer::Reducer;
 
 impl Builder<'_> {
     pub(super) fn reduce(
@@ -142,12 +143,13 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// The loop nest of a reduction with [`LANES`] partial accumulators over its innermost
-    /// range variable `r` (XLA reassociates reductions too), kept in a local array so the
-    /// C compiler turns each chunk into vector code: lane `k` starts with the element at
-    /// `r = k` and accumulates `r = LANES * s + k` for chunks `s = 1..`; the lanes combine
-    /// by halving (lane `k` with lane `k + 16`, then `k + 8`, ...) into the accumulator, then
-    /// the remaining elements follow in order. Only
+    /// The loop nest of a reduction with `L` partial accumulators over its innermost range
+    /// variable `r` (XLA reassociates reductions too; `L` is [`LANES`], twice that for a
+    /// float max or min), kept in a local array so the C compiler turns each chunk into
+    /// vector code: lane `k` starts with the element at `r = k` and accumulates
+    /// `r = L * s + k` for chunks `s = 1..`; the lanes combine by halving (lane `k` with
+    /// lane `k + L/2`, then `k + L/4`, ...) into the accumulator, then the remaining
+    /// elements follow in order. Only
     /// for a single accumulator whose reducer is one associative and commutative op
     /// (`hlo::ir::reducer`) of a type of 32 bits or more, an unguarded access, and at least
     /// two chunks; `None` otherwise.
@@ -165,9 +167,19 @@ impl Builder<'_> {
         let (Some(&r), [(acc, ty)], [access]) = (ranges.last(), accs, accesses) else {
             return Ok(None);
         };
-        if !guard.is_true() || hlo::ir::reducer::classify(self.module, red).is_none() {
+        let Some(kind) = hlo::ir::reducer::classify(self.module, red) else {
+            return Ok(None);
+        };
+        if !guard.is_true() {
             return Ok(None);
         }
+        // A float max or min (NaN-propagating, -0 below +0) is a chain of several
+        // dependent operations per lane, where a sum is one: twice the lanes keep twice
+        // the chains in flight. Either order gives the same max, so no result changes.
+        let lanes_n = match kind {
+            Reducer::Max | Reducer::Min if ty.is_float() => 2 * LANES,
+            _ => LANES,
+        };
         // Reassociating a sum of 16-bit or 8-bit floats changes it by more than their
         // tolerance: those accumulate in order.
         if ty.is_float() && ty.byte_width() < 4 {
@@ -175,15 +187,15 @@ impl Builder<'_> {
         }
         let iv = self.ranges[r.index as usize];
         let extent = iv.hi - iv.lo + 1;
-        let chunks = extent / LANES;
+        let chunks = extent / lanes_n;
         if chunks < 2 {
             return Ok(None);
         }
         let module = self.module;
         let operand = module.computation(comp).instr(id).operands()[0];
         let name = module.computation(comp).instr(id).name().to_string();
-        let lanes = self.new_local(format!("{name} partial accumulators"), *ty, LANES);
-        let k = self.new_range(Interval::new(0, LANES - 1));
+        let lanes = self.new_local(format!("{name} partial accumulators"), *ty, lanes_n);
+        let k = self.new_range(Interval::new(0, lanes_n - 1));
         let lane = |v: Var| Value::LocalLoad {
             local: lanes,
             offset: Expr::var(v),
@@ -206,7 +218,7 @@ impl Builder<'_> {
             body.push(Stmt::Loop {
                 var: k,
                 lo: 0,
-                hi: LANES - 1,
+                hi: lanes_n - 1,
                 body: first,
             });
             // Each further chunk: load a lane, combine its element, store it back.
@@ -217,7 +229,7 @@ impl Builder<'_> {
                 var,
                 value: lane(k),
             });
-            let e = Expr::var(s) * Expr::constant(LANES) + Expr::var(k) + Expr::constant(iv.lo);
+            let e = Expr::var(s) * Expr::constant(lanes_n) + Expr::var(k) + Expr::constant(iv.lo);
             let a = self.at_range(access, r, e);
             self.memo.push(Default::default());
             let res = self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step);
@@ -235,13 +247,13 @@ impl Builder<'_> {
                 body: vec![Stmt::Loop {
                     var: k,
                     lo: 0,
-                    hi: LANES - 1,
+                    hi: lanes_n - 1,
                     body: step,
                 }],
             });
-            // Halving: lane k combines with lane k + half for half = LANES/2, ..., 1 (each
+            // Halving: lane k combines with lane k + half for half = lanes/2, ..., 1 (each
             // step a loop the C compiler vectorizes), then lane 0 into the accumulator.
-            let mut half = LANES / 2;
+            let mut half = lanes_n / 2;
             while half >= 1 {
                 let h = self.new_range(Interval::new(0, half - 1));
                 let mut step = Vec::new();
@@ -279,7 +291,7 @@ impl Builder<'_> {
                 var: *acc,
                 value: v,
             });
-            if chunks * LANES < extent {
+            if chunks * lanes_n < extent {
                 let mut rest = Vec::new();
                 self.memo.push(Default::default());
                 let res = self.reduce_body(comp, id, red, accesses, accs, &mut rest);
@@ -287,7 +299,7 @@ impl Builder<'_> {
                 res?;
                 body.push(Stmt::Loop {
                     var: r,
-                    lo: iv.lo + chunks * LANES,
+                    lo: iv.lo + chunks * lanes_n,
                     hi: iv.hi,
                     body: rest,
                 });

@@ -231,7 +231,7 @@ pub(super) fn loop_nest(loops: &[(Var, i64)], mut body: Vec<Stmt>) -> Vec<Stmt> 
     for (i, &(var, n)) in loops.iter().enumerate().rev() {
         body = if i + 1 == loops.len() {
             let mut budget = MAX_UNSWITCHED_LOOPS;
-            unswitch(var, n - 1, body, &mut budget)
+            unswitch(var, (0, n - 1), body, &mut budget)
         } else {
             vec![Stmt::Loop {
                 var,
@@ -247,63 +247,97 @@ pub(super) fn loop_nest(loops: &[(Var, i64)], mut body: Vec<Stmt>) -> Vec<Stmt> 
 /// Most copies of an innermost loop that unswitching may make.
 const MAX_UNSWITCHED_LOOPS: usize = 32;
 
-/// `for var in [0, hi] { body }`, with every `if` at the top of the body whose guard does
+/// `for var in [lo, hi] { body }`, with every `if` at the top of the body whose guard does
 /// not depend on the loop moved outside it (the loop copied into each branch), so the
 /// innermost loop runs straight-line code the C compiler vectorizes (a concatenate or
-/// pad chooses its operand once per row, not per element). At most `budget` loops.
-fn unswitch(var: Var, hi: i64, body: Vec<Stmt>, budget: &mut usize) -> Vec<Stmt> {
-    let invariant = |g: &kir::Guard| {
-        g.conds.iter().all(|(e, _, _)| {
-            e.variables()
-                .iter()
-                .all(|v| *v != var && v.kind != affine::VarKind::Runtime)
-        })
+/// pad chooses its operand once per row, not per element). An `if` whose guard bounds the
+/// loop variable itself (`var in [a, b]`, with conditions that do not depend on the loop)
+/// splits the loop instead: `[lo, a - 1]` and `[b + 1, hi]` run the `else` branch,
+/// `[a, b]` the `then` branch under the remaining conditions (a padded window's edges
+/// apart from its interior). At most `budget` loops.
+fn unswitch(var: Var, (lo, hi): (i64, i64), body: Vec<Stmt>, budget: &mut usize) -> Vec<Stmt> {
+    let invariant = |e: &Expr| {
+        e.variables()
+            .iter()
+            .all(|v| *v != var && v.kind != affine::VarKind::Runtime)
     };
+    let is_var = |e: &Expr| e.as_var() == Some(var);
+    let hoistable = |g: &kir::Guard| g.conds.iter().all(|(e, _, _)| invariant(e));
+    let splittable = |g: &kir::Guard| {
+        g.conds.iter().any(|(e, _, _)| is_var(e))
+            && g.conds.iter().all(|(e, _, _)| is_var(e) || invariant(e))
+    };
+    // Hoisting makes two loops, splitting up to three.
     let at = body.iter().position(|st| match st {
-        Stmt::If { guard, .. } => invariant(guard),
+        Stmt::If { guard, .. } => {
+            (hoistable(guard) && *budget >= 2) || (splittable(guard) && *budget >= 3)
+        }
         _ => false,
     });
-    let Some(at) = at.filter(|_| *budget >= 2) else {
-        return vec![Stmt::Loop {
-            var,
-            lo: 0,
-            hi,
-            body,
-        }];
+    let Some(at) = at else {
+        return vec![Stmt::Loop { var, lo, hi, body }];
     };
     let mut pre = body;
     let mut post = pre.split_off(at);
-    let (guard, then_body, else_body) = match post.remove(0) {
-        Stmt::If {
-            guard,
-            body,
-            else_body,
-        } => (guard, body, else_body),
-        other => {
-            pre.push(other);
-            pre.extend(post);
-            return vec![Stmt::Loop {
-                var,
-                lo: 0,
-                hi,
-                body: pre,
-            }];
-        }
+    let Stmt::If {
+        guard,
+        body: then_body,
+        else_body,
+    } = post.remove(0)
+    else {
+        unreachable!("position() found an if");
     };
-    *budget -= 1;
-    let branch = |mid: Vec<Stmt>, budget: &mut usize| {
+    let with = |mid: Vec<Stmt>| {
         let mut b = pre.clone();
         b.extend(mid);
         b.extend(post.iter().cloned());
-        unswitch(var, hi, b, budget)
+        b
     };
-    let then_loops = branch(then_body, budget);
-    let else_loops = branch(else_body, budget);
-    vec![Stmt::If {
-        guard,
-        body: then_loops,
-        else_body: else_loops,
-    }]
+    if hoistable(&guard) {
+        *budget -= 1;
+        let then_loops = unswitch(var, (lo, hi), with(then_body), budget);
+        let else_loops = unswitch(var, (lo, hi), with(else_body), budget);
+        return vec![Stmt::If {
+            guard,
+            body: then_loops,
+            else_body: else_loops,
+        }];
+    }
+    // Split at the bounds the guard puts on the loop variable.
+    let (mut a, mut b) = (lo, hi);
+    let mut rest = kir::Guard::default();
+    for (e, clo, chi) in guard.conds {
+        if is_var(&e) {
+            (a, b) = (a.max(clo), b.min(chi));
+        } else {
+            rest.conds.push((e, clo, chi));
+        }
+    }
+    let mut out = Vec::new();
+    let mut part = |range: (i64, i64), body: Vec<Stmt>, budget: &mut usize| {
+        if range.0 <= range.1 {
+            *budget = budget.saturating_sub(1);
+            out.extend(unswitch(var, range, body, budget));
+        }
+    };
+    if a > b {
+        // The guard never holds in the loop.
+        part((lo, hi), with(else_body), budget);
+        return out;
+    }
+    part((lo, a - 1), with(else_body.clone()), budget);
+    let inside = if rest.is_true() {
+        then_body
+    } else {
+        vec![Stmt::If {
+            guard: rest,
+            body: then_body,
+            else_body: else_body.clone(),
+        }]
+    };
+    part((a, b), with(inside), budget);
+    part((b + 1, hi), with(else_body), budget);
+    out
 }
 
 /// Wraps a kernel's per-element `body` in loops over `dims` in physical `order` (most

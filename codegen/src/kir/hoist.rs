@@ -178,18 +178,42 @@ fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {
     c.fx
 }
 
+/// The scalars `s` defines (`let`, `var`), at any depth.
+fn defines(s: &Stmt, out: &mut HashSet<VarId>) {
+    match s {
+        Stmt::Let { var, .. } | Stmt::Decl { var, .. } => {
+            out.insert(*var);
+        }
+        Stmt::Loop { body, .. } => body.iter().for_each(|t| defines(t, out)),
+        Stmt::If {
+            body, else_body, ..
+        } => body.iter().chain(else_body).for_each(|t| defines(t, out)),
+        _ => {}
+    }
+}
+
 /// Splits the body of a loop over `var` into the statements that move before the loop and
-/// those that stay (see the module documentation).
-fn split(var: Var, body: Vec<Stmt>, buffers: &[BufferParam]) -> (Vec<Stmt>, Vec<Stmt>) {
+/// those that stay (see the module documentation). A statement defining a scalar of
+/// `taken` stays: the block before the loop, or a scope around it, defines that scalar too
+/// (a loop copied by unswitching or splitting), and C allows one definition per scope.
+fn split(
+    var: Var,
+    body: Vec<Stmt>,
+    buffers: &[BufferParam],
+    taken: &HashSet<VarId>,
+) -> (Vec<Stmt>, Vec<Stmt>) {
     let fx: Vec<Effects> = body.iter().map(|s| effects(s, var, buffers)).collect();
     let mut moves: Vec<bool> = body
         .iter()
         .zip(&fx)
         .map(|(s, f)| {
+            let mut defs = HashSet::new();
+            defines(s, &mut defs);
             !matches!(s, Stmt::Comment(_))
                 && !f.mentions_loop_var
                 && !f.stores
                 && !f.reads_written_buffer
+                && defs.is_disjoint(taken)
         })
         .collect();
     // Slots carried from one iteration to the next: read by a statement at or before the
@@ -246,12 +270,36 @@ fn split(var: Var, body: Vec<Stmt>, buffers: &[BufferParam]) -> (Vec<Stmt>, Vec<
 /// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
 /// statement can move out of several loops.
 pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
+    hoist_in(body, buffers, &HashSet::new())
+}
+
+/// [`hoist_invariants`] in a block inside scopes that define `outer`.
+fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &HashSet<VarId>) -> Vec<Stmt> {
+    let defs: Vec<HashSet<VarId>> = body
+        .iter()
+        .map(|s| {
+            let mut d = HashSet::new();
+            defines(s, &mut d);
+            d
+        })
+        .collect();
+    // What the scopes around statement `i` and the other statements of this block define.
+    let around = |i: usize| {
+        let mut t = outer.clone();
+        for (j, d) in defs.iter().enumerate() {
+            if j != i {
+                t.extend(d.iter().copied());
+            }
+        }
+        t
+    };
     let mut out = Vec::with_capacity(body.len());
-    for s in body {
+    for (i, s) in body.into_iter().enumerate() {
         match s {
             Stmt::Loop { var, lo, hi, body } => {
-                let inner = hoist_invariants(body, buffers);
-                let (moved, stay) = split(var, inner, buffers);
+                let taken = around(i);
+                let inner = hoist_in(body, buffers, &taken);
+                let (moved, stay) = split(var, inner, buffers, &taken);
                 out.extend(moved);
                 if !stay.is_empty() {
                     out.push(Stmt::Loop {
@@ -266,11 +314,14 @@ pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
                 guard,
                 body,
                 else_body,
-            } => out.push(Stmt::If {
-                guard,
-                body: hoist_invariants(body, buffers),
-                else_body: hoist_invariants(else_body, buffers),
-            }),
+            } => {
+                let taken = around(i);
+                out.push(Stmt::If {
+                    guard,
+                    body: hoist_in(body, buffers, &taken),
+                    else_body: hoist_in(else_body, buffers, &taken),
+                })
+            }
             other => out.push(other),
         }
     }

@@ -27,6 +27,9 @@ struct Verifier<'k> {
     mutable: HashSet<VarId>,
     stored: HashSet<usize>,
     guards: usize,
+    /// The bounds of the loops being checked (a loop may run over part of its variable's
+    /// declared bounds: a loop split at a guard's edges).
+    loops: Vec<(Var, Interval)>,
 }
 
 /// Checks a kernel.
@@ -38,6 +41,7 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
         mutable: HashSet::new(),
         stored: HashSet::new(),
         guards: 0,
+        loops: Vec::new(),
     };
     let err = |message: String| VerifyError {
         kernel: k.name.clone(),
@@ -116,9 +120,11 @@ impl Verifier<'_> {
                     return Err(format!("loop variable {var} is already bound"));
                 }
                 self.bound.insert(*var);
-                self.block(body)?;
+                self.loops.push((*var, Interval::new(*lo, *hi)));
+                let r = self.block(body);
+                self.loops.pop();
                 self.bound.remove(var);
-                Ok(())
+                r
             }
             Stmt::Let { var, value } | Stmt::Decl { var, value } => {
                 let t = self.value(value)?;
@@ -265,16 +271,22 @@ impl Verifier<'_> {
         Ok(l.ty)
     }
 
-    /// The range of an index expression over the kernel variables' bounds.
+    /// The range of an index expression over the kernel variables' bounds (a loop
+    /// variable's, the loop's).
     fn range(&self, e: Expr) -> Result<Interval, String> {
-        let map = IndexingMap::new(
-            self.k.dims.clone(),
-            self.k.ranges.clone(),
-            self.k.runtimes.clone(),
-            vec![e],
-            vec![],
-        )
-        .map_err(|err| format!("offset `{e}`: {err}"))?;
+        let (mut dims, mut ranges) = (self.k.dims.clone(), self.k.ranges.clone());
+        for &(v, iv) in &self.loops {
+            let list = match v.kind {
+                VarKind::Dim => &mut dims,
+                VarKind::Range => &mut ranges,
+                VarKind::Runtime => continue,
+            };
+            if let Some(slot) = list.get_mut(v.index as usize) {
+                *slot = iv;
+            }
+        }
+        let map = IndexingMap::new(dims, ranges, self.k.runtimes.clone(), vec![e], vec![])
+            .map_err(|err| format!("offset `{e}`: {err}"))?;
         Ok(map.range_of(e))
     }
 

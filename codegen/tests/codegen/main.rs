@@ -2,6 +2,7 @@
 //! of every emitter, and the kernel IR verifier.
 
 mod golden;
+mod index_arith;
 mod units;
 mod vecmath;
 mod verify;

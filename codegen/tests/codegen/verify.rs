@@ -147,3 +147,38 @@ fn local_arrays_are_checked_like_buffers() {
         "store of f32 into f64 local l0"
     );
 }
+
+/// `valid()` as one block looping over `d0 in [lo, hi]`, storing at `d0 + shift`.
+fn looping(lo: i64, hi: i64, shift: i64) -> Kernel {
+    let mut k = valid();
+    k.grid = Grid {
+        blocks: 1,
+        block_var: None,
+    };
+    if let Stmt::Store { offset, .. } = &mut k.body[1] {
+        *offset = Expr::dim(0) + Expr::constant(shift);
+    }
+    let body = std::mem::take(&mut k.body);
+    k.body = vec![Stmt::Loop {
+        var: Var::dim(0),
+        lo,
+        hi,
+        body,
+    }];
+    k
+}
+
+#[test]
+fn a_loop_over_part_of_its_bounds_checks_offsets_over_that_part() {
+    // A loop split at a guard's edge runs over part of d0's bounds [0, 3]: `d0 + 2` stays
+    // in range over [0, 1] but not over [0, 2].
+    assert_eq!(message(&looping(0, 1, 2)), "ok");
+    assert_eq!(
+        message(&looping(0, 2, 2)),
+        "offset `d0 + 2` of b1 ranges over [2, 4], outside [0, 3]"
+    );
+    assert_eq!(
+        message(&looping(2, 4, 0)),
+        "loop d0 in [2, 4] leaves its bounds [0, 3]"
+    );
+}

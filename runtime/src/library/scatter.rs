@@ -1,6 +1,8 @@
 //! `scatter` and `select-and-scatter`, sequential in update (source) order, since
 //! indices may repeat and the update computation need not commute. A scatter window
-//! that would reach outside the operand is skipped, as XLA does.
+//! that would reach outside the operand is skipped, as XLA does. A single-operand scatter
+//! is a generated kernel (`codegen::emit::emit_scatter_in_place`); this routine runs the
+//! variadic ones and any form that kernel does not take.
 
 use std::ffi::c_void;
 

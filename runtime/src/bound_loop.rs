@@ -42,8 +42,12 @@ pub(crate) struct BoundLoop {
     cond: Vec<Step>,
     pred: *const u8,
     body: Vec<Step>,
-    /// Body results into the loop state, in order; no copy reads what an earlier one wrote.
+    /// Body results into the loop state, in order; no copy reads what an earlier one wrote
+    /// (state that rotates goes through `_staging`).
     state: Vec<Step>,
+    /// Where rotating state is staged: every result is copied here before any is copied
+    /// into the state. The copies point into it; it lives as long as they do.
+    _staging: Vec<u64>,
 }
 
 /// The parts of a [`Thunk::While`] that binding needs.
@@ -68,23 +72,58 @@ impl BoundLoop {
             return Ok(None);
         };
         let alloc = |b: usize| p.buffers[b].allocation;
-        let mut state = Vec::with_capacity(l.state.len());
-        for (i, (&s, &d)) in l.body_results.iter().zip(l.state).enumerate() {
-            let (sa, da) = (alloc(s), alloc(d));
-            if sa == da {
-                continue;
+        let (results, dests) = (l.body_results, l.state);
+        // A copy that writes what a later copy reads (state that rotates): stage them all.
+        let rotates = (0..dests.len()).any(|i| {
+            alloc(results[i]) != alloc(dests[i])
+                && results[i + 1..]
+                    .iter()
+                    .any(|&s| alloc(s) == alloc(dests[i]))
+        });
+        let moves: Vec<(usize, usize, usize)> = results
+            .iter()
+            .zip(dests)
+            .filter(|(&s, &d)| alloc(s) != alloc(d))
+            .map(|(&s, &d)| (alloc(s), alloc(d), p.buffers[s].bytes as usize))
+            .collect();
+        let mut state = Vec::with_capacity(2 * moves.len());
+        let mut staging = Vec::new();
+        if rotates {
+            let words: usize = moves.iter().map(|&(_, _, n)| n.div_ceil(8)).sum();
+            staging = vec![0u64; words.max(1)];
+            let base = staging.as_mut_ptr().cast::<u8>();
+            let mut into_state = Vec::with_capacity(moves.len());
+            let mut off = 0usize;
+            for &(sa, da, n) in &moves {
+                if mem[sa].len() < n || mem[da].len() < n {
+                    return Ok(None);
+                }
+                let Some(dst) = mem[da].ptr_mut() else {
+                    return Ok(None);
+                };
+                // `off + n` stays within `staging` (its words hold every copy's bytes);
+                // address arithmetic only.
+                let slot = base.wrapping_add(off);
+                state.push(Step::Copy {
+                    src: mem[sa].ptr().cast::<u8>().cast_const(),
+                    dst: slot,
+                    n,
+                });
+                into_state.push(Step::Copy {
+                    src: slot.cast_const(),
+                    dst: dst.cast::<u8>(),
+                    n,
+                });
+                off += n.div_ceil(8) * 8;
             }
-            // A copy that writes what a later copy reads needs staging: general path.
-            if l.body_results[i + 1..]
-                .iter()
-                .any(|&later| alloc(later) == da)
-            {
-                return Ok(None);
+            state.extend(into_state);
+        } else {
+            for &(sa, da, n) in &moves {
+                let Some(step) = copy_step(mem, sa, da, n) else {
+                    return Ok(None);
+                };
+                state.push(step);
             }
-            let Some(step) = copy_step(mem, sa, da, p.buffers[s].bytes as usize) else {
-                return Ok(None);
-            };
-            state.push(step);
         }
         let pa = alloc(l.cond_result);
         if mem[pa].len() == 0 {
@@ -99,6 +138,7 @@ impl BoundLoop {
             pred,
             body,
             state,
+            _staging: staging,
         }))
     }
 
@@ -221,9 +261,10 @@ fn run_steps(steps: &[Step], threads: usize) -> Result<(), RuntimeError> {
                 ref args,
                 blocks,
             } => unsafe { f(args.as_ptr(), 0, blocks) },
-            // SAFETY: both allocations hold at least `n` bytes (checked when binding), are
-            // distinct (so the ranges do not overlap) and outlive the loop; `dst` is owned,
-            // writable memory.
+            // SAFETY: both ends hold at least `n` bytes (checked when binding: allocations,
+            // or a slot of the loop's staging memory sized for it), do not overlap
+            // (distinct allocations, or an allocation and the staging memory) and outlive
+            // the loop; `dst` is owned, writable memory.
             Step::Copy { src, dst, n } => unsafe { std::ptr::copy_nonoverlapping(src, dst, n) },
         }
     }

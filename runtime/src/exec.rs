@@ -125,23 +125,27 @@ pub fn words_of(data: &[u8]) -> Vec<u64> {
 }
 
 /// Pointers to kernel arguments, shared by the threads running one kernel's blocks.
-struct Args(Vec<*mut c_void>);
+struct Args<'a>(&'a [*mut c_void]);
 // SAFETY: the pointers refer to allocations that outlive the kernel call; threads run
 // disjoint block ranges, and a kernel's blocks write disjoint output elements.
-unsafe impl Sync for Args {}
+unsafe impl Sync for Args<'_> {}
 // SAFETY: as above.
-unsafe impl Send for Args {}
+unsafe impl Send for Args<'_> {}
 
-impl Args {
+impl Args<'_> {
     fn ptr(&self) -> *const *mut c_void {
         self.0.as_ptr()
     }
 
     /// A copy of the pointers, for a thread to rebind one of them.
     fn copy(&self) -> Vec<*mut c_void> {
-        self.0.clone()
+        self.0.to_vec()
     }
 }
+
+/// Most arguments bound on the stack (a kernel with more binds them in a vector): a
+/// program of many tiny kernels spent a fifth of its time allocating argument vectors.
+const STACK_ARGS: usize = 16;
 
 /// How thunks run: the loaded kernels, thread count, the while-loop limit and where to
 /// record per-thunk times.
@@ -338,7 +342,16 @@ fn run_one(
             elements,
         } => {
             let f = kernel_fn(env, *kernel)?;
-            let args = &Args(kernel_args(p, *kernel, args, mem)?);
+            let mut on_stack = [std::ptr::null_mut(); STACK_ARGS];
+            let mut on_heap = Vec::new();
+            let slots: &mut [*mut c_void] = if args.len() <= STACK_ARGS {
+                &mut on_stack[..args.len()]
+            } else {
+                on_heap.resize(args.len(), std::ptr::null_mut());
+                &mut on_heap
+            };
+            bind_kernel_args(p, *kernel, args, mem, slots)?;
+            let args = &Args(slots);
             let blocks = *blocks;
             if !runs_on_one_thread(env, blocks, *elements) {
                 let chunks = (env.threads as i64 * 4).min(blocks);
@@ -436,9 +449,21 @@ fn kernel_args(
     args: &[usize],
     mem: &mut [Memory<'_>],
 ) -> Result<Vec<*mut c_void>, RuntimeError> {
+    let mut ptrs = vec![std::ptr::null_mut(); args.len()];
+    bind_kernel_args(p, kernel, args, mem, &mut ptrs)?;
+    Ok(ptrs)
+}
+
+/// [`kernel_args`] into `out` (one slot per argument).
+fn bind_kernel_args(
+    p: &Program,
+    kernel: usize,
+    args: &[usize],
+    mem: &mut [Memory<'_>],
+    out: &mut [*mut c_void],
+) -> Result<(), RuntimeError> {
     let params = &p.kernels[kernel].buffers;
-    let mut ptrs = Vec::with_capacity(args.len());
-    for (j, &b) in args.iter().enumerate() {
+    for ((j, &b), slot) in args.iter().enumerate().zip(out.iter_mut()) {
         let a = p.buffers[b].allocation;
         let writes = params.get(j).is_some_and(|bp| bp.access != Access::In);
         let ptr = if writes {
@@ -451,9 +476,9 @@ fn kernel_args(
         } else {
             mem[a].ptr()
         };
-        ptrs.push(ptr);
+        *slot = ptr;
     }
-    Ok(ptrs)
+    Ok(())
 }
 
 /// Runs a [`Thunk::StreamedGemm`]: the producer's blocks split into `slots` runs of
@@ -485,7 +510,8 @@ fn run_streamed(
         return Err(RuntimeError::Internal("malformed streamed gemm".into()));
     };
     let f = kernel_fn(env, *kernel)?;
-    let ptrs = Args(kernel_args(p, *kernel, args, mem)?);
+    let bound = kernel_args(p, *kernel, args, mem)?;
+    let ptrs = Args(&bound);
     let element_bytes = match shape.ty {
         ScalarType::F32 => 4,
         ScalarType::F64 => 8,

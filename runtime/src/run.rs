@@ -80,38 +80,47 @@ pub(crate) struct RunState {
 struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
 
 impl TempPool {
-    /// The pooled memory of allocation `a` if it has at least `bytes`, else a spare block,
-    /// else fresh memory.
-    fn take(&self, a: usize, bytes: u64, spare: &Spare) -> Memory<'static> {
-        let words = (bytes as usize).div_ceil(8).max(1);
-        let pooled = self
-            .0
+    /// Every pooled allocation, for one run (one lock for the run, not one per
+    /// allocation: a module of many small kernels has many temporaries).
+    fn take_all(&self) -> Vec<Option<Vec<u64>>> {
+        self.0
             .lock()
-            .ok()
-            .and_then(|mut p| p.get_mut(a).and_then(Option::take))
-            .filter(|v| v.len() >= words)
-            .or_else(|| spare.take(words));
-        match pooled {
-            Some(mut v) if v.len() >= words => {
-                // Poison reused memory in debug builds: a kernel that reads a temporary
-                // before writing it then fails the tests instead of passing by luck.
-                if cfg!(debug_assertions) {
-                    v.fill(0x7fc0_0001_7fc0_0001);
-                }
-                Memory::Owned(v)
-            }
-            _ => exec::owned(bytes),
-        }
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
     }
 
-    /// Keeps `v` as allocation `a`'s memory for the next run.
-    fn put(&self, a: usize, v: Vec<u64>) {
+    /// Keeps a run's temporaries for the next run.
+    fn put_all(&self, pooled: Vec<Option<Vec<u64>>>) {
         if let Ok(mut p) = self.0.lock() {
-            if p.len() <= a {
-                p.resize_with(a + 1, || None);
-            }
-            p[a] = Some(v);
+            *p = pooled;
         }
+    }
+}
+
+/// The memory of temporary allocation `a` of `bytes` bytes: its pooled memory if large
+/// enough, else a spare block, else fresh memory.
+fn temp_memory(
+    pooled: &mut [Option<Vec<u64>>],
+    a: usize,
+    bytes: u64,
+    spare: &Spare,
+) -> Memory<'static> {
+    let words = (bytes as usize).div_ceil(8).max(1);
+    let reused = pooled
+        .get_mut(a)
+        .and_then(Option::take)
+        .filter(|v| v.len() >= words)
+        .or_else(|| spare.take(words));
+    match reused {
+        Some(mut v) if v.len() >= words => {
+            // Poison reused memory in debug builds: a kernel that reads a temporary
+            // before writing it then fails the tests instead of passing by luck.
+            if cfg!(debug_assertions) {
+                v.fill(0x7fc0_0001_7fc0_0001);
+            }
+            Memory::Owned(v)
+        }
+        _ => exec::owned(bytes),
     }
 }
 
@@ -163,6 +172,7 @@ impl Executable {
     /// pool, and the outputs are returned in their physical layouts.
     pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, RuntimeError> {
         let p = &self.plan.program;
+        let mut pooled = self.run_state.pool.take_all();
         let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
         for (i, a) in p.allocations.iter().enumerate() {
             mem.push(match &a.kind {
@@ -176,7 +186,7 @@ impl Executable {
                     Some(words) => Memory::Borrowed(exec::word_bytes(words)),
                     None => return Err(RuntimeError::Internal("constant without data".into())),
                 },
-                AllocationKind::Temp => self.run_state.pool.take(i, a.bytes, &self.run_state.spare),
+                AllocationKind::Temp => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
             });
         }
         let mut profile = self
@@ -212,13 +222,15 @@ impl Executable {
             };
             bufs.push(words);
         }
+        pooled.resize_with(mem.len(), || None);
         for (i, m) in mem.into_iter().enumerate() {
             if let Memory::Owned(v) = m {
                 if !v.is_empty() && matches!(p.allocations[i].kind, AllocationKind::Temp) {
-                    self.run_state.pool.put(i, v);
+                    pooled[i] = Some(v);
                 }
             }
         }
+        self.run_state.pool.put_all(pooled);
         Ok(RawOutputs {
             bufs,
             spare: Arc::downgrade(&self.run_state.spare),

@@ -21,7 +21,8 @@ matches).
 Caveat: JAX's Python API compiles only StableHLO, so the text goes HLO -> MLIR -> HLO, and
 that round trip drops the layouts of nested computations and the fusions' backend configs:
 XLA's own after_optimizations.hlo modules abort the same way on several programs (e.g. pad,
-while_loop). Each program runs in a process of its own so an abort only fails that row.
+while_loop); `--xla-own` runs those through the same route, to show what it can carry.
+Each program runs in a process of its own so an abort only fails that row.
 """
 
 import argparse
@@ -62,17 +63,24 @@ def run_on_xla(text, args):
     return [np.asarray(o) for o in leaves(exe.execute(bufs))]
 
 
-def check_one(hloc, corpus, target, out, name):
-    """(stage, detail) of one program: `ok` when XLA runs the fused module and matches."""
+def check_one(hloc, corpus, target, out, name, xla_own=False):
+    """(stage, detail) of one program: `ok` when XLA runs the fused module and matches.
+    With `xla_own`, the module is XLA:CPU's own optimized one (after_optimizations.hlo),
+    through the same route: what the route itself can carry."""
     src = os.path.join(corpus, name, "before_optimizations.hlo")
-    p = subprocess.run([hloc, "fuse", src, "--target", target], capture_output=True, text=True)
-    if p.returncode != 0:
-        return "hloc fuse", p.stderr.strip()[:100]
+    if xla_own:
+        text = open(os.path.join(corpus, name, "after_optimizations.hlo")).read()
+    else:
+        p = subprocess.run([hloc, "fuse", src, "--target", target], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            return "hloc fuse", p.stderr.strip()[:100]
+        text = p.stdout
     with open(os.path.join(out, f"{name}.fused.hlo"), "w") as fh:
-        fh.write(p.stdout)
+        fh.write(text)
     args = bx.load_inputs(os.path.join(corpus, name, "inputs.npz"), open(src).read())
     try:
-        got = run_on_xla(p.stdout, args)
+        got = run_on_xla(text, args)
     except Exception as e:  # noqa: BLE001
         msg = str(e).strip().splitlines()[0][:100] if str(e).strip() else ""
         return "xla", f"{type(e).__name__}: {msg}"
@@ -93,13 +101,16 @@ def main():
     ap.add_argument("--corpus", default=os.path.join(bx.ROOT, "corpus"))
     ap.add_argument("--target", default="cpu")
     ap.add_argument("--out", help="keep the fused modules here (default: a temporary directory)")
+    ap.add_argument("--xla-own", action="store_true",
+                    help="run XLA:CPU's own after_optimizations.hlo through the same route "
+                         "instead (what the route can carry)")
     ap.add_argument("--single", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="hloc-fused-")
     os.makedirs(out, exist_ok=True)
     if a.single:
-        stage, detail = check_one(a.hloc, a.corpus, a.target, out, a.single)
+        stage, detail = check_one(a.hloc, a.corpus, a.target, out, a.single, a.xla_own)
         print(f"RESULT\t{stage}\t{detail}")
         return 0
     names = a.names or [
@@ -112,7 +123,8 @@ def main():
         # One process per program: XLA aborts the process on a module it cannot handle.
         p = subprocess.run(
             [sys.executable, os.path.abspath(__file__), "--single", name, "--hloc", a.hloc,
-             "--corpus", a.corpus, "--target", a.target, "--out", out],
+             "--corpus", a.corpus, "--target", a.target, "--out", out]
+            + (["--xla-own"] if a.xla_own else []),
             capture_output=True, text=True)
         row = [l for l in p.stdout.splitlines() if l.startswith("RESULT\t")]
         if row:
@@ -122,7 +134,8 @@ def main():
             stage, detail = "xla abort", (check[0].strip() if check else f"exit {p.returncode}")[:120]
         passed += stage == "ok"
         print(f"{name:32} {stage:10} {detail}")
-    print(f"{passed} of {len(names)} fused modules parse, compile, run and match on XLA:CPU "
+    what = "XLA's own optimized modules" if a.xla_own else "fused modules"
+    print(f"{passed} of {len(names)} {what} parse, compile, run and match on XLA:CPU "
           f"(modules in {out})")
     return 0
 

@@ -61,7 +61,18 @@ pub(crate) trait Int: Copy + Eq + Ord + Default + Send + 'static {
         let a = amount.ubits() & mask(Self::STORAGE_BITS);
         let v = self.to_i128();
         if amount.to_i128() < 0 || a >= u64::from(bits) {
-            return Self::from_i128(if Self::SIGNED && v < 0 { -1 } else { 0 });
+            // Every bit becomes the sign bit: for an unsigned type, its top bit (XLA shifts
+            // unsigned values arithmetically as their signed reinterpretation).
+            let negative = if Self::SIGNED {
+                v < 0
+            } else {
+                (self.ubits() >> (bits - 1)) & 1 == 1
+            };
+            return Self::from_i128(match (negative, Self::SIGNED) {
+                (false, _) => 0,
+                (true, true) => -1,
+                (true, false) => i128::from(mask(bits)),
+            });
         }
         if Self::SIGNED {
             Self::from_i128(v >> a)

@@ -122,6 +122,18 @@ fn shifts_out_of_range() {
         op2("u8", "u8", "shift-left", u8s(vec![1, 1]), u8s(vec![7, 8])),
         ArrayData::U8(vec![128, 0])
     );
+    // Unsigned values shift arithmetically as their signed reinterpretation: the top bit
+    // fills in, out-of-range amounts included (XLA gives 228, 255, 0, 255 for these).
+    assert_eq!(
+        op2(
+            "u8",
+            "u8",
+            "shift-right-arithmetic",
+            u8s(vec![200, 200, 100, 255]),
+            u8s(vec![1, 9, 9, 200])
+        ),
+        ArrayData::U8(vec![228, 255, 0, 255])
+    );
 }
 
 #[test]

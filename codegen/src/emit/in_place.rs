@@ -170,12 +170,21 @@ pub fn emit_scatter_in_place(
     if !a.ranges.is_empty() {
         return Err(b.unsupported("scatter", "an update reaching several output elements"));
     }
+    // The map's conditions on its runtime variables are the explicit window checks' too.
+    let mut guard = a.guard.clone();
+    guard.conds.retain(|(e, _, _)| {
+        e.as_var()
+            .is_none_or(|v| v.kind != affine::VarKind::Runtime)
+    });
+    guard
+        .conds
+        .extend(window_in_bounds(&mut b, comp, id, &udims, &mut body)?);
     let upd = b.value(comp, update, &index, false, &mut body)?;
     let ty = b.buffers[out].ty;
     let offset = b.offset(out, &a.index);
     b.note(out, &a.index, &a.guard);
     let mut inner = Vec::new();
-    b.guards.push(a.guard.clone());
+    b.guards.push(guard.clone());
     let combined = combine(&mut b, combiner, ty, offset, out, upd, &mut inner);
     b.guards.pop();
     let combined = combined?;
@@ -184,11 +193,11 @@ pub fn emit_scatter_in_place(
         offset,
         value: combined,
     });
-    if a.guard.is_true() {
+    if guard.is_true() {
         body.extend(inner);
     } else {
         body.push(Stmt::If {
-            guard: a.guard,
+            guard,
             body: inner,
             else_body: vec![],
         });
@@ -207,6 +216,76 @@ pub fn emit_scatter_in_place(
         body,
         None,
     )
+}
+
+/// The conditions under which the update at the update index `(d0, d1, ...)` lands: each
+/// start index (read from the indices into a runtime variable of its type's full range)
+/// keeps its window inside the operand. The update-to-output map holds them too, as its
+/// runtime variables' domains, but simplification may drop a variable whose domain is one
+/// value (a window as large as the operand), and with it the check.
+fn window_in_bounds(
+    b: &mut Builder<'_>,
+    comp: CompId,
+    id: InstrId,
+    udims: &[i64],
+    body: &mut Vec<Stmt>,
+) -> Result<Vec<(Expr, i64, i64)>, CodegenError> {
+    let c = b.module.computation(comp);
+    let instr = c.instr(id);
+    let dn = instr
+        .scatter_dimension_numbers()
+        .ok_or_else(|| b.unsupported("scatter", "no dimension numbers"))?;
+    let operand = c.instr(instr.operands()[0]).shape().dims().to_vec();
+    let indices = instr.operands()[1];
+    let irank = c.instr(indices).shape().dims().len();
+    let as_dim = |d: i64| usize::try_from(d).ok();
+    let window: Vec<usize> = dn
+        .update_window_dims
+        .iter()
+        .filter_map(|&d| as_dim(d))
+        .collect();
+    let scatter_dims: Vec<usize> = (0..udims.len()).filter(|d| !window.contains(d)).collect();
+    // Operand dimensions the window spans, in order, sized by the update's window dims.
+    let spanned: Vec<usize> = (0..operand.len())
+        .filter(|&d| {
+            !dn.inserted_window_dims.contains(&(d as i64))
+                && !dn.input_batching_dims.contains(&(d as i64))
+        })
+        .collect();
+    let ivd = as_dim(dn.index_vector_dim).unwrap_or(irank);
+    let mut conds = Vec::new();
+    for (k, &od) in dn.scatter_dims_to_operand_dims.iter().enumerate() {
+        let od = as_dim(od).filter(|&d| d < operand.len());
+        let Some(od) = od else {
+            return Err(b.unsupported("scatter", "an index for no operand dimension"));
+        };
+        // The indices element: batch positions from the update's scatter dims in order,
+        // component `k` along the index vector dimension.
+        let mut at = Vec::with_capacity(irank);
+        let mut next = scatter_dims.iter();
+        for j in 0..irank {
+            if j == ivd {
+                at.push(Expr::constant(k as i64));
+            } else {
+                let d = next.next().ok_or_else(|| {
+                    b.unsupported("scatter", "indices batch dims do not fit the updates")
+                })?;
+                at.push(Expr::dim(*d as u32));
+            }
+        }
+        let v = b.value(comp, indices, &at, false, body)?;
+        let Some((lo, hi)) = v.ty().index_range() else {
+            return Err(b.unsupported("scatter", format!("indices of type {}", v.ty())));
+        };
+        let rt = b.new_runtime(Interval::new(lo, hi));
+        body.push(Stmt::BindIndex { var: rt, value: v });
+        let size = match spanned.iter().position(|&d| d == od) {
+            Some(j) => window.get(j).map_or(1, |&u| udims[u]),
+            None => 1,
+        };
+        conds.push((Expr::var(rt), 0, operand[od] - size));
+    }
+    Ok(conds)
 }
 
 /// The scatter's update computation applied to the element stored at `offset` of `out`

@@ -293,14 +293,7 @@ fn random_modules_match_the_reference_evaluator() {
         cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-random")),
         ..CompileOptions::default()
     };
-    // `HLOC_RANDOM_SEEDS=A..B` runs other seeds (a longer search, by hand).
-    let seeds = std::env::var("HLOC_RANDOM_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once("..")?;
-            Some(a.trim().parse::<u64>().ok()?..b.trim().parse::<u64>().ok()?)
-        })
-        .unwrap_or(0..96);
+    let seeds = crate::seeds(0..96);
     let mut failures = Vec::new();
     for seed in seeds {
         let text = module(seed);

@@ -1,0 +1,169 @@
+//! Differential test of scatter: random dimension numbers (inserted window dims, index
+//! vector dimension in any position or implicit, several scatter dims, window sizes below
+//! the operand's), indices that repeat and leave the operand, and update computations
+//! that are not commutative, compiled for the CPU (the in-place scatter kernel) and
+//! compared with the reference evaluator. Deterministic: a failure prints the module.
+
+use std::path::Path;
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// `k` distinct values of `0..n`, in random order.
+    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            let j = i + self.below(n - i);
+            v.swap(i, j);
+        }
+        v.truncate(k);
+        v
+    }
+}
+
+fn dims_text(d: &[i64]) -> String {
+    d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// A random scatter module and its index values (the other inputs are random).
+fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
+    let mut rng = Rng(seed);
+    let ty = ["f32", "s32", "f64"][rng.below(3)];
+    let rank = 1 + rng.below(3);
+    let operand: Vec<i64> = (0..rank).map(|_| 1 + rng.below(6) as i64).collect();
+    // Dimensions the indices address, and which of those the window leaves out.
+    let n_idx = 1 + rng.below(rank);
+    let to_operand = rng.distinct(rank, n_idx);
+    let mut inserted: Vec<usize> = to_operand
+        .iter()
+        .copied()
+        .filter(|_| rng.below(2) == 0)
+        .collect();
+    inserted.sort_unstable();
+    let window: Vec<(usize, i64)> = (0..rank)
+        .filter(|d| !inserted.contains(d))
+        .map(|d| (d, 1 + rng.below(operand[d] as usize) as i64))
+        .collect();
+    // Scatter (batch) dims of the indices, and where the index vector sits.
+    let n_batch = rng.below(3);
+    let batch: Vec<i64> = (0..n_batch).map(|_| 1 + rng.below(4) as i64).collect();
+    let implicit = n_idx == 1 && rng.below(3) == 0;
+    let ivd = if implicit {
+        n_batch
+    } else {
+        rng.below(n_batch + 1)
+    };
+    let mut indices = batch.clone();
+    if !implicit {
+        indices.insert(ivd, n_idx as i64);
+    }
+    // Updates: the scatter dims in order, the window dims at random positions.
+    let urank = n_batch + window.len();
+    let mut uwd = rng.distinct(urank, window.len());
+    uwd.sort_unstable();
+    let mut updates = Vec::with_capacity(urank);
+    let (mut b, mut w) = (0, 0);
+    for p in 0..urank {
+        if uwd.contains(&p) {
+            updates.push(window[w].1);
+            w += 1;
+        } else {
+            updates.push(batch[b]);
+            b += 1;
+        }
+    }
+    let count: i64 = indices.iter().product();
+    let values: Vec<i32> = (0..count)
+        .map(|_| rng.below(9) as i32 - 2) // -2..6: repeats, and windows off both edges
+        .collect();
+    let combiner = match rng.below(4) {
+        0 => "ROOT r = TY[] add(a, b)",
+        1 => "ROOT r = TY[] maximum(a, b)",
+        2 => "m = TY[] multiply(a, b)\n  ROOT r = TY[] subtract(b, m)",
+        _ => "ROOT r = TY[] copy(b)",
+    }
+    .replace("TY", ty);
+    let text = format!(
+        "HloModule s\ncomb {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  {combiner}\n}}\n\
+         ENTRY e {{\n  x = {ty}[{}] parameter(0)\n  i = s32[{}] parameter(1)\n  u = {ty}[{}] parameter(2)\n  \
+         ROOT s = {ty}[{}] scatter(x, i, u), update_window_dims={{{}}}, inserted_window_dims={{{}}}, \
+         scatter_dims_to_operand_dims={{{}}}, index_vector_dim={ivd}, to_apply=comb\n}}\n",
+        dims_text(&operand),
+        dims_text(&indices),
+        dims_text(&updates),
+        dims_text(&operand),
+        list(&uwd),
+        list(&inserted),
+        list(&to_operand),
+    );
+    (text, indices, values)
+}
+
+#[test]
+fn random_scatters_match_the_reference_evaluator() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-scatters")),
+        ..CompileOptions::default()
+    };
+    let seeds = crate::seeds(0..48);
+    let cases = seeds.end.saturating_sub(seeds.start) as usize;
+    let mut failures = Vec::new();
+    let mut kernels = 0;
+    for seed in seeds {
+        let (text, idims, values) = module(seed);
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if let Err(errors) = hlo::verifier::verify(&m) {
+            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
+        }
+        let entry = m.entry();
+        let random = |n: usize| {
+            let id = entry.parameter(n).expect("parameter");
+            hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 20)
+                .expect("random input")
+        };
+        let index = Literal::Array(
+            hlo::literal::ArrayLiteral::new(
+                hlo::Shape::array(hlo::ElementType::S32, idims),
+                hlo::literal::ArrayData::S32(values),
+            )
+            .expect("indices"),
+        );
+        let args = vec![random(0), index, random(2)];
+        let result = runtime::compile(&m, &options)
+            .map_err(|e| e.to_string())
+            .and_then(|exe| {
+                kernels += usize::from(exe.stats().library_calls == 0);
+                exe.run(&args).map_err(|e| e.to_string())
+            })
+            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
+        if let Err(e) = result {
+            failures.push(format!("seed {seed}: {e}\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Every one of these forms is the generated kernel, not the library routine.
+    assert_eq!(kernels, cases, "some scatters fell back to the library");
+}

@@ -244,15 +244,18 @@ impl Gen {
     }
 }
 
-fn module(seed: u64) -> String {
+/// A random module; `large` draws dimensions up to 71 (kernels split into tiles and
+/// across threads) instead of up to 5 (size-0 and size-1 dimensions often).
+fn module(seed: u64, large: bool) -> String {
     let mut rng = Rng(seed);
     let ty = *rng.pick(TYPES);
     let rank = 1 + rng.below(3);
     let dims: Vec<i64> = (0..rank)
-        .map(|_| match rng.below(20) {
-            0 => 0,
-            1..=4 => 1,
-            _ => 2 + rng.below(4) as i64,
+        .map(|_| match (large, rng.below(20)) {
+            (false, 0) => 0,
+            (false, 1..=4) | (true, 0) => 1,
+            (false, _) => 2 + rng.below(4) as i64,
+            (true, _) => 2 + rng.below(70) as i64,
         })
         .collect();
     let mut g = Gen {
@@ -289,14 +292,22 @@ fn module(seed: u64) -> String {
 
 #[test]
 fn random_modules_match_the_reference_evaluator() {
+    check_seeds(crate::seeds(0..96), false);
+}
+
+#[test]
+fn large_random_modules_match_the_reference_evaluator() {
+    check_seeds(crate::seeds(0..12), true);
+}
+
+fn check_seeds(seeds: std::ops::Range<u64>, large: bool) {
     let options = CompileOptions {
         cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-random")),
         ..CompileOptions::default()
     };
-    let seeds = crate::seeds(0..96);
     let mut failures = Vec::new();
     for seed in seeds {
-        let text = module(seed);
+        let text = module(seed, large);
         let m = match hlo::parse_module(&text) {
             Ok(m) => m,
             Err(e) => panic!("seed {seed}: generated module does not parse: {e}\n{text}"),
@@ -308,7 +319,7 @@ fn random_modules_match_the_reference_evaluator() {
         let args: Vec<Literal> = (0..entry.parameters().len())
             .map(|n| {
                 let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 20)
+                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 24)
                     .expect("random input")
             })
             .collect();

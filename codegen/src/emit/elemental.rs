@@ -16,6 +16,7 @@ use crate::error::CodegenError;
 use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
 
 mod contraction;
+mod map;
 mod precision;
 mod reduction;
 mod reinterpret;
@@ -510,6 +511,11 @@ impl Builder<'_> {
                 )))
             }
             Opcode::Constant => return Ok(vec![self.constant(comp, id, index)?]),
+            // One device: every replica and partition id is 0 (as the evaluator has it).
+            Opcode::ReplicaId | Opcode::PartitionId => {
+                let ty = self.elem_type(comp, id)?;
+                return Ok(vec![Value::Const(ty, crate::kir::Const::Int(0))]);
+            }
             Opcode::Iota => {
                 let ty = self.elem_type(comp, id)?;
                 let dim = instr.iota_dimension().unwrap_or(0);
@@ -786,6 +792,7 @@ impl Builder<'_> {
                     out,
                 )?])
             }
+            Opcode::Map => self.map(comp, id, &g, index, guarded, out),
             _ => Err(self.unsupported(op.as_str(), "no elemental emitter for this op")),
         }
     }

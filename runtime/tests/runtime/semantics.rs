@@ -604,3 +604,38 @@ fn gemms_split_across_threads_match_on_strided_layouts() {
         runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
     }
 }
+
+#[test]
+fn map_inlines_its_computation_and_ids_are_zero_on_one_device() {
+    let text = r#"
+HloModule m
+f {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] multiply(a, b)
+  e = f32[] exponential(a)
+  ROOT s = f32[] subtract(e, m)
+}
+ENTRY e {
+  x = f32[5,7]{0,1} parameter(0)
+  y = f32[5,7] parameter(1)
+  mp = f32[5,7] map(x, y), dimensions={0,1}, to_apply=f
+  r = u32[] replica-id()
+  p = u32[] partition-id()
+  s = u32[] add(r, p)
+  c = f32[] convert(s)
+  b = f32[5,7] broadcast(c), dimensions={}
+  ROOT o = f32[5,7] add(mp, b)
+}"#;
+    let m = hlo::parse_module(text).expect("parse");
+    let args = random_args(&m);
+    for run_passes in [false, true] {
+        let opts = CompileOptions {
+            run_passes,
+            ..options()
+        };
+        let exe = runtime::compile(&m, &opts).expect("compile");
+        let outs = exe.run(&args).expect("run");
+        runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
+    }
+}

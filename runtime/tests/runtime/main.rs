@@ -1,11 +1,13 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
-//! compared with the reference evaluator, library calls, random modules and scatters, and HLO's
+//! compared with the reference evaluator, library calls, random modules, scatters and
+//! convolutions, and HLO's
 //! semantics corner cases run compiled.
 
 mod corpus;
 mod differential;
 mod dots;
 mod library;
+mod random_convolutions;
 mod random_modules;
 mod random_scatters;
 mod reductions;

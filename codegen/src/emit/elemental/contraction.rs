@@ -40,7 +40,9 @@ impl Builder<'_> {
             self.single(instr.opcode(), &g, 0)?,
             self.single(instr.opcode(), &g, 1)?,
         ) else {
-            return Err(CodegenError::Internal("dot operand never read".into()));
+            // An operand no output element reads (a convolution whose every tap lands in
+            // padding or a dilation hole): every sum is empty.
+            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
         };
         let (ml, mr) = (ml.clone(), mr.clone());
         let Some(l) = self.apply(&ml, index, None, false, out)? else {

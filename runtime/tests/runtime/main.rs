@@ -1,7 +1,6 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
 //! compared with the reference evaluator, library calls, random modules, scatters and
-//! convolutions, and HLO's
-//! semantics corner cases run compiled.
+//! convolutions, and HLO's semantics corner cases run compiled.
 
 mod corpus;
 mod differential;

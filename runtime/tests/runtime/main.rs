@@ -1,5 +1,5 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
-//! compared with the reference evaluator, library calls, random modules, scatters and
+//! compared with the reference evaluator, library calls, random modules, gathers, scatters and
 //! convolutions, and HLO's semantics corner cases run compiled.
 
 mod corpus;
@@ -7,6 +7,7 @@ mod differential;
 mod dots;
 mod library;
 mod random_convolutions;
+mod random_gathers;
 mod random_modules;
 mod random_scatters;
 mod reductions;

@@ -1,0 +1,150 @@
+//! Differential test of gather: random dimension numbers (collapsed slice dims, index
+//! vector dimension in any position or implicit, several batch dims, slice sizes up to the
+//! operand's), start indices that leave the operand (clamped), compiled for the CPU and
+//! compared with the reference evaluator. Deterministic: a failure prints the module.
+
+use std::path::Path;
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// `k` distinct values of `0..n`, in random order.
+    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        for i in 0..n {
+            let j = i + self.below(n - i);
+            v.swap(i, j);
+        }
+        v.truncate(k);
+        v
+    }
+}
+
+fn text(d: &[i64]) -> String {
+    d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// A random gather module and its index values (the operand is random).
+fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
+    let mut rng = Rng(seed);
+    let ty = ["f32", "s32", "f64", "u8"][rng.below(4)];
+    let rank = 1 + rng.below(3);
+    let operand: Vec<i64> = (0..rank).map(|_| 1 + rng.below(7) as i64).collect();
+    let n_idx = 1 + rng.below(rank);
+    let start_map = rng.distinct(rank, n_idx);
+    let slice: Vec<i64> = operand
+        .iter()
+        .map(|&n| 1 + rng.below(n as usize) as i64)
+        .collect();
+    let mut collapsed: Vec<usize> = start_map
+        .iter()
+        .copied()
+        .filter(|&d| slice[d] == 1 && rng.below(2) == 0)
+        .collect();
+    collapsed.sort_unstable();
+    let n_batch = rng.below(3);
+    let batch: Vec<i64> = (0..n_batch).map(|_| 1 + rng.below(4) as i64).collect();
+    let implicit = n_idx == 1 && rng.below(3) == 0;
+    let ivd = if implicit {
+        n_batch
+    } else {
+        rng.below(n_batch + 1)
+    };
+    let mut indices = batch.clone();
+    if !implicit {
+        indices.insert(ivd, n_idx as i64);
+    }
+    // Output: the batch dims in order, the kept slice dims at random positions.
+    let kept: Vec<i64> = (0..rank)
+        .filter(|d| !collapsed.contains(d))
+        .map(|d| slice[d])
+        .collect();
+    let orank = n_batch + kept.len();
+    let mut offset = rng.distinct(orank, kept.len());
+    offset.sort_unstable();
+    let mut out = Vec::with_capacity(orank);
+    let (mut b, mut k) = (0, 0);
+    for p in 0..orank {
+        if offset.contains(&p) {
+            out.push(kept[k]);
+            k += 1;
+        } else {
+            out.push(batch[b]);
+            b += 1;
+        }
+    }
+    let count: i64 = indices.iter().product();
+    let values: Vec<i32> = (0..count).map(|_| rng.below(12) as i32 - 3).collect();
+    let module = format!(
+        "HloModule g\nENTRY e {{\n  x = {ty}[{}] parameter(0)\n  i = s32[{}] parameter(1)\n  \
+         ROOT g = {ty}[{}] gather(x, i), offset_dims={{{}}}, collapsed_slice_dims={{{}}}, \
+         start_index_map={{{}}}, index_vector_dim={ivd}, slice_sizes={{{}}}\n}}\n",
+        text(&operand),
+        text(&indices),
+        text(&out),
+        list(&offset),
+        list(&collapsed),
+        list(&start_map),
+        text(&slice),
+    );
+    (module, indices, values)
+}
+
+#[test]
+fn random_gathers_match_the_reference_evaluator() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-gathers")),
+        ..CompileOptions::default()
+    };
+    let mut failures = Vec::new();
+    for seed in crate::seeds(0..40) {
+        let (text, idims, values) = module(seed);
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if let Err(errors) = hlo::verifier::verify(&m) {
+            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
+        }
+        let entry = m.entry();
+        let id = entry.parameter(0).expect("parameter");
+        let x = hlo_eval::random::random_literal(entry.instr(id).shape(), seed, 0, 1 << 24)
+            .expect("random input");
+        let index = Literal::Array(
+            hlo::literal::ArrayLiteral::new(
+                hlo::Shape::array(hlo::ElementType::S32, idims),
+                hlo::literal::ArrayData::S32(values),
+            )
+            .expect("indices"),
+        );
+        let args = vec![x, index];
+        let result = runtime::compile(&m, &options)
+            .map_err(|e| e.to_string())
+            .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
+            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
+        if let Err(e) = result {
+            failures.push(format!("seed {seed}: {e}\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

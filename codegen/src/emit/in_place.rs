@@ -30,41 +30,9 @@ pub fn emit_dus_in_place(
             instr.name()
         )));
     }
-    for (j, &op) in instr.operands().iter().enumerate().skip(1) {
-        let oi = c.instr(op);
-        if oi.opcode() == Opcode::Constant && oi.shape().element_count().is_ok_and(|n| n == 1) {
-            continue;
-        }
-        let buf = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(j))?;
-        b.leaves.insert((comp, op), Leaf::Buffer(buf));
-    }
-    let out = b.add_buffer(
-        instr.name(),
-        instr.shape(),
-        Access::InOut,
-        BufferSource::Output(0),
-    )?;
+    let operands: Vec<usize> = (1..instr.operands().len()).collect();
+    let (out, udims, index, m) = update_setup(&mut b, (comp, id), &operands, 1)?;
     let update = instr.operands()[1];
-    let udims = c.instr(update).shape().dims().to_vec();
-    if udims.iter().any(|&d| d <= 0) {
-        return Err(CodegenError::Internal(format!(
-            "`{}` updates no element",
-            instr.name()
-        )));
-    }
-    b.dims = udims.iter().map(|&n| Interval::new(0, n - 1)).collect();
-    let index: Vec<Expr> = (0..udims.len() as u32).map(Expr::dim).collect();
-    let handle = hlo::InstrRef::new(module, comp, id)
-        .ok_or_else(|| CodegenError::Internal(format!("`{}` not found", instr.name())))?;
-    let maps = indexing::input_to_output(&handle, 1).map_err(|source| CodegenError::Indexing {
-        instr: instr.name().to_string(),
-        source,
-    })?;
-    let m = match maps.first() {
-        Some(OperandIndexing::Maps(ms)) if ms.len() == 1 => ms.values().next().cloned(),
-        _ => None,
-    }
-    .ok_or_else(|| b.unsupported("dynamic-update-slice", "no single update-to-output map"))?;
     let mut body = Vec::new();
     let a = b
         .apply(&m, &index, None, false, &mut body)?
@@ -125,44 +93,8 @@ pub fn emit_scatter_in_place(
     let combiner = instr
         .to_apply()
         .ok_or_else(|| b.unsupported("scatter", "no update computation"))?;
-    for j in [1, 2] {
-        let op = instr.operands()[j];
-        let oi = c.instr(op);
-        let scalar_constant =
-            oi.opcode() == Opcode::Constant && oi.shape().element_count().is_ok_and(|n| n == 1);
-        if scalar_constant || b.leaves.contains_key(&(comp, op)) {
-            continue;
-        }
-        let buf = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(j))?;
-        b.leaves.insert((comp, op), Leaf::Buffer(buf));
-    }
-    let out = b.add_buffer(
-        instr.name(),
-        instr.shape(),
-        Access::InOut,
-        BufferSource::Output(0),
-    )?;
+    let (out, udims, index, m) = update_setup(&mut b, (comp, id), &[1, 2], 2)?;
     let update = instr.operands()[2];
-    let udims = c.instr(update).shape().dims().to_vec();
-    if udims.iter().any(|&d| d <= 0) {
-        return Err(CodegenError::Internal(format!(
-            "`{}` has no update element",
-            instr.name()
-        )));
-    }
-    b.dims = udims.iter().map(|&n| Interval::new(0, n - 1)).collect();
-    let index: Vec<Expr> = (0..udims.len() as u32).map(Expr::dim).collect();
-    let handle = hlo::InstrRef::new(module, comp, id)
-        .ok_or_else(|| CodegenError::Internal(format!("`{}` not found", instr.name())))?;
-    let maps = indexing::input_to_output(&handle, 2).map_err(|source| CodegenError::Indexing {
-        instr: instr.name().to_string(),
-        source,
-    })?;
-    let m = match maps.first() {
-        Some(OperandIndexing::Maps(ms)) if ms.len() == 1 => ms.values().next().cloned(),
-        _ => None,
-    }
-    .ok_or_else(|| b.unsupported("scatter", "no single update-to-output map"))?;
     let mut body = Vec::new();
     let a = b
         .apply(&m, &index, None, false, &mut body)?
@@ -331,4 +263,59 @@ fn combine(
         return Err(b.unsupported("scatter", "update computation result of another type"));
     }
     Ok(r)
+}
+
+/// What both update kernels set up: buffers for `operands` (scalar constants read as
+/// immediates, an operand repeated once), then the output (read-write, holding the base on
+/// entry); the kernel's dimensions are those of operand `update`, which must have an
+/// element. Returns the output buffer, the update's dims, the index `(d0, d1, ...)` and
+/// the update-to-output map (`indexing::input_to_output`).
+fn update_setup(
+    b: &mut Builder<'_>,
+    (comp, id): (CompId, InstrId),
+    operands: &[usize],
+    update: usize,
+) -> Result<(usize, Vec<i64>, Vec<Expr>, indexing::IndexedMap), CodegenError> {
+    let module = b.module;
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    for &j in operands {
+        let op = instr.operands()[j];
+        let oi = c.instr(op);
+        let scalar_constant =
+            oi.opcode() == Opcode::Constant && oi.shape().element_count().is_ok_and(|n| n == 1);
+        if scalar_constant || b.leaves.contains_key(&(comp, op)) {
+            continue;
+        }
+        let buf = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(j))?;
+        b.leaves.insert((comp, op), Leaf::Buffer(buf));
+    }
+    let out = b.add_buffer(
+        instr.name(),
+        instr.shape(),
+        Access::InOut,
+        BufferSource::Output(0),
+    )?;
+    let udims = c.instr(instr.operands()[update]).shape().dims().to_vec();
+    if udims.iter().any(|&d| d <= 0) {
+        return Err(CodegenError::Internal(format!(
+            "`{}` updates no element",
+            instr.name()
+        )));
+    }
+    b.dims = udims.iter().map(|&n| Interval::new(0, n - 1)).collect();
+    let index: Vec<Expr> = (0..udims.len() as u32).map(Expr::dim).collect();
+    let handle = hlo::InstrRef::new(module, comp, id)
+        .ok_or_else(|| CodegenError::Internal(format!("`{}` not found", instr.name())))?;
+    let maps =
+        indexing::input_to_output(&handle, update).map_err(|source| CodegenError::Indexing {
+            instr: instr.name().to_string(),
+            source,
+        })?;
+    let m = match maps.first() {
+        Some(OperandIndexing::Maps(ms)) if ms.len() == 1 => ms.values().next().cloned(),
+        _ => None,
+    }
+    .ok_or_else(|| b.unsupported(instr.opcode().as_str(), "no single update-to-output map"))?;
+    Ok((out, udims, index, m))
 }

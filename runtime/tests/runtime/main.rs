@@ -5,6 +5,7 @@
 mod corpus;
 mod differential;
 mod dots;
+mod gen;
 mod library;
 mod random_convolutions;
 mod random_gathers;
@@ -14,15 +15,3 @@ mod reductions;
 mod semantics;
 mod streamed;
 mod transposes;
-
-/// The seeds a randomized test runs: `default`, or `HLOC_RANDOM_SEEDS=A..B` (a longer
-/// search, by hand).
-fn seeds(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
-    std::env::var("HLOC_RANDOM_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once("..")?;
-            Some(a.trim().parse::<u64>().ok()?..b.trim().parse::<u64>().ok()?)
-        })
-        .unwrap_or(default)
-}

@@ -8,30 +8,7 @@ use std::path::Path;
 use hlo::Literal;
 use runtime::CompileOptions;
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as usize) as i64
-    }
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in 0..v.len() {
-            let j = i + self.below(v.len() - i);
-            v.swap(i, j);
-        }
-    }
-}
+use crate::gen::{self, list, Rng};
 
 /// Dimension labels for a convolution of `n` spatial dims, in a random order: the text of
 /// one side of `dim_labels` and, per position, which label it holds.
@@ -40,10 +17,6 @@ fn labels(rng: &mut Rng, first: char, second: char, n: usize) -> (String, Vec<ch
     v.extend((0..n).map(|i| char::from(b'0' + i as u8)));
     rng.shuffle(&mut v);
     (v.iter().collect(), v)
-}
-
-fn dims_text(d: &[i64]) -> String {
-    d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// A random convolution module, or `None` when the drawn window leaves no output.
@@ -141,9 +114,9 @@ fn module(seed: u64) -> Option<String> {
         "HloModule c\nENTRY e {{\n  x = {ty}[{}] parameter(0)\n  w = {ty}[{}] parameter(1)\n  \
          ROOT c = {ty}[{}] convolution(x, w), window={{{}}}, dim_labels={lt}_{kt}->{ot}, \
          feature_group_count={fg}, batch_group_count={bg}\n}}\n",
-        dims_text(&x),
-        dims_text(&w),
-        dims_text(&o),
+        list(&x),
+        list(&w),
+        list(&o),
         win.join(" "),
     ))
 }
@@ -156,12 +129,9 @@ fn random_convolutions_match_the_reference_evaluator() {
     };
     let mut failures = Vec::new();
     let mut ran = 0;
-    for seed in crate::seeds(0..40) {
+    for seed in gen::seeds(0..40) {
         let Some(text) = module(seed) else { continue };
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        if let Err(errors) = hlo::verifier::verify(&m) {
-            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
-        }
+        let m = gen::parse(seed, &text);
         let entry = m.entry();
         let args: Vec<Literal> = (0..2)
             .map(|n| {
@@ -171,19 +141,8 @@ fn random_convolutions_match_the_reference_evaluator() {
             })
             .collect();
         ran += 1;
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check(seed, (&m, &text), &args, &options, &mut failures);
     }
     assert!(ran >= 20, "only {ran} convolutions drawn");
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    gen::assert_none(&failures);
 }

@@ -8,39 +8,7 @@ use std::path::Path;
 use hlo::Literal;
 use runtime::CompileOptions;
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// `k` distinct values of `0..n`, in random order.
-    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
-        let mut v: Vec<usize> = (0..n).collect();
-        for i in 0..n {
-            let j = i + self.below(n - i);
-            v.swap(i, j);
-        }
-        v.truncate(k);
-        v
-    }
-}
-
-fn text(d: &[i64]) -> String {
-    d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
-
-fn list(v: &[usize]) -> String {
-    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
-}
+use crate::gen::{self, list, Rng};
 
 /// A random gather module and its index values (the operand is random).
 fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
@@ -97,13 +65,13 @@ fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
         "HloModule g\nENTRY e {{\n  x = {ty}[{}] parameter(0)\n  i = s32[{}] parameter(1)\n  \
          ROOT g = {ty}[{}] gather(x, i), offset_dims={{{}}}, collapsed_slice_dims={{{}}}, \
          start_index_map={{{}}}, index_vector_dim={ivd}, slice_sizes={{{}}}\n}}\n",
-        text(&operand),
-        text(&indices),
-        text(&out),
+        list(&operand),
+        list(&indices),
+        list(&out),
         list(&offset),
         list(&collapsed),
         list(&start_map),
-        text(&slice),
+        list(&slice),
     );
     (module, indices, values)
 }
@@ -115,12 +83,9 @@ fn random_gathers_match_the_reference_evaluator() {
         ..CompileOptions::default()
     };
     let mut failures = Vec::new();
-    for seed in crate::seeds(0..40) {
+    for seed in gen::seeds(0..40) {
         let (text, idims, values) = module(seed);
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        if let Err(errors) = hlo::verifier::verify(&m) {
-            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
-        }
+        let m = gen::parse(seed, &text);
         let entry = m.entry();
         let id = entry.parameter(0).expect("parameter");
         let x = hlo_eval::random::random_literal(entry.instr(id).shape(), seed, 0, 1 << 24)
@@ -132,19 +97,7 @@ fn random_gathers_match_the_reference_evaluator() {
             )
             .expect("indices"),
         );
-        let args = vec![x, index];
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check(seed, (&m, &text), &[x, index], &options, &mut failures);
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    gen::assert_none(&failures);
 }

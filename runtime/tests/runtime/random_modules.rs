@@ -9,24 +9,7 @@ use std::path::Path;
 use hlo::Literal;
 use runtime::CompileOptions;
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
+use crate::gen::{self, Rng};
 
 const FLOATS: &[&str] = &["f32", "f64", "f16", "bf16"];
 const TYPES: &[&str] = &["f32", "f64", "f16", "bf16", "s32", "s8", "u8", "s64", "u32"];
@@ -292,12 +275,12 @@ fn module(seed: u64, large: bool) -> String {
 
 #[test]
 fn random_modules_match_the_reference_evaluator() {
-    check_seeds(crate::seeds(0..96), false);
+    check_seeds(gen::seeds(0..96), false);
 }
 
 #[test]
 fn large_random_modules_match_the_reference_evaluator() {
-    check_seeds(crate::seeds(0..12), true);
+    check_seeds(gen::seeds(0..12), true);
 }
 
 fn check_seeds(seeds: std::ops::Range<u64>, large: bool) {
@@ -308,13 +291,7 @@ fn check_seeds(seeds: std::ops::Range<u64>, large: bool) {
     let mut failures = Vec::new();
     for seed in seeds {
         let text = module(seed, large);
-        let m = match hlo::parse_module(&text) {
-            Ok(m) => m,
-            Err(e) => panic!("seed {seed}: generated module does not parse: {e}\n{text}"),
-        };
-        if let Err(errors) = hlo::verifier::verify(&m) {
-            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
-        }
+        let m = gen::parse(seed, &text);
         let entry = m.entry();
         let args: Vec<Literal> = (0..entry.parameters().len())
             .map(|n| {
@@ -323,18 +300,7 @@ fn check_seeds(seeds: std::ops::Range<u64>, large: bool) {
                     .expect("random input")
             })
             .collect();
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| exe.run(&args).map_err(|e| e.to_string()))
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check(seed, (&m, &text), &args, &options, &mut failures);
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    gen::assert_none(&failures);
 }

@@ -9,39 +9,7 @@ use std::path::Path;
 use hlo::Literal;
 use runtime::CompileOptions;
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// `k` distinct values of `0..n`, in random order.
-    fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
-        let mut v: Vec<usize> = (0..n).collect();
-        for i in 0..n {
-            let j = i + self.below(n - i);
-            v.swap(i, j);
-        }
-        v.truncate(k);
-        v
-    }
-}
-
-fn dims_text(d: &[i64]) -> String {
-    d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
-
-fn list(v: &[usize]) -> String {
-    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
-}
+use crate::gen::{self, list, Rng};
 
 /// A random scatter module and its index values (the other inputs are random).
 fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
@@ -106,10 +74,10 @@ fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
          ENTRY e {{\n  x = {ty}[{}] parameter(0)\n  i = s32[{}] parameter(1)\n  u = {ty}[{}] parameter(2)\n  \
          ROOT s = {ty}[{}] scatter(x, i, u), update_window_dims={{{}}}, inserted_window_dims={{{}}}, \
          scatter_dims_to_operand_dims={{{}}}, index_vector_dim={ivd}, to_apply=comb\n}}\n",
-        dims_text(&operand),
-        dims_text(&indices),
-        dims_text(&updates),
-        dims_text(&operand),
+        list(&operand),
+        list(&indices),
+        list(&updates),
+        list(&operand),
         list(&uwd),
         list(&inserted),
         list(&to_operand),
@@ -123,16 +91,13 @@ fn random_scatters_match_the_reference_evaluator() {
         cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-scatters")),
         ..CompileOptions::default()
     };
-    let seeds = crate::seeds(0..48);
+    let seeds = gen::seeds(0..48);
     let cases = seeds.end.saturating_sub(seeds.start) as usize;
     let mut failures = Vec::new();
     let mut kernels = 0;
     for seed in seeds {
         let (text, idims, values) = module(seed);
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        if let Err(errors) = hlo::verifier::verify(&m) {
-            panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
-        }
+        let m = gen::parse(seed, &text);
         let entry = m.entry();
         let random = |n: usize| {
             let id = entry.parameter(n).expect("parameter");
@@ -147,23 +112,9 @@ fn random_scatters_match_the_reference_evaluator() {
             .expect("indices"),
         );
         let args = vec![random(0), index, random(2)];
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                kernels += usize::from(exe.stats().library_calls == 0);
-                exe.run(&args).map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        kernels += usize::from(gen::check(seed, (&m, &text), &args, &options, &mut failures) == 0);
     }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    gen::assert_none(&failures);
     // Every one of these forms is the generated kernel, not the library routine.
     assert_eq!(kernels, cases, "some scatters fell back to the library");
 }

@@ -1,0 +1,110 @@
+//! What the randomized differential tests share: a small deterministic generator, the
+//! seeds to run, HLO dimension-list text, and the check of one module against the
+//! reference evaluator.
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+/// A small deterministic generator (SplitMix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A value of `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A value of `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as usize) as i64
+    }
+
+    /// An element of `v`.
+    pub fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+
+    /// `v` in a random order.
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in 0..v.len() {
+            let j = i + self.below(v.len() - i);
+            v.swap(i, j);
+        }
+    }
+
+    /// `k` distinct values of `0..n`, in random order.
+    pub fn distinct(&mut self, n: usize, k: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..n).collect();
+        self.shuffle(&mut v);
+        v.truncate(k);
+        v
+    }
+}
+
+/// The seeds a randomized test runs: `default`, or `HLOC_RANDOM_SEEDS=A..B` (a longer
+/// search, by hand).
+pub fn seeds(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    std::env::var("HLOC_RANDOM_SEEDS")
+        .ok()
+        .and_then(|s| {
+            let (a, b) = s.split_once("..")?;
+            Some(a.trim().parse::<u64>().ok()?..b.trim().parse::<u64>().ok()?)
+        })
+        .unwrap_or(default)
+}
+
+/// `a,b,c` for a dimension or index list.
+pub fn list<T: ToString>(v: &[T]) -> String {
+    v.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// A generated module that must parse and verify (a failure is the generator's bug).
+pub fn parse(seed: u64, text: &str) -> hlo::Module {
+    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+    if let Err(errors) = hlo::verifier::verify(&m) {
+        panic!("seed {seed}: generated module does not verify: {errors:?}\n{text}");
+    }
+    m
+}
+
+/// Compiles `m` (its text `text`), runs it on `args` and compares with the evaluator; a
+/// mismatch or error is pushed onto `failures` with the module. Returns the executable's
+/// library call count (0 when it did not compile).
+pub fn check(
+    seed: u64,
+    (m, text): (&hlo::Module, &str),
+    args: &[Literal],
+    options: &CompileOptions,
+    failures: &mut Vec<String>,
+) -> usize {
+    let mut library_calls = 0;
+    let result = runtime::compile(m, options)
+        .map_err(|e| e.to_string())
+        .and_then(|exe| {
+            library_calls = exe.stats().library_calls;
+            exe.run(args).map_err(|e| e.to_string())
+        })
+        .and_then(|outs| runtime::check_reference(m, args, &outs));
+    if let Err(e) = result {
+        failures.push(format!("seed {seed}: {e}\n{text}"));
+    }
+    library_calls
+}
+
+/// Fails the test listing every failure.
+pub fn assert_none(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

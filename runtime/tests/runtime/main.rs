@@ -1,6 +1,7 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
-//! compared with the reference evaluator, library calls, random modules, gathers, scatters and
-//! convolutions, and HLO's semantics corner cases run compiled.
+//! compared with the reference evaluator, library calls, random modules, dots, gathers,
+//! scatters, reduce-windows, pads and convolutions, and HLO's semantics corner cases run
+//! compiled.
 
 mod corpus;
 mod differential;
@@ -8,9 +9,11 @@ mod dots;
 mod gen;
 mod library;
 mod random_convolutions;
+mod random_dots;
 mod random_gathers;
 mod random_modules;
 mod random_scatters;
+mod random_windows;
 mod reductions;
 mod semantics;
 mod streamed;

@@ -1,0 +1,114 @@
+//! Differential test of dot: random batch, contracting and free dimensions in any order,
+//! random layouts of operands and result, element types (f32, f64, s32, bf16 into f32),
+//! sizes on both sides of the library GEMM's threshold, compiled for the CPU (library GEMM
+//! or generated loop nest) and compared with the reference evaluator. Deterministic: a
+//! failure prints the module.
+
+use std::path::Path;
+
+use hlo::Literal;
+use runtime::CompileOptions;
+
+use crate::gen::{self, list, Rng};
+
+/// A shape's text with a random layout.
+fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
+    let mut perm: Vec<usize> = (0..dims.len()).collect();
+    rng.shuffle(&mut perm);
+    format!("{ty}[{}]{{{}}}", list(dims), list(&perm))
+}
+
+/// A random dot module.
+fn module(seed: u64) -> String {
+    let mut rng = Rng(seed);
+    let (ty, out_ty) = *rng.pick(&[
+        ("f32", "f32"),
+        ("f64", "f64"),
+        ("s32", "s32"),
+        ("bf16", "f32"),
+    ]);
+    let big = rng.below(3) == 0;
+    // Large only for the first contracting and first free dimension of each side (a few
+    // hundred thousand elements at most).
+    let size = |rng: &mut Rng, first: bool| {
+        if big && first {
+            rng.range(16, 90)
+        } else {
+            rng.range(1, 7)
+        }
+    };
+    let nb = rng.below(3);
+    let nc = 1 + rng.below(2);
+    let (nl, nr) = (rng.below(3), rng.below(3));
+    let batch: Vec<i64> = (0..nb).map(|_| rng.range(1, 3)).collect();
+    let contract: Vec<i64> = (0..nc).map(|i| size(&mut rng, i == 0)).collect();
+    let lfree: Vec<i64> = (0..nl).map(|i| size(&mut rng, i == 0)).collect();
+    let rfree: Vec<i64> = (0..nr).map(|i| size(&mut rng, i == 0)).collect();
+    // Each operand's dims: batch, contracting and free in a random order.
+    let mut place = |free: &[i64]| {
+        let mut tags: Vec<(char, usize)> = (0..nb)
+            .map(|i| ('b', i))
+            .chain((0..nc).map(|i| ('c', i)))
+            .chain((0..free.len()).map(|i| ('f', i)))
+            .collect();
+        rng.shuffle(&mut tags);
+        let dims: Vec<i64> = tags
+            .iter()
+            .map(|&(t, i)| match t {
+                'b' => batch[i],
+                'c' => contract[i],
+                _ => free[i],
+            })
+            .collect();
+        let pos = |want: char| -> Vec<usize> {
+            (0..if want == 'b' { nb } else { nc })
+                .map(|i| tags.iter().position(|&t| t == (want, i)).expect("placed"))
+                .collect()
+        };
+        // The result takes the free dims in the operand's order.
+        let free_in_order: Vec<i64> = tags
+            .iter()
+            .filter(|t| t.0 == 'f')
+            .map(|&(_, i)| free[i])
+            .collect();
+        (dims, pos('b'), pos('c'), free_in_order)
+    };
+    let (ld, lb, lc, lf) = place(&lfree);
+    let (rd, rb, rc, rf) = place(&rfree);
+    let out: Vec<i64> = batch.iter().chain(&lf).chain(&rf).copied().collect();
+    let ls = shape(&mut rng, ty, &ld);
+    let rs = shape(&mut rng, ty, &rd);
+    let os = shape(&mut rng, out_ty, &out);
+    format!(
+        "HloModule d\nENTRY e {{\n  a = {ls} parameter(0)\n  b = {rs} parameter(1)\n  \
+         ROOT d = {os} dot(a, b), lhs_batch_dims={{{}}}, rhs_batch_dims={{{}}}, \
+         lhs_contracting_dims={{{}}}, rhs_contracting_dims={{{}}}\n}}\n",
+        list(&lb),
+        list(&rb),
+        list(&lc),
+        list(&rc),
+    )
+}
+
+#[test]
+fn random_dots_match_the_reference_evaluator() {
+    let options = CompileOptions {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-dots")),
+        ..CompileOptions::default()
+    };
+    let mut failures = Vec::new();
+    for seed in gen::seeds(0..40) {
+        let text = module(seed);
+        let m = gen::parse(seed, &text);
+        let entry = m.entry();
+        let args: Vec<Literal> = (0..2)
+            .map(|n| {
+                let id = entry.parameter(n).expect("parameter");
+                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 26)
+                    .expect("random input")
+            })
+            .collect();
+        gen::check(seed, (&m, &text), &args, &options, &mut failures);
+    }
+    gen::assert_none(&failures);
+}

@@ -246,11 +246,17 @@ impl State<'_> {
                 let b = self.single(comp, instr.operands()[0])?;
                 self.slots.insert((comp, id), vec![b]);
             }
+            // In place only where the base's bytes are the result's (the same layout): the
+            // base is copied byte for byte when it lives on.
             Opcode::DynamicUpdateSlice
                 if c.instr(instr.operands()[1])
                     .shape()
                     .element_count()
-                    .is_ok_and(|n| n > 0) =>
+                    .is_ok_and(|n| n > 0)
+                    && super::tuple_layouts::same_layout(
+                        c.instr(instr.operands()[0]).shape(),
+                        instr.shape(),
+                    ) =>
             {
                 self.dus_in_place(comp, id, out)?
             }
@@ -617,7 +623,14 @@ impl State<'_> {
             .operands()
             .get(2)
             .map(|&u| s.instr(u).shape().element_count());
-        if operands.len() != 3 || !matches!(updates, Some(Ok(n)) if n > 0) {
+        let outer = module.computation(comp);
+        if operands.len() != 3
+            || !matches!(updates, Some(Ok(n)) if n > 0)
+            || !super::tuple_layouts::same_layout(
+                outer.instr(operands[0]).shape(),
+                outer.instr(id).shape(),
+            )
+        {
             return Ok(false);
         }
         let name = module.computation(comp).instr(id).name();

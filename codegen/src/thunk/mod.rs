@@ -9,11 +9,13 @@ mod gemm;
 mod outline;
 mod print;
 pub mod stream;
+mod tuple_layouts;
 
 pub use build::{build_program, build_program_with, BuildOptions};
 pub use gemm::{gemm_shape, GemmShape};
 pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
+pub use tuple_layouts::MatchTupleLayouts;
 
 use crate::kir::{Kernel, ScalarType};
 

@@ -63,11 +63,22 @@ fn thunks_and_buffers() {
 /// `outline.test`: the module after [`codegen::thunk::OutlineFusedGemms`], then its thunks.
 #[test]
 fn fused_gemms_outlined() {
-    golden::check_file(&path("outline.test"), |case| {
-        let run = || -> Result<String, String> {
+    pass_then_thunks("outline.test", codegen::thunk::OutlineFusedGemms);
+}
+
+/// `tuple_layouts.test`: the module after [`codegen::thunk::MatchTupleLayouts`], then its
+/// thunks.
+#[test]
+fn tuple_layouts_matched() {
+    pass_then_thunks("tuple_layouts.test", codegen::thunk::MatchTupleLayouts);
+}
+
+/// Checks golden file `file`: each input module after `pass`, verified, then its thunks.
+fn pass_then_thunks(file: &str, mut pass: impl hlo::pass::Pass) {
+    golden::check_file(&path(file), |case| {
+        let mut run = || -> Result<String, String> {
             let mut m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
-            let changed = hlo::pass::Pass::run(&mut codegen::thunk::OutlineFusedGemms, &mut m)
-                .map_err(|e| e.to_string())?;
+            let changed = pass.run(&mut m).map_err(|e| e.to_string())?;
             hlo::pass::verify::verify(&m).map_err(|e| format!("{e:?}"))?;
             let p = codegen::thunk::build_program(&m).map_err(|e| e.to_string())?;
             Ok(format!(

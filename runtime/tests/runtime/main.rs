@@ -10,6 +10,7 @@ mod gen;
 mod library;
 mod random_convolutions;
 mod random_dots;
+mod random_dynamic;
 mod random_gathers;
 mod random_modules;
 mod random_scatters;

@@ -1,7 +1,8 @@
-//! Differential property test: random small modules (chains of elementwise, movement and
-//! reduction ops over random element types, shapes with size-0 and size-1 dimensions, and
-//! random layouts) compiled for the CPU must match the reference evaluator on random
-//! inputs. The generator is deterministic: a failure prints the module.
+//! Differential property test: random small modules (chains of elementwise, movement,
+//! reshape, reinterpretation, iota and reduction ops over random element types, shapes
+//! with size-0 and size-1 dimensions, and random layouts) compiled for the CPU must match
+//! the reference evaluator on random inputs. The generator is deterministic: a failure
+//! prints the module.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -62,7 +63,7 @@ impl Gen {
     fn step(&mut self, v: &str, dims: &[i64]) -> (String, Vec<i64>) {
         let ty = self.ty;
         let rank = dims.len();
-        match self.rng.below(9) {
+        match self.rng.below(12) {
             0 => {
                 let ops: &[&str] = if is_float(ty) {
                     &[
@@ -218,10 +219,52 @@ impl Gen {
                     dims.to_vec(),
                 )
             }
-            _ => {
+            8 => {
                 let other = *self.rng.pick(&["f32", "s32", "f64"]);
                 let c = self.emit(dims, other, format!("convert({v})"));
                 (self.emit(dims, ty, format!("convert({c})")), dims.to_vec())
+            }
+            9 => {
+                // Reshape: merge two adjacent dimensions, or split one by a factor.
+                let mut nd = dims.to_vec();
+                let split =
+                    (0..rank).find_map(|d| (2..dims[d]).find(|f| dims[d] % f == 0).map(|f| (d, f)));
+                if rank >= 2 && (split.is_none() || self.rng.below(2) == 0) {
+                    let d = self.rng.below(rank - 1);
+                    let merged = nd[d] * nd[d + 1];
+                    nd.splice(d..d + 2, [merged]);
+                } else if let Some((d, f)) = split {
+                    nd.splice(d..=d, [f, dims[d] / f]);
+                } else {
+                    return (v.to_string(), dims.to_vec());
+                }
+                (self.emit(&nd, ty, format!("reshape({v})")), nd)
+            }
+            10 => {
+                // Reinterpret as another type of the same width and back.
+                let other = match ty {
+                    "f32" => "s32",
+                    "s32" | "u32" => "f32",
+                    "f64" => "s64",
+                    "s64" => "f64",
+                    "f16" | "bf16" => "u16",
+                    "s8" => "u8",
+                    _ => "s8",
+                };
+                let c = self.emit(dims, other, format!("bitcast-convert({v})"));
+                (
+                    self.emit(dims, ty, format!("bitcast-convert({c})")),
+                    dims.to_vec(),
+                )
+            }
+            _ => {
+                // Add the index along one dimension.
+                let d = self.rng.below(rank.max(1));
+                if rank == 0 {
+                    return (v.to_string(), dims.to_vec());
+                }
+                let i = self.emit(dims, ty, format!("iota(), iota_dimension={d}"));
+                (self.emit(dims, ty, format!("add({v}, {i})")), dims.to_vec())
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
 //! compared with the reference evaluator, library calls, random modules, dots, gathers,
-//! scatters, reduce-windows, pads and convolutions, and HLO's semantics corner cases run
+//! scatters, sorts, reduce-windows, pads and convolutions, and HLO's semantics corner cases run
 //! compiled.
 
 mod corpus;
@@ -14,6 +14,7 @@ mod random_dynamic;
 mod random_gathers;
 mod random_modules;
 mod random_scatters;
+mod random_sorts;
 mod random_windows;
 mod reductions;
 mod semantics;

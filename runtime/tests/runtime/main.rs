@@ -1,7 +1,7 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
 //! compared with the reference evaluator, library calls, random modules, dots, gathers,
-//! scatters, sorts, reduce-windows, pads and convolutions, and HLO's semantics corner cases run
-//! compiled.
+//! scatters, sorts, reduce-windows, pads, convolutions and loops, and HLO's semantics
+//! corner cases run compiled.
 
 mod corpus;
 mod differential;
@@ -12,6 +12,7 @@ mod random_convolutions;
 mod random_dots;
 mod random_dynamic;
 mod random_gathers;
+mod random_loops;
 mod random_modules;
 mod random_scatters;
 mod random_sorts;

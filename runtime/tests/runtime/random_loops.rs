@@ -49,7 +49,7 @@ fn module(seed: u64) -> String {
         let calls = if by_index {
             format!("branch_computations={{{}}}", names.join(", "))
         } else {
-            format!("true_computation=br0, false_computation=br1")
+            "true_computation=br0, false_computation=br1".to_string()
         };
         return format!(
             "HloModule c\n{}\nENTRY e {{\n  x = {sq} parameter(0)\n  s = {sel_ty}[] constant({sel_val})\n  \

@@ -1,43 +1,38 @@
-//! What the randomized differential tests share: a small deterministic generator, the
+//! What the randomized differential tests share: a deterministic generator, the
 //! seeds to run, HLO dimension-list text, and the check of one module against the
 //! reference evaluator.
 
 use hlo::Literal;
 use runtime::CompileOptions;
 
-/// A small deterministic generator (SplitMix64).
-pub struct Rng(pub u64);
+/// The draws the generators need, over affine's deterministic generator (SplitMix64 from
+/// `rand_xoshiro`): the whole output is a function of the seed.
+pub struct Rng(affine::gen::Rng);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    /// A generator whose draws are determined by `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(affine::gen::Rng::new(seed))
     }
 
     /// A value of `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 
     /// A value of `lo..=hi`.
     pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as usize) as i64
+        self.0.range_i64(lo, hi)
     }
 
-    /// An element of `v`.
+    /// An element of `v` (not empty).
     pub fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[self.below(v.len())]
     }
 
     /// `v` in a random order.
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in 0..v.len() {
-            let j = i + self.below(v.len() - i);
-            v.swap(i, j);
-        }
+        self.0.shuffle(v)
     }
 
     /// `k` distinct values of `0..n`, in random order.

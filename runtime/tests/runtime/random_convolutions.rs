@@ -21,7 +21,7 @@ fn labels(rng: &mut Rng, first: char, second: char, n: usize) -> (String, Vec<ch
 
 /// A random convolution module, or `None` when the drawn window leaves no output.
 fn module(seed: u64) -> Option<String> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let ty = ["f32", "f64"][rng.below(2)];
     let n = 1 + rng.below(2);
     let (fg, bg) = match rng.below(4) {

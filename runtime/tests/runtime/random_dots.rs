@@ -20,7 +20,7 @@ fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
 
 /// A random dot module.
 fn module(seed: u64) -> String {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (ty, out_ty) = *rng.pick(&[
         ("f32", "f32"),
         ("f64", "f64"),

@@ -22,7 +22,7 @@ fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
 /// A random module: a dynamic-slice and a dynamic-update-slice (seeds not divisible by 3)
 /// or a select-and-scatter, or `None` when the drawn window leaves no output.
 fn module(seed: u64) -> Option<String> {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let ty = *rng.pick(&["f32", "s32", "f64", "u8"]);
     let rank = 1 + rng.below(3);
     let dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 9)).collect();

@@ -12,7 +12,7 @@ use crate::gen::{self, list, Rng};
 
 /// A random gather module and its index values (the operand is random).
 fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let ty = ["f32", "s32", "f64", "u8"][rng.below(4)];
     let rank = 1 + rng.below(3);
     let operand: Vec<i64> = (0..rank).map(|_| 1 + rng.below(7) as i64).collect();

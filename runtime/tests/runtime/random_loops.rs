@@ -21,7 +21,7 @@ fn shape(rng: &mut Rng, dims: &[i64]) -> String {
 
 /// A random while loop (most seeds) or conditional (every fourth).
 fn module(seed: u64) -> String {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let n = rng.range(2, 6);
     let sq = shape(&mut rng, &[n, n]);
     if seed.is_multiple_of(4) {

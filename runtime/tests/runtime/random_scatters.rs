@@ -13,7 +13,7 @@ use crate::gen::{self, list, Rng};
 
 /// A random scatter module and its index values (the other inputs are random).
 fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let ty = ["f32", "s32", "f64"][rng.below(3)];
     let rank = 1 + rng.below(3);
     let operand: Vec<i64> = (0..rank).map(|_| 1 + rng.below(6) as i64).collect();

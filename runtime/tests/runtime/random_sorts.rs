@@ -20,7 +20,7 @@ fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
 
 /// A random sort (even seeds) or variadic reduce (odd seeds) module.
 fn module(seed: u64) -> String {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(3);
     let dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 17)).collect();
     if seed % 2 == 1 {

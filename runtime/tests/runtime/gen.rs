@@ -56,6 +56,60 @@ pub fn seeds(default: std::ops::Range<u64>) -> std::ops::Range<u64> {
         .unwrap_or(default)
 }
 
+/// An array shape's text with a random layout.
+pub fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
+    let mut perm: Vec<usize> = (0..dims.len()).collect();
+    rng.shuffle(&mut perm);
+    format!("{ty}[{}]{{{}}}", list(dims), list(&perm))
+}
+
+/// Compile options whose object cache is the test's own directory `cache`.
+pub fn options(cache: &str) -> CompileOptions {
+    CompileOptions {
+        cache_dir: Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(cache)),
+        ..CompileOptions::default()
+    }
+}
+
+/// Random arguments for every parameter of `m`, drawn from `seed`.
+pub fn random_args(m: &hlo::Module, seed: u64) -> Vec<Literal> {
+    let entry = m.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry.parameter(n).expect("parameter");
+            hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 26)
+                .expect("random input")
+        })
+        .collect()
+}
+
+/// Checks `module(seed)` for every seed on random arguments (a seed that draws nothing
+/// gives `None`), objects cached under `cache`, and fails listing every mismatch. Returns
+/// how many modules ran.
+pub fn check_all(
+    cache: &str,
+    seeds: std::ops::Range<u64>,
+    module: impl Fn(u64) -> Option<String>,
+) -> usize {
+    let options = options(cache);
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for seed in seeds {
+        let Some(text) = module(seed) else { continue };
+        let m = parse(seed, &text);
+        ran += 1;
+        check(
+            seed,
+            (&m, &text),
+            &random_args(&m, seed),
+            &options,
+            &mut failures,
+        );
+    }
+    assert_none(&failures);
+    ran
+}
+
 /// `a,b,c` for a dimension or index list.
 pub fn list<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")

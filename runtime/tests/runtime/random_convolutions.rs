@@ -3,11 +3,6 @@
 //! f32 and f64, shapes large enough for the im2col and GEMM paths) compiled for the CPU and
 //! compared with the reference evaluator. Deterministic: a failure prints the module.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
 use crate::gen::{self, list, Rng};
 
 /// Dimension labels for a convolution of `n` spatial dims, in a random order: the text of
@@ -123,26 +118,6 @@ fn module(seed: u64) -> Option<String> {
 
 #[test]
 fn random_convolutions_match_the_reference_evaluator() {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-convs")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for seed in gen::seeds(0..40) {
-        let Some(text) = module(seed) else { continue };
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let args: Vec<Literal> = (0..2)
-            .map(|n| {
-                let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 24)
-                    .expect("random input")
-            })
-            .collect();
-        ran += 1;
-        gen::check(seed, (&m, &text), &args, &options, &mut failures);
-    }
+    let ran = gen::check_all("hloc-cache-convs", gen::seeds(0..40), module);
     assert!(ran >= 20, "only {ran} convolutions drawn");
-    gen::assert_none(&failures);
 }

@@ -4,19 +4,7 @@
 //! or generated loop nest) and compared with the reference evaluator. Deterministic: a
 //! failure prints the module.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
-use crate::gen::{self, list, Rng};
-
-/// A shape's text with a random layout.
-fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
-    let mut perm: Vec<usize> = (0..dims.len()).collect();
-    rng.shuffle(&mut perm);
-    format!("{ty}[{}]{{{}}}", list(dims), list(&perm))
-}
+use crate::gen::{self, list, shape, Rng};
 
 /// A random dot module.
 fn module(seed: u64) -> String {
@@ -92,23 +80,7 @@ fn module(seed: u64) -> String {
 
 #[test]
 fn random_dots_match_the_reference_evaluator() {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-dots")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    for seed in gen::seeds(0..40) {
-        let text = module(seed);
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let args: Vec<Literal> = (0..2)
-            .map(|n| {
-                let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 26)
-                    .expect("random input")
-            })
-            .collect();
-        gen::check(seed, (&m, &text), &args, &options, &mut failures);
-    }
-    gen::assert_none(&failures);
+    gen::check_all("hloc-cache-dots", gen::seeds(0..40), |seed| {
+        Some(module(seed))
+    });
 }

@@ -5,19 +5,7 @@
 //! padding, compiled for the CPU and compared with the reference evaluator.
 //! Deterministic: a failure prints the module.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
-use crate::gen::{self, list, Rng};
-
-/// A shape's text with a random layout.
-fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
-    let mut perm: Vec<usize> = (0..dims.len()).collect();
-    rng.shuffle(&mut perm);
-    format!("{ty}[{}]{{{}}}", list(dims), list(&perm))
-}
+use crate::gen::{self, list, shape, Rng};
 
 /// A random module: a dynamic-slice and a dynamic-update-slice (seeds not divisible by 3)
 /// or a select-and-scatter, or `None` when the drawn window leaves no output.
@@ -100,23 +88,5 @@ fn module(seed: u64) -> Option<String> {
 
 #[test]
 fn random_dynamic_slices_updates_and_select_and_scatter_match_the_reference_evaluator() {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-dynamic")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    for seed in gen::seeds(0..36) {
-        let Some(text) = module(seed) else { continue };
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let args: Vec<Literal> = (0..entry.parameters().len())
-            .map(|n| {
-                let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 24)
-                    .expect("random input")
-            })
-            .collect();
-        gen::check(seed, (&m, &text), &args, &options, &mut failures);
-    }
-    gen::assert_none(&failures);
+    gen::check_all("hloc-cache-dynamic", gen::seeds(0..36), module);
 }

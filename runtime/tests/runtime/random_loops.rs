@@ -5,25 +5,13 @@
 //! loop bound once per execution, or run thunk by thunk) and compared with the reference
 //! evaluator. Deterministic: a failure prints the module.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
-use crate::gen::{self, list, Rng};
-
-/// A shape's text with a random layout.
-fn shape(rng: &mut Rng, dims: &[i64]) -> String {
-    let mut perm: Vec<usize> = (0..dims.len()).collect();
-    rng.shuffle(&mut perm);
-    format!("f32[{}]{{{}}}", list(dims), list(&perm))
-}
+use crate::gen::{self, Rng};
 
 /// A random while loop (most seeds) or conditional (every fourth).
 fn module(seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let n = rng.range(2, 6);
-    let sq = shape(&mut rng, &[n, n]);
+    let sq = gen::shape(&mut rng, "f32", &[n, n]);
     if seed.is_multiple_of(4) {
         let by_index = rng.below(2) == 0;
         let (sel_ty, sel_val) = if by_index {
@@ -59,7 +47,9 @@ fn module(seed: u64) -> String {
         );
     }
     let k = 1 + rng.below(3);
-    let states: Vec<String> = (0..k).map(|_| shape(&mut rng, &[n, n])).collect();
+    let states: Vec<String> = (0..k)
+        .map(|_| gen::shape(&mut rng, "f32", &[n, n]))
+        .collect();
     let trips = rng.range(0, 6);
     let tuple_ty = format!("(s32[], {})", states.join(", "));
     // Body results: rotate the arrays, update the first.
@@ -116,23 +106,7 @@ fn module(seed: u64) -> String {
 
 #[test]
 fn random_loops_and_conditionals_match_the_reference_evaluator() {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-loops")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    for seed in gen::seeds(0..40) {
-        let text = module(seed);
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let args: Vec<Literal> = (0..entry.parameters().len())
-            .map(|n| {
-                let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 24)
-                    .expect("random input")
-            })
-            .collect();
-        gen::check(seed, (&m, &text), &args, &options, &mut failures);
-    }
-    gen::assert_none(&failures);
+    gen::check_all("hloc-cache-loops", gen::seeds(0..40), |seed| {
+        Some(module(seed))
+    });
 }

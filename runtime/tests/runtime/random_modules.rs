@@ -5,10 +5,6 @@
 //! prints the module.
 
 use std::fmt::Write as _;
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
 
 use crate::gen::{self, Rng};
 
@@ -17,17 +13,6 @@ const TYPES: &[&str] = &["f32", "f64", "f16", "bf16", "s32", "s8", "u8", "s64", 
 
 fn is_float(t: &str) -> bool {
     FLOATS.contains(&t)
-}
-
-/// A shape with a random layout.
-fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
-    let mut perm: Vec<usize> = (0..dims.len()).collect();
-    for i in (1..perm.len()).rev() {
-        perm.swap(i, rng.below(i + 1));
-    }
-    let d: Vec<String> = dims.iter().map(i64::to_string).collect();
-    let p: Vec<String> = perm.iter().map(usize::to_string).collect();
-    format!("{ty}[{}]{{{}}}", d.join(","), p.join(","))
 }
 
 struct Gen {
@@ -46,7 +31,7 @@ impl Gen {
 
     fn param(&mut self, dims: &[i64]) -> String {
         let n = self.params.len();
-        let s = shape(&mut self.rng, self.ty, dims);
+        let s = gen::shape(&mut self.rng, self.ty, dims);
         let name = format!("p{n}");
         self.params.push(format!("  {name} = {s} parameter({n})"));
         name
@@ -54,7 +39,7 @@ impl Gen {
 
     fn emit(&mut self, dims: &[i64], ty: &str, rhs: String) -> String {
         let name = self.name();
-        let s = shape(&mut self.rng, ty, dims);
+        let s = gen::shape(&mut self.rng, ty, dims);
         self.lines.push(format!("  {name} = {s} {rhs}"));
         name
     }
@@ -318,32 +303,14 @@ fn module(seed: u64, large: bool) -> String {
 
 #[test]
 fn random_modules_match_the_reference_evaluator() {
-    check_seeds(gen::seeds(0..96), false);
+    gen::check_all("hloc-cache-random", gen::seeds(0..96), |seed| {
+        Some(module(seed, false))
+    });
 }
 
 #[test]
 fn large_random_modules_match_the_reference_evaluator() {
-    check_seeds(gen::seeds(0..12), true);
-}
-
-fn check_seeds(seeds: std::ops::Range<u64>, large: bool) {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-random")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    for seed in seeds {
-        let text = module(seed, large);
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let args: Vec<Literal> = (0..entry.parameters().len())
-            .map(|n| {
-                let id = entry.parameter(n).expect("parameter");
-                hlo_eval::random::random_literal(entry.instr(id).shape(), seed, n as u64, 1 << 24)
-                    .expect("random input")
-            })
-            .collect();
-        gen::check(seed, (&m, &text), &args, &options, &mut failures);
-    }
-    gen::assert_none(&failures);
+    gen::check_all("hloc-cache-random", gen::seeds(0..12), |seed| {
+        Some(module(seed, true))
+    });
 }

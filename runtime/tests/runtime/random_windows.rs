@@ -3,11 +3,6 @@
 //! interior and negative edges, compiled for the CPU and compared with the reference
 //! evaluator. Deterministic: a failure prints the module.
 
-use std::path::Path;
-
-use hlo::Literal;
-use runtime::CompileOptions;
-
 use crate::gen::{self, list, Rng};
 
 /// `a x b x ...` of a window attribute.
@@ -86,23 +81,6 @@ fn module(seed: u64) -> Option<String> {
 
 #[test]
 fn random_windows_and_pads_match_the_reference_evaluator() {
-    let options = CompileOptions {
-        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-windows")),
-        ..CompileOptions::default()
-    };
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for seed in gen::seeds(0..48) {
-        let Some(text) = module(seed) else { continue };
-        let m = gen::parse(seed, &text);
-        let entry = m.entry();
-        let id = entry.parameter(0).expect("parameter");
-        let x: Literal =
-            hlo_eval::random::random_literal(entry.instr(id).shape(), seed, 0, 1 << 24)
-                .expect("random input");
-        ran += 1;
-        gen::check(seed, (&m, &text), &[x], &options, &mut failures);
-    }
+    let ran = gen::check_all("hloc-cache-windows", gen::seeds(0..48), module);
     assert!(ran >= 24, "only {ran} modules drawn");
-    gen::assert_none(&failures);
 }

@@ -320,7 +320,10 @@ pub(super) fn unary(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 }
 
 /// `convert(A)` to A's own type `=> A`; `convert(convert(A: T1) -> T2) -> T3` where the
-/// inner conversion is exact `=> convert(A -> T3)` (or A when T3 is T1). Exact.
+/// inner conversion is exact `=> convert(A -> T3)` (or A when T3 is T1). Exact, except for
+/// an integer through a float into an integer that cannot hold all of T1's values: the
+/// float converts saturating, the integer directly wraps (u8 200 -> f32 -> s8 is 127,
+/// u8 200 -> s8 is -56), so that chain stays.
 fn convert(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
     let x = rw.op(id, 0);
     let to = elem(rw, id)?;
@@ -334,6 +337,10 @@ fn convert(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
     let src = rw.op(x, 0);
     let from = elem(rw, src)?;
     if !widening_exact(from, mid) {
+        return None;
+    }
+    let int = |t: ElementType| t.is_integral() || t.is_pred();
+    if int(from) && !int(mid) && int(to) && !widening_exact(from, to) {
         return None;
     }
     if from == to {

@@ -1,19 +1,21 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
 //! compared with the reference evaluator, library calls, random modules, dots, gathers,
-//! scatters, sorts, reduce-windows, pads, convolutions and loops, and HLO's semantics
-//! corner cases run compiled.
+//! scatters, sorts, reductions, reduce-windows, pads, convolutions, conversions and loops,
+//! and HLO's semantics corner cases run compiled.
 
 mod corpus;
 mod differential;
 mod dots;
 mod gen;
 mod library;
+mod random_converts;
 mod random_convolutions;
 mod random_dots;
 mod random_dynamic;
 mod random_gathers;
 mod random_loops;
 mod random_modules;
+mod random_reductions;
 mod random_scatters;
 mod random_sorts;
 mod random_windows;

@@ -9,11 +9,10 @@
 
 use std::ffi::c_void;
 
-use codegen::kir::Access;
 use codegen::thunk::{GemmShape, Program, Thunk};
 
 use crate::error::RuntimeError;
-use crate::exec::{gemm, runs_on_one_thread, Env, Memory};
+use crate::exec::{copies_overlap, gemm, kernel_args, kernel_fn, runs_on_one_thread, Env, Memory};
 use crate::loaded::KernelFn;
 
 /// One bound step of the condition or the body.
@@ -74,12 +73,7 @@ impl BoundLoop {
         let alloc = |b: usize| p.buffers[b].allocation;
         let (results, dests) = (l.body_results, l.state);
         // A copy that writes what a later copy reads (state that rotates): stage them all.
-        let rotates = (0..dests.len()).any(|i| {
-            alloc(results[i]) != alloc(dests[i])
-                && results[i + 1..]
-                    .iter()
-                    .any(|&s| alloc(s) == alloc(dests[i]))
-        });
+        let rotates = copies_overlap(p, results, dests);
         let moves: Vec<(usize, usize, usize)> = results
             .iter()
             .zip(dests)
@@ -183,21 +177,9 @@ fn steps(
                 blocks,
                 elements,
             } if runs_on_one_thread(env, *blocks, *elements) => {
-                let f = env
-                    .kernels
-                    .get(*kernel)
-                    .copied()
-                    .ok_or_else(|| RuntimeError::Internal(format!("no kernel {kernel}")))?;
-                let params = &p.kernels[*kernel].buffers;
-                let mut ptrs = Vec::with_capacity(args.len());
-                for (j, &b) in args.iter().enumerate() {
-                    let m = &mut mem[p.buffers[b].allocation];
-                    let writes = params.get(j).is_some_and(|bp| bp.access != Access::In);
-                    let Some(ptr) = (if writes { m.ptr_mut() } else { Some(m.ptr()) }) else {
-                        return Ok(None);
-                    };
-                    ptrs.push(ptr);
-                }
+                // A kernel writing read-only memory is an error on either path.
+                let f = kernel_fn(env, *kernel)?;
+                let ptrs = kernel_args(p, *kernel, args, mem)?;
                 out.push(Step::Kernel {
                     f,
                     args: ptrs,

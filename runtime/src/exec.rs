@@ -175,11 +175,7 @@ fn copy_all(
     mem: &mut [Memory<'_>],
 ) -> Result<(), RuntimeError> {
     let alloc = |b: usize| p.buffers[b].allocation;
-    // In order, copy `i` may write what a later copy `j` reads: then stage all reads.
-    let writes = |i: usize| alloc(src[i]) != alloc(dst[i]);
-    let overlap = (0..dst.len())
-        .any(|i| writes(i) && src[i + 1..].iter().any(|&s| alloc(s) == alloc(dst[i])));
-    if !overlap {
+    if !copies_overlap(p, src, dst) {
         for (&s, &d) in src.iter().zip(dst) {
             copy_one(p, s, d, mem)?;
         }
@@ -193,6 +189,15 @@ fn copy_all(
         mem[alloc(d)].write(&bytes)?;
     }
     Ok(())
+}
+
+/// Whether, copying `src[i]` into `dst[i]` in order, a copy writes an allocation a later
+/// copy reads (rotating loop state): then every read must come before any write.
+pub(crate) fn copies_overlap(p: &Program, src: &[usize], dst: &[usize]) -> bool {
+    let alloc = |b: usize| p.buffers[b].allocation;
+    (0..dst.len()).any(|i| {
+        alloc(src[i]) != alloc(dst[i]) && src[i + 1..].iter().any(|&s| alloc(s) == alloc(dst[i]))
+    })
 }
 
 /// Copies buffer `s`'s bytes into buffer `d` (nothing when they share an allocation).
@@ -434,7 +439,7 @@ pub(crate) fn runs_on_one_thread(env: &Env<'_>, blocks: i64, elements: i64) -> b
 }
 
 /// Kernel `kernel`'s entry point.
-fn kernel_fn(env: &Env<'_>, kernel: usize) -> Result<KernelFn, RuntimeError> {
+pub(crate) fn kernel_fn(env: &Env<'_>, kernel: usize) -> Result<KernelFn, RuntimeError> {
     env.kernels
         .get(kernel)
         .copied()
@@ -443,7 +448,7 @@ fn kernel_fn(env: &Env<'_>, kernel: usize) -> Result<KernelFn, RuntimeError> {
 
 /// The pointers kernel `kernel` takes as `bufs[]`: its arguments' allocations, writable
 /// where the kernel writes.
-fn kernel_args(
+pub(crate) fn kernel_args(
     p: &Program,
     kernel: usize,
     args: &[usize],
@@ -638,31 +643,25 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
         });
         return;
     }
-    // A tall product (many rows, few columns): row blocks, one sequential product per
-    // thread (each reads all of the small right-hand side, no synchronization inside).
-    if threads > 1 && big && s.m >= TALL_ROWS_PER_THREAD * threads && s.m >= 4 * s.n {
+    // A tall product (many rows, few columns) splits by rows, a wide one by columns: one
+    // sequential product per part, in parallel (each packs only its own operand part; no
+    // synchronization inside a product).
+    let tall = s.m >= TALL_ROWS_PER_THREAD * threads && s.m >= 4 * s.n;
+    let wide = s.n >= WIDE_COLS_PER_THREAD * threads;
+    if threads > 1 && big && (tall || wide) {
         let ptrs = (lhs as usize, rhs as usize, out as usize);
-        let parts = threads * 2;
+        let parts = if tall { threads * 2 } else { threads };
+        let split = |len: usize, j: usize| (len * j / parts, len * (j + 1) / parts);
         for i in 0..count {
             (0..parts).into_par_iter().for_each(|j| {
-                let rows = (s.m * j / parts, s.m * (j + 1) / parts);
+                let (rows, cols) = if tall {
+                    (split(s.m, j), (0, s.n))
+                } else {
+                    ((0, s.m), split(s.n, j))
+                };
                 let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
-                // SAFETY: as in `gemm_one`; the row ranges are disjoint.
-                unsafe { gemm_one(s, i, (l, r, o), rows, (0, s.n), faer::Par::Seq) };
-            });
-        }
-        return;
-    }
-    // A wide product: column blocks, one sequential product per thread (each packs its
-    // own part of the rhs; no synchronization inside a product).
-    if threads > 1 && big && s.n >= WIDE_COLS_PER_THREAD * threads {
-        let ptrs = (lhs as usize, rhs as usize, out as usize);
-        for i in 0..count {
-            (0..threads).into_par_iter().for_each(|j| {
-                let cols = (s.n * j / threads, s.n * (j + 1) / threads);
-                let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
-                // SAFETY: as in `gemm_one`; the column ranges are disjoint.
-                unsafe { gemm_one(s, i, (l, r, o), (0, s.m), cols, faer::Par::Seq) };
+                // SAFETY: as in `gemm_one`; the parts' row or column ranges are disjoint.
+                unsafe { gemm_one(s, i, (l, r, o), rows, cols, faer::Par::Seq) };
             });
         }
         return;

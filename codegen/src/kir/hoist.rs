@@ -10,7 +10,7 @@
 //! writes them). Moved statements keep their order. Loops run at least once (bounds are constant and
 //! `lo <= hi`), so a moved statement runs exactly once where it ran once per iteration.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use affine::{Expr, Var, VarKind};
 
@@ -200,7 +200,7 @@ fn split(
     var: Var,
     body: Vec<Stmt>,
     buffers: &[BufferParam],
-    taken: &HashSet<VarId>,
+    taken: &Taken<'_>,
 ) -> (Vec<Stmt>, Vec<Stmt>) {
     let fx: Vec<Effects> = body.iter().map(|s| effects(s, var, buffers)).collect();
     let mut moves: Vec<bool> = body
@@ -213,7 +213,7 @@ fn split(
                 && !f.mentions_loop_var
                 && !f.stores
                 && !f.reads_written_buffer
-                && defs.is_disjoint(taken)
+                && defs.iter().all(|&v| !taken.contains(v))
         })
         .collect();
     // Slots carried from one iteration to the next: read by a statement at or before the
@@ -270,11 +270,34 @@ fn split(
 /// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
 /// statement can move out of several loops.
 pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
-    hoist_in(body, buffers, &HashSet::new())
+    let (counts, own) = (HashMap::new(), HashSet::new());
+    let top = Taken {
+        parent: None,
+        counts: &counts,
+        own: &own,
+    };
+    hoist_in(body, buffers, &top)
 }
 
-/// [`hoist_invariants`] in a block inside scopes that define `outer`.
-fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &HashSet<VarId>) -> Vec<Stmt> {
+/// The scalars defined around one statement of a block: by the block's other statements
+/// (`counts` has how many of the block's statements define each scalar, `own` what this
+/// statement defines) and by the scopes around the block (`parent`). Built once per block,
+/// not copied per statement.
+struct Taken<'a> {
+    parent: Option<&'a Taken<'a>>,
+    counts: &'a HashMap<VarId, usize>,
+    own: &'a HashSet<VarId>,
+}
+
+impl Taken<'_> {
+    fn contains(&self, v: VarId) -> bool {
+        self.counts.get(&v).copied().unwrap_or(0) > usize::from(self.own.contains(&v))
+            || self.parent.is_some_and(|p| p.contains(v))
+    }
+}
+
+/// [`hoist_invariants`] in a block inside scopes that define what `outer` holds.
+fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<Stmt> {
     let defs: Vec<HashSet<VarId>> = body
         .iter()
         .map(|s| {
@@ -283,21 +306,21 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &HashSet<VarId>) ->
             d
         })
         .collect();
-    // What the scopes around statement `i` and the other statements of this block define.
-    let around = |i: usize| {
-        let mut t = outer.clone();
-        for (j, d) in defs.iter().enumerate() {
-            if j != i {
-                t.extend(d.iter().copied());
-            }
-        }
-        t
-    };
+    let mut counts: HashMap<VarId, usize> = HashMap::new();
+    for v in defs.iter().flatten() {
+        *counts.entry(*v).or_default() += 1;
+    }
     let mut out = Vec::with_capacity(body.len());
     for (i, s) in body.into_iter().enumerate() {
+        // What the scopes around statement `i` and the other statements of this block
+        // define.
+        let taken = Taken {
+            parent: Some(outer),
+            counts: &counts,
+            own: &defs[i],
+        };
         match s {
             Stmt::Loop { var, lo, hi, body } => {
-                let taken = around(i);
                 let inner = hoist_in(body, buffers, &taken);
                 let (moved, stay) = split(var, inner, buffers, &taken);
                 out.extend(moved);
@@ -314,14 +337,11 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &HashSet<VarId>) ->
                 guard,
                 body,
                 else_body,
-            } => {
-                let taken = around(i);
-                out.push(Stmt::If {
-                    guard,
-                    body: hoist_in(body, buffers, &taken),
-                    else_body: hoist_in(else_body, buffers, &taken),
-                })
-            }
+            } => out.push(Stmt::If {
+                guard,
+                body: hoist_in(body, buffers, &taken),
+                else_body: hoist_in(else_body, buffers, &taken),
+            }),
             other => out.push(other),
         }
     }

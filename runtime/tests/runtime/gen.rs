@@ -110,6 +110,39 @@ pub fn check_all(
     ran
 }
 
+/// The start indices of a gather or scatter with index vectors of `n_idx` elements: zero
+/// to two batch dimensions, the index vector dimension anywhere among them or implicit
+/// (trailing, for one-element vectors). Returns the batch sizes, the index vector
+/// dimension and the indices' dims.
+pub fn index_dims(rng: &mut Rng, n_idx: usize) -> (Vec<i64>, usize, Vec<i64>) {
+    let n_batch = rng.below(3);
+    let batch: Vec<i64> = (0..n_batch).map(|_| 1 + rng.below(4) as i64).collect();
+    let implicit = n_idx == 1 && rng.below(3) == 0;
+    let ivd = if implicit {
+        n_batch
+    } else {
+        rng.below(n_batch + 1)
+    };
+    let mut indices = batch.clone();
+    if !implicit {
+        indices.insert(ivd, n_idx as i64);
+    }
+    (batch, ivd, indices)
+}
+
+/// The dims of a gather's result or a scatter's updates: `window` dims at random
+/// positions (returned, sorted), the `batch` dims in order elsewhere.
+pub fn interleave(rng: &mut Rng, batch: &[i64], window: &[i64]) -> (Vec<usize>, Vec<i64>) {
+    let rank = batch.len() + window.len();
+    let mut at = rng.distinct(rank, window.len());
+    at.sort_unstable();
+    let (mut b, mut w) = (batch.iter(), window.iter());
+    let dims = (0..rank)
+        .map(|p| *if at.contains(&p) { w.next() } else { b.next() }.expect("sized"))
+        .collect();
+    (at, dims)
+}
+
 /// `a,b,c` for a dimension or index list.
 pub fn list<T: ToString>(v: &[T]) -> String {
     v.iter().map(T::to_string).collect::<Vec<_>>().join(",")

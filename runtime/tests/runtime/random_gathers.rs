@@ -28,37 +28,13 @@ fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
         .filter(|&d| slice[d] == 1 && rng.below(2) == 0)
         .collect();
     collapsed.sort_unstable();
-    let n_batch = rng.below(3);
-    let batch: Vec<i64> = (0..n_batch).map(|_| 1 + rng.below(4) as i64).collect();
-    let implicit = n_idx == 1 && rng.below(3) == 0;
-    let ivd = if implicit {
-        n_batch
-    } else {
-        rng.below(n_batch + 1)
-    };
-    let mut indices = batch.clone();
-    if !implicit {
-        indices.insert(ivd, n_idx as i64);
-    }
+    let (batch, ivd, indices) = gen::index_dims(&mut rng, n_idx);
     // Output: the batch dims in order, the kept slice dims at random positions.
     let kept: Vec<i64> = (0..rank)
         .filter(|d| !collapsed.contains(d))
         .map(|d| slice[d])
         .collect();
-    let orank = n_batch + kept.len();
-    let mut offset = rng.distinct(orank, kept.len());
-    offset.sort_unstable();
-    let mut out = Vec::with_capacity(orank);
-    let (mut b, mut k) = (0, 0);
-    for p in 0..orank {
-        if offset.contains(&p) {
-            out.push(kept[k]);
-            k += 1;
-        } else {
-            out.push(batch[b]);
-            b += 1;
-        }
-    }
+    let (offset, out) = gen::interleave(&mut rng, &batch, &kept);
     let count: i64 = indices.iter().product();
     let values: Vec<i32> = (0..count).map(|_| rng.below(12) as i32 - 3).collect();
     let module = format!(

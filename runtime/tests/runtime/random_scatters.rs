@@ -31,33 +31,10 @@ fn module(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
         .map(|d| (d, 1 + rng.below(operand[d] as usize) as i64))
         .collect();
     // Scatter (batch) dims of the indices, and where the index vector sits.
-    let n_batch = rng.below(3);
-    let batch: Vec<i64> = (0..n_batch).map(|_| 1 + rng.below(4) as i64).collect();
-    let implicit = n_idx == 1 && rng.below(3) == 0;
-    let ivd = if implicit {
-        n_batch
-    } else {
-        rng.below(n_batch + 1)
-    };
-    let mut indices = batch.clone();
-    if !implicit {
-        indices.insert(ivd, n_idx as i64);
-    }
+    let (batch, ivd, indices) = gen::index_dims(&mut rng, n_idx);
     // Updates: the scatter dims in order, the window dims at random positions.
-    let urank = n_batch + window.len();
-    let mut uwd = rng.distinct(urank, window.len());
-    uwd.sort_unstable();
-    let mut updates = Vec::with_capacity(urank);
-    let (mut b, mut w) = (0, 0);
-    for p in 0..urank {
-        if uwd.contains(&p) {
-            updates.push(window[w].1);
-            w += 1;
-        } else {
-            updates.push(batch[b]);
-            b += 1;
-        }
-    }
+    let sizes: Vec<i64> = window.iter().map(|&(_, n)| n).collect();
+    let (uwd, updates) = gen::interleave(&mut rng, &batch, &sizes);
     let count: i64 = indices.iter().product();
     let values: Vec<i32> = (0..count)
         .map(|_| rng.below(9) as i32 - 2) // -2..6: repeats, and windows off both edges

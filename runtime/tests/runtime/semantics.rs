@@ -424,18 +424,25 @@ fn library_gemms_match_on_strided_layouts() {
         // An empty contraction gives zeros.
         "HloModule m\nENTRY e {\n  a = f32[2,0] parameter(0)\n  b = f32[0,3] parameter(1)\n  ROOT d = f32[2,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
     ] {
-        let m = hlo::parse_module(text).expect("parse");
         // Without the passes, which would fold the empty contraction away.
-        let opts = CompileOptions {
-            run_passes: false,
-            ..options()
-        };
-        let exe = runtime::compile(&m, &opts).expect("compile");
-        assert_eq!(exe.stats().library_calls, 1, "{text}");
-        let args = random_args(&m);
-        let outs = exe.run(&args).expect("run");
-        runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        check_library_gemm(text, None);
     }
+}
+
+/// Compiles `text` without the passes (on `threads` threads if given): one library GEMM,
+/// matching the evaluator.
+fn check_library_gemm(text: &str, threads: Option<usize>) {
+    let m = hlo::parse_module(text).expect("parse");
+    let opts = CompileOptions {
+        run_passes: false,
+        threads,
+        ..options()
+    };
+    let exe = runtime::compile(&m, &opts).expect("compile");
+    assert_eq!(exe.stats().library_calls, 1, "{text}");
+    let args = random_args(&m);
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
 }
 
 #[test]
@@ -591,17 +598,7 @@ fn gemms_split_across_threads_match_on_strided_layouts() {
         // Batched: one product per thread at a time.
         "HloModule m\nENTRY e {\n  a = f32[4,64,64] parameter(0)\n  b = f32[4,64,300]{1,2,0} parameter(1)\n  ROOT d = f32[4,64,300] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}",
     ] {
-        let m = hlo::parse_module(text).expect("parse");
-        let opts = CompileOptions {
-            run_passes: false,
-            threads: Some(2),
-            ..options()
-        };
-        let exe = runtime::compile(&m, &opts).expect("compile");
-        assert_eq!(exe.stats().library_calls, 1, "{text}");
-        let args = random_args(&m);
-        let outs = exe.run(&args).expect("run");
-        runtime::check_reference(&m, &args, &outs).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        check_library_gemm(text, Some(2));
     }
 }
 

@@ -42,7 +42,8 @@ import numpy as np
 import jax
 
 jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
+# XLA:CPU unless HLOC_XLA_PLATFORM names another (tools/fused_on_xla.py --platform cuda).
+jax.config.update("jax_platforms", os.environ.get("HLOC_XLA_PLATFORM", "cpu"))
 
 import jax.extend  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -22,7 +22,14 @@ Caveat: JAX's Python API compiles only StableHLO, so the text goes HLO -> MLIR -
 that round trip drops the layouts of nested computations and the fusions' backend configs:
 XLA's own after_optimizations.hlo modules abort the same way on several programs (e.g. pad,
 while_loop); `--xla-own` runs those through the same route, to show what it can carry.
-Each program runs in a process of its own so an abort only fails that row.
+Programs run in a worker process that reports each one as it finishes; when XLA aborts
+the process on a module it cannot handle, that row says so and a new worker goes on with
+the rest.
+
+`--platform cuda` runs XLA:GPU instead (on a machine with JAX's CUDA build), with
+`--from-dir DIR` taking the modules from DIR/NAME.fused.hlo (written earlier, e.g. by
+`hloc fuse --target h100`) where hloc itself is not installed. LAPACK custom calls of the
+corpus (cholesky, linalg_solve, ...) exist on the CPU only.
 """
 
 import argparse
@@ -32,6 +39,11 @@ import sys
 import tempfile
 
 import numpy as np
+
+# The platform must be chosen before JAX starts (bench_vs_xla reads it).
+for _k, _a in enumerate(sys.argv):
+    if _a == "--platform" and _k + 1 < len(sys.argv):
+        os.environ["HLOC_XLA_PLATFORM"] = sys.argv[_k + 1]
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_vs_xla as bx  # noqa: E402  (sets up JAX and the LAPACK kernels)
@@ -53,7 +65,7 @@ def leaves(x):
 
 def run_on_xla(text, args):
     """Outputs of XLA:CPU compiling and running module `text` on `args`; raises on failure."""
-    backend = jax.extend.backend.get_backend("cpu")
+    backend = jax.extend.backend.get_backend(os.environ.get("HLOC_XLA_PLATFORM", "cpu"))
     mod = xc.hlo.hlo_module_from_text(text)
     comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
     mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
@@ -63,13 +75,15 @@ def run_on_xla(text, args):
     return [np.asarray(o) for o in leaves(exe.execute(bufs))]
 
 
-def check_one(hloc, corpus, target, out, name, xla_own=False):
+def check_one(hloc, corpus, target, out, name, xla_own=False, from_dir=None):
     """(stage, detail) of one program: `ok` when XLA runs the fused module and matches.
     With `xla_own`, the module is XLA:CPU's own optimized one (after_optimizations.hlo),
     through the same route: what the route itself can carry."""
     src = os.path.join(corpus, name, "before_optimizations.hlo")
     if xla_own:
         text = open(os.path.join(corpus, name, "after_optimizations.hlo")).read()
+    elif from_dir:
+        text = open(os.path.join(from_dir, f"{name}.fused.hlo")).read()
     else:
         p = subprocess.run([hloc, "fuse", src, "--target", target], capture_output=True,
                            text=True)
@@ -95,6 +109,48 @@ def check_one(hloc, corpus, target, out, name, xla_own=False):
     return "ok", f"{len(got)} outputs match"
 
 
+def worker(a, names, out):
+    """Checks `names` in order in this process, printing START and RESULT lines as it
+    goes (flushed, so that a driver sees how far it got when XLA aborts it)."""
+    for name in names:
+        print(f"START\t{name}", flush=True)
+        stage, detail = check_one(a.hloc, a.corpus, a.target, out, name, a.xla_own, a.from_dir)
+        print(f"RESULT\t{name}\t{stage}\t{detail}", flush=True)
+
+
+def run_all(a, names, out):
+    """(name, stage, detail) of every program: workers over the remaining names, a new
+    one after each abort."""
+    rows = {}
+    left = list(names)
+    while left:
+        before = len(rows)
+        p = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--worker", ",".join(left), "--hloc", a.hloc,
+             "--corpus", a.corpus, "--target", a.target, "--out", out, "--platform", a.platform]
+            + (["--xla-own"] if a.xla_own else [])
+            + (["--from-dir", a.from_dir] if a.from_dir else []),
+            capture_output=True, text=True)
+        started = None
+        for line in p.stdout.splitlines():
+            f = line.split("\t", 3)
+            if f[0] == "START":
+                started = f[1]
+            elif f[0] == "RESULT" and len(f) == 4:
+                rows[f[1]] = (f[2], f[3])
+                started = None
+        if started is not None:
+            check = [l for l in p.stderr.splitlines() if "Check failed" in l or "Error" in l]
+            rows[started] = ("xla abort",
+                             (check[0].strip() if check else f"exit {p.returncode}")[:120])
+        elif len(rows) == before:
+            # The worker died before it started any program (or said nothing): count it
+            # against the first one so that the loop moves on.
+            rows[left[0]] = ("worker", f"exit {p.returncode}: {p.stderr.strip()[-120:]}")
+        left = [n for n in left if n not in rows]
+    return [(n, *rows[n]) for n in names]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hloc", default=os.path.join(bx.ROOT, "target/release/hloc"))
@@ -104,38 +160,28 @@ def main():
     ap.add_argument("--xla-own", action="store_true",
                     help="run XLA:CPU's own after_optimizations.hlo through the same route "
                          "instead (what the route can carry)")
-    ap.add_argument("--single", help=argparse.SUPPRESS)
+    ap.add_argument("--platform", default="cpu", help="cpu (XLA:CPU) or cuda (XLA:GPU)")
+    ap.add_argument("--from-dir", help="take DIR/NAME.fused.hlo instead of running hloc fuse")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="hloc-fused-")
     os.makedirs(out, exist_ok=True)
-    if a.single:
-        stage, detail = check_one(a.hloc, a.corpus, a.target, out, a.single, a.xla_own)
-        print(f"RESULT\t{stage}\t{detail}")
+    if a.worker:
+        worker(a, a.worker.split(","), out)
         return 0
     names = a.names or [
         line.split("\t")[0]
         for line in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]
     ]
+    print(f"{'program':32} {'stage':10} detail", flush=True)
     passed = 0
-    print(f"{'program':32} {'stage':10} detail")
-    for name in names:
-        # One process per program: XLA aborts the process on a module it cannot handle.
-        p = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--single", name, "--hloc", a.hloc,
-             "--corpus", a.corpus, "--target", a.target, "--out", out]
-            + (["--xla-own"] if a.xla_own else []),
-            capture_output=True, text=True)
-        row = [l for l in p.stdout.splitlines() if l.startswith("RESULT\t")]
-        if row:
-            _, stage, detail = row[-1].split("\t", 2)
-        else:
-            check = [l for l in p.stderr.splitlines() if "Check failed" in l or "Error" in l]
-            stage, detail = "xla abort", (check[0].strip() if check else f"exit {p.returncode}")[:120]
+    for name, stage, detail in run_all(a, names, out):
         passed += stage == "ok"
         print(f"{name:32} {stage:10} {detail}")
     what = "XLA's own optimized modules" if a.xla_own else "fused modules"
-    print(f"{passed} of {len(names)} {what} parse, compile, run and match on XLA:CPU "
+    xla = "XLA:GPU" if a.platform == "cuda" else "XLA:CPU"
+    print(f"{passed} of {len(names)} {what} parse, compile, run and match on {xla} "
           f"(modules in {out})")
     return 0
 

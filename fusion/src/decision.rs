@@ -26,6 +26,9 @@ pub enum Reason {
     UnfusibleOp,
     /// A consumer is a library call (dot, convolution, custom call, fft, linear algebra).
     ConsumerIsLibraryCall,
+    /// The fusion would hold a value whose layout the target's emitter needs, where fused
+    /// values have none (see `layout_free`).
+    NeedsLayout,
 }
 
 impl Reason {
@@ -40,6 +43,7 @@ impl Reason {
             Reason::TooLarge => "too-large",
             Reason::UnfusibleOp => "unfusible-op",
             Reason::ConsumerIsLibraryCall => "consumer-is-library-call",
+            Reason::NeedsLayout => "needs-layout",
         }
     }
 }

@@ -40,6 +40,7 @@ mod decision;
 mod error;
 pub mod hero;
 mod horizontal;
+pub mod layout_free;
 mod materialize;
 mod merge;
 mod multi_output;

@@ -15,6 +15,7 @@ use hlo::pass::PassError;
 use hlo::{CompId, InstrId, Instruction, Module, Opcode};
 
 use crate::cost::CompInfo;
+use crate::layout_free;
 use crate::ops::OpClass;
 use crate::plan::{inputs, is_inlined_constant, Kernel};
 
@@ -76,6 +77,7 @@ pub fn materialize(
     {
         let c = module.computation(comp);
         for k in &to_fuse {
+            let members: HashSet<InstrId> = k.members.iter().copied().collect();
             let ins = inputs(c, info, &k.members);
             let mut b = ComputationBuilder::with_capacity("", ins.len() + k.members.len());
             let mut map: HashMap<InstrId, InstrId> = HashMap::new();
@@ -94,6 +96,19 @@ pub fn materialize(
                     }
                 }
                 let src = c.instr(m);
+                let mut pred_copy = None;
+                if device.kernel.layout_free_fusion_internals
+                    && layout_free::select_predicate_needs_copy(c, m, |x| members.contains(&x))
+                {
+                    let pred = src.operands()[0];
+                    let copy = Instruction::new(
+                        names.fresh("copy"),
+                        Opcode::Copy,
+                        c.instr(pred).shape().clone(),
+                        vec![map[&pred]],
+                    );
+                    pred_copy = Some(b.add(copy));
+                }
                 let mut copy = src.clone();
                 copy.users.clear();
                 copy.attrs
@@ -114,6 +129,9 @@ pub fn materialize(
                             format!("kernel of `{}` is not closed", src.name),
                         )
                     })?;
+                if let Some(p) = pred_copy {
+                    copy.operands[0] = p;
+                }
                 map.insert(m, b.add(copy));
             }
             let root = map[&k.root];

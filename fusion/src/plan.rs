@@ -18,6 +18,7 @@ use hlo::{Computation, InstrId};
 
 use crate::cost::{evaluate, CompInfo, CostModel, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
+use crate::layout_free;
 use crate::ops::{self, OpClass};
 
 /// A kernel of the plan.
@@ -80,6 +81,9 @@ struct Candidate {
 
 struct Planner<'a> {
     comp: &'a Computation,
+    /// Whether XLA:CPU may emit `comp` with its per-element IR emitter
+    /// ([`layout_free::per_element_computations`]).
+    per_element: bool,
     info: &'a CompInfo,
     model: &'a CostModel<'a>,
     kernels: Vec<Kernel>,
@@ -92,10 +96,12 @@ struct Planner<'a> {
     refusals: HashMap<InstrId, Decision>,
 }
 
-/// Plans priority fusion of `comp`.
-pub fn plan(comp: &Computation, info: &CompInfo, model: &CostModel<'_>) -> Plan {
+/// Plans priority fusion of `comp` (`per_element`: whether XLA:CPU may emit it with its
+/// per-element IR emitter, which needs more layouts).
+pub fn plan(comp: &Computation, per_element: bool, info: &CompInfo, model: &CostModel<'_>) -> Plan {
     let mut p = Planner {
         comp,
+        per_element,
         info,
         model,
         kernels: Vec::new(),
@@ -234,6 +240,7 @@ impl Planner<'_> {
         let mut merged = Vec::with_capacity(consumers.len());
         let mut too_large = None;
         let mut hero = None;
+        let mut layout = None;
         for &c in &consumers {
             unfused.add(&self.cost_of(c));
             let m = self.merge(&self.kernels[c].members, &pk.members);
@@ -245,11 +252,25 @@ impl Planner<'_> {
             if hero.is_none() && !self.heroes_compatible(&m, croot) {
                 hero = Some(croot);
             }
+            if layout.is_none() && self.model.device.kernel.layout_free_fusion_internals {
+                layout = layout_free::needs_layout(self.comp, &m, croot, self.per_element, |i| {
+                    self.info.pos(i)
+                })
+                .map(|(x, why)| {
+                    if std::env::var("HLOC_DEBUG_LAYOUT").is_ok() {
+                        eprintln!("LAYOUT {} {} {}", self.name(croot), self.name(x), why);
+                    }
+                    croot
+                });
+            }
             merged.push(m);
         }
         let cost = Cost::of(&unfused, &fused, consumers.len());
         if let Some(c) = hero {
             return Some(Err(self.refuse(k, c, Reason::HeroIncompatible, cost)));
+        }
+        if let Some(c) = layout {
+            return Some(Err(self.refuse(k, c, Reason::NeedsLayout, cost)));
         }
         if let Some(c) = too_large {
             return Some(Err(self.refuse(k, c, Reason::TooLarge, cost)));

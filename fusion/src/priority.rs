@@ -56,9 +56,15 @@ impl Pass for PriorityFusion {
         };
         let mut names = NameGen::new(module);
         let mut changed = false;
+        let per_element = crate::layout_free::per_element_computations(module);
         for cid in control_flow_computations(module) {
             let info = CompInfo::new(module, cid);
-            let p = plan(module.computation(cid), &info, &model);
+            let p = plan(
+                module.computation(cid),
+                per_element.contains(&cid),
+                &info,
+                &model,
+            );
             let created = materialize(module, cid, &info, &p.kernels, &self.device, &mut names)?;
             changed |= !created.is_empty();
             let c = module.computation(cid);

@@ -85,7 +85,7 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
                     .set_attr(AttrName::Dimensions, AttrValue::IntList(composed));
                 return Some(new);
             }
-            None
+            transpose_of_unit_reshape(rw, id, x, &perm)
         }
         Opcode::Slice => slice(rw, id, x),
         Opcode::Pad => {
@@ -155,12 +155,116 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
             }
             None
         }
+        Opcode::Gather => gather_of_unit_index_vector(rw, id),
         _ => None,
     }
 }
 
+/// `gather(A, reshape(I))` where the reshape only appends a dimension of size 1 and that
+/// dimension holds the index vectors: the gather reads `I` with the index vector dimension
+/// one past its last (an implicit index vector of one element), without the reshape.
+fn gather_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let r = rw.op(id, 1);
+    if rw.opcode(r) != Opcode::Reshape {
+        return None;
+    }
+    let i = rw.op(r, 0);
+    let (r_dims, i_dims) = (rw.shape(r).dims(), rw.shape(i).dims());
+    let appends_unit = r_dims.len() == i_dims.len() + 1
+        && r_dims[..i_dims.len()] == *i_dims
+        && r_dims.last() == Some(&1);
+    let vector_dim = rw.instr(id).gather_dimension_numbers()?.index_vector_dim;
+    if !appends_unit || vector_dim != i_dims.len() as i64 {
+        return None;
+    }
+    let a = rw.op(id, 0);
+    Some(rw.clone_with(id, vec![a, i]))
+}
+
 /// Broadcast: to the same shape with dimensions in order is a no-op;
 /// `broadcast(broadcast(A, d1), d2) => broadcast(A, d2 o d1)`.
+/// The dimensions of `dims` that are not 1, as (position, size).
+fn non_unit(dims: &[i64]) -> Vec<(usize, i64)> {
+    dims.iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, d)| d != 1)
+        .collect()
+}
+
+/// `transpose(reshape(A))` where the reshape only inserts or deletes dimensions of size 1:
+/// the same as transposing `A`'s own dimensions and then reshaping, which lets the
+/// transpose meet a transpose below it, vanish when it keeps the order of the dimensions
+/// that are not 1, or a reshape above it merge with this one. Rewritten only then, so that
+/// a transpose a dot can fold stays where it is otherwise.
+fn transpose_of_unit_reshape(
+    rw: &mut Rw<'_>,
+    id: InstrId,
+    r: InstrId,
+    perm: &[i64],
+) -> Option<InstrId> {
+    if rw.opcode(r) != Opcode::Reshape {
+        return None;
+    }
+    let a = rw.op(r, 0);
+    let a_dims = rw.shape(a).dims().to_vec();
+    let r_dims = rw.shape(r).dims().to_vec();
+    let a_big = non_unit(&a_dims);
+    let r_big = non_unit(&r_dims);
+    let sizes = |v: &[(usize, i64)]| v.iter().map(|&(_, d)| d).collect::<Vec<_>>();
+    if sizes(&a_big) != sizes(&r_big) {
+        return None;
+    }
+    // Position in `r` of each dimension that is not 1 -> the matching dimension of `a`.
+    let a_of_r: std::collections::HashMap<usize, usize> = r_big
+        .iter()
+        .zip(&a_big)
+        .map(|(&(rp, _), &(ap, _))| (rp, ap))
+        .collect();
+    let mut new_perm: Vec<i64> = Vec::with_capacity(a_dims.len());
+    for &p in perm {
+        if let Some(&ap) = usize::try_from(p).ok().and_then(|p| a_of_r.get(&p)) {
+            new_perm.push(ap as i64);
+        }
+    }
+    new_perm.extend(
+        a_dims
+            .iter()
+            .enumerate()
+            .filter(|&(_, &d)| d == 1)
+            .map(|(k, _)| k as i64),
+    );
+    let identity = new_perm.iter().enumerate().all(|(k, &p)| p == k as i64);
+    let merges = rw.opcode(a) == Opcode::Transpose
+        || identity
+        || (!rw.instr(id).users.is_empty()
+            && rw
+                .instr(id)
+                .users
+                .iter()
+                .all(|&u| rw.opcode(u) == Opcode::Reshape));
+    if !merges {
+        return None;
+    }
+    let ty = rw.shape(a).element_type()?;
+    let moved = if identity {
+        a
+    } else {
+        let dims = new_perm
+            .iter()
+            .map(|&p| usize::try_from(p).ok().and_then(|p| a_dims.get(p).copied()))
+            .collect::<Option<Vec<i64>>>()?;
+        rw.add(
+            Opcode::Transpose,
+            hlo::Shape::array(ty, dims),
+            vec![a],
+            vec![(AttrName::Dimensions, AttrValue::IntList(new_perm))],
+        )
+    };
+    let shape = rw.shape(id).clone();
+    Some(rw.add(Opcode::Reshape, shape, vec![moved], Vec::new()))
+}
+
 fn broadcast(rw: &mut Rw<'_>, id: InstrId, same_shape: bool) -> Option<InstrId> {
     let x = rw.op(id, 0);
     let dims = rw.instr(id).dimensions()?.to_vec();
@@ -179,6 +283,19 @@ fn broadcast(rw: &mut Rw<'_>, id: InstrId, same_shape: bool) -> Option<InstrId> 
             .instr_mut(new)
             .set_attr(AttrName::Dimensions, AttrValue::IntList(composed));
         return Some(new);
+    }
+    // `broadcast(iota(k), dims) => iota(dims[k])` over the result: each element is the
+    // index the iota counted, now along the dimension it was broadcast to.
+    if rw.opcode(x) == Opcode::Iota {
+        let k = usize::try_from(rw.instr(x).iota_dimension()?).ok()?;
+        let along = *dims.get(k)?;
+        let shape = rw.shape(id).clone();
+        return Some(rw.add(
+            Opcode::Iota,
+            shape,
+            Vec::new(),
+            vec![(AttrName::IotaDimension, AttrValue::Int(along))],
+        ));
     }
     None
 }

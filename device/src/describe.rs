@@ -74,7 +74,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
             multi_output_same_dims: r.boolean("kernel.multi_output_same_dims")?,
             one_transpose_kind_per_fusion: r.boolean("kernel.one_transpose_kind_per_fusion")?,
             hoists_invariant_values: r.boolean("kernel.hoists_invariant_values")?,
-            layout_free_fusion_internals: r.boolean("kernel.layout_free_fusion_internals")?,
+            xla_cpu_fusions: r.boolean("kernel.xla_cpu_fusions")?,
         },
     };
     if device.memory.dram_bytes_per_s > device.memory.dram_peak_bytes_per_s {

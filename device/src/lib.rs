@@ -120,10 +120,10 @@ pub struct KernelLimits {
     /// through a broadcast along the minor dimensions then runs once per row, so it may
     /// fuse into its consumer (a softmax or a layer norm in one kernel).
     pub hoists_invariant_values: bool,
-    /// Whether the target's emitter sees no layout on a fusion's internal values (XLA's
-    /// layout assignment clears them): values it must materialize or test for bitcasts
-    /// then stay at a fusion's edge, so that XLA compiles the fused modules too.
-    pub layout_free_fusion_internals: bool,
+    /// Whether fusions must be ones XLA:CPU compiles and runs when it reads the fused module
+    /// back (its emitters see no layouts inside a fusion; see `fusion::xla_cpu`), so that
+    /// the modules `hloc fuse` writes for this target run on XLA too.
+    pub xla_cpu_fusions: bool,
 }
 
 /// A target machine.

@@ -26,9 +26,9 @@ pub enum Reason {
     UnfusibleOp,
     /// A consumer is a library call (dot, convolution, custom call, fft, linear algebra).
     ConsumerIsLibraryCall,
-    /// The fusion would hold a value whose layout the target's emitter needs, where fused
-    /// values have none (see `layout_free`).
-    NeedsLayout,
+    /// The target's compiler could not take the fusion (on the cpu, XLA:CPU: a fused value
+    /// whose layout its emitter needs, see `xla_cpu`); the detail says what.
+    TargetIncompatible,
 }
 
 impl Reason {
@@ -43,7 +43,7 @@ impl Reason {
             Reason::TooLarge => "too-large",
             Reason::UnfusibleOp => "unfusible-op",
             Reason::ConsumerIsLibraryCall => "consumer-is-library-call",
-            Reason::NeedsLayout => "needs-layout",
+            Reason::TargetIncompatible => "target-incompatible",
         }
     }
 }
@@ -95,4 +95,8 @@ pub struct Decision {
     pub reason: Reason,
     /// The numbers.
     pub cost: Cost,
+    /// What in particular decided it, where a code alone does not say (for `target-incompatible`,
+    /// the value and the emitter's need); shown in the text report, not in the JSON lines.
+    #[serde(skip)]
+    pub detail: Option<String>,
 }

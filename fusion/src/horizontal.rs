@@ -103,6 +103,7 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
             consumer: name(w[0]),
             reason: Reason::Fused,
             cost: cost.clone(),
+            detail: None,
         })
         .collect();
     Some(Choice {

@@ -40,7 +40,6 @@ mod decision;
 mod error;
 pub mod hero;
 mod horizontal;
-pub mod layout_free;
 mod materialize;
 mod merge;
 mod multi_output;
@@ -50,6 +49,7 @@ mod priority;
 pub mod reach;
 mod report;
 pub mod tile_cost;
+pub mod xla_cpu;
 
 pub use decision::{Cost, Decision, Reason};
 pub use error::FusionError;

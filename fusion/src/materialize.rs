@@ -15,9 +15,9 @@ use hlo::pass::PassError;
 use hlo::{CompId, InstrId, Instruction, Module, Opcode};
 
 use crate::cost::CompInfo;
-use crate::layout_free;
 use crate::ops::OpClass;
 use crate::plan::{inputs, is_inlined_constant, Kernel};
+use crate::xla_cpu;
 
 /// A fusion instruction created from a kernel.
 #[derive(Clone, Debug)]
@@ -97,8 +97,8 @@ pub fn materialize(
                 }
                 let src = c.instr(m);
                 let mut pred_copy = None;
-                if device.kernel.layout_free_fusion_internals
-                    && layout_free::select_predicate_needs_copy(c, m, |x| members.contains(&x))
+                if device.kernel.xla_cpu_fusions
+                    && xla_cpu::select_predicate_needs_copy(c, m, |x| members.contains(&x))
                 {
                     let pred = src.operands()[0];
                     let copy = Instruction::new(

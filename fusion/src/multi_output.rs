@@ -156,6 +156,7 @@ impl MultiOutputFusion {
                         consumer: name(u),
                         reason: Reason::WouldCreateCycle,
                         cost,
+                        detail: None,
                     });
                     continue;
                 }
@@ -165,6 +166,7 @@ impl MultiOutputFusion {
                         consumer: name(u),
                         reason: Reason::Fused,
                         cost,
+                        detail: None,
                     };
                     chosen.push(Choice {
                         set: vec![p, u],
@@ -205,6 +207,7 @@ impl MultiOutputFusion {
                             consumer: name(b),
                             reason: Reason::Fused,
                             cost,
+                            detail: None,
                         };
                         chosen.push(Choice {
                             set: vec![a, b],

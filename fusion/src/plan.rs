@@ -18,8 +18,8 @@ use hlo::{Computation, InstrId};
 
 use crate::cost::{evaluate, CompInfo, CostModel, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
-use crate::layout_free;
 use crate::ops::{self, OpClass};
+use crate::xla_cpu;
 
 /// A kernel of the plan.
 #[derive(Clone, Debug)]
@@ -82,7 +82,7 @@ struct Candidate {
 struct Planner<'a> {
     comp: &'a Computation,
     /// Whether XLA:CPU may emit `comp` with its per-element IR emitter
-    /// ([`layout_free::per_element_computations`]).
+    /// ([`xla_cpu::per_element_computations`]).
     per_element: bool,
     info: &'a CompInfo,
     model: &'a CostModel<'a>,
@@ -188,6 +188,7 @@ impl Planner<'_> {
             consumer: self.name(consumer),
             reason,
             cost,
+            detail: None,
         }
     }
 
@@ -240,7 +241,7 @@ impl Planner<'_> {
         let mut merged = Vec::with_capacity(consumers.len());
         let mut too_large = None;
         let mut hero = None;
-        let mut layout = None;
+        let mut incompatible = None;
         for &c in &consumers {
             unfused.add(&self.cost_of(c));
             let m = self.merge(&self.kernels[c].members, &pk.members);
@@ -252,16 +253,12 @@ impl Planner<'_> {
             if hero.is_none() && !self.heroes_compatible(&m, croot) {
                 hero = Some(croot);
             }
-            if layout.is_none() && self.model.device.kernel.layout_free_fusion_internals {
-                layout = layout_free::needs_layout(self.comp, &m, croot, self.per_element, |i| {
-                    self.info.pos(i)
-                })
-                .map(|(x, why)| {
-                    if std::env::var("HLOC_DEBUG_LAYOUT").is_ok() {
-                        eprintln!("LAYOUT {} {} {}", self.name(croot), self.name(x), why);
-                    }
-                    croot
-                });
+            if incompatible.is_none() && self.model.device.kernel.xla_cpu_fusions {
+                incompatible =
+                    xla_cpu::incompatibility(self.comp, &m, croot, self.per_element, |i| {
+                        self.info.pos(i)
+                    })
+                    .map(|(x, why)| (croot, format!("{} is {why}", self.name(x))));
             }
             merged.push(m);
         }
@@ -269,8 +266,10 @@ impl Planner<'_> {
         if let Some(c) = hero {
             return Some(Err(self.refuse(k, c, Reason::HeroIncompatible, cost)));
         }
-        if let Some(c) = layout {
-            return Some(Err(self.refuse(k, c, Reason::NeedsLayout, cost)));
+        if let Some((c, why)) = incompatible {
+            let mut d = self.refuse(k, c, Reason::TargetIncompatible, cost);
+            d.detail = Some(why);
+            return Some(Err(d));
         }
         if let Some(c) = too_large {
             return Some(Err(self.refuse(k, c, Reason::TooLarge, cost)));
@@ -413,6 +412,7 @@ impl Planner<'_> {
                 consumer: self.name(croot),
                 reason: Reason::Fused,
                 cost: c.cost.clone(),
+                detail: None,
             };
             let kernel = &mut self.kernels[ci];
             kernel.members = merged;

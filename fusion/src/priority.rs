@@ -56,7 +56,7 @@ impl Pass for PriorityFusion {
         };
         let mut names = NameGen::new(module);
         let mut changed = false;
-        let per_element = crate::layout_free::per_element_computations(module);
+        let per_element = crate::xla_cpu::per_element_computations(module);
         for cid in control_flow_computations(module) {
             let info = CompInfo::new(module, cid);
             let p = plan(

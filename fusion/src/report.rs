@@ -91,6 +91,9 @@ pub struct EdgeRecord {
     pub reason: Reason,
     /// The numbers of the refusal (zeros when no cost was needed to decide).
     pub cost: Cost,
+    /// What in particular decided it (text report only).
+    #[serde(skip)]
+    pub detail: Option<String>,
 }
 
 /// One line of the report.
@@ -178,12 +181,12 @@ impl FusionReport {
                     let exact =
                         refusals.and_then(|ds| ds.iter().find(|d| d.consumer == instr.name()));
                     let by_class = default_reason(module, pi, instr);
-                    let (reason, cost) = match (exact, refusals.and_then(|ds| ds.first())) {
-                        (Some(d), _) => (d.reason, d.cost.clone()),
+                    let (reason, cost, detail) = match (exact, refusals.and_then(|ds| ds.first())) {
+                        (Some(d), _) => (d.reason, d.cost.clone(), d.detail.clone()),
                         (None, Some(d)) if by_class == Reason::NotProfitable => {
-                            (d.reason, d.cost.clone())
+                            (d.reason, d.cost.clone(), d.detail.clone())
                         }
-                        _ => (by_class, Cost::default()),
+                        _ => (by_class, Cost::default(), None),
                     };
                     records.push(Record::Edge(EdgeRecord {
                         producer: pi.name().to_string(),
@@ -191,6 +194,7 @@ impl FusionReport {
                         fused: false,
                         reason,
                         cost,
+                        detail,
                     }));
                 }
             }
@@ -253,10 +257,14 @@ impl FusionReport {
                     e.reason.code()
                 )),
                 Record::Edge(e) => s.push_str(&format!(
-                    "unfused {} -> {}: {}: {}\n",
+                    "unfused {} -> {}: {}{}: {}\n",
                     e.producer,
                     e.consumer,
                     e.reason.code(),
+                    e.detail
+                        .as_ref()
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default(),
                     cost(&e.cost)
                 )),
             }

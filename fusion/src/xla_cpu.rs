@@ -1,4 +1,4 @@
-//! Fusions an emitter can generate when their internal values have no layout.
+//! Fusions XLA:CPU compiles and runs when it reads a fused module back.
 //!
 //! XLA's layout assignment keeps the layouts of a fusion's parameters, constants and root
 //! and clears every other fused instruction's (fusion computations are layout-free
@@ -34,17 +34,24 @@
 //! a parameter and whose `on_true` is fused reads a copy of the predicate made inside the
 //! fusion ([`select_predicate_needs_copy`]).
 //!
-//! `kernel.layout_free_fusion_internals` in a device description turns these rules on.
+//! And one more, from XLA's algebraic simplifier: it sinks reshapes below an elementwise
+//! op, and it takes a fusion of elementwise ops alone for one; cloning the fusion to the
+//! reshapes' operand shape while its computation keeps the old one, it fails the verifier.
+//! So a kernel of elementwise ops alone does not read only reshapes
+//! ([`elementwise_of_reshapes`]).
+//!
+//! `kernel.xla_cpu_fusions` in a device description turns these rules on.
 
 use std::collections::{HashMap, HashSet};
 
 use hlo::{CompId, Computation, InstrId, Module, Opcode};
 
-/// The first member of a kernel (`members` of `comp`, root `root`) whose layout the
-/// emitter would need, with why; `None` when the kernel can be generated layout-free.
+/// The first member of a kernel (`members` of `comp`, root `root`) that keeps XLA:CPU from
+/// compiling it, with why (mostly: a layout its emitter would need); `None` when XLA takes
+/// the kernel as a fusion.
 /// `per_element` says whether XLA:CPU may emit `comp` with its per-element IR emitter
 /// ([`per_element_computations`]).
-pub fn needs_layout(
+pub fn incompatibility(
     comp: &Computation,
     members: &[InstrId],
     root: InstrId,
@@ -89,8 +96,39 @@ pub fn needs_layout(
     if let Some(found) = hero_search_needs_layout(comp, root, &inside) {
         return Some(found);
     }
-    partitioner_function_root(comp, members, root, position, &users)
-        .map(|m| (m, "a value read under several indexings"))
+    if let Some(m) = partitioner_function_root(comp, members, root, position, &users) {
+        return Some((m, "a value read under several indexings"));
+    }
+    elementwise_of_reshapes(comp, members, &inside).then_some((
+        root,
+        "the root of elementwise ops reading only reshapes (XLA's simplifier breaks that fusion)",
+    ))
+}
+
+/// Whether a kernel is XLA's elementwise ops alone and its every input (operand from
+/// outside, scalar constants aside) a reshape: XLA's simplifier would move the reshapes
+/// below the fusion and break it.
+pub fn elementwise_of_reshapes(
+    comp: &Computation,
+    members: &[InstrId],
+    inside: &dyn Fn(InstrId) -> bool,
+) -> bool {
+    if !members
+        .iter()
+        .all(|&m| is_elementwise(comp.instr(m).opcode()))
+    {
+        return false;
+    }
+    let mut inputs = members
+        .iter()
+        .flat_map(|&m| comp.operands(m).iter().copied())
+        .filter(|&o| !inside(o))
+        .filter(|&o| {
+            let i = comp.instr(o);
+            !(i.opcode() == Opcode::Constant && i.shape().dims().is_empty())
+        })
+        .peekable();
+    inputs.peek().is_some() && inputs.all(|o| comp.instr(o).opcode() == Opcode::Reshape)
 }
 
 /// Whether the partitioner must evaluate `id` under more than one indexing for one user.

@@ -101,6 +101,18 @@ impl Rw<'_> {
         edit::add(self.comp, i)
     }
 
+    /// A copy of `id` with other operands and another shape.
+    pub fn clone_with_shape(
+        &mut self,
+        id: InstrId,
+        operands: Vec<InstrId>,
+        shape: Shape,
+    ) -> InstrId {
+        let new = self.clone_with(id, operands);
+        self.comp.instr_mut(new).set_shape(shape);
+        new
+    }
+
     /// A scalar constant of type `ty` (`None` when `v` does not fit).
     pub fn constant(&mut self, ty: ElementType, v: Scalar) -> Option<InstrId> {
         let lit = scalar::literal_or_none(ty, v)?;

@@ -85,6 +85,12 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
                     .set_attr(AttrName::Dimensions, AttrValue::IntList(composed));
                 return Some(new);
             }
+            if let Some(new) = transpose_of_dot(rw, id, x, &perm) {
+                return Some(new);
+            }
+            if let Some(new) = transpose_of_elementwise(rw, id, x, &perm) {
+                return Some(new);
+            }
             transpose_of_unit_reshape(rw, id, x, &perm)
         }
         Opcode::Slice => slice(rw, id, x),
@@ -183,6 +189,102 @@ fn gather_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> 
 
 /// Broadcast: to the same shape with dimensions in order is a no-op;
 /// `broadcast(broadcast(A, d1), d2) => broadcast(A, d2 o d1)`.
+/// `transpose(dot(A, B))` that puts the rhs's free dimensions before the lhs's (batch
+/// dimensions staying first) is `dot(B, A)`: the result of the dot with its operands
+/// swapped, read in the transposed order. Only for a dot read by this transpose alone.
+fn transpose_of_dot(rw: &mut Rw<'_>, id: InstrId, d: InstrId, perm: &[i64]) -> Option<InstrId> {
+    if rw.opcode(d) != Opcode::Dot || rw.instr(d).users.len() != 1 {
+        return None;
+    }
+    let dn = rw.instr(d).dot_dimension_numbers();
+    let (a, b) = (rw.op(d, 0), rw.op(d, 1));
+    let batch = dn.lhs_batch_dims.len();
+    let lhs_free = rw.shape(a).rank() - batch - dn.lhs_contracting_dims.len();
+    let rhs_free = rw.shape(b).rank() - batch - dn.rhs_contracting_dims.len();
+    let swapped: Vec<i64> = (0..batch)
+        .chain(batch + lhs_free..batch + lhs_free + rhs_free)
+        .chain(batch..batch + lhs_free)
+        .map(|k| k as i64)
+        .collect();
+    if perm != swapped.as_slice() {
+        return None;
+    }
+    let shape = rw.shape(id).clone();
+    let new = rw.clone_with_shape(d, vec![b, a], shape);
+    let list = |v: &[i64]| AttrValue::IntList(v.to_vec());
+    let i = rw.comp.instr_mut(new);
+    i.set_attr(AttrName::LhsContractingDims, list(&dn.rhs_contracting_dims));
+    i.set_attr(AttrName::RhsContractingDims, list(&dn.lhs_contracting_dims));
+    if batch > 0 {
+        i.set_attr(AttrName::LhsBatchDims, list(&dn.rhs_batch_dims));
+        i.set_attr(AttrName::RhsBatchDims, list(&dn.lhs_batch_dims));
+    }
+    if let Some(AttrValue::IdentList(p)) = i.attr(&AttrName::OperandPrecision).cloned() {
+        // Per-operand precisions follow their operands.
+        let swapped: Vec<_> = p.iter().rev().cloned().collect();
+        i.set_attr(AttrName::OperandPrecision, AttrValue::IdentList(swapped));
+    }
+    Some(new)
+}
+
+/// `transpose(f(X, broadcast(s)...))` of an elementwise `f` read by this transpose alone,
+/// whose one array operand `X` is itself a transpose or a dot read by `f` alone: `f` of
+/// the transposed `X` (and the scalars broadcast to the new shape), so that the transpose
+/// meets the one below or folds into the dot instead of being computed.
+fn transpose_of_elementwise(
+    rw: &mut Rw<'_>,
+    id: InstrId,
+    e: InstrId,
+    perm: &[i64],
+) -> Option<InstrId> {
+    let op = rw.opcode(e);
+    if !op.is_elementwise() || op == Opcode::BitcastConvert || rw.instr(e).users.len() != 1 {
+        return None;
+    }
+    let dims = rw.shape(e).dims().to_vec();
+    let operands = rw.instr(e).operands.clone();
+    let arrays: Vec<usize> = (0..operands.len())
+        .filter(|&k| {
+            let o = operands[k];
+            rw.shape(o).rank() > 0 && scalar_broadcast_source(rw, o).is_none()
+        })
+        .collect();
+    let [k] = arrays.as_slice() else {
+        return None;
+    };
+    let x = operands[*k];
+    let foldable = matches!(rw.opcode(x), Opcode::Transpose | Opcode::Dot)
+        && rw.instr(x).users.len() == 1
+        && rw.shape(x).dims() == dims.as_slice();
+    if !foldable {
+        return None;
+    }
+    let shape = rw.shape(id).clone();
+    let mut new_operands = Vec::with_capacity(operands.len());
+    for (j, &o) in operands.iter().enumerate() {
+        let ty = rw.shape(o).element_type()?;
+        let new = if j == *k {
+            rw.add(
+                Opcode::Transpose,
+                hlo::Shape::array(ty, shape.dims().to_vec()),
+                vec![o],
+                vec![(AttrName::Dimensions, AttrValue::IntList(perm.to_vec()))],
+            )
+        } else if let Some(s) = scalar_broadcast_source(rw, o) {
+            rw.add(
+                Opcode::Broadcast,
+                hlo::Shape::array(ty, shape.dims().to_vec()),
+                vec![s],
+                vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
+            )
+        } else {
+            o
+        };
+        new_operands.push(new);
+    }
+    Some(rw.clone_with_shape(e, new_operands, shape))
+}
+
 /// The dimensions of `dims` that are not 1, as (position, size).
 fn non_unit(dims: &[i64]) -> Vec<(usize, i64)> {
     dims.iter()

@@ -2,9 +2,9 @@
 //! of reshape (or the same transpose) of arrays of one shape, or broadcasts of scalars,
 //! is computed before the reshape instead: `add(reshape(a), reshape(b))` becomes
 //! `reshape(add(a, b))`. Reshapes then meet and cancel further down (the algebraic
-//! simplifier merges chains). Only reshapes and transposes used by this instruction alone
-//! are moved (otherwise they stay alive and the move duplicates work). Exact: the same
-//! elementwise function is applied to the same elements.
+//! simplifier merges chains). A reshape or transpose read elsewhere too moves only when
+//! every instruction reading it moves it the same way (otherwise it stays alive and the
+//! move adds one). Exact: the same elementwise function is applied to the same elements.
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::edit::{self, NameGen};
@@ -56,6 +56,30 @@ fn is_scalar_broadcast(comp: &Computation, id: InstrId) -> bool {
     i.opcode == Opcode::Broadcast && comp.instr(i.operands[0]).shape.rank() == 0
 }
 
+/// Whether `id` is an elementwise instruction whose operands are all `kind` movements
+/// (reshapes, or transposes by `perm`) of arrays of `src_dims`, or scalar broadcasts.
+fn reads_only(
+    comp: &Computation,
+    id: InstrId,
+    kind: Opcode,
+    perm: &Option<Vec<i64>>,
+    src_dims: &[i64],
+) -> bool {
+    let e = comp.instr(id);
+    e.opcode.is_elementwise()
+        && e.opcode != Opcode::BitcastConvert
+        && !e.shape.is_tuple()
+        && !e.operands.is_empty()
+        && e.operands.iter().all(|&o| {
+            let oi = comp.instr(o);
+            is_scalar_broadcast(comp, o)
+                || (oi.opcode == kind
+                    && oi.shape.dims() == e.shape.dims()
+                    && comp.instr(oi.operands[0]).shape.dims() == src_dims
+                    && (kind == Opcode::Reshape || oi.dimensions().map(<[i64]>::to_vec) == *perm))
+        })
+}
+
 fn move_one(comp: &mut Computation, id: InstrId, names: &mut NameGen) -> Option<InstrId> {
     let e = comp.instr(id).clone();
     // bitcast-convert between widths changes the shape: not elementwise for this purpose.
@@ -78,16 +102,20 @@ fn move_one(comp: &mut Computation, id: InstrId, names: &mut NameGen) -> Option<
     let kind = f.opcode;
     let perm = f.dimensions().map(<[i64]>::to_vec);
     let src_dims = comp.instr(f.operands[0]).shape.dims().to_vec();
+    if !reads_only(comp, id, kind, &perm, &src_dims) {
+        return None;
+    }
+    // A movement read elsewhere too: only when every reader moves it as well.
     for &o in &e.operands {
         let oi = comp.instr(o);
-        if is_scalar_broadcast(comp, o) {
+        if is_scalar_broadcast(comp, o) || oi.users.len() == 1 {
             continue;
         }
-        let same = oi.opcode == kind
-            && oi.users.len() == 1
-            && comp.instr(oi.operands[0]).shape.dims() == src_dims.as_slice()
-            && (kind == Opcode::Reshape || oi.dimensions().map(<[i64]>::to_vec) == perm);
-        if !same {
+        if !oi
+            .users
+            .iter()
+            .all(|&u| reads_only(comp, u, kind, &perm, &src_dims))
+        {
             return None;
         }
     }

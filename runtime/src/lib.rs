@@ -226,7 +226,10 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     let build_program = |m: &Module| codegen::thunk::build_program_with(m, &build);
     let mut program = None;
     if options.fuse {
-        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        // hloc's own emitter generates every fusion the cost model wants: the rules that
+        // keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not bind it.
+        cpu.kernel.xla_cpu_fusions = false;
         let mut fused = m.clone();
         let mut ctx = PassContext::new();
         pipeline::fusion_pipeline(&cpu)

@@ -16,6 +16,9 @@ with a fresh HLOC_CACHE_DIR, then compares every output with corpus/NAME/outputs
 the bar's tolerance: floats rtol 1e-3 / atol 1e-5, bf16 and f16 2e-2, f8 kinds 1e-1,
 integers and pred exact (NaN equal to NaN). Prints one row per module (`ok` with the
 output count, or the first difference) and the count that match; exits 1 if any does not.
+
+`--fused` adds a third module per program: what `hloc fuse before_optimizations.hlo
+--target cpu` writes (issue 16's bar: `hloc run fused.hlo` matches XLA's outputs).
 """
 
 import argparse
@@ -68,8 +71,18 @@ def check(hloc, program_dir, module, out_dir):
     """`ok (N outputs)` or the reason the module's outputs differ from XLA's."""
     out = os.path.join(out_dir, "out.npz")
     env = dict(os.environ, HLOC_CACHE_DIR=tempfile.mkdtemp(dir=out_dir))
+    path = os.path.join(program_dir, module)
+    if module == "fused.hlo":
+        path = os.path.join(out_dir, "fused.hlo")
+        f = subprocess.run(
+            [hloc, "fuse", os.path.join(program_dir, "before_optimizations.hlo"),
+             "--target", "cpu"], capture_output=True, text=True)
+        if f.returncode != 0:
+            return f"hloc fuse exited {f.returncode}: {f.stderr.strip()[:120]}"
+        with open(path, "w") as fh:
+            fh.write(f.stdout)
     r = subprocess.run(
-        [hloc, "run", os.path.join(program_dir, module),
+        [hloc, "run", path,
          "--inputs", os.path.join(program_dir, "inputs.npz"),
          "--outputs", out, "--backend", "cpu"],
         capture_output=True, text=True, env=env)
@@ -90,8 +103,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hloc", default=os.path.join(ROOT, "target/release/hloc"))
     ap.add_argument("--corpus", default=os.path.join(ROOT, "corpus"))
+    ap.add_argument("--fused", action="store_true",
+                    help="also run what `hloc fuse --target cpu` writes for each program")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
+    modules = ["before_optimizations.hlo", "after_optimizations.hlo"]
+    if a.fused:
+        modules.append("fused.hlo")
     with open(os.path.join(a.corpus, "MANIFEST.tsv")) as f:
         names = [l.split("\t")[0] for l in f.read().splitlines()[1:] if l.strip()]
     if a.names:
@@ -99,7 +117,7 @@ def main():
     passed = total = 0
     with tempfile.TemporaryDirectory(prefix="hloc-outputs-") as tmp:
         for name in names:
-            for module in ("before_optimizations.hlo", "after_optimizations.hlo"):
+            for module in modules:
                 total += 1
                 verdict = check(a.hloc, os.path.join(a.corpus, name), module, tmp)
                 passed += verdict.startswith("ok")

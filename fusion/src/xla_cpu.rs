@@ -231,68 +231,9 @@ fn hero_search_needs_layout(
 }
 
 /// XLA's elementwise opcodes, through which its partitioner shares functions and its hero
-/// search walks.
+/// search walks: hlo's list, which is XLA's (plus `mulhi`, which XLA modules do not hold).
 fn is_elementwise(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Abs | BitcastConvert
-            | Copy
-            | Negate
-            | Add
-            | Compare
-            | Divide
-            | Maximum
-            | Minimum
-            | Multiply
-            | Power
-            | Subtract
-            | Select
-            | Acos
-            | Acosh
-            | Asin
-            | Asinh
-            | Atan
-            | Atanh
-            | Cosh
-            | Sinh
-            | RoundNearestAfz
-            | RoundNearestEven
-            | Ceil
-            | Clz
-            | Convert
-            | Cos
-            | Exp
-            | Expm1
-            | Floor
-            | Imag
-            | IsFinite
-            | Log
-            | Log1p
-            | Not
-            | PopulationCount
-            | Real
-            | ReducePrecision
-            | Rsqrt
-            | Logistic
-            | Sign
-            | Sin
-            | Sqrt
-            | Cbrt
-            | Tan
-            | Tanh
-            | Erf
-            | Atan2
-            | Complex
-            | Remainder
-            | And
-            | Or
-            | Xor
-            | ShiftLeft
-            | ShiftRightArithmetic
-            | ShiftRightLogical
-            | Clamp
-    )
+    op.is_elementwise()
 }
 
 /// XLA's canonical gather: indices of rank 2 with the index vector last, start indices

@@ -236,27 +236,14 @@ fn is_elementwise(op: Opcode) -> bool {
     op.is_elementwise()
 }
 
-/// XLA's canonical gather: indices of rank 2 with the index vector last, start indices
-/// mapped in order, no collapsed or batching dimensions, offset dimensions `1..=n`.
+/// Whether gather `id` of `comp` is in XLA's canonical form
+/// ([`hlo::attrs::GatherDimensionNumbers::is_xla_canonical`]).
 pub fn is_simplified_gather(comp: &Computation, id: InstrId) -> bool {
     let i = comp.instr(id);
-    let Some(dn) = i.gather_dimension_numbers() else {
-        return false;
-    };
-    let Some(&indices) = i.operands().get(1) else {
-        return false;
-    };
-    comp.instr(indices).shape().dims().len() == 2
-        && dn.index_vector_dim == 1
-        && dn
-            .start_index_map
-            .iter()
-            .enumerate()
-            .all(|(k, &d)| d == k as i64)
-        && dn.collapsed_slice_dims.is_empty()
-        && dn.operand_batching_dims.is_empty()
-        && dn.offset_dims.first() == Some(&1)
-        && dn.offset_dims.last() == Some(&(dn.offset_dims.len() as i64))
+    match (i.gather_dimension_numbers(), i.operands().get(1)) {
+        (Some(dn), Some(&indices)) => dn.is_xla_canonical(comp.instr(indices).shape().dims().len()),
+        _ => false,
+    }
 }
 
 /// Whether select `id` of `comp`, fused with the members `inside` says, must read a copy

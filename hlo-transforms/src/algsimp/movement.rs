@@ -169,6 +169,8 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 /// `gather(A, reshape(I))` where the reshape only appends a dimension of size 1 and that
 /// dimension holds the index vectors: the gather reads `I` with the index vector dimension
 /// one past its last (an implicit index vector of one element), without the reshape.
+/// Not where that would take the gather out of XLA's canonical form (2-D indices), which
+/// XLA's emitters need inside a fusion: there the reshape fuses with the gather instead.
 fn gather_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
     let r = rw.op(id, 1);
     if rw.opcode(r) != Opcode::Reshape {
@@ -179,8 +181,11 @@ fn gather_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> 
     let appends_unit = r_dims.len() == i_dims.len() + 1
         && r_dims[..i_dims.len()] == *i_dims
         && r_dims.last() == Some(&1);
-    let vector_dim = rw.instr(id).gather_dimension_numbers()?.index_vector_dim;
-    if !appends_unit || vector_dim != i_dims.len() as i64 {
+    let dn = rw.instr(id).gather_dimension_numbers()?;
+    if !appends_unit || dn.index_vector_dim != i_dims.len() as i64 {
+        return None;
+    }
+    if dn.is_xla_canonical(r_dims.len()) {
         return None;
     }
     let a = rw.op(id, 0);

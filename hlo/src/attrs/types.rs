@@ -136,6 +136,26 @@ pub struct GatherDimensionNumbers {
     pub start_indices_batching_dims: Vec<i64>,
 }
 
+impl GatherDimensionNumbers {
+    /// Whether a gather with these numbers and indices of rank `indices_rank` is in XLA's
+    /// canonical form (`GatherSimplifier::IsSimplifiedGather`, which XLA's emitters need
+    /// inside fusions): indices of rank 2 with the index vector last, start indices mapped
+    /// in order, no collapsed or batching dimensions, offset dimensions `1..=n`.
+    pub fn is_xla_canonical(&self, indices_rank: usize) -> bool {
+        indices_rank == 2
+            && self.index_vector_dim == 1
+            && self
+                .start_index_map
+                .iter()
+                .enumerate()
+                .all(|(k, &d)| d == k as i64)
+            && self.collapsed_slice_dims.is_empty()
+            && self.operand_batching_dims.is_empty()
+            && self.offset_dims.first() == Some(&1)
+            && self.offset_dims.last() == Some(&(self.offset_dims.len() as i64))
+    }
+}
+
 /// Scatter dimension numbers, assembled from the scatter's attributes.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct ScatterDimensionNumbers {

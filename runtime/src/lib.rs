@@ -224,35 +224,55 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         build.stream_min_bytes = bytes;
     }
     let build_program = |m: &Module| codegen::thunk::build_program_with(m, &build);
-    let mut program = None;
-    if options.fuse {
-        let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
-        // hloc's own emitter generates every fusion the cost model wants: the rules that
-        // keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not bind it.
-        cpu.kernel.xla_cpu_fusions = false;
-        let mut fused = m.clone();
-        let mut ctx = PassContext::new();
-        pipeline::fusion_pipeline(&cpu)
-            .run_in(&mut fused, &mut ctx)
-            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
-        stages.add_passes("fusion", ctx.stats());
-        // The fusion passes may form a fusion no emitter generates yet (their rules and
-        // the emitters' reach are not one table yet): then the module runs unfused.
-        match stages.time("codegen", || build_program(&fused)) {
-            Ok(p) => {
-                program = Some(p);
-                m = fused;
+    let mut attempt = 0;
+    let program = loop {
+        attempt += 1;
+        let mut program = None;
+        if options.fuse {
+            let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+            // hloc's own emitter generates every fusion the cost model wants: the rules
+            // that keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not
+            // bind it.
+            cpu.kernel.xla_cpu_fusions = false;
+            let mut fused = m.clone();
+            let mut ctx = PassContext::new();
+            pipeline::fusion_pipeline(&cpu)
+                .run_in(&mut fused, &mut ctx)
+                .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+            stages.add_passes("fusion", ctx.stats());
+            // The fusion passes may form a fusion no emitter generates yet (their rules
+            // and the emitters' reach are not one table yet): then the module runs unfused.
+            match stages.time("codegen", || build_program(&fused)) {
+                Ok(p) => {
+                    program = Some(p);
+                    m = fused;
+                }
+                Err(codegen::CodegenError::Unsupported { op, instr, reason }) => log::info!(
+                    target: "runtime",
+                    "running unfused: fusion `{instr}` needs `{op}`, which its emitter lacks ({reason})"
+                ),
+                Err(e) => return Err(e.into()),
             }
-            Err(codegen::CodegenError::Unsupported { op, instr, reason }) => log::info!(
-                target: "runtime",
-                "running unfused: fusion `{instr}` needs `{op}`, which its emitter lacks ({reason})"
-            ),
+        }
+        let built = match program {
+            Some(p) => Ok(p),
+            None => stages.time("codegen", || build_program(&m)),
+        };
+        match built {
+            Ok(p) => break p,
+            // A fusion the module came with (`hloc fuse` or XLA wrote it) that no emitter
+            // generates: its instructions run as if never fused, fused again by our rules.
+            Err(codegen::CodegenError::Unsupported { op, instr, reason })
+                if attempt == 1 && has_fusions(&m) =>
+            {
+                log::info!(
+                    target: "runtime",
+                    "unfusing the module's fusions: `{instr}` needs `{op}`, which its emitter lacks ({reason})"
+                );
+                unfuse(&mut m)?;
+            }
             Err(e) => return Err(e.into()),
         }
-    }
-    let program = match program {
-        Some(p) => p,
-        None => stages.time("codegen", || build_program(&m))?,
     };
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.
@@ -272,6 +292,45 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         source,
         timings: stages.list,
     })
+}
+
+/// Whether any computation of `m` holds a fusion instruction.
+fn has_fusions(m: &Module) -> bool {
+    m.computations().any(|(_, c)| {
+        c.instructions()
+            .any(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
+    })
+}
+
+/// Replaces every fusion instruction of `m` by the instructions of its fused computation
+/// (as calls, then inlined), and moves dots back out of the fusions that remain.
+fn unfuse(m: &mut Module) -> Result<(), RuntimeError> {
+    use hlo::attrs::{AttrName, AttrValue};
+    for ci in 0..m.computations.len() {
+        let ids: Vec<_> = m.computations[ci]
+            .instructions()
+            .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
+            .map(|(id, _)| id)
+            .collect();
+        for id in ids {
+            let i = m.computations[ci].instr_mut(id);
+            let Some(callee) = i.calls() else { continue };
+            i.opcode = hlo::Opcode::Call;
+            i.attrs.retain(|a| {
+                !matches!(
+                    a.name,
+                    AttrName::Calls | AttrName::Kind | AttrName::BackendConfig
+                )
+            });
+            i.set_attr(AttrName::ToApply, AttrValue::Computation(callee));
+        }
+    }
+    let mut ctx = PassContext::new();
+    hlo::pass::Pipeline::new("unfuse")
+        .with(hlo_transforms::CallInliner)
+        .run_in(m, &mut ctx)
+        .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+    Ok(())
 }
 
 /// A compiled module, ready to run.

@@ -636,3 +636,37 @@ ENTRY e {
         runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
     }
 }
+
+/// A fusion the module comes with that no emitter generates (here a reverse of a reduce
+/// window, read over a range: `hloc fuse --target cpu` forms it) runs unfused and refused
+/// by hloc's own fusion rules instead of failing.
+#[test]
+fn a_premade_fusion_the_emitters_lack_runs_unfused() {
+    let text = r#"HloModule m
+mx {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+fc {
+  p = f32[6,11] parameter(0)
+  r = f32[6,11] reverse(p), dimensions={1}
+  ninf = f32[] constant(-inf)
+  w = f32[6,11] reduce-window(r, ninf), window={size=1x11 pad=0_0x10_0}, to_apply=mx
+  ROOT r2 = f32[6,11] reverse(w), dimensions={1}
+}
+ENTRY e {
+  x = f32[6,11] parameter(0)
+  ROOT f = f32[6,11] fusion(x), kind=kLoop, calls=fc
+}"#;
+    let m = hlo::parse_module(text).expect("parse");
+    let emitted = codegen::thunk::build_program(&m);
+    assert!(
+        matches!(emitted, Err(codegen::CodegenError::Unsupported { .. })),
+        "the case needs a fusion the emitters lack"
+    );
+    let args = random_args(&m);
+    let exe = runtime::compile(&m, &options()).expect("compile");
+    let outs = exe.run(&args).expect("run");
+    runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
+}

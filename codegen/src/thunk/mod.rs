@@ -251,7 +251,8 @@ pub enum FftKind {
     Irfft,
 }
 
-/// The LAPACK custom calls (`lapack_?potrf_ffi`, `lapack_?trsm_ffi`, `lapack_?getrf_ffi`).
+/// The LAPACK custom calls (`lapack_?potrf_ffi`, `lapack_?trsm_ffi`, `lapack_?getrf_ffi`,
+/// `lapack_?geqrf_ffi`, `lapack_?orgqr_ffi`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LapackCall {
     /// Cholesky factor in the lower (or upper) triangle; the other is left as it was;
@@ -273,6 +274,10 @@ pub enum LapackCall {
     },
     /// LU with partial pivoting; results: the factors, 1-based pivot rows, `info`.
     Getrf,
+    /// Householder QR (`geqrf`); results: `R` over the reflectors, and the `tau`s.
+    Geqrf,
+    /// The first columns of `Q` from `geqrf`'s reflectors and `tau`s (`orgqr`).
+    Orgqr,
 }
 
 impl LibraryCall {
@@ -301,6 +306,8 @@ impl LibraryCall {
             LibraryCall::Lapack(LapackCall::Potrf { .. }) => "lapack.potrf",
             LibraryCall::Lapack(LapackCall::Trsm { .. }) => "lapack.trsm",
             LibraryCall::Lapack(LapackCall::Getrf) => "lapack.getrf",
+            LibraryCall::Lapack(LapackCall::Geqrf) => "lapack.geqrf",
+            LibraryCall::Lapack(LapackCall::Orgqr) => "lapack.orgqr",
             LibraryCall::RngBitGenerator { philox: true } => "rng-bit-generator.philox",
             LibraryCall::RngBitGenerator { philox: false } => "rng-bit-generator.threefry",
         }

@@ -346,6 +346,19 @@ fn householder_product<T: Field>(a: &mut [T], m: usize, n: usize, taus: &[T]) {
     }
 }
 
+/// LAPACK `geqrf` of one real row-major `m x n` matrix in place (`R` on and above the
+/// diagonal, the reflectors below it, LAPACK's sign conventions); returns the `tau`s. For
+/// the runtime's LAPACK calls, which must agree with the evaluator and with XLA's LAPACK.
+pub fn geqrf_f64(a: &mut [f64], m: usize, n: usize) -> Vec<f64> {
+    qr_in_place(a, m, n)
+}
+
+/// LAPACK `orgqr` of one real row-major `m x n` matrix of `geqrf` reflectors in place: the
+/// first `n` columns of `Q`.
+pub fn orgqr_f64(a: &mut [f64], m: usize, n: usize, taus: &[f64]) {
+    householder_product(a, m, n, taus)
+}
+
 /// The values of an operand in `f64` or `c128`.
 enum Mat {
     Real(Vec<f64>),

@@ -38,6 +38,7 @@ mod util;
 mod widen;
 mod window;
 
+pub use linalg::{geqrf_f64, orgqr_f64};
 pub use sort::merge_sort;
 
 use hlo::{CompId, Instruction, Literal, Module, Opcode};

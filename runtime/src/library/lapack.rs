@@ -1,5 +1,8 @@
 //! The LAPACK custom calls JAX emits on the CPU (`lapack_{s,d}potrf_ffi`,
-//! `lapack_{s,d}trsm_ffi`, `lapack_{s,d}getrf_ffi`), computed with `faer`, with LAPACK's
+//! `lapack_{s,d}trsm_ffi`, `lapack_{s,d}getrf_ffi`, and QR's `lapack_{s,d}geqrf_ffi` and
+//! `lapack_{s,d}orgqr_ffi`: Householder reflectors with LAPACK's signs, computed in `f64`
+//! by the evaluator's routines so that `Q` and `R` agree with XLA's), the others with
+//! `faer`, with LAPACK's
 //! output conventions: `potrf` leaves the other triangle as it was and reports `info`
 //! per matrix (0, or the 1-based order of the first non-positive minor, the matrix then
 //! left as it was); `getrf` returns the factors packed in one matrix, 1-based pivot rows
@@ -59,6 +62,27 @@ macro_rules! real_impl {
                     for j in 0..m.ncols() {
                         let e = a.offset(&at(batch, i, j));
                         set(a, e, m[(i, j)]);
+                    }
+                }
+            }
+
+            /// One matrix as row-major `f64`.
+            fn wide(a: &Arr, batch: &[usize], m: usize, n: usize) -> Vec<f64> {
+                let mut v = Vec::with_capacity(m * n);
+                for i in 0..m {
+                    for j in 0..n {
+                        v.push(get(a, a.offset(&at(batch, i, j))) as f64);
+                    }
+                }
+                v
+            }
+
+            /// Stores row-major `f64` values into one matrix, rounded to the element type.
+            fn store_wide(a: &mut Arr, batch: &[usize], m: usize, n: usize, v: &[f64]) {
+                for i in 0..m {
+                    for j in 0..n {
+                        let e = a.offset(&at(batch, i, j));
+                        set(a, e, v[i * n + j] as $t);
                     }
                 }
             }
@@ -155,6 +179,52 @@ macro_rules! real_impl {
                                 solve(opa.transpose(), !op_lower, unit_diagonal, bm.as_mut().transpose_mut());
                             }
                             store(x, batch, bm.as_ref());
+                            Ok(())
+                        })
+                    }
+                    LapackCall::Geqrf => {
+                        let [qr, tau] = outs else {
+                            return Err(bad("geqrf results"));
+                        };
+                        let kmin = m.min(n);
+                        let count: usize = bdims.iter().product();
+                        if qr.dims != a.dims || tau.count() != count * kmin {
+                            return Err(bad("geqrf shapes"));
+                        }
+                        for_each_index(&bdims, |batch| {
+                            let mut v = wide(a, batch, m, n);
+                            let taus = hlo_eval::numeric::geqrf_f64(&mut v, m, n);
+                            store_wide(qr, batch, m, n, &v);
+                            for (j, &t) in taus.iter().enumerate() {
+                                let mut idx = batch.to_vec();
+                                idx.push(j);
+                                let e = tau.offset(&idx);
+                                set(tau, e, t as $t);
+                            }
+                            Ok(())
+                        })
+                    }
+                    LapackCall::Orgqr => {
+                        let t = ins.get(1).ok_or_else(|| bad("orgqr without tau"))?;
+                        let [q] = outs else {
+                            return Err(bad("orgqr results"));
+                        };
+                        let count: usize = bdims.iter().product::<usize>().max(1);
+                        let k = t.count() / count;
+                        if q.dims != a.dims || t.count() != count * k || k > m.min(n) {
+                            return Err(bad("orgqr shapes"));
+                        }
+                        for_each_index(&bdims, |batch| {
+                            let mut v = wide(a, batch, m, n);
+                            let taus: Vec<f64> = (0..k)
+                                .map(|j| {
+                                    let mut idx = batch.to_vec();
+                                    idx.push(j);
+                                    get(t, t.offset(&idx)) as f64
+                                })
+                                .collect();
+                            hlo_eval::numeric::orgqr_f64(&mut v, m, n, &taus);
+                            store_wide(q, batch, m, n, &v);
                             Ok(())
                         })
                     }

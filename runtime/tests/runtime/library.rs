@@ -346,6 +346,28 @@ ENTRY e {
     check(text, &[]);
 }
 
+/// QR as JAX emits it (`geqrf`, then `orgqr` for Q) on a batch of tall matrices in
+/// column-major layouts, and `geqrf` of a wide f64 one: Q, R and the reflectors agree with
+/// the evaluator's LAPACK-convention Householder QR.
+#[test]
+fn lapack_qr_on_batches_tall_and_wide() {
+    let text = r#"
+HloModule m
+ENTRY e {
+  a = f32[2,6,4]{1,2,0} parameter(0)
+  w = f64[3,5]{0,1} parameter(1)
+  qr = (f32[2,6,4]{1,2,0}, f32[2,4]) custom-call(a), custom_call_target="lapack_sgeqrf_ffi"
+  r = f32[2,6,4]{1,2,0} get-tuple-element(qr), index=0
+  tau = f32[2,4] get-tuple-element(qr), index=1
+  q = f32[2,6,4]{1,2,0} custom-call(r, tau), custom_call_target="lapack_sorgqr_ffi"
+  wqr = (f64[3,5]{0,1}, f64[3]) custom-call(w), custom_call_target="lapack_dgeqrf_ffi"
+  wr = f64[3,5]{0,1} get-tuple-element(wqr), index=0
+  wt = f64[3] get-tuple-element(wqr), index=1
+  ROOT t = (f32[2,6,4]{1,2,0}, f32[2,4], f32[2,6,4]{1,2,0}, f64[3,5]{0,1}, f64[3]) tuple(r, tau, q, wr, wt)
+}"#;
+    check(text, &[]);
+}
+
 #[test]
 fn rng_bit_generator_matches_both_algorithms() {
     for (alg, ty) in [

@@ -261,9 +261,15 @@ pub(super) fn library_target(target: Option<&str>) -> bool {
     target.is_some_and(|t| {
         t == "TopK"
             || (t.starts_with("lapack_")
-                && ["potrf_ffi", "trsm_ffi", "getrf_ffi"]
-                    .iter()
-                    .any(|s| t.ends_with(s)))
+                && [
+                    "potrf_ffi",
+                    "trsm_ffi",
+                    "getrf_ffi",
+                    "geqrf_ffi",
+                    "orgqr_ffi",
+                ]
+                .iter()
+                .any(|s| t.ends_with(s)))
     })
 }
 
@@ -320,6 +326,12 @@ pub(super) fn lapack_call(instr: &hlo::Instruction, target: &str) -> Result<Lapa
     }
     if target.ends_with("getrf_ffi") {
         return Ok(LapackCall::Getrf);
+    }
+    if target.ends_with("geqrf_ffi") {
+        return Ok(LapackCall::Geqrf);
+    }
+    if target.ends_with("orgqr_ffi") {
+        return Ok(LapackCall::Orgqr);
     }
     Err(format!("custom-call target {target}"))
 }

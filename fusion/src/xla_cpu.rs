@@ -20,6 +20,8 @@
 //!   (the concatenate emitter computes its operands as functions of their own);
 //! - a gather that is not in XLA's canonical form (`GatherSimplifier::IsSimplifiedGather`),
 //!   which its indexing analysis requires inside fusions;
+//! - a rank-1 reduce-window (a cumulative sum): XLA's reduce-window rewriter runs inside
+//!   fusions too and wraps it in reshapes, which the hero search then tests;
 //! - in a computation XLA:CPU may emit with its older per-element IR emitter, any operand
 //!   of an op that is not elementwise: that emitter builds the operand's index with the
 //!   operand's layout. XLA turns a small while loop into a call it emits that way, unless
@@ -72,6 +74,17 @@ pub fn incompatibility(
         let i = comp.instr(m);
         if i.opcode() == Opcode::Gather && !is_simplified_gather(comp, m) {
             return Some((m, "a gather not in XLA's canonical form"));
+        }
+        if i.opcode() == Opcode::ReduceWindow
+            && comp
+                .operands(m)
+                .first()
+                .is_some_and(|&o| comp.instr(o).shape().dims().len() == 1)
+        {
+            return Some((
+                m,
+                "a rank-1 reduce-window (XLA rewrites it with reshapes inside the fusion)",
+            ));
         }
         if i.opcode() == Opcode::Transpose
             && (m != root || comp.operands(m).first().is_some_and(|&o| inside(o)))

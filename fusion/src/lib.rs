@@ -35,6 +35,7 @@
 //! [`passes`] gives the list; [`fuse`] runs it with the verifier before and after and
 //! builds the report of the final module.
 
+mod concat_as_pads;
 pub mod cost;
 mod decision;
 mod error;

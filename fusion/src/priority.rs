@@ -56,6 +56,19 @@ impl Pass for PriorityFusion {
         };
         let mut names = NameGen::new(module);
         let mut changed = false;
+        if self.device.kernel.xla_cpu_fusions {
+            for cid in control_flow_computations(module) {
+                if crate::concat_as_pads::rewrite(module, cid, &mut names)? > 0 {
+                    changed = true;
+                    let mut c = std::mem::replace(
+                        module.computation_mut(cid),
+                        crate::materialize::placeholder(),
+                    );
+                    hlo::ir::edit::remove_dead_code(module, &mut c);
+                    *module.computation_mut(cid) = c;
+                }
+            }
+        }
         let per_element = crate::xla_cpu::per_element_computations(module);
         for cid in control_flow_computations(module) {
             let info = CompInfo::new(module, cid);

@@ -39,6 +39,7 @@ mod concat_as_pads;
 pub mod cost;
 mod decision;
 mod error;
+mod gather_lookups;
 pub mod hero;
 mod horizontal;
 mod materialize;
@@ -49,6 +50,7 @@ pub mod plan;
 mod priority;
 pub mod reach;
 mod report;
+mod scalar_reads;
 pub mod tile_cost;
 pub mod xla_cpu;
 

@@ -279,10 +279,7 @@ impl Planner<'_> {
             .members
             .iter()
             .any(|&m| self.info.op(m).is_some_and(|o| ops::is_expensive(o.opcode)));
-        let has_reduction = pk
-            .members
-            .iter()
-            .any(|&m| self.class(m) == OpClass::Reduction);
+        let has_reduction = pk.members.iter().any(|&m| self.reduces(m));
         if consumers.len() > 1 && has_reduction {
             let d = self.refuse(k, first, Reason::WouldDuplicateExpensive, cost);
             return Some(Err(d));
@@ -302,6 +299,21 @@ impl Planner<'_> {
             cost,
             benefit,
         }))
+    }
+
+    /// Whether `m` is a reduction that combines elements (one over dimensions of size 1
+    /// alone, a scalar read or a lookup's squeeze, moves them: no hero, nothing to
+    /// duplicate).
+    fn reduces(&self, m: InstrId) -> bool {
+        if self.class(m) != OpClass::Reduction {
+            return false;
+        }
+        let count = |id: InstrId| self.comp.instr(id).shape().element_count().ok();
+        let input = self.comp.operands(m).first().and_then(|&o| count(o));
+        match (input, count(m)) {
+            (Some(i), Some(o)) => i != o,
+            _ => true,
+        }
     }
 
     fn cost_of(&self, k: usize) -> KernelCost {
@@ -339,7 +351,7 @@ impl Planner<'_> {
         let reductions: Vec<InstrId> = members
             .iter()
             .copied()
-            .filter(|&m| self.class(m) == OpClass::Reduction)
+            .filter(|&m| self.reduces(m))
             .collect();
         let transpose = |t: InstrId| {
             let i = self.comp.instr(t);

@@ -57,8 +57,13 @@ impl Pass for PriorityFusion {
         let mut names = NameGen::new(module);
         let mut changed = false;
         if self.device.kernel.xla_cpu_fusions {
+            let mut reducers = std::collections::HashMap::new();
             for cid in control_flow_computations(module) {
-                if crate::concat_as_pads::rewrite(module, cid, &mut names)? > 0 {
+                let concats = crate::concat_as_pads::rewrite(module, cid, &mut names)?;
+                let scalars = crate::scalar_reads::rewrite(module, cid, &mut names, &mut reducers)?;
+                let lookups =
+                    crate::gather_lookups::rewrite(module, cid, &mut names, &mut reducers)?;
+                if concats + scalars + lookups > 0 {
                     changed = true;
                     let mut c = std::mem::replace(
                         module.computation_mut(cid),

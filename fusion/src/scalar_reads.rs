@@ -13,7 +13,6 @@ use std::collections::HashMap;
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::edit::NameGen;
-use hlo::ir::ComputationBuilder;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::pass::PassError;
 use hlo::shape::{ElementType, Shape};
@@ -53,25 +52,7 @@ pub(crate) fn reducer(
     if let Some(&c) = made.get(&ty) {
         return Ok(c);
     }
-    let mut b = ComputationBuilder::new(names.keep_or_fresh("scalar_read"));
-    let x = b.add(Instruction::parameter(
-        names.fresh("x"),
-        0,
-        Shape::scalar(ty),
-    ));
-    let y = b.add(Instruction::parameter(
-        names.fresh("y"),
-        1,
-        Shape::scalar(ty),
-    ));
-    let r = b.add(Instruction::new(
-        names.fresh("r"),
-        op,
-        Shape::scalar(ty),
-        vec![x, y],
-    ));
-    let comp = b.build(Some(r)).map_err(|e| PassError::ir(PASS, e))?;
-    let id = module.add_computation(comp);
+    let id = hlo::ir::edit::add_scalar_binary_computation(module, names, "scalar_read", op, ty);
     made.insert(ty, id);
     Ok(id)
 }

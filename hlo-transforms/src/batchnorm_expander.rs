@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::call_graph;
 use hlo::ir::edit::{self, NameGen};
-use hlo::ir::{CompId, Computation, ComputationBuilder, InstrId, Instruction, Module};
+use hlo::ir::{CompId, Computation, InstrId, Instruction, Module};
 use hlo::literal::{ArrayData, ArrayLiteral, Literal};
 use hlo::pass::{Pass, PassError};
 use hlo::shape::{ElementType, Shape};
@@ -38,27 +38,8 @@ fn is_batch_norm(op: Opcode) -> bool {
 
 /// `add(x, y)` over scalars of `ty`, as a new computation of `module`.
 pub(crate) fn add_computation(module: &mut Module, names: &mut NameGen, ty: ElementType) -> CompId {
-    let mut b = ComputationBuilder::new(names.fresh(&format!("add_{}", ty.as_str())));
-    let x = b.add(Instruction::parameter(
-        names.fresh("x"),
-        0,
-        Shape::scalar(ty),
-    ));
-    let y = b.add(Instruction::parameter(
-        names.fresh("y"),
-        1,
-        Shape::scalar(ty),
-    ));
-    let s = b.add(Instruction::new(
-        names.fresh("add"),
-        Opcode::Add,
-        Shape::scalar(ty),
-        vec![x, y],
-    ));
-    let comp = b
-        .build(Some(s))
-        .unwrap_or_else(|_| unreachable!("two parameters and an add build"));
-    module.add_computation(comp)
+    let name = format!("add_{}", ty.as_str());
+    edit::add_scalar_binary_computation(module, names, &name, Opcode::Add, ty)
 }
 
 /// Builds instructions into one computation.

@@ -196,6 +196,40 @@ pub fn remove_dead_code(module: &Module, comp: &mut Computation) -> usize {
     n
 }
 
+/// Adds to `module` the reducer-style computation `name(x, y) = op(x, y)` on scalars of
+/// `ty` (a reduce's or scatter's `to_apply`).
+pub fn add_scalar_binary_computation(
+    module: &mut Module,
+    names: &mut NameGen,
+    name: &str,
+    op: Opcode,
+    ty: crate::shape::ElementType,
+) -> crate::ir::CompId {
+    use crate::ir::ComputationBuilder;
+    use crate::shape::Shape;
+    let mut b = ComputationBuilder::new(names.fresh(name));
+    let x = b.add(Instruction::parameter(
+        names.fresh("x"),
+        0,
+        Shape::scalar(ty),
+    ));
+    let y = b.add(Instruction::parameter(
+        names.fresh("y"),
+        1,
+        Shape::scalar(ty),
+    ));
+    let r = b.add(Instruction::new(
+        names.fresh(op.as_str()),
+        op,
+        Shape::scalar(ty),
+        vec![x, y],
+    ));
+    let comp = b
+        .build(Some(r))
+        .unwrap_or_else(|_| unreachable!("two parameters and a binary op build"));
+    module.add_computation(comp)
+}
+
 /// Adds `instr` to `comp` (appended; call [`repair_order`] when done) and returns its id.
 pub fn add(comp: &mut Computation, instr: Instruction) -> InstrId {
     let id = InstrId::from_index(comp.instrs.len());

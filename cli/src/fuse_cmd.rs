@@ -23,8 +23,9 @@ for every fusion of ENTRY and of the computations it runs through while/conditio
   {\"producer\": P, \"consumer\": C, \"fused\": false, \"reason\": CODE, \"cost\": {...}}
 for every edge between two kernels that stayed unfused. Reason codes: fused, not-profitable,
 would-duplicate-expensive, would-create-cycle, hero-incompatible, too-large, unfusible-op,
-consumer-is-library-call, target-incompatible (the target's emitter would need a layout that a
-fused value lacks: on the cpu, what keeps the fused module compilable by XLA:CPU). cost: unfused_us, fused_us, bytes_unfused, bytes_fused,
+consumer-is-library-call, target-incompatible (the target's compiler could not take the
+fusion: for --target cpu, XLA:CPU, which compiles the fused module too; the text report names
+the value and the rule). cost: unfused_us, fused_us, bytes_unfused, bytes_fused,
 flops_unfused, flops_fused, duplication. --explain - writes the same as text to stderr.
 
 EXIT CODES: 0 fused; 1 the module does not verify (the verifier's errors) or a pass failed;

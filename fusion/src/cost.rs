@@ -47,6 +47,10 @@ pub struct OpInfo {
     /// A broadcast whose operand dimensions are its leading dimensions: its operand's
     /// index does not change along the trailing (row-major minor) dimensions.
     pub broadcasts_trailing: bool,
+    /// Whether operand `k` is read at the op's own index (an elementwise op and an
+    /// operand of its dimensions): the emitters memoize a value per index, so readers
+    /// that share an index share one evaluation.
+    pub identity_reads: Vec<bool>,
 }
 
 /// The model's view of one computation.
@@ -153,8 +157,17 @@ impl CompInfo {
                             .first()
                             .is_some_and(|&o| c.instr(o).shape().dims().len() == d.len())
                 });
+            let identity_reads = instr
+                .operands()
+                .iter()
+                .map(|&o| {
+                    instr.opcode().is_elementwise()
+                        && c.instr(o).shape().dims() == instr.shape().dims()
+                })
+                .collect();
             ops[id.index()] = Some(OpInfo {
                 broadcasts_trailing,
+                identity_reads,
                 flops_per_element,
                 opcode: instr.opcode(),
                 class,
@@ -383,11 +396,42 @@ pub struct Evaluation {
     pub row_bytes: Option<f64>,
 }
 
+/// The index space a value is read in: a root's own, or the one an op reading it under a
+/// non-identity map (operand `k` of instruction `id`) creates, or a hoisted broadcast's.
+/// Readers in one index space read the same elements and share one evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum IndexSpace {
+    Root(InstrId),
+    Operand(InstrId, usize),
+    Hoisted(InstrId),
+}
+
+/// Evaluation counts of one value per index space it is read in.
+#[derive(Default)]
+struct Spaces(Vec<(IndexSpace, f64)>);
+
+impl Spaces {
+    /// Readers of one space share the evaluations: the most any of them needs.
+    fn add(&mut self, space: IndexSpace, count: f64) {
+        match self.0.iter_mut().find(|(s, _)| *s == space) {
+            Some((_, c)) => *c = c.max(count),
+            None => self.0.push((space, count)),
+        }
+    }
+
+    fn total(&self) -> f64 {
+        self.0.iter().map(|(_, c)| c).sum()
+    }
+}
+
 /// Composes read counts from `roots` (each computed once per element, or as often as
 /// other members read it if that is more) down through `members` (which must include the
-/// roots). With `hoist` (the device's code generator moves loop-invariant values out of
-/// the innermost loop), a member read through a broadcast along the trailing dimensions is
-/// computed once per index of its own, not once per element of the broadcast.
+/// roots). A value read by several members at their own index (elementwise readers of its
+/// shape) is evaluated once per element for all of them, as the emitters memoize it; reads
+/// under other maps (slices, broadcasts, gathers, ...) each evaluate it anew. With `hoist`
+/// (the device's code generator moves loop-invariant values out of the innermost loop), a
+/// member read through a broadcast along the trailing dimensions is computed once per
+/// index of its own, not once per element of the broadcast.
 pub fn evaluate(
     info: &CompInfo,
     members: &[InstrId],
@@ -398,19 +442,19 @@ pub fn evaluate(
     let mut order: Vec<InstrId> = members.to_vec();
     order.sort_by_key(|&m| std::cmp::Reverse(info.pos(m)));
     let mut ev = Evaluation::default();
-    // Evaluations through hoisting broadcasts: the emitter shares one hoisted value between
-    // the paths reaching it, so paths count as their largest, not their sum.
-    let mut hoisted: HashMap<InstrId, f64> = HashMap::new();
+    let mut spaces: HashMap<InstrId, Spaces> = HashMap::new();
+    let mut input_spaces: BTreeMap<InstrId, Spaces> = BTreeMap::new();
     for m in order {
         let Some(op) = info.op(m) else { continue };
-        let read =
-            ev.evals.get(&m).copied().unwrap_or(0.0) + hoisted.get(&m).copied().unwrap_or(0.0);
-        // An output is computed once per element and shared with the members reading it.
-        let e = if roots.contains(&m) {
-            read.max(op.elements)
-        } else {
-            read
-        };
+        let mut mine = spaces.remove(&m).unwrap_or_default();
+        // An output is computed once per element, shared with the members that read all
+        // of it (an elementwise reader, another output's reduction): more only where
+        // they read less than all of it.
+        if roots.contains(&m) && mine.total() < op.elements {
+            let missing = op.elements - mine.total();
+            mine.add(IndexSpace::Root(m), missing);
+        }
+        let e = mine.total();
         ev.evals.insert(m, e);
         let fpe = op.flops_per_element;
         ev.flops += if op.class == OpClass::Reduction {
@@ -430,22 +474,35 @@ pub fn evaluate(
             }
         }
         for (k, &o) in op.operands.iter().enumerate() {
-            let r = e * op.reads_per_element.get(k).copied().unwrap_or(0.0);
+            let target = if set.contains(&o) {
+                spaces.entry(o).or_default()
+            } else {
+                input_spaces.entry(o).or_default()
+            };
             if hoist && op.broadcasts_trailing && op.elements > 0.0 && set.contains(&o) {
                 let distinct = info.op(o).map_or(op.elements, |x| x.elements);
                 // Once per index of its own at most: however many paths evaluate the
                 // broadcast per element, one hoisted value serves the whole row.
-                let h = hoisted.entry(o).or_insert(0.0);
-                *h = h.max((e * distinct / op.elements).min(distinct));
+                target.add(
+                    IndexSpace::Hoisted(o),
+                    (e * distinct / op.elements).min(distinct),
+                );
                 continue;
             }
-            if set.contains(&o) {
-                *ev.evals.entry(o).or_insert(0.0) += r;
+            if op.identity_reads.get(k).copied().unwrap_or(false) {
+                for &(space, count) in &mine.0 {
+                    target.add(space, count);
+                }
             } else {
-                *ev.reads.entry(o).or_insert(0.0) += r;
+                let r = e * op.reads_per_element.get(k).copied().unwrap_or(0.0);
+                target.add(IndexSpace::Operand(m, k), r);
             }
         }
     }
+    ev.reads = input_spaces
+        .into_iter()
+        .map(|(o, s)| (o, s.total()))
+        .collect();
     ev
 }
 

@@ -166,3 +166,24 @@ fn a_dot_costs_a_multiply_and_an_add_per_contracted_element() {
     close(c.flops, 64.0 * 16.0 * 32.0 * 2.0);
     close(c.compute_s, 64.0 * 16.0 * 32.0 * 2.0 / 192e9);
 }
+
+#[test]
+fn a_value_read_at_one_index_by_several_elementwise_ops_is_computed_once() {
+    // e feeds n and m, both of which the root reads elementwise: the emitters memoize e
+    // per index, so its 16 flops per element count once, however many paths reach it,
+    // and p is read once.
+    let text = "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  e = f32[1024] exponential(p)\n  n = f32[1024] negate(e)\n  m = f32[1024] multiply(e, e)\n  ROOT a = f32[1024] add(n, m)\n}";
+    let c = cost(text, &["e", "n", "m", "a"]);
+    close(c.flops, (16.0 + 1.0 + 1.0 + 1.0) * 1024.0);
+    close(c.bytes_read, 4096.0);
+    close(c.bytes_reread, 0.0);
+}
+
+#[test]
+fn a_value_read_under_two_slices_is_computed_once_per_slice() {
+    // s0 and s1 read e at different offsets: each element of the result evaluates e
+    // twice (at i and at i + 1).
+    let text = "HloModule m\nENTRY e {\n  p = f32[1025] parameter(0)\n  e = f32[1025] exponential(p)\n  s0 = f32[1024] slice(e), slice={[0:1024]}\n  s1 = f32[1024] slice(e), slice={[1:1025]}\n  ROOT a = f32[1024] add(s0, s1)\n}";
+    let c = cost(text, &["e", "s0", "s1", "a"]);
+    close(c.flops, (2.0 * 16.0 + 1.0) * 1024.0);
+}

@@ -88,6 +88,9 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
             if let Some(new) = transpose_of_dot(rw, id, x, &perm) {
                 return Some(new);
             }
+            if let Some(new) = transpose_of_generator(rw, id, x, &perm) {
+                return Some(new);
+            }
             if let Some(new) = transpose_of_elementwise(rw, id, x, &perm) {
                 return Some(new);
             }
@@ -232,62 +235,161 @@ fn transpose_of_dot(rw: &mut Rw<'_>, id: InstrId, d: InstrId, perm: &[i64]) -> O
     Some(new)
 }
 
-/// `transpose(f(X, broadcast(s)...))` of an elementwise `f` read by this transpose alone,
-/// whose one array operand `X` is itself a transpose or a dot read by `f` alone: `f` of
-/// the transposed `X` (and the scalars broadcast to the new shape), so that the transpose
-/// meets the one below or folds into the dot instead of being computed.
+/// `transpose(f(X, Y, broadcast(s)...))` of an elementwise `f` read by this transpose
+/// alone, whose array operands all take the transpose in (see [`absorbs_transpose`]): `f`
+/// of the transposed operands (and the scalars broadcast to the new shape), so that the
+/// transpose meets the one below, folds into a dot, or becomes an iota or broadcast of
+/// its own instead of being computed.
 fn transpose_of_elementwise(
     rw: &mut Rw<'_>,
     id: InstrId,
     e: InstrId,
     perm: &[i64],
 ) -> Option<InstrId> {
-    let op = rw.opcode(e);
-    if !op.is_elementwise() || op == Opcode::BitcastConvert || rw.instr(e).users.len() != 1 {
+    if !sinkable_elementwise(rw, e, rw.shape(e).dims()) {
         return None;
     }
-    let dims = rw.shape(e).dims().to_vec();
     let operands = rw.instr(e).operands.clone();
-    let arrays: Vec<usize> = (0..operands.len())
-        .filter(|&k| {
-            let o = operands[k];
-            rw.shape(o).rank() > 0 && scalar_broadcast_source(rw, o).is_none()
-        })
-        .collect();
-    let [k] = arrays.as_slice() else {
-        return None;
-    };
-    let x = operands[*k];
-    let foldable = matches!(rw.opcode(x), Opcode::Transpose | Opcode::Dot)
-        && rw.instr(x).users.len() == 1
-        && rw.shape(x).dims() == dims.as_slice();
-    if !foldable {
+    let arrays = operands
+        .iter()
+        .filter(|&&o| rw.shape(o).rank() > 0 && scalar_broadcast_source(rw, o).is_none())
+        .count();
+    let absorbed = operands
+        .iter()
+        .filter(|&&o| scalar_broadcast_source(rw, o).is_none() && rw.shape(o).rank() > 0)
+        .all(|&o| absorbs_transpose(rw, o, perm, 3));
+    if arrays == 0 || !absorbed {
         return None;
     }
+    let dims = rw.shape(id).dims().to_vec();
+    sink_transpose(rw, e, perm, &dims)
+}
+
+/// `transpose(x, perm)` built below `x` all the way down in one step (so no other pass
+/// sees it half moved): the scalars broadcast to `dims`, iotas and broadcasts as their
+/// transposed selves, elementwise ops of the sunk operands, and a transpose left only on
+/// a transpose or dot, where the next rewrite composes or folds it.
+fn sink_transpose(rw: &mut Rw<'_>, x: InstrId, perm: &[i64], dims: &[i64]) -> Option<InstrId> {
+    let ty = rw.shape(x).element_type()?;
+    let shape = hlo::Shape::array(ty, dims.to_vec());
+    if rw.shape(x).rank() == 0 {
+        return Some(x);
+    }
+    if let Some(s) = scalar_broadcast_source(rw, x) {
+        return Some(rw.add(
+            Opcode::Broadcast,
+            shape,
+            vec![s],
+            vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
+        ));
+    }
+    match rw.opcode(x) {
+        Opcode::Iota | Opcode::Broadcast => generator_transposed(rw, x, perm, shape),
+        Opcode::Transpose | Opcode::Dot => Some(rw.add(
+            Opcode::Transpose,
+            shape,
+            vec![x],
+            vec![(AttrName::Dimensions, AttrValue::IntList(perm.to_vec()))],
+        )),
+        _ => {
+            let operands = rw.instr(x).operands.clone();
+            let mut sunk = Vec::with_capacity(operands.len());
+            for o in operands {
+                sunk.push(sink_transpose(rw, o, perm, dims)?);
+            }
+            Some(rw.clone_with_shape(x, sunk, shape))
+        }
+    }
+}
+
+/// An elementwise op (not a bitcast-convert) of shape `dims` read by one user alone: a
+/// transpose above it may move below it without computing anything twice.
+fn sinkable_elementwise(rw: &Rw<'_>, e: InstrId, dims: &[i64]) -> bool {
+    let op = rw.opcode(e);
+    op.is_elementwise()
+        && op != Opcode::BitcastConvert
+        && rw.instr(e).users.len() == 1
+        && rw.shape(e).dims() == dims
+}
+
+/// Whether `transpose(x, perm)` costs nothing once moved onto `x`: `x` is a transpose or
+/// a dot read only here (they compose or fold), an iota (it counts along another
+/// dimension), a broadcast whose dimensions stay in order once permuted (another
+/// broadcast), or, up to `depth` levels, an elementwise op read only here whose array
+/// operands all absorb it too.
+fn absorbs_transpose(rw: &Rw<'_>, x: InstrId, perm: &[i64], depth: u32) -> bool {
+    match rw.opcode(x) {
+        Opcode::Transpose | Opcode::Dot => rw.instr(x).users.len() == 1,
+        Opcode::Iota => true,
+        Opcode::Broadcast => permuted_broadcast_dims(rw, x, perm).is_some(),
+        _ if depth > 0 && sinkable_elementwise(rw, x, rw.shape(x).dims()) => {
+            rw.instr(x).operands.iter().all(|&o| {
+                rw.shape(o).rank() == 0
+                    || scalar_broadcast_source(rw, o).is_some()
+                    || absorbs_transpose(rw, o, perm, depth - 1)
+            })
+        }
+        _ => false,
+    }
+}
+
+/// The dimensions of `transpose(broadcast(y, dims), perm)` as a broadcast of `y`, where
+/// they stay increasing (a broadcast does not reorder its operand's dimensions).
+fn permuted_broadcast_dims(rw: &Rw<'_>, b: InstrId, perm: &[i64]) -> Option<Vec<i64>> {
+    let dims = rw.instr(b).dimensions()?;
+    let mut inverse = vec![0i64; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        *inverse.get_mut(usize::try_from(p).ok()?)? = i as i64;
+    }
+    let moved: Vec<i64> = dims
+        .iter()
+        .map(|&d| inverse.get(usize::try_from(d).ok()?).copied())
+        .collect::<Option<_>>()?;
+    moved.windows(2).all(|w| w[0] < w[1]).then_some(moved)
+}
+
+/// `transpose(iota(d))` is an iota along where `d` went; `transpose(broadcast(y))` is a
+/// broadcast of `y` where its dimensions stay in order.
+fn transpose_of_generator(
+    rw: &mut Rw<'_>,
+    id: InstrId,
+    x: InstrId,
+    perm: &[i64],
+) -> Option<InstrId> {
     let shape = rw.shape(id).clone();
-    let mut new_operands = Vec::with_capacity(operands.len());
-    for (j, &o) in operands.iter().enumerate() {
-        let ty = rw.shape(o).element_type()?;
-        let new = if j == *k {
-            rw.add(
-                Opcode::Transpose,
-                hlo::Shape::array(ty, shape.dims().to_vec()),
-                vec![o],
-                vec![(AttrName::Dimensions, AttrValue::IntList(perm.to_vec()))],
-            )
-        } else if let Some(s) = scalar_broadcast_source(rw, o) {
-            rw.add(
+    generator_transposed(rw, x, perm, shape)
+}
+
+/// The iota or broadcast `x` transposed by `perm` to `shape`, as an iota or broadcast.
+fn generator_transposed(
+    rw: &mut Rw<'_>,
+    x: InstrId,
+    perm: &[i64],
+    shape: hlo::Shape,
+) -> Option<InstrId> {
+    match rw.opcode(x) {
+        Opcode::Iota => {
+            let d = rw.instr(x).iota_dimension()?;
+            let along = perm.iter().position(|&p| p == d)?;
+            Some(rw.add(
+                Opcode::Iota,
+                shape,
+                Vec::new(),
+                vec![(AttrName::IotaDimension, AttrValue::Int(along as i64))],
+            ))
+        }
+        Opcode::Broadcast => {
+            let moved = permuted_broadcast_dims(rw, x, perm)?;
+            let y = rw.op(x, 0);
+            Some(rw.add(
                 Opcode::Broadcast,
-                hlo::Shape::array(ty, shape.dims().to_vec()),
-                vec![s],
-                vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
-            )
-        } else {
-            o
-        };
-        new_operands.push(new);
+                shape,
+                vec![y],
+                vec![(AttrName::Dimensions, AttrValue::IntList(moved))],
+            ))
+        }
+        _ => None,
     }
-    Some(rw.clone_with_shape(e, new_operands, shape))
 }
 
 /// The dimensions of `dims` that are not 1, as (position, size).

@@ -248,6 +248,7 @@ fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
         | Opcode::DynamicSlice
         | Opcode::DynamicUpdateSlice
         | Opcode::Gather
+        | Opcode::Scatter
         | Opcode::Iota => movement::simplify(rw, id),
         Opcode::Reduce | Opcode::Dot | Opcode::Sort => reduce_dot::simplify(rw, id),
         _ => None,

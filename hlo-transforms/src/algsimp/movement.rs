@@ -165,6 +165,7 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
             None
         }
         Opcode::Gather => gather_of_unit_index_vector(rw, id),
+        Opcode::Scatter => scatter_of_unit_index_vector(rw, id),
         _ => None,
     }
 }
@@ -176,23 +177,50 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
 /// XLA's emitters need inside a fusion: there the reshape fuses with the gather instead.
 fn gather_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
     let r = rw.op(id, 1);
-    if rw.opcode(r) != Opcode::Reshape {
+    if !appends_unit_dimension(rw, r) {
         return None;
     }
     let i = rw.op(r, 0);
-    let (r_dims, i_dims) = (rw.shape(r).dims(), rw.shape(i).dims());
-    let appends_unit = r_dims.len() == i_dims.len() + 1
-        && r_dims[..i_dims.len()] == *i_dims
-        && r_dims.last() == Some(&1);
     let dn = rw.instr(id).gather_dimension_numbers()?;
-    if !appends_unit || dn.index_vector_dim != i_dims.len() as i64 {
+    if dn.index_vector_dim != rw.shape(i).rank() as i64 {
         return None;
     }
-    if dn.is_xla_canonical(r_dims.len()) {
+    if dn.is_xla_canonical(rw.shape(r).rank()) {
         return None;
     }
     let a = rw.op(id, 0);
     Some(rw.clone_with(id, vec![a, i]))
+}
+
+/// Whether `r` is a reshape that only appends a dimension of size 1 to its operand.
+fn appends_unit_dimension(rw: &Rw<'_>, r: InstrId) -> bool {
+    if rw.opcode(r) != Opcode::Reshape {
+        return false;
+    }
+    let (r_dims, i_dims) = (rw.shape(r).dims(), rw.shape(rw.op(r, 0)).dims());
+    r_dims.len() == i_dims.len() + 1
+        && r_dims[..i_dims.len()] == *i_dims
+        && r_dims.last() == Some(&1)
+}
+
+/// `scatter(A..., reshape(I), U...)` where the reshape only appends a dimension of size 1
+/// and that dimension holds the index vectors (JAX's `x.at[i].add(u)`, histograms,
+/// segment sums): the scatter reads `I` with an implicit one-element index vector, without
+/// the reshape. The scatter dimensions of the updates stay the same.
+fn scatter_of_unit_index_vector(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
+    let mut operands = rw.instr(id).operands.clone();
+    let k = operands.len().checked_sub(1)? / 2;
+    let r = *operands.get(k)?;
+    if !appends_unit_dimension(rw, r) {
+        return None;
+    }
+    let i = rw.op(r, 0);
+    let dn = rw.instr(id).scatter_dimension_numbers()?;
+    if dn.index_vector_dim != rw.shape(i).rank() as i64 {
+        return None;
+    }
+    operands[k] = i;
+    Some(rw.clone_with(id, operands))
 }
 
 /// Broadcast: to the same shape with dimensions in order is a no-op;

@@ -1,11 +1,15 @@
-//! Table lookups as canonical gathers, for targets whose fusions XLA:CPU must compile.
+//! Gathers in XLA's canonical form, for targets whose fusions XLA:CPU must compile.
 //!
-//! `table[idx]` of a vector (a gather of one element per index, the index vector implicit)
-//! is not in XLA's canonical gather form, which XLA:CPU's emitters need inside a fusion
-//! ([`crate::xla_cpu`]), so it would stay a kernel of its own. The same lookup with the
-//! indices as a column (`[M, 1]`, a reshape the gather's hero search never reaches) and
-//! the looked-up element kept as a dimension of size 1 is canonical; a one-element
-//! reduction over that dimension ([`crate::scalar_reads`]) drops it again. Exact.
+//! XLA:CPU's emitters take a gather inside a fusion only in XLA's canonical form
+//! ([`crate::xla_cpu`]): indices `[N, k]` with the index vector last, the operand's first
+//! `k` dimensions indexed in order, every slice dimension kept. JAX writes lookups
+//! otherwise (`table[idx]` of a vector, an embedding `table[ids]` with `[B, S]` ids: the
+//! index vector implicit, the looked-up dimension collapsed), so they would stay kernels of
+//! their own. Where the gather's batch dimensions come first and its offset dimensions
+//! last, the same lookup is: the indices as `[N, k]` (a reshape the gather's hero search
+//! never reaches), the canonical gather, a one-element reduction over the collapsed
+//! dimensions (and the leading one where there are no batch dimensions) ([`crate::scalar_reads`]: it drops them, and XLA's emitters take a reduction
+//! anywhere in a fusion), and, for several batch dimensions, a reshape back to them. Exact.
 
 use std::collections::HashMap;
 
@@ -19,27 +23,68 @@ use crate::scalar_reads::{identity, reducer};
 
 const PASS: &str = "priority-fusion";
 
-/// Whether gather `g` of `comp` looks up one element of a vector per index of a vector.
-fn is_vector_lookup(comp: &hlo::Computation, g: InstrId) -> bool {
-    let i = comp.instr(g);
-    let (Some(dn), Some(sizes), [x, idx]) = (
-        i.gather_dimension_numbers(),
-        i.gather_slice_sizes(),
-        i.operands(),
-    ) else {
-        return false;
-    };
-    comp.instr(*x).shape().dims().len() == 1
-        && comp.instr(*idx).shape().dims().len() == 1
-        && dn.index_vector_dim == 1
-        && dn.start_index_map == [0]
-        && dn.collapsed_slice_dims == [0]
-        && dn.offset_dims.is_empty()
-        && dn.operand_batching_dims.is_empty()
-        && sizes == [1]
+/// How a gather becomes canonical: its batch dimensions, index vector length, slice
+/// sizes and collapsed dimensions.
+struct Plan {
+    batch: Vec<i64>,
+    k: i64,
+    slice_sizes: Vec<i64>,
+    collapsed: Vec<i64>,
 }
 
-/// Rewrites the vector lookups of computation `cid`; returns how many.
+/// The plan for gather `g` of `comp`, where it is not canonical and can be made so
+/// without moving data: no batching dimensions, the index vector last or implicit, the
+/// operand's leading dimensions indexed in order, batch dimensions before offset ones.
+fn plan(comp: &hlo::Computation, g: InstrId) -> Option<Plan> {
+    let i = comp.instr(g);
+    let dn = i.gather_dimension_numbers()?;
+    let slice_sizes = i.gather_slice_sizes()?.to_vec();
+    let [x, idx] = i.operands() else {
+        return None;
+    };
+    let (x_rank, idx_dims) = (
+        comp.instr(*x).shape().dims().len(),
+        comp.instr(*idx).shape().dims(),
+    );
+    if dn.is_xla_canonical(idx_dims.len()) || !dn.operand_batching_dims.is_empty() {
+        return None;
+    }
+    let ivd = usize::try_from(dn.index_vector_dim).ok()?;
+    let (batch, k) = if ivd == idx_dims.len() {
+        (idx_dims.to_vec(), 1)
+    } else if ivd + 1 == idx_dims.len() {
+        (idx_dims[..ivd].to_vec(), idx_dims[ivd])
+    } else {
+        return None;
+    };
+    let in_order = dn.start_index_map.len() as i64 == k
+        && dn
+            .start_index_map
+            .iter()
+            .enumerate()
+            .all(|(j, &d)| d == j as i64);
+    let b = batch.len() as i64;
+    let offsets_last = dn
+        .offset_dims
+        .iter()
+        .enumerate()
+        .all(|(j, &d)| d == b + j as i64);
+    let kept = x_rank - dn.collapsed_slice_dims.len();
+    if !in_order || !offsets_last || dn.offset_dims.len() != kept || slice_sizes.len() != x_rank {
+        return None;
+    }
+    let mut collapsed = dn.collapsed_slice_dims.clone();
+    collapsed.sort_unstable();
+    Some(Plan {
+        batch,
+        k,
+        slice_sizes,
+        collapsed,
+    })
+}
+
+/// Rewrites the gathers of computation `cid` that [`plan`] makes canonical; returns how
+/// many.
 pub fn rewrite(
     module: &mut Module,
     cid: CompId,
@@ -47,57 +92,96 @@ pub fn rewrite(
     made: &mut HashMap<ElementType, CompId>,
 ) -> Result<usize, PassError> {
     let c = module.computation(cid);
-    let found: Vec<InstrId> = c
+    let found: Vec<(InstrId, Plan)> = c
         .instructions()
-        .filter(|(id, i)| i.opcode() == Opcode::Gather && is_vector_lookup(c, *id))
-        .map(|(id, _)| id)
+        .filter(|(_, i)| i.opcode() == Opcode::Gather)
+        .filter_map(|(id, _)| Some((id, plan(c, id)?)))
         .collect();
     let mut done = 0;
-    for g in found {
+    for (g, plan) in found {
         let c = module.computation(cid);
         let gi = c.instr(g).clone();
         let Some(ty) = gi.shape().element_type() else {
             continue;
         };
-        let Some((init, op)) = identity(ty) else {
-            continue;
+        // Without batch dimensions the canonical gather's leading dimension (of size 1)
+        // goes too.
+        let mut over: Vec<i64> = plan.collapsed.iter().map(|&d| d + 1).collect();
+        if plan.batch.is_empty() {
+            over.insert(0, 0);
+        }
+        let reduction = match identity(ty) {
+            Some((init, op)) if !over.is_empty() => {
+                Some((init, reducer(module, made, names, ty, op)?))
+            }
+            Some(_) => None,
+            None => continue,
         };
-        let to_apply = reducer(module, made, names, ty, op)?;
         let c = module.computation_mut(cid);
         let (x, idx) = (gi.operands()[0], gi.operands()[1]);
-        let m = gi.shape().dims().first().copied().unwrap_or(0);
         let Some(ity) = c.instr(idx).shape().element_type() else {
             continue;
         };
+        let n: i64 = plan.batch.iter().product();
         let err = |e| PassError::ir(PASS, e);
         let base = gi.name().to_string();
-        let col = Instruction::new(
-            names.fresh(&base),
-            Opcode::Reshape,
-            Shape::array(ity, vec![m, 1]),
-            vec![idx],
-        );
-        let col = c.add_instruction_before(col, g).map_err(err)?;
+        let add = |c: &mut hlo::Computation, i: Instruction| c.add_instruction_before(i, g);
+        let column = if c.instr(idx).shape().dims() == [n, plan.k] {
+            idx
+        } else {
+            let r = Instruction::new(
+                names.fresh(&base),
+                Opcode::Reshape,
+                Shape::array(ity, vec![n, plan.k]),
+                vec![idx],
+            );
+            add(c, r).map_err(err)?
+        };
+        let rank = plan.slice_sizes.len() as i64;
         let mut canon = gi.clone();
         canon.users.clear();
         canon.name = names.fresh(&base);
-        canon.operands = vec![x, col];
-        canon.set_shape(Shape::array(ty, vec![m, 1]));
-        canon.set_attr(AttrName::OffsetDims, AttrValue::IntList(vec![1]));
+        canon.operands = vec![x, column];
+        let dims: Vec<i64> = std::iter::once(n)
+            .chain(plan.slice_sizes.iter().copied())
+            .collect();
+        canon.set_shape(Shape::array(ty, dims.clone()));
+        canon.set_attr(
+            AttrName::OffsetDims,
+            AttrValue::IntList((1..=rank).collect()),
+        );
         canon.set_attr(AttrName::CollapsedSliceDims, AttrValue::IntList(Vec::new()));
-        let canon = c.add_instruction_before(canon, g).map_err(err)?;
-        let z = Instruction::constant(names.fresh(&base), Shape::scalar(ty), init);
-        let z = c.add_instruction_before(z, g).map_err(err)?;
-        let r = Instruction::new(
-            names.fresh(&base),
-            Opcode::Reduce,
-            gi.shape().clone(),
-            vec![canon, z],
-        )
-        .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![1]))
-        .with_attr(AttrName::ToApply, AttrValue::Computation(to_apply));
-        let r = c.add_instruction_before(r, g).map_err(err)?;
-        c.replace_all_uses(g, r).map_err(err)?;
+        canon.set_attr(AttrName::IndexVectorDim, AttrValue::Int(1));
+        let mut out = add(c, canon).map_err(err)?;
+        if let Some((init, to_apply)) = reduction {
+            let z = Instruction::constant(names.fresh(&base), Shape::scalar(ty), init);
+            let z = add(c, z).map_err(err)?;
+            let kept: Vec<i64> = dims
+                .iter()
+                .enumerate()
+                .filter(|&(d, _)| !over.contains(&(d as i64)))
+                .map(|(_, &s)| s)
+                .collect();
+            let r = Instruction::new(
+                names.fresh(&base),
+                Opcode::Reduce,
+                Shape::array(ty, kept),
+                vec![out, z],
+            )
+            .with_attr(AttrName::Dimensions, AttrValue::IntList(over))
+            .with_attr(AttrName::ToApply, AttrValue::Computation(to_apply));
+            out = add(c, r).map_err(err)?;
+        }
+        if c.instr(out).shape().dims() != gi.shape().dims() {
+            let r = Instruction::new(
+                names.fresh(&base),
+                Opcode::Reshape,
+                gi.shape().clone(),
+                vec![out],
+            );
+            out = add(c, r).map_err(err)?;
+        }
+        c.replace_all_uses(g, out).map_err(err)?;
         done += 1;
     }
     Ok(done)

@@ -19,6 +19,7 @@ mod elementwise;
 mod movement;
 pub(crate) mod reduce_dot;
 pub mod scalar;
+mod updates;
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::edit::{self, NameGen};
@@ -42,6 +43,9 @@ pub(crate) struct Rw<'a> {
     /// For each computation of the module: the binary opcode it applies to its two
     /// parameters, when it is such a reducer.
     pub reducers: &'a [Option<Opcode>],
+    /// For each computation of the module: whether it returns its second parameter (a
+    /// scatter that overwrites).
+    pub overwrites: &'a [bool],
     /// The instruction being rewritten (its metadata goes to new instructions).
     pub current: InstrId,
 }
@@ -149,6 +153,11 @@ pub(crate) fn reducer_kind(comp: &Computation) -> Option<Opcode> {
     (ops == [p0, p1] || ops == [p1, p0]).then_some(root.opcode)
 }
 
+/// Whether `comp` takes two parameters and returns the second (a scatter's overwrite).
+fn returns_second(comp: &Computation) -> bool {
+    comp.params.len() == 2 && comp.root == comp.params[1]
+}
+
 impl Pass for AlgebraicSimplifier {
     fn name(&self) -> &str {
         "algsimp"
@@ -161,6 +170,7 @@ impl Pass for AlgebraicSimplifier {
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut names = NameGen::new(module);
         let reducers: Vec<Option<Opcode>> = module.computations.iter().map(reducer_kind).collect();
+        let overwrites: Vec<bool> = module.computations.iter().map(returns_second).collect();
         let mut changed = false;
         for ci in 0..module.computations.len() {
             let mut comp_changed = false;
@@ -176,6 +186,7 @@ impl Pass for AlgebraicSimplifier {
                         comp,
                         names: &mut names,
                         reducers: &reducers,
+                        overwrites: &overwrites,
                         current: id,
                     };
                     if let Some(new) = simplify(&mut rw, id) {

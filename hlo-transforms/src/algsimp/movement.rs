@@ -7,7 +7,7 @@ use hlo::ir::{edit, InstrId};
 use hlo::Opcode;
 
 /// When `id` is `broadcast(s)` of a scalar `s`: `s`.
-fn scalar_broadcast_source(rw: &Rw<'_>, id: InstrId) -> Option<InstrId> {
+pub(super) fn scalar_broadcast_source(rw: &Rw<'_>, id: InstrId) -> Option<InstrId> {
     let i = rw.instr(id);
     (i.opcode == Opcode::Broadcast && rw.shape(i.operands[0]).rank() == 0).then(|| i.operands[0])
 }
@@ -162,10 +162,11 @@ pub(super) fn simplify(rw: &mut Rw<'_>, id: InstrId) -> Option<InstrId> {
             if rw.shape(u).dims().contains(&0) {
                 return Some(x);
             }
-            None
+            super::updates::update_of_broadcast(rw, id)
         }
         Opcode::Gather => gather_of_unit_index_vector(rw, id),
-        Opcode::Scatter => scatter_of_unit_index_vector(rw, id),
+        Opcode::Scatter => scatter_of_unit_index_vector(rw, id)
+            .or_else(|| super::updates::scatter_of_one_window(rw, id)),
         _ => None,
     }
 }

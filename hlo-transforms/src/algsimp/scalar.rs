@@ -48,7 +48,7 @@ impl Scalar {
 
 /// Element `i` of `a` (row-major). A splat literal is read from its one stored value,
 /// never expanded.
-fn element(a: &ArrayLiteral, i: usize) -> Option<Scalar> {
+pub(super) fn element(a: &ArrayLiteral, i: usize) -> Option<Scalar> {
     if i >= a.element_count() {
         return None;
     }

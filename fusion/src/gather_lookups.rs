@@ -8,7 +8,7 @@
 //! their own. Where the gather's batch dimensions come first and its offset dimensions
 //! last, the same lookup is: the indices as `[N, k]` (a reshape the gather's hero search
 //! never reaches), the canonical gather, a one-element reduction over the collapsed
-//! dimensions (and the leading one where there are no batch dimensions) ([`crate::scalar_reads`]: it drops them, and XLA's emitters take a reduction
+//! dimensions (and the leading one where there are no batch dimensions) ([`crate::unit_reshapes`]: it drops them, and XLA's emitters take a reduction
 //! anywhere in a fusion), and, for several batch dimensions, a reshape back to them. Exact.
 
 use std::collections::HashMap;
@@ -19,7 +19,7 @@ use hlo::pass::PassError;
 use hlo::shape::{ElementType, Shape};
 use hlo::{CompId, InstrId, Instruction, Module, Opcode};
 
-use crate::scalar_reads::{identity, reducer};
+use crate::unit_reshapes::{identity, reducer};
 
 const PASS: &str = "priority-fusion";
 

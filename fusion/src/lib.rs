@@ -50,8 +50,8 @@ pub mod plan;
 mod priority;
 pub mod reach;
 mod report;
-mod scalar_reads;
 pub mod tile_cost;
+mod unit_reshapes;
 pub mod xla_cpu;
 
 pub use decision::{Cost, Decision, Reason};

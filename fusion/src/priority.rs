@@ -60,7 +60,8 @@ impl Pass for PriorityFusion {
             let mut reducers = std::collections::HashMap::new();
             for cid in control_flow_computations(module) {
                 let concats = crate::concat_as_pads::rewrite(module, cid, &mut names)?;
-                let scalars = crate::scalar_reads::rewrite(module, cid, &mut names, &mut reducers)?;
+                let scalars =
+                    crate::unit_reshapes::rewrite(module, cid, &mut names, &mut reducers)?;
                 let lookups =
                     crate::gather_lookups::rewrite(module, cid, &mut names, &mut reducers)?;
                 if concats + scalars + lookups > 0 {

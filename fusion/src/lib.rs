@@ -38,6 +38,7 @@
 mod concat_as_pads;
 pub mod cost;
 mod decision;
+mod dot_strength;
 mod error;
 mod gather_lookups;
 pub mod hero;

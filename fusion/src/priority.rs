@@ -58,13 +58,21 @@ impl Pass for PriorityFusion {
         let mut changed = false;
         if self.device.kernel.xla_cpu_fusions {
             let mut reducers = std::collections::HashMap::new();
+            let mut adders = std::collections::HashMap::new();
+            // A loop XLA emits per element fuses no broadcast or reduction's operand:
+            // its dots stay dots.
+            let per_element = crate::xla_cpu::per_element_computations(module);
             for cid in control_flow_computations(module) {
                 let concats = crate::concat_as_pads::rewrite(module, cid, &mut names)?;
                 let scalars =
                     crate::unit_reshapes::rewrite(module, cid, &mut names, &mut reducers)?;
                 let lookups =
                     crate::gather_lookups::rewrite(module, cid, &mut names, &mut reducers)?;
-                if concats + scalars + lookups > 0 {
+                let dots = match per_element.contains(&cid) {
+                    true => 0,
+                    false => crate::dot_strength::rewrite(module, cid, &mut names, &mut adders)?,
+                };
+                if concats + scalars + lookups + dots > 0 {
                     changed = true;
                     let mut c = std::mem::replace(
                         module.computation_mut(cid),

@@ -7,9 +7,10 @@
 //! index vector implicit, the looked-up dimension collapsed), so they would stay kernels of
 //! their own. Where the gather's batch dimensions come first and its offset dimensions
 //! last, the same lookup is: the indices as `[N, k]` (a reshape the gather's hero search
-//! never reaches), the canonical gather, a one-element reduction over the collapsed
-//! dimensions (and the leading one where there are no batch dimensions) ([`crate::unit_reshapes`]: it drops them, and XLA's emitters take a reduction
-//! anywhere in a fusion), and, for several batch dimensions, a reshape back to them. Exact.
+//! never reaches), the canonical gather, a one-element reduction over the dimensions of
+//! size 1 the gather's result lacks ([`crate::unit_reshapes`]: it drops them, and XLA's
+//! emitters take a reduction anywhere in a fusion), and, for several batch dimensions
+//! larger than 1, a reshape back to them. Exact.
 
 use std::collections::HashMap;
 
@@ -23,18 +24,25 @@ use crate::unit_reshapes::{identity, reducer};
 
 const PASS: &str = "priority-fusion";
 
-/// How a gather becomes canonical: its batch dimensions, index vector length, slice
-/// sizes and collapsed dimensions.
+/// How a gather becomes canonical: its batch dimensions, index vector length (counting
+/// the batching dimensions' indices), slice sizes and collapsed dimensions (the batching
+/// ones included), the dimensions of the indices along which an iota supplies each
+/// batching dimension's index (first in the index vector), and the operand dimensions the
+/// index vector then indexes.
 struct Plan {
     batch: Vec<i64>,
     k: i64,
     slice_sizes: Vec<i64>,
     collapsed: Vec<i64>,
+    iotas: Vec<i64>,
+    start_index_map: Vec<i64>,
 }
 
 /// The plan for gather `g` of `comp`, where it is not canonical and can be made so
-/// without moving data: no batching dimensions, the index vector last or implicit, the
-/// operand's leading dimensions indexed in order, batch dimensions before offset ones.
+/// without moving data: the index vector last or implicit, the operand's leading
+/// dimensions indexed in order (its batching dimensions first: `take_along_axis` of one
+/// row per batch element, as cross entropy with integer labels reads), batch dimensions
+/// before offset ones.
 fn plan(comp: &hlo::Computation, g: InstrId) -> Option<Plan> {
     let i = comp.instr(g);
     let dn = i.gather_dimension_numbers()?;
@@ -46,7 +54,7 @@ fn plan(comp: &hlo::Computation, g: InstrId) -> Option<Plan> {
         comp.instr(*x).shape().dims().len(),
         comp.instr(*idx).shape().dims(),
     );
-    if dn.is_xla_canonical(idx_dims.len()) || !dn.operand_batching_dims.is_empty() {
+    if dn.is_xla_canonical(idx_dims.len()) {
         return None;
     }
     let ivd = usize::try_from(dn.index_vector_dim).ok()?;
@@ -57,9 +65,16 @@ fn plan(comp: &hlo::Computation, g: InstrId) -> Option<Plan> {
     } else {
         return None;
     };
+    // Batching dimensions become indexed ones, their indices iotas along the matching
+    // dimensions of the indices.
+    let start_index_map: Vec<i64> = dn
+        .operand_batching_dims
+        .iter()
+        .chain(&dn.start_index_map)
+        .copied()
+        .collect();
     let in_order = dn.start_index_map.len() as i64 == k
-        && dn
-            .start_index_map
+        && start_index_map
             .iter()
             .enumerate()
             .all(|(j, &d)| d == j as i64);
@@ -69,18 +84,107 @@ fn plan(comp: &hlo::Computation, g: InstrId) -> Option<Plan> {
         .iter()
         .enumerate()
         .all(|(j, &d)| d == b + j as i64);
-    let kept = x_rank - dn.collapsed_slice_dims.len();
+    let mut collapsed: Vec<i64> = dn
+        .collapsed_slice_dims
+        .iter()
+        .chain(&dn.operand_batching_dims)
+        .copied()
+        .collect();
+    collapsed.sort_unstable();
+    let kept = x_rank - collapsed.len();
     if !in_order || !offsets_last || dn.offset_dims.len() != kept || slice_sizes.len() != x_rank {
         return None;
     }
-    let mut collapsed = dn.collapsed_slice_dims.clone();
-    collapsed.sort_unstable();
+    let iotas = dn.start_indices_batching_dims.clone();
+    if iotas.len() != dn.operand_batching_dims.len() || iotas.iter().any(|&d| d >= b) {
+        return None;
+    }
+    // With batching dimensions the indices are built (iotas and a concatenate); they
+    // become `[N, k]` without a reshape of their own only if one batch dimension at most
+    // is larger than 1 (dropping dimensions of size 1 is a one-element reduction).
+    if !iotas.is_empty() && batch.iter().filter(|&&n| n != 1).count() > 1 {
+        return None;
+    }
     Some(Plan {
         batch,
-        k,
+        k: k + iotas.len() as i64,
         slice_sizes,
         collapsed,
+        iotas,
+        start_index_map,
     })
+}
+
+/// The indices of a batching gather with the batching dimensions' indices first in the
+/// index vector: iotas along the indices' batching dimensions, concatenated before the
+/// indices (given an explicit index vector dimension of their own when it is implicit).
+fn with_batch_indices(
+    c: &mut hlo::Computation,
+    names: &mut NameGen,
+    base: &str,
+    before: InstrId,
+    idx: InstrId,
+    plan: &Plan,
+) -> Result<InstrId, hlo::ir::IrError> {
+    let ity = c
+        .instr(idx)
+        .shape()
+        .element_type()
+        .unwrap_or(ElementType::S32);
+    let column: Vec<i64> = plan.batch.iter().copied().chain([1]).collect();
+    let mut explicit = idx;
+    if c.instr(idx).shape().dims().len() == plan.batch.len() {
+        let r = Instruction::new(
+            names.fresh(base),
+            Opcode::Reshape,
+            Shape::array(ity, column.clone()),
+            vec![idx],
+        );
+        explicit = c.add_instruction_before(r, before)?;
+    }
+    let mut parts = Vec::with_capacity(plan.iotas.len() + 1);
+    for &d in &plan.iotas {
+        let iota = Instruction::new(
+            names.fresh(base),
+            Opcode::Iota,
+            Shape::array(ity, column.clone()),
+            Vec::new(),
+        )
+        .with_attr(AttrName::IotaDimension, AttrValue::Int(d));
+        parts.push(c.add_instruction_before(iota, before)?);
+    }
+    parts.push(explicit);
+    let mut dims = plan.batch.clone();
+    dims.push(plan.k);
+    let cat = Instruction::new(
+        names.fresh(base),
+        Opcode::Concatenate,
+        Shape::array(ity, dims),
+        parts,
+    )
+    .with_attr(
+        AttrName::Dimensions,
+        AttrValue::IntList(vec![plan.batch.len() as i64]),
+    );
+    c.add_instruction_before(cat, before)
+}
+
+/// Dimensions of size 1 of `from` whose removal leaves `to` (sizes in order), when there
+/// are such: dimensions of size 1 are interchangeable, as they do not change where an
+/// element lies.
+fn unit_dims_to_drop(from: &[i64], to: &[i64]) -> Option<Vec<i64>> {
+    let mut drop = Vec::new();
+    let mut t = to.iter().peekable();
+    for (d, &n) in from.iter().enumerate() {
+        if t.peek() == Some(&&n) {
+            t.next();
+        } else if n == 1 {
+            drop.push(d as i64);
+        } else {
+            return None;
+        }
+    }
+    t.next().is_none().then_some(drop)
 }
 
 /// Rewrites the gathers of computation `cid` that [`plan`] makes canonical; returns how
@@ -104,12 +208,16 @@ pub fn rewrite(
         let Some(ty) = gi.shape().element_type() else {
             continue;
         };
-        // Without batch dimensions the canonical gather's leading dimension (of size 1)
-        // goes too.
-        let mut over: Vec<i64> = plan.collapsed.iter().map(|&d| d + 1).collect();
-        if plan.batch.is_empty() {
-            over.insert(0, 0);
-        }
+        let n: i64 = plan.batch.iter().product();
+        let canonical: Vec<i64> = std::iter::once(n)
+            .chain(plan.slice_sizes.iter().copied())
+            .collect();
+        let over = match unit_dims_to_drop(&canonical, gi.shape().dims()) {
+            Some(over) => over,
+            // Several batch dimensions larger than 1: drop the collapsed dimensions, then
+            // reshape.
+            None => plan.collapsed.iter().map(|&d| d + 1).collect(),
+        };
         let reduction = match identity(ty) {
             Some((init, op)) if !over.is_empty() => {
                 Some((init, reducer(module, made, names, ty, op)?))
@@ -122,10 +230,14 @@ pub fn rewrite(
         let Some(ity) = c.instr(idx).shape().element_type() else {
             continue;
         };
-        let n: i64 = plan.batch.iter().product();
         let err = |e| PassError::ir(PASS, e);
         let base = gi.name().to_string();
         let add = |c: &mut hlo::Computation, i: Instruction| c.add_instruction_before(i, g);
+        let idx = if plan.iotas.is_empty() {
+            idx
+        } else {
+            with_batch_indices(c, names, &base, g, idx, &plan).map_err(err)?
+        };
         let column = if c.instr(idx).shape().dims() == [n, plan.k] {
             idx
         } else {
@@ -152,6 +264,12 @@ pub fn rewrite(
         );
         canon.set_attr(AttrName::CollapsedSliceDims, AttrValue::IntList(Vec::new()));
         canon.set_attr(AttrName::IndexVectorDim, AttrValue::Int(1));
+        canon.set_attr(
+            AttrName::StartIndexMap,
+            AttrValue::IntList(plan.start_index_map.clone()),
+        );
+        canon.remove_attr(&AttrName::OperandBatchingDims);
+        canon.remove_attr(&AttrName::StartIndicesBatchingDims);
         let mut out = add(c, canon).map_err(err)?;
         if let Some((init, to_apply)) = reduction {
             let z = Instruction::constant(names.fresh(&base), Shape::scalar(ty), init);

@@ -64,10 +64,12 @@ impl Pass for PriorityFusion {
             let per_element = crate::xla_cpu::per_element_computations(module);
             for cid in control_flow_computations(module) {
                 let concats = crate::concat_as_pads::rewrite(module, cid, &mut names)?;
-                let scalars =
-                    crate::unit_reshapes::rewrite(module, cid, &mut names, &mut reducers)?;
+                // Gathers first: the reshapes that make their indices `[N, k]` are unit
+                // reshapes too where they only drop dimensions of size 1.
                 let lookups =
                     crate::gather_lookups::rewrite(module, cid, &mut names, &mut reducers)?;
+                let scalars =
+                    crate::unit_reshapes::rewrite(module, cid, &mut names, &mut reducers)?;
                 let dots = match per_element.contains(&cid) {
                     true => 0,
                     false => crate::dot_strength::rewrite(module, cid, &mut names, &mut adders)?,

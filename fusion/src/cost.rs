@@ -20,7 +20,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use device::Device;
 use hlo::{CompId, ElementType, InstrId, Module, Opcode};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use smallvec::SmallVec;
 
 use crate::ops::{self, OpClass};
 
@@ -386,7 +388,7 @@ impl KernelCost {
 #[derive(Clone, Debug, Default)]
 pub struct Evaluation {
     /// Evaluations (output elements computed) of each member.
-    pub evals: HashMap<InstrId, f64>,
+    pub evals: FxHashMap<InstrId, f64>,
     /// Element reads of each input (operand of a member outside the kernel).
     pub reads: BTreeMap<InstrId, f64>,
     /// Flops of the whole kernel.
@@ -408,7 +410,7 @@ enum IndexSpace {
 
 /// Evaluation counts of one value per index space it is read in.
 #[derive(Default)]
-struct Spaces(Vec<(IndexSpace, f64)>);
+struct Spaces(SmallVec<[(IndexSpace, f64); 2]>);
 
 impl Spaces {
     /// Readers of one space share the evaluations: the most any of them needs.
@@ -438,11 +440,13 @@ pub fn evaluate(
     roots: &[InstrId],
     hoist: bool,
 ) -> Evaluation {
-    let set: HashSet<InstrId> = members.iter().copied().collect();
+    let set: FxHashSet<InstrId> = members.iter().copied().collect();
     let mut order: Vec<InstrId> = members.to_vec();
     order.sort_by_key(|&m| std::cmp::Reverse(info.pos(m)));
     let mut ev = Evaluation::default();
-    let mut spaces: HashMap<InstrId, Spaces> = HashMap::new();
+    ev.evals.reserve(members.len());
+    let mut spaces: FxHashMap<InstrId, Spaces> = FxHashMap::default();
+    spaces.reserve(members.len());
     let mut input_spaces: BTreeMap<InstrId, Spaces> = BTreeMap::new();
     for m in order {
         let Some(op) = info.op(m) else { continue };

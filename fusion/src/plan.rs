@@ -11,8 +11,9 @@
 //! of its consumers (duplicating it) never creates a cycle: each new kernel reads only
 //! what the producer or the consumer read before.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
 
 use hlo::{Computation, InstrId};
 
@@ -105,12 +106,12 @@ pub fn plan(comp: &Computation, per_element: bool, info: &CompInfo, model: &Cost
         info,
         model,
         kernels: Vec::new(),
-        kernel_of_root: HashMap::new(),
-        owners: HashMap::new(),
+        kernel_of_root: HashMap::default(),
+        owners: HashMap::default(),
         versions: Vec::new(),
         costs: Vec::new(),
         heap: BinaryHeap::new(),
-        refusals: HashMap::new(),
+        refusals: HashMap::default(),
     };
     let order = comp.def_before_use_order().into_owned();
     for &id in &order {
@@ -446,7 +447,7 @@ impl Planner<'_> {
                 }
             }
         }
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         affected.retain(|k| seen.insert(*k));
         for a in affected {
             if self.kernels[a].alive {
@@ -459,9 +460,9 @@ impl Planner<'_> {
 /// The inputs of a kernel: operands of its members outside it, each once, in order of
 /// first use; scalar constants (copied into fusions) are not inputs.
 pub fn inputs(comp: &Computation, info: &CompInfo, members: &[InstrId]) -> Vec<InstrId> {
-    let set: HashSet<InstrId> = members.iter().copied().collect();
+    let set: rustc_hash::FxHashSet<InstrId> = members.iter().copied().collect();
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut sorted = members.to_vec();
     sorted.sort_by_key(|&m| info.pos(m));
     for m in sorted {

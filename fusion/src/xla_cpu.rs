@@ -44,7 +44,7 @@
 //!
 //! `kernel.xla_cpu_fusions` in a device description turns these rules on.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use hlo::{CompId, Computation, InstrId, Module, Opcode};
 
@@ -66,7 +66,7 @@ pub fn incompatibility(
     let set: HashSet<InstrId> = members.iter().copied().collect();
     let inside = |id: InstrId| set.contains(&id);
     let users = |id: InstrId| -> Vec<InstrId> {
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let users = comp.users(id).iter().copied();
         users.filter(|&u| inside(u) && seen.insert(u)).collect()
     };
@@ -172,7 +172,7 @@ fn partitioner_function_root(
 ) -> Option<InstrId> {
     let mut order = members.to_vec();
     order.sort_by_key(|&m| std::cmp::Reverse(position(m)));
-    let mut ids: HashMap<InstrId, (u32, u32)> = HashMap::new();
+    let mut ids: HashMap<InstrId, (u32, u32)> = HashMap::default();
     let (mut functions, mut indexings) = (0u32, 0u32);
     for m in order {
         let us = users(m);
@@ -210,7 +210,7 @@ fn hero_search_needs_layout(
     inside: &dyn Fn(InstrId) -> bool,
 ) -> Option<(InstrId, &'static str)> {
     let mut stack = vec![root];
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     while let Some(n) = stack.pop() {
         if !seen.insert(n) || !inside(n) {
             continue;
@@ -281,8 +281,8 @@ pub fn select_predicate_needs_copy(
 /// conditions of while loops that hold no op its call emitter cannot run, and everything
 /// they call.
 pub fn per_element_computations(module: &Module) -> HashSet<CompId> {
-    let mut memo: HashMap<CompId, bool> = HashMap::new();
-    let mut out = HashSet::new();
+    let mut memo: HashMap<CompId, bool> = HashMap::default();
+    let mut out = HashSet::default();
     for (_, c) in module.computations() {
         for (_, i) in c.instructions() {
             if i.opcode() != Opcode::While {

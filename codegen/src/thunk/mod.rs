@@ -252,7 +252,7 @@ pub enum FftKind {
 }
 
 /// The LAPACK custom calls (`lapack_?potrf_ffi`, `lapack_?trsm_ffi`, `lapack_?getrf_ffi`,
-/// `lapack_?geqrf_ffi`, `lapack_?orgqr_ffi`).
+/// `lapack_?geqrf_ffi`, `lapack_?orgqr_ffi`, `lapack_?syevd_ffi`, `lapack_?gesdd_ffi`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LapackCall {
     /// Cholesky factor in the lower (or upper) triangle; the other is left as it was;
@@ -278,6 +278,17 @@ pub enum LapackCall {
     Geqrf,
     /// The first columns of `Q` from `geqrf`'s reflectors and `tau`s (`orgqr`).
     Orgqr,
+    /// Symmetric eigendecomposition (`syevd`) of the lower (or upper) triangle; results:
+    /// the eigenvectors as columns, the eigenvalues in nondecreasing order, `info`.
+    Syevd {
+        /// `uplo = L`.
+        lower: bool,
+    },
+    /// Singular value decomposition (`gesdd`); results: the operand's buffer (left as
+    /// it was), the singular values in nonincreasing order, `U`, `V^T` (square or thin,
+    /// as their shapes say; `mode = N` asks for the values alone, and gets both too),
+    /// `info`.
+    Gesdd,
 }
 
 impl LibraryCall {
@@ -308,6 +319,8 @@ impl LibraryCall {
             LibraryCall::Lapack(LapackCall::Getrf) => "lapack.getrf",
             LibraryCall::Lapack(LapackCall::Geqrf) => "lapack.geqrf",
             LibraryCall::Lapack(LapackCall::Orgqr) => "lapack.orgqr",
+            LibraryCall::Lapack(LapackCall::Syevd { .. }) => "lapack.syevd",
+            LibraryCall::Lapack(LapackCall::Gesdd) => "lapack.gesdd",
             LibraryCall::RngBitGenerator { philox: true } => "rng-bit-generator.philox",
             LibraryCall::RngBitGenerator { philox: false } => "rng-bit-generator.threefry",
         }

@@ -1,7 +1,10 @@
 //! The LAPACK custom calls JAX emits on the CPU (`lapack_{s,d}potrf_ffi`,
-//! `lapack_{s,d}trsm_ffi`, `lapack_{s,d}getrf_ffi`, and QR's `lapack_{s,d}geqrf_ffi` and
-//! `lapack_{s,d}orgqr_ffi`: Householder reflectors with LAPACK's signs, computed in `f64`
-//! by the evaluator's routines so that `Q` and `R` agree with XLA's), the others with
+//! `lapack_{s,d}trsm_ffi`, `lapack_{s,d}getrf_ffi`, QR's `lapack_{s,d}geqrf_ffi` and
+//! `lapack_{s,d}orgqr_ffi` (Householder reflectors with LAPACK's signs, computed in `f64`
+//! by the evaluator's routines so that `Q` and `R` agree with XLA's), and
+//! `lapack_{s,d}syevd_ffi` and `lapack_{s,d}gesdd_ffi` (eigenvalues nondecreasing and
+//! singular values nonincreasing, as LAPACK orders them; eigen- and singular vectors are
+//! unique up to sign only, and their signs may differ from LAPACK's), the others with
 //! `faer`, with LAPACK's
 //! output conventions: `potrf` leaves the other triangle as it was and reports `info`
 //! per matrix (0, or the 1-based order of the first non-positive minor, the matrix then
@@ -225,6 +228,84 @@ macro_rules! real_impl {
                                 .collect();
                             hlo_eval::numeric::orgqr_f64(&mut v, m, n, &taus);
                             store_wide(q, batch, m, n, &v);
+                            Ok(())
+                        })
+                    }
+                    LapackCall::Syevd { lower } => {
+                        let [vectors, values, info] = outs else {
+                            return Err(bad("syevd results"));
+                        };
+                        let count: usize = bdims.iter().product();
+                        if m != n || vectors.dims != a.dims || values.count() != count * n {
+                            return Err(bad("syevd shapes"));
+                        }
+                        for_each_index(&bdims, |batch| {
+                            // LAPACK reads the one triangle `uplo` names.
+                            let mat = load(a, batch, n, n);
+                            let side = if lower { Side::Lower } else { Side::Upper };
+                            let code = match mat.as_ref().self_adjoint_eigen(side) {
+                                Ok(evd) => {
+                                    store(vectors, batch, evd.U());
+                                    let s = evd.S().column_vector();
+                                    for j in 0..n {
+                                        let mut idx = batch.to_vec();
+                                        idx.push(j);
+                                        let e = values.offset(&idx);
+                                        set(values, e, s[j]);
+                                    }
+                                    0
+                                }
+                                // Did not converge: LAPACK's info > 0.
+                                Err(_) => 1,
+                            };
+                            let e = info.offset(&info_index(batch, info));
+                            info.set_int(e, code);
+                            Ok(())
+                        })
+                    }
+                    LapackCall::Gesdd => {
+                        let [kept, values, u, vt, info] = outs else {
+                            return Err(bad("gesdd results"));
+                        };
+                        let kmin = m.min(n);
+                        let count: usize = bdims.iter().product();
+                        let (_, ur, uc) = split(u)?;
+                        let (_, vr, vc) = split(vt)?;
+                        let full = uc == m && vr == n;
+                        let thin = uc == kmin && vr == kmin;
+                        if kept.dims != a.dims
+                            || values.count() != count * kmin
+                            || ur != m
+                            || vc != n
+                            || !(full || thin)
+                        {
+                            return Err(bad("gesdd shapes"));
+                        }
+                        for_each_index(&bdims, |batch| {
+                            let mat = load(a, batch, m, n);
+                            store(kept, batch, mat.as_ref());
+                            let svd = if full {
+                                mat.as_ref().svd()
+                            } else {
+                                mat.as_ref().thin_svd()
+                            };
+                            let code = match svd {
+                                Ok(svd) => {
+                                    store(u, batch, svd.U());
+                                    store(vt, batch, svd.V().transpose());
+                                    let s = svd.S().column_vector();
+                                    for j in 0..kmin {
+                                        let mut idx = batch.to_vec();
+                                        idx.push(j);
+                                        let e = values.offset(&idx);
+                                        set(values, e, s[j]);
+                                    }
+                                    0
+                                }
+                                Err(_) => 1,
+                            };
+                            let e = info.offset(&info_index(batch, info));
+                            info.set_int(e, code);
                             Ok(())
                         })
                     }

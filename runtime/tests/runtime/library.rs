@@ -552,3 +552,184 @@ ENTRY e {
 }"#;
     check_with(text, &[], false);
 }
+
+/// Arrays as row-major `f64`s.
+type Flat = Vec<Vec<f64>>;
+
+/// Runs `text` compiled (with and without the pass pipeline) on random arguments and
+/// returns the arguments and its flattened outputs, each as row-major `f64`s.
+fn run_flat(text: &str) -> Vec<(Flat, Flat)> {
+    let m = hlo::parse_module(text).expect("parse");
+    let entry = m.entry();
+    let args: Vec<Literal> = (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry.parameter(n).expect("parameter");
+            hlo_eval::random::random_literal(entry.instr(id).shape(), 11, n as u64, 1 << 30)
+                .expect("random")
+        })
+        .collect();
+    let flat = |l: &Literal| -> Vec<f64> {
+        let a = l.as_array().expect("array");
+        (0..a.element_count())
+            .map(|i| a.get_f64(i).expect("real"))
+            .collect()
+    };
+    [false, true]
+        .into_iter()
+        .map(|run_passes| {
+            let exe = runtime::compile(
+                &m,
+                &CompileOptions {
+                    run_passes,
+                    ..options()
+                },
+            )
+            .expect("compile");
+            let outs = exe.run(&args).expect("run");
+            (
+                args.iter().map(flat).collect(),
+                outs.iter().map(flat).collect(),
+            )
+        })
+        .collect()
+}
+
+/// `a[i][j]` of row-major `n`-column data.
+fn at2(v: &[f64], n: usize, i: usize, j: usize) -> f64 {
+    v[i * n + j]
+}
+
+/// The evaluator has no eigen- or singular value decomposition, so these are checked by
+/// their definitions: `A = V diag(w) V^T` from the triangle `uplo` names, `V^T V = I`,
+/// eigenvalues nondecreasing (LAPACK's order), `info = 0`; on a batch with column-major
+/// layouts, both triangles.
+#[test]
+fn lapack_syevd_reconstructs_the_symmetric_matrix() {
+    for uplo in ['L', 'U'] {
+        let text = format!(
+            r#"
+HloModule m
+ENTRY e {{
+  a = f32[2,5,5]{{1,2,0}} parameter(0)
+  ev = (f32[2,5,5]{{1,2,0}}, f32[2,5], s32[2]) custom-call(a), custom_call_target="lapack_ssyevd_ffi", backend_config={{mode = 86 : ui8, uplo = {} : ui8}}
+  v = f32[2,5,5]{{1,2,0}} get-tuple-element(ev), index=0
+  w = f32[2,5] get-tuple-element(ev), index=1
+  i = s32[2] get-tuple-element(ev), index=2
+  ROOT t = (f32[2,5,5]{{1,2,0}}, f32[2,5], s32[2]) tuple(v, w, i)
+}}"#,
+            uplo as u8
+        );
+        for (args, outs) in run_flat(&text) {
+            let (a, v, w, info) = (&args[0], &outs[0], &outs[1], &outs[2]);
+            assert_eq!(info, &vec![0.0, 0.0]);
+            for b in 0..2 {
+                let (a, v, w) = (&a[b * 25..], &v[b * 25..], &w[b * 5..]);
+                assert!(
+                    w[..5].windows(2).all(|p| p[0] <= p[1]),
+                    "order {:?}",
+                    &w[..5]
+                );
+                for i in 0..5 {
+                    for j in 0..5 {
+                        // The triangle LAPACK reads, mirrored.
+                        let (r, c) = if (uplo == 'L') == (i >= j) {
+                            (i, j)
+                        } else {
+                            (j, i)
+                        };
+                        let want = at2(a, 5, r, c);
+                        let got: f64 = (0..5)
+                            .map(|k| at2(v, 5, i, k) * w[k] * at2(v, 5, j, k))
+                            .sum();
+                        assert!(
+                            (got - want).abs() < 1e-3 * (1.0 + want.abs()),
+                            "{uplo} A[{i},{j}]: {got} vs {want}"
+                        );
+                        let dot: f64 = (0..5).map(|k| at2(v, 5, k, i) * at2(v, 5, k, j)).sum();
+                        let id = if i == j { 1.0 } else { 0.0 };
+                        assert!((dot - id).abs() < 1e-4, "V^T V [{i},{j}] = {dot}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `gesdd` by its definition: `A = U diag(s) V^T` with orthonormal `U` and `V`, singular
+/// values nonincreasing and nonnegative, the operand's buffer left as it was, `info = 0`;
+/// square (`mode = A`) and thin (`mode = S`) factors, tall and wide, f32 and f64.
+#[test]
+fn lapack_gesdd_reconstructs_the_matrix() {
+    for (ty, m, n, mode, full) in [
+        ("f32", 5usize, 3usize, 'A', true),
+        ("f64", 3, 6, 'S', false),
+        ("f32", 4, 4, 'N', true),
+    ] {
+        let k = m.min(n);
+        let (uc, vr) = if full { (m, n) } else { (k, k) };
+        let p = if ty == "f32" { 's' } else { 'd' };
+        let text = format!(
+            r#"
+HloModule m
+ENTRY e {{
+  a = {ty}[{m},{n}]{{0,1}} parameter(0)
+  sv = ({ty}[{m},{n}]{{0,1}}, {ty}[{k}], {ty}[{m},{uc}]{{0,1}}, {ty}[{vr},{n}]{{0,1}}, s32[]) custom-call(a), custom_call_target="lapack_{p}gesdd_ffi", backend_config={{mode = {} : ui8}}
+  x = {ty}[{m},{n}]{{0,1}} get-tuple-element(sv), index=0
+  s = {ty}[{k}] get-tuple-element(sv), index=1
+  u = {ty}[{m},{uc}]{{0,1}} get-tuple-element(sv), index=2
+  vt = {ty}[{vr},{n}]{{0,1}} get-tuple-element(sv), index=3
+  i = s32[] get-tuple-element(sv), index=4
+  ROOT t = ({ty}[{m},{n}]{{0,1}}, {ty}[{k}], {ty}[{m},{uc}]{{0,1}}, {ty}[{vr},{n}]{{0,1}}, s32[]) tuple(x, s, u, vt, i)
+}}"#,
+            mode as u8
+        );
+        for (args, outs) in run_flat(&text) {
+            let (a, kept, s, u, vt, info) =
+                (&args[0], &outs[0], &outs[1], &outs[2], &outs[3], &outs[4]);
+            assert_eq!(info, &vec![0.0]);
+            assert_eq!(kept, a, "the operand's buffer");
+            assert!(
+                s.windows(2).all(|p| p[0] >= p[1]) && s.iter().all(|&x| x >= 0.0),
+                "{s:?}"
+            );
+            for i in 0..m {
+                for j in 0..n {
+                    let got: f64 = (0..k)
+                        .map(|q| at2(u, uc, i, q) * s[q] * at2(vt, n, q, j))
+                        .sum();
+                    let want = at2(a, n, i, j);
+                    assert!(
+                        (got - want).abs() < 1e-3 * (1.0 + want.abs()),
+                        "{ty} {mode} A[{i},{j}]: {got} vs {want}"
+                    );
+                }
+            }
+            for (f, rows, cols) in [(u, m, uc), (vt, vr, n)] {
+                // U^T U = I (columns) and V^T V = I (rows of V^T).
+                let (outer, inner, by_col) = if std::ptr::eq(f, u) {
+                    (cols, rows, true)
+                } else {
+                    (rows, cols, false)
+                };
+                for x in 0..outer {
+                    for y in 0..outer {
+                        let dot: f64 = (0..inner)
+                            .map(|z| {
+                                if by_col {
+                                    at2(f, cols, z, x) * at2(f, cols, z, y)
+                                } else {
+                                    at2(f, cols, x, z) * at2(f, cols, y, z)
+                                }
+                            })
+                            .sum();
+                        let id = if x == y { 1.0 } else { 0.0 };
+                        assert!(
+                            (dot - id).abs() < 1e-4,
+                            "{ty} {mode} orthonormal [{x},{y}] = {dot}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -267,6 +267,8 @@ pub(super) fn library_target(target: Option<&str>) -> bool {
                     "getrf_ffi",
                     "geqrf_ffi",
                     "orgqr_ffi",
+                    "syevd_ffi",
+                    "gesdd_ffi",
                 ]
                 .iter()
                 .any(|s| t.ends_with(s)))
@@ -332,6 +334,17 @@ pub(super) fn lapack_call(instr: &hlo::Instruction, target: &str) -> Result<Lapa
     }
     if target.ends_with("orgqr_ffi") {
         return Ok(LapackCall::Orgqr);
+    }
+    if target.ends_with("syevd_ffi") {
+        return Ok(LapackCall::Syevd {
+            lower: pick("uplo", 'L', 'L', 'U')?,
+        });
+    }
+    if target.ends_with("gesdd_ffi") {
+        return match config_char(instr, "mode", 'A')? {
+            'A' | 'S' | 'N' => Ok(LapackCall::Gesdd),
+            c => Err(format!("{target}: mode={c}")),
+        };
     }
     Err(format!("custom-call target {target}"))
 }

@@ -137,24 +137,16 @@ pub fn rewrite(
         let Some(init) = zero(ty) else {
             continue;
         };
-        let to_apply = if plan.contracting > 0 {
-            Some(match adders.get(&ty) {
-                Some(&a) => a,
-                None => {
-                    let a = hlo::ir::edit::add_scalar_binary_computation(
-                        module,
-                        names,
-                        "dot_sum",
-                        Opcode::Add,
-                        ty,
-                    );
-                    adders.insert(ty, a);
-                    a
-                }
-            })
-        } else {
-            None
-        };
+        let to_apply = (plan.contracting > 0).then(|| {
+            crate::unit_reshapes::scalar_computation(
+                module,
+                adders,
+                names,
+                ty,
+                Opcode::Add,
+                "dot_sum",
+            )
+        });
         let c = module.computation_mut(cid);
         let err = |e| PassError::ir(PASS, e);
         let base = di.name().to_string();

@@ -254,10 +254,7 @@ pub fn rewrite(
         canon.users.clear();
         canon.name = names.fresh(&base);
         canon.operands = vec![x, column];
-        let dims: Vec<i64> = std::iter::once(n)
-            .chain(plan.slice_sizes.iter().copied())
-            .collect();
-        canon.set_shape(Shape::array(ty, dims.clone()));
+        canon.set_shape(Shape::array(ty, canonical.clone()));
         canon.set_attr(
             AttrName::OffsetDims,
             AttrValue::IntList((1..=rank).collect()),
@@ -274,7 +271,7 @@ pub fn rewrite(
         if let Some((init, to_apply)) = reduction {
             let z = Instruction::constant(names.fresh(&base), Shape::scalar(ty), init);
             let z = add(c, z).map_err(err)?;
-            let kept: Vec<i64> = dims
+            let kept: Vec<i64> = canonical
                 .iter()
                 .enumerate()
                 .filter(|&(d, _)| !over.contains(&(d as i64)))

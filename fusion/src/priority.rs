@@ -56,12 +56,11 @@ impl Pass for PriorityFusion {
         };
         let mut names = NameGen::new(module);
         let mut changed = false;
+        // The loops XLA:CPU emits per element (the rewrites below add none and move none).
+        let per_element = crate::xla_cpu::per_element_computations(module);
         if self.device.kernel.xla_cpu_fusions {
             let mut reducers = std::collections::HashMap::new();
             let mut adders = std::collections::HashMap::new();
-            // A loop XLA emits per element fuses no broadcast or reduction's operand:
-            // its dots stay dots.
-            let per_element = crate::xla_cpu::per_element_computations(module);
             for cid in control_flow_computations(module) {
                 let concats = crate::concat_as_pads::rewrite(module, cid, &mut names)?;
                 // Gathers first: the reshapes that make their indices `[N, k]` are unit
@@ -70,6 +69,8 @@ impl Pass for PriorityFusion {
                     crate::gather_lookups::rewrite(module, cid, &mut names, &mut reducers)?;
                 let scalars =
                     crate::unit_reshapes::rewrite(module, cid, &mut names, &mut reducers)?;
+                // A loop XLA emits per element fuses no broadcast or reduction's operand:
+                // its dots stay dots.
                 let dots = match per_element.contains(&cid) {
                     true => 0,
                     false => crate::dot_strength::rewrite(module, cid, &mut names, &mut adders)?,
@@ -85,7 +86,6 @@ impl Pass for PriorityFusion {
                 }
             }
         }
-        let per_element = crate::xla_cpu::per_element_computations(module);
         for cid in control_flow_computations(module) {
             let info = CompInfo::new(module, cid);
             let p = plan(

@@ -43,7 +43,8 @@ pub(crate) fn identity(ty: ElementType) -> Option<(Literal, Opcode)> {
     Some((Literal::Array(ArrayLiteral::new(Shape::scalar(ty), d)?), op))
 }
 
-/// The two-parameter scalar computation applying `op` on `ty`, added to `module` once.
+/// The two-parameter scalar computation applying `op` on `ty`, added to `module` once per
+/// `made` map (named `scalar_read`).
 pub(crate) fn reducer(
     module: &mut Module,
     made: &mut HashMap<ElementType, CompId>,
@@ -51,12 +52,29 @@ pub(crate) fn reducer(
     ty: ElementType,
     op: Opcode,
 ) -> Result<CompId, PassError> {
-    if let Some(&c) = made.get(&ty) {
-        return Ok(c);
-    }
-    let id = hlo::ir::edit::add_scalar_binary_computation(module, names, "scalar_read", op, ty);
-    made.insert(ty, id);
-    Ok(id)
+    Ok(scalar_computation(
+        module,
+        made,
+        names,
+        ty,
+        op,
+        "scalar_read",
+    ))
+}
+
+/// The two-parameter scalar computation applying `op` on `ty` named after `name`, added to
+/// `module` the first time `made` is asked for `ty`.
+pub(crate) fn scalar_computation(
+    module: &mut Module,
+    made: &mut HashMap<ElementType, CompId>,
+    names: &mut NameGen,
+    ty: ElementType,
+    op: Opcode,
+    name: &str,
+) -> CompId {
+    *made.entry(ty).or_insert_with(|| {
+        hlo::ir::edit::add_scalar_binary_computation(module, names, name, op, ty)
+    })
 }
 
 /// The dimensions other than those of size 1.

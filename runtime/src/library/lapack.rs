@@ -90,6 +90,19 @@ macro_rules! real_impl {
                 }
             }
 
+            /// Stores `len` values, `value(j)` for each `j`, as a batch's vector (the last
+            /// dimension of `a`).
+            fn store_vector(a: &mut Arr, batch: &[usize], len: usize, value: impl Fn(usize) -> $t) {
+                let mut idx = batch.to_vec();
+                let last = idx.len();
+                idx.push(0);
+                for j in 0..len {
+                    idx[last] = j;
+                    let e = a.offset(&idx);
+                    set(a, e, value(j));
+                }
+            }
+
             fn solve(t: MatRef<'_, $t>, lower: bool, unit: bool, rhs: MatMut<'_, $t>) {
                 match (lower, unit) {
                     (true, false) => tri::solve_lower_triangular_in_place(t, rhs, Par::Seq),
@@ -136,8 +149,7 @@ macro_rules! real_impl {
                                 }
                             };
                             store(factor, batch, out.as_ref());
-                            let e = info.offset(&info_index(batch, info));
-                            info.set_int(e, code);
+                            set_info(info, batch, code);
                             bi += 1;
                             Ok(())
                         })
@@ -198,12 +210,7 @@ macro_rules! real_impl {
                             let mut v = wide(a, batch, m, n);
                             let taus = hlo_eval::numeric::geqrf_f64(&mut v, m, n);
                             store_wide(qr, batch, m, n, &v);
-                            for (j, &t) in taus.iter().enumerate() {
-                                let mut idx = batch.to_vec();
-                                idx.push(j);
-                                let e = tau.offset(&idx);
-                                set(tau, e, t as $t);
-                            }
+                            store_vector(tau, batch, taus.len(), |j| taus[j] as $t);
                             Ok(())
                         })
                     }
@@ -236,7 +243,11 @@ macro_rules! real_impl {
                             return Err(bad("syevd results"));
                         };
                         let count: usize = bdims.iter().product();
-                        if m != n || vectors.dims != a.dims || values.count() != count * n {
+                        if m != n
+                            || vectors.dims != a.dims
+                            || values.count() != count * n
+                            || info.count() != count
+                        {
                             return Err(bad("syevd shapes"));
                         }
                         for_each_index(&bdims, |batch| {
@@ -247,19 +258,13 @@ macro_rules! real_impl {
                                 Ok(evd) => {
                                     store(vectors, batch, evd.U());
                                     let s = evd.S().column_vector();
-                                    for j in 0..n {
-                                        let mut idx = batch.to_vec();
-                                        idx.push(j);
-                                        let e = values.offset(&idx);
-                                        set(values, e, s[j]);
-                                    }
+                                    store_vector(values, batch, n, |j| s[j]);
                                     0
                                 }
                                 // Did not converge: LAPACK's info > 0.
                                 Err(_) => 1,
                             };
-                            let e = info.offset(&info_index(batch, info));
-                            info.set_int(e, code);
+                            set_info(info, batch, code);
                             Ok(())
                         })
                     }
@@ -275,6 +280,7 @@ macro_rules! real_impl {
                         let thin = uc == kmin && vr == kmin;
                         if kept.dims != a.dims
                             || values.count() != count * kmin
+                            || info.count() != count
                             || ur != m
                             || vc != n
                             || !(full || thin)
@@ -294,18 +300,12 @@ macro_rules! real_impl {
                                     store(u, batch, svd.U());
                                     store(vt, batch, svd.V().transpose());
                                     let s = svd.S().column_vector();
-                                    for j in 0..kmin {
-                                        let mut idx = batch.to_vec();
-                                        idx.push(j);
-                                        let e = values.offset(&idx);
-                                        set(values, e, s[j]);
-                                    }
+                                    store_vector(values, batch, kmin, |j| s[j]);
                                     0
                                 }
                                 Err(_) => 1,
                             };
-                            let e = info.offset(&info_index(batch, info));
-                            info.set_int(e, code);
+                            set_info(info, batch, code);
                             Ok(())
                         })
                     }
@@ -342,8 +342,7 @@ macro_rules! real_impl {
                                     code = j as i64 + 1;
                                 }
                             }
-                            let e = info.offset(&info_index(batch, info));
-                            info.set_int(e, code);
+                            set_info(info, batch, code);
                             Ok(())
                         })
                     }
@@ -353,13 +352,15 @@ macro_rules! real_impl {
     };
 }
 
-/// The index of a batch's `info` (a scalar when there is no batch).
-fn info_index(batch: &[usize], info: &Arr) -> Vec<usize> {
-    if info.dims.is_empty() {
+/// Sets a batch's `info` (a scalar when there is no batch).
+fn set_info(info: &mut Arr, batch: &[usize], code: i64) {
+    let idx = if info.dims.is_empty() {
         vec![]
     } else {
         batch.to_vec()
-    }
+    };
+    let e = info.offset(&idx);
+    info.set_int(e, code);
 }
 
 real_impl!(f32_impl, f32);

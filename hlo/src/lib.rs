@@ -66,7 +66,18 @@
 //! (`ROOT s = add(a, b)`, `dot`, `tuple`, `get-tuple-element`, `conditional`, ...: XLA's
 //! shape inference, [`verifier::infer_shape`]); an operand may be an instruction written
 //! in place (`add(f32[10] parameter(0), multiply(...))`), which becomes an instruction of
-//! its own named `<opcode>.anon` (`.anon.1`, ...) before its user; a `broadcast` of a
+//! its own named `<opcode>.anon` (`.anon.1`, ...) before its user; an operand may select
+//! a tuple element, as current XLA prints them (`%arg_tuple.1#0`, `%p0#1#0`, also without
+//! `%`): each `#N` takes element N of the value selected so far and becomes a
+//! `get-tuple-element` of the current computation, made just before the path's first user
+//! and shared by every later use of the same path in that computation (`%p#1#0` reuses the
+//! one of `%p#1`). It is named after the path with `#` replaced by `_` (`p0_1`,
+//! `p0_1_0`); written names win: when an instruction or computation of the module has that
+//! name, wherever it is written (later in the text too), the generated one takes the
+//! usual fresh suffix (`p0_1.1`, [`ir::edit::NameGen`]). A shape written before such an
+//! operand (`f32[4] %p#0`) is checked against the element's; `#N` on a value that is not
+//! a tuple, an index out of range, or a `#` not directly followed by digits is an error.
+//! Only operand lists take this form (not `control-predecessors=`). A `broadcast` of a
 //! scalar may leave out `dimensions={}`. A text that is one instruction
 //! (`%m = f32[2] multiply(f32[2] %x, f32[2] %y)`, or without the name) is a module whose
 //! entry computation has the instruction's operands as parameters. An instruction name
@@ -101,9 +112,8 @@
 //! Deliberate limits: opcodes whose result is part of the operation (`parameter`,
 //! `constant`, `reshape`, `broadcast`, `convert`, `custom-call`, `iota`, the async starts,
 //! ...) need their result shape written; operands and called computations must be defined
-//! before use (as XLA requires); there is no tuple-element operand syntax such as `%p#0`
-//! (`#` ends a name; XLA's parser tests use no such form, and `get-tuple-element` says
-//! it); buffer shapes `b(...)` are not accepted; shardings other than the tiled form
+//! before use (as XLA requires); buffer shapes `b(...)` are not accepted; shardings other
+//! than the tiled form
 //! (`{maximal ...}`, named meshes, ...) are kept verbatim, not checked.
 //!
 //! ## Printer normalizations
@@ -149,6 +159,9 @@
 //!   `async-update`/`async-done` always print `calls=`.
 //! - **Inline computations** (`to_apply={...}`) become named computations (`_`, `_.1`,
 //!   ...) printed before their caller; generated computations get unique names.
+//! - **Tuple-element operands** (`%p#1#0`) print as the explicit `get-tuple-element`
+//!   instructions the parser made for them (`%p_1 = ... get-tuple-element(%p), index=1`,
+//!   then `%p_1_0`), each before the first user of its path, and the users name them.
 //!
 //! ## Verifier
 //!

@@ -21,3 +21,4 @@ mod kernels_window;
 mod npy_formats;
 mod npy_limits;
 mod support;
+mod tuple_operands;

@@ -265,9 +265,11 @@ impl<'a> Parser<'a> {
         if self.lex.peek().kind == Tok::LBrace {
             let at = self.lex.offset();
             self.descend(at)?;
-            let (c, offsets) = self.parse_body("_", at, false)?;
+            let body = self.parse_body("_", at, false)?;
             self.ascend();
-            return Ok(self.push_generated(c, offsets));
+            let id = self.push_generated(body.comp, body.offsets);
+            self.adopt_steps(id, body.steps);
+            return Ok(id);
         }
         let (name, at) = self.parse_name("a computation name")?;
         self.comp_names.get(name).copied().ok_or_else(|| {

@@ -10,6 +10,7 @@ use crate::shape::Shape;
 use std::sync::Arc;
 
 mod async_forms;
+mod tuple_paths;
 
 /// The async step a short form names.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -257,8 +258,11 @@ impl<'a> Parser<'a> {
                     .lex
                     .split_operand()
                     .filter(|&(shape_end, _, name_end)| {
-                        // A name followed by '(' is an opcode: a nested instruction.
-                        if self.src[name_end..].trim_start().starts_with('(') {
+                        // A name followed by '(' is an opcode: a nested instruction;
+                        // one followed by `#N` selects a tuple element, whose shape is
+                        // checked below.
+                        let rest = &self.src[name_end..];
+                        if rest.trim_start().starts_with('(') || rest.starts_with('#') {
                             return false;
                         }
                         let name = self.src[..name_end]
@@ -289,6 +293,9 @@ impl<'a> Parser<'a> {
                 .names
                 .get(name)
                 .ok_or_else(|| self.error_at(at, format!("instruction `{name}` is not defined")))?;
+            // `%p#1#0`: tuple elements of `p`.
+            let id = self.parse_tuple_path(scope, id, at)?;
+            let name = &self.src[at..self.lex.prev_end()];
             if let Some(d) = declared {
                 let actual = scope.builder.get(id).map(Instruction::shape);
                 if let Some(actual) = actual.filter(|a| !d.compatible(a)) {

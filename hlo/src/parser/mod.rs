@@ -99,6 +99,9 @@ pub(crate) struct Parser<'a> {
     implicit_operands: bool,
     /// Parameters created for such operands so far.
     implicit_params: usize,
+    /// The get-tuple-elements made for `%p#N` operands, with the names they ask for
+    /// (`p_N`), given at the end once every written name is known.
+    tuple_elements: Vec<(CompId, InstrId, String)>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -133,6 +136,11 @@ pub(crate) struct Scope<'a> {
     /// Byte offset of the instruction being parsed, and of each one added.
     pub at: usize,
     pub offsets: Vec<usize>,
+    /// The get-tuple-element made for each `#N` step of an operand (`%p#1#0`), by the
+    /// tuple value and the index: later uses of the same path share it.
+    pub steps: FxMap<(InstrId, usize), InstrId>,
+    /// Those get-tuple-elements in the order made, with the names they ask for.
+    pub step_names: Vec<(InstrId, String)>,
 }
 
 impl<'a> Scope<'a> {
@@ -168,6 +176,7 @@ impl<'a> Parser<'a> {
             async_wrapped: std::collections::HashSet::new(),
             implicit_operands: false,
             implicit_params: 0,
+            tuple_elements: Vec::new(),
         }
     }
 

@@ -4,10 +4,21 @@ use std::collections::HashSet;
 
 use super::lexer::Tok;
 use super::{FxMap, PResult, Parser, Scope};
+use crate::ir::edit::NameGen;
 use crate::ir::{
-    CompId, Computation, ComputationBuilder, ComputationLayout, IrError, Module, ModuleAttr,
-    ModuleAttrValue, StackFrameIndex, TableRow,
+    CompId, Computation, ComputationBuilder, ComputationLayout, InstrId, IrError, Module,
+    ModuleAttr, ModuleAttrValue, StackFrameIndex, TableRow,
 };
+
+/// A parsed computation body.
+pub(crate) struct Body {
+    /// The computation.
+    pub comp: Computation,
+    /// The source offset of each instruction.
+    pub offsets: Vec<usize>,
+    /// The get-tuple-elements made for `%p#N` operands, with the names they ask for.
+    pub steps: Vec<(InstrId, String)>,
+}
 
 /// Header attributes kept verbatim without a warning.
 const KNOWN_RAW_HEADER_ATTRS: &[&str] = &[
@@ -66,6 +77,7 @@ impl<'a> Parser<'a> {
         module.attrs = attrs;
         module.stack_frames = stack_frames;
         module.source_style = self.style.options();
+        self.name_tuple_elements(&mut module);
         Ok(module)
     }
 
@@ -91,6 +103,8 @@ impl<'a> Parser<'a> {
             shape_text: Vec::new(),
             at,
             offsets: Vec::new(),
+            steps: FxMap::default(),
+            step_names: Vec::new(),
         };
         let name = if self.at_shape() {
             "instr".to_string()
@@ -335,7 +349,11 @@ impl<'a> Parser<'a> {
         }
         self.style.signatures.get_or_insert(signature.is_some());
         let at = self.lex.offset();
-        let (mut comp, offsets) = self.parse_body(name, at, true)?;
+        let Body {
+            mut comp,
+            offsets,
+            steps,
+        } = self.parse_body(name, at, true)?;
         if let Some((shape, at)) = signature {
             let root = comp.root_instr().shape();
             if !shape.compatible(root) {
@@ -364,6 +382,7 @@ impl<'a> Parser<'a> {
         let id = CompId::from_index(self.comps.len());
         self.comps.push(comp);
         self.source_map.push(offsets);
+        self.adopt_steps(id, steps);
         if let Some(shapes) = param_shapes {
             self.source_map.set_signature(id, shapes);
         }
@@ -373,12 +392,7 @@ impl<'a> Parser<'a> {
 
     /// '{' instruction+ '}' as a computation named `name`; `at` locates errors about the
     /// whole body.
-    pub(crate) fn parse_body(
-        &mut self,
-        name: &str,
-        at: usize,
-        top_level: bool,
-    ) -> PResult<(Computation, Vec<usize>)> {
+    pub(crate) fn parse_body(&mut self, name: &str, at: usize, top_level: bool) -> PResult<Body> {
         self.expect(
             Tok::LBrace,
             "expected '{' to start the computation's instructions",
@@ -402,6 +416,8 @@ impl<'a> Parser<'a> {
             shape_text: Vec::with_capacity(lines),
             at,
             offsets: Vec::with_capacity(lines),
+            steps: FxMap::default(),
+            step_names: Vec::new(),
         };
         while !self.eat(Tok::RBrace) {
             self.parse_instruction(&mut scope)?;
@@ -412,7 +428,11 @@ impl<'a> Parser<'a> {
             }
             e => self.error_at(at, e.to_string()),
         })?;
-        Ok((comp, scope.offsets))
+        Ok(Body {
+            comp,
+            offsets: scope.offsets,
+            steps: scope.step_names,
+        })
     }
 
     /// Adds a computation the parser created, with its instructions' source offsets, and
@@ -423,6 +443,35 @@ impl<'a> Parser<'a> {
         self.source_map.push(offsets);
         self.generated.push(id);
         id
+    }
+
+    /// Records the get-tuple-elements made for `%p#N` operands in computation `id`, to be
+    /// named once the whole module is read.
+    pub(crate) fn adopt_steps(&mut self, id: CompId, steps: Vec<(InstrId, String)>) {
+        self.tuple_elements
+            .extend(steps.into_iter().map(|(i, name)| (id, i, name)));
+    }
+
+    /// Names the get-tuple-elements made for `%p#N` operands: the path with `#` replaced
+    /// by `_` (`p_1_0`), or, when an instruction or computation of the module already has
+    /// that name (written anywhere in the text, earlier or later), a fresh one from it
+    /// (`p_1_0.1`, as [`NameGen`] gives). Until now their names held the path itself
+    /// (`p#1#0`), which no written name can be.
+    fn name_tuple_elements(&mut self, module: &mut Module) {
+        if self.tuple_elements.is_empty() {
+            return;
+        }
+        let mut names = NameGen::new(module);
+        for (c, i, want) in std::mem::take(&mut self.tuple_elements) {
+            let name = names.keep_or_fresh(&want);
+            if let Some(instr) = module
+                .computations
+                .get_mut(c.index())
+                .and_then(|c| c.instrs.get_mut(i.index()))
+            {
+                instr.name = name;
+            }
+        }
     }
 
     /// Gives generated computations names no declared computation uses.

@@ -211,7 +211,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         let mut ctx = PassContext::new();
         hlo::pass::Pipeline::new("cpu-gemms")
             .with(codegen::thunk::OutlineFusedGemms)
-            .with(codegen::thunk::MatchTupleLayouts)
+            .with(codegen::thunk::MatchBoundaryLayouts)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());

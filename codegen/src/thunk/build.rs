@@ -253,7 +253,7 @@ impl State<'_> {
                     .shape()
                     .element_count()
                     .is_ok_and(|n| n > 0)
-                    && super::tuple_layouts::same_layout(
+                    && super::boundary_layouts::same_layout(
                         c.instr(instr.operands()[0]).shape(),
                         instr.shape(),
                     ) =>
@@ -626,7 +626,7 @@ impl State<'_> {
         let outer = module.computation(comp);
         if operands.len() != 3
             || !matches!(updates, Some(Ok(n)) if n > 0)
-            || !super::tuple_layouts::same_layout(
+            || !super::boundary_layouts::same_layout(
                 outer.instr(operands[0]).shape(),
                 outer.instr(id).shape(),
             )

@@ -4,18 +4,18 @@
 //! dumps in the style of XLA's `thunks.txt` and `buffer-assignment.txt`.
 
 mod assign;
+mod boundary_layouts;
 mod build;
 mod gemm;
 mod outline;
 mod print;
 pub mod stream;
-mod tuple_layouts;
 
+pub use boundary_layouts::MatchBoundaryLayouts;
 pub use build::{build_program, build_program_with, BuildOptions};
 pub use gemm::{gemm_shape, GemmShape};
 pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
-pub use tuple_layouts::MatchTupleLayouts;
 
 use crate::kir::{Kernel, ScalarType};
 

@@ -66,11 +66,14 @@ fn fused_gemms_outlined() {
     pass_then_thunks("outline.test", codegen::thunk::OutlineFusedGemms);
 }
 
-/// `tuple_layouts.test`: the module after [`codegen::thunk::MatchTupleLayouts`], then its
-/// thunks.
+/// `boundary_layouts.test`: the module after [`codegen::thunk::MatchBoundaryLayouts`], then
+/// its thunks.
 #[test]
-fn tuple_layouts_matched() {
-    pass_then_thunks("tuple_layouts.test", codegen::thunk::MatchTupleLayouts);
+fn boundary_layouts_matched() {
+    pass_then_thunks(
+        "boundary_layouts.test",
+        codegen::thunk::MatchBoundaryLayouts,
+    );
 }
 
 /// Checks golden file `file`: each input module after `pass`, verified, then its thunks.

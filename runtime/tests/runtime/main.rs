@@ -8,6 +8,7 @@ mod differential;
 mod dots;
 mod gen;
 mod library;
+mod random_boundaries;
 mod random_converts;
 mod random_convolutions;
 mod random_dots;

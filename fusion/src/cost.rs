@@ -49,6 +49,9 @@ pub struct OpInfo {
     /// A broadcast whose operand dimensions are its leading dimensions: its operand's
     /// index does not change along the trailing (row-major minor) dimensions.
     pub broadcasts_trailing: bool,
+    /// A reduction whose reduced dimensions include its operand's last (row-major
+    /// minor) one: its loop over the operand runs innermost along that dimension.
+    pub reduces_minor: bool,
     /// Whether operand `k` is read at the op's own index (an elementwise op and an
     /// operand of its dimensions): the emitters memoize a value per index, so readers
     /// that share an index share one evaluation.
@@ -159,6 +162,13 @@ impl CompInfo {
                             .first()
                             .is_some_and(|&o| c.instr(o).shape().dims().len() == d.len())
                 });
+            let reduces_minor = class == OpClass::Reduction
+                && instr.dimensions().is_some_and(|d| {
+                    instr.operands().first().is_some_and(|&o| {
+                        let rank = c.instr(o).shape().dims().len() as i64;
+                        rank > 0 && d.contains(&(rank - 1))
+                    })
+                });
             let identity_reads = instr
                 .operands()
                 .iter()
@@ -169,6 +179,7 @@ impl CompInfo {
                 .collect();
             ops[id.index()] = Some(OpInfo {
                 broadcasts_trailing,
+                reduces_minor,
                 identity_reads,
                 flops_per_element,
                 opcode: instr.opcode(),
@@ -477,13 +488,31 @@ pub fn evaluate(
                 ev.row_bytes = Some(ev.row_bytes.map_or(row, |b: f64| b.max(row)));
             }
         }
+        // The code generator hoists a broadcast operand out of the innermost loop only
+        // where that loop runs along the broadcast's trailing dimensions: where the
+        // broadcast is evaluated in a root's own loop nest, or in the loop of a reduction
+        // over the minor dimension (every reader between them reads at its own index).
+        // Behind a reshape, a slice or another broadcast the innermost loop is another
+        // dimension, and the operand is computed per element (GroupNorm's variance read
+        // through a reshape of [N, G, C/G] to [N, C] was computed C/G times per value).
+        let in_row_loops = !mine.0.is_empty()
+            && mine.0.iter().all(|(s, _)| match *s {
+                IndexSpace::Root(_) => true,
+                IndexSpace::Operand(r, 0) => info.op(r).is_some_and(|r| r.reduces_minor),
+                _ => false,
+            });
         for (k, &o) in op.operands.iter().enumerate() {
             let target = if set.contains(&o) {
                 spaces.entry(o).or_default()
             } else {
                 input_spaces.entry(o).or_default()
             };
-            if hoist && op.broadcasts_trailing && op.elements > 0.0 && set.contains(&o) {
+            if hoist
+                && op.broadcasts_trailing
+                && op.elements > 0.0
+                && in_row_loops
+                && set.contains(&o)
+            {
                 let distinct = info.op(o).map_or(op.elements, |x| x.elements);
                 // Once per index of its own at most: however many paths evaluate the
                 // broadcast per element, one hoisted value serves the whole row.

@@ -22,6 +22,7 @@ pub mod transpose_folding;
 pub mod tree_reduction;
 pub mod tuple_simplifier;
 pub mod while_loop_constant_sinking;
+pub mod while_loop_invariant_code_motion;
 pub mod while_loop_simplifier;
 pub mod zero_sized;
 
@@ -45,6 +46,7 @@ pub use transpose_folding::TransposeFolding;
 pub use tree_reduction::TreeReductionRewriter;
 pub use tuple_simplifier::TupleSimplifier;
 pub use while_loop_constant_sinking::WhileLoopConstantSinking;
+pub use while_loop_invariant_code_motion::WhileLoopInvariantCodeMotion;
 pub use while_loop_simplifier::WhileLoopSimplifier;
 pub use zero_sized::ZeroSizedHloElimination;
 
@@ -66,6 +68,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ConditionalSimplifier),
         Box::new(WhileLoopSimplifier),
         Box::new(WhileLoopConstantSinking),
+        Box::new(WhileLoopInvariantCodeMotion),
         Box::new(TransposeFolding),
         Box::new(DotDecomposer),
         Box::new(ConvToGemm::default()),
@@ -111,6 +114,7 @@ pub fn default_pipeline() -> Pipeline {
         .with(ConditionalSimplifier)
         .with(WhileLoopConstantSinking)
         .with(WhileLoopSimplifier)
+        .with(WhileLoopInvariantCodeMotion)
         .with(TransposeFolding)
         .with(ReshapeMover)
         .with(TupleSimplifier)

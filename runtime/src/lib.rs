@@ -207,10 +207,12 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     }
     {
         // Dots inside the module's own fusions (output fusions as XLA dumps them) run as
-        // library GEMMs; their fusions keep the epilogue.
+        // library GEMMs; their fusions keep the epilogue. Every other dot becomes one, with
+        // the transposes and converts that make it so before fusion.
         let mut ctx = PassContext::new();
         hlo::pass::Pipeline::new("cpu-gemms")
             .with(codegen::thunk::OutlineFusedGemms)
+            .with(codegen::thunk::DotsToGemms)
             .with(codegen::thunk::MatchBoundaryLayouts)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
@@ -303,7 +305,7 @@ fn has_fusions(m: &Module) -> bool {
 }
 
 /// Replaces every fusion instruction of `m` by the instructions of its fused computation
-/// (as calls, then inlined), and moves dots back out of the fusions that remain.
+/// (as calls, then inlined), and makes the dots they held library GEMMs.
 fn unfuse(m: &mut Module) -> Result<(), RuntimeError> {
     use hlo::attrs::{AttrName, AttrValue};
     for ci in 0..m.computations.len() {
@@ -328,6 +330,7 @@ fn unfuse(m: &mut Module) -> Result<(), RuntimeError> {
     let mut ctx = PassContext::new();
     hlo::pass::Pipeline::new("unfuse")
         .with(hlo_transforms::CallInliner)
+        .with(codegen::thunk::DotsToGemms)
         .run_in(m, &mut ctx)
         .map_err(|e| RuntimeError::Pass(e.to_string()))?;
     Ok(())

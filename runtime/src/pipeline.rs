@@ -13,6 +13,7 @@ pub fn all_passes(device: &Device) -> Vec<Box<dyn Pass>> {
     let mut passes = hlo_transforms::all_passes();
     passes.extend(fusion::passes(device));
     passes.push(Box::new(codegen::thunk::OutlineFusedGemms));
+    passes.push(Box::new(codegen::thunk::DotsToGemms));
     passes.push(Box::new(codegen::thunk::MatchBoundaryLayouts));
     passes
 }

@@ -7,13 +7,15 @@ mod assign;
 mod boundary_layouts;
 mod build;
 mod gemm;
+mod gemm_dots;
 mod outline;
 mod print;
 pub mod stream;
 
 pub use boundary_layouts::MatchBoundaryLayouts;
 pub use build::{build_program, build_program_with, BuildOptions};
-pub use gemm::{gemm_shape, GemmShape};
+pub use gemm::{gemm_form, gemm_shape, GemmShape};
+pub use gemm_dots::DotsToGemms;
 pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
 

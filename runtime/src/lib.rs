@@ -243,17 +243,28 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
                 .map_err(|e| RuntimeError::Pass(e.to_string()))?;
             stages.add_passes("fusion", ctx.stats());
             // The fusion passes may form a fusion no emitter generates yet (their rules
-            // and the emitters' reach are not one table yet): then the module runs unfused.
-            match stages.time("codegen", || build_program(&fused)) {
-                Ok(p) => {
-                    program = Some(p);
-                    m = fused;
+            // and the emitters' reach are not one table yet): that fusion runs unfused,
+            // the others stay; where the failing instruction is no fusion, the whole
+            // module runs unfused.
+            for _ in 0..MAX_UNFUSED_RETRIES {
+                match stages.time("codegen", || build_program(&fused)) {
+                    Ok(p) => {
+                        program = Some(p);
+                        m = fused;
+                        break;
+                    }
+                    Err(codegen::CodegenError::Unsupported { op, instr, reason }) => {
+                        log::info!(
+                            target: "runtime",
+                            "unfusing `{instr}`: it needs `{op}`, which its emitter lacks ({reason})"
+                        );
+                        if !unfuse(&mut fused, Some(&instr))? {
+                            log::info!(target: "runtime", "running the module unfused");
+                            break;
+                        }
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(codegen::CodegenError::Unsupported { op, instr, reason }) => log::info!(
-                    target: "runtime",
-                    "running unfused: fusion `{instr}` needs `{op}`, which its emitter lacks ({reason})"
-                ),
-                Err(e) => return Err(e.into()),
             }
         }
         let built = match program {
@@ -271,7 +282,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
                     target: "runtime",
                     "unfusing the module's fusions: `{instr}` needs `{op}`, which its emitter lacks ({reason})"
                 );
-                unfuse(&mut m)?;
+                unfuse(&mut m, None)?;
             }
             Err(e) => return Err(e.into()),
         }
@@ -304,16 +315,24 @@ fn has_fusions(m: &Module) -> bool {
     })
 }
 
-/// Replaces every fusion instruction of `m` by the instructions of its fused computation
-/// (as calls, then inlined), and makes the dots they held library GEMMs.
-fn unfuse(m: &mut Module) -> Result<(), RuntimeError> {
+/// Most fusions that code generation may give back one at a time before the module runs
+/// unfused as a whole.
+const MAX_UNFUSED_RETRIES: usize = 16;
+
+/// Replaces every fusion instruction of `m` (or only the one named `only`) by the
+/// instructions of its fused computation (as calls, then inlined), and makes the dots they
+/// held library GEMMs. Returns whether any fusion was replaced.
+fn unfuse(m: &mut Module, only: Option<&str>) -> Result<bool, RuntimeError> {
     use hlo::attrs::{AttrName, AttrValue};
+    let mut any = false;
     for ci in 0..m.computations.len() {
         let ids: Vec<_> = m.computations[ci]
             .instructions()
             .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
+            .filter(|(_, i)| only.is_none_or(|name| i.name() == name))
             .map(|(id, _)| id)
             .collect();
+        any |= !ids.is_empty();
         for id in ids {
             let i = m.computations[ci].instr_mut(id);
             let Some(callee) = i.calls() else { continue };
@@ -333,7 +352,7 @@ fn unfuse(m: &mut Module) -> Result<(), RuntimeError> {
         .with(codegen::thunk::DotsToGemms)
         .run_in(m, &mut ctx)
         .map_err(|e| RuntimeError::Pass(e.to_string()))?;
-    Ok(())
+    Ok(any)
 }
 
 /// A compiled module, ready to run.

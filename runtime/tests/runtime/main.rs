@@ -6,6 +6,7 @@
 mod corpus;
 mod differential;
 mod dots;
+mod fallbacks;
 mod gen;
 mod library;
 mod random_boundaries;

@@ -74,18 +74,24 @@ TIME_LINE = re.compile(
 )
 
 
-def entry_param_types(text):
-    """HLO element type names of the ENTRY parameters, by parameter number."""
+def entry_params(text):
+    """(HLO element type name, dims) of the ENTRY parameters, by parameter number."""
     lines = text.splitlines()
     start = next(i for i, l in enumerate(lines) if l.startswith("ENTRY "))
-    types = {}
+    params = {}
     for l in lines[start + 1:]:
         if l.startswith("}"):
             break
-        m = re.search(r"=\s*([a-z0-9]+)\[[^\]]*\](?:\{[^}]*\})?\s+parameter\((\d+)\)", l)
+        m = re.search(r"=\s*([a-z0-9]+)\[([^\]]*)\](?:\{[^}]*\})?\s+parameter\((\d+)\)", l)
         if m:
-            types[int(m.group(2))] = m.group(1)
-    return [types[i] for i in range(len(types))]
+            dims = [int(x) for x in m.group(2).split(",") if x.strip()]
+            params[int(m.group(3))] = (m.group(1), dims)
+    return [params[i] for i in range(len(params))]
+
+
+def entry_param_types(text):
+    """HLO element type names of the ENTRY parameters, by parameter number."""
+    return [t for t, _ in entry_params(text)]
 
 
 def load_inputs(npz_path, hlo_text):
@@ -165,27 +171,20 @@ def stage_files(files, out_dir, module_name):
 def random_inputs(text):
     """Normal (floats) or small (integers) random arrays `in0..` for the entry's
     parameters."""
-    lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("ENTRY "))
-    shapes = {}
-    for l in lines[start + 1:]:
-        if l.startswith("}"):
-            break
-        m = re.search(r"=\s*([a-z0-9]+)\[([^\]]*)\](?:\{[^}]*\})?\s+parameter\((\d+)\)", l)
-        if m:
-            dims = [int(x) for x in m.group(2).split(",") if x.strip()]
-            shapes[int(m.group(3))] = (m.group(1), dims)
     r = np.random.RandomState(0)
     out = {}
-    for i in range(len(shapes)):
-        t, dims = shapes[i]
+    for i, (t, dims) in enumerate(entry_params(text)):
         dt = np.dtype(NP_DTYPE[t])
-        if dt.kind == "f" or t == "bf16":
-            out[f"in{i}"] = r.randn(*dims).astype(dt)
+        if t in ("bf16", "f8e4m3fn", "f8e5m2"):
+            # Stored as bit patterns (.npy cannot name these types); read back by type.
+            a = np.asarray(r.randn(*dims)).astype(dt)
+            out[f"in{i}"] = a.view(np.uint16 if t == "bf16" else np.uint8)
+        elif dt.kind == "f":
+            out[f"in{i}"] = np.asarray(r.randn(*dims)).astype(dt)
         elif dt.kind == "b":
-            out[f"in{i}"] = r.randint(0, 2, dims).astype(dt)
+            out[f"in{i}"] = np.asarray(r.randint(0, 2, dims)).astype(dt)
         else:
-            out[f"in{i}"] = r.randint(0, 8, dims).astype(dt)
+            out[f"in{i}"] = np.asarray(r.randint(0, 8, dims)).astype(dt)
     return out
 
 

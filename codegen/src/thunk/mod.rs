@@ -10,6 +10,7 @@ mod gemm;
 mod gemm_dots;
 mod outline;
 mod print;
+pub mod sort_order;
 pub mod stream;
 
 pub use boundary_layouts::MatchBoundaryLayouts;
@@ -18,6 +19,7 @@ pub use gemm::{gemm_form, gemm_shape, GemmShape};
 pub use gemm_dots::DotsToGemms;
 pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
+pub use sort_order::{recognize_comparator, KeyCompare, SortKey, SortOrder};
 
 use crate::kir::{Kernel, ScalarType};
 
@@ -181,6 +183,9 @@ pub enum LibraryCall {
         dim: usize,
         /// The comparator kernel.
         comparator: usize,
+        /// The comparator as a key order, when recognized ([`recognize_comparator`]):
+        /// the runtime then sorts typed keys and calls the kernel for nothing.
+        order: Option<SortOrder>,
     },
     /// The `k` first elements of every row (last dimension) in the order of the
     /// comparator (2 parameters: values; 4: values then `s32` indices), or without one,
@@ -193,6 +198,9 @@ pub enum LibraryCall {
         largest: bool,
         /// The comparator kernel, if any.
         comparator: Option<usize>,
+        /// The order as keys: the `topk` opcode's total order, or a recognized
+        /// comparator's (operand 0 the values, operand 1 the indices).
+        order: Option<SortOrder>,
     },
     /// XLA's scatter: the results start as the operands; every update element is
     /// combined into them, in update order (sequential: indices may repeat); a window

@@ -1,8 +1,9 @@
 //! Library routines of the runtime, run by [`Thunk::Library`](codegen::thunk::Thunk):
-//! sort and top-k (a stable merge sort of a permutation per line, ordered by the compiled
-//! comparator), scatter and select-and-scatter (sequential, combining through the compiled
-//! update computation), the LAPACK custom calls (through `faer`) and rng-bit-generator
-//! (ThreeFry and Philox, bit-exact with XLA).
+//! sort and top-k (typed keys where the comparator is a recognized key order, else a
+//! stable merge sort of a permutation per line ordered by the compiled comparator),
+//! scatter and select-and-scatter (sequential, combining through the compiled update
+//! computation), the LAPACK custom calls (through `faer`) and rng-bit-generator (ThreeFry
+//! and Philox, bit-exact with XLA).
 //!
 //! Every routine works on copies of its operands in their physical layout ([`Arr`]),
 //! addressed by logical index, and writes each result once. Called computations are
@@ -14,6 +15,7 @@ mod lapack;
 mod rng;
 mod scatter;
 mod sort;
+mod sort_keys;
 
 use std::ffi::c_void;
 
@@ -41,6 +43,42 @@ pub(crate) struct Arr {
 
 impl Arr {
     fn new(spec: &ArraySpec) -> Arr {
+        Arr::with_words(spec, |len| vec![0u64; len])
+    }
+
+    /// An array of `spec` holding `src`'s bytes (its first `count * width`), filled
+    /// without zeroing first; `None` when `src` is shorter.
+    fn from_bytes(spec: &ArraySpec, src: &[u8]) -> Option<Arr> {
+        let a = Arr::with_words(spec, |_| Vec::new());
+        let n = a.count() * a.width;
+        let src = src.get(..n)?;
+        Some(Arr::with_words(spec, |len| {
+            if let Ok(aligned) = bytemuck::try_cast_slice::<u8, u64>(src) {
+                // One copy (the buffers are 8-byte aligned).
+                let mut words = aligned.to_vec();
+                words.resize(len, 0);
+                return words;
+            }
+            let mut words = Vec::with_capacity(len);
+            let chunks = src.chunks_exact(8);
+            let tail = chunks.remainder();
+            words.extend(chunks.map(|c| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                u64::from_ne_bytes(w)
+            }));
+            if !tail.is_empty() {
+                let mut w = [0u8; 8];
+                w[..tail.len()].copy_from_slice(tail);
+                words.push(u64::from_ne_bytes(w));
+            }
+            words.resize(len, 0);
+            words
+        }))
+    }
+
+    /// An array of `spec` whose words (`len` of them) `words` makes.
+    fn with_words(spec: &ArraySpec, words: impl FnOnce(usize) -> Vec<u64>) -> Arr {
         let dims: Vec<usize> = spec.dims.iter().map(|&d| d.max(0) as usize).collect();
         let mut strides = vec![0usize; dims.len()];
         let mut s = 1usize;
@@ -57,7 +95,7 @@ impl Arr {
             strides,
             width,
             ty: spec.ty,
-            words: vec![0u64; (count * width).div_ceil(8).max(1)],
+            words: words((count * width).div_ceil(8).max(1)),
         }
     }
 
@@ -224,32 +262,30 @@ pub(crate) fn run(
 ) -> Result<(), RuntimeError> {
     let mut ins = Vec::with_capacity(inputs.len());
     for spec in inputs {
-        let mut a = Arr::new(spec);
-        let n = a.count() * a.width;
+        let shape = Arr::with_words(spec, |_| Vec::new());
+        let n = shape.count() * shape.width;
         let b = &p.buffers[spec.buffer];
-        let src = mem[b.allocation].bytes(n);
-        if src.len() < n {
-            return Err(RuntimeError::Internal(format!(
-                "library input %{} is too small",
-                b.name
-            )));
-        }
-        a.bytes_mut()[..n].copy_from_slice(src);
+        let a = Arr::from_bytes(spec, mem[b.allocation].bytes(n)).ok_or_else(|| {
+            RuntimeError::Internal(format!("library input %{} is too small", b.name))
+        })?;
         ins.push(a);
     }
     let mut outs: Vec<Arr> = outputs.iter().map(Arr::new).collect();
     let f = |k: usize| ScalarFn::new(p, kernels, k);
     match call {
-        LibraryCall::Sort { dim, comparator } => {
-            sort::sort(&mut ins, &mut outs, *dim, f(*comparator)?)?
-        }
+        LibraryCall::Sort {
+            dim,
+            comparator,
+            order,
+        } => sort::sort(&mut ins, &mut outs, *dim, f(*comparator)?, order.as_ref())?,
         LibraryCall::TopK {
             k,
             largest,
             comparator,
+            order,
         } => {
             let cmp = comparator.map(f).transpose()?;
-            sort::topk(&mut ins, &mut outs, *k, *largest, cmp)?
+            sort::topk(&mut ins, &mut outs, *k, *largest, cmp, order.as_ref())?
         }
         LibraryCall::Scatter { combiner, .. } => {
             scatter::scatter(call, &mut ins, &mut outs, f(*combiner)?)?

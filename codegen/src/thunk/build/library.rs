@@ -4,6 +4,7 @@
 //! the scalar-function kernels they call.
 
 use super::*;
+use crate::thunk::{recognize_comparator, KeyCompare, SortKey, SortOrder};
 
 impl State<'_> {
     /// A scalar-function kernel of computation `called` (for instruction `what`).
@@ -51,9 +52,20 @@ impl State<'_> {
                 let cmp = instr
                     .to_apply()
                     .ok_or_else(|| unsupported("no comparator"))?;
+                let types: Vec<Option<ScalarType>> = instr
+                    .operands()
+                    .iter()
+                    .map(|&o| {
+                        c.instr(o)
+                            .shape()
+                            .element_type()
+                            .and_then(ScalarType::from_element)
+                    })
+                    .collect();
                 LibraryCall::Sort {
                     dim,
                     comparator: self.scalar_fn(cmp, name)?,
+                    order: key_order(module, cmp, &types),
                 }
             }
             Opcode::TopK => {
@@ -63,10 +75,24 @@ impl State<'_> {
                     .ok_or_else(|| unsupported("no k"))?;
                 let largest =
                     !matches!(instr.attr(&AttrName::Largest), Some(AttrValue::Bool(false)));
+                let ty = c.instr(instr.operands()[0]).shape().element_type();
                 LibraryCall::TopK {
                     k,
                     largest,
                     comparator: None,
+                    order: ty.and_then(ScalarType::from_element).map(|ty| SortOrder {
+                        keys: vec![SortKey {
+                            operand: 0,
+                            ty,
+                            compare: if ty.is_float() {
+                                KeyCompare::TotalOrder
+                            } else {
+                                KeyCompare::Integer
+                            },
+                            canonical: false,
+                            descending: largest,
+                        }],
+                    }),
                 }
             }
             Opcode::CustomCall if instr.custom_call_target() == Some("TopK") => {
@@ -79,10 +105,14 @@ impl State<'_> {
                     .called_computations()
                     .first()
                     .ok_or_else(|| unsupported("TopK without a comparator"))?;
+                // Operand 1 of the comparator's order is the index (`s32`).
+                let ty = c.instr(instr.operands()[0]).shape().element_type();
+                let types = [ty.and_then(ScalarType::from_element), Some(ScalarType::S32)];
                 LibraryCall::TopK {
                     k,
                     largest: true,
                     comparator: Some(self.scalar_fn(cmp, name)?),
+                    order: key_order(module, cmp, &types),
                 }
             }
             Opcode::CustomCall => {
@@ -254,6 +284,18 @@ impl State<'_> {
         self.slots.insert((comp, id), bufs);
         Ok(())
     }
+}
+
+/// The key order of comparator `cmp` over operands of `types`, when it is recognized and
+/// its keys are operands of those types (the comparator takes two parameters for each).
+fn key_order(module: &Module, cmp: CompId, types: &[Option<ScalarType>]) -> Option<SortOrder> {
+    let params = module.get_computation(cmp)?.parameters().len();
+    let order = recognize_comparator(module, cmp)?;
+    let fits = order
+        .keys
+        .iter()
+        .all(|k| 2 * k.operand < params && types.get(k.operand) == Some(&Some(k.ty)));
+    (fits && params <= 2 * types.len()).then_some(order)
 }
 
 /// Whether a custom call's target is a routine of the runtime's library.

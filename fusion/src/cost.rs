@@ -309,6 +309,14 @@ fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f
     if ops::is_bookkeeping(i.opcode()) || out_elements <= 0.0 {
         return (0..n).map(fallback).collect();
     }
+    if let Some(scan) = ops::scan(i) {
+        // The scan emitter reads each input element once and the init values once per
+        // line, not a window per output element.
+        let per_line = 1.0 / scan.len as f64;
+        return (0..n)
+            .map(|k| if k < n / 2 { 1.0 } else { per_line })
+            .collect();
+    }
     let _ = module;
     let Ok(groups) = indexing::output_to_input(instr) else {
         return (0..n).map(fallback).collect();

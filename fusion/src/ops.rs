@@ -87,6 +87,75 @@ pub fn classify(module: &Module, instr: &Instruction) -> OpClass {
     }
 }
 
+/// A `reduce-window` that computes a cumulative scan (`jnp.cumsum`, `cumprod`, `cummax`,
+/// `cummin`): a window that, along exactly one dimension, covers the whole prefix
+/// `[0, o]` of every output position `o` (size `w >= n`, padding `w - 1` low and 0 high,
+/// over an extent `n >= 2`) or its whole suffix `[o, n - 1]` (padding 0 low and `w - 1`
+/// high), and a window of size 1 without padding along every other dimension; strides
+/// and dilations 1, no reversal. Its output has its input's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    /// The scanned dimension.
+    pub dim: usize,
+    /// Its extent.
+    pub len: i64,
+    /// A suffix scan (`reverse=True`): output `o` combines positions `o..n`.
+    pub reverse: bool,
+}
+
+/// The scan `instr` computes, if it is one (see [`Scan`]); `None` for any other op.
+///
+/// A prefix scan's output `o` is the left fold, in order, of its init value and input
+/// positions `0..=o` (what the reduce-window's window order gives), so a sequential walk
+/// carrying the running value computes every output exactly, for any reducer. A suffix
+/// scan's window folds `o..n` in increasing order, so only an associative and commutative
+/// reducer gives the same value walking from the end.
+///
+/// ```
+/// let m = hlo::parse_module("HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[4,8] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[4,8] reduce-window(p, z), window={size=1x8 pad=0_0x7_0}, to_apply=add\n}").unwrap();
+/// let r = m.instr("r").unwrap();
+/// let scan = fusion::ops::scan(r.instr()).unwrap();
+/// assert_eq!((scan.dim, scan.len, scan.reverse), (1, 8, false));
+/// ```
+pub fn scan(instr: &Instruction) -> Option<Scan> {
+    if instr.opcode() != Opcode::ReduceWindow {
+        return None;
+    }
+    let out = if instr.shape().is_tuple() {
+        instr.shape().tuple_shapes().first()?.dims().to_vec()
+    } else {
+        instr.shape().dims().to_vec()
+    };
+    let window = instr.window()?;
+    if window.dims.len() != out.len() {
+        return None;
+    }
+    let mut found = None;
+    for (d, (w, &n)) in window.dims.iter().zip(&out).enumerate() {
+        if w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal {
+            return None;
+        }
+        if w.size == 1 && w.padding_low == 0 && w.padding_high == 0 {
+            continue;
+        }
+        let reach = w.size - 1;
+        let reverse = match (w.padding_low, w.padding_high) {
+            (lo, 0) if lo == reach => false,
+            (0, hi) if hi == reach => true,
+            _ => return None,
+        };
+        if found.is_some() || n < 2 || reach < n - 1 {
+            return None;
+        }
+        found = Some(Scan {
+            dim: d,
+            len: n,
+            reverse,
+        });
+    }
+    found
+}
+
 /// True for classes that may be inside a fusion.
 pub fn is_fusible(class: OpClass) -> bool {
     matches!(
@@ -163,5 +232,35 @@ ENTRY e {
         assert!(is_expensive(Opcode::Exp));
         assert!(!is_expensive(Opcode::Add));
         assert_eq!(flops_per_element(Opcode::Broadcast), 0.0);
+    }
+
+    /// The scan of `reduce-window(p, z)` of `f32[4,8]` with window `window`.
+    fn scan_of(window: &str) -> Option<Scan> {
+        let text = format!(
+            "HloModule m\nadd {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             ROOT s = f32[] add(a, b)\n}}\nENTRY e {{\n  p = f32[4,8] parameter(0)\n  \
+             z = f32[] constant(0)\n  ROOT r = f32[4,8] reduce-window(p, z), \
+             window={{{window}}}, to_apply=add\n}}"
+        );
+        let m = hlo::parse_module(&text).unwrap();
+        scan(m.instr("r").unwrap().instr())
+    }
+
+    #[test]
+    fn scans() {
+        let at = |dim, len, reverse| Some(Scan { dim, len, reverse });
+        assert_eq!(scan_of("size=1x8 pad=0_0x7_0"), at(1, 8, false));
+        assert_eq!(scan_of("size=4x1 pad=0_3x0_0"), at(0, 4, true));
+        // A window longer than the dimension still covers every prefix.
+        assert_eq!(scan_of("size=1x10 pad=0_0x9_0"), at(1, 8, false));
+        // Windows that leave out part of a prefix, or move.
+        assert_eq!(scan_of("size=1x7 pad=0_0x6_0"), None);
+        assert_eq!(scan_of("size=1x8 pad=0_0x6_1"), None);
+        assert_eq!(scan_of("size=1x8 stride=1x2 pad=0_0x7_0"), None);
+        assert_eq!(scan_of("size=1x8 pad=0_0x7_0 rhs_reversal=0x1"), None);
+        // Two scanned dimensions, or a window elsewhere.
+        assert_eq!(scan_of("size=4x8 pad=3_0x7_0"), None);
+        assert_eq!(scan_of("size=2x8 pad=0_1x7_0"), None);
+        assert_eq!(scan_of("size=1x1"), None);
     }
 }

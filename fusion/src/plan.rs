@@ -207,6 +207,13 @@ impl Planner<'_> {
             let d = self.refuse(k, first_user, Reason::UnfusibleOp, Cost::default());
             return Some(Err(d));
         }
+        if ops::scan(self.comp.instr(pk.root)).is_some() {
+            // A scan's emitter walks its dimension once for all outputs; read by a
+            // consumer's kernel it would be a window reduced per element.
+            let mut d = self.refuse(k, first_user, Reason::UnfusibleOp, Cost::default());
+            d.detail = Some("a scan (a cumulative reduce-window) is a kernel of its own".into());
+            return Some(Err(d));
+        }
         let mut consumers: Vec<usize> = Vec::new();
         for &u in users {
             match self.owners.get(&u) {

@@ -9,6 +9,7 @@ use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{BufferSource, Builder, Leaf};
 use super::column::column_kernel;
+use super::scan::scan_kernel;
 use super::tiles;
 use super::transpose;
 use crate::error::CodegenError;
@@ -98,6 +99,18 @@ pub fn emit_instruction(
         .map(|&d| d as usize)
         .collect();
     let title = format!("{} {}", instr.opcode().as_str(), instr.name());
+    if let Some(plan) = b.scan_plan(ecomp, eroot, &dims) {
+        return scan_kernel(
+            b,
+            name,
+            title,
+            (ecomp, eroot),
+            &out_bufs,
+            plan,
+            &dims,
+            &order,
+        );
+    }
     if let Some(plan) = b.column_plan(ecomp, eroot, &dims, &order) {
         return column_kernel(
             b,

@@ -10,6 +10,7 @@ mod in_place;
 mod kernel;
 mod scalar_fn;
 mod scalar_ops;
+mod scan;
 mod tiles;
 mod transpose;
 

@@ -1,6 +1,6 @@
 //! The runtime crate's integration tests, in one binary: every corpus program compiled and
 //! compared with the reference evaluator, library calls, random modules, dots, gathers,
-//! scatters, sorts, reductions, reduce-windows, pads, convolutions, conversions and loops,
+//! scatters, sorts, reductions, scans, reduce-windows, pads, convolutions, conversions and loops,
 //! and HLO's semantics corner cases run compiled.
 
 mod corpus;
@@ -18,6 +18,7 @@ mod random_gathers;
 mod random_loops;
 mod random_modules;
 mod random_reductions;
+mod random_scans;
 mod random_scatters;
 mod random_sorts;
 mod random_windows;

@@ -54,7 +54,25 @@ pub(crate) struct Builder<'m> {
     pub guards: Vec<crate::kir::Guard>,
 }
 
+/// The largest divisor of `extent` between `want / 2` and `want` (a tile size that leaves
+/// no remainder tile), else `want`.
+pub(super) fn near_divisor(extent: i64, want: i64) -> i64 {
+    (want / 2..=want)
+        .rev()
+        .find(|t| *t > 0 && extent % t == 0)
+        .unwrap_or(want)
+}
+
 impl<'m> Builder<'m> {
+    /// Runs `f` in a memo frame of its own: values it computes are not reused after it
+    /// (they are bound inside a statement block that ends with it).
+    pub fn in_memo_frame<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.memo.push(Default::default());
+        let r = f(self);
+        self.memo.pop();
+        r
+    }
+
     pub fn new(module: &'m Module, instr_name: &str) -> Self {
         Builder {
             module,

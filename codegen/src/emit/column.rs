@@ -336,10 +336,7 @@ fn tile_size(extent: i64) -> i64 {
     }
     let quarter = (extent + MIN_TILES - 1) / MIN_TILES;
     let want = ((quarter + 15) / 16 * 16).min(MAX_TILE);
-    (want / 2..=want)
-        .rev()
-        .find(|t| extent % t == 0)
-        .unwrap_or(want)
+    super::builder::near_divisor(extent, want)
 }
 
 /// A column-reduction kernel ([`ColumnPlan`]) computing `root` into `out_bufs` over `dims`

@@ -129,10 +129,7 @@ fn tile_size(extent: i64, outer: i64, contiguous: bool) -> i64 {
     let tiles = ((MIN_BLOCKS + outer - 1) / outer).max(1);
     let want = ((extent + tiles - 1) / tiles + 15) / 16 * 16;
     let want = want.clamp(MIN_LANES, MAX_LANES).min(extent);
-    (want / 2..=want)
-        .rev()
-        .find(|t| extent % t == 0)
-        .unwrap_or(want)
+    super::builder::near_divisor(extent, want)
 }
 
 /// A scan kernel ([`ScanPlan`]) computing `root` into `out_bufs` over `dims` in physical
@@ -205,21 +202,23 @@ pub(super) fn scan_kernel(
             conds: vec![(tile, 0, full - 1)],
         };
         b.guards.push(guard.clone());
-        let first = tile_body(&mut b, root, out_bufs, &plan, (&index, lane), full_tile);
+        let first =
+            b.in_memo_frame(|b| tile_stmts(b, root, out_bufs, &plan, (&index, lane), full_tile));
         b.guards.pop();
         let last = Tile {
             len: rest,
             base: Expr::constant(full * len),
             contiguous,
         };
-        let else_body = tile_body(&mut b, root, out_bufs, &plan, (&index, lane), last)?;
+        let else_body =
+            b.in_memo_frame(|b| tile_stmts(b, root, out_bufs, &plan, (&index, lane), last))?;
         vec![Stmt::If {
             guard,
             body: first?,
             else_body,
         }]
     } else {
-        tile_body(&mut b, root, out_bufs, &plan, (&index, lane), full_tile)?
+        b.in_memo_frame(|b| tile_stmts(b, root, out_bufs, &plan, (&index, lane), full_tile))?
     };
     finish_grid(b, name, title, body, Some((g, blocks)))
 }
@@ -227,22 +226,8 @@ pub(super) fn scan_kernel(
 /// The statements of one tile: the accumulators of every lane and hero set to the heroes'
 /// initial values, then the scan loop, each step combining every lane's element and
 /// storing the outputs computed from the running values. `index` holds the outer
-/// dimensions' indices (the scanned and lane dimensions are filled in here).
-fn tile_body(
-    b: &mut Builder<'_>,
-    root: (CompId, InstrId),
-    out_bufs: &[usize],
-    plan: &ScanPlan,
-    (index, lane): (&[Expr], Option<usize>),
-    tile: Tile,
-) -> Result<Vec<Stmt>, CodegenError> {
-    b.memo.push(Default::default());
-    let r = tile_stmts(b, root, out_bufs, plan, (index, lane), tile);
-    b.memo.pop();
-    r
-}
-
-/// [`tile_body`] in its own memo frame.
+/// dimensions' indices (the scanned and lane dimensions are filled in here). Callers run it in a memo frame of
+/// its own ([`Builder::in_memo_frame`]).
 fn tile_stmts(
     b: &mut Builder<'_>,
     root: (CompId, InstrId),
@@ -375,8 +360,7 @@ fn lane_step(
     out: &mut Vec<Stmt>,
 ) -> Result<(), CodegenError> {
     let comp = root.0;
-    b.memo.push(Default::default());
-    let result = (|| {
+    b.in_memo_frame(|b| {
         for (&hero, vs) in plan.heroes.iter().zip(accs) {
             let red = b
                 .module
@@ -393,17 +377,12 @@ fn lane_step(
                     ranges: vec![],
                 })
                 .collect();
-            b.memo.push(Default::default());
-            let r = b.reduce_body(comp, hero, red, &access, vs, out);
-            b.memo.pop();
-            r?;
+            b.in_memo_frame(|b| b.reduce_body(comp, hero, red, &access, vs, out))?;
             let vals = vs.iter().map(|&(v, t)| Value::Var(v, t)).collect();
             b.memo_put((comp, hero, index.to_vec()), vals);
         }
         store_outputs(b, root, out_bufs, index, out)
-    })();
-    b.memo.pop();
-    result
+    })
 }
 
 /// `for var in [0, len - 1] { body }`.

@@ -14,7 +14,7 @@
 //! get-tuple-elements only, so that appending state elements changes nothing else. The
 //! hoisted work runs even when the loop runs no iteration: it has no side effects.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::{call_graph, edit};
@@ -47,9 +47,11 @@ impl Pass for WhileLoopInvariantCodeMotion {
                     .map(move |(id, _)| (cid, id))
             })
             .collect();
+        // Hoisting adds no computation and no call: the call sites stay valid.
+        let sites = call_graph::call_sites(module);
         let mut changed = false;
         for (cid, wid) in whiles {
-            changed |= hoist(module, cid, wid, &mut names);
+            changed |= hoist(module, &sites, (cid, wid), &mut names);
         }
         Ok(changed)
     }
@@ -102,13 +104,17 @@ fn only_gtes(c: &Computation, id: InstrId) -> bool {
 
 /// Hoists the invariant work of while loop `wid` of computation `cid`; whether anything
 /// moved.
-fn hoist(module: &mut Module, cid: CompId, wid: InstrId, names: &mut edit::NameGen) -> bool {
+fn hoist(
+    module: &mut Module,
+    sites: &[Vec<(CompId, InstrId)>],
+    (cid, wid): (CompId, InstrId),
+    names: &mut edit::NameGen,
+) -> bool {
     let c = module.computation(cid);
     let w = c.instr(wid);
     let (Some(cond), Some(body)) = (w.while_condition(), w.while_body()) else {
         return false;
     };
-    let sites = call_graph::call_sites(module);
     if sites[cond.index()].len() != 1 || sites[body.index()].len() != 1 || cond == body {
         return false;
     }
@@ -129,7 +135,7 @@ fn hoist(module: &mut Module, cid: CompId, wid: InstrId, names: &mut edit::NameG
         return false;
     }
     // Invariant values of the body, in def-before-use order.
-    let mut inv: HashMap<InstrId, ()> = HashMap::new();
+    let mut inv: HashSet<InstrId> = HashSet::new();
     let order = b.def_before_use_order().into_owned();
     for &id in &order {
         let i = b.instr(id);
@@ -141,13 +147,13 @@ fn hoist(module: &mut Module, cid: CompId, wid: InstrId, names: &mut edit::NameG
             }
             Opcode::Constant => true,
             Opcode::Parameter | Opcode::Tuple => false,
-            _ => movable(module, i) && i.operands.iter().all(|o| inv.contains_key(o)),
+            _ => movable(module, i) && i.operands.iter().all(|o| inv.contains(o)),
         };
         if yes {
-            inv.insert(id, ());
+            inv.insert(id);
         }
     }
-    let hoistable = |id: InstrId| inv.contains_key(&id) && !stays(b.instr(id).opcode);
+    let hoistable = |id: InstrId| inv.contains(&id) && !stays(b.instr(id).opcode);
     // The hoisted values: hoistable ones something that stays in the body reads.
     let boundary: Vec<InstrId> = order
         .iter()
@@ -161,40 +167,33 @@ fn hoist(module: &mut Module, cid: CompId, wid: InstrId, names: &mut edit::NameG
         .iter()
         .map(|&id| b.instr(id).shape().clone())
         .collect();
-    // Clone each hoisted value's cone into the loop's computation, reading the loop's
-    // operand where the body read its parameter.
-    let cone: Vec<Instruction> = order.iter().map(|&id| b.instr(id).clone()).collect();
-    let cone_ids = order.clone();
+    // The invariant instructions some hoisted value depends on, in def-before-use order
+    // (a get-tuple-element of the state is read from the loop's operand instead, so the
+    // walk stops there).
+    let mut needed: HashSet<InstrId> = HashSet::new();
+    let mut stack: Vec<InstrId> = boundary.clone();
+    while let Some(id) = stack.pop() {
+        if !needed.insert(id) {
+            continue;
+        }
+        let i = b.instr(id);
+        if i.opcode != Opcode::GetTupleElement {
+            stack.extend(i.operands.iter().copied());
+        }
+    }
+    let cone: Vec<(InstrId, Instruction)> = order
+        .iter()
+        .filter(|id| needed.contains(id))
+        .map(|&id| (id, b.instr(id).clone()))
+        .collect();
     let init = c.instr(wid).operands[0];
     let init_shape = c.instr(init).shape().clone();
     let old_shape = c.instr(wid).shape().clone();
+    // Clone the cone into the loop's computation.
     let comp = module.computation_mut(cid);
     let mut map: HashMap<InstrId, InstrId> = HashMap::new();
-    let mut needed: Vec<bool> = vec![false; cone_ids.len()];
-    // Mark every invariant instruction some hoisted value depends on.
-    {
-        let pos: HashMap<InstrId, usize> = cone_ids
-            .iter()
-            .enumerate()
-            .map(|(p, &id)| (id, p))
-            .collect();
-        let mut stack: Vec<InstrId> = boundary.clone();
-        while let Some(id) = stack.pop() {
-            let p = pos[&id];
-            if needed[p] {
-                continue;
-            }
-            needed[p] = true;
-            // A get-tuple-element of the state is read from the loop's operand instead.
-            if cone[p].opcode != Opcode::GetTupleElement {
-                stack.extend(cone[p].operands.iter().copied());
-            }
-        }
-    }
-    for (p, (&id, src)) in cone_ids.iter().zip(&cone).enumerate() {
-        if !needed[p] {
-            continue;
-        }
+    for (id, src) in &cone {
+        let id = *id;
         let new = if src.opcode == Opcode::GetTupleElement {
             let t = src.tuple_index().unwrap_or(0).max(0) as usize;
             let shape = init_shape

@@ -176,8 +176,12 @@ fn param_shape(module: &Module, c: CompId, n: usize) -> Option<Shape> {
 fn match_calls(module: &mut Module, fx: &mut Fixer, cid: CompId) {
     let ids: Vec<InstrId> = module.computation(cid).instruction_ids().to_vec();
     for id in ids {
+        let op = module.computation(cid).instr(id).opcode();
+        if !matches!(op, Opcode::While | Opcode::Conditional | Opcode::Call) {
+            continue;
+        }
         let instr = module.computation(cid).instr(id).clone();
-        match instr.opcode() {
+        match op {
             Opcode::While => {
                 let (Some(cond), Some(body)) = (instr.while_condition(), instr.while_body()) else {
                     continue;

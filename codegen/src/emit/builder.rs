@@ -36,6 +36,8 @@ pub(crate) type MemoKey = (CompId, InstrId, Vec<Expr>);
 /// The state of one kernel under construction.
 pub(crate) struct Builder<'m> {
     pub module: &'m Module,
+    /// What the kernel is generated for.
+    pub target: &'m crate::EmitTarget,
     /// The instruction the kernel implements (for messages).
     pub instr_name: String,
     pub dims: Vec<Interval>,
@@ -73,9 +75,10 @@ impl<'m> Builder<'m> {
         r
     }
 
-    pub fn new(module: &'m Module, instr_name: &str) -> Self {
+    pub fn new(module: &'m Module, target: &'m crate::EmitTarget, instr_name: &str) -> Self {
         Builder {
             module,
+            target,
             instr_name: instr_name.to_string(),
             dims: Vec::new(),
             ranges: Vec::new(),

@@ -38,11 +38,6 @@ enum Fallback {
     Operand(Branch),
 }
 
-/// Partial accumulators of a reduction's innermost loop: two AVX-512 vectors of `f32`, so
-/// two independent chains of adds hide their latency (measured: a 4096² row sum 1.25 -> 1.04
-/// ms against 16).
-const LANES: i64 = 32;
-
 /// The zero of a type.
 fn zero(ty: ScalarType) -> Value {
     let c = if ty.is_float() {

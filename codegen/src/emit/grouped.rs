@@ -12,7 +12,6 @@ use hlo::{CompId, InstrId, Opcode};
 
 use super::builder::{Builder, Leaf};
 use super::kernel::{finish_grid, loop_nest, store_output, EmittedKernel};
-use crate::c::SMALL_KERNEL_ELEMENTS;
 use crate::error::CodegenError;
 use crate::kir::{Access, Guard, Stmt};
 
@@ -76,7 +75,7 @@ pub(super) fn grouped_kernel(
     let large = b
         .buffers
         .iter()
-        .any(|buf| buf.dims.iter().product::<i64>() >= SMALL_KERNEL_ELEMENTS);
+        .any(|buf| buf.dims.iter().product::<i64>() >= b.target.small_kernel_elements);
     if !large {
         let position: std::collections::HashMap<InstrId, usize> = c
             .def_before_use_order()

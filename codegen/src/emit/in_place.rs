@@ -17,13 +17,14 @@ use crate::kir::{self, Access, Stmt};
 /// (read-write, holding the base on entry). The grid runs over the update's elements.
 pub fn emit_dus_in_place(
     module: &hlo::Module,
+    target: &crate::EmitTarget,
     comp: CompId,
     id: InstrId,
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
     let c = module.computation(comp);
     let instr = c.instr(id);
-    let mut b = Builder::new(module, instr.name());
+    let mut b = Builder::new(module, target, instr.name());
     if instr.opcode() != Opcode::DynamicUpdateSlice || instr.operands().len() < 2 {
         return Err(CodegenError::Internal(format!(
             "`{}` is not a dynamic-update-slice",
@@ -74,13 +75,14 @@ pub fn emit_dus_in_place(
 /// an update whose window leaves the operand is skipped, as the map's constraints say.
 pub fn emit_scatter_in_place(
     module: &hlo::Module,
+    target: &crate::EmitTarget,
     comp: CompId,
     id: InstrId,
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
     let c = module.computation(comp);
     let instr = c.instr(id);
-    let mut b = Builder::new(module, instr.name());
+    let mut b = Builder::new(module, target, instr.name());
     if instr.opcode() != Opcode::Scatter {
         return Err(CodegenError::Internal(format!(
             "`{}` is not a scatter",

@@ -25,17 +25,18 @@ pub struct EmittedKernel {
 }
 
 /// Emits the kernel computing instruction `id` of computation `comp`, named `name` (a C
-/// identifier). Its buffers are: every operand (in order), then every output (one per
-/// tuple element), then constants it reads from a fused computation.
+/// identifier), for `target`. Its buffers are: every operand (in order), then every output
+/// (one per tuple element), then constants it reads from a fused computation.
 pub fn emit_instruction(
     module: &hlo::Module,
+    target: &crate::EmitTarget,
     comp: CompId,
     id: InstrId,
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
     let c = module.computation(comp);
     let instr = c.instr(id);
-    let mut b = Builder::new(module, instr.name());
+    let mut b = Builder::new(module, target, instr.name());
     for (j, &op) in instr.operands().iter().enumerate() {
         let oi = c.instr(op);
         let scalar_constant = oi.opcode() == Opcode::Constant
@@ -131,7 +132,7 @@ pub fn emit_instruction(
     }
     if instr.opcode() == Opcode::Fusion {
         if let Some(fusion) = module.instr_ref(comp, id) {
-            match tiles::decide(&fusion, &dims, &order) {
+            match tiles::decide(&fusion, &target.device, &dims, &order) {
                 tiles::Decision::Tiled(t) => {
                     return finish_tiled(b, name, title, body, &dims, &order, &t)
                 }

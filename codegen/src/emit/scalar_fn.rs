@@ -15,12 +15,13 @@ use crate::kir::{self, Access, Grid, Kernel, Stmt};
 /// offset 0). `what` names the instruction calling it (for messages).
 pub fn emit_scalar_function(
     module: &Module,
+    target: &crate::EmitTarget,
     comp: CompId,
     name: &str,
     what: &str,
 ) -> Result<Kernel, CodegenError> {
     let c = module.computation(comp);
-    let mut b = Builder::new(module, what);
+    let mut b = Builder::new(module, target, what);
     for p in 0..c.parameters().len() {
         let pid = c
             .parameter(p)

@@ -1,6 +1,6 @@
 //! The block structure of a fusion's loop kernel, taken from its tiled computation: the
 //! root's output is cut into tiles ([`tiling::analyze`], then the tile sizes the fusion cost
-//! model finds best for the `cpu` description through the tile-size search,
+//! model finds best for the target's description through the tile-size search,
 //! [`fusion::tile_cost::best_tiling`]), one grid block per program, and the block's element
 //! loops run over its tile, whose offsets are the tiled computation's program-id → offsets
 //! map of the root.
@@ -10,16 +10,7 @@
 //! dimensions, so each block writes one contiguous run, its innermost loop is the whole
 //! minor dimension (which the C compiler vectorizes) and its loops keep constant bounds.
 
-use std::sync::OnceLock;
-
 use affine::{Expr, IndexingMap, Var};
-
-/// The description the C kernels are tiled for (the shipped `cpu` one: generated code must
-/// not depend on the machine that compiles it).
-fn cpu() -> Option<&'static device::Device> {
-    static CPU: OnceLock<Option<device::Device>> = OnceLock::new();
-    CPU.get_or_init(|| device::load("cpu").ok()).as_ref()
-}
 
 /// The chosen tiling of a fusion's root.
 #[derive(Clone, Debug)]
@@ -44,10 +35,15 @@ pub(super) enum Decision {
 }
 
 /// Decides the root tiling of `fusion` (a fusion instruction) whose output has `dims` in
-/// physical `order` (most major first). Untiled where the analysis cannot tile the fusion,
+/// physical `order` (most major first), costed on description `cpu`. Untiled where the analysis cannot tile the fusion,
 /// or where the best contiguous tiling gives fewer programs than one block per index of the
 /// most major dimension would (a prime extent, for one).
-pub(super) fn decide(fusion: &hlo::InstrRef<'_>, dims: &[i64], order: &[usize]) -> Decision {
+pub(super) fn decide(
+    fusion: &hlo::InstrRef<'_>,
+    cpu: &device::Device,
+    dims: &[i64],
+    order: &[usize],
+) -> Decision {
     let analysis = match tiling::analyze(fusion) {
         Ok(a) => a,
         Err(e) => return Decision::Untiled(e.to_string()),
@@ -55,9 +51,6 @@ pub(super) fn decide(fusion: &hlo::InstrRef<'_>, dims: &[i64], order: &[usize]) 
     if analysis.root_dims() != dims {
         return Decision::Untiled("not tiled: the analysis's root is not the output".into());
     }
-    let Some(cpu) = cpu() else {
-        return Decision::Untiled("not tiled: no `cpu` description".into());
-    };
     let best = match fusion::tile_cost::best_tiling(&analysis, cpu, order) {
         Ok(Some(best)) => best,
         Ok(None) => {

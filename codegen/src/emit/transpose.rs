@@ -1,15 +1,13 @@
 //! Cache-blocked transposes: when a kernel reads some input with a large stride along its
 //! innermost output loop but contiguously along another output dimension, both loops are
-//! tiled ([`TILE`] x [`TILE`] elements) so each tile's reads and writes stay in cache,
-//! instead of touching a new cache line of the input for every output element.
+//! tiled (the target's `transpose_tile` elements on a side) so each tile's reads and writes
+//! stay in cache, instead of touching a new cache line of the input for every output
+//! element.
 
 use affine::{Expr, Interval, Var};
 
 use super::builder::Builder;
 use crate::kir::{self, Stmt};
-
-/// Elements per side of a tile: 32 x 32 `f32` is 4 KiB read and 4 KiB written.
-const TILE: i64 = 32;
 
 /// A kernel body rewritten into tiles: its loop nest and grid.
 pub(super) struct Tiled {
@@ -29,7 +27,7 @@ fn stride(b: &Builder<'_>, e: Expr, v: Var) -> Option<i64> {
 
 /// Tiles the per-element `body` of a kernel over `dims` in physical `order` (most major
 /// first) when some input is read with a stride along the innermost loop and contiguously
-/// along another loop, both extents multiples of [`TILE`] of at least two tiles; `None`
+/// along another loop, both extents multiples of the tile of at least two tiles; `None`
 /// otherwise (and for bodies with loops of their own).
 pub(super) fn tile_transposed(
     b: &mut Builder<'_>,
@@ -56,21 +54,22 @@ pub(super) fn tile_transposed(
         }
     });
     let major = partner?;
-    let fits = |d: usize| dims[d] % TILE == 0 && dims[d] >= 2 * TILE;
+    let tile = b.target.transpose_tile;
+    let fits = |d: usize| dims[d] % tile == 0 && dims[d] >= 2 * tile;
     if !fits(major) || !fits(minor) {
         return None;
     }
     let dk = Var::dim(major as u32);
-    let kt = b.new_range(Interval::new(0, dims[major] / TILE - 1));
-    let mt = b.new_range(Interval::new(0, dims[minor] / TILE - 1));
-    let i = b.new_range(Interval::new(0, TILE - 1));
-    let j = b.new_range(Interval::new(0, TILE - 1));
+    let kt = b.new_range(Interval::new(0, dims[major] / tile - 1));
+    let mt = b.new_range(Interval::new(0, dims[minor] / tile - 1));
+    let i = b.new_range(Interval::new(0, tile - 1));
+    let j = b.new_range(Interval::new(0, tile - 1));
     let mut body = body.to_vec();
     kir::substitute_stmts(&mut body, &mut |v| {
         if v == dk {
-            Some(Expr::var(kt) * Expr::constant(TILE) + Expr::var(i))
+            Some(Expr::var(kt) * Expr::constant(tile) + Expr::var(i))
         } else if v == dm {
-            Some(Expr::var(mt) * Expr::constant(TILE) + Expr::var(j))
+            Some(Expr::var(mt) * Expr::constant(tile) + Expr::var(j))
         } else {
             None
         }
@@ -83,10 +82,10 @@ pub(super) fn tile_transposed(
         .map(|&d| (Var::dim(d as u32), dims[d]))
         .collect();
     loops.extend([
-        (kt, dims[major] / TILE),
-        (mt, dims[minor] / TILE),
-        (i, TILE),
-        (j, TILE),
+        (kt, dims[major] / tile),
+        (mt, dims[minor] / tile),
+        (i, tile),
+        (j, tile),
     ]);
     let (&grid, inner) = loops.split_first()?;
     for &(var, n) in inner.iter().rev() {
@@ -100,6 +99,6 @@ pub(super) fn tile_transposed(
     Some(Tiled {
         body,
         grid,
-        note: format!("transposed read: d{major} and d{minor} in tiles of {TILE}x{TILE} elements"),
+        note: format!("transposed read: d{major} and d{minor} in tiles of {tile}x{tile} elements"),
     })
 }

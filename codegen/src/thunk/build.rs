@@ -23,6 +23,8 @@ use library::library_target;
 
 struct State<'m> {
     module: &'m Module,
+    /// What the kernels are emitted for.
+    target: &'m crate::EmitTarget,
     buffers: Vec<Buffer>,
     allocations: Vec<Allocation>,
     kernels: Vec<crate::kir::Kernel>,
@@ -600,7 +602,7 @@ impl State<'_> {
         let module = self.module;
         let instr = module.computation(comp).instr(id);
         let kname = kernel_name(self.kernels.len(), instr.name());
-        let emitted = crate::emit::emit_dus_in_place(module, comp, id, &kname)?;
+        let emitted = crate::emit::emit_dus_in_place(module, self.target, comp, id, &kname)?;
         let operands = instr.operands().to_vec();
         self.in_place(comp, id, emitted, &operands, out)
     }
@@ -635,7 +637,7 @@ impl State<'_> {
         }
         let name = module.computation(comp).instr(id).name();
         let kname = kernel_name(self.kernels.len(), name);
-        match crate::emit::emit_scatter_in_place(module, sc, scatter, &kname) {
+        match crate::emit::emit_scatter_in_place(module, self.target, sc, scatter, &kname) {
             Ok(emitted) => {
                 self.in_place(comp, id, emitted, operands, out)?;
                 Ok(true)
@@ -738,7 +740,7 @@ impl State<'_> {
             return Ok(());
         }
         let kname = kernel_name(self.kernels.len(), instr.name());
-        let emitted = emit_instruction(module, comp, id, &kname)?;
+        let emitted = emit_instruction(module, self.target, comp, id, &kname)?;
         let mut args = Vec::with_capacity(emitted.sources.len());
         for src in &emitted.sources {
             let b = match src {
@@ -777,14 +779,17 @@ pub struct BuildOptions {
     pub workers: usize,
     /// Smallest GEMM lhs streamed from its producer (see [`super::stream`]).
     pub stream_min_bytes: u64,
+    /// What the kernels are emitted for.
+    pub target: crate::EmitTarget,
 }
 
 impl Default for BuildOptions {
-    /// This machine's cores; [`super::stream::STREAM_MIN_BYTES`].
+    /// This machine's cores; [`super::stream::STREAM_MIN_BYTES`]; [`crate::EmitTarget::cpu`].
     fn default() -> BuildOptions {
         BuildOptions {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             stream_min_bytes: super::stream::STREAM_MIN_BYTES,
+            target: crate::EmitTarget::cpu(),
         }
     }
 }
@@ -804,6 +809,7 @@ pub fn build_program_with(
     let entry = module.entry();
     let mut st = State {
         module,
+        target: &options.target,
         buffers: Vec::new(),
         allocations: Vec::new(),
         kernels: Vec::new(),

@@ -146,7 +146,7 @@ impl Builder<'_> {
     }
 
     /// The loop nest of a reduction with `L` partial accumulators over its innermost range
-    /// variable `r` (XLA reassociates reductions too; `L` is [`LANES`], twice that for a
+    /// variable `r` (XLA reassociates reductions too; `L` is the target's `lanes`, twice that for a
     /// float max or min), kept in a local array so the C compiler turns each chunk into
     /// vector code: lane `k` starts with the element at `r = k` and accumulates
     /// `r = L * s + k` for chunks `s = 1..`; the lanes combine by halving (lane `k` with
@@ -179,8 +179,8 @@ impl Builder<'_> {
         // dependent operations per lane, where a sum is one: twice the lanes keep twice
         // the chains in flight. Either order gives the same max, so no result changes.
         let lanes_n = match kind {
-            Reducer::Max | Reducer::Min if ty.is_float() => 2 * LANES,
-            _ => LANES,
+            Reducer::Max | Reducer::Min if ty.is_float() => 2 * self.target.lanes,
+            _ => self.target.lanes,
         };
         // Reassociating a sum of 16-bit or 8-bit floats changes it by more than their
         // tolerance: those accumulate in order.

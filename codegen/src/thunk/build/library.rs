@@ -10,7 +10,7 @@ impl State<'_> {
     /// A scalar-function kernel of computation `called` (for instruction `what`).
     pub(super) fn scalar_fn(&mut self, called: CompId, what: &str) -> Result<usize, CodegenError> {
         let kname = kernel_name(self.kernels.len(), &format!("{what}_fn"));
-        let k = crate::emit::emit_scalar_function(self.module, called, &kname, what)?;
+        let k = crate::emit::emit_scalar_function(self.module, self.target, called, &kname, what)?;
         self.kernels.push(k);
         Ok(self.kernels.len() - 1)
     }

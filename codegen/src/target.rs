@@ -1,0 +1,65 @@
+//! The parameters the emitters generate code for, as one value: how wide a reduction's
+//! partial accumulators are, how large a cache-blocked transpose's tiles are, below what
+//! size a kernel counts as small, and the device description the tile-size search costs
+//! root tilings against. A backend builds one ([`EmitTarget::cpu`] for the C backend) and
+//! hands it to every emitter, so no emitter reads a constant of another crate or loads a
+//! description of its own.
+
+use device::Device;
+
+/// What the emitters generate code for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmitTarget {
+    /// Partial accumulators of a reduction's innermost loop (twice as many for a float
+    /// max/min): independent chains of adds that hide the adder's latency.
+    pub lanes: i64,
+    /// Elements per side of a cache-blocked transpose's tile.
+    pub transpose_tile: i64,
+    /// Kernels whose largest buffer has fewer elements count as small: a multi-output
+    /// kernel of several output shapes then runs its loop nests in turn in one block
+    /// instead of dealing blocks out to them. It is the threshold at which the backend's
+    /// printer switches to its vector math (a small kernel is not worth the threads).
+    pub small_kernel_elements: i64,
+    /// The description whose cost model chooses a fusion's root tiling (the tile-size
+    /// search of `fusion::tile_cost`). Generated code must not depend on the machine that
+    /// compiles it, so this is a shipped description, not a probed one.
+    pub device: Device,
+}
+
+impl EmitTarget {
+    /// The C backend's target on the shipped `cpu` description:
+    /// - `lanes` 32: two AVX-512 vectors of `f32`, so two independent chains of adds hide
+    ///   their latency (measured: a 4096² row sum 1.25 -> 1.04 ms against 16);
+    /// - `transpose_tile` 32: 32 x 32 `f32` is 4 KiB read and 4 KiB written, both in L1;
+    /// - `small_kernel_elements` 16384: the C printer's scalar-math threshold
+    ///   (`codegen::c::SMALL_KERNEL_ELEMENTS`, which it must equal);
+    /// - `device`: the shipped `cpu` description.
+    pub fn cpu() -> EmitTarget {
+        EmitTarget {
+            lanes: 32,
+            transpose_tile: 32,
+            small_kernel_elements: 16384,
+            device: device::load("cpu").expect("the shipped `cpu` description parses"),
+        }
+    }
+}
+
+impl Default for EmitTarget {
+    /// [`EmitTarget::cpu`].
+    fn default() -> EmitTarget {
+        EmitTarget::cpu()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_target_matches_the_c_printer() {
+        let t = EmitTarget::cpu();
+        assert_eq!(t.small_kernel_elements, crate::c::SMALL_KERNEL_ELEMENTS);
+        assert_eq!(t.device.name, "cpu");
+        assert!(t.lanes > 0 && t.transpose_tile > 0);
+    }
+}

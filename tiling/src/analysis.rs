@@ -18,10 +18,11 @@
 use std::collections::{BTreeMap, HashMap};
 
 use affine::{Expr, Interval, VarKind};
-use hlo::{InstrId, InstrRef, Opcode};
+use hlo::{InstrId, InstrRef};
 use indexing::{IndexedMap, OperandIndexing};
 
 use crate::constraint::{Constraint, ConstraintExpr, Satisfiability};
+use crate::roots::{extra_roots, roots, ExtraRoot};
 use crate::strided::size_bounds;
 use crate::{SymbolicTile, TilingError};
 
@@ -52,8 +53,8 @@ pub struct SymbolicTileAnalysis {
     /// The conjunction of every tile's constraints.
     pub(crate) constraints: ConstraintExpr,
     /// Outputs of another shape than the first, written through the tiles the first root's
-    /// programs read of them (see `outputs`).
-    pub(crate) extra: Vec<crate::outputs::ExtraRoot>,
+    /// programs read of them (see `roots` and `outputs`).
+    pub(crate) extra: Vec<ExtraRoot>,
 }
 
 impl SymbolicTileAnalysis {
@@ -91,22 +92,6 @@ fn bounds_of(dims: &[i64]) -> Vec<Interval> {
 
 fn not_tileable(reason: impl Into<String>) -> TilingError {
     TilingError::NotTileable(reason.into())
-}
-
-/// The roots of the fused computation: the operands of a `tuple` root, else the root.
-pub(crate) fn roots(comp: &hlo::Computation) -> Result<Vec<InstrId>, TilingError> {
-    let root = comp.root();
-    let r = comp.instr(root);
-    if r.opcode() == Opcode::Tuple {
-        return Ok(r.operands().to_vec());
-    }
-    if r.shape().is_tuple() {
-        return Err(not_tileable(format!(
-            "the root `{}` has a tuple shape",
-            r.name()
-        )));
-    }
-    Ok(vec![root])
 }
 
 /// Analyses fusion `fusion` (a handle: `module.instr("fusion.3")`). Fails with
@@ -151,7 +136,7 @@ pub fn analyze(fusion: &InstrRef<'_>) -> Result<SymbolicTileAnalysis, TilingErro
         None => return Err(not_tileable("the fusion has no outputs")),
     };
     let mut maps: HashMap<InstrId, BTreeMap<String, IndexedMap>> = HashMap::new();
-    let extra = crate::outputs::extra_roots(comp, &root_ids, &root_dims)?;
+    let extra = extra_roots(comp, &root_ids, &root_dims)?;
     for &r in &root_ids {
         if extra.iter().any(|e| e.id == r) {
             continue;

@@ -203,8 +203,8 @@ impl SymbolicTileAnalysis {
             });
         }
         finish(current.take(), &mut tile_lines, &mut instructions)?;
-        let root_ids = crate::analysis::roots(comp)?;
-        let extra = crate::outputs::extra_roots(comp, &root_ids, &root_dims)?;
+        let root_ids = crate::roots::roots(comp)?;
+        let extra = crate::roots::extra_roots(comp, &root_ids, &root_dims)?;
         Ok(SymbolicTileAnalysis {
             fusion: name.to_string(),
             root_dims,

@@ -32,8 +32,8 @@
 //! constraints of one result; `symbolic_tile` derives the tile; [`constraint`] is the
 //! disjunctive constraint form; [`text`] prints and parses tiles; `analysis` walks a fusion
 //! ([`analysis_text`] prints and parses the whole analysis);
-//! `tiled` makes the tiled computation for concrete sizes (`outputs` checks the outputs of
-//! another shape than the first root's); `ragged` gives a ragged dot the
+//! `tiled` makes the tiled computation for concrete sizes (`roots` finds the outputs of
+//! another shape than the first root's, `outputs` checks them); `ragged` gives a ragged dot the
 //! maps of a dot that reads every group; [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
@@ -45,6 +45,7 @@ mod error;
 mod outputs;
 pub mod propagate;
 mod ragged;
+mod roots;
 pub mod search;
 mod strided;
 mod symbolic_tile;

@@ -9,50 +9,12 @@
 use std::collections::HashSet;
 
 use affine::Point;
-use hlo::{Computation, InstrId};
 
 use crate::analysis::{SymbolicTileAnalysis, TiledInstruction};
 use crate::TilingError;
 
 /// Element positions the check may enumerate.
 const BUDGET: i64 = 1 << 22;
-
-/// A root whose shape differs from the first root's.
-#[derive(Clone, Debug)]
-pub(crate) struct ExtraRoot {
-    /// Its id in the fused computation.
-    pub(crate) id: InstrId,
-    /// Its name.
-    pub(crate) name: String,
-    /// Its dimensions.
-    pub(crate) dims: Vec<i64>,
-}
-
-/// The roots of another shape than `root_dims` (a tuple-shaped root is not tileable).
-pub(crate) fn extra_roots(
-    comp: &Computation,
-    root_ids: &[InstrId],
-    root_dims: &[i64],
-) -> Result<Vec<ExtraRoot>, TilingError> {
-    let mut out = Vec::new();
-    for &r in root_ids {
-        let instr = comp.instr(r);
-        if instr.shape().is_tuple() {
-            return Err(TilingError::NotTileable(format!(
-                "the output `{}` is a tuple",
-                instr.name()
-            )));
-        }
-        if instr.shape().dims() != root_dims && !out.iter().any(|e: &ExtraRoot| e.id == r) {
-            out.push(ExtraRoot {
-                id: r,
-                name: instr.name().to_string(),
-                dims: instr.shape().dims().to_vec(),
-            });
-        }
-    }
-    Ok(out)
-}
 
 /// Whether program `origins` → tiles of `ti` (a tile of an extra root) partition it.
 fn partitions(

@@ -11,6 +11,7 @@ Run by hand (never by the test suite); needs JAX from PyPI (Python >= 3.12):
     /tmp/jaxenv/bin/python tools/bench_vs_xla.py --programs softmax,mlp_forward --repeat 50
     /tmp/jaxenv/bin/python tools/bench_vs_xla.py --dir /tmp/user-programs   # any programs
     /tmp/jaxenv/bin/python tools/bench_vs_xla.py my.hlo other.hlo  # inputs: my.npz or random
+    /tmp/jaxenv/bin/python tools/bench_vs_xla.py --hloc-before /tmp/hloc-old --rounds 2  # old vs new
 
 --dir DIR times every folder of DIR holding the module file (--file) and inputs.npz, as
 tools/user_programs.py writes them; FILES time HLO files given by path, each with the
@@ -27,6 +28,14 @@ and prints one row per module (times in ms, ratio = hloc / XLA, below 1 means hl
 faster) and the geometric mean of the ratios. Compile times are reported side by side
 (XLA's from text to loaded executable, hloc's cold). Runs vary up to 2x between processes
 on these machines: compare ratios from one run only.
+
+--hloc-before BIN also times a second hloc binary (the code before a change; --hloc is
+the one after it) in the same run, module by module next to the first (which goes first
+alternates between modules and rounds), and adds the columns `before ms`, `after/before`,
+`before compile` and `compile a/b`, and a line with the geometric means of after/before
+for run times and for cold compile times. --rounds N (default 1) times both binaries N
+times each per module and keeps each one's best median and best compile time. Without
+--hloc-before the output is as before.
 
 --scaled builds the realistic-size programs of the brief with JAX (16M-element
 elementwise, 4096^2 row and column reductions and transpose, softmax rows, a 2048^3 f32
@@ -145,6 +154,28 @@ def hloc_time(hloc, hlo_path, npz_path, backend, repeat):
     return float(m.group(1)), float(m.group(4)), None
 
 
+def hloc_time_pair(after, before, hlo_path, npz_path, backend, repeat, rounds, index):
+    """Times both binaries `rounds` times each, alternating which goes first (by module
+    `index` and round); returns each one's best median and best compile time, or its
+    last error: (after ms, after compile, after error, before ms, before compile, before
+    error)."""
+    best = {"after": [None, None, None], "before": [None, None, None]}
+    for r in range(max(1, rounds)):
+        order = ["after", "before"] if (index + r) % 2 == 0 else ["before", "after"]
+        for side in order:
+            m, c, err = hloc_time(after if side == "after" else before, hlo_path, npz_path,
+                                  backend, repeat)
+            b = best[side]
+            if err:
+                if b[0] is None:
+                    b[2] = err
+                continue
+            b[0] = m if b[0] is None else min(b[0], m)
+            b[1] = c if b[1] is None else min(b[1], c)
+            b[2] = None
+    return tuple(best["after"]) + tuple(best["before"])
+
+
 def stage_files(files, out_dir, module_name):
     """Copies each HLO file into its own folder of `out_dir` with its inputs (FILE.npz,
     else inputs.npz beside it, else random normal arrays of the entry's shapes); returns
@@ -255,7 +286,15 @@ def write_scaled(out_dir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--hloc", default=os.path.join(ROOT, "target/release/hloc"))
+    ap.add_argument("--hloc", default=os.path.join(ROOT, "target/release/hloc"),
+                    help="the hloc binary (with --hloc-before: the one after the change)")
+    ap.add_argument("--hloc-before",
+                    help="also time this hloc binary (before the change) and print after/before")
+    ap.add_argument("--no-xla", action="store_true",
+                    help="do not time XLA:CPU (its columns read -; for hloc against --hloc-before)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --hloc-before: time each binary this many times per module, "
+                         "keeping each one's best (default 1)")
     ap.add_argument("--corpus", default=os.path.join(ROOT, "corpus"))
     ap.add_argument("--programs", help="comma-separated program names (default: all)")
     ap.add_argument("--file", default="before_optimizations.hlo",
@@ -292,34 +331,79 @@ def main():
         wanted = a.programs.split(",")
         names = [n for n in names if n in wanted]
 
-    print(f"XLA:CPU from jax {jax.__version__} (jaxlib {jax.lib.__version__}); hloc {a.hloc}")
-    print(f"{'program':32} {'xla ms':>10} {'hloc ms':>10} {'ratio':>7} {'xla compile':>12} {'hloc compile':>13}")
+    before = a.hloc_before
+    print(f"XLA:CPU from jax {jax.__version__} (jaxlib {jax.lib.__version__}); hloc {a.hloc}"
+          + (f"; before: {before}" if before else ""))
+    head = f"{'program':32} {'xla ms':>10} {'hloc ms':>10} {'ratio':>7} {'xla compile':>12} {'hloc compile':>13}"
+    if before:
+        head += f" {'before ms':>10} {'after/before':>12} {'before compile':>14} {'compile a/b':>11}"
+    print(head)
     ratios = []
     compile_ratios = []
-    for name in names:
+    ab_ratios = []
+    ab_compile_ratios = []
+    for i, name in enumerate(names):
         path = os.path.join(corpus, name, a.file)
         npz = os.path.join(corpus, name, "inputs.npz")
         text = open(path).read()
-        try:
-            xm, xc_ms = xla_time(text, load_inputs(npz, text), a.repeat)
-        except Exception as e:  # noqa: BLE001
-            print(f"{name:32} XLA failed: {type(e).__name__}: {str(e)[:80]}")
-            continue
-        hm, hc_ms, err = hloc_time(a.hloc, path, npz, a.backend, a.repeat)
+        xm = xc_ms = None
+        xla_note = ""
+        if not a.no_xla:
+            try:
+                xm, xc_ms = xla_time(text, load_inputs(npz, text), a.repeat)
+            except Exception as e:  # noqa: BLE001
+                if not before:
+                    print(f"{name:32} XLA failed: {type(e).__name__}: {str(e)[:80]}")
+                    continue
+                # The binaries are still compared with each other.
+                xla_note = f"  XLA failed: {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+        if before:
+            hm, hc_ms, err, bm, bc_ms, berr = hloc_time_pair(
+                a.hloc, before, path, npz, a.backend, a.repeat, a.rounds, i)
+        else:
+            hm, hc_ms, err = hloc_time(a.hloc, path, npz, a.backend, a.repeat)
+        if before:
+            if berr:
+                tail = f" {'-':>10} {'-':>12} {'-':>14} {'-':>11}"
+            elif err:
+                tail = f" {bm:10.4f} {'-':>12} {bc_ms:14.1f} {'-':>11}"
+            else:
+                ab = max(hm, 0.00005) / max(bm, 0.00005)
+                cab = hc_ms / bc_ms if bc_ms > 0 else float("nan")
+                ab_ratios.append(ab)
+                if bc_ms > 0 and hc_ms > 0:
+                    ab_compile_ratios.append(cab)
+                tail = f" {bm:10.4f} {ab:12.3f} {bc_ms:14.1f} {cab:11.3f}"
+        else:
+            tail = ""
+        xs = (f"{xm:10.4f}", f"{xc_ms:12.1f}") if xm is not None else (f"{'-':>10}", f"{'-':>12}")
         if err:
-            print(f"{name:32} {xm:10.4f} {'-':>10} {'-':>7} {xc_ms:12.1f} {'-':>13}  hloc: {err}")
+            note = f"  hloc: {err}" + (f"; before: {berr}" if before and berr else "")
+            print(f"{name:32} {xs[0]} {'-':>10} {'-':>7} {xs[1]} {'-':>13}{tail}{note}{xla_note}")
             continue
-        # A run below the timer's resolution (0.1 us) counts as half of it.
-        r = max(hm, 0.00005) / xm
-        ratios.append(r)
-        compile_ratios.append(hc_ms / xc_ms)
-        print(f"{name:32} {xm:10.4f} {hm:10.4f} {r:7.2f} {xc_ms:12.1f} {hc_ms:13.1f}")
+        if xm is not None:
+            # A run below the timer's resolution (0.1 us) counts as half of it.
+            r = max(hm, 0.00005) / xm
+            ratios.append(r)
+            compile_ratios.append(hc_ms / xc_ms)
+            rs = f"{r:7.2f}"
+        else:
+            rs = f"{'-':>7}"
+        note = f"  before: {berr}" if before and berr else ""
+        print(f"{name:32} {xs[0]} {hm:10.4f} {rs} {xs[1]} {hc_ms:13.1f}{tail}{note}{xla_note}")
     if ratios:
         g = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         gc = math.exp(sum(math.log(r) for r in compile_ratios) / len(compile_ratios))
         print(f"geomean ratio (hloc/XLA) over {len(ratios)} of {len(names)} programs: {g:.3f}; "
               f"compile {gc:.2f}; worst {max(ratios):.2f}; slower than 1.5x: "
               f"{sum(r > 1.5 for r in ratios)}")
+    if before and ab_ratios:
+        g = math.exp(sum(math.log(r) for r in ab_ratios) / len(ab_ratios))
+        gc = (math.exp(sum(math.log(r) for r in ab_compile_ratios) / len(ab_compile_ratios))
+              if ab_compile_ratios else float("nan"))
+        print(f"geomean after/before over {len(ab_ratios)} of {len(names)} programs: run {g:.3f}, "
+              f"compile {gc:.3f}; run range {min(ab_ratios):.2f}-{max(ab_ratios):.2f}"
+              + (f"; best of {a.rounds} rounds each" if a.rounds > 1 else ""))
     if tmp:
         print(f"(scaled programs in {tmp})")
 

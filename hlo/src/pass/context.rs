@@ -1,11 +1,42 @@
-//! What a pass run is instrumented with: disabled passes, the verifier hook, timing and
-//! change counts, dumps.
+//! A [`Pass`] and the context it runs in: what a pass run is instrumented with (disabled
+//! passes, the verifier hook, timing and change counts, dumps). One file because each
+//! names the other: a pass runs under a context, a context runs passes.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
-use super::{DumpConfig, Pass, PassError, PassStats};
+use super::dump::DumpConfig;
+use super::error::PassError;
+use super::stats::PassStats;
 use crate::ir::Module;
+
+/// A module-level transformation.
+///
+/// `run` returns whether the module changed; a pass that reports `false` must leave the
+/// module exactly as it was (the fixed-point wrapper and the dumps rely on it).
+pub trait Pass {
+    /// The pass name (`dce`, `algsimp`, ...), used to disable it and in dumps and timing.
+    fn name(&self) -> &str;
+
+    /// One line saying what the pass does (for `hloc opt --list-passes`).
+    fn description(&self) -> &str;
+
+    /// Runs the pass on `module`, returning whether it changed anything.
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError>;
+
+    /// Runs the pass under `ctx`. Leaf passes keep this default; pipelines override it to
+    /// instrument each of their passes.
+    fn run_in(&mut self, module: &mut Module, ctx: &mut PassContext) -> Result<bool, PassError> {
+        let _ = ctx;
+        self.run(module)
+    }
+
+    /// True for passes made of other passes (pipelines, fixed points): they are not timed
+    /// or dumped as one pass, their passes are.
+    fn is_composite(&self) -> bool {
+        false
+    }
+}
 
 /// A check run on the module after every pass (the verifier); `Err` holds its report.
 pub type VerifyHook = Box<dyn FnMut(&Module) -> Result<(), String>>;

@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::PassError;
+use super::error::PassError;
 use crate::ir::Module;
 
 /// Accepts the names of the passes to dump after.

@@ -1,6 +1,7 @@
 //! Pipelines (passes in order, nesting) and the fixed-point wrapper.
 
-use super::{Pass, PassContext, PassError};
+use super::context::{Pass, PassContext};
+use super::error::PassError;
 use crate::ir::Module;
 
 /// Passes run in order. A pipeline is itself a pass, so pipelines nest.

@@ -1,7 +1,7 @@
 //! The check run after every pass under `--verify-each` and in tests: the verifier
 //! ([`crate::verifier::verify`]) and a print/parse round trip.
 
-use super::VerifyHook;
+use super::context::VerifyHook;
 use crate::ir::Module;
 
 /// The module must print and parse back to a module that prints the same.

@@ -3,9 +3,12 @@
 mod display;
 mod element_type;
 mod layout;
+mod types;
 
 pub use element_type::{ElementType, TypeClass, UnknownElementType};
-pub use layout::{Layout, LayoutSuffixes, SplitConfig, Tile, TILE_COMBINE_DIMENSION};
+pub use types::{
+    ArrayShape, Layout, LayoutSuffixes, Shape, SplitConfig, Tile, TILE_COMBINE_DIMENSION,
+};
 
 /// The size XLA stores for an unbounded dynamic dimension (printed `?`).
 pub const UNBOUNDED_SIZE: i64 = i64::MIN;
@@ -22,19 +25,6 @@ pub enum ShapeError {
     /// The operation needs an array shape.
     #[error("shape {0} is not an array")]
     NotArray(String),
-}
-
-/// An array shape: element type, dimension sizes and an optional layout.
-///
-/// `token[]` and `opaque[]` are rank-0 array shapes of element type
-/// [`ElementType::Token`] / [`ElementType::Opaque`].
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ArrayShape {
-    element_type: ElementType,
-    dims: Vec<i64>,
-    /// Empty when every dimension is static; otherwise one flag per dimension.
-    dynamic: Vec<bool>,
-    layout: Option<Layout>,
 }
 
 impl ArrayShape {
@@ -57,15 +47,6 @@ impl ArrayShape {
     pub fn layout(&self) -> Option<&Layout> {
         self.layout.as_ref()
     }
-}
-
-/// A shape: an array or a (possibly nested, possibly empty) tuple.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Shape {
-    /// An array (including scalars, `token[]` and `opaque[]`).
-    Array(ArrayShape),
-    /// A tuple of shapes.
-    Tuple(Vec<Shape>),
 }
 
 impl Shape {

@@ -3,7 +3,7 @@
 //! step of its chain; an op with its own -start/-done pair (`copy-start`, `all-reduce-start`,
 //! `send`, ...) is not wrapped.
 
-use super::structure::Sink;
+use super::errors::Sink;
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
 use crate::opcode::Opcode;
 

@@ -4,9 +4,8 @@
 //! and parameters of called computations and their results, tuple elements, the entry
 //! computation layout).
 
+use super::errors::{Sink, VerifyError};
 use super::infer::show;
-use super::structure::Sink;
-use super::VerifyError;
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
 use crate::opcode::Opcode;
 use crate::shape::Shape;

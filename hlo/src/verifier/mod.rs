@@ -36,60 +36,17 @@
 //! ```
 
 mod async_ops;
+mod errors;
 mod infer;
 mod layouts;
 mod structure;
 
-use std::fmt;
-
+pub use errors::VerifyError;
 pub(crate) use infer::infer_written_shape;
 pub use infer::{infer_shape, InferError};
 
-use crate::ir::{CompId, InstrId, Module};
+use crate::ir::Module;
 use crate::source_map::{LineIndex, Parsed};
-
-/// One problem the verifier found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct VerifyError {
-    /// The computation's name (empty for module-level problems).
-    pub computation: String,
-    /// The instruction's name, when the problem is one instruction's.
-    pub instruction: Option<String>,
-    /// Ids of the computation and instruction, for tools that want to act on them.
-    pub ids: Option<(CompId, Option<InstrId>)>,
-    /// 1-based source line, when the module was parsed and located ([`verify_parsed`]).
-    pub line: Option<usize>,
-    /// 1-based source column (characters), with `line`.
-    pub column: Option<usize>,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl VerifyError {
-    /// The error with `file` in front: `file:line:col: error: comp/instr: message`, or
-    /// `file: comp/instr: message` without a line.
-    pub fn render(&self, file: &str) -> String {
-        format!(
-            "{file}{}{self}",
-            if self.line.is_some() { ":" } else { ": " }
-        )
-    }
-}
-
-impl fmt::Display for VerifyError {
-    /// `line:col: error: comp/instr: message`, or `comp/instr: message` without a line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let (Some(l), Some(c)) = (self.line, self.column) {
-            write!(f, "{l}:{c}: error: ")?;
-        }
-        match (&self.instruction, self.computation.is_empty()) {
-            (Some(i), _) => write!(f, "{}/{i}: ", self.computation)?,
-            (None, false) => write!(f, "{}: ", self.computation)?,
-            (None, true) => {}
-        }
-        f.write_str(&self.message)
-    }
-}
 
 /// What the verifier checks beyond its defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

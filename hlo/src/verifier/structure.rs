@@ -1,59 +1,16 @@
 //! The verifier's driver: module and computation structure, then every instruction's
 //! shape, layout and (for async ops) chain.
 
+use super::async_ops;
+use super::errors::{Sink, VerifyError};
 use super::infer::{self, check_declared, is_unsupported, same_shape, show, Ctx};
-use super::{async_ops, VerifyError};
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
 use crate::opcode::Opcode;
 use crate::shape::{Shape, UNBOUNDED_SIZE};
 use rustc_hash::FxHashMap as FxMap;
 
-/// Collects errors with their computation and instruction.
-pub(super) struct Sink<'m> {
-    module: &'m Module,
-    pub errors: Vec<VerifyError>,
-}
-
-impl<'m> Sink<'m> {
-    /// An empty sink for `module`.
-    pub fn new(module: &'m Module) -> Sink<'m> {
-        Sink {
-            module,
-            errors: Vec::new(),
-        }
-    }
-
-    /// An error at instruction `instr` of computation `comp`.
-    pub fn at(&mut self, comp: CompId, instr: InstrId, message: impl Into<String>) {
-        let c = self.module.computation(comp);
-        self.errors.push(VerifyError {
-            computation: c.name().to_string(),
-            instruction: c.get(instr).map(|i| i.name().to_string()),
-            ids: Some((comp, Some(instr))),
-            line: None,
-            column: None,
-            message: message.into(),
-        });
-    }
-
-    /// An error about a whole computation.
-    pub fn comp(&mut self, comp: CompId, message: impl Into<String>) {
-        self.errors.push(VerifyError {
-            computation: self.module.computation(comp).name().to_string(),
-            instruction: None,
-            ids: Some((comp, None)),
-            line: None,
-            column: None,
-            message: message.into(),
-        });
-    }
-}
-
 pub(super) fn verify_module(module: &Module) -> Vec<VerifyError> {
-    let mut sink = Sink {
-        module,
-        errors: Vec::new(),
-    };
+    let mut sink = Sink::new(module);
     let total: usize = module
         .computations()
         .map(|(_, c)| c.instruction_count())
@@ -79,10 +36,7 @@ pub(super) fn verify_signatures(
     module: &Module,
     signatures: &[(CompId, Vec<Shape>)],
 ) -> Vec<VerifyError> {
-    let mut sink = Sink {
-        module,
-        errors: Vec::new(),
-    };
+    let mut sink = Sink::new(module);
     for (cid, shapes) in signatures {
         let Some(comp) = module.get_computation(*cid) else {
             continue;

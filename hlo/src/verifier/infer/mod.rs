@@ -8,16 +8,25 @@
 
 mod collective;
 mod control;
+mod ctx;
 mod data;
 mod dot_conv;
 mod elementwise;
 mod gather_scatter;
 mod misc;
 mod reduce;
+mod shapes;
 
-use crate::ir::{CompId, Computation, Instruction, Module};
+pub(crate) use ctx::{Ctx, Inferred, R};
+pub(crate) use shapes::{
+    array, complex_component, dim, distinct_dims, is_int_scalar, join, permutation, same_shape,
+    show, strip_layouts,
+};
+
+use crate::ir::{Computation, Instruction, Module};
 use crate::opcode::Opcode;
-use crate::shape::{ArrayShape, ElementType, Shape};
+use crate::shape::Shape;
+use ctx::CompSlice;
 
 /// Why an instruction's shape cannot be inferred.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -31,44 +40,6 @@ pub enum InferError {
     #[error("unsupported: shape inference for `{0}` is not implemented")]
     Unsupported(Opcode),
 }
-
-/// Where inference finds the computations an instruction calls: a module, or the
-/// computations the parser has finished so far.
-pub(crate) trait Computations {
-    /// The computation `id`, if it exists.
-    fn computation(&self, id: CompId) -> Option<&Computation>;
-}
-
-impl Computations for Module {
-    fn computation(&self, id: CompId) -> Option<&Computation> {
-        self.get_computation(id)
-    }
-}
-
-/// Computations indexed by their [`CompId`] (the parser's finished computations).
-struct CompSlice<'a>(&'a [Computation]);
-
-impl Computations for CompSlice<'_> {
-    fn computation(&self, id: CompId) -> Option<&Computation> {
-        self.0.get(id.index())
-    }
-}
-
-/// What inference found for one instruction.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Inferred {
-    /// This shape.
-    Shape(Shape),
-    /// The dimensions of operand `i` with this element type.
-    Like(usize, ElementType),
-    /// Exactly the shape of operand `i`.
-    Operand(usize),
-    /// The instruction's declared shape (checked for consistency with the operands).
-    Declared,
-}
-
-/// Inference result inside this module: a message on failure.
-pub(crate) type R = Result<Inferred, String>;
 
 /// The result shape of `instr` given its operands' shapes, by XLA's shape inference rules.
 ///
@@ -156,238 +127,6 @@ pub(crate) fn infer_written_shape(
         Inferred::Operand(i) => Some(strip_layouts(operands[i])),
         Inferred::Declared => None,
     })
-}
-
-/// `s` without layouts (inferred shapes carry none).
-fn strip_layouts(s: &Shape) -> Shape {
-    match s {
-        Shape::Array(a) => Shape::array_with(
-            a.element_type(),
-            a.dims().to_vec(),
-            (0..a.dims().len()).map(|i| a.is_dynamic_dim(i)).collect(),
-            None,
-        ),
-        Shape::Tuple(t) => Shape::tuple(t.iter().map(strip_layouts).collect()),
-    }
-}
-
-/// Everything inference looks at for one instruction.
-pub(crate) struct Ctx<'a> {
-    pub module: &'a dyn Computations,
-    pub instr: &'a Instruction,
-    pub ops: &'a [&'a Shape],
-}
-
-impl<'a> Ctx<'a> {
-    /// The declared result shape.
-    pub fn declared(&self) -> &'a Shape {
-        self.instr.shape()
-    }
-
-    /// Checks the operand count.
-    pub fn arity(&self, n: usize) -> Result<(), String> {
-        if self.ops.len() == n {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} takes {n} operand{}, not {}",
-                self.instr.opcode(),
-                if n == 1 { "" } else { "s" },
-                self.ops.len()
-            ))
-        }
-    }
-
-    /// Checks the operand count is at least `n`.
-    pub fn min_arity(&self, n: usize) -> Result<(), String> {
-        if self.ops.len() >= n {
-            Ok(())
-        } else {
-            Err(format!(
-                "{} takes at least {n} operand{}, not {}",
-                self.instr.opcode(),
-                if n == 1 { "" } else { "s" },
-                self.ops.len()
-            ))
-        }
-    }
-
-    /// Operand `i` as an array.
-    pub fn array(&self, i: usize) -> Result<&'a ArrayShape, String> {
-        let s = self.ops[i];
-        s.as_array()
-            .filter(|a| a.element_type().is_array_type())
-            .ok_or_else(|| format!("operand {i} must be an array, not {}", show(s)))
-    }
-
-    /// The declared shape as an array.
-    pub fn declared_array(&self) -> Result<&'a ArrayShape, String> {
-        let s = self.declared();
-        s.as_array()
-            .filter(|a| a.element_type().is_array_type())
-            .ok_or_else(|| format!("the result must be an array, not {}", show(s)))
-    }
-
-    /// A called computation's parameter shapes and root shape.
-    pub fn signature(&self, id: CompId) -> Result<Signature<'a>, String> {
-        signature(self.module, id)
-    }
-
-    /// A required computation attribute.
-    pub fn required_comp(&self, id: Option<CompId>, what: &str) -> Result<CompId, String> {
-        id.ok_or_else(|| format!("{} needs {what}", self.instr.opcode()))
-    }
-
-    /// A required attribute, by value.
-    pub fn need<T>(&self, v: Option<T>, what: &str) -> Result<T, String> {
-        v.ok_or_else(|| format!("{} needs {what}", self.instr.opcode()))
-    }
-
-    /// A required attribute, by reference.
-    pub fn required<'b, T: ?Sized>(&self, v: Option<&'b T>, what: &str) -> Result<&'b T, String> {
-        v.ok_or_else(|| format!("{} needs {what}", self.instr.opcode()))
-    }
-}
-
-/// A computation's signature.
-pub(crate) struct Signature<'a> {
-    pub name: &'a str,
-    pub params: Vec<&'a Shape>,
-    pub result: &'a Shape,
-}
-
-pub(crate) fn signature(module: &dyn Computations, id: CompId) -> Result<Signature<'_>, String> {
-    let c = module
-        .computation(id)
-        .ok_or_else(|| format!("calls computation {} which does not exist", id.index()))?;
-    let root = c
-        .get(c.root())
-        .ok_or_else(|| format!("computation `{}` has no root", c.name()))?;
-    Ok(Signature {
-        name: c.name(),
-        params: c
-            .parameters()
-            .iter()
-            .filter_map(|&p| c.get(p).map(Instruction::shape))
-            .collect(),
-        result: root.shape(),
-    })
-}
-
-impl Signature<'_> {
-    /// Checks that this computation takes `expected` (compatible shapes).
-    pub fn expect_params(&self, expected: &[&Shape], role: &str) -> Result<(), String> {
-        if self.params.len() != expected.len() {
-            return Err(format!(
-                "{role} `{}` takes {} parameters but is given {}",
-                self.name,
-                self.params.len(),
-                expected.len()
-            ));
-        }
-        for (i, (p, e)) in self.params.iter().zip(expected).enumerate() {
-            if !same_shape(p, e) {
-                return Err(format!(
-                    "{role} `{}` parameter {i} is {} but is given {}",
-                    self.name,
-                    show(p),
-                    show(e)
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks that this computation returns `expected`.
-    pub fn expect_result(&self, expected: &Shape, role: &str) -> Result<(), String> {
-        if same_shape(self.result, expected) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{role} `{}` returns {} but {} is required",
-                self.name,
-                show(self.result),
-                show(expected)
-            ))
-        }
-    }
-}
-
-/// The shape in messages: XLA's text without layout.
-pub(crate) fn show(s: &Shape) -> String {
-    s.to_string_without_layout()
-}
-
-/// Shapes are the same for the verifier when equal ignoring layouts and whether bounded
-/// dimensions are dynamic (XLA's `ShapeUtil::Compatible`).
-pub(crate) fn same_shape(a: &Shape, b: &Shape) -> bool {
-    match (a, b) {
-        (Shape::Array(x), Shape::Array(y)) => {
-            x.element_type() == y.element_type() && x.dims() == y.dims()
-        }
-        (Shape::Tuple(x), Shape::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_shape(p, q))
-        }
-        _ => false,
-    }
-}
-
-/// An array shape without layout.
-pub(crate) fn array(et: ElementType, dims: Vec<i64>) -> Shape {
-    Shape::array(et, dims)
-}
-
-/// A dimension number checked against a rank.
-pub(crate) fn dim(d: i64, rank: usize, what: &str) -> Result<usize, String> {
-    usize::try_from(d)
-        .ok()
-        .filter(|&d| d < rank)
-        .ok_or_else(|| format!("{what} {d} is out of range for rank {rank}"))
-}
-
-/// Distinct dimension numbers, each below `rank`.
-pub(crate) fn distinct_dims(ds: &[i64], rank: usize, what: &str) -> Result<Vec<usize>, String> {
-    let mut seen = vec![false; rank];
-    let mut out = Vec::with_capacity(ds.len());
-    for &d in ds {
-        let u = dim(d, rank, what)?;
-        if std::mem::replace(&mut seen[u], true) {
-            return Err(format!("{what} {d} appears twice"));
-        }
-        out.push(u);
-    }
-    Ok(out)
-}
-
-/// A permutation of `0..rank`.
-pub(crate) fn permutation(ds: &[i64], rank: usize, what: &str) -> Result<Vec<usize>, String> {
-    if ds.len() != rank {
-        return Err(format!(
-            "{what} {{{}}} must be a permutation of the {rank} dimensions",
-            join(ds)
-        ));
-    }
-    distinct_dims(ds, rank, what)
-}
-
-/// `a,b,c`.
-pub(crate) fn join(ds: &[i64]) -> String {
-    ds.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
-
-/// A scalar of an integral type.
-pub(crate) fn is_int_scalar(s: &Shape) -> bool {
-    s.as_array()
-        .is_some_and(|a| a.dims().is_empty() && a.element_type().is_integral())
-}
-
-/// The element type of a real or complex part.
-pub(crate) fn complex_component(et: ElementType) -> ElementType {
-    match et {
-        ElementType::C64 => ElementType::F32,
-        ElementType::C128 => ElementType::F64,
-        other => other,
-    }
 }
 
 pub(crate) fn infer(ctx: &Ctx<'_>) -> R {

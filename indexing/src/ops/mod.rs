@@ -23,24 +23,10 @@ pub(crate) mod util;
 use hlo::{InstrRef, Opcode};
 
 use crate::{IndexingError, OperandIndexing};
+pub use table::calls_computation;
 pub(crate) use table::{op_in_to_out, op_out_to_in};
 pub use undefined::undefined_reason;
 use util::{output_count, OpView};
-
-/// True for the opcodes that have no per-op table because they run a computation
-/// (`fusion`, `call`, and the async ops wrapping one): their maps are the composition of
-/// the called computation's maps (`indexing::output_to_input` does it), and the functions
-/// here give UNDEFINED for them.
-pub fn calls_computation(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::Fusion
-            | Opcode::Call
-            | Opcode::AsyncStart
-            | Opcode::AsyncUpdate
-            | Opcode::AsyncDone
-    )
-}
 
 /// Which output of its operands output `k` of `instr` reads: the element a
 /// get-tuple-element selects, the same element through an optimization barrier, else 0.

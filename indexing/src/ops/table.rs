@@ -5,10 +5,25 @@ use hlo::Opcode;
 
 use super::util::{self, output_count, OpView};
 use super::{
-    batch_norm, calls_computation, concat_pad, contraction, dynamic, elementwise, movement, reduce,
-    reshape, scan, sort, structural, undefined_reason,
+    batch_norm, concat_pad, contraction, dynamic, elementwise, movement, reduce, reshape, scan,
+    sort, structural, undefined_reason,
 };
 use crate::{IndexingError, OperandIndexing};
+
+/// True for the opcodes that have no per-op table because they run a computation
+/// (`fusion`, `call`, and the async ops wrapping one): their maps are the composition of
+/// the called computation's maps (`indexing::output_to_input` does it), and the functions
+/// here give UNDEFINED for them.
+pub fn calls_computation(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Fusion
+            | Opcode::Call
+            | Opcode::AsyncStart
+            | Opcode::AsyncUpdate
+            | Opcode::AsyncDone
+    )
+}
 
 /// The set an op that calls a computation gets from the per-op tables: its maps are the
 /// composition of the called computation's maps, which the layer above computes.

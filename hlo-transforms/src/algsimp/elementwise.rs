@@ -1,7 +1,7 @@
 //! Rules for elementwise opcodes. Floating-point conditions are stated per rule.
 
+use super::rewriter::Rw;
 use super::scalar::{self, Scalar};
-use super::Rw;
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType};
 use hlo::ir::InstrId;
 use hlo::shape::ElementType;

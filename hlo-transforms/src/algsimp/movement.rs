@@ -1,16 +1,10 @@
 //! Rules for data-movement opcodes. All are exact (they move values, never compute).
 
+use super::rewriter::{scalar_broadcast_source, Rw};
 use super::scalar::Scalar;
-use super::Rw;
 use hlo::attrs::{AttrName, AttrValue, SliceDim};
 use hlo::ir::{edit, InstrId};
 use hlo::Opcode;
-
-/// When `id` is `broadcast(s)` of a scalar `s`: `s`.
-pub(super) fn scalar_broadcast_source(rw: &Rw<'_>, id: InstrId) -> Option<InstrId> {
-    let i = rw.instr(id);
-    (i.opcode == Opcode::Broadcast && rw.shape(i.operands[0]).rank() == 0).then(|| i.operands[0])
-}
 
 /// `broadcast(s)` of the scalar `s` to the shape of `like`.
 fn rebroadcast(rw: &mut Rw<'_>, s: InstrId, like: InstrId) -> InstrId {

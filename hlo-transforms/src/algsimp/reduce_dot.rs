@@ -1,7 +1,7 @@
 //! Rules for reduce, dot and sort.
 
+use super::rewriter::Rw;
 use super::scalar::Scalar;
-use super::Rw;
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::InstrId;
 use hlo::shape::ElementType;

@@ -3,9 +3,8 @@
 //! each applies only where the positions are constants in bounds, so that the scatter's
 //! skipping of out-of-bounds windows and the dynamic-update-slice's clamping never act.
 
-use super::movement::scalar_broadcast_source;
+use super::rewriter::{scalar_broadcast_source, Rw};
 use super::scalar::{element, Scalar};
-use super::Rw;
 use hlo::attrs::{AttrName, AttrValue, PaddingConfig, PaddingDim};
 use hlo::ir::InstrId;
 use hlo::shape::Shape;

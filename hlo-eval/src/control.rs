@@ -1,14 +1,23 @@
 //! Control flow and wrappers: while, conditional, scan, async-start, tuple access helpers.
 
 use super::data::{gather_data, make, row_major_strides, udims, View};
-use super::{EvalError, Evaluator};
+use super::error::EvalError;
 use hlo::literal::ArrayData;
 use hlo::shape::Shape;
-use hlo::{Instruction, Literal};
+use hlo::{CompId, Instruction, Literal};
+
+/// What control flow needs of the interpreter running it (the `Evaluator`): evaluating a
+/// called computation, and the limit on one `while` loop's iterations.
+pub(crate) trait Interpreter {
+    /// Evaluates computation `comp` on `args` (one per parameter).
+    fn call(&mut self, comp: CompId, args: Vec<Literal>) -> Result<Literal, EvalError>;
+    /// The most iterations one `while` loop may run.
+    fn while_limit(&self) -> u64;
+}
 
 /// `while`: runs the body while the condition holds.
 pub(crate) fn run_while(
-    ev: &mut Evaluator<'_>,
+    ev: &mut dyn Interpreter,
     instr: &Instruction,
     init: Literal,
 ) -> Result<Literal, EvalError> {
@@ -54,7 +63,7 @@ pub(crate) fn run_while(
 /// `(outputs..., carries...)`. The result is `(outputs stacked along d..., final
 /// carries...)`, or the one value when the body returns a non-tuple.
 pub(crate) fn scan(
-    ev: &mut Evaluator<'_>,
+    ev: &mut dyn Interpreter,
     instr: &Instruction,
     vals: &[&Literal],
 ) -> Result<Literal, EvalError> {
@@ -238,7 +247,7 @@ fn concat(parts: Vec<ArrayData>, what: &str) -> Result<ArrayData, EvalError> {
 /// `conditional`: a `pred` selects branch 0 (true) or 1 (false); an integer index selects
 /// that branch, out-of-range indices the last one.
 pub(crate) fn conditional(
-    ev: &mut Evaluator<'_>,
+    ev: &mut dyn Interpreter,
     instr: &Instruction,
     vals: &[&Literal],
 ) -> Result<Literal, EvalError> {
@@ -276,7 +285,7 @@ pub(crate) fn conditional(
 /// `async-start`: evaluates the wrapped computation now; the value is
 /// `((operands), result, context...)` as XLA's shape says.
 pub(crate) fn async_start(
-    ev: &mut Evaluator<'_>,
+    ev: &mut dyn Interpreter,
     instr: &Instruction,
     vals: &[&Literal],
 ) -> Result<Literal, EvalError> {

@@ -2,14 +2,16 @@
 //! keeps each value until its last use, and dispatches every opcode.
 
 use super::data::array;
-use super::{
-    control, convert, elementwise as ew, movement as mv, reduce, EvalError, DEFAULT_WHILE_LIMIT,
-};
+use super::error::EvalError;
+use super::{control, convert, elementwise as ew, movement as mv, reduce};
 use crate::numeric::{self, KernelError};
 use hlo::ir::Computation;
 use hlo::literal::ArrayLiteral;
 use hlo::shape::Shape;
 use hlo::{CompId, InstrId, Instruction, Literal, Module, Opcode};
+
+/// Default largest number of iterations one `while` loop may run (a million).
+pub const DEFAULT_WHILE_LIMIT: u64 = 1_000_000;
 
 /// Evaluates computations of one module.
 pub struct Evaluator<'m> {
@@ -465,6 +467,17 @@ impl<'m> Evaluator<'m> {
                     .map(|t| format!("custom_call_target=\"{t}\"")),
             }),
         }
+    }
+}
+
+/// Lets control flow (`while`, `conditional`, `scan`, `async-start`) run its computations.
+impl control::Interpreter for Evaluator<'_> {
+    fn call(&mut self, comp: CompId, args: Vec<Literal>) -> Result<Literal, EvalError> {
+        Evaluator::call(self, comp, args)
+    }
+
+    fn while_limit(&self) -> u64 {
+        Evaluator::while_limit(self)
     }
 }
 

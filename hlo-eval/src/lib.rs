@@ -81,6 +81,7 @@ mod control;
 mod convert;
 mod data;
 mod elementwise;
+mod error;
 mod interp;
 pub mod memory;
 mod movement;
@@ -95,89 +96,12 @@ pub mod tolerance;
 #[cfg(test)]
 mod tests;
 
-pub use interp::Evaluator;
+pub use error::EvalError;
+pub use interp::{Evaluator, DEFAULT_WHILE_LIMIT};
 
-use hlo::{Literal, Module, Opcode};
+use hlo::{Literal, Module};
 
 pub use memory::default_size_limit;
-
-/// Default largest number of iterations one `while` loop may run (a million).
-pub const DEFAULT_WHILE_LIMIT: u64 = 1_000_000;
-
-/// Why evaluation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum EvalError {
-    /// The opcode (or custom-call target) is not implemented.
-    #[error("unsupported operation `{opcode}` (instruction `{instr}`){}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
-    Unsupported {
-        /// The opcode.
-        opcode: Opcode,
-        /// The instruction's name.
-        instr: String,
-        /// More detail (e.g. the custom-call target).
-        detail: Option<String>,
-    },
-    /// The module or an operand is malformed for the operation.
-    #[error("instruction `{instr}`: {message}")]
-    Invalid {
-        /// The instruction's name.
-        instr: String,
-        /// What is wrong.
-        message: String,
-    },
-    /// Wrong number of arguments for the entry computation.
-    #[error("the entry computation takes {expected} argument(s), got {got}")]
-    ArgumentCount {
-        /// Parameters of the entry computation.
-        expected: usize,
-        /// Arguments given.
-        got: usize,
-    },
-    /// An argument's shape or type does not match its parameter.
-    #[error("argument {index} (parameter `{name}`) must be {expected}, got {got}")]
-    ArgumentMismatch {
-        /// Parameter number.
-        index: usize,
-        /// Parameter instruction name.
-        name: String,
-        /// The parameter's shape.
-        expected: String,
-        /// The argument's shape.
-        got: String,
-    },
-    /// A result would exceed the size limit.
-    #[error(
-        "instruction `{instr}` would allocate {}, more than the limit of {}",
-        memory::describe_bytes(*bytes),
-        memory::describe_bytes(*limit)
-    )]
-    TooLarge {
-        /// The instruction's name.
-        instr: String,
-        /// Bytes the result needs (saturated at `u64::MAX`).
-        bytes: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// A `while` loop ran more iterations than the limit.
-    #[error("while loop `{instr}` did not finish within {limit} iterations")]
-    LoopLimit {
-        /// The while instruction's name.
-        instr: String,
-        /// The iteration limit.
-        limit: u64,
-    },
-}
-
-impl EvalError {
-    /// An [`EvalError::Invalid`] for instruction `instr`.
-    pub(crate) fn invalid(instr: &str, message: impl Into<String>) -> EvalError {
-        EvalError::Invalid {
-            instr: instr.to_string(),
-            message: message.into(),
-        }
-    }
-}
 
 /// Element data of type `ty` from little-endian bytes (whole elements only); used by
 /// [`crate::npy`].

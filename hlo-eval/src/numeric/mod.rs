@@ -24,6 +24,7 @@ mod conv;
 mod dot;
 mod fft;
 mod gather;
+mod kernel;
 mod linalg;
 pub mod prng;
 mod ragged;
@@ -38,30 +39,11 @@ mod util;
 mod widen;
 mod window;
 
+pub use kernel::{CallComputation, KernelError};
 pub use linalg::{geqrf_f64, orgqr_f64};
 pub use sort::merge_sort;
 
-use hlo::{CompId, Instruction, Literal, Module, Opcode};
-
-/// Applies a called computation to argument values; implemented by the interpreter.
-pub trait CallComputation {
-    /// Evaluates computation `comp` of the module on `args` (one per parameter).
-    fn call(&mut self, comp: CompId, args: &[Literal]) -> Result<Literal, KernelError>;
-}
-
-/// Why a kernel could not produce a value.
-#[derive(Debug, thiserror::Error)]
-pub enum KernelError {
-    /// The instruction is valid HLO but this evaluator does not implement it.
-    #[error("unsupported: {0}")]
-    Unsupported(String),
-    /// The instruction or its operands are malformed (wrong shapes, attributes, types).
-    #[error("invalid: {0}")]
-    Invalid(String),
-    /// A called computation failed.
-    #[error("called computation failed: {0}")]
-    Call(Box<dyn std::error::Error + Send + Sync>),
-}
+use hlo::{Instruction, Literal, Module, Opcode};
 
 /// The LAPACK custom-call targets (XLA:CPU FFI names) the kernels implement.
 const LAPACK_TARGETS: &[&str] = &[

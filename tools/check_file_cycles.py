@@ -37,7 +37,8 @@ Each strongly connected component (Tarjan) of more than one file is a circle, pr
 `crate: a.rs -> b.rs -> a.rs` (a closed walk through all its files, paths relative to the
 crate) with the first lines that make each edge; the exit status is then 1. Otherwise one
 summary line. `--crates a,b` restricts the check to those crates (package or folder names);
-`--edges` also prints every edge with the lines that make it. Standard library only.
+`--edges` also prints every edge with the lines that make it; `--self-test` checks the
+lexer and the edges of a small crate written to a temporary folder. Standard library only.
 """
 import argparse
 import json
@@ -45,6 +46,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 from collections import deque
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -283,7 +285,7 @@ class ParsedFile:
         if name in KEYWORDS or prev in ITEM_KEYWORDS or prev in ("mod", "let"):
             return j
         after = toks[j][1] if j < n else ""
-        if name[0].isupper() or after in ("(", "!"):
+        if name[0].isupper() or after in ("(", "!", "::"):
             self.refs.append((mods, (name,), line))
         return j
 
@@ -510,8 +512,8 @@ def strongly_connected(nodes, succ):
     return comps
 
 
-def shortest_path(succ, src, dst, allowed):
-    """The shortest path src -> ... -> dst through `allowed` nodes (both ends included)."""
+def shortest_path(succ, src, goals, allowed):
+    """The shortest path from src to the nearest node of `goals`, through `allowed` nodes."""
     prev = {src: None}
     queue = deque([src])
     while queue:
@@ -519,8 +521,8 @@ def shortest_path(succ, src, dst, allowed):
         for nxt in sorted(succ.get(node, ())):
             if nxt in allowed and nxt not in prev:
                 prev[nxt] = node
-                if nxt == dst:
-                    path = [dst]
+                if nxt in goals:
+                    path = [nxt]
                     while prev[path[-1]] is not None:
                         path.append(prev[path[-1]])
                     return path[::-1]
@@ -529,14 +531,84 @@ def shortest_path(succ, src, dst, allowed):
 
 
 def closed_walk(succ, comp):
-    """A closed walk through every node of strongly connected `comp`, first node repeated."""
+    """A closed walk through every node of strongly connected `comp`, first node repeated:
+    from the smallest node, on to the nearest node not yet visited, and back."""
     members = set(comp)
-    order = sorted(comp)
-    walk = [order[0]]
-    for node in order[1:]:
-        if node not in walk:
-            walk += shortest_path(succ, walk[-1], node, members)[1:]
-    return walk + shortest_path(succ, walk[-1], order[0], members)[1:]
+    walk = [min(comp)]
+    unvisited = members - {walk[0]}
+    while unvisited:
+        path = shortest_path(succ, walk[-1], unvisited, members)
+        walk += path[1:]
+        unvisited -= set(path)
+    return walk + shortest_path(succ, walk[-1], {walk[0]}, members)[1:]
+
+
+# ----------------------------------------------------------------------------------------
+# Self-test
+
+
+SELF_TEST_CRATE = {
+    "lib.rs": "mod a;\nmod b;\nmod p;\nmod user;\npub use p::Thing;\n",
+    "a.rs": "use crate::b::B;\npub struct A;\nfn f(_: B) {}\n",
+    "b.rs": (
+        "pub struct B;\n"
+        "// crate::user::nothing\n"
+        "fn g() { let _ = crate::a::A; let _ = \"crate::p::Thing\"; let _ = '\\''; }\n"
+    ),
+    "p/mod.rs": (
+        "mod c;\nmod d;\npub use c::Thing;\n"
+        "pub(crate) fn helper() {}\nfn uses() { d::run(); }\n"
+    ),
+    "p/c.rs": (
+        "pub struct Thing;\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n    fn t() { let _ = Thing; }\n}\n"
+    ),
+    "p/d.rs": "use super::*;\npub fn run() { helper(); }\n",
+    "user.rs": "use crate::Thing;\nfn u(_: Thing) {}\n",
+}
+
+
+def self_test():
+    """Checks the lexer and the edges of a small crate; exits 1 on a mismatch."""
+    src = "let a = '\"'; x::<'a>(); /* c /* n */ crate::no */ r#\"crate::s\"# 'l: loop {} b'\\\\' y"
+    stripped = strip_comments_and_strings(src)
+    want = "let a = ''; x::<'a>();   \"\" 'l: loop {} '' y"
+    failures = [] if stripped == want else [f"strip: {stripped!r} != {want!r}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        for rel, text in SELF_TEST_CRATE.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        cache = {}
+
+        def parse(path):
+            return cache.setdefault(path, ParsedFile(path))
+
+        target = Target(root / "lib.rs", parse)
+        edges = {
+            (a.relative_to(root).as_posix(), b.relative_to(root).as_posix())
+            for a, b, _, _ in target.edges()
+        }
+        want_edges = {
+            ("a.rs", "b.rs"),
+            ("b.rs", "a.rs"),
+            ("p/mod.rs", "p/d.rs"),
+            ("p/d.rs", "p/mod.rs"),
+            ("user.rs", "p/c.rs"),
+        }
+        if edges != want_edges:
+            failures.append(f"edges: {sorted(edges)} != {sorted(want_edges)}")
+        succ = {}
+        for a, b in edges:
+            succ.setdefault(a, set()).add(b)
+        comps = sorted(sorted(c) for c in strongly_connected(sorted(succ), succ) if len(c) > 1)
+        if comps != [["a.rs", "b.rs"], ["p/d.rs", "p/mod.rs"]]:
+            failures.append(f"circles: {comps}")
+    for f in failures:
+        print(f"check_file_cycles: self-test: {f}", file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    print("check_file_cycles: self-test passed")
 
 
 # ----------------------------------------------------------------------------------------
@@ -569,7 +641,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--crates", help="comma-separated crates to check (default: all)")
     parser.add_argument("--edges", action="store_true", help="print every edge and why")
+    parser.add_argument("--self-test", action="store_true", help="check the checker, then exit")
     args = parser.parse_args()
+    if args.self_test:
+        self_test()
+        return
     selected = set(filter(None, (args.crates or "").split(",")))
 
     cache = {}

@@ -133,15 +133,11 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
             &hlo::print_module(&plan.module),
         )?;
         write(dir, &format!("{prefix}.kernels.c"), &plan.source)?;
-        write(
-            dir,
-            &format!("{prefix}.thunks.txt"),
-            &codegen::thunk::thunks_text(p),
-        )?;
+        write(dir, &format!("{prefix}.thunks.txt"), &plan::thunks_text(p))?;
         write(
             dir,
             &format!("{prefix}.after_optimizations-buffer-assignment.txt"),
-            &codegen::thunk::buffer_assignment_text(p),
+            &plan::buffer_assignment_text(p),
         )?;
         if args.time_passes {
             plan.timings.push(("dump".into(), dump_start.elapsed()));

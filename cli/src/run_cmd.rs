@@ -13,6 +13,7 @@ use hlo::{Literal, Module};
 use hlo_eval::memory::{self, MAX_MEMORY_ENV};
 use hlo_eval::npy::{adapt_to, read_npy_from, read_npz_from, write_npz_to, NpyError};
 use hlo_eval::{random::random_literal, EvalError, Evaluator};
+use runtime::ProfileTable;
 
 /// Arguments of `hloc run`.
 #[derive(Args)]

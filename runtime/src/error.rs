@@ -1,7 +1,5 @@
 //! Errors of compiling and running on the CPU.
 
-use std::path::PathBuf;
-
 /// Why compiling or running failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
@@ -11,62 +9,15 @@ pub enum RuntimeError {
     /// An HLO pass failed.
     #[error("pass pipeline: {0}")]
     Pass(String),
-    /// No C compiler could be run.
-    #[error("no C compiler: cannot run `{compiler}` ({reason}); install gcc or clang, or use `--backend reference`")]
-    NoCompiler {
-        /// The command tried.
-        compiler: String,
-        /// Why it failed.
-        reason: String,
-    },
-    /// The C compiler rejected generated code: a bug in hloc.
-    #[error("internal error: the C compiler rejected kernel `{kernel}` (source kept at {}):\n{message}", source_path.display())]
-    CompilerRejected {
-        /// The first kernel named in the compiler's messages (or `?`).
-        kernel: String,
-        /// The compiler's messages.
-        message: String,
-        /// Where the source was kept.
-        source_path: PathBuf,
-    },
-    /// Loading the compiled object failed.
-    #[error("loading {}: {message}", path.display())]
-    Load {
-        /// The object file.
-        path: PathBuf,
-        /// What failed.
-        message: String,
-    },
-    /// A file-system operation on the cache failed.
-    #[error("kernel cache {}: {source}", path.display())]
-    Cache {
-        /// The path.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// Arguments do not match the executable's parameters.
-    #[error("argument {index}: {message}")]
-    Argument {
-        /// Parameter number.
-        index: usize,
-        /// What is wrong.
-        message: String,
-    },
+    /// The backend failed to compile or run the program.
+    #[error(transparent)]
+    Backend(#[from] backend_cpu::BackendError),
     /// The allocations would exceed the size limit (checked before anything is allocated).
     #[error("the executable needs {bytes} bytes, over the limit of {limit} bytes")]
     TooLarge {
         /// The bytes of all allocations.
         bytes: u64,
         /// The limit.
-        limit: u64,
-    },
-    /// A `while` loop ran more iterations than allowed (the evaluator's wording).
-    #[error("while loop `{instr}` did not finish within {limit} iterations")]
-    LoopLimit {
-        /// The `while` instruction.
-        instr: String,
-        /// The limit (`--max-while-iterations`).
         limit: u64,
     },
     /// Any other internal inconsistency.

@@ -12,32 +12,26 @@
 //! println!("{}", exe.stats().to_text());
 //! ```
 
-mod bound_loop;
-mod cache;
-mod cc;
-mod data;
 mod error;
-mod exec;
-mod library;
-mod loaded;
+mod executable;
 pub mod pipeline;
 mod predict;
 mod profile;
-mod run;
 mod timing;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codegen::thunk::{AllocationKind, Program};
+use backend_cpu::{CpuBackend, CpuExecutable};
 use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
+use plan::{Backend, Program};
 
-pub use cache::cache_dir;
+pub use backend_cpu::{cache_dir, BackendError, Prepared, RawOutputs};
 pub use error::RuntimeError;
 pub use predict::Predictions;
-pub use profile::{Profile, Summary};
-pub use run::{Prepared, RawOutputs};
+pub use profile::{Profile, ProfileTable, Summary};
 pub use timing::{check_reference, run_repeated, Timing};
 
 /// Options of [`compile`].
@@ -65,7 +59,7 @@ pub struct CompileOptions {
     /// version and the content hash), `cc` (only on a cache miss), `load` and `constants`.
     pub time_passes: bool,
     /// Smallest GEMM left-hand side streamed block by block from the kernel producing it
-    /// (default [`codegen::thunk::stream::STREAM_MIN_BYTES`]; tests lower it to run
+    /// (default [`plan::stream::STREAM_MIN_BYTES`]; tests lower it to run
     /// streaming on small shapes).
     pub stream_min_bytes: Option<u64>,
 }
@@ -139,8 +133,8 @@ impl Stats {
 pub struct Plan {
     /// The module after the pass pipeline.
     pub module: Module,
-    /// The thunks, kernels and buffers.
-    pub program: Program,
+    /// The thunks, kernels and buffers (shared with the backend's executable).
+    pub program: Arc<Program>,
     /// The C translation unit.
     pub source: String,
     /// Wall time of each stage so far when [`CompileOptions::time_passes`] is set (see
@@ -211,21 +205,21 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         // the transposes and converts that make it so before fusion.
         let mut ctx = PassContext::new();
         hlo::pass::Pipeline::new("cpu-gemms")
-            .with(codegen::thunk::OutlineFusedGemms)
-            .with(codegen::thunk::DotsToGemms)
-            .with(codegen::thunk::MatchBoundaryLayouts)
+            .with(plan::OutlineFusedGemms)
+            .with(plan::DotsToGemms)
+            .with(plan::MatchBoundaryLayouts)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
-    let mut build = codegen::thunk::BuildOptions::default();
+    let mut build = plan::BuildOptions::default();
     if let Some(threads) = options.threads {
         build.workers = threads;
     }
     if let Some(bytes) = options.stream_min_bytes {
         build.stream_min_bytes = bytes;
     }
-    let build_program = |m: &Module| codegen::thunk::build_program_with(m, &build);
+    let build_program = |m: &Module| plan::build_program_with(m, &build);
     let mut attempt = 0;
     let program = loop {
         attempt += 1;
@@ -298,10 +292,10 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             limit,
         });
     }
-    let source = stages.time("print-c", || codegen::c::translation_unit(&program.kernels));
+    let source = stages.time("print-c", || cpu_backend(options).source(&program));
     Ok(Plan {
         module: m,
-        program,
+        program: Arc::new(program),
         source,
         timings: stages.list,
     })
@@ -349,7 +343,7 @@ fn unfuse(m: &mut Module, only: Option<&str>) -> Result<bool, RuntimeError> {
     let mut ctx = PassContext::new();
     hlo::pass::Pipeline::new("unfuse")
         .with(hlo_transforms::CallInliner)
-        .with(codegen::thunk::DotsToGemms)
+        .with(plan::DotsToGemms)
         .run_in(m, &mut ctx)
         .map_err(|e| RuntimeError::Pass(e.to_string()))?;
     Ok(any)
@@ -358,13 +352,8 @@ fn unfuse(m: &mut Module, only: Option<&str>) -> Result<bool, RuntimeError> {
 /// A compiled module, ready to run.
 pub struct Executable {
     plan: Plan,
-    loaded: loaded::Loaded,
-    /// Constant data in physical order, as aligned words (`None` for other allocations).
-    constants: Vec<Option<Vec<u64>>>,
-    run_state: run::RunState,
+    cpu: CpuExecutable,
     stats: Stats,
-    threads: usize,
-    max_while_iterations: u64,
 }
 
 impl std::fmt::Debug for Executable {
@@ -384,17 +373,14 @@ pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, 
     compile_plan(plan, options, start)
 }
 
-/// Kernel C text per translation unit worth a compiler process of its own (a vectorized
-/// loop with inlined transcendentals of this size takes the compiler ~25 ms).
-const UNIT_MIN_BYTES: usize = 2 << 10;
-/// Most translation units (compiler processes) per module.
-const MAX_UNITS: usize = 8;
-
-/// How many translation units to compile a module's kernels in at most: one per core
-/// (at most [`MAX_UNITS`]); each also gets at least [`UNIT_MIN_BYTES`] of kernel code.
-fn compile_jobs() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.min(MAX_UNITS)
+/// The CPU backend as `options` configure it.
+fn cpu_backend(options: &CompileOptions) -> CpuBackend {
+    CpuBackend::new(
+        options.cache_dir.as_deref(),
+        options.compiler.clone(),
+        options.threads,
+        options.max_while_iterations,
+    )
 }
 
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
@@ -408,87 +394,24 @@ pub fn compile_plan(
         on: options.time_passes,
         list: std::mem::take(&mut plan.timings),
     };
-    let names: Vec<String> = plan
-        .program
-        .kernels
-        .iter()
-        .map(|k| k.name.clone())
-        .collect();
-    let dir = cache::cache_dir(options.cache_dir.as_deref());
-    let compiler = options.compiler.clone().unwrap_or_else(cc::compiler);
-    let mut cache_times = Vec::new();
-    let units =
-        || codegen::c::translation_units(&plan.program.kernels, compile_jobs(), UNIT_MIN_BYTES);
-    let (loaded, cache_hit) = cache::load_or_build(
-        &plan.source,
-        &units,
-        &names,
-        &dir,
-        &compiler,
-        &mut cache_times,
-    )?;
-    for (name, time) in cache_times {
+    let mut backend_times = Vec::new();
+    let cpu =
+        cpu_backend(options).compile(plan.program.clone(), &plan.source, &mut backend_times)?;
+    for (name, time) in backend_times {
         stages.add(name, time);
     }
-    let constants_start = Instant::now();
-    let mut constants = Vec::with_capacity(plan.program.allocations.len());
-    for a in &plan.program.allocations {
-        constants.push(match &a.kind {
-            AllocationKind::Constant(lit) => {
-                let spec = constant_spec(lit)?;
-                let bytes = data::to_buffer(lit, &spec).ok_or_else(|| {
-                    RuntimeError::Internal("constant of an unsupported element type".into())
-                })?;
-                Some(exec::words_of(&bytes))
-            }
-            _ => None,
-        });
-    }
-    stages.add("constants", constants_start.elapsed());
     let p = &plan.program;
     let stats = Stats {
         kernels: p.kernels.len(),
         library_calls: p.library_calls(),
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        cache_hit,
+        cache_hit: cpu.cache_hit(),
         buffer_bytes: p.buffer_bytes(),
         temp_bytes: p.temp_bytes(),
         peak_bytes: p.peak_bytes,
         timings: stages.list,
     };
-    let threads = options
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    Ok(Executable {
-        plan,
-        loaded,
-        constants,
-        run_state: run::RunState::default(),
-        stats,
-        threads,
-        max_while_iterations: options.max_while_iterations,
-    })
-}
-
-fn constant_spec(
-    lit: &hlo::literal::ArrayLiteral,
-) -> Result<codegen::thunk::ArraySpec, RuntimeError> {
-    let shape = lit.shape();
-    let et = lit.element_type();
-    let ty = codegen::kir::ScalarType::from_element(et)
-        .ok_or_else(|| RuntimeError::Internal(format!("constant of type {}", et.as_str())))?;
-    let rank = shape.dims().len();
-    Ok(codegen::thunk::ArraySpec {
-        buffer: 0,
-        ty,
-        element_type: et,
-        dims: shape.dims().to_vec(),
-        minor_to_major: shape
-            .layout()
-            .map(|l| l.minor_to_major.clone())
-            .unwrap_or_else(|| (0..rank as i64).rev().collect()),
-    })
+    Ok(Executable { plan, cpu, stats })
 }
 
 impl Executable {

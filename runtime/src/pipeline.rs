@@ -12,9 +12,9 @@ use hlo::pass::{Pass, Pipeline};
 pub fn all_passes(device: &Device) -> Vec<Box<dyn Pass>> {
     let mut passes = hlo_transforms::all_passes();
     passes.extend(fusion::passes(device));
-    passes.push(Box::new(codegen::thunk::OutlineFusedGemms));
-    passes.push(Box::new(codegen::thunk::DotsToGemms));
-    passes.push(Box::new(codegen::thunk::MatchBoundaryLayouts));
+    passes.push(Box::new(plan::OutlineFusedGemms));
+    passes.push(Box::new(plan::DotsToGemms));
+    passes.push(Box::new(plan::MatchBoundaryLayouts));
     passes
 }
 

@@ -13,12 +13,11 @@
 
 use std::collections::HashMap;
 
-use codegen::thunk::{Program, Thunk};
 use device::Device;
 use fusion::cost::{computation_kernel, CompInfo, CostModel};
 use hlo::{CompId, InstrId, Module, Opcode};
+use plan::{Program, Thunk};
 
-use crate::profile;
 use crate::{Executable, RuntimeError};
 
 /// The modelled time of each thunk of a program, by its profile label.
@@ -159,7 +158,7 @@ impl Context<'_> {
                 other => {
                     let s = self.thunk_seconds(other);
                     let e = sums
-                        .entry(profile::label(self.program, other))
+                        .entry(plan::profile_label(self.program, other))
                         .or_insert((0.0, 0, true));
                     e.0 += s.unwrap_or(0.0);
                     e.1 += 1;
@@ -246,7 +245,7 @@ mod tests {
         let mut kinds = Vec::new();
         let mut fusions = 0;
         for t in &plan.program.thunks {
-            let label = profile::label(&plan.program, t);
+            let label = plan::profile_label(&plan.program, t);
             let got = pred.seconds_per_call(&label);
             kinds.push(label.split(' ').next().unwrap_or_default().to_string());
             match t {

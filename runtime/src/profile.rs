@@ -2,118 +2,112 @@
 //! by kernel, library call and copy, summed over runs, beside the cost model's prediction
 //! ([`crate::Predictions`]).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use codegen::thunk::{Program, Thunk};
-
 use crate::predict::Predictions;
 
-/// Time and call count per thunk label, in first-run order.
-#[derive(Clone, Debug, Default)]
-pub struct Profile {
-    entries: Vec<(String, Duration, u64)>,
-    index: HashMap<String, usize>,
+/// A backend's record of one or more runs: time and calls per step label.
+pub use plan::Profile;
+
+/// The profile's figures beside the cost model's.
+pub trait ProfileTable {
+    /// A table, slowest first (see [`table`]).
+    fn table(&self, runs: u64, model: &Predictions) -> String;
+    /// Model against measurement over every thunk with both figures.
+    fn summary(&self, model: &Predictions) -> Summary;
 }
 
-impl Profile {
-    /// Adds one call of `label` that took `took`.
-    pub fn record(&mut self, label: String, took: Duration) {
-        let i = *self.index.entry(label.clone()).or_insert_with(|| {
-            self.entries.push((label, Duration::ZERO, 0));
-            self.entries.len() - 1
-        });
-        self.entries[i].1 += took;
-        self.entries[i].2 += 1;
+impl ProfileTable for Profile {
+    fn table(&self, runs: u64, model: &Predictions) -> String {
+        table(self, runs, model)
     }
 
-    /// `(label, total time, calls)` of every thunk, in first-run order.
-    pub fn entries(&self) -> &[(String, Duration, u64)] {
-        &self.entries
+    fn summary(&self, model: &Predictions) -> Summary {
+        summary(self, model)
     }
+}
 
-    /// A table, slowest first: total milliseconds, share of the profiled total, calls,
-    /// the model's milliseconds (`model`'s prediction per call times the calls; `-` where
-    /// it has none), model over measured, and the label; `runs` divides the totals into
-    /// per-run figures. After the `total` row, one line compares model and measurement
-    /// over the thunks with both figures (see [`Summary`]).
-    pub fn table(&self, runs: u64, model: &Predictions) -> String {
-        let runs = runs.max(1) as f64;
-        let total: Duration = self.entries.iter().map(|e| e.1).sum();
-        let mut rows: Vec<&(String, Duration, u64)> = self.entries.iter().collect();
-        rows.sort_by_key(|e| std::cmp::Reverse(e.1));
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{:>10} {:>6} {:>7} {:>10} {:>14}  thunk (per run)",
-            "ms", "%", "calls", "model ms", "model/measured"
-        );
-        for (label, took, calls) in rows {
-            let share = if total.is_zero() {
-                0.0
-            } else {
-                100.0 * took.as_secs_f64() / total.as_secs_f64()
-            };
-            let modelled = model
-                .seconds_per_call(label)
-                .map(|s| s * *calls as f64 / runs);
-            let ratio = modelled.and_then(|m| ratio(m, took.as_secs_f64() / runs));
-            let _ = writeln!(
-                out,
-                "{:>10.3} {:>6.1} {:>7} {:>10} {:>14}  {label}",
-                took.as_secs_f64() * 1e3 / runs,
-                share,
-                (*calls as f64 / runs).round() as u64,
-                modelled.map_or("-".into(), |m| format!("{:.4}", m * 1e3)),
-                ratio.map_or("-".into(), |r| hlo::literal::format_g(r, 3)),
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{:>10.3} {:>6.1} {:>7}  total",
-            total.as_secs_f64() * 1e3 / runs,
-            100.0,
-            ""
-        );
-        let _ = writeln!(out, "{}", self.summary(model).line());
-        out
-    }
-
-    /// Model against measurement over every thunk with both figures.
-    pub fn summary(&self, model: &Predictions) -> Summary {
-        let total: f64 = self.entries.iter().map(|e| e.1.as_secs_f64()).sum();
-        let mut all = Accumulator::default();
-        let mut kernels = Accumulator::default();
-        for (label, took, calls) in &self.entries {
-            let measured = took.as_secs_f64();
-            let Some(r) = model
-                .seconds_per_call(label)
-                .and_then(|s| ratio(s * *calls as f64, measured))
-            else {
-                continue;
-            };
-            all.add(r, measured);
-            if label.starts_with("kernel ") {
-                kernels.add(r, measured);
-            }
-        }
-        let share = |a: &Accumulator| {
-            if total > 0.0 {
-                100.0 * a.seconds / total
-            } else {
-                0.0
-            }
+/// A table, slowest first: total milliseconds, share of the profiled total, calls,
+/// the model's milliseconds (`model`'s prediction per call times the calls; `-` where
+/// it has none), model over measured, and the label; `runs` divides the totals into
+/// per-run figures. After the `total` row, one line compares model and measurement
+/// over the thunks with both figures (see [`Summary`]).
+pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
+    let runs = runs.max(1) as f64;
+    let total: Duration = profile.entries().iter().map(|e| e.1).sum();
+    let mut rows: Vec<&(String, Duration, u64)> = profile.entries().iter().collect();
+    rows.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>10} {:>6} {:>7} {:>10} {:>14}  thunk (per run)",
+        "ms", "%", "calls", "model ms", "model/measured"
+    );
+    for (label, took, calls) in rows {
+        let share = if total.is_zero() {
+            0.0
+        } else {
+            100.0 * took.as_secs_f64() / total.as_secs_f64()
         };
-        Summary {
-            thunks: self.entries.len(),
-            compared: all.count,
-            geomean: all.geomean(),
-            share: share(&all),
-            kernels: kernels.count,
-            kernel_geomean: kernels.geomean(),
-            kernel_share: share(&kernels),
+        let modelled = model
+            .seconds_per_call(label)
+            .map(|s| s * *calls as f64 / runs);
+        let ratio = modelled.and_then(|m| ratio(m, took.as_secs_f64() / runs));
+        let _ = writeln!(
+            out,
+            "{:>10.3} {:>6.1} {:>7} {:>10} {:>14}  {label}",
+            took.as_secs_f64() * 1e3 / runs,
+            share,
+            (*calls as f64 / runs).round() as u64,
+            modelled.map_or("-".into(), |m| format!("{:.4}", m * 1e3)),
+            ratio.map_or("-".into(), |r| hlo::literal::format_g(r, 3)),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{:>10.3} {:>6.1} {:>7}  total",
+        total.as_secs_f64() * 1e3 / runs,
+        100.0,
+        ""
+    );
+    let _ = writeln!(out, "{}", summary(profile, model).line());
+    out
+}
+
+/// Model against measurement over every thunk with both figures.
+pub fn summary(profile: &Profile, model: &Predictions) -> Summary {
+    let total: f64 = profile.entries().iter().map(|e| e.1.as_secs_f64()).sum();
+    let mut all = Accumulator::default();
+    let mut kernels = Accumulator::default();
+    for (label, took, calls) in profile.entries() {
+        let measured = took.as_secs_f64();
+        let Some(r) = model
+            .seconds_per_call(label)
+            .and_then(|s| ratio(s * *calls as f64, measured))
+        else {
+            continue;
+        };
+        all.add(r, measured);
+        if label.starts_with("kernel ") {
+            kernels.add(r, measured);
         }
+    }
+    let share = |a: &Accumulator| {
+        if total > 0.0 {
+            100.0 * a.seconds / total
+        } else {
+            0.0
+        }
+    };
+    Summary {
+        thunks: profile.entries().len(),
+        compared: all.count,
+        geomean: all.geomean(),
+        share: share(&all),
+        kernels: kernels.count,
+        kernel_geomean: kernels.geomean(),
+        kernel_share: share(&kernels),
     }
 }
 
@@ -182,41 +176,6 @@ impl Summary {
             self.kernels,
             self.kernel_share
         )
-    }
-}
-
-/// The profile label of a thunk (as `thunks.txt` names it, without its buffers).
-pub fn label(p: &Program, t: &Thunk) -> String {
-    match t {
-        Thunk::Kernel { kernel, blocks, .. } => {
-            format!("kernel {} blocks={blocks}", p.kernels[*kernel].name)
-        }
-        Thunk::StreamedGemm { producer, gemm, .. } => {
-            format!("streamed {} into {}", label(p, producer), label(p, gemm))
-        }
-        Thunk::Gemm { shape, out, .. } => format!(
-            "gemm.{} m={} n={} k={} batch={} -> %{}",
-            shape.ty,
-            shape.m,
-            shape.n,
-            shape.k,
-            shape.batch.iter().map(|b| b.0).product::<usize>(),
-            p.buffers[*out].name
-        ),
-        Thunk::Library { call, outputs, .. } => format!(
-            "library {} -> {}",
-            call.name(),
-            outputs
-                .iter()
-                .map(|a| format!("%{}", p.buffers[a.buffer].name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Thunk::Copy { dst, bytes, .. } => {
-            format!("copy {bytes} bytes -> %{}", p.buffers[*dst].name)
-        }
-        Thunk::While { name, .. } => format!("while {name}"),
-        Thunk::Conditional { .. } => "conditional".into(),
     }
 }
 

@@ -358,8 +358,8 @@ fn strict(desc: bool, swap: bool) -> &'static str {
 }
 
 /// The library calls' recognized orders in `p` (one flag per sort or top-k).
-fn recognized(p: &codegen::thunk::Program) -> Vec<bool> {
-    use codegen::thunk::{LibraryCall, Thunk};
+fn recognized(p: &plan::Program) -> Vec<bool> {
+    use plan::{LibraryCall, Thunk};
     p.thunks
         .iter()
         .filter_map(|t| match t {

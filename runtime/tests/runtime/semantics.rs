@@ -265,7 +265,7 @@ fn a_missing_compiler_is_a_clear_error() {
     };
     let m = hlo::parse_module(NEGATE).expect("parse");
     match runtime::compile(&m, &opts) {
-        Err(e @ RuntimeError::NoCompiler { .. }) => {
+        Err(e @ RuntimeError::Backend(runtime::BackendError::NoCompiler { .. })) => {
             assert!(e.to_string().contains("--backend reference"), "{e}")
         }
         other => panic!("expected NoCompiler, got {other:?}"),
@@ -387,7 +387,10 @@ ENTRY e {
     };
     assert!(matches!(
         exe.run(&[scalar(0)]),
-        Err(RuntimeError::LoopLimit { limit: 10, .. })
+        Err(RuntimeError::Backend(runtime::BackendError::LoopLimit {
+            limit: 10,
+            ..
+        }))
     ));
     let out = exe.run(&[scalar(-5)]).expect("terminates");
     runtime::check_reference(&m, &[scalar(-5)], &out).expect("matches");
@@ -660,7 +663,7 @@ ENTRY e {
   ROOT f = f32[6,11] fusion(x), kind=kLoop, calls=fc
 }"#;
     let m = hlo::parse_module(text).expect("parse");
-    let emitted = codegen::thunk::build_program(&m);
+    let emitted = plan::build_program(&m);
     assert!(
         matches!(emitted, Err(codegen::CodegenError::Unsupported { .. })),
         "the case needs a fusion the emitters lack"

@@ -32,7 +32,7 @@ fn options(threads: usize, stream_min_bytes: u64) -> CompileOptions {
 fn run(options: &CompileOptions) -> bool {
     let m = hlo::parse_module(CONV).expect("parse");
     let exe = runtime::compile(&m, options).expect("compile");
-    let thunks = codegen::thunk::thunks_text(&exe.plan().program);
+    let thunks = plan::thunks_text(&exe.plan().program);
     for seed in 0..3 {
         let args = random_args(&m, seed);
         let outs = exe.run(&args).expect("run");
@@ -50,5 +50,5 @@ fn streamed_convolution_matches_the_evaluator_for_any_slot_count() {
 
 #[test]
 fn small_patches_stay_whole_under_the_default_threshold() {
-    assert!(!run(&options(2, codegen::thunk::stream::STREAM_MIN_BYTES)));
+    assert!(!run(&options(2, plan::stream::STREAM_MIN_BYTES)));
 }

@@ -1,0 +1,669 @@
+//! Kernels as C functions `void NAME(void *const *bufs, int64_t block_begin, int64_t
+//! block_end)`, and one translation unit per module.
+
+use std::fmt::Write as _;
+
+use affine::{Expr, ExprKind};
+
+use super::prelude::prelude_for;
+use codegen::kir::{
+    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, ScalarType, Stmt, UnOp,
+    Value,
+};
+
+/// The C type holding a value of `t`.
+pub fn c_type(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Pred | ScalarType::U8 | ScalarType::F8E4M3FN | ScalarType::F8E5M2 => "uint8_t",
+        ScalarType::S8 => "int8_t",
+        ScalarType::S16 => "int16_t",
+        ScalarType::S32 => "int32_t",
+        ScalarType::S64 => "int64_t",
+        ScalarType::U16 | ScalarType::F16 | ScalarType::BF16 => "uint16_t",
+        ScalarType::U32 => "uint32_t",
+        ScalarType::U64 => "uint64_t",
+        ScalarType::F32 => "float",
+        ScalarType::F64 => "double",
+        ScalarType::C64 => "hloc_c64",
+        ScalarType::C128 => "hloc_c128",
+    }
+}
+
+/// An index expression in C (`int64_t` arithmetic with floor division and modulo).
+pub fn expr_c(e: Expr) -> String {
+    match e.kind() {
+        ExprKind::Const(c) => {
+            if c == i64::MIN {
+                "(-9223372036854775807LL - 1)".into()
+            } else if c < 0 {
+                format!("({c}LL)")
+            } else {
+                format!("{c}LL")
+            }
+        }
+        ExprKind::Var(v) => v.to_string(),
+        ExprKind::Add(a, b) => format!("({} + {})", expr_c(a), expr_c(b)),
+        ExprKind::Mul(a, b) => format!("({} * {})", expr_c(a), expr_c(b)),
+        ExprKind::FloorDiv(a, b) => format!("hloc_floordiv({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::CeilDiv(a, b) => format!("hloc_ceildiv({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Mod(a, b) => format!("hloc_mod({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Min(a, b) => format!("hloc_imin({}, {})", expr_c(a), expr_c(b)),
+        ExprKind::Max(a, b) => format!("hloc_imax({}, {})", expr_c(a), expr_c(b)),
+    }
+}
+
+fn guard_c(g: &Guard) -> String {
+    if g.conds.is_empty() {
+        return "1".into();
+    }
+    g.conds
+        .iter()
+        .map(|(e, lo, hi)| {
+            let x = expr_c(*e);
+            format!(
+                "({x} >= {} && {x} <= {})",
+                expr_c(Expr::constant(*lo)),
+                expr_c(Expr::constant(*hi))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+fn float_lit(x: f64) -> String {
+    if x.is_nan() {
+        "NAN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 {
+            "INFINITY".into()
+        } else {
+            "(-INFINITY)".into()
+        }
+    } else {
+        format!("{x:?}")
+    }
+}
+
+/// Is this a 16- or 8-bit float computed in `f32`?
+fn is_half(t: ScalarType) -> bool {
+    matches!(
+        t,
+        ScalarType::F16 | ScalarType::BF16 | ScalarType::F8E4M3FN | ScalarType::F8E5M2
+    )
+}
+
+/// `x` (of type `t`, a half) widened to `float`.
+fn widen(t: ScalarType, x: String) -> String {
+    match t {
+        ScalarType::F16 => format!("hloc_f16_to_f32({x})"),
+        ScalarType::BF16 => format!("hloc_bf16_to_f32({x})"),
+        ScalarType::F8E4M3FN => format!("hloc_f8e4m3fn_to_f32({x})"),
+        ScalarType::F8E5M2 => format!("hloc_f8e5m2_to_f32({x})"),
+        _ => x,
+    }
+}
+
+/// `x` (a `float`) rounded to half type `t`.
+fn narrow(t: ScalarType, x: String) -> String {
+    match t {
+        ScalarType::F16 => format!("hloc_f32_to_f16({x})"),
+        ScalarType::BF16 => format!("hloc_f32_to_bf16({x})"),
+        ScalarType::F8E4M3FN => format!("hloc_f32_to_f8e4m3fn({x})"),
+        ScalarType::F8E5M2 => format!("hloc_f32_to_f8e5m2({x})"),
+        _ => x,
+    }
+}
+
+/// The arithmetic type of `t`: halves compute in `f32`.
+fn arith(t: ScalarType) -> ScalarType {
+    if is_half(t) {
+        ScalarType::F32
+    } else {
+        t
+    }
+}
+
+/// libm function of a float op for `f32` (`expf`) or `f64` (`exp`).
+fn libm(name: &str, t: ScalarType) -> String {
+    if t == ScalarType::F64 {
+        name.to_string()
+    } else {
+        format!("{name}f")
+    }
+}
+
+/// How a kernel's C computes transcendental functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathStyle {
+    /// The prelude's vectorizable polynomial functions (`hloc_vexp_f32`, ...): for loops
+    /// the C compiler vectorizes.
+    Vector,
+    /// libm's scalar functions (`expf`, ...) for small kernels, which the C compiler does
+    /// not vectorize (they compile at `-O1`): there the vector functions would cost their
+    /// compile time (sin, cos, tan, pow, atan2 and cbrt compile as SIMD clones) and run
+    /// slower than glibc's (scalar, measured per call: sin 16 vs 2.3 ns, pow 22 vs 3.1 ns,
+    /// f64 log 21 vs 3.2 ns). tanh, expm1 and f32 erf keep the polynomial versions, about
+    /// twice as fast as glibc's (tanh 3.9 vs 8.3 ns). libm is at least as exact.
+    Libm,
+}
+
+/// The math style of kernel `k`: [`MathStyle::Libm`] for kernels touching fewer than
+/// [`SMALL_KERNEL_ELEMENTS`] elements, else [`MathStyle::Vector`].
+pub fn math_style(k: &Kernel) -> MathStyle {
+    if k.touched_elements() < SMALL_KERNEL_ELEMENTS {
+        MathStyle::Libm
+    } else {
+        MathStyle::Vector
+    }
+}
+
+/// A call of transcendental function `name` (`exp`, `pow`, ...) of type `t` (`f32` or
+/// `f64`) on the C arguments `args`, in style `m`.
+fn transcendental(name: &str, t: ScalarType, m: MathStyle, args: &str) -> String {
+    let glibc_slower = matches!((name, t), ("tanh" | "expm1", _) | ("erf", ScalarType::F32));
+    match m {
+        MathStyle::Libm if !glibc_slower => format!("{}({args})", libm(name, t)),
+        _ => format!("hloc_v{name}_{}({args})", t.name()),
+    }
+}
+
+/// A value in C, of type `c_type(v.ty())`, with the vectorizable transcendental functions.
+pub fn value_c(v: &Value) -> String {
+    value_in(v, MathStyle::Vector)
+}
+
+/// A value in C, of type `c_type(v.ty())`, its transcendental functions in style `m`.
+pub fn value_in(v: &Value, m: MathStyle) -> String {
+    let value_c = |v: &Value| value_in(v, m);
+    match v {
+        Value::Const(t, c) => const_c(*t, *c),
+        Value::Var(id, _) => format!("v{}", id.0),
+        Value::Index(e) => expr_c(*e),
+        Value::Load { buf, offset, .. } => format!("b{buf}[{}]", expr_c(*offset)),
+        Value::LocalLoad { local, offset, .. } => format!("l{local}[{}]", expr_c(*offset)),
+        Value::Unary(op, a, t) => unary_c(*op, a, *t, m),
+        Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t, m),
+        Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b, m),
+        Value::Select(p, a, b) => format!("({} ? {} : {})", value_c(p), value_c(a), value_c(b)),
+        Value::Cond(g, a, b) => format!("({} ? {} : {})", guard_c(g), value_c(a), value_c(b)),
+        Value::Convert(a, t) => convert_c(&value_c(a), a.ty(), *t),
+        Value::BitcastConvert(a, t) => bitcast_c(&value_c(a), a.ty(), *t),
+    }
+}
+
+fn const_c(t: ScalarType, c: Const) -> String {
+    match (t, c) {
+        (t, Const::Complex(re, im)) => {
+            format!("hloc_mk_{}({}, {})", t.name(), float_lit(re), float_lit(im))
+        }
+        (t, Const::Int(i)) if t.is_complex() => format!("hloc_mk_{}({i}.0, 0.0)", t.name()),
+        (t, Const::Float(x)) if t.is_complex() => {
+            format!("hloc_mk_{}({}, 0.0)", t.name(), float_lit(x))
+        }
+        (t, Const::Bool(b)) if t.is_complex() => {
+            format!(
+                "hloc_mk_{}({}, 0.0)",
+                t.name(),
+                if b { "1.0" } else { "0.0" }
+            )
+        }
+        (_, Const::Bool(b)) => convert_c(if b { "1" } else { "0" }, ScalarType::Pred, t),
+        (ScalarType::U64, Const::Int(i)) => format!("((uint64_t){i}ULL)"),
+        (ScalarType::S64, Const::Int(i)) if i == i128::from(i64::MIN) => "INT64_MIN".into(),
+        (t, Const::Int(i)) if t.is_float() => convert_c(&format!("{i}.0"), ScalarType::F64, t),
+        (t, Const::Int(i)) => format!("(({}){i}LL)", c_type(t)),
+        (ScalarType::F64, Const::Float(x)) => float_lit(x),
+        (ScalarType::F32, Const::Float(x)) => format!("((float){})", float_lit(x)),
+        (t, Const::Float(x)) if is_half(t) => narrow(t, format!("((float){})", float_lit(x))),
+        (t, Const::Float(x)) => convert_c(&float_lit(x), ScalarType::F64, t),
+    }
+}
+
+fn unary_c(op: UnOp, a: &Value, t: ScalarType, m: MathStyle) -> String {
+    let at = a.ty();
+    let x = value_in(a, m);
+    if at.is_complex() {
+        let s = at.name();
+        return match op {
+            UnOp::Real => format!("({x}).re"),
+            UnOp::Imag => format!("({x}).im"),
+            UnOp::Abs => format!("(({})hloc_abs_{s}({x}))", c_type(t)),
+            UnOp::Neg => format!("hloc_neg_{s}({x})"),
+            UnOp::Exp => format!("hloc_exp_{s}({x})"),
+            UnOp::Log => format!("hloc_log_{s}({x})"),
+            UnOp::Sqrt => format!("hloc_sqrt_{s}({x})"),
+            UnOp::Sign => format!("hloc_sign_{s}({x})"),
+            _ => format!("/* invalid */ {x}"),
+        };
+    }
+    if op == UnOp::IsFinite {
+        return format!("((uint8_t)isfinite({}))", widen(at, x));
+    }
+    if at.is_float() {
+        if is_half(at) && matches!(op, UnOp::Neg | UnOp::Abs) {
+            // Exact on the bits (keeps NaN payloads).
+            let (sign, ct) = if at.byte_width() == 1 {
+                ("0x80u", "uint8_t")
+            } else {
+                ("0x8000u", "uint16_t")
+            };
+            return match op {
+                UnOp::Neg => format!("(({ct})({x} ^ {sign}))"),
+                _ => format!("(({ct})({x} & ~{sign}))"),
+            };
+        }
+        let ct = arith(at);
+        let w = widen(at, x);
+        let s = ct.name();
+        let r = match op {
+            UnOp::Neg => format!("(-{w})"),
+            UnOp::Abs => format!("{}({w})", libm("fabs", ct)),
+            UnOp::Exp => transcendental("exp", ct, m, &w),
+            UnOp::Expm1 => transcendental("expm1", ct, m, &w),
+            UnOp::Log => transcendental("log", ct, m, &w),
+            UnOp::Log1p => transcendental("log1p", ct, m, &w),
+            UnOp::Sqrt => format!("{}({w})", libm("sqrt", ct)),
+            UnOp::Rsqrt => format!("(({})1 / {}({w}))", c_type(ct), libm("sqrt", ct)),
+            UnOp::Cbrt => transcendental("cbrt", ct, m, &w),
+            UnOp::Sin => transcendental("sin", ct, m, &w),
+            UnOp::Cos => transcendental("cos", ct, m, &w),
+            UnOp::Tan => transcendental("tan", ct, m, &w),
+            UnOp::Tanh => transcendental("tanh", ct, m, &w),
+            UnOp::Erf => transcendental("erf", ct, m, &w),
+            UnOp::Floor => format!("{}({w})", libm("floor", ct)),
+            UnOp::Ceil => format!("{}({w})", libm("ceil", ct)),
+            UnOp::RoundAfz => format!("{}({w})", libm("round", ct)),
+            UnOp::RoundEven => format!("{}({w})", libm("rint", ct)),
+            UnOp::Logistic if m == MathStyle::Libm => format!("hloc_logistic_{s}({w})"),
+            UnOp::Logistic => format!("hloc_vlogistic_{s}({w})"),
+            UnOp::Sign => format!("hloc_sign_{s}({w})"),
+            UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite | UnOp::Real | UnOp::Imag => {
+                format!("/* invalid */ {w}")
+            }
+        };
+        return narrow(t, r);
+    }
+    if at == ScalarType::Pred {
+        return match op {
+            UnOp::Not => format!("((uint8_t)!{x})"),
+            _ => x,
+        };
+    }
+    let s = at.name();
+    match op {
+        UnOp::Neg => format!("hloc_neg_{s}({x})"),
+        UnOp::Abs => format!("hloc_abs_{s}({x})"),
+        UnOp::Not => format!("(({})~{x})", c_type(at)),
+        UnOp::Sign => format!("hloc_sign_{s}({x})"),
+        UnOp::Popcnt => format!("hloc_popcnt_{s}({x})"),
+        UnOp::Clz => format!("hloc_clz_{s}({x})"),
+        _ => format!("/* invalid */ {x}"),
+    }
+}
+
+fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType, m: MathStyle) -> String {
+    let (x, y) = (value_in(a, m), value_in(b, m));
+    if op == BinOp::Complex {
+        return format!("hloc_mk_{}({x}, {y})", t.name());
+    }
+    if t.is_complex() {
+        let s = t.name();
+        return match op {
+            BinOp::Add => format!("hloc_add_{s}({x}, {y})"),
+            BinOp::Sub => format!("hloc_sub_{s}({x}, {y})"),
+            BinOp::Mul => format!("hloc_mul_{s}({x}, {y})"),
+            BinOp::Div => format!("hloc_div_{s}({x}, {y})"),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+    }
+    if t.is_float() {
+        let ct = arith(t);
+        let (x, y) = (widen(t, x), widen(t, y));
+        let s = ct.name();
+        let r = match op {
+            BinOp::Add => format!("({x} + {y})"),
+            BinOp::Sub => format!("({x} - {y})"),
+            BinOp::Mul => format!("({x} * {y})"),
+            BinOp::Div => format!("({x} / {y})"),
+            BinOp::Rem => format!("{}({x}, {y})", libm("fmod", ct)),
+            BinOp::Max => format!("hloc_max_{s}({x}, {y})"),
+            BinOp::Min => format!("hloc_min_{s}({x}, {y})"),
+            BinOp::Pow => transcendental("pow", ct, m, &format!("{x}, {y}")),
+            BinOp::Atan2 => transcendental("atan2", ct, m, &format!("{x}, {y}")),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+        return narrow(t, r);
+    }
+    if t == ScalarType::Pred {
+        return match op {
+            BinOp::Add | BinOp::Or | BinOp::Max => format!("((uint8_t)({x} | {y}))"),
+            BinOp::Sub | BinOp::Xor => format!("((uint8_t)({x} ^ {y}))"),
+            BinOp::Mul | BinOp::And | BinOp::Min => format!("((uint8_t)({x} & {y}))"),
+            _ => format!("/* invalid {} */ {x}", binop_name(op)),
+        };
+    }
+    let s = t.name();
+    let ct = c_type(t);
+    match op {
+        BinOp::Add => format!("hloc_add_{s}({x}, {y})"),
+        BinOp::Sub => format!("hloc_sub_{s}({x}, {y})"),
+        BinOp::Mul => format!("hloc_mul_{s}({x}, {y})"),
+        BinOp::Div => format!("hloc_div_{s}({x}, {y})"),
+        BinOp::Rem => format!("hloc_rem_{s}({x}, {y})"),
+        BinOp::Max => format!("hloc_max_{s}({x}, {y})"),
+        BinOp::Min => format!("hloc_min_{s}({x}, {y})"),
+        BinOp::Pow => format!("hloc_pow_{s}({x}, {y})"),
+        BinOp::And => format!("(({ct})({x} & {y}))"),
+        BinOp::Or => format!("(({ct})({x} | {y}))"),
+        BinOp::Xor => format!("(({ct})({x} ^ {y}))"),
+        BinOp::Shl => format!("hloc_shl_{s}({x}, {y})"),
+        BinOp::ShrLogical => format!("hloc_shrl_{s}({x}, {y})"),
+        BinOp::ShrArith => format!("hloc_shra_{s}({x}, {y})"),
+        BinOp::Atan2 => format!("/* invalid atan2 */ {x}"),
+        BinOp::Complex => format!("/* invalid complex */ {x}"),
+    }
+}
+
+fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value, m: MathStyle) -> String {
+    let t = a.ty();
+    let value_c = |v: &Value| value_in(v, m);
+    if t.is_complex() {
+        let (x, y) = (value_c(a), value_c(b));
+        let eq = format!("hloc_eq_{}({x}, {y})", t.name());
+        return match op {
+            CmpOp::Ne => format!("((uint8_t)!{eq})"),
+            _ => eq,
+        };
+    }
+    let (mut x, mut y) = (widen(t, value_c(a)), widen(t, value_c(b)));
+    if total {
+        let s = arith(t).name();
+        x = format!("hloc_total_{s}({x})");
+        y = format!("hloc_total_{s}({y})");
+    }
+    let o = match op {
+        CmpOp::Eq => "==",
+        CmpOp::Ne => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    };
+    format!("((uint8_t)({x} {o} {y}))")
+}
+
+/// HLO `convert` from `from` to `to` of the C expression `x`.
+fn convert_c(x: &str, from: ScalarType, to: ScalarType) -> String {
+    if from == to {
+        return x.to_string();
+    }
+    if to.is_complex() {
+        return if from.is_complex() {
+            format!(
+                "({{ {} hloc_z_ = {x}; hloc_mk_{}(hloc_z_.re, hloc_z_.im); }})",
+                c_type(from),
+                to.name()
+            )
+        } else {
+            let re = convert_c(x, from, ScalarType::F64);
+            format!("hloc_mk_{}({re}, 0.0)", to.name())
+        };
+    }
+    if from.is_complex() {
+        if to == ScalarType::Pred {
+            return format!(
+                "({{ {} hloc_z_ = {x}; (uint8_t)(hloc_z_.re != 0 || hloc_z_.im != 0); }})",
+                c_type(from)
+            );
+        }
+        // To a real type: the real part.
+        return convert_c(&format!("({x}).re"), from.component(), to);
+    }
+    if to == ScalarType::Pred {
+        return format!("((uint8_t)({} != 0))", widen(from, x.to_string()));
+    }
+    if from.is_float() {
+        let w = widen(from, x.to_string());
+        if to.is_float() {
+            return if is_half(to) {
+                narrow(to, format!("((float)({w}))"))
+            } else {
+                format!("(({})({w}))", c_type(to))
+            };
+        }
+        return format!("hloc_f2i_{}((double)({w}))", to.name());
+    }
+    // From an integer or pred.
+    if is_half(to) {
+        return narrow(to, format!("((float)({x}))"));
+    }
+    format!("(({})({x}))", c_type(to))
+}
+
+fn bitcast_c(x: &str, from: ScalarType, to: ScalarType) -> String {
+    if is_half(from) || is_half(to) || (from.is_int() && to.is_int()) {
+        return format!("(({})({x}))", c_type(to));
+    }
+    format!(
+        "({{ {} hloc_in_ = {x}; {} hloc_out_; memcpy(&hloc_out_, &hloc_in_, sizeof hloc_out_); hloc_out_; }})",
+        c_type(from),
+        c_type(to)
+    )
+}
+
+fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
+    let pad = "  ".repeat(depth);
+    let m = math_style(k);
+    let value_c = |v: &Value| value_in(v, m);
+    for s in body {
+        match s {
+            Stmt::Comment(c) => {
+                for line in c.lines() {
+                    let _ = writeln!(out, "{pad}// {line}");
+                }
+            }
+            Stmt::Loop { var, lo, hi, body } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}for (int64_t {var} = {lo}; {var} <= {hi}; ++{var}) {{"
+                );
+                stmts_c(out, k, body, depth + 1);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Let { var, value } => {
+                let t = k
+                    .vars
+                    .get(var.0 as usize)
+                    .copied()
+                    .unwrap_or(ScalarType::F32);
+                let _ = writeln!(
+                    out,
+                    "{pad}const {} v{} = {};",
+                    c_type(t),
+                    var.0,
+                    value_c(value)
+                );
+            }
+            Stmt::Decl { var, value } => {
+                let t = k
+                    .vars
+                    .get(var.0 as usize)
+                    .copied()
+                    .unwrap_or(ScalarType::F32);
+                let _ = writeln!(out, "{pad}{} v{} = {};", c_type(t), var.0, value_c(value));
+            }
+            Stmt::Assign { var, value } => {
+                let _ = writeln!(out, "{pad}v{} = {};", var.0, value_c(value));
+            }
+            Stmt::BindIndex { var, value } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}const int64_t {var} = (int64_t)({});",
+                    value_c(value)
+                );
+            }
+            Stmt::If {
+                guard,
+                body,
+                else_body,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}if ({}) {{ // {}",
+                    guard_c(guard),
+                    guard_text(guard)
+                );
+                stmts_c(out, k, body, depth + 1);
+                if !else_body.is_empty() {
+                    let _ = writeln!(out, "{pad}}} else {{");
+                    stmts_c(out, k, else_body, depth + 1);
+                }
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Store { buf, offset, value } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}b{buf}[{}] = {};",
+                    expr_c(*offset),
+                    value_c(value)
+                );
+            }
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}l{local}[{}] = {};",
+                    expr_c(*offset),
+                    value_c(value)
+                );
+            }
+        }
+    }
+}
+
+/// Kernels touching fewer elements than this compile at `-O1` (a function attribute):
+/// they run in microseconds either way, and the C compiler's `-O2` pipeline costs it
+/// several milliseconds per function, most of a small module's compile time. (The
+/// command line's `-ftree-vectorize` still holds for them: a whole unit at `-O1` without
+/// it compiled 30% faster but ran small corpus kernels up to 2x slower.) They also call
+/// libm's transcendental functions where glibc's are as fast ([`MathStyle::Libm`]): most
+/// modules of small kernels then compile without the vectorizable ones.
+pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
+
+/// One kernel as two C functions: `NAME(void *const *bufs, block_begin, block_end)`, the
+/// entry point the runtime calls, which passes each buffer to `NAME_body` as a parameter
+/// of its own. GCC honours `restrict` on parameters but not on local pointers loaded from
+/// `bufs[i]`: with locals, a loop that gathers (`x[d floordiv 8]`) or mixes several
+/// buffers is left scalar for fear of aliasing (GroupNorm's epilogue ran 8x slower).
+/// The body is `noinline` so that the parameters stay parameters.
+pub fn kernel_c(k: &Kernel) -> String {
+    let mut out = String::new();
+    let quick = if math_style(k) == MathStyle::Libm {
+        "__attribute__((optimize(\"O1\"))) "
+    } else {
+        ""
+    };
+    let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
+    let restrict = if aliased { "" } else { "restrict " };
+    let mut params = Vec::with_capacity(k.buffers.len());
+    let mut args = Vec::with_capacity(k.buffers.len());
+    for (i, b) in k.buffers.iter().enumerate() {
+        let ct = c_type(b.ty);
+        let cq = if b.access == Access::In { "const " } else { "" };
+        params.push(format!(
+            "\n    {cq}{ct} *{restrict}b{i} /* {} {} */",
+            b.access.name(),
+            b.name.replace("*/", "* /")
+        ));
+        args.push(format!("({cq}{ct} *)bufs[{i}]"));
+    }
+    params.push("\n    int64_t block_begin, int64_t block_end".to_string());
+    let _ = writeln!(
+        out,
+        "static {quick}__attribute__((noinline)) void {}_body({}) {{",
+        k.name,
+        params.join(",")
+    );
+    for (i, l) in k.locals.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {} l{i}[{}] __attribute__((aligned(64))); // local {}",
+            c_type(l.ty),
+            l.len,
+            l.name
+        );
+    }
+    let var = k
+        .grid
+        .block_var
+        .map_or_else(|| "hloc_block".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  for (int64_t {var} = block_begin; {var} < block_end; ++{var}) {{"
+    );
+    stmts_c(&mut out, k, &k.body, 2);
+    if k.grid.block_var.is_none() {
+        let _ = writeln!(out, "    (void)hloc_block;");
+    }
+    let _ = writeln!(out, "  }}");
+    let _ = writeln!(out, "}}");
+    args.push("block_begin".to_string());
+    args.push("block_end".to_string());
+    let _ = writeln!(
+        out,
+        "void {}(void *const *bufs, int64_t block_begin, int64_t block_end) {{\n  {}_body({});\n}}",
+        k.name,
+        k.name,
+        args.join(", ")
+    );
+    out
+}
+
+/// One translation unit: the prelude (with the vectorizable functions only when a kernel
+/// calls one) and every kernel.
+pub fn translation_unit(kernels: &[Kernel]) -> String {
+    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
+    let mut out = prelude_for(texts.iter().map(String::as_str));
+    for t in &texts {
+        out.push('\n');
+        out.push_str(t);
+    }
+    out
+}
+
+/// The kernels split into at most `n` translation units of about equal size, each with
+/// the prelude and at least `min_bytes` of kernel text (as far as there is enough), so a C
+/// compiler can build them in parallel: the largest kernels first, each into the smallest
+/// unit so far; within a unit, kernels keep their order.
+pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
+    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
+    let total: usize = texts.iter().map(String::len).sum();
+    let n = n
+        .min(total / min_bytes.max(1))
+        .clamp(1, kernels.len().max(1));
+    let mut by_size: Vec<usize> = (0..texts.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+    let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
+    for i in by_size {
+        if let Some(u) = units.iter_mut().min_by_key(|u| u.0) {
+            u.0 += texts[i].len();
+            u.1.push(i);
+        }
+    }
+    units
+        .into_iter()
+        .filter(|u| !u.1.is_empty() || n == 1)
+        .map(|(_, mut members)| {
+            members.sort_unstable();
+            let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
+            for i in members {
+                out.push('\n');
+                out.push_str(&texts[i]);
+            }
+            out
+        })
+        .collect()
+}

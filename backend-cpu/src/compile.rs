@@ -1,0 +1,163 @@
+//! The CPU backend as the driver sees it: C for a program's kernels, the compiler and the
+//! cache behind [`CpuBackend::compile`], and the loaded result ([`CpuExecutable`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use plan::{AllocationKind, ArraySpec, Backend, Program};
+
+use crate::error::BackendError;
+use crate::loaded::Loaded;
+use crate::run::RunState;
+use crate::{cache, cc, data, exec};
+
+/// Kernel C text per translation unit worth a compiler process of its own (a vectorized
+/// loop with inlined transcendentals of this size takes the compiler ~25 ms).
+const UNIT_MIN_BYTES: usize = 2 << 10;
+/// Most translation units (compiler processes) per module.
+const MAX_UNITS: usize = 8;
+
+/// How many translation units to compile a module's kernels in at most: one per core
+/// (at most [`MAX_UNITS`]); each also gets at least [`UNIT_MIN_BYTES`] of kernel code.
+fn compile_jobs() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(MAX_UNITS)
+}
+
+/// The CPU target: where compiled objects are cached, which compiler builds them, and how
+/// the executables it makes run.
+#[derive(Clone, Debug)]
+pub struct CpuBackend {
+    /// The object cache directory.
+    pub cache_dir: PathBuf,
+    /// The C compiler command.
+    pub compiler: String,
+    /// Threads for large kernels.
+    pub threads: usize,
+    /// Most iterations one `while` loop may run before a run fails.
+    pub max_while_iterations: u64,
+}
+
+impl CpuBackend {
+    /// The backend with `cache_dir` (else [`cache::cache_dir`]'s default), `compiler`
+    /// (else `$HLOC_CC`, else `cc`) and `threads` (else rayon's pool size).
+    pub fn new(
+        cache_dir: Option<&std::path::Path>,
+        compiler: Option<String>,
+        threads: Option<usize>,
+        max_while_iterations: u64,
+    ) -> Self {
+        CpuBackend {
+            cache_dir: cache::cache_dir(cache_dir),
+            compiler: compiler.unwrap_or_else(cc::compiler),
+            threads: threads.unwrap_or_else(rayon::current_num_threads).max(1),
+            max_while_iterations,
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    type Executable = CpuExecutable;
+    type Error = BackendError;
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn source(&self, program: &Program) -> String {
+        crate::c::translation_unit(&program.kernels)
+    }
+
+    fn compile(
+        &self,
+        program: Arc<Program>,
+        source: &str,
+        stages: &mut Vec<(&'static str, Duration)>,
+    ) -> Result<CpuExecutable, BackendError> {
+        let names: Vec<String> = program.kernels.iter().map(|k| k.name.clone()).collect();
+        let units =
+            || crate::c::translation_units(&program.kernels, compile_jobs(), UNIT_MIN_BYTES);
+        let (loaded, cache_hit) = cache::load_or_build(
+            source,
+            &units,
+            &names,
+            &self.cache_dir,
+            &self.compiler,
+            stages,
+        )?;
+        let constants_start = Instant::now();
+        let mut constants = Vec::with_capacity(program.allocations.len());
+        for a in &program.allocations {
+            constants.push(match &a.kind {
+                AllocationKind::Constant(lit) => {
+                    let spec = constant_spec(lit)?;
+                    let bytes = data::to_buffer(lit, &spec).ok_or_else(|| {
+                        BackendError::Internal("constant of an unsupported element type".into())
+                    })?;
+                    Some(exec::words_of(&bytes))
+                }
+                _ => None,
+            });
+        }
+        stages.push(("constants", constants_start.elapsed()));
+        Ok(CpuExecutable {
+            program,
+            loaded,
+            constants,
+            run_state: RunState::default(),
+            threads: self.threads,
+            max_while_iterations: self.max_while_iterations,
+            cache_hit,
+        })
+    }
+}
+
+/// The layout of a constant's literal, as the executor binds it.
+fn constant_spec(lit: &hlo::literal::ArrayLiteral) -> Result<ArraySpec, BackendError> {
+    let shape = lit.shape();
+    let et = lit.element_type();
+    let ty = codegen::kir::ScalarType::from_element(et)
+        .ok_or_else(|| BackendError::Internal(format!("constant of type {}", et.as_str())))?;
+    let rank = shape.dims().len();
+    Ok(ArraySpec {
+        buffer: 0,
+        ty,
+        element_type: et,
+        dims: shape.dims().to_vec(),
+        minor_to_major: shape
+            .layout()
+            .map(|l| l.minor_to_major.clone())
+            .unwrap_or_else(|| (0..rank as i64).rev().collect()),
+    })
+}
+
+/// A program compiled for this CPU and loaded, ready to run (see the run methods).
+pub struct CpuExecutable {
+    pub(crate) program: Arc<Program>,
+    pub(crate) loaded: Loaded,
+    /// Constant data in physical order, as aligned words (`None` for other allocations).
+    pub(crate) constants: Vec<Option<Vec<u64>>>,
+    pub(crate) run_state: RunState,
+    pub(crate) threads: usize,
+    pub(crate) max_while_iterations: u64,
+    cache_hit: bool,
+}
+
+impl CpuExecutable {
+    /// Whether the compiled object came from the cache.
+    pub fn cache_hit(&self) -> bool {
+        self.cache_hit
+    }
+
+    /// The program it runs.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+}
+
+impl std::fmt::Debug for CpuExecutable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuExecutable({})", self.program.name)
+    }
+}

@@ -1,0 +1,28 @@
+//! # backend-cpu — run a [`plan::Program`] on this CPU
+//!
+//! [`CpuBackend`] prints the program's kernels as C translation units ([`c`]), compiles
+//! them in parallel with the system `cc` (`-O2 -ftree-vectorize -march=native
+//! -fno-math-errno`, never `-ffast-math`), caches the shared object by content hash and
+//! loads it; a [`CpuExecutable`] runs the thunk sequence on a rayon pool, with library
+//! calls (GEMM through faer, sort and top-k, scatter, FFT, LAPACK, RNG) for what no kernel
+//! does well.
+//!
+//! With the CUDA backend, this is the only kind of crate with `unsafe` code: the loader,
+//! the kernel calls and the library calls' raw buffers.
+
+mod bound_loop;
+pub mod c;
+mod cache;
+mod cc;
+mod compile;
+mod data;
+mod error;
+mod exec;
+mod library;
+mod loaded;
+mod run;
+
+pub use cache::cache_dir;
+pub use compile::{CpuBackend, CpuExecutable};
+pub use error::BackendError;
+pub use run::{Prepared, RawOutputs};

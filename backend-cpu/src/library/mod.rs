@@ -1,0 +1,307 @@
+//! Library routines of the runtime, run by [`Thunk::Library`](plan::Thunk):
+//! sort and top-k (typed keys where the comparator is a recognized key order, else a
+//! stable merge sort of a permutation per line ordered by the compiled comparator),
+//! scatter and select-and-scatter (sequential, combining through the compiled update
+//! computation), the LAPACK custom calls (through `faer`) and rng-bit-generator (ThreeFry
+//! and Philox, bit-exact with XLA).
+//!
+//! Every routine works on copies of its operands in their physical layout ([`Arr`]),
+//! addressed by logical index, and writes each result once. Called computations are
+//! scalar-function kernels: their buffer pointers are aimed at single elements.
+#![allow(unsafe_code)]
+
+mod fft;
+mod lapack;
+mod rng;
+mod scatter;
+mod sort;
+mod sort_keys;
+
+use std::ffi::c_void;
+
+use codegen::kir::ScalarType;
+use plan::{ArraySpec, LibraryCall, Program};
+
+use crate::error::BackendError;
+use crate::exec::Memory;
+use crate::loaded::KernelFn;
+
+/// One array of a library call: its bytes (8-byte aligned) in physical order and the
+/// element strides of its logical dimensions.
+pub(crate) struct Arr {
+    /// Logical dimensions.
+    pub dims: Vec<usize>,
+    /// Element stride of each logical dimension.
+    pub strides: Vec<usize>,
+    /// Bytes per element.
+    pub width: usize,
+    /// Element type.
+    pub ty: ScalarType,
+    /// The data (at least `count * width` bytes).
+    pub words: Vec<u64>,
+}
+
+impl Arr {
+    fn new(spec: &ArraySpec) -> Arr {
+        Arr::with_words(spec, |len| vec![0u64; len])
+    }
+
+    /// An array of `spec` holding `src`'s bytes (its first `count * width`), filled
+    /// without zeroing first; `None` when `src` is shorter.
+    fn from_bytes(spec: &ArraySpec, src: &[u8]) -> Option<Arr> {
+        let a = Arr::with_words(spec, |_| Vec::new());
+        let n = a.count() * a.width;
+        let src = src.get(..n)?;
+        Some(Arr::with_words(spec, |len| {
+            if let Ok(aligned) = bytemuck::try_cast_slice::<u8, u64>(src) {
+                // One copy (the buffers are 8-byte aligned).
+                let mut words = aligned.to_vec();
+                words.resize(len, 0);
+                return words;
+            }
+            let mut words = Vec::with_capacity(len);
+            let chunks = src.chunks_exact(8);
+            let tail = chunks.remainder();
+            words.extend(chunks.map(|c| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                u64::from_ne_bytes(w)
+            }));
+            if !tail.is_empty() {
+                let mut w = [0u8; 8];
+                w[..tail.len()].copy_from_slice(tail);
+                words.push(u64::from_ne_bytes(w));
+            }
+            words.resize(len, 0);
+            words
+        }))
+    }
+
+    /// An array of `spec` whose words (`len` of them) `words` makes.
+    fn with_words(spec: &ArraySpec, words: impl FnOnce(usize) -> Vec<u64>) -> Arr {
+        let dims: Vec<usize> = spec.dims.iter().map(|&d| d.max(0) as usize).collect();
+        let mut strides = vec![0usize; dims.len()];
+        let mut s = 1usize;
+        for &d in &spec.minor_to_major {
+            if let Some(slot) = strides.get_mut(d as usize) {
+                *slot = s;
+                s *= dims[d as usize];
+            }
+        }
+        let width = spec.ty.byte_width() as usize;
+        let count: usize = dims.iter().product();
+        Arr {
+            dims,
+            strides,
+            width,
+            ty: spec.ty,
+            words: words((count * width).div_ceil(8).max(1)),
+        }
+    }
+
+    /// Elements.
+    pub fn count(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// The physical element offset of a logical index.
+    pub fn offset(&self, index: &[usize]) -> usize {
+        index.iter().zip(&self.strides).map(|(i, s)| i * s).sum()
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: u64 has no padding; the slice covers the same allocation.
+        unsafe {
+            std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.words.len() * 8)
+        }
+    }
+
+    /// The bytes, writable.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `bytes`; any bit pattern is a valid u64.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.words.as_mut_ptr().cast::<u8>(),
+                self.words.len() * 8,
+            )
+        }
+    }
+
+    /// A pointer to element `e` (physical offset), for a scalar-function kernel.
+    pub fn ptr(&mut self, e: usize) -> *mut c_void {
+        let off = (e * self.width).min((self.words.len() * 8).saturating_sub(self.width));
+        // SAFETY: `off` lies inside the allocation (clamped above; callers pass offsets
+        // of existing elements).
+        unsafe { self.words.as_mut_ptr().cast::<u8>().add(off).cast() }
+    }
+
+    /// Copies element `from` of `src` (same element type) to element `to`.
+    pub fn copy_elem(&mut self, to: usize, src: &Arr, from: usize) {
+        let w = self.width;
+        self.bytes_mut()[to * w..(to + 1) * w]
+            .copy_from_slice(&src.bytes()[from * w..(from + 1) * w]);
+    }
+
+    /// Element `e` as a signed integer (integer and `pred` types; others give 0).
+    pub fn int(&self, e: usize) -> i64 {
+        let b = &self.bytes()[e * self.width..(e + 1) * self.width];
+        match self.ty {
+            ScalarType::Pred | ScalarType::U8 => i64::from(b[0]),
+            ScalarType::S8 => i64::from(b[0] as i8),
+            ScalarType::S16 => i64::from(i16::from_ne_bytes([b[0], b[1]])),
+            ScalarType::U16 => i64::from(u16::from_ne_bytes([b[0], b[1]])),
+            ScalarType::S32 => i64::from(i32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::U32 => i64::from(u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+            ScalarType::S64 | ScalarType::U64 => {
+                i64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+            }
+            _ => 0,
+        }
+    }
+
+    /// Stores an integer (truncated to the type) at element `e`.
+    pub fn set_int(&mut self, e: usize, v: i64) {
+        let w = self.width;
+        let bytes = v.to_ne_bytes();
+        self.bytes_mut()[e * w..(e + 1) * w].copy_from_slice(&bytes[..w]);
+    }
+}
+
+/// Calls every logical index of `dims` in row-major order.
+pub(crate) fn for_each_index(
+    dims: &[usize],
+    mut f: impl FnMut(&[usize]) -> Result<(), BackendError>,
+) -> Result<(), BackendError> {
+    if dims.contains(&0) {
+        return Ok(());
+    }
+    let mut idx = vec![0usize; dims.len()];
+    loop {
+        f(&idx)?;
+        let mut d = dims.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// A compiled scalar function (a called computation): `f(ptrs)` with one pointer per
+/// parameter, then one per result.
+#[derive(Clone, Copy)]
+pub(crate) struct ScalarFn {
+    f: KernelFn,
+    params: usize,
+    results: usize,
+}
+
+impl ScalarFn {
+    fn new(p: &Program, kernels: &[KernelFn], k: usize) -> Result<ScalarFn, BackendError> {
+        let f = *kernels
+            .get(k)
+            .ok_or_else(|| BackendError::Internal(format!("no kernel {k}")))?;
+        let kernel = &p.kernels[k];
+        let results = kernel
+            .buffers
+            .iter()
+            .filter(|b| b.access != codegen::kir::Access::In)
+            .count();
+        Ok(ScalarFn {
+            f,
+            params: kernel.buffers.len() - results,
+            results,
+        })
+    }
+
+    /// Calls the function; `ptrs` holds a pointer per parameter and per result, each to
+    /// one element of the buffer's type.
+    fn call(&self, ptrs: &[*mut c_void]) -> Result<(), BackendError> {
+        if ptrs.len() != self.params + self.results {
+            return Err(BackendError::Internal(format!(
+                "scalar function called with {} pointers for {} buffers",
+                ptrs.len(),
+                self.params + self.results
+            )));
+        }
+        // SAFETY: `f` is a scalar-function kernel of the loaded object (one block, no
+        // block variable); each pointer refers to a live element of its buffer's type
+        // (callers aim them into `Arr`s of the right types, or into 8-byte scratch
+        // words for results), and the kernel reads and writes exactly one element per
+        // buffer.
+        unsafe { (self.f)(ptrs.as_ptr(), 0, 1) };
+        Ok(())
+    }
+
+    /// Calls a `pred`-returning function (a comparator or select).
+    fn test(&self, ptrs: &mut Vec<*mut c_void>) -> Result<bool, BackendError> {
+        let mut r = 0u64;
+        ptrs.push((&mut r as *mut u64).cast());
+        let out = self.call(ptrs);
+        ptrs.pop();
+        out?;
+        Ok(r & 0xff != 0)
+    }
+}
+
+/// Runs one library call: reads its inputs, computes, writes its outputs.
+pub(crate) fn run(
+    p: &Program,
+    call: &LibraryCall,
+    inputs: &[ArraySpec],
+    outputs: &[ArraySpec],
+    kernels: &[KernelFn],
+    mem: &mut [Memory<'_>],
+) -> Result<(), BackendError> {
+    let mut ins = Vec::with_capacity(inputs.len());
+    for spec in inputs {
+        let shape = Arr::with_words(spec, |_| Vec::new());
+        let n = shape.count() * shape.width;
+        let b = &p.buffers[spec.buffer];
+        let a = Arr::from_bytes(spec, mem[b.allocation].bytes(n)).ok_or_else(|| {
+            BackendError::Internal(format!("library input %{} is too small", b.name))
+        })?;
+        ins.push(a);
+    }
+    let mut outs: Vec<Arr> = outputs.iter().map(Arr::new).collect();
+    let f = |k: usize| ScalarFn::new(p, kernels, k);
+    match call {
+        LibraryCall::Sort {
+            dim,
+            comparator,
+            order,
+        } => sort::sort(&mut ins, &mut outs, *dim, f(*comparator)?, order.as_ref())?,
+        LibraryCall::TopK {
+            k,
+            largest,
+            comparator,
+            order,
+        } => {
+            let cmp = comparator.map(f).transpose()?;
+            sort::topk(&mut ins, &mut outs, *k, *largest, cmp, order.as_ref())?
+        }
+        LibraryCall::Scatter { combiner, .. } => {
+            scatter::scatter(call, &mut ins, &mut outs, f(*combiner)?)?
+        }
+        LibraryCall::SelectAndScatter {
+            window,
+            select,
+            scatter: sc,
+        } => scatter::select_and_scatter(window, &mut ins, &mut outs, f(*select)?, f(*sc)?)?,
+        LibraryCall::Lapack(l) => lapack::run(*l, &ins, &mut outs)?,
+        LibraryCall::Fft { kind, lengths } => fft::run(*kind, lengths, &ins, &mut outs)?,
+        LibraryCall::RngBitGenerator { philox } => rng::run(*philox, &ins, &mut outs)?,
+    }
+    for (spec, a) in outputs.iter().zip(&outs) {
+        let n = a.count() * a.width;
+        mem[p.buffers[spec.buffer].allocation].write(&a.bytes()[..n])?;
+    }
+    Ok(())
+}

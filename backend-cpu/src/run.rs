@@ -1,0 +1,278 @@
+//! One run of an executable without needless copies: arguments are prepared once in the
+//! parameters' physical layouts (a row-major literal is borrowed, not copied), kernels read
+//! them in place, temporaries come from a pool kept between runs (no page faults after the
+//! first run), and each output allocation is moved out once, never copied twice; outputs
+//! the caller has dropped come back as spare memory for later runs' outputs (a caching
+//! allocator's effect: no fresh pages to fault in for every run).
+
+use std::sync::{Arc, Mutex, Weak};
+
+use hlo::Literal;
+use plan::AllocationKind;
+
+use crate::data;
+use crate::error::BackendError;
+use crate::exec::{self, Memory};
+use crate::CpuExecutable;
+use plan::Profile;
+
+/// The arguments of a run, in the executable's parameter layouts ([`CpuExecutable::prepare`]).
+pub struct Prepared<'a> {
+    args: Vec<Memory<'a>>,
+}
+
+/// The outputs of a run in their physical layouts ([`CpuExecutable::run_prepared`]); turned into
+/// literals by [`CpuExecutable::literals`]. Dropped, their memory returns to the executable
+/// (if it still exists) for later runs.
+pub struct RawOutputs {
+    bufs: Vec<Vec<u64>>,
+    spare: Weak<Spare>,
+}
+
+impl Drop for RawOutputs {
+    fn drop(&mut self) {
+        if let Some(spare) = self.spare.upgrade() {
+            spare.give(std::mem::take(&mut self.bufs));
+        }
+    }
+}
+
+/// Memory of dropped outputs, kept for the next runs' outputs (at most [`MAX_SPARE`]
+/// blocks).
+#[derive(Default)]
+struct Spare(Mutex<Vec<Vec<u64>>>);
+
+/// Most spare blocks an executable keeps.
+const MAX_SPARE: usize = 16;
+
+impl Spare {
+    fn give(&self, bufs: Vec<Vec<u64>>) {
+        if let Ok(mut s) = self.0.lock() {
+            for b in bufs {
+                if s.len() < MAX_SPARE && !b.is_empty() {
+                    s.push(b);
+                }
+            }
+        }
+    }
+
+    /// The smallest spare block of at least `words` words.
+    fn take(&self, words: usize) -> Option<Vec<u64>> {
+        let mut s = self.0.lock().ok()?;
+        let i = (0..s.len())
+            .filter(|&i| s[i].len() >= words)
+            .min_by_key(|&i| s[i].len())?;
+        Some(s.swap_remove(i))
+    }
+}
+
+/// What an executable keeps between runs: the temporaries' pool, spare output memory and,
+/// when profiling, the per-thunk times.
+#[derive(Default)]
+pub(crate) struct RunState {
+    pool: TempPool,
+    spare: Arc<Spare>,
+    profile: Mutex<Option<Profile>>,
+}
+
+/// Temporary allocations kept from one run for the next, indexed by allocation.
+#[derive(Default)]
+struct TempPool(Mutex<Vec<Option<Vec<u64>>>>);
+
+impl TempPool {
+    /// Every pooled allocation, for one run (one lock for the run, not one per
+    /// allocation: a module of many small kernels has many temporaries).
+    fn take_all(&self) -> Vec<Option<Vec<u64>>> {
+        self.0
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+
+    /// Keeps a run's temporaries for the next run.
+    fn put_all(&self, pooled: Vec<Option<Vec<u64>>>) {
+        if let Ok(mut p) = self.0.lock() {
+            *p = pooled;
+        }
+    }
+}
+
+/// The memory of temporary allocation `a` of `bytes` bytes: its pooled memory if large
+/// enough, else a spare block, else fresh memory.
+fn temp_memory(
+    pooled: &mut [Option<Vec<u64>>],
+    a: usize,
+    bytes: u64,
+    spare: &Spare,
+) -> Memory<'static> {
+    let words = (bytes as usize).div_ceil(8).max(1);
+    let reused = pooled
+        .get_mut(a)
+        .and_then(Option::take)
+        .filter(|v| v.len() >= words)
+        .or_else(|| spare.take(words));
+    match reused {
+        Some(mut v) if v.len() >= words => {
+            // Poison reused memory in debug builds: a kernel that reads a temporary
+            // before writing it then fails the tests instead of passing by luck.
+            if cfg!(debug_assertions) {
+                v.fill(0x7fc0_0001_7fc0_0001);
+            }
+            Memory::Owned(v)
+        }
+        _ => exec::owned(bytes),
+    }
+}
+
+impl CpuExecutable {
+    /// Checks `args` (one literal per entry parameter) against the parameters and puts each
+    /// in its parameter's physical layout; a row-major numeric literal is borrowed as is.
+    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, BackendError> {
+        let p = &self.program;
+        if args.len() != p.parameters.len() {
+            return Err(BackendError::Argument {
+                index: args.len(),
+                message: format!(
+                    "{} arguments for {} parameters",
+                    args.len(),
+                    p.parameters.len()
+                ),
+            });
+        }
+        let mut prepared = Vec::with_capacity(args.len());
+        for (n, (arg, spec)) in args.iter().zip(&p.parameters).enumerate() {
+            let lit = arg.as_array().ok_or_else(|| BackendError::Argument {
+                index: n,
+                message: "not an array".into(),
+            })?;
+            if lit.shape().dims() != spec.dims.as_slice() || lit.element_type() != spec.element_type
+            {
+                return Err(BackendError::Argument {
+                    index: n,
+                    message: format!(
+                        "expected {}{:?}, got {}{:?}",
+                        spec.element_type.as_str(),
+                        spec.dims,
+                        lit.element_type().as_str(),
+                        lit.shape().dims()
+                    ),
+                });
+            }
+            prepared.push(
+                data::to_memory(lit, spec).ok_or_else(|| BackendError::Argument {
+                    index: n,
+                    message: "unsupported element type".into(),
+                })?,
+            );
+        }
+        Ok(Prepared { args: prepared })
+    }
+
+    /// Runs on prepared arguments: parameters are read in place, temporaries come from the
+    /// pool, and the outputs are returned in their physical layouts.
+    pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, BackendError> {
+        let p = &self.program;
+        let mut pooled = self.run_state.pool.take_all();
+        let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
+        for (i, a) in p.allocations.iter().enumerate() {
+            mem.push(match &a.kind {
+                AllocationKind::Parameter(n) => Memory::Borrowed(
+                    args.args
+                        .get(*n)
+                        .ok_or_else(|| BackendError::Internal(format!("no argument {n}")))?
+                        .bytes(usize::MAX),
+                ),
+                AllocationKind::Constant(_) => match &self.constants[i] {
+                    Some(words) => Memory::Borrowed(exec::word_bytes(words)),
+                    None => return Err(BackendError::Internal("constant without data".into())),
+                },
+                AllocationKind::Temp => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
+            });
+        }
+        let mut profile = self
+            .run_state
+            .profile
+            .lock()
+            .ok()
+            .and_then(|mut p| p.take())
+            .map(Mutex::new);
+        let env = exec::Env {
+            kernels: &self.loaded.kernels,
+            threads: self.threads,
+            max_while_iterations: self.max_while_iterations,
+            profile: profile.as_ref(),
+        };
+        let ran = exec::run_thunks(p, &env, &mut mem);
+        if let (Some(done), Ok(mut slot)) = (profile.take(), self.run_state.profile.lock()) {
+            *slot = done.into_inner().ok();
+        }
+        ran?;
+        let mut bufs: Vec<Vec<u64>> = Vec::with_capacity(p.outputs.len());
+        // Which output took an allocation's memory (two outputs may share one).
+        let mut taken: Vec<Option<usize>> = vec![None; mem.len()];
+        for spec in &p.outputs {
+            let b = &p.buffers[spec.buffer];
+            let words = match (taken[b.allocation], &mut mem[b.allocation]) {
+                (Some(k), _) => bufs[k].clone(),
+                (None, Memory::Owned(v)) => {
+                    taken[b.allocation] = Some(bufs.len());
+                    std::mem::take(v)
+                }
+                (None, borrowed) => exec::words_of(borrowed.bytes(b.bytes as usize)),
+            };
+            bufs.push(words);
+        }
+        pooled.resize_with(mem.len(), || None);
+        for (i, m) in mem.into_iter().enumerate() {
+            if let Memory::Owned(v) = m {
+                if !v.is_empty() && matches!(p.allocations[i].kind, AllocationKind::Temp) {
+                    pooled[i] = Some(v);
+                }
+            }
+        }
+        self.run_state.pool.put_all(pooled);
+        Ok(RawOutputs {
+            bufs,
+            spare: Arc::downgrade(&self.run_state.spare),
+        })
+    }
+
+    /// The outputs of a run as literals, the root's leaves in flattened tuple order.
+    pub fn literals(&self, raw: &RawOutputs) -> Result<Vec<Literal>, BackendError> {
+        let p = &self.program;
+        let mut outs = Vec::with_capacity(p.outputs.len());
+        for (spec, words) in p.outputs.iter().zip(&raw.bufs) {
+            let bytes = exec::word_bytes(words);
+            let len = (p.buffers[spec.buffer].bytes as usize).min(bytes.len());
+            let lit = data::from_buffer(&bytes[..len], spec)
+                .ok_or_else(|| BackendError::Internal("output of an unsupported shape".into()))?;
+            outs.push(Literal::Array(lit));
+        }
+        Ok(outs)
+    }
+
+    /// Starts recording per-thunk times (every run until [`Self::take_profile`]), or stops.
+    pub fn set_profiling(&self, on: bool) {
+        if let Ok(mut slot) = self.run_state.profile.lock() {
+            *slot = on.then(Profile::default);
+        }
+    }
+
+    /// The per-thunk times recorded since profiling started (then starts afresh).
+    pub fn take_profile(&self) -> Option<Profile> {
+        let mut slot = self.run_state.profile.lock().ok()?;
+        let p = slot.take();
+        if p.is_some() {
+            *slot = Some(Profile::default());
+        }
+        p
+    }
+
+    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
+    /// leaves in flattened tuple order.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, BackendError> {
+        let prepared = self.prepare(args)?;
+        let raw = self.run_prepared(&prepared)?;
+        self.literals(&raw)
+    }
+}

@@ -1,0 +1,95 @@
+//! Splitting a module's kernels into translation units for parallel compilation: every
+//! kernel lands in exactly one unit, after the prelude, in its original relative order.
+
+const MODULE: &str = r#"HloModule m
+ENTRY e {
+  p = f32[64,64] parameter(0)
+  a = f32[64,64] negate(p)
+  b = f32[64,64] exponential(a)
+  c = f32[64,64] tanh(b)
+  d = f32[64,64] add(c, p)
+  t = f32[64,64] transpose(d), dimensions={1,0}
+  ROOT r = (f32[64,64], f32[64,64], f32[64,64]) tuple(b, d, t)
+}
+"#;
+
+#[test]
+fn every_kernel_lands_in_one_unit_after_the_prelude() {
+    let m = hlo::parse_module(MODULE).expect("parse");
+    let p = plan::build_program(&m).expect("codegen");
+    let names: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+    assert!(names.len() >= 4, "{names:?}");
+    assert_eq!(
+        backend_cpu::c::translation_units(&p.kernels, 1, 1),
+        vec![backend_cpu::c::translation_unit(&p.kernels)]
+    );
+    for n in [2, 3, 64] {
+        let units = backend_cpu::c::translation_units(&p.kernels, n, 1);
+        assert_eq!(units.len(), n.min(names.len()));
+        for unit in &units {
+            assert!(unit.starts_with(backend_cpu::c::parts()[0].text));
+            // Kernels keep their relative order inside a unit.
+            let at: Vec<usize> = names
+                .iter()
+                .filter_map(|k| unit.find(&format!("void {k}(")))
+                .collect();
+            assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
+        }
+        for k in &names {
+            let defined = units
+                .iter()
+                .filter(|u| u.contains(&format!("void {k}(")))
+                .count();
+            assert_eq!(defined, 1, "{k} in {n} units");
+        }
+    }
+}
+
+/// Small kernels call libm's exp, large ones the vectorizable one.
+#[test]
+fn only_units_of_large_kernels_include_the_vector_functions() {
+    let small = hlo::parse_module(MODULE).expect("parse");
+    let p = plan::build_program(&small).expect("codegen");
+    for unit in backend_cpu::c::translation_units(&p.kernels, 2, 1) {
+        assert!(!unit.contains("= hloc_vexp_f32(v"), "{unit}");
+    }
+    let large = hlo::parse_module(&MODULE.replace("[64,64]", "[256,256]")).expect("parse");
+    let p = plan::build_program(&large).expect("codegen");
+    assert!(p
+        .kernels
+        .iter()
+        .all(|k| backend_cpu::c::math_style(k) == backend_cpu::c::MathStyle::Vector));
+    let units = backend_cpu::c::translation_units(&p.kernels, 2, 1);
+    assert!(units.iter().any(|u| u.contains("= hloc_vexp_f32(v")));
+}
+
+/// The prelude's parts concatenate to the whole base prelude; a unit takes only the parts
+/// its kernels name.
+#[test]
+fn units_take_only_the_prelude_parts_their_kernels_name() {
+    let whole: String = backend_cpu::c::parts().iter().map(|p| p.text).collect();
+    assert_eq!(whole, backend_cpu::c::BASE_PRELUDE);
+    let ints = "HloModule m\nENTRY e {\n  a = s32[8] parameter(0)\n  b = s32[8] parameter(1)\n  ROOT d = s32[8] divide(a, b)\n}";
+    let p = plan::build_program(&hlo::parse_module(ints).expect("parse")).expect("codegen");
+    let unit = backend_cpu::c::translation_unit(&p.kernels);
+    assert!(unit.contains("HLOC_INT_OPS(int32_t"), "{unit}");
+    for absent in [
+        "HLOC_INT_OPS(uint8_t",
+        "hloc_f16_to_f32",
+        "HLOC_COMPLEX_OPS(",
+        "hloc_f2i_u64",
+        "hloc_vexp_f32",
+    ] {
+        assert!(!unit.contains(absent), "{absent} in\n{unit}");
+    }
+}
+
+/// The emitters' small-kernel limit for the C backend is the printer's math-style
+/// threshold: a kernel the emitters treat as small is printed with scalar math.
+#[test]
+fn emit_target_matches_the_c_printer() {
+    assert_eq!(
+        codegen::EmitTarget::cpu().small_kernel_elements,
+        backend_cpu::c::SMALL_KERNEL_ELEMENTS
+    );
+}

@@ -1,0 +1,281 @@
+//! The vectorizable transcendentals (`backend_cpu::c::VECMATH`, in every prelude): their
+//! largest error in ulps against libm stays within the bounds documented in
+//! `codegen/src/c/vecmath/mod.rs`, special values are exact, and gcc vectorizes loops that
+//! call them. A C harness compiled with the system compiler (`$HLOC_CC`, else `cc`)
+//! measures; without a compiler the tests print why and pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The documented bounds in ulps (`codegen/src/c/vecmath/mod.rs`), per function.
+const F32_BOUNDS: &[(&str, f64)] = &[
+    ("exp", 1.5),
+    ("expm1", 2.0),
+    ("log", 1.5),
+    ("log1p", 1.5),
+    ("tanh", 1.5),
+    ("logistic", 3.0),
+    ("erf", 2.0),
+    ("sin", 1.0),
+    ("cos", 1.0),
+    ("tan", 1.0),
+    ("cbrt", 1.0),
+];
+const F64_BOUNDS: &[(&str, f64)] = &[
+    ("exp", 1.5),
+    ("expm1", 2.5),
+    ("log", 1.5),
+    ("log1p", 2.0),
+    ("tanh", 1.5),
+    ("logistic", 3.0),
+    ("erf", 1.5),
+    ("sin", 1.5),
+    ("cos", 1.5),
+    ("tan", 2.0),
+    ("cbrt", 1.0),
+];
+/// The two-argument functions (`hloc_v*_f32(a, b)`), measured on sampled pairs.
+const F32_PAIR_BOUNDS: &[(&str, f64)] = &[("pow", 1.0), ("atan2", 1.0)];
+const F64_PAIR_BOUNDS: &[(&str, f64)] = &[("pow", 2.0), ("atan2", 1.5)];
+
+/// The harness (after the prelude): `f32 STRIDE`, `f64 COUNT`, `f32_2 COUNT`,
+/// `f64_2 COUNT`, `special`.
+const HARNESS: &str = include_str!("harness.c");
+
+fn compiler() -> Option<String> {
+    let cc = std::env::var("HLOC_CC")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "cc".to_string());
+    match Command::new(&cc).arg("--version").output() {
+        Ok(out) if out.status.success() => Some(cc),
+        _ => {
+            println!("skipped: no C compiler `{cc}`");
+            None
+        }
+    }
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hloc-vecmath-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+/// Compiles the harness into `dir` with the runtime's flags: the functions run in
+/// vectorized loops, as in kernels.
+fn build(cc: &str, dir: &Path) -> PathBuf {
+    let src = dir.join("harness.c");
+    let exe = dir.join("harness");
+    std::fs::write(&src, format!("{}{HARNESS}", backend_cpu::c::PRELUDE)).expect("write harness");
+    let mut last = String::new();
+    for march in [Some("-march=native"), None] {
+        let mut cmd = Command::new(cc);
+        cmd.args(["-O3", "-fno-math-errno", "-std=gnu11", "-pthread"]);
+        cmd.args(march);
+        cmd.arg("-o").arg(&exe).arg(&src).arg("-lm");
+        let out = cmd.output().expect("run the C compiler");
+        if out.status.success() {
+            return exe;
+        }
+        last = String::from_utf8_lossy(&out.stderr).into_owned();
+    }
+    panic!("the harness does not compile:\n{last}");
+}
+
+fn run(exe: &Path, args: &[&str]) -> String {
+    let out = Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run the harness");
+    assert!(out.status.success(), "harness {args:?} failed: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Checks the harness's `KIND NAME ULPS WORST_INPUT COUNT` lines against `bounds`.
+fn check(out: &str, kind: &str, bounds: &[(&str, f64)]) {
+    print!("{out}");
+    let mut seen = Vec::new();
+    for line in out.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 5, "harness line `{line}`");
+        assert_eq!(f[0], kind, "harness line `{line}`");
+        let ulps: f64 = f[2].parse().expect("ulps");
+        let bound = bounds
+            .iter()
+            .find(|(n, _)| *n == f[1])
+            .unwrap_or_else(|| panic!("no documented bound for {kind} {}", f[1]))
+            .1;
+        assert!(
+            ulps <= bound,
+            "hloc_v{}_{kind}: {ulps} ulps at {} (documented bound {bound})",
+            f[1],
+            f[3]
+        );
+        seen.push(f[1].to_string());
+    }
+    for (name, _) in bounds {
+        assert!(seen.iter().any(|s| s == name), "{kind} {name} not measured");
+    }
+}
+
+#[test]
+fn f32_strided_sweep_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("f32");
+    let exe = build(&cc, &dir);
+    // Every 61st bit pattern: 70 million inputs per function, all exponents.
+    check(&run(&exe, &["f32", "61"]), "f32", F32_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn f64_random_sweep_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("f64");
+    let exe = build(&cc, &dir);
+    check(&run(&exe, &["f64", "1000000"]), "f64", F64_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn pair_sweeps_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("pairs");
+    let exe = build(&cc, &dir);
+    check(&run(&exe, &["f32_2", "1000000"]), "f32", F32_PAIR_BOUNDS);
+    check(&run(&exe, &["f64_2", "1000000"]), "f64", F64_PAIR_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn special_values_are_exact() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("special");
+    let exe = build(&cc, &dir);
+    let out = run(&exe, &["special"]);
+    print!("{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("special ") && l.ends_with(" 0 failed")),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// All 2^32 f32 inputs per function (minutes on two cores; nextest stops a test at
+/// 5 minutes, `cargo test -p codegen --test codegen -- --ignored vecmath` does not).
+#[test]
+#[ignore]
+fn f32_exhaustive_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("f32-all");
+    let exe = build(&cc, &dir);
+    check(&run(&exe, &["f32", "1"]), "f32", F32_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 10^8 f64 inputs per function, as documented.
+#[test]
+#[ignore]
+fn f64_large_sweep_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("f64-large");
+    let exe = build(&cc, &dir);
+    check(&run(&exe, &["f64", "100000000"]), "f64", F64_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 10^8 pairs per two-argument function and type, as documented.
+#[test]
+#[ignore]
+fn pair_large_sweeps_within_documented_bounds() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("pairs-large");
+    let exe = build(&cc, &dir);
+    check(&run(&exe, &["f32_2", "100000000"]), "f32", F32_PAIR_BOUNDS);
+    check(&run(&exe, &["f64_2", "100000000"]), "f64", F64_PAIR_BOUNDS);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// gcc's loop vectorizer turns a loop over each function into SIMD code, for AVX2
+/// (x86-64-v3) and AVX-512 (x86-64-v4), with the runtime's flags (less `-march=native`:
+/// `-O2 -ftree-vectorize -fvect-cost-model=dynamic`, where only small functions are
+/// inlined and loops are not unrolled) and with `-O3`.
+#[test]
+fn gcc_vectorizes_loops_over_each_function() {
+    let Some(cc) = compiler() else { return };
+    let version = Command::new(&cc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    if !cfg!(target_arch = "x86_64") || !version.contains("Free Software Foundation") {
+        println!("skipped: `{cc}` is not gcc on x86_64");
+        return;
+    }
+    let dir = scratch("vectorize");
+    let mut src = String::from(backend_cpu::c::PRELUDE);
+    let mut loops = Vec::new();
+    let sets = [
+        ("float", F32_BOUNDS, false),
+        ("double", F64_BOUNDS, false),
+        ("float", F32_PAIR_BOUNDS, true),
+        ("double", F64_PAIR_BOUNDS, true),
+    ];
+    for (ty, bounds, pair) in sets {
+        let s = if ty == "float" { "f32" } else { "f64" };
+        for (name, _) in bounds {
+            let (params, args) = if pair {
+                (
+                    format!("const {ty} *restrict a, const {ty} *restrict b"),
+                    "a[i], b[i]",
+                )
+            } else {
+                (format!("const {ty} *restrict x"), "x[i]")
+            };
+            src.push_str(&format!(
+                "void loop_{name}_{s}({params}, {ty} *restrict y, long n) {{\n"
+            ));
+            loops.push((format!("hloc_v{name}_{s}"), src.lines().count() + 1));
+            src.push_str(&format!(
+                "  for (long i = 0; i < n; i++) y[i] = hloc_v{name}_{s}({args});\n}}\n"
+            ));
+        }
+    }
+    let path = dir.join("loops.c");
+    std::fs::write(&path, &src).expect("write loops.c");
+    let runtime_flags: &[&str] = &["-O2", "-ftree-vectorize", "-fvect-cost-model=dynamic"];
+    for opt in [runtime_flags, &["-O3"]] {
+        for march in ["x86-64-v3", "x86-64-v4"] {
+            let out = Command::new(&cc)
+                .args(opt)
+                .args([
+                    "-fno-math-errno",
+                    "-std=gnu11",
+                    "-fopt-info-vec-optimized",
+                    "-c",
+                ])
+                .arg(format!("-march={march}"))
+                .arg("-o")
+                .arg(dir.join("loops.o"))
+                .arg(&path)
+                .output()
+                .expect("run the C compiler");
+            let report = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{report}");
+            for (f, line) in &loops {
+                let vectorized = report.lines().any(|l| {
+                    l.contains("loop vectorized") && l.contains(&format!("loops.c:{line}:"))
+                });
+                assert!(
+                    vectorized,
+                    "{opt:?} {march}: the loop over {f} (line {line}) is not vectorized:\n{report}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,865 @@
+//! From an HLO module to a [`Program`]: one kernel per instruction (fusions included) in
+//! each computation's def-before-use order, parameters and constants as fixed allocations,
+//! tuples, get-tuple-element and bitcasts as aliases (no code), `while` and `conditional`
+//! as nested thunk sequences over dedicated buffers; then buffer assignment of the entry's
+//! temporaries.
+
+use std::collections::HashMap;
+
+use hlo::{AttrName, AttrValue, CompId, InstrId, Module, Opcode, Shape};
+
+use super::assign::assign_temps;
+use super::{
+    Allocation, AllocationKind, ArraySpec, Buffer, BufferId, FftKind, LapackCall, LibraryCall,
+    Program, Thunk,
+};
+use codegen::emit::{emit_instruction, BufferSource};
+use codegen::kir::ScalarType;
+use codegen::CodegenError;
+
+mod library;
+
+use library::library_target;
+
+struct State<'m> {
+    module: &'m Module,
+    /// What the kernels are emitted for.
+    target: &'m codegen::EmitTarget,
+    buffers: Vec<Buffer>,
+    allocations: Vec<Allocation>,
+    kernels: Vec<codegen::kir::Kernel>,
+    /// The buffers of each instruction's leaves (one for an array).
+    slots: HashMap<(CompId, InstrId), Vec<BufferId>>,
+    /// Nesting depth inside while/conditional sequences.
+    depth: usize,
+    /// Position in the entry's sequence of the thunk being built (liveness is tracked at
+    /// that level: anything a nested sequence reads lives until its thunk ends).
+    top: usize,
+}
+
+fn spec_of(shape: &Shape, buffer: BufferId, what: &str) -> Result<ArraySpec, CodegenError> {
+    let arr = shape
+        .as_array()
+        .ok_or_else(|| CodegenError::unsupported("tuple", what, "nested tuples"))?;
+    let et = arr.element_type();
+    let ty = ScalarType::from_element(et).ok_or_else(|| {
+        CodegenError::unsupported(et.as_str(), what, format!("element type {}", et.as_str()))
+    })?;
+    let rank = arr.dims().len();
+    let minor_to_major = arr
+        .layout()
+        .map(|l| l.minor_to_major.clone())
+        .unwrap_or_else(|| (0..rank as i64).rev().collect());
+    Ok(ArraySpec {
+        buffer,
+        ty,
+        element_type: et,
+        dims: arr.dims().to_vec(),
+        minor_to_major,
+    })
+}
+
+fn bytes_of(shape: &Shape, what: &str) -> Result<u64, CodegenError> {
+    let spec = spec_of(shape, 0, what)?;
+    let n: i64 = spec.dims.iter().product();
+    Ok(n.max(0) as u64 * u64::from(spec.ty.byte_width()))
+}
+
+/// The array leaves of a shape (itself, or a flat tuple's elements).
+fn leaf_shapes(shape: &Shape) -> Vec<Shape> {
+    if shape.is_tuple() {
+        shape.tuple_shapes().to_vec()
+    } else {
+        vec![shape.clone()]
+    }
+}
+
+/// A C identifier for kernel `i` of instruction `name`.
+fn kernel_name(i: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("hloc_k{i}_{clean}")
+}
+
+impl State<'_> {
+    fn fixed(&mut self, name: &str, kind: AllocationKind, bytes: u64) -> BufferId {
+        self.allocations.push(Allocation { kind, bytes });
+        self.buffers.push(Buffer {
+            name: name.to_string(),
+            bytes,
+            allocation: self.allocations.len() - 1,
+            defined_at: None,
+            last_use: None,
+        });
+        self.buffers.len() - 1
+    }
+
+    /// A buffer written by the thunk at `at` of the entry sequence; inside nested
+    /// sequences a dedicated allocation (never shared).
+    fn temp(&mut self, name: &str, bytes: u64, at: usize) -> BufferId {
+        if self.depth > 0 {
+            return self.fixed(name, AllocationKind::Temp, bytes);
+        }
+        self.buffers.push(Buffer {
+            name: name.to_string(),
+            bytes,
+            allocation: usize::MAX,
+            defined_at: Some(at),
+            last_use: None,
+        });
+        self.buffers.len() - 1
+    }
+
+    fn pos(&self, out: &[Thunk]) -> usize {
+        if self.depth == 0 {
+            out.len()
+        } else {
+            self.top
+        }
+    }
+
+    /// The buffers of `id`'s leaves; a constant gets its allocation on first use (a
+    /// scalar constant read as an immediate by every kernel needs none).
+    fn leaves(&mut self, comp: CompId, id: InstrId) -> Result<Vec<BufferId>, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        if instr.opcode() == Opcode::Constant && !self.slots.contains_key(&(comp, id)) {
+            let lit = self.constant_literal(comp, id)?;
+            let bytes = bytes_of(instr.shape(), instr.name())?;
+            let b = self.fixed(instr.name(), AllocationKind::Constant(lit), bytes);
+            self.slots.insert((comp, id), vec![b]);
+        }
+        self.slots.get(&(comp, id)).cloned().ok_or_else(|| {
+            CodegenError::Internal(format!(
+                "`{}` used before it has buffers",
+                self.module.computation(comp).instr(id).name()
+            ))
+        })
+    }
+
+    fn single(&mut self, comp: CompId, id: InstrId) -> Result<BufferId, CodegenError> {
+        match self.leaves(comp, id)?.as_slice() {
+            [b] => Ok(*b),
+            _ => Err(CodegenError::unsupported(
+                "tuple",
+                self.module.computation(comp).instr(id).name(),
+                "a tuple-shaped value used as an array",
+            )),
+        }
+    }
+
+    fn use_at(&mut self, b: BufferId, t: usize) {
+        let l = &mut self.buffers[b].last_use;
+        *l = Some(l.map_or(t, |x| x.max(t)));
+    }
+
+    fn constant_literal(
+        &self,
+        comp: CompId,
+        id: InstrId,
+    ) -> Result<hlo::literal::ArrayLiteral, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        instr
+            .literal()
+            .and_then(|l| l.as_array())
+            .cloned()
+            .ok_or_else(|| {
+                CodegenError::unsupported("constant", instr.name(), "an elided (`{...}`) constant")
+            })
+    }
+
+    /// The thunks of computation `comp` (appended to `out`) and its root's leaves.
+    /// `params[n]` are the leaves of parameter `n` (`None`: the entry, whose parameters
+    /// are the caller's arguments).
+    fn sequence(
+        &mut self,
+        comp: CompId,
+        params: Option<&[Vec<BufferId>]>,
+        out: &mut Vec<Thunk>,
+    ) -> Result<Vec<BufferId>, CodegenError> {
+        let c = self.module.computation(comp);
+        for &id in c.def_before_use_order().iter() {
+            self.instruction(comp, id, params, out)?;
+        }
+        self.leaves(comp, c.root())
+    }
+
+    fn instruction(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        params: Option<&[Vec<BufferId>]>,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let c = module.computation(comp);
+        let instr = c.instr(id);
+        let name = instr.name();
+        match instr.opcode() {
+            Opcode::Parameter => {
+                let n = instr.parameter_number().unwrap_or(0).max(0) as usize;
+                let leaves = match params {
+                    Some(p) => p.get(n).cloned().ok_or_else(|| {
+                        CodegenError::Internal(format!("`{name}`: no argument {n}"))
+                    })?,
+                    None => {
+                        let bytes = bytes_of(instr.shape(), name)?;
+                        vec![self.fixed(name, AllocationKind::Parameter(n), bytes)]
+                    }
+                };
+                self.slots.insert((comp, id), leaves);
+            }
+            Opcode::Constant => {
+                // Allocated when a buffer is first needed (see `leaves`).
+                self.constant_literal(comp, id)?;
+            }
+            Opcode::Tuple => {
+                let mut leaves = Vec::new();
+                for &op in instr.operands() {
+                    leaves.push(self.single(comp, op)?);
+                }
+                self.slots.insert((comp, id), leaves);
+            }
+            Opcode::GetTupleElement => {
+                let op = instr.operands()[0];
+                let k = instr.tuple_index().unwrap_or(0).max(0) as usize;
+                let b = self.leaves(comp, op)?.get(k).copied().ok_or_else(|| {
+                    CodegenError::Internal(format!("`{name}`: no tuple element {k}"))
+                })?;
+                self.slots.insert((comp, id), vec![b]);
+            }
+            Opcode::OptimizationBarrier => {
+                let leaves = self.leaves(comp, instr.operands()[0])?;
+                self.slots.insert((comp, id), leaves);
+            }
+            Opcode::BitcastConvert if self.is_width_changing_reinterpretation(comp, id)? => {
+                let b = self.single(comp, instr.operands()[0])?;
+                self.slots.insert((comp, id), vec![b]);
+            }
+            Opcode::Bitcast
+                if bytes_of(instr.shape(), name)?
+                    == bytes_of(c.instr(instr.operands()[0]).shape(), name)? =>
+            {
+                let b = self.single(comp, instr.operands()[0])?;
+                self.slots.insert((comp, id), vec![b]);
+            }
+            Opcode::Reshape if self.is_layout_preserving_reshape(comp, id) => {
+                let b = self.single(comp, instr.operands()[0])?;
+                self.slots.insert((comp, id), vec![b]);
+            }
+            // In place only where the base's bytes are the result's (the same layout): the
+            // base is copied byte for byte when it lives on.
+            Opcode::DynamicUpdateSlice
+                if c.instr(instr.operands()[1])
+                    .shape()
+                    .element_count()
+                    .is_ok_and(|n| n > 0)
+                    && super::boundary_layouts::same_layout(
+                        c.instr(instr.operands()[0]).shape(),
+                        instr.shape(),
+                    ) =>
+            {
+                self.dus_in_place(comp, id, out)?
+            }
+            Opcode::Scatter
+                if instr.operands().len() == 3
+                    && c.instr(instr.operands()[2])
+                        .shape()
+                        .element_count()
+                        .is_ok_and(|n| n > 0) =>
+            {
+                // The generated kernel where it supports the scatter's form, else the
+                // library's general routine.
+                let operands = instr.operands().to_vec();
+                if !self.scatter_kernel((comp, id), (comp, id), &operands, out)? {
+                    let call = self.library_call(comp, id)?;
+                    self.library(comp, id, call, out)?
+                }
+            }
+            Opcode::Dot if super::gemm::gemm_shape(module, comp, id).is_some() => {
+                self.gemm(comp, id, out)?
+            }
+            Opcode::While => self.while_loop(comp, id, out)?,
+            Opcode::Conditional => self.conditional(comp, id, out)?,
+            Opcode::Sort
+            | Opcode::TopK
+            | Opcode::Scatter
+            | Opcode::SelectAndScatter
+            | Opcode::Fft
+            | Opcode::RngBitGenerator => {
+                let call = self.library_call(comp, id)?;
+                self.library(comp, id, call, out)?
+            }
+            Opcode::CustomCall if library_target(instr.custom_call_target()) => {
+                let call = self.library_call(comp, id)?;
+                self.library(comp, id, call, out)?
+            }
+            Opcode::Fusion if self.wrapped_library(comp, id).is_some() => {
+                let (fc, root, operands) = self
+                    .wrapped_library(comp, id)
+                    .ok_or_else(|| CodegenError::Internal("wrapped library op".into()))?;
+                let scatter = module.computation(fc).instr(root).opcode() == Opcode::Scatter;
+                if !(scatter && self.scatter_kernel((fc, root), (comp, id), &operands, out)?) {
+                    let call = self.library_call(fc, root)?;
+                    self.library_with(comp, id, call, &operands, out)?
+                }
+            }
+            Opcode::CustomCall => {
+                return Err(CodegenError::unsupported(
+                    "custom-call",
+                    name,
+                    format!(
+                        "custom_call_target=\"{}\"",
+                        instr.custom_call_target().unwrap_or_default()
+                    ),
+                ))
+            }
+            Opcode::Call => {
+                return Err(CodegenError::unsupported(
+                    "call",
+                    name,
+                    "no emitter or library call yet",
+                ))
+            }
+            _ => self.kernel(comp, id, out)?,
+        }
+        Ok(())
+    }
+
+    /// A reshape between row-major layouts of one element type: every element keeps its
+    /// offset, so the result is its operand's buffer read with other dimensions (XLA
+    /// turns such reshapes into bitcasts; a copy would cost a pass over memory).
+    fn is_layout_preserving_reshape(&self, comp: CompId, id: InstrId) -> bool {
+        let c = self.module.computation(comp);
+        let instr = c.instr(id);
+        let Some(&operand) = instr.operands().first() else {
+            return false;
+        };
+        let (to, from) = (instr.shape(), c.instr(operand).shape());
+        to.element_type() == from.element_type()
+            && !to.is_dynamic()
+            && !from.is_dynamic()
+            && plain_row_major(to)
+            && plain_row_major(from)
+    }
+
+    /// A bitcast-convert between element types of different widths over row-major
+    /// layouts: the same bytes read as the other type (the narrow side's extra minor
+    /// dimension indexes the parts of a wide element, in memory order), so an alias.
+    fn is_width_changing_reinterpretation(
+        &self,
+        comp: CompId,
+        id: InstrId,
+    ) -> Result<bool, CodegenError> {
+        let c = self.module.computation(comp);
+        let instr = c.instr(id);
+        let operand = c.instr(instr.operands()[0]);
+        let row_major = plain_row_major;
+        let widths = (
+            instr.shape().element_type().and_then(|t| t.bit_width()),
+            operand.shape().element_type().and_then(|t| t.bit_width()),
+        );
+        Ok(widths.0 != widths.1
+            && row_major(instr.shape())
+            && row_major(operand.shape())
+            && bytes_of(instr.shape(), instr.name())? == bytes_of(operand.shape(), instr.name())?)
+    }
+
+    /// Dedicated buffers for every leaf of `id`'s shape.
+    fn dedicated(&mut self, comp: CompId, id: InstrId) -> Result<Vec<BufferId>, CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let shapes = leaf_shapes(instr.shape());
+        let mut bufs = Vec::with_capacity(shapes.len());
+        for (k, s) in shapes.iter().enumerate() {
+            let bytes = bytes_of(s, instr.name())?;
+            bufs.push(self.fixed(
+                &format!("{}.{k}", instr.name()),
+                AllocationKind::Temp,
+                bytes,
+            ));
+        }
+        Ok(bufs)
+    }
+
+    /// Enters a nested sequence; returns the saved position.
+    fn enter(&mut self, out: &[Thunk]) -> usize {
+        let saved = self.top;
+        if self.depth == 0 {
+            self.top = out.len();
+        }
+        self.depth += 1;
+        saved
+    }
+
+    fn leave(&mut self, saved: usize) {
+        self.depth -= 1;
+        self.top = saved;
+    }
+
+    fn while_loop(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        let name = instr.name().to_string();
+        let (Some(cc), Some(bc)) = (instr.while_condition(), instr.while_body()) else {
+            return Err(CodegenError::unsupported(
+                "while",
+                name,
+                "no condition or body",
+            ));
+        };
+        let init = self.leaves(comp, instr.operands()[0])?;
+        let at = self.pos(out);
+        for &b in &init {
+            self.use_at(b, at);
+        }
+        let state = self.dedicated(comp, id)?;
+        if state.len() != init.len() {
+            return Err(CodegenError::Internal(format!(
+                "`{name}`: state and init differ"
+            )));
+        }
+        let saved = self.enter(out);
+        let params = [state.clone()];
+        let mut cond = Vec::new();
+        let cr = self.sequence(cc, Some(&params), &mut cond);
+        let mut body = Vec::new();
+        let br = cr
+            .as_ref()
+            .ok()
+            .map(|_| self.sequence(bc, Some(&params), &mut body));
+        self.leave(saved);
+        let cond_result = match cr?.as_slice() {
+            [b] => *b,
+            _ => {
+                return Err(CodegenError::unsupported(
+                    "while",
+                    name,
+                    "a tuple-shaped condition",
+                ))
+            }
+        };
+        let body_results =
+            br.ok_or_else(|| CodegenError::Internal("while body not built".into()))??;
+        if body_results.len() != state.len() {
+            return Err(CodegenError::unsupported(
+                "while",
+                name,
+                "body and state differ",
+            ));
+        }
+        out.push(Thunk::While {
+            name,
+            cond,
+            cond_result,
+            body,
+            body_results,
+            state: state.clone(),
+            init,
+        });
+        self.slots.insert((comp, id), state);
+        Ok(())
+    }
+
+    fn conditional(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let c = self.module.computation(comp);
+        let instr = c.instr(id);
+        let name = instr.name().to_string();
+        let comps = instr
+            .branch_computations()
+            .ok_or_else(|| CodegenError::unsupported("conditional", name.clone(), "no branches"))?;
+        let selector = self.single(comp, instr.operands()[0])?;
+        let selector_is_pred = match c.instr(instr.operands()[0]).shape().element_type() {
+            Some(hlo::ElementType::Pred) => true,
+            Some(hlo::ElementType::S32) => false,
+            _ => {
+                return Err(CodegenError::unsupported(
+                    "conditional",
+                    name,
+                    "a selector that is neither pred nor s32",
+                ))
+            }
+        };
+        let at = self.pos(out);
+        self.use_at(selector, at);
+        let mut args = Vec::with_capacity(comps.len());
+        for &op in &instr.operands()[1..] {
+            let leaves = self.leaves(comp, op)?;
+            for &b in &leaves {
+                self.use_at(b, at);
+            }
+            args.push(leaves);
+        }
+        if args.len() != comps.len() {
+            return Err(CodegenError::unsupported(
+                "conditional",
+                name,
+                "branch and operand counts differ",
+            ));
+        }
+        let results = self.dedicated(comp, id)?;
+        let saved = self.enter(out);
+        let mut branches = Vec::with_capacity(comps.len());
+        let mut err = None;
+        for (bc, arg) in comps.iter().zip(&args) {
+            let mut thunks = Vec::new();
+            match self.sequence(*bc, Some(std::slice::from_ref(arg)), &mut thunks) {
+                Ok(r) if r.len() == results.len() => branches.push((thunks, r)),
+                Ok(_) => {
+                    err = Some(CodegenError::Internal(format!(
+                        "`{name}`: a branch's result differs from the conditional's"
+                    )))
+                }
+                Err(e) => err = Some(e),
+            }
+            if err.is_some() {
+                break;
+            }
+        }
+        self.leave(saved);
+        if let Some(e) = err {
+            return Err(e);
+        }
+        out.push(Thunk::Conditional {
+            selector,
+            selector_is_pred,
+            branches,
+            results: results.clone(),
+        });
+        self.slots.insert((comp, id), results);
+        Ok(())
+    }
+
+    /// A dot as a library GEMM call.
+    fn gemm(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let shape = super::gemm::gemm_shape(module, comp, id)
+            .ok_or_else(|| CodegenError::Internal(format!("`{}` is no GEMM", instr.name())))?;
+        let t = self.pos(out);
+        let lhs = self.single(comp, instr.operands()[0])?;
+        let rhs = self.single(comp, instr.operands()[1])?;
+        self.use_at(lhs, t);
+        self.use_at(rhs, t);
+        let bytes = bytes_of(instr.shape(), instr.name())?;
+        let o = self.temp(instr.name(), bytes, t);
+        out.push(Thunk::Gemm {
+            shape,
+            lhs,
+            rhs,
+            out: o,
+        });
+        self.slots.insert((comp, id), vec![o]);
+        Ok(())
+    }
+
+    /// Whether `base` dies at its only user `user`, so `user` may write into its buffer:
+    /// a kernel's result (no alias of it exists) that is not the computation's root.
+    fn dies_at(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
+        let c = self.module.computation(comp);
+        let produced_by_kernel = match c.instr(base).opcode() {
+            Opcode::Parameter
+            | Opcode::Constant
+            | Opcode::GetTupleElement
+            | Opcode::Bitcast
+            | Opcode::Tuple
+            | Opcode::While
+            | Opcode::Conditional
+            | Opcode::OptimizationBarrier => false,
+            Opcode::Reshape => !self.is_layout_preserving_reshape(comp, base),
+            Opcode::BitcastConvert => {
+                matches!(
+                    self.is_width_changing_reinterpretation(comp, base),
+                    Ok(false)
+                )
+            }
+            _ => true,
+        };
+        produced_by_kernel && c.users(base) == [user] && c.root() != base
+    }
+
+    /// A dynamic-update-slice updating its base in place.
+    fn dus_in_place(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let kname = kernel_name(self.kernels.len(), instr.name());
+        let emitted = codegen::emit::emit_dus_in_place(module, self.target, comp, id, &kname)?;
+        let operands = instr.operands().to_vec();
+        self.in_place(comp, id, emitted, &operands, out)
+    }
+
+    /// A single-operand scatter `(sc, scatter)` with at least one update, computing the
+    /// value of `(comp, id)` (itself, or a fusion wrapping it whose operands `operands`
+    /// are the scatter's) as an in-place kernel; `false` when the kernel does not support
+    /// the scatter's form (the caller makes it a library call).
+    fn scatter_kernel(
+        &mut self,
+        (sc, scatter): (CompId, InstrId),
+        (comp, id): (CompId, InstrId),
+        operands: &[InstrId],
+        out: &mut Vec<Thunk>,
+    ) -> Result<bool, CodegenError> {
+        let module = self.module;
+        let s = module.computation(sc);
+        let instr = s.instr(scatter);
+        let updates = instr
+            .operands()
+            .get(2)
+            .map(|&u| s.instr(u).shape().element_count());
+        let outer = module.computation(comp);
+        if operands.len() != 3
+            || !matches!(updates, Some(Ok(n)) if n > 0)
+            || !super::boundary_layouts::same_layout(
+                outer.instr(operands[0]).shape(),
+                outer.instr(id).shape(),
+            )
+        {
+            return Ok(false);
+        }
+        let name = module.computation(comp).instr(id).name();
+        let kname = kernel_name(self.kernels.len(), name);
+        match codegen::emit::emit_scatter_in_place(module, self.target, sc, scatter, &kname) {
+            Ok(emitted) => {
+                self.in_place(comp, id, emitted, operands, out)?;
+                Ok(true)
+            }
+            Err(CodegenError::Unsupported { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An update kernel (dynamic-update-slice, scatter) computing `(comp, id)` whose base
+    /// is `operands[0]` (`operands` are the kernel's operands in `comp`), writing the base
+    /// in place: its own buffer when it dies here, else a copy of it.
+    fn in_place(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        emitted: codegen::emit::EmittedKernel,
+        operands: &[InstrId],
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let t = self.pos(out);
+        let base = operands[0];
+        let base_buf = self.single(comp, base)?;
+        let target = if self.dies_at(comp, base, id) {
+            base_buf
+        } else {
+            let bytes = bytes_of(instr.shape(), instr.name())?;
+            let o = self.temp(instr.name(), bytes, t);
+            self.use_at(base_buf, t);
+            out.push(Thunk::Copy {
+                src: base_buf,
+                dst: o,
+                bytes,
+            });
+            o
+        };
+        let t = self.pos(out);
+        let mut args = Vec::with_capacity(emitted.sources.len());
+        for src in &emitted.sources {
+            let b = match src {
+                BufferSource::Operand(j) => {
+                    let op = operands.get(*j).ok_or_else(|| {
+                        CodegenError::Internal(format!("in-place update has no operand {j}"))
+                    })?;
+                    self.single(comp, *op)?
+                }
+                BufferSource::Output(_) => target,
+                BufferSource::Constant(..) => {
+                    return Err(CodegenError::Internal(
+                        "in-place update reads a constant".into(),
+                    ))
+                }
+            };
+            self.use_at(b, t);
+            args.push(b);
+        }
+        out.push(Thunk::Kernel {
+            kernel: self.kernels.len(),
+            args,
+            blocks: emitted.kernel.grid.blocks,
+            elements: emitted.kernel.touched_elements(),
+        });
+        self.kernels.push(emitted.kernel);
+        self.slots.insert((comp, id), vec![target]);
+        Ok(())
+    }
+
+    fn kernel(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let t = self.pos(out);
+        let shapes = leaf_shapes(instr.shape());
+        let mut outs = Vec::with_capacity(shapes.len());
+        let mut empty = true;
+        for (k, s) in shapes.iter().enumerate() {
+            let bytes = bytes_of(s, instr.name())?;
+            empty &= s.dims().contains(&0);
+            let nm = if shapes.len() > 1 {
+                format!("{}.{k}", instr.name())
+            } else {
+                instr.name().to_string()
+            };
+            outs.push(self.temp(&nm, bytes, t));
+        }
+        if empty {
+            // Nothing to compute: the outputs hold no element.
+            out.push(Thunk::Copy {
+                src: outs[0],
+                dst: outs[0],
+                bytes: 0,
+            });
+            self.slots.insert((comp, id), outs);
+            return Ok(());
+        }
+        let kname = kernel_name(self.kernels.len(), instr.name());
+        let emitted = emit_instruction(module, self.target, comp, id, &kname)?;
+        let mut args = Vec::with_capacity(emitted.sources.len());
+        for src in &emitted.sources {
+            let b = match src {
+                BufferSource::Operand(j) => self.single(comp, instr.operands()[*j])?,
+                BufferSource::Output(k) => outs[*k],
+                BufferSource::Constant(cc, i) => {
+                    let lit = self.constant_literal(*cc, *i)?;
+                    let ci = module.computation(*cc).instr(*i);
+                    let bytes = bytes_of(ci.shape(), ci.name())?;
+                    self.fixed(ci.name(), AllocationKind::Constant(lit), bytes)
+                }
+            };
+            args.push(b);
+        }
+        for (&b, src) in args.iter().zip(&emitted.sources) {
+            if !matches!(src, BufferSource::Output(_)) {
+                self.use_at(b, t);
+            }
+        }
+        out.push(Thunk::Kernel {
+            kernel: self.kernels.len(),
+            args,
+            blocks: emitted.kernel.grid.blocks,
+            elements: emitted.kernel.touched_elements(),
+        });
+        self.kernels.push(emitted.kernel);
+        self.slots.insert((comp, id), outs);
+        Ok(())
+    }
+}
+
+/// Choices of [`build_program_with`] that depend on where the program runs.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Worker threads of the runtime's pool (scratch slots of a streamed GEMM).
+    pub workers: usize,
+    /// Smallest GEMM lhs streamed from its producer (see [`super::stream`]).
+    pub stream_min_bytes: u64,
+    /// What the kernels are emitted for.
+    pub target: codegen::EmitTarget,
+}
+
+impl Default for BuildOptions {
+    /// This machine's cores; [`super::stream::STREAM_MIN_BYTES`]; [`codegen::EmitTarget::cpu`].
+    fn default() -> BuildOptions {
+        BuildOptions {
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            stream_min_bytes: super::stream::STREAM_MIN_BYTES,
+            target: codegen::EmitTarget::cpu(),
+        }
+    }
+}
+
+/// Builds the program of `module`'s entry computation with the default
+/// [`BuildOptions`]. Any instruction no emitter handles yet gives
+/// [`CodegenError::Unsupported`] naming it.
+pub fn build_program(module: &Module) -> Result<Program, CodegenError> {
+    build_program_with(module, &BuildOptions::default())
+}
+
+/// Builds the program of `module`'s entry computation (see [`build_program`]).
+pub fn build_program_with(
+    module: &Module,
+    options: &BuildOptions,
+) -> Result<Program, CodegenError> {
+    let entry = module.entry();
+    let mut st = State {
+        module,
+        target: &options.target,
+        buffers: Vec::new(),
+        allocations: Vec::new(),
+        kernels: Vec::new(),
+        slots: HashMap::new(),
+        depth: 0,
+        top: 0,
+    };
+    let mut thunks = Vec::new();
+    let leaves = st.sequence(module.entry_id(), None, &mut thunks)?;
+    let root_instr = entry.root_instr();
+    let leaf_shapes = leaf_shapes(root_instr.shape());
+    let mut outputs = Vec::with_capacity(leaves.len());
+    for (&b, s) in leaves.iter().zip(&leaf_shapes) {
+        outputs.push(spec_of(s, b, root_instr.name())?);
+        // Outputs stay live to the end.
+        st.buffers[b].last_use = Some(usize::MAX);
+    }
+    for b in &mut st.buffers {
+        if b.defined_at.is_some() && b.last_use.is_none() {
+            b.last_use = b.defined_at;
+        }
+    }
+    let mut parameters = Vec::new();
+    for n in 0..entry.parameters().len() {
+        let pid = entry
+            .parameter(n)
+            .ok_or_else(|| CodegenError::Internal(format!("no parameter {n}")))?;
+        let b = st.single(module.entry_id(), pid)?;
+        parameters.push(spec_of(
+            entry.instr(pid).shape(),
+            b,
+            entry.instr(pid).name(),
+        )?);
+    }
+    super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, options);
+    let peak = assign_temps(&mut st.buffers, &mut st.allocations, thunks.len());
+    Ok(Program {
+        name: module.name().to_string(),
+        kernels: st.kernels,
+        thunks,
+        buffers: st.buffers,
+        allocations: st.allocations,
+        parameters,
+        outputs,
+        tuple_output: root_instr.shape().is_tuple(),
+        peak_bytes: peak,
+    })
+}
+
+/// An array shape whose layout, if any, is row-major with no tiling or other suffix.
+fn plain_row_major(s: &Shape) -> bool {
+    s.as_array().is_some() && s.layout().is_none_or(|l| l.is_plain() && l.is_row_major())
+}

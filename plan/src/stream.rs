@@ -1,0 +1,179 @@
+//! Streaming a kernel's output into the GEMM that consumes it: when a kernel writes a
+//! GEMM's left-hand side (im2col patches, say) block by block, in whole rows, and nothing
+//! else reads it, the pair becomes one [`Thunk::StreamedGemm`]. Each block's rows are then
+//! written into a small scratch slot and multiplied at once, while they are in cache; the
+//! lhs never goes to memory whole (for a ResNet 3x3 convolution at batch 8 that is 58 MB
+//! written and read back).
+
+use affine::linear::Linear;
+use affine::{Expr, Var};
+
+use super::{Buffer, BuildOptions, Thunk};
+use codegen::kir::{Access, Kernel, Stmt};
+
+/// Left-hand sides smaller than this stay whole: they fit in the last-level cache, so
+/// writing them costs no memory traffic to speak of.
+pub const STREAM_MIN_BYTES: u64 = 8 << 20;
+
+/// Fuses every top-level kernel whose output, of at least `options.stream_min_bytes`, is
+/// only the next thunk's GEMM lhs (see the module docs) with that GEMM, with one scratch
+/// slot per worker (at most the kernel's blocks). `buffers`' `defined_at` and `last_use`
+/// are thunk indices; they are renumbered for the removed thunks, and the lhs buffer
+/// shrinks to the scratch slots.
+pub fn stream_gemms(
+    thunks: &mut Vec<Thunk>,
+    buffers: &mut [Buffer],
+    kernels: &[Kernel],
+    options: &BuildOptions,
+) {
+    let mut i = 0;
+    while i + 1 < thunks.len() {
+        if let Some((lhs_arg, block_elements, lhs, slots)) =
+            streamable(&thunks[i], &thunks[i + 1], i, buffers, kernels, options)
+        {
+            let gemm = thunks.remove(i + 1);
+            let producer = thunks.remove(i);
+            let element_bytes = match &gemm {
+                Thunk::Gemm { shape, .. } => buffers[lhs].bytes / (shape.m * shape.k) as u64,
+                _ => 0,
+            };
+            thunks.insert(
+                i,
+                Thunk::StreamedGemm {
+                    producer: Box::new(producer),
+                    lhs_arg,
+                    block_elements,
+                    slots,
+                    gemm: Box::new(gemm),
+                },
+            );
+            buffers[lhs].bytes = slots as u64 * block_elements as u64 * element_bytes;
+            for b in buffers.iter_mut() {
+                for at in [&mut b.defined_at, &mut b.last_use] {
+                    if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
+                        *t -= 1;
+                    }
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+/// `(lhs argument, lhs elements per block, lhs buffer, slots)` when `producer` (thunk
+/// `i`) and `consumer` can stream.
+fn streamable(
+    producer: &Thunk,
+    consumer: &Thunk,
+    i: usize,
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    options: &BuildOptions,
+) -> Option<(usize, i64, usize, usize)> {
+    let slots = options.workers;
+    let (
+        Thunk::Kernel {
+            kernel,
+            args,
+            blocks,
+            ..
+        },
+        Thunk::Gemm {
+            shape,
+            lhs,
+            rhs,
+            out,
+        },
+    ) = (producer, consumer)
+    else {
+        return None;
+    };
+    let (m, k) = (shape.m as i64, shape.k as i64);
+    let whole_rows = shape.batch.is_empty()
+        && m > 0
+        && k > 0
+        && shape.n > 0
+        && shape.lhs == (shape.k as isize, 1);
+    let dies_here = buffers[*lhs].defined_at == Some(i) && buffers[*lhs].last_use == Some(i + 1);
+    if !whole_rows
+        || !dies_here
+        || buffers[*lhs].bytes < options.stream_min_bytes
+        || *blocks < 2
+        || rhs == lhs
+        || out == lhs
+        || args.iter().filter(|&a| a == lhs).count() != 1
+    {
+        return None;
+    }
+    let lhs_arg = args.iter().position(|a| a == lhs)?;
+    let k_ir = kernels.get(*kernel)?;
+    if k_ir.buffers.get(lhs_arg)?.access != Access::Out {
+        return None;
+    }
+    let c = block_elements(k_ir, lhs_arg)?;
+    (c % k == 0 && c.checked_mul(*blocks)? == m.checked_mul(k)?).then_some((
+        lhs_arg,
+        c,
+        *lhs,
+        slots.min(*blocks as usize),
+    ))
+}
+
+/// The elements `C` of buffer `buf` each block of `k` writes, when block `b` writes
+/// only elements `[b C, (b + 1) C)`: every store's offset is `b C + rest` with `rest`
+/// in `[0, C)` over the bounds of the loops around it (affine, no runtime variable).
+pub fn block_elements(k: &Kernel, buf: usize) -> Option<i64> {
+    let block = Expr::var(k.grid.block_var?);
+    let mut c = None;
+    let mut loops = Vec::new();
+    stores_in_blocks(&k.body, buf, block, &mut loops, &mut c)?;
+    c.filter(|&c| c > 0)
+}
+
+/// Checks the stores to `buf` in `body` (see [`block_elements`]), agreeing on one
+/// per-block extent `c`; `None` when one does not fit.
+fn stores_in_blocks(
+    body: &[Stmt],
+    buf: usize,
+    block: Expr,
+    loops: &mut Vec<(Var, i64, i64)>,
+    c: &mut Option<i64>,
+) -> Option<()> {
+    for s in body {
+        match s {
+            Stmt::Loop { var, lo, hi, body } => {
+                loops.push((*var, *lo, *hi));
+                let r = stores_in_blocks(body, buf, block, loops, c);
+                loops.pop();
+                r?;
+            }
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                stores_in_blocks(body, buf, block, loops, c)?;
+                stores_in_blocks(else_body, buf, block, loops, c)?;
+            }
+            Stmt::Store { buf: b, offset, .. } if *b == buf => {
+                let lin = Linear::of(*offset)?;
+                let step = lin.coefficient(block);
+                if step <= 0 || c.is_some_and(|c| c != step) {
+                    return None;
+                }
+                *c = Some(step);
+                let (mut lo, mut hi) = (lin.constant, lin.constant);
+                for &(atom, coef) in lin.terms.iter().filter(|t| t.0 != block) {
+                    let v = atom.as_var()?;
+                    let &(_, a, b) = loops.iter().rev().find(|l| l.0 == v)?;
+                    let (x, y) = (coef.checked_mul(a)?, coef.checked_mul(b)?);
+                    lo = lo.checked_add(x.min(y))?;
+                    hi = hi.checked_add(x.max(y))?;
+                }
+                if lo < 0 || hi >= step {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(())
+}

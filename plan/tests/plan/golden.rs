@@ -1,0 +1,78 @@
+//! Golden text tests of the program builder (testkit's format): each case is an HLO module
+//! and, after `----`, the kernel IR (`tests/golden/kir.test`) or the thunks and buffer
+//! assignment (`tests/golden/thunks.test`) of its entry computation, or a pass's result
+//! and its thunks. Bless with `UPDATE_EXPECT=1`.
+
+use testkit::golden;
+
+use std::path::Path;
+
+fn program(input: &str) -> Result<plan::Program, String> {
+    let m = hlo::parse_module(input).map_err(|e| e.to_string())?;
+    plan::build_program(&m).map_err(|e| e.to_string())
+}
+
+fn path(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+#[test]
+fn kernel_ir() {
+    golden::check_file(&path("kir.test"), |case| match program(&case.input) {
+        Ok(p) => p
+            .kernels
+            .iter()
+            .map(codegen::kir::kernel_text)
+            .collect::<String>()
+            .trim_end()
+            .to_string(),
+        Err(e) => format!("error: {e}"),
+    });
+}
+
+#[test]
+fn thunks_and_buffers() {
+    golden::check_file(&path("thunks.test"), |case| match program(&case.input) {
+        Ok(p) => format!(
+            "{}{}",
+            plan::thunks_text(&p),
+            plan::buffer_assignment_text(&p)
+        )
+        .trim_end()
+        .to_string(),
+        Err(e) => format!("error: {e}"),
+    });
+}
+
+/// `outline.test`: the module after [`plan::OutlineFusedGemms`], then its thunks.
+#[test]
+fn fused_gemms_outlined() {
+    pass_then_thunks("outline.test", plan::OutlineFusedGemms);
+}
+
+/// `boundary_layouts.test`: the module after [`plan::MatchBoundaryLayouts`], then
+/// its thunks.
+#[test]
+fn boundary_layouts_matched() {
+    pass_then_thunks("boundary_layouts.test", plan::MatchBoundaryLayouts);
+}
+
+/// Checks golden file `file`: each input module after `pass`, verified, then its thunks.
+fn pass_then_thunks(file: &str, mut pass: impl hlo::pass::Pass) {
+    golden::check_file(&path(file), |case| {
+        let mut run = || -> Result<String, String> {
+            let mut m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
+            let changed = pass.run(&mut m).map_err(|e| e.to_string())?;
+            hlo::pass::verify::verify(&m).map_err(|e| format!("{e:?}"))?;
+            let p = plan::build_program(&m).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "changed: {changed}\n{}\n{}",
+                hlo::print_module(&m).trim_end(),
+                plan::thunks_text(&p).trim_end()
+            ))
+        };
+        run().unwrap_or_else(|e| format!("error: {e}"))
+    });
+}

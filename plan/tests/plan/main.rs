@@ -1,0 +1,6 @@
+//! The plan crate's integration tests, in one binary: golden kernel IR and thunks of every
+//! emitter as the program builder calls them, and the HLO rewrites before it (GEMMs out of
+//! fusions, every dot a GEMM, boundary layouts).
+
+mod gemm_dots;
+mod golden;

@@ -1,0 +1,41 @@
+//! Running a compiled module: the backend's executable does the work; errors come back as
+//! the driver's.
+
+use hlo::Literal;
+
+use crate::{Executable, Prepared, Profile, RawOutputs, RuntimeError};
+
+impl Executable {
+    /// Converts `args` (one literal per entry parameter) into the parameters' physical
+    /// layouts once, for any number of [`Executable::run_prepared`] calls.
+    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, RuntimeError> {
+        Ok(self.cpu.prepare(args)?)
+    }
+
+    /// Runs on prepared arguments; the outputs stay in their physical layouts until
+    /// [`Executable::literals`].
+    pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, RuntimeError> {
+        Ok(self.cpu.run_prepared(args)?)
+    }
+
+    /// The outputs of a run as literals, the root's leaves in flattened tuple order.
+    pub fn literals(&self, raw: &RawOutputs) -> Result<Vec<Literal>, RuntimeError> {
+        Ok(self.cpu.literals(raw)?)
+    }
+
+    /// Starts (or stops) recording per-thunk times ([`Executable::take_profile`]).
+    pub fn set_profiling(&self, on: bool) {
+        self.cpu.set_profiling(on)
+    }
+
+    /// The per-thunk times recorded since profiling started (then starts afresh).
+    pub fn take_profile(&self) -> Option<Profile> {
+        self.cpu.take_profile()
+    }
+
+    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
+    /// leaves in flattened tuple order.
+    pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
+        Ok(self.cpu.run(args)?)
+    }
+}

@@ -13,8 +13,8 @@ use std::sync::{LazyLock, Mutex, OnceLock};
 
 use hashbrown::HashTable;
 
-use crate::linear::{Flattened, Linear};
 use rustc_hash::FxHasher;
+use smallvec::SmallVec;
 
 /// Which family a variable belongs to.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -136,6 +136,29 @@ pub struct Node {
 // One line per node, also inside the arena's `Option` slots.
 const _: () = assert!(std::mem::size_of::<Node>() == 64);
 const _: () = assert!(std::mem::size_of::<Option<Node>>() == 64);
+
+// The linear form a node caches is defined here, with the node: a `Linear` holds
+// expressions and every node holds its `Linear`, so the two types name each other. What
+// computes and uses the form is in `linear`.
+
+/// A flattened sum of `(atom, coefficient)` terms plus a constant.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Linear {
+    /// Terms with non-zero coefficients; after [`Linear::normalize`], sorted and distinct.
+    pub terms: SmallVec<[(Expr, i64); 8]>,
+    /// The constant summand.
+    pub constant: i64,
+}
+
+/// A node's linear form, with whether the node is already the canonical sum of that form
+/// (what [`Linear::to_expr`] would build): both are facts of the node, computed once.
+#[derive(Debug)]
+pub(crate) struct Flattened {
+    /// The linear form of the node.
+    pub(crate) form: Linear,
+    /// `form.is_built_as(node)`.
+    pub(crate) canonical: bool,
+}
 
 impl PartialEq for Node {
     fn eq(&self, other: &Node) -> bool {
@@ -393,16 +416,9 @@ impl Expr {
     pub fn size(self) -> u32 {
         self.0.size
     }
-    /// The linear form [`Linear::of`] of this node, computed once per node; `None` on overflow.
-    pub(crate) fn linear(self) -> Option<&'static Linear> {
-        self.flattened().map(|f| &f.form)
-    }
-    /// The linear form with whether this node is exactly its canonical rebuild.
-    pub(crate) fn flattened(self) -> Option<&'static Flattened> {
-        let node: &'static Node = self.0;
-        node.linear
-            .get_or_init(|| Flattened::of(self).map(Box::new))
-            .as_deref()
+    /// The node's cache of its linear form (filled by `Expr::flattened` in `linear`).
+    pub(crate) fn linear_cell(self) -> &'static OnceLock<Option<Box<Flattened>>> {
+        &self.0.linear
     }
     /// The structural hash (stable across runs).
     pub fn structural_hash(self) -> u64 {

@@ -3,13 +3,17 @@
 //! Atoms are the non-linear parts (variables, products of non-constants, divisions, mods,
 //! min, max). Sums are flattened so that rules can look at all summands at once, and rebuilt in
 //! one canonical order: atoms in [`Expr::canonical_cmp`] order, the constant last.
+//!
+//! [`Linear`] is defined with the expression nodes (`expr`), each of which caches its form;
+//! computing, rebuilding and reading forms is here.
 
 use std::cell::Cell;
 use std::hash::Hasher;
 
 use rustc_hash::FxHasher;
-use smallvec::SmallVec;
 
+pub(crate) use crate::expr::Flattened;
+pub use crate::expr::Linear;
 use crate::{Expr, ExprKind};
 
 /// Slots of the per-thread cache of built sums (a power of two).
@@ -23,23 +27,17 @@ thread_local! {
         const { [const { Cell::new(None) }; BUILT_SLOTS] };
 }
 
-/// A flattened sum of `(atom, coefficient)` terms plus a constant.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct Linear {
-    /// Terms with non-zero coefficients; after [`Linear::normalize`], sorted and distinct.
-    pub terms: SmallVec<[(Expr, i64); 8]>,
-    /// The constant summand.
-    pub constant: i64,
-}
-
-/// A node's linear form, with whether the node is already the canonical sum of that form
-/// (what [`Linear::to_expr`] would build): both are facts of the node, computed once.
-#[derive(Debug)]
-pub(crate) struct Flattened {
-    /// The linear form of the node.
-    pub(crate) form: Linear,
-    /// `form.is_built_as(node)`.
-    pub(crate) canonical: bool,
+impl Expr {
+    /// The linear form [`Linear::of`] of this node, computed once per node; `None` on overflow.
+    pub(crate) fn linear(self) -> Option<&'static Linear> {
+        self.flattened().map(|f| &f.form)
+    }
+    /// The linear form with whether this node is exactly its canonical rebuild.
+    pub(crate) fn flattened(self) -> Option<&'static Flattened> {
+        self.linear_cell()
+            .get_or_init(|| Flattened::of(self).map(Box::new))
+            .as_deref()
+    }
 }
 
 impl Flattened {

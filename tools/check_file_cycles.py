@@ -13,7 +13,8 @@ A names an item of B:
   * a path in code: `crate::x::f()`, `super::Foo`, `self::child::g()`, `child::h()` or
     `alias::f()` where `alias` is a module brought in by a `use`;
   * a name brought in by a glob (`use super::*`): each identifier of A that looks like an
-    item (capitalized, or called: `f(`, `m!`) and that the glob's module defines or imports.
+    item (capitalized, or called: `f(`, `f::<T>(`, `m!`) and that the glob's module defines or
+    imports.
 
 A path is followed through re-exports to the file that defines the item (`crate::Foo`
 where lib.rs says `pub use analysis::Foo` is an edge to analysis.rs, not to lib.rs), and a

@@ -5,6 +5,8 @@
 //! - [`emit`]: HLO to kernel IR; the loops and indices are the ops' indexing maps.
 //! - [`EmitTarget`]: the parameters the emitters generate code for (lanes, tile sizes, the
 //!   description the root tiling is costed on), handed in by the backend.
+//! - [`HlocReach`]: what the emitters generate, as the fusion passes ask it
+//!   ([`fusion::EmitterReach`]); [`UnfuseUnemittable`] unfuses the fusions they cannot.
 //!
 //! Targets print the kernel IR (`backend-cpu`'s C printer); the `plan` crate decides
 //! which kernels a program needs. The crate emits data only: it runs no compiler and
@@ -13,7 +15,11 @@
 pub mod emit;
 mod error;
 pub mod kir;
+mod reach;
 mod target;
+mod unfuse;
 
 pub use error::CodegenError;
+pub use reach::HlocReach;
 pub use target::EmitTarget;
+pub use unfuse::UnfuseUnemittable;

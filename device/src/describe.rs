@@ -6,9 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use toml::Spanned;
 
-use crate::{
-    Cache, Compute, Device, DeviceError, DeviceKind, FusionKindName, KernelLimits, Memory,
-};
+use crate::{Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Memory};
 
 /// One `[section]`: `key -> value`, each value with its byte span in the text.
 type Section = BTreeMap<String, Spanned<toml::Value>>;
@@ -58,21 +56,6 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
         },
         kernel: KernelLimits {
             launch_s: r.non_negative("kernel.launch_s")?,
-            max_fusion_operands: r.count("kernel.max_fusion_operands")?,
-            max_fusion_instructions: r.count("kernel.max_fusion_instructions")?,
-            reduction_fusion_kind: match r.string("kernel.reduction_fusion_kind")?.as_str() {
-                "kLoop" => FusionKindName::Loop,
-                "kInput" => FusionKindName::Input,
-                other => {
-                    return Err(r.bad(
-                        "kernel.reduction_fusion_kind",
-                        format!("`{other}` is not `kLoop` or `kInput`"),
-                    ))
-                }
-            },
-            multi_output_fusion: r.boolean("kernel.multi_output_fusion")?,
-            multi_output_same_dims: r.boolean("kernel.multi_output_same_dims")?,
-            one_transpose_kind_per_fusion: r.boolean("kernel.one_transpose_kind_per_fusion")?,
             hoists_invariant_values: r.boolean("kernel.hoists_invariant_values")?,
             xla_cpu_fusions: r.boolean("kernel.xla_cpu_fusions")?,
         },

@@ -4,30 +4,46 @@
 //! operand limit holds; a group of two or more merges when the cost model says the
 //! merged kernel is faster than the separate ones.
 
+use std::sync::Arc;
+
 use device::Device;
 use hlo::pass::{Pass, PassError};
 use hlo::{CompId, InstrId, Module};
 
 use crate::cost::{CompInfo, CostModel, InfoCache, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
+use crate::emitter_reach::{Candidate, EmitterReach};
 use crate::hero::hero_of;
 use crate::multi_output::{operand_count, run_merges, users_ok, Choice};
 use crate::reach::Reachability;
 use crate::report::FusionLog;
 
-/// Horizontal fusion for one device.
+/// Horizontal fusion for one device and code generator.
 #[derive(Clone, Debug)]
 pub struct HorizontalFusion {
     device: Device,
+    reach: Arc<dyn EmitterReach>,
     log: FusionLog,
     cache: InfoCache,
 }
 
 impl HorizontalFusion {
-    /// The pass for `device`, continuing `log`.
+    /// The pass for `device`, continuing `log`, merging for XLA's emitters
+    /// ([`crate::xla_reach`]).
     pub fn new(device: Device, log: FusionLog) -> HorizontalFusion {
+        let reach = crate::xla_reach(&device);
+        HorizontalFusion::with_reach(device, reach, log)
+    }
+
+    /// The pass for `device`, continuing `log`, forming only fusions `reach` can emit.
+    pub fn with_reach(
+        device: Device,
+        reach: Arc<dyn EmitterReach>,
+        log: FusionLog,
+    ) -> HorizontalFusion {
         HorizontalFusion {
             device,
+            reach,
             log,
             cache: InfoCache::default(),
         }
@@ -45,7 +61,13 @@ impl HorizontalFusion {
     }
 }
 
-fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) -> Option<Choice> {
+fn choose(
+    device: &Device,
+    emitter: &dyn EmitterReach,
+    module: &Module,
+    cid: CompId,
+    cache: &mut InfoCache,
+) -> Option<Choice> {
     let c = module.computation(cid);
     let order = c.def_before_use_order().into_owned();
     let info = CompInfo::with_cache(module, cid, cache);
@@ -65,7 +87,19 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
         return None;
     }
     let reach = Reachability::new(c);
-    let max_operands = device.kernel.max_fusion_operands as usize;
+    let max_operands = emitter.rules().max_operands;
+    // Whether the code generator emits `kernels` (in def-before-use order) as one.
+    let position = |id: InstrId| info.pos(id);
+    let emits = |kernels: &[InstrId]| {
+        let candidate = Candidate {
+            comp: c,
+            members: kernels,
+            roots: kernels,
+            per_element: false,
+            position: &position,
+        };
+        emitter.can_emit(&candidate).is_ok()
+    };
     // On a device whose multi-output fusions keep one output shape, the group takes the
     // kernels of its first member's dimensions.
     let mut group: Vec<InstrId> = Vec::new();
@@ -73,11 +107,12 @@ fn choose(device: &Device, module: &Module, cid: CompId, cache: &mut InfoCache) 
     for (k, dims) in small {
         let mut with = group.clone();
         with.push(k);
-        let shape_ok =
-            !device.kernel.multi_output_same_dims || group_dims.as_ref().is_none_or(|g| *g == dims);
+        let shape_ok = !emitter.rules().multi_output_same_dims
+            || group_dims.as_ref().is_none_or(|g| *g == dims);
         if shape_ok
             && group.iter().all(|&g| reach.independent(g, k))
             && operand_count(c, &with) <= max_operands
+            && emits(&with)
         {
             group = with;
             group_dims.get_or_insert(dims);
@@ -123,16 +158,22 @@ impl Pass for HorizontalFusion {
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
-        if !self.device.kernel.multi_output_fusion {
+        if !self.reach.rules().multi_output {
             return Ok(false);
         }
         let device = self.device.clone();
+        let emitter = self.reach.clone();
+        let rules = emitter.rules().clone();
         run_merges(
             module,
-            &device,
+            &rules,
             &mut self.log,
             &mut self.cache,
-            |m, cid, _, cache| choose(&device, m, cid, cache).into_iter().collect(),
+            |m, cid, _, cache| {
+                choose(&device, emitter.as_ref(), m, cid, cache)
+                    .into_iter()
+                    .collect()
+            },
         )
     }
 }

@@ -22,6 +22,11 @@
 //! assert!(json.contains(r#""producer":"a","consumer":"n","reason":"fused""#));
 //! ```
 //!
+//! The passes ask the pipeline's [`EmitterReach`] before they form a fusion whether its
+//! code generator can emit it, and follow its switches ([`EmitterRules`]): [`XlaCpuReach`]
+//! and [`XlaGpuReach`] (the fused modules XLA reads back), or hloc's own emitters
+//! (implemented in `codegen`).
+//!
 //! Modules: [`ops`] (what each opcode is to fusion, the flops table), [`cost`] (the
 //! cost model), [`plan`] (priority fusion as a plan over one computation), `materialize`
 //! (plans to `fusion` instructions and `fused_computation`s), [`hero`] and [`reach`]
@@ -39,6 +44,7 @@ mod concat_as_pads;
 pub mod cost;
 mod decision;
 mod dot_strength;
+mod emitter_reach;
 mod error;
 mod gather_lookups;
 pub mod hero;
@@ -54,8 +60,10 @@ mod report;
 pub mod tile_cost;
 mod unit_reshapes;
 pub mod xla_cpu;
+mod xla_reach;
 
 pub use decision::{Cost, Decision, Reason};
+pub use emitter_reach::{Candidate, EmitterReach, EmitterRules, Unemittable};
 pub use error::FusionError;
 pub use horizontal::HorizontalFusion;
 pub use materialize::{emitter_and_kind, Created};
@@ -64,6 +72,9 @@ pub use priority::PriorityFusion;
 pub use report::{
     control_flow_computations, EdgeRecord, FusionLog, FusionRecord, FusionReport, Record,
 };
+pub use xla_reach::{xla_reach, XlaCpuReach, XlaGpuReach};
+
+use std::sync::Arc;
 
 use device::Device;
 use hlo::pass::Pass;
@@ -71,17 +82,31 @@ use hlo::Module;
 
 /// The fusion passes for `device`, in pipeline order: priority fusion, multi-output
 /// fusion, horizontal fusion (the last two only where the device emits multi-output
-/// fusions).
+/// fusions), fusing for XLA's emitters ([`xla_reach`]).
 pub fn passes(device: &Device) -> Vec<Box<dyn Pass>> {
+    passes_with(device, xla_reach(device))
+}
+
+/// [`passes`] forming only fusions `reach` can emit.
+pub fn passes_with(device: &Device, reach: Arc<dyn EmitterReach>) -> Vec<Box<dyn Pass>> {
     vec![
-        Box::new(PriorityFusion::new(device.clone())),
-        Box::new(MultiOutputFusion::new(device.clone(), FusionLog::default())),
-        Box::new(HorizontalFusion::new(device.clone(), FusionLog::default())),
+        Box::new(PriorityFusion::with_reach(device.clone(), reach.clone())),
+        Box::new(MultiOutputFusion::with_reach(
+            device.clone(),
+            reach.clone(),
+            FusionLog::default(),
+        )),
+        Box::new(HorizontalFusion::with_reach(
+            device.clone(),
+            reach,
+            FusionLog::default(),
+        )),
     ]
 }
 
-/// Fuses `module` for `device`: verifies it (rejecting it with the verifier's errors),
-/// runs the fusion passes, verifies the result and returns the report of the final module.
+/// Fuses `module` for `device` and XLA's emitters ([`xla_reach`]): verifies it (rejecting
+/// it with the verifier's errors), runs the fusion passes, verifies the result and returns
+/// the report of the final module.
 pub fn fuse(module: &mut Module, device: &Device) -> Result<FusionReport, FusionError> {
     let log = fuse_logged(module, device)?;
     Ok(FusionReport::build(module, &log))
@@ -91,12 +116,22 @@ pub fn fuse(module: &mut Module, device: &Device) -> Result<FusionReport, Fusion
 /// runs more passes (CSE, DCE) before building the report of its final module with
 /// [`FusionReport::build`].
 pub fn fuse_logged(module: &mut Module, device: &Device) -> Result<FusionLog, FusionError> {
+    fuse_logged_with(module, device, xla_reach(device))
+}
+
+/// [`fuse_logged`] forming only fusions `reach` can emit.
+pub fn fuse_logged_with(
+    module: &mut Module,
+    device: &Device,
+    reach: Arc<dyn EmitterReach>,
+) -> Result<FusionLog, FusionError> {
     hlo::pass::verify::verify(module).map_err(FusionError::InvalidInput)?;
-    let mut priority = PriorityFusion::new(device.clone());
+    let mut priority = PriorityFusion::with_reach(device.clone(), reach.clone());
     priority.run(module)?;
-    let mut multi = MultiOutputFusion::new(device.clone(), priority.take_log());
+    let mut multi =
+        MultiOutputFusion::with_reach(device.clone(), reach.clone(), priority.take_log());
     multi.run(module)?;
-    let mut horizontal = HorizontalFusion::new(device.clone(), multi.take_log())
+    let mut horizontal = HorizontalFusion::with_reach(device.clone(), reach, multi.take_log())
         .with_info_cache(multi.take_info_cache());
     horizontal.run(module)?;
     hlo::pass::verify::verify(module).map_err(FusionError::InvalidOutput)?;

@@ -15,6 +15,7 @@ use hlo::pass::PassError;
 use hlo::{CompId, InstrId, Instruction, Module, Opcode};
 
 use crate::cost::CompInfo;
+use crate::emitter_reach::{EmitterReach, EmitterRules};
 use crate::ops::OpClass;
 use crate::plan::{inputs, is_inlined_constant, Kernel};
 use crate::xla_cpu;
@@ -32,19 +33,15 @@ pub struct Created {
     pub emitter: &'static str,
 }
 
-/// Which emitter a kernel needs, and its `kind=`.
+/// Which emitter a kernel needs, and its `kind=` under `rules`.
 pub fn emitter_and_kind(
     info: &CompInfo,
     members: &[InstrId],
-    device: &device::Device,
+    rules: &EmitterRules,
 ) -> (&'static str, FusionKind) {
     let class = |m: &InstrId| info.op(*m).map(|o| o.class);
     if members.iter().any(|m| class(m) == Some(OpClass::Reduction)) {
-        let kind = match device.kernel.reduction_fusion_kind {
-            device::FusionKindName::Loop => FusionKind::Loop,
-            device::FusionKindName::Input => FusionKind::Input,
-        };
-        return ("reduction", kind);
+        return ("reduction", rules.reduction_kind);
     }
     if members.iter().any(|m| class(m) == Some(OpClass::InPlace)) {
         return ("in-place-dynamic-update-slice", FusionKind::Loop);
@@ -55,13 +52,15 @@ pub fn emitter_and_kind(
     ("loop", FusionKind::Loop)
 }
 
-/// Materializes the live kernels of two or more members of computation `comp`.
+/// Materializes the live kernels of two or more members of computation `comp`, as
+/// `reach`'s code generator names them (with the copies XLA:CPU's shape inference needs
+/// where it asks for XLA:CPU's forms).
 pub fn materialize(
     module: &mut Module,
     comp: CompId,
     info: &CompInfo,
     kernels: &[Kernel],
-    device: &device::Device,
+    reach: &dyn EmitterReach,
     names: &mut NameGen,
 ) -> Result<Vec<Created>, PassError> {
     let mut to_fuse: Vec<&Kernel> = kernels
@@ -97,7 +96,7 @@ pub fn materialize(
                 }
                 let src = c.instr(m);
                 let mut pred_copy = None;
-                if device.kernel.xla_cpu_fusions
+                if reach.xla_cpu_forms()
                     && xla_cpu::select_predicate_needs_copy(c, m, |x| members.contains(&x))
                 {
                     let pred = src.operands()[0];
@@ -138,7 +137,7 @@ pub fn materialize(
             let fused = b
                 .build(Some(root))
                 .map_err(|e| PassError::ir("priority-fusion", e))?;
-            let (emitter, kind) = emitter_and_kind(info, &k.members, device);
+            let (emitter, kind) = emitter_and_kind(info, &k.members, reach.rules());
             built.push((k.root, ins, fused, emitter, kind, k.members.clone()));
         }
     }

@@ -5,6 +5,8 @@
 //! reachability map; a producer-consumer pair refused so is logged `would-create-cycle`),
 //! the device emits tuple-rooted fusions, and the cost model says it pays.
 
+use std::sync::Arc;
+
 use device::Device;
 use hlo::attrs::FusionKind;
 use hlo::ir::edit::NameGen;
@@ -13,25 +15,39 @@ use hlo::{CompId, InstrId, Module};
 
 use crate::cost::{CompInfo, CostModel, InfoCache};
 use crate::decision::{Cost, Decision, Reason};
+use crate::emitter_reach::{Candidate, EmitterReach, EmitterRules};
 use crate::hero::{hero_of, Hero};
 use crate::merge::merge_kernels;
 use crate::plan::is_inlined_constant;
 use crate::reach::Reachability;
 use crate::report::{control_flow_computations, FusionLog};
 
-/// Multi-output fusion for one device.
+/// Multi-output fusion for one device and code generator.
 #[derive(Clone, Debug)]
 pub struct MultiOutputFusion {
     device: Device,
+    reach: Arc<dyn EmitterReach>,
     log: FusionLog,
     cache: InfoCache,
 }
 
 impl MultiOutputFusion {
-    /// The pass for `device`, continuing `log` (the priority-fusion pass's).
+    /// The pass for `device`, continuing `log` (the priority-fusion pass's), merging for
+    /// XLA's emitters ([`crate::xla_reach`]).
     pub fn new(device: Device, log: FusionLog) -> MultiOutputFusion {
+        let reach = crate::xla_reach(&device);
+        MultiOutputFusion::with_reach(device, reach, log)
+    }
+
+    /// The pass for `device`, continuing `log`, forming only fusions `reach` can emit.
+    pub fn with_reach(
+        device: Device,
+        reach: Arc<dyn EmitterReach>,
+        log: FusionLog,
+    ) -> MultiOutputFusion {
         MultiOutputFusion {
             device,
+            reach,
             log,
             cache: InfoCache::default(),
         }
@@ -56,14 +72,11 @@ pub(crate) struct Choice {
 }
 
 /// Kind and emitter of a merged kernel.
-pub(crate) fn merged_kind(device: &Device, reduction: bool) -> (FusionKind, &'static str) {
+pub(crate) fn merged_kind(rules: &EmitterRules, reduction: bool) -> (FusionKind, &'static str) {
     if !reduction {
         return (FusionKind::Loop, "loop");
     }
-    match device.kernel.reduction_fusion_kind {
-        device::FusionKindName::Loop => (FusionKind::Loop, "reduction"),
-        device::FusionKindName::Input => (FusionKind::Input, "reduction"),
-    }
+    (rules.reduction_kind, "reduction")
 }
 
 /// Whether every user of a tuple-shaped kernel is a get-tuple-element.
@@ -105,8 +118,8 @@ impl MultiOutputFusion {
         let model = CostModel {
             device: &self.device,
         };
-        let max_operands = self.device.kernel.max_fusion_operands as usize;
-        let same_dims = self.device.kernel.multi_output_same_dims;
+        let max_operands = self.reach.rules().max_operands;
+        let same_dims = self.reach.rules().multi_output_same_dims;
         // Whether two kernels' outputs may share a multi-output fusion on this device.
         let shapes_ok = |a: &Hero, b: &Hero| {
             !same_dims
@@ -115,6 +128,19 @@ impl MultiOutputFusion {
                     && b.reduction.is_none())
         };
         let name = |id: InstrId| c.instr(id).name().to_string();
+        let position = |id: InstrId| info.pos(id);
+        // Whether the code generator emits kernels `a` and `b` (`a` defined first) as one.
+        let emits = |a: InstrId, b: InstrId| {
+            let pair = [a, b];
+            let candidate = Candidate {
+                comp: c,
+                members: &pair,
+                roots: &pair,
+                per_element: false,
+                position: &position,
+            };
+            self.reach.can_emit(&candidate).is_ok()
+        };
         let mut chosen: Vec<Choice> = Vec::new();
         let free = |chosen: &[Choice], a: InstrId, b: InstrId| {
             chosen
@@ -145,6 +171,7 @@ impl MultiOutputFusion {
                     || !shapes_ok(hp, &hu)
                     || !users_ok(c, u)
                     || operand_count(c, &[p, u]) > max_operands
+                    || !emits(p, u)
                 {
                     continue;
                 }
@@ -194,6 +221,7 @@ impl MultiOutputFusion {
                         || !users_ok(c, a)
                         || !users_ok(c, b)
                         || operand_count(c, &[a, b]) > max_operands
+                        || !emits(a, b)
                     {
                         continue;
                     }
@@ -227,7 +255,7 @@ impl MultiOutputFusion {
 /// after a merge recomputes only the merged kernels' maps.
 pub(crate) fn run_merges(
     module: &mut Module,
-    device: &Device,
+    rules: &EmitterRules,
     log: &mut FusionLog,
     cache: &mut InfoCache,
     mut choose: impl FnMut(&Module, CompId, &mut FusionLog, &mut InfoCache) -> Vec<Choice>,
@@ -261,7 +289,7 @@ pub(crate) fn run_merges(
                     .iter()
                     .map(|&k| c.instr(k).name().to_string())
                     .collect();
-                let (kind, emitter) = merged_kind(device, choice.reduction);
+                let (kind, emitter) = merged_kind(rules, choice.reduction);
                 let new = merge_kernels(module, cid, &choice.set, kind, &mut names)?;
                 log.merged(&parts, &new, emitter, choice.decisions);
                 changed = true;
@@ -281,15 +309,15 @@ impl Pass for MultiOutputFusion {
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
-        if !self.device.kernel.multi_output_fusion {
+        if !self.reach.rules().multi_output {
             return Ok(false);
         }
-        let device = self.device.clone();
+        let rules = self.reach.rules().clone();
         let mut log = std::mem::take(&mut self.log);
         let mut cache = std::mem::take(&mut self.cache);
         let result = run_merges(
             module,
-            &device,
+            &rules,
             &mut log,
             &mut cache,
             |m, cid, log, cache| {

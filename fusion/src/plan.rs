@@ -19,8 +19,8 @@ use hlo::{Computation, InstrId};
 
 use crate::cost::{evaluate, CompInfo, CostModel, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
+use crate::emitter_reach::{self, EmitterReach};
 use crate::ops::{self, OpClass};
-use crate::xla_cpu;
 
 /// A kernel of the plan.
 #[derive(Clone, Debug)]
@@ -82,8 +82,10 @@ struct Candidate {
 
 struct Planner<'a> {
     comp: &'a Computation,
+    /// What the code generator can emit: asked before a producer fuses into its consumers.
+    reach: &'a dyn EmitterReach,
     /// Whether XLA:CPU may emit `comp` with its per-element IR emitter
-    /// ([`xla_cpu::per_element_computations`]).
+    /// ([`crate::xla_cpu::per_element_computations`]).
     per_element: bool,
     info: &'a CompInfo,
     model: &'a CostModel<'a>,
@@ -99,9 +101,16 @@ struct Planner<'a> {
 
 /// Plans priority fusion of `comp` (`per_element`: whether XLA:CPU may emit it with its
 /// per-element IR emitter, which needs more layouts).
-pub fn plan(comp: &Computation, per_element: bool, info: &CompInfo, model: &CostModel<'_>) -> Plan {
+pub fn plan(
+    comp: &Computation,
+    per_element: bool,
+    info: &CompInfo,
+    model: &CostModel<'_>,
+    reach: &dyn EmitterReach,
+) -> Plan {
     let mut p = Planner {
         comp,
+        reach,
         per_element,
         info,
         model,
@@ -261,12 +270,19 @@ impl Planner<'_> {
             if hero.is_none() && !self.heroes_compatible(&m, croot) {
                 hero = Some(croot);
             }
-            if incompatible.is_none() && self.model.device.kernel.xla_cpu_fusions {
-                incompatible =
-                    xla_cpu::incompatibility(self.comp, &m, croot, self.per_element, |i| {
-                        self.info.pos(i)
-                    })
-                    .map(|(x, why)| (croot, format!("{} is {why}", self.name(x))));
+            if incompatible.is_none() {
+                let candidate = emitter_reach::Candidate {
+                    comp: self.comp,
+                    members: &m,
+                    roots: &[croot],
+                    per_element: self.per_element,
+                    position: &|i| self.info.pos(i),
+                };
+                incompatible = self
+                    .reach
+                    .can_emit(&candidate)
+                    .err()
+                    .map(|u| (croot, format!("{} is {}", self.name(u.at), u.why)));
             }
             merged.push(m);
         }
@@ -342,11 +358,11 @@ impl Planner<'_> {
     }
 
     fn too_large(&self, members: &[InstrId]) -> bool {
-        let limits = &self.model.device.kernel;
-        if members.len() > limits.max_fusion_instructions as usize {
+        let rules = self.reach.rules();
+        if members.len() > rules.max_instructions {
             return true;
         }
-        inputs(self.comp, self.info, members).len() > limits.max_fusion_operands as usize
+        inputs(self.comp, self.info, members).len() > rules.max_operands
     }
 
     /// One transpose kind per fusion where the device's transpose emitter tiles one
@@ -373,7 +389,7 @@ impl Planner<'_> {
             .filter(|&&m| self.class(m) == OpClass::Transpose)
             .map(|&t| transpose(t));
         if let Some(first) = transposes.next() {
-            let one_kind = self.model.device.kernel.one_transpose_kind_per_fusion;
+            let one_kind = self.reach.rules().one_transpose_kind_per_fusion;
             if one_kind && transposes.any(|t| t != first) {
                 return false;
             }

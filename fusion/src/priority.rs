@@ -3,6 +3,7 @@
 //! materializes the plan as fusion instructions, logging every decision.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use device::Device;
 use hlo::ir::edit::NameGen;
@@ -10,22 +11,31 @@ use hlo::pass::{Pass, PassError};
 use hlo::Module;
 
 use crate::cost::{CompInfo, CostModel};
+use crate::emitter_reach::EmitterReach;
 use crate::materialize::materialize;
 use crate::plan::plan;
 use crate::report::{control_flow_computations, FusionLog};
 
-/// Priority fusion for one device.
+/// Priority fusion for one device and code generator.
 #[derive(Clone, Debug)]
 pub struct PriorityFusion {
     device: Device,
+    reach: Arc<dyn EmitterReach>,
     log: FusionLog,
 }
 
 impl PriorityFusion {
-    /// The pass for `device`.
+    /// The pass for `device`, fusing for XLA's emitters ([`crate::xla_reach`]).
     pub fn new(device: Device) -> PriorityFusion {
+        let reach = crate::xla_reach(&device);
+        PriorityFusion::with_reach(device, reach)
+    }
+
+    /// The pass for `device`, forming only fusions `reach` can emit.
+    pub fn with_reach(device: Device, reach: Arc<dyn EmitterReach>) -> PriorityFusion {
         PriorityFusion {
             device,
+            reach,
             log: FusionLog::default(),
         }
     }
@@ -58,7 +68,7 @@ impl Pass for PriorityFusion {
         let mut changed = false;
         // The loops XLA:CPU emits per element (the rewrites below add none and move none).
         let per_element = crate::xla_cpu::per_element_computations(module);
-        if self.device.kernel.xla_cpu_fusions {
+        if self.reach.xla_cpu_forms() {
             let mut reducers = std::collections::HashMap::new();
             let mut adders = std::collections::HashMap::new();
             for cid in control_flow_computations(module) {
@@ -93,8 +103,16 @@ impl Pass for PriorityFusion {
                 per_element.contains(&cid),
                 &info,
                 &model,
+                self.reach.as_ref(),
             );
-            let created = materialize(module, cid, &info, &p.kernels, &self.device, &mut names)?;
+            let created = materialize(
+                module,
+                cid,
+                &info,
+                &p.kernels,
+                self.reach.as_ref(),
+                &mut names,
+            )?;
             changed |= !created.is_empty();
             let c = module.computation(cid);
             let mut final_name: HashMap<hlo::InstrId, String> = HashMap::new();

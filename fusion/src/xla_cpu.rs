@@ -42,7 +42,7 @@
 //! So a kernel of elementwise ops alone does not read only reshapes
 //! ([`elementwise_of_reshapes`]).
 //!
-//! `kernel.xla_cpu_fusions` in a device description turns these rules on.
+//! [`crate::XlaCpuReach`] holds the fusion passes to these rules.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 

@@ -2,9 +2,17 @@
 //! compilers assemble theirs: every crate below exports only its own passes
 //! (`hlo_transforms::all_passes`, `fusion::passes`), and this module mixes them for a
 //! target. `hloc opt --passes` and `hloc compile` both read it.
+//!
+//! The fusion passes form only fusions the code generator behind them can emit
+//! ([`fusion::EmitterReach`]): XLA's emitters for the fused modules `hloc fuse` and
+//! `hloc opt` write ([`fusion::xla_reach`]), hloc's own for the modules the runtime
+//! compiles ([`hloc_fusion_pipeline`], with [`codegen::HlocReach`]).
 
-use device::Device;
-use hlo::pass::{Pass, Pipeline};
+use std::sync::Arc;
+
+use device::{Device, DeviceKind};
+use hlo::pass::{Pass, PassError, Pipeline};
+use hlo::Module;
 
 /// Every pass the compiler knows for `device`: the target-independent HLO passes, then
 /// the fusion passes (which read the device description), then the CPU lowering that moves
@@ -23,14 +31,71 @@ pub fn pass_by_name(name: &str, device: &Device) -> Option<Box<dyn Pass>> {
     all_passes(device).into_iter().find(|p| p.name() == name)
 }
 
-/// The fusion pipeline for `device`: the fusion passes, then the CSE and DCE that clean up
-/// after them (XLA's order: priority fusion, multi-output, horizontal, CSE).
+/// The fusion pipeline for `device`: [`fusion_pipeline_with`] XLA's emitters' reach
+/// ([`fusion::xla_reach`]), except on a CPU description with `kernel.xla_cpu_fusions` off
+/// (as the runtime sets it), which gets [`hloc_fusion_pipeline`] for the `cpu` target.
 pub fn fusion_pipeline(device: &Device) -> Pipeline {
+    if device.kind == DeviceKind::Cpu && !device.kernel.xla_cpu_fusions {
+        return hloc_fusion_pipeline(device, &codegen::EmitTarget::cpu());
+    }
+    fusion_pipeline_with(device, fusion::xla_reach(device))
+}
+
+/// The fusion passes for `device` forming only fusions `reach` can emit, then the CSE and
+/// DCE that clean up after them (XLA's order: priority fusion, multi-output, horizontal,
+/// CSE).
+pub fn fusion_pipeline_with(device: &Device, reach: Arc<dyn fusion::EmitterReach>) -> Pipeline {
     let mut p = Pipeline::new("fusion");
-    for pass in fusion::passes(device) {
+    for pass in fusion::passes_with(device, reach) {
         p.add(pass);
     }
     p.with(hlo_transforms::Cse).with(hlo_transforms::Dce)
+}
+
+/// The fusion pipeline of the modules hloc compiles for `device`: [`fusion_pipeline_with`]
+/// hloc's emitters' reach ([`codegen::HlocReach`]), then [`UnfuseUnemittable`]: every fusion
+/// the emitters of `target` still cannot generate (one the module arrived with, or one
+/// whose members are indexed in a way the emitter does not take) runs unfused, its dots as
+/// library GEMMs.
+pub fn hloc_fusion_pipeline(device: &Device, target: &codegen::EmitTarget) -> Pipeline {
+    fusion_pipeline_with(device, Arc::new(codegen::HlocReach::cpu()))
+        .with(UnfuseUnemittable::new(target.clone()))
+}
+
+/// [`codegen::UnfuseUnemittable`], then, where it unfused anything, the GEMM lowering of
+/// the dots the unfused fusions held ([`plan::DotsToGemms`]); what it unfused
+/// goes to the log. Run it on a module that arrives fused, before code generation, when
+/// it is not fused again.
+#[derive(Debug)]
+pub struct UnfuseUnemittable(codegen::UnfuseUnemittable);
+
+impl UnfuseUnemittable {
+    /// The pass for the emitters of `target`.
+    pub fn new(target: codegen::EmitTarget) -> UnfuseUnemittable {
+        UnfuseUnemittable(codegen::UnfuseUnemittable::new(target))
+    }
+}
+
+impl Pass for UnfuseUnemittable {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn description(&self) -> &str {
+        self.0.description()
+    }
+
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
+        let seen = self.0.unfused.len();
+        if !self.0.run(module)? {
+            return Ok(false);
+        }
+        for (fusion, why) in &self.0.unfused[seen..] {
+            log::info!(target: "runtime", "unfusing `{fusion}`: {why}");
+        }
+        plan::DotsToGemms.run(module)?;
+        Ok(true)
+    }
 }
 
 /// A pipeline named `name` of the comma-separated passes in `list`: pass names, `default`
@@ -76,6 +141,22 @@ mod tests {
         assert!(pipeline_from_list("t", "default,fusion,dce", &cpu).is_ok());
         let err = pipeline_from_list("t", "dce,nope", &cpu).unwrap_err();
         assert!(err.contains("`nope`"), "{err}");
+    }
+
+    #[test]
+    fn hlocs_pipeline_refuses_what_the_emitters_cannot_take_and_xlas_fuses_it() {
+        let cpu = device::load("cpu").unwrap();
+        let text = "HloModule m\nENTRY e {\n  p = f32[64] parameter(0)\n  a = f32[64] acos(p)\n  ROOT n = f32[64] negate(a)\n}";
+        let mut m = hlo::parse_module(text).unwrap();
+        assert!(fusion_pipeline(&cpu).run(&mut m).unwrap());
+        assert!(hlo::print_module(&m).contains("fusion("));
+        let mut m = hlo::parse_module(text).unwrap();
+        let target = codegen::EmitTarget::cpu();
+        assert!(!hloc_fusion_pipeline(&cpu, &target).run(&mut m).unwrap());
+        // The runtime's description (XLA:CPU's fusions off) gets hloc's pipeline.
+        let mut runtime_cpu = cpu.clone();
+        runtime_cpu.kernel.xla_cpu_fusions = false;
+        assert!(!fusion_pipeline(&runtime_cpu).run(&mut m).unwrap());
     }
 
     #[test]

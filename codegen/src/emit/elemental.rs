@@ -27,6 +27,9 @@ use precision::reduce_precision;
 /// cannot bind them).
 const MAX_GUARDED_TREE: usize = 20_000;
 
+/// Why an op outside the elemental table ([`scalar_ops::computes`]) is not emitted.
+pub(crate) const NO_ELEMENTAL_EMITTER: &str = "no elemental emitter for this op";
+
 /// An operand read under a guard: the operand and its access.
 type Branch = (InstrId, Applied);
 
@@ -497,6 +500,9 @@ impl Builder<'_> {
             }]);
         }
         let op = instr.opcode();
+        if !scalar_ops::computes(op) {
+            return Err(self.unsupported(op.as_str(), NO_ELEMENTAL_EMITTER));
+        }
         match op {
             Opcode::Parameter => {
                 return Err(CodegenError::Internal(format!(
@@ -549,18 +555,7 @@ impl Builder<'_> {
                 // `real`/`imag` of a real value: itself, or zero.
                 return Ok(vec![if u == UnOp::Real { a } else { zero(ty) }]);
             }
-            let complex_ok = matches!(
-                u,
-                UnOp::Real
-                    | UnOp::Imag
-                    | UnOp::Abs
-                    | UnOp::Neg
-                    | UnOp::Exp
-                    | UnOp::Log
-                    | UnOp::Sqrt
-                    | UnOp::Sign
-            );
-            if a.ty().is_complex() && !complex_ok {
+            if a.ty().is_complex() && !scalar_ops::unary_on_complex(u) {
                 return Err(self.unsupported(op.as_str(), format!("on {}", a.ty())));
             }
             return Ok(vec![Value::Unary(u, Box::new(a), ty)]);
@@ -609,12 +604,7 @@ impl Builder<'_> {
             let b = self
                 .plain_operand((comp, id), &g, 1, index, guarded, out)?
                 .remove(0);
-            if ty.is_complex()
-                && !matches!(
-                    bop,
-                    BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Complex
-                )
-            {
+            if ty.is_complex() && !scalar_ops::binary_on_complex(bop) {
                 return Err(self.unsupported(op.as_str(), format!("on {ty}")));
             }
             return Ok(vec![Value::Binary(bop, Box::new(a), Box::new(b), ty)]);
@@ -711,12 +701,7 @@ impl Builder<'_> {
                     .ok_or_else(|| self.unsupported("compare", "no direction"))?;
                 let total = a.ty().is_float()
                     && instr.comparison_type() == Some(hlo::attrs::ComparisonType::TotalOrder);
-                if a.ty().is_complex()
-                    && !matches!(
-                        dir,
-                        hlo::attrs::ComparisonDirection::Eq | hlo::attrs::ComparisonDirection::Ne
-                    )
-                {
+                if a.ty().is_complex() && !scalar_ops::compare_on_complex(dir) {
                     return Err(
                         self.unsupported("compare", "an ordered comparison of complex values")
                     );
@@ -788,7 +773,10 @@ impl Builder<'_> {
                 )?])
             }
             Opcode::Map => self.map(comp, id, &g, index, guarded, out),
-            _ => Err(self.unsupported(op.as_str(), "no elemental emitter for this op")),
+            _ => Err(CodegenError::Internal(format!(
+                "`{}` is in the elemental table but has no emitter",
+                op.as_str()
+            ))),
         }
     }
 

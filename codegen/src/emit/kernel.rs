@@ -34,6 +34,41 @@ pub fn emit_instruction(
     id: InstrId,
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
+    emit(module, target, (comp, id), name, Stage::Kernel)?
+        .ok_or_else(|| CodegenError::Internal("a kernel emitted without its loops".into()))
+}
+
+/// Whether [`emit_instruction`] can emit instruction `id` of computation `comp` for
+/// `target`: the same code builds the kernel's body (and gives the same
+/// [`CodegenError::Unsupported`]), and stops before its root tiling and loop nest, which
+/// refuse nothing.
+pub fn check_instruction(
+    module: &hlo::Module,
+    target: &crate::EmitTarget,
+    comp: CompId,
+    id: InstrId,
+) -> Result<(), CodegenError> {
+    emit(module, target, (comp, id), "check", Stage::Body).map(|_| ())
+}
+
+/// How far [`emit`] goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The per-element body only (`None` comes back unless another emitter took the
+    /// kernel whole).
+    Body,
+    /// The whole kernel.
+    Kernel,
+}
+
+/// [`emit_instruction`] of `(comp, id)` as far as `stage`.
+fn emit(
+    module: &hlo::Module,
+    target: &crate::EmitTarget,
+    (comp, id): (CompId, InstrId),
+    name: &str,
+    stage: Stage,
+) -> Result<Option<EmittedKernel>, CodegenError> {
     let c = module.computation(comp);
     let instr = c.instr(id);
     let mut b = Builder::new(module, target, instr.name());
@@ -83,7 +118,7 @@ pub fn emit_instruction(
     let dims = b.buffers[out_bufs[0]].dims.clone();
     if out_bufs.iter().any(|&o| b.buffers[o].dims != dims) {
         let title = format!("{} {}", instr.opcode().as_str(), instr.name());
-        return super::grouped::grouped_kernel(b, name, title, (ecomp, eroot), &out_bufs);
+        return super::grouped::grouped_kernel(b, name, title, (ecomp, eroot), &out_bufs).map(Some);
     }
     if dims.iter().any(|&d| d <= 0) {
         return Err(CodegenError::Internal(format!(
@@ -110,7 +145,8 @@ pub fn emit_instruction(
             plan,
             &dims,
             &order,
-        );
+        )
+        .map(Some);
     }
     if let Some(plan) = b.column_plan(ecomp, eroot, &dims, &order) {
         return column_kernel(
@@ -122,27 +158,32 @@ pub fn emit_instruction(
             plan,
             &dims,
             &order,
-        );
+        )
+        .map(Some);
     }
     let mut body = Vec::new();
     store_outputs(&mut b, (ecomp, eroot), &out_bufs, &index, &mut body)?;
+    if stage == Stage::Body {
+        return Ok(None);
+    }
     if let Some(tiled) = transpose::tile_transposed(&mut b, &body, &dims, &order) {
         let title = format!("{title}\n{}", tiled.note);
-        return finish_grid(b, name, title, tiled.body, Some(tiled.grid));
+        return finish_grid(b, name, title, tiled.body, Some(tiled.grid)).map(Some);
     }
     if instr.opcode() == Opcode::Fusion {
         if let Some(fusion) = module.instr_ref(comp, id) {
             match tiles::decide(&fusion, &target.device, &dims, &order) {
                 tiles::Decision::Tiled(t) => {
-                    return finish_tiled(b, name, title, body, &dims, &order, &t)
+                    return finish_tiled(b, name, title, body, &dims, &order, &t).map(Some)
                 }
                 tiles::Decision::Untiled(why) => {
                     return finish(b, name, format!("{title}\n{why}"), body, &dims, &order)
+                        .map(Some)
                 }
             }
         }
     }
-    finish(b, name, title, body, &dims, &order)
+    finish(b, name, title, body, &dims, &order).map(Some)
 }
 
 /// Wraps a kernel's per-element `body` in the loops of one tile of `tiling`: the grid's

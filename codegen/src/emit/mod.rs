@@ -8,6 +8,7 @@ mod elemental;
 mod grouped;
 mod in_place;
 mod kernel;
+mod reach;
 mod scalar_fn;
 mod scalar_ops;
 mod scan;
@@ -16,5 +17,6 @@ mod transpose;
 
 pub use builder::BufferSource;
 pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
-pub use kernel::{emit_instruction, EmittedKernel};
+pub use kernel::{check_instruction, emit_instruction, EmittedKernel};
+pub(crate) use reach::unemittable;
 pub use scalar_fn::emit_scalar_function;

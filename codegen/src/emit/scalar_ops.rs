@@ -1,8 +1,50 @@
-//! HLO elementwise opcodes as kernel-IR scalar operations.
+//! HLO elementwise opcodes as kernel-IR scalar operations, and which of them the kernels
+//! compute on complex values.
 
 use hlo::Opcode;
 
 use crate::kir::{BinOp, CmpOp, UnOp};
+
+/// Whether the elemental emitter computes `op` (the table its dispatch follows: an op
+/// outside it is `Unsupported`, and `codegen::HlocReach` keeps such ops out of fusions).
+pub fn computes(op: Opcode) -> bool {
+    use Opcode::*;
+    unary(op).is_some()
+        || binary(op).is_some()
+        || matches!(
+            op,
+            Parameter
+                | Constant
+                | ReplicaId
+                | PartitionId
+                | Iota
+                | Reduce
+                | ReduceWindow
+                | Dot
+                | Convolution
+                | ReducePrecision
+                | Broadcast
+                | Transpose
+                | Reshape
+                | Bitcast
+                | Slice
+                | Reverse
+                | Copy
+                | DynamicSlice
+                | Gather
+                | GetTupleElement
+                | Tuple
+                | Convert
+                | BitcastConvert
+                | Compare
+                | Select
+                | Clamp
+                | Pad
+                | DynamicUpdateSlice
+                | Concatenate
+                | Map
+        )
+}
 
 /// The unary operation of an elementwise opcode.
 pub fn unary(op: Opcode) -> Option<UnOp> {
@@ -71,4 +113,35 @@ pub fn compare(dir: hlo::attrs::ComparisonDirection) -> CmpOp {
         D::Gt => CmpOp::Gt,
         D::Ge => CmpOp::Ge,
     }
+}
+
+/// Whether kernels compute unary operation `u` on complex values (`real`/`imag` of a real
+/// value are handled apart).
+pub fn unary_on_complex(u: UnOp) -> bool {
+    matches!(
+        u,
+        UnOp::Real
+            | UnOp::Imag
+            | UnOp::Abs
+            | UnOp::Neg
+            | UnOp::Exp
+            | UnOp::Log
+            | UnOp::Sqrt
+            | UnOp::Sign
+    )
+}
+
+/// Whether kernels compute binary operation `b` on complex values.
+pub fn binary_on_complex(b: BinOp) -> bool {
+    matches!(
+        b,
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Complex
+    )
+}
+
+/// Whether kernels compare complex values in direction `dir` (equality only: complex
+/// values have no order).
+pub fn compare_on_complex(dir: hlo::attrs::ComparisonDirection) -> bool {
+    use hlo::attrs::ComparisonDirection as D;
+    matches!(dir, D::Eq | D::Ne)
 }

@@ -104,14 +104,16 @@ fn a_row_reduction_fuses_into_its_consumer_where_the_device_hoists() {
 }
 
 #[test]
-fn too_large_follows_the_device_limit() {
-    let mut cpu = device::load("cpu").unwrap();
-    cpu.kernel.max_fusion_instructions = 2;
+fn too_large_follows_the_code_generators_limit() {
+    let cpu = device::load("cpu").unwrap();
+    let mut reach = fusion::XlaCpuReach::default();
+    reach.rules.max_instructions = 2;
     let mut module = hlo::parse_module(
         "HloModule m\nENTRY e {\n  p = f32[64] parameter(0)\n  a = f32[64] negate(p)\n  b = f32[64] exponential(a)\n  ROOT c = f32[64] sqrt(b)\n}",
     )
     .unwrap();
-    let report = fusion::fuse(&mut module, &cpu).unwrap();
+    let log = fusion::fuse_logged_with(&mut module, &cpu, std::sync::Arc::new(reach)).unwrap();
+    let report = fusion::FusionReport::build(&module, &log);
     assert_eq!(report.fusions().count(), 1);
     let refused: Vec<_> = report.edges().map(|e| e.reason.code()).collect();
     assert_eq!(refused, ["too-large"]);

@@ -1,6 +1,6 @@
-//! `kernel.multi_output_same_dims`: a device whose multi-output fusions must keep to one
-//! output shape and no reduction (XLA:CPU's loop emitter) merges only such kernels; one
-//! without the rule (the h100) merges across shapes.
+//! `EmitterRules::multi_output_same_dims`: a code generator whose multi-output fusions must
+//! keep to one output shape and no reduction (XLA:CPU's loop emitter) merges only such
+//! kernels; one without the rule (XLA:GPU's) merges across shapes.
 
 /// Three independent small kernels, two of one shape; and a producer also returned beside
 /// its reduction.
@@ -22,10 +22,15 @@ ENTRY e {
   ROOT t = (f32[16], f32[16], f32[8,4], f32[8]) tuple(a, b, c, s)
 }";
 
-/// The output shapes of every multi-output fusion of the fused module's entry.
-fn multi_output_shapes(device: &device::Device) -> Vec<String> {
+/// The output shapes of every multi-output fusion of the module's entry fused for the `cpu`
+/// description under XLA:CPU's reach with `rules`.
+fn multi_output_shapes(rules: &fusion::EmitterRules) -> Vec<String> {
+    let cpu = device::load("cpu").unwrap();
     let mut m = hlo::parse_module(MODULE).unwrap();
-    fusion::fuse(&mut m, device).unwrap();
+    let reach = fusion::XlaCpuReach {
+        rules: rules.clone(),
+    };
+    fusion::fuse_logged_with(&mut m, &cpu, std::sync::Arc::new(reach)).unwrap();
     let text = hlo::print_module(&m);
     text.lines()
         .filter(|l| l.contains(" fusion(") && l.contains("= ("))
@@ -43,12 +48,12 @@ fn multi_output_shapes(device: &device::Device) -> Vec<String> {
 
 #[test]
 fn one_output_shape_and_no_reduction_where_the_device_requires_it() {
-    let mut cpu = device::load("cpu").unwrap();
-    cpu.kernel.multi_output_fusion = true;
-    assert!(cpu.kernel.multi_output_same_dims);
-    assert_eq!(multi_output_shapes(&cpu), vec!["(f32[16], f32[16])"]);
-    cpu.kernel.multi_output_same_dims = false;
-    let shapes = multi_output_shapes(&cpu);
+    let mut rules = fusion::EmitterRules::xla_cpu();
+    rules.multi_output = true;
+    assert!(rules.multi_output_same_dims);
+    assert_eq!(multi_output_shapes(&rules), vec!["(f32[16], f32[16])"]);
+    rules.multi_output_same_dims = false;
+    let shapes = multi_output_shapes(&rules);
     assert!(
         shapes.iter().any(|s| s.contains("f32[8]")),
         "without the rule the reduction joins its producer: {shapes:?}"
@@ -56,8 +61,10 @@ fn one_output_shape_and_no_reduction_where_the_device_requires_it() {
 }
 
 #[test]
-fn the_shipped_cpu_description_forms_no_multi_output_fusion() {
+fn xla_cpus_rules_form_no_multi_output_fusion() {
+    let rules = fusion::EmitterRules::xla_cpu();
+    assert!(!rules.multi_output);
+    assert!(multi_output_shapes(&rules).is_empty());
     let cpu = device::load("cpu").unwrap();
-    assert!(!cpu.kernel.multi_output_fusion);
-    assert!(multi_output_shapes(&cpu).is_empty());
+    assert_eq!(fusion::xla_reach(&cpu).rules(), &rules);
 }

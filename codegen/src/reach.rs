@@ -1,0 +1,157 @@
+//! hloc's own emitters as the fusion passes ask them ([`fusion::EmitterReach`]): which
+//! fusions they generate, and the switches the passes follow for them.
+
+use fusion::{Candidate, EmitterReach, EmitterRules, Unemittable};
+
+/// What hloc's emitters generate: a candidate fusion is refused where one of its members is
+/// an op the elemental emitter lacks, a value of an element type kernels lack, or a complex
+/// operation they do not compute (the tables the emitter's own dispatch follows,
+/// `emit::unemittable`). How an op is indexed inside a fusion can still make the emitter
+/// refuse a formed fusion; [`crate::UnfuseUnemittable`] runs the emitter on each one and
+/// unfuses those.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HlocReach {
+    /// The switches ([`HlocReach::cpu`]).
+    pub rules: EmitterRules,
+}
+
+impl HlocReach {
+    /// The C backend's switches, the values its fusion has used so far:
+    /// - 64 operands per fusion: a C kernel's argument list stays small;
+    /// - 1000 instructions per fusion: a 1000-statement C kernel compiles in about 0.1 s
+    ///   (special functions fused whole need several hundred);
+    /// - reductions in `kLoop` fusions: one loop emitter takes every fusion;
+    /// - no multi-output fusions yet: the grouped emitter runs them (outputs of several
+    ///   shapes included), but forming them changes what every module runs and is to be
+    ///   measured on its own (so is lifting the same-dimensions rule that goes with them);
+    /// - transposes of several kinds in one fusion: the loop emitter indexes any, and
+    ///   cache-blocks a transposed read.
+    pub fn cpu() -> HlocReach {
+        HlocReach {
+            rules: EmitterRules {
+                max_operands: 64,
+                max_instructions: 1000,
+                reduction_kind: hlo::attrs::FusionKind::Loop,
+                multi_output: false,
+                multi_output_same_dims: true,
+                one_transpose_kind_per_fusion: false,
+            },
+        }
+    }
+}
+
+impl Default for HlocReach {
+    /// [`HlocReach::cpu`].
+    fn default() -> HlocReach {
+        HlocReach::cpu()
+    }
+}
+
+impl EmitterReach for HlocReach {
+    fn name(&self) -> &str {
+        "hloc"
+    }
+
+    fn rules(&self) -> &EmitterRules {
+        &self.rules
+    }
+
+    fn can_emit(&self, c: &Candidate<'_>) -> Result<(), Unemittable> {
+        for &m in c.members {
+            if let Some(why) = crate::emit::unemittable(c.comp, m) {
+                return Err(Unemittable { at: m, why });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::CodegenError;
+
+    /// `module` fused for the `cpu` description under `reach`, and its report.
+    fn fused(text: &str, reach: Arc<dyn EmitterReach>) -> (hlo::Module, fusion::FusionReport) {
+        let cpu = device::load("cpu").unwrap();
+        let mut m = hlo::parse_module(text).unwrap();
+        let log = fusion::fuse_logged_with(&mut m, &cpu, reach).unwrap();
+        let report = fusion::FusionReport::build(&m, &log);
+        (m, report)
+    }
+
+    fn fusions(m: &hlo::Module) -> usize {
+        m.entry()
+            .instructions()
+            .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
+            .count()
+    }
+
+    /// Ops the elemental emitter refuses, each with a consumer priority fusion would fuse
+    /// it into: `acos` (elementwise, no elemental emitter), `tanh` and an ordered
+    /// comparison of complex values.
+    const REFUSED: [&str; 3] = [
+        "HloModule m\nENTRY e {\n  p = f32[64] parameter(0)\n  a = f32[64] acos(p)\n  ROOT n = f32[64] negate(a)\n}",
+        "HloModule m\nENTRY e {\n  p = c64[64] parameter(0)\n  a = c64[64] tanh(p)\n  ROOT n = c64[64] negate(a)\n}",
+        "HloModule m\nENTRY e {\n  p = c64[64] parameter(0)\n  q = c64[64] negate(p)\n  a = pred[64] compare(q, p), direction=LT\n  ROOT n = pred[64] not(a)\n}",
+    ];
+
+    #[test]
+    fn a_fusion_the_emitters_cannot_take_is_not_formed() {
+        for text in REFUSED {
+            let (m, _) = fused(text, Arc::new(fusion::XlaCpuReach::default()));
+            assert_eq!(fusions(&m), 1, "XLA:CPU's reach fuses it:\n{text}");
+            let (m, report) = fused(text, Arc::new(HlocReach::cpu()));
+            assert_eq!(fusions(&m), 0, "{}", hlo::print_module(&m));
+            let refused: Vec<_> = report.edges().map(|e| e.reason.code()).collect();
+            assert!(
+                !refused.is_empty() && refused.iter().all(|r| *r == "target-incompatible"),
+                "{refused:?}\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_reach_refuses_the_emitter_refuses() {
+        let target = crate::EmitTarget::cpu();
+        for text in REFUSED {
+            let m = hlo::parse_module(text).unwrap();
+            let entry = m.entry_id();
+            let c = m.computation(entry);
+            let mut refused = 0;
+            for (id, i) in c.instructions() {
+                if i.opcode() == hlo::Opcode::Parameter {
+                    continue;
+                }
+                let emitted = crate::emit::check_instruction(&m, &target, entry, id);
+                match crate::emit::unemittable(c, id) {
+                    Some(why) => {
+                        refused += 1;
+                        assert!(
+                            matches!(emitted, Err(CodegenError::Unsupported { .. })),
+                            "`{}` is {why}, yet the emitter takes it: {emitted:?}",
+                            i.name()
+                        );
+                    }
+                    None => assert!(emitted.is_ok(), "`{}`: {emitted:?}", i.name()),
+                }
+            }
+            assert_eq!(refused, 1, "{text}");
+        }
+    }
+
+    #[test]
+    fn everything_else_fuses_as_under_xla_cpus_rules_without_them() {
+        let text = "HloModule m\nENTRY e {\n  p = f32[64,32] parameter(0)\n  t = f32[32,64] transpose(p), dimensions={1,0}\n  e = f32[32,64] exponential(t)\n  ROOT n = f32[32,64] negate(e)\n}";
+        let (m, report) = fused(text, Arc::new(HlocReach::cpu()));
+        assert_eq!(fusions(&m), 1, "{}", hlo::print_module(&m));
+        assert_eq!(report.edges().count(), 0);
+        // XLA:CPU keeps a transpose that is not the root out of its fusions.
+        let (_, report) = fused(text, Arc::new(fusion::XlaCpuReach::default()));
+        assert!(report
+            .edges()
+            .any(|e| e.reason.code() == "target-incompatible"));
+    }
+}

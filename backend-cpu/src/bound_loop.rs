@@ -12,8 +12,10 @@ use std::ffi::c_void;
 use plan::{GemmShape, Program, Thunk};
 
 use crate::error::BackendError;
-use crate::exec::{copies_overlap, gemm, kernel_args, kernel_fn, runs_on_one_thread, Env, Memory};
+use crate::gemm::gemm;
+use crate::launch::{copies_overlap, kernel_args, kernel_fn, runs_on_one_thread, Env};
 use crate::loaded::KernelFn;
+use crate::memory::Memory;
 
 /// One bound step of the condition or the body.
 enum Step {
@@ -233,16 +235,18 @@ fn run_steps(steps: &[Step], threads: usize) -> Result<(), BackendError> {
     for s in steps {
         match *s {
             Step::Gemm { ref shape, ptrs } => gemm(shape, ptrs, threads)?,
-            // SAFETY: `f` is a loaded kernel with the `KernelFn` signature; `args` holds
-            // one pointer per buffer parameter into allocations that outlive the loop and
-            // are at least as large as the kernel's buffers (buffer assignment sized them),
-            // writable where the kernel writes (checked when binding); the whole grid runs
-            // on this thread.
             Step::Kernel {
                 f,
                 ref args,
                 blocks,
-            } => unsafe { f(args.as_ptr(), 0, blocks) },
+            } => {
+                // SAFETY: `f` is a loaded kernel with the `KernelFn` signature; `args`
+                // holds one pointer per buffer parameter into allocations that outlive the
+                // loop and are at least as large as the kernel's buffers (buffer assignment
+                // sized them), writable where the kernel writes (checked when binding); the
+                // whole grid runs on this thread.
+                unsafe { f(args.as_ptr(), 0, blocks) }
+            }
             // SAFETY: both ends hold at least `n` bytes (checked when binding: allocations,
             // or a slot of the loop's staging memory sized for it), do not overlap
             // (distinct allocations, or an allocation and the staging memory) and outlive

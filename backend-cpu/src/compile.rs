@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 use plan::{AllocationKind, ArraySpec, Backend, Program};
 
 use crate::error::BackendError;
-use crate::loaded::Loaded;
-use crate::run::RunState;
-use crate::{cache, cc, data, exec};
+use crate::run::{CpuExecutable, RunState};
+use crate::{cache, cc, data, memory};
 
 /// Kernel C text per translation unit worth a compiler process of its own (a vectorized
 /// loop with inlined transcendentals of this size takes the compiler ~25 ms).
@@ -95,7 +94,7 @@ impl Backend for CpuBackend {
                     let bytes = data::to_buffer(lit, &spec).ok_or_else(|| {
                         BackendError::Internal("constant of an unsupported element type".into())
                     })?;
-                    Some(exec::words_of(&bytes))
+                    Some(memory::words_of(&bytes))
                 }
                 _ => None,
             });
@@ -130,34 +129,4 @@ fn constant_spec(lit: &hlo::literal::ArrayLiteral) -> Result<ArraySpec, BackendE
             .map(|l| l.minor_to_major.clone())
             .unwrap_or_else(|| (0..rank as i64).rev().collect()),
     })
-}
-
-/// A program compiled for this CPU and loaded, ready to run (see the run methods).
-pub struct CpuExecutable {
-    pub(crate) program: Arc<Program>,
-    pub(crate) loaded: Loaded,
-    /// Constant data in physical order, as aligned words (`None` for other allocations).
-    pub(crate) constants: Vec<Option<Vec<u64>>>,
-    pub(crate) run_state: RunState,
-    pub(crate) threads: usize,
-    pub(crate) max_while_iterations: u64,
-    cache_hit: bool,
-}
-
-impl CpuExecutable {
-    /// Whether the compiled object came from the cache.
-    pub fn cache_hit(&self) -> bool {
-        self.cache_hit
-    }
-
-    /// The program it runs.
-    pub fn program(&self) -> &Program {
-        &self.program
-    }
-}
-
-impl std::fmt::Debug for CpuExecutable {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CpuExecutable({})", self.program.name)
-    }
 }

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use codegen::kir::ScalarType;
 
-use crate::exec::{words_of, Memory};
+use crate::memory::{words_of, Memory};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{Layout, Shape};
 use plan::ArraySpec;

@@ -18,11 +18,14 @@ mod compile;
 mod data;
 mod error;
 mod exec;
+mod gemm;
+mod launch;
 mod library;
 mod loaded;
+mod memory;
 mod run;
 
 pub use cache::cache_dir;
-pub use compile::{CpuBackend, CpuExecutable};
+pub use compile::CpuBackend;
 pub use error::BackendError;
-pub use run::{Prepared, RawOutputs};
+pub use run::{CpuExecutable, Prepared, RawOutputs};

@@ -8,12 +8,14 @@
 use std::sync::{Arc, Mutex, Weak};
 
 use hlo::Literal;
-use plan::AllocationKind;
+use plan::{AllocationKind, Program};
 
 use crate::data;
 use crate::error::BackendError;
-use crate::exec::{self, Memory};
-use crate::CpuExecutable;
+use crate::exec;
+use crate::launch::Env;
+use crate::loaded::Loaded;
+use crate::memory::{self, Memory};
 use plan::Profile;
 
 /// The arguments of a run, in the executable's parameter layouts ([`CpuExecutable::prepare`]).
@@ -120,7 +122,37 @@ fn temp_memory(
             }
             Memory::Owned(v)
         }
-        _ => exec::owned(bytes),
+        _ => memory::owned(bytes),
+    }
+}
+
+/// A program compiled for this CPU and loaded, ready to run (see the run methods).
+pub struct CpuExecutable {
+    pub(crate) program: Arc<Program>,
+    pub(crate) loaded: Loaded,
+    /// Constant data in physical order, as aligned words (`None` for other allocations).
+    pub(crate) constants: Vec<Option<Vec<u64>>>,
+    pub(crate) run_state: RunState,
+    pub(crate) threads: usize,
+    pub(crate) max_while_iterations: u64,
+    pub(crate) cache_hit: bool,
+}
+
+impl CpuExecutable {
+    /// Whether the compiled object came from the cache.
+    pub fn cache_hit(&self) -> bool {
+        self.cache_hit
+    }
+
+    /// The program it runs.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+}
+
+impl std::fmt::Debug for CpuExecutable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuExecutable({})", self.program.name)
     }
 }
 
@@ -183,7 +215,7 @@ impl CpuExecutable {
                         .bytes(usize::MAX),
                 ),
                 AllocationKind::Constant(_) => match &self.constants[i] {
-                    Some(words) => Memory::Borrowed(exec::word_bytes(words)),
+                    Some(words) => Memory::Borrowed(memory::word_bytes(words)),
                     None => return Err(BackendError::Internal("constant without data".into())),
                 },
                 AllocationKind::Temp => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
@@ -196,7 +228,7 @@ impl CpuExecutable {
             .ok()
             .and_then(|mut p| p.take())
             .map(Mutex::new);
-        let env = exec::Env {
+        let env = Env {
             kernels: &self.loaded.kernels,
             threads: self.threads,
             max_while_iterations: self.max_while_iterations,
@@ -218,7 +250,7 @@ impl CpuExecutable {
                     taken[b.allocation] = Some(bufs.len());
                     std::mem::take(v)
                 }
-                (None, borrowed) => exec::words_of(borrowed.bytes(b.bytes as usize)),
+                (None, borrowed) => memory::words_of(borrowed.bytes(b.bytes as usize)),
             };
             bufs.push(words);
         }
@@ -242,7 +274,7 @@ impl CpuExecutable {
         let p = &self.program;
         let mut outs = Vec::with_capacity(p.outputs.len());
         for (spec, words) in p.outputs.iter().zip(&raw.bufs) {
-            let bytes = exec::word_bytes(words);
+            let bytes = memory::word_bytes(words);
             let len = (p.buffers[spec.buffer].bytes as usize).min(bytes.len());
             let lit = data::from_buffer(&bytes[..len], spec)
                 .ok_or_else(|| BackendError::Internal("output of an unsupported shape".into()))?;

@@ -10,16 +10,16 @@ use hlo::{AttrName, AttrValue, CompId, InstrId, Module, Opcode, Shape};
 
 use super::assign::assign_temps;
 use super::{
-    Allocation, AllocationKind, ArraySpec, Buffer, BufferId, FftKind, LapackCall, LibraryCall,
-    Program, Thunk,
+    Allocation, AllocationKind, ArraySpec, Buffer, BufferId, FftKind, LibraryCall, Program, Thunk,
 };
 use codegen::emit::{emit_instruction, BufferSource};
 use codegen::kir::ScalarType;
 use codegen::CodegenError;
 
+mod custom_calls;
 mod library;
 
-use library::library_target;
+use custom_calls::library_target;
 
 struct State<'m> {
     module: &'m Module,
@@ -844,7 +844,11 @@ pub fn build_program_with(
             entry.instr(pid).name(),
         )?);
     }
-    super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, options);
+    let stream = super::stream::StreamOptions {
+        workers: options.workers,
+        min_bytes: options.stream_min_bytes,
+    };
+    super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let peak = assign_temps(&mut st.buffers, &mut st.allocations, thunks.len());
     Ok(Program {
         name: module.name().to_string(),

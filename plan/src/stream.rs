@@ -8,14 +8,23 @@
 use affine::linear::Linear;
 use affine::{Expr, Var};
 
-use super::{Buffer, BuildOptions, Thunk};
+use super::{Buffer, Thunk};
 use codegen::kir::{Access, Kernel, Stmt};
 
 /// Left-hand sides smaller than this stay whole: they fit in the last-level cache, so
 /// writing them costs no memory traffic to speak of.
 pub const STREAM_MIN_BYTES: u64 = 8 << 20;
 
-/// Fuses every top-level kernel whose output, of at least `options.stream_min_bytes`, is
+/// Where and how wide GEMMs stream: the program builder's options, as the stream needs them.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamOptions {
+    /// Worker threads of the runtime's pool (one scratch slot each).
+    pub workers: usize,
+    /// Smallest GEMM lhs streamed from its producer.
+    pub min_bytes: u64,
+}
+
+/// Fuses every top-level kernel whose output, of at least `options.min_bytes`, is
 /// only the next thunk's GEMM lhs (see the module docs) with that GEMM, with one scratch
 /// slot per worker (at most the kernel's blocks). `buffers`' `defined_at` and `last_use`
 /// are thunk indices; they are renumbered for the removed thunks, and the lhs buffer
@@ -24,7 +33,7 @@ pub fn stream_gemms(
     thunks: &mut Vec<Thunk>,
     buffers: &mut [Buffer],
     kernels: &[Kernel],
-    options: &BuildOptions,
+    options: StreamOptions,
 ) {
     let mut i = 0;
     while i + 1 < thunks.len() {
@@ -68,7 +77,7 @@ fn streamable(
     i: usize,
     buffers: &[Buffer],
     kernels: &[Kernel],
-    options: &BuildOptions,
+    options: StreamOptions,
 ) -> Option<(usize, i64, usize, usize)> {
     let slots = options.workers;
     let (
@@ -97,7 +106,7 @@ fn streamable(
     let dies_here = buffers[*lhs].defined_at == Some(i) && buffers[*lhs].last_use == Some(i + 1);
     if !whole_rows
         || !dies_here
-        || buffers[*lhs].bytes < options.stream_min_bytes
+        || buffers[*lhs].bytes < options.min_bytes
         || *blocks < 2
         || rhs == lhs
         || out == lhs

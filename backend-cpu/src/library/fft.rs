@@ -9,7 +9,7 @@ use plan::FftKind;
 use rustfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
-use super::{for_each_index, Arr};
+use super::arrays::{for_each_index, Arr};
 use crate::error::BackendError;
 
 type C = Complex<f64>;

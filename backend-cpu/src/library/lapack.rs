@@ -17,7 +17,7 @@ use faer::linalg::triangular_solve as tri;
 use faer::{Mat, MatMut, MatRef, Par, Side};
 use plan::LapackCall;
 
-use super::{for_each_index, Arr};
+use super::arrays::{for_each_index, Arr};
 use crate::error::BackendError;
 
 fn bad(what: &str) -> BackendError {

@@ -7,7 +7,7 @@
 use codegen::kir::ScalarType;
 use hlo_eval::numeric::prng::{halves, philox4x32, threefry2x32};
 
-use super::{for_each_index, Arr};
+use super::arrays::{for_each_index, Arr};
 use crate::error::BackendError;
 
 /// ThreeFry 32-bit words: the shape is split in two halves along the first even

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use hlo::attrs::WindowDim;
 use plan::LibraryCall;
 
-use super::{for_each_index, Arr, ScalarFn};
+use super::arrays::{for_each_index, Arr, ScalarFn};
 use crate::error::BackendError;
 
 fn bad(what: &str) -> BackendError {

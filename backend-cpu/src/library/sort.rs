@@ -11,8 +11,8 @@ use hlo_eval::numeric::merge_sort;
 use plan::SortOrder;
 use rayon::prelude::*;
 
+use super::arrays::{for_each_index, Arr, ScalarFn};
 use super::sort_keys::{select_line, sort_line, sort_values, KeySpec, Line};
-use super::{for_each_index, Arr, ScalarFn};
 use crate::error::BackendError;
 
 /// Work (elements) below which a sort's lines run on the calling thread.

@@ -17,7 +17,7 @@ use codegen::kir::ScalarType;
 use hlo_eval::numeric::merge_sort;
 use plan::{KeyCompare, SortKey};
 
-use super::Arr;
+use super::arrays::Arr;
 
 /// How a key's element bits compare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,9 +3,11 @@
 //! instructions of its fused computation, so they run as kernels of their own. The fusion
 //! passes keep out what the emitters' tables refuse ([`crate::HlocReach`]); this pass
 //! catches the rest (how an op is indexed inside a fusion) and the fusions a module
-//! arrives with (written by XLA or `hloc fuse`). Dots an unfused fusion held are left as
-//! dots: a caller that runs them as library GEMMs runs its GEMM lowering after this pass
-//! where it changed the module.
+//! arrives with (written by XLA or `hloc fuse`). A fusion of one instruction stays: unfused
+//! it would be the same instruction, which the program builder runs the same way (XLA's
+//! fusions wrapping one scatter, sort or custom call run as library calls). Dots an
+//! unfused fusion held are left as dots: a caller that runs them as library GEMMs runs its
+//! GEMM lowering after this pass where it changed the module.
 
 use hlo::ir::{call_graph, edit};
 use hlo::pass::{Pass, PassError};
@@ -48,7 +50,7 @@ impl Pass for UnfuseUnemittable {
             let cid = hlo::CompId::from_index(ci);
             let mut unfuse: Vec<InstrId> = Vec::new();
             for (id, i) in module.computations[ci].instructions() {
-                if i.opcode() != Opcode::Fusion {
+                if i.opcode() != Opcode::Fusion || wraps_one_instruction(module, i) {
                     continue;
                 }
                 match crate::emit::check_instruction(module, &self.target, cid, id) {
@@ -86,6 +88,14 @@ impl Pass for UnfuseUnemittable {
         }
         Ok(changed)
     }
+}
+
+/// Whether fusion `fusion`'s computation holds one instruction besides its parameters.
+fn wraps_one_instruction(module: &Module, fusion: &hlo::ir::Instruction) -> bool {
+    fusion.calls().is_some_and(|fc| {
+        let f = module.computation(fc);
+        f.instruction_count() == f.parameters().len() + 1
+    })
 }
 
 #[cfg(test)]
@@ -185,5 +195,23 @@ ENTRY e {
         assert!(!printed.contains("calls=fused_computation,"), "{printed}");
         hlo::pass::verify::verify(&m).unwrap();
         same_results(&before, &m);
+    }
+
+    #[test]
+    fn a_fusion_of_one_instruction_stays() {
+        // Unfused it is the same instruction: XLA's wrapped scatters, sorts and custom
+        // calls run as library calls either way.
+        let text = "HloModule m
+fused_computation {
+  p = f32[64] parameter(0)
+  ROOT a = f32[64] acos(p)
+}
+ENTRY e {
+  x = f32[64] parameter(0)
+  ROOT f = f32[64] fusion(x), kind=kLoop, calls=fused_computation
+}";
+        let mut m = hlo::parse_module(text).unwrap();
+        assert!(!UnfuseUnemittable::default().run(&mut m).unwrap());
+        assert_eq!(fusion_names(&m), ["f"]);
     }
 }

@@ -1,10 +1,12 @@
-//! # runtime — compile HLO for this CPU and run it
+//! # runtime — the driver: pipelines, backend, compile and run
 //!
-//! [`compile`] runs the default target-independent pass pipeline of `hlo-transforms`,
-//! generates one kernel per instruction (fusions included) with `codegen`, prints them as
-//! C translation units, compiles them in parallel with the system `cc` (`-O2
-//! -ftree-vectorize -march=native -fno-math-errno`, never `-ffast-math`), caches the
-//! shared object by content hash and loads it. [`Executable::run`] executes the thunk sequence on a rayon pool.
+//! [`compile`] runs the default target-independent pass pipeline of `hlo-transforms`, the
+//! CPU lowering and the fusion passes ([`pipeline`]: the fusion passes ask the emitters
+//! before they fuse), builds the program with `plan` (one kernel per instruction, fusions
+//! included, from `codegen`'s emitters; library calls; loops) and hands it to the CPU
+//! backend (`backend-cpu`: C, the system compiler, the cache, the loader) through
+//! [`plan::Backend`]. [`Executable::run`] executes the thunk sequence on a rayon pool;
+//! [`Predictions`] and [`Profile`] set the cost model beside measured times.
 //!
 //! ```no_run
 //! let m = hlo::parse_module("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}").unwrap();
@@ -142,8 +144,8 @@ pub struct Plan {
     pub timings: Vec<(String, Duration)>,
 }
 
-/// Stage times of one compilation: recorded only when `on`; a stage timed twice (code
-/// generation retried unfused) is one entry with the sum.
+/// Stage times of one compilation: recorded only when `on`; a stage timed twice (a pass
+/// that runs in several pipelines) is one entry with the sum.
 struct Stages {
     on: bool,
     list: Vec<(String, Duration)>,
@@ -190,97 +192,37 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
-    if options.fuse {
-        // For the CPU: large convolutions become im2col patches and one GEMM.
-        let mut ctx = PassContext::new();
-        hlo::pass::Pipeline::new("cpu")
-            .with(hlo_transforms::ConvToGemm::default())
-            .run_in(&mut m, &mut ctx)
-            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
-        stages.add_passes("pass", ctx.stats());
-    }
+    let target = codegen::EmitTarget::cpu();
     {
-        // Dots inside the module's own fusions (output fusions as XLA dumps them) run as
-        // library GEMMs; their fusions keep the epilogue. Every other dot becomes one, with
-        // the transposes and converts that make it so before fusion.
         let mut ctx = PassContext::new();
-        hlo::pass::Pipeline::new("cpu-gemms")
-            .with(plan::OutlineFusedGemms)
-            .with(plan::DotsToGemms)
-            .with(plan::MatchBoundaryLayouts)
+        pipeline::cpu_lowering_pipeline(options.fuse, &target)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
-    let mut build = plan::BuildOptions::default();
+    if options.fuse {
+        let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        // hloc's own emitter generates every fusion the cost model wants: the rules
+        // that keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not
+        // bind it.
+        cpu.kernel.xla_cpu_fusions = false;
+        let mut ctx = PassContext::new();
+        pipeline::hloc_fusion_pipeline(&cpu, &target)
+            .run_in(&mut m, &mut ctx)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("fusion", ctx.stats());
+    }
+    let mut build = plan::BuildOptions {
+        target,
+        ..plan::BuildOptions::default()
+    };
     if let Some(threads) = options.threads {
         build.workers = threads;
     }
     if let Some(bytes) = options.stream_min_bytes {
         build.stream_min_bytes = bytes;
     }
-    let build_program = |m: &Module| plan::build_program_with(m, &build);
-    let mut attempt = 0;
-    let program = loop {
-        attempt += 1;
-        let mut program = None;
-        if options.fuse {
-            let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
-            // hloc's own emitter generates every fusion the cost model wants: the rules
-            // that keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not
-            // bind it.
-            cpu.kernel.xla_cpu_fusions = false;
-            let mut fused = m.clone();
-            let mut ctx = PassContext::new();
-            pipeline::fusion_pipeline(&cpu)
-                .run_in(&mut fused, &mut ctx)
-                .map_err(|e| RuntimeError::Pass(e.to_string()))?;
-            stages.add_passes("fusion", ctx.stats());
-            // The fusion passes may form a fusion no emitter generates yet (their rules
-            // and the emitters' reach are not one table yet): that fusion runs unfused,
-            // the others stay; where the failing instruction is no fusion, the whole
-            // module runs unfused.
-            for _ in 0..MAX_UNFUSED_RETRIES {
-                match stages.time("codegen", || build_program(&fused)) {
-                    Ok(p) => {
-                        program = Some(p);
-                        m = fused;
-                        break;
-                    }
-                    Err(codegen::CodegenError::Unsupported { op, instr, reason }) => {
-                        log::info!(
-                            target: "runtime",
-                            "unfusing `{instr}`: it needs `{op}`, which its emitter lacks ({reason})"
-                        );
-                        if !unfuse(&mut fused, Some(&instr))? {
-                            log::info!(target: "runtime", "running the module unfused");
-                            break;
-                        }
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
-        let built = match program {
-            Some(p) => Ok(p),
-            None => stages.time("codegen", || build_program(&m)),
-        };
-        match built {
-            Ok(p) => break p,
-            // A fusion the module came with (`hloc fuse` or XLA wrote it) that no emitter
-            // generates: its instructions run as if never fused, fused again by our rules.
-            Err(codegen::CodegenError::Unsupported { op, instr, reason })
-                if attempt == 1 && has_fusions(&m) =>
-            {
-                log::info!(
-                    target: "runtime",
-                    "unfusing the module's fusions: `{instr}` needs `{op}`, which its emitter lacks ({reason})"
-                );
-                unfuse(&mut m, None)?;
-            }
-            Err(e) => return Err(e.into()),
-        }
-    };
+    let program = stages.time("codegen", || plan::build_program_with(&m, &build))?;
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.
     let limit = options
@@ -299,54 +241,6 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         source,
         timings: stages.list,
     })
-}
-
-/// Whether any computation of `m` holds a fusion instruction.
-fn has_fusions(m: &Module) -> bool {
-    m.computations().any(|(_, c)| {
-        c.instructions()
-            .any(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
-    })
-}
-
-/// Most fusions that code generation may give back one at a time before the module runs
-/// unfused as a whole.
-const MAX_UNFUSED_RETRIES: usize = 16;
-
-/// Replaces every fusion instruction of `m` (or only the one named `only`) by the
-/// instructions of its fused computation (as calls, then inlined), and makes the dots they
-/// held library GEMMs. Returns whether any fusion was replaced.
-fn unfuse(m: &mut Module, only: Option<&str>) -> Result<bool, RuntimeError> {
-    use hlo::attrs::{AttrName, AttrValue};
-    let mut any = false;
-    for ci in 0..m.computations.len() {
-        let ids: Vec<_> = m.computations[ci]
-            .instructions()
-            .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
-            .filter(|(_, i)| only.is_none_or(|name| i.name() == name))
-            .map(|(id, _)| id)
-            .collect();
-        any |= !ids.is_empty();
-        for id in ids {
-            let i = m.computations[ci].instr_mut(id);
-            let Some(callee) = i.calls() else { continue };
-            i.opcode = hlo::Opcode::Call;
-            i.attrs.retain(|a| {
-                !matches!(
-                    a.name,
-                    AttrName::Calls | AttrName::Kind | AttrName::BackendConfig
-                )
-            });
-            i.set_attr(AttrName::ToApply, AttrValue::Computation(callee));
-        }
-    }
-    let mut ctx = PassContext::new();
-    hlo::pass::Pipeline::new("unfuse")
-        .with(hlo_transforms::CallInliner)
-        .with(plan::DotsToGemms)
-        .run_in(m, &mut ctx)
-        .map_err(|e| RuntimeError::Pass(e.to_string()))?;
-    Ok(any)
 }
 
 /// A compiled module, ready to run.

@@ -98,6 +98,26 @@ impl Pass for UnfuseUnemittable {
     }
 }
 
+/// The CPU lowering before fusion: large convolutions as im2col patches and one GEMM
+/// (when `convolutions_as_gemms`), the dots of the module's own fusions (output fusions as
+/// XLA dumps them) outlined as library GEMMs that keep their fusion's epilogue, every other
+/// dot a GEMM (with the transposes and converts that make it one), one layout at every
+/// computation boundary, and the module's own fusions that the emitters of `target`
+/// cannot generate unfused (fused again by hloc's rules in [`hloc_fusion_pipeline`]).
+pub fn cpu_lowering_pipeline(
+    convolutions_as_gemms: bool,
+    target: &codegen::EmitTarget,
+) -> Pipeline {
+    let mut p = Pipeline::new("cpu");
+    if convolutions_as_gemms {
+        p.add(Box::new(hlo_transforms::ConvToGemm::default()));
+    }
+    p.with(plan::OutlineFusedGemms)
+        .with(plan::DotsToGemms)
+        .with(plan::MatchBoundaryLayouts)
+        .with(UnfuseUnemittable::new(target.clone()))
+}
+
 /// A pipeline named `name` of the comma-separated passes in `list`: pass names, `default`
 /// for the target-independent default pipeline, `fusion` for [`fusion_pipeline`]. Errors
 /// name the unknown pass.

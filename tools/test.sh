@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs (tools/setup.sh: libz3
 # and NVRTC from PyPI wheels into .deps/, cargo-nextest), checks formatting (rustfmt), the
-# crate edges against ARCHITECTURE.md and lints (clippy with warnings as errors, so missing
+# crate edges against ARCHITECTURE.md, that no crate has a circle of files, and lints (clippy with warnings as errors, so missing
 # docs fail), checks that the benches build, runs the doc tests, then unit, integration,
 # property and z3 tests with nextest (last, so its summary closes the output).
 set -euo pipefail
@@ -10,6 +10,7 @@ tools/setup.sh
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 cargo fmt --all --check
 python3 tools/check_crate_edges.py
+python3 tools/check_file_cycles.py
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo check -p hloc-benches --benches --all-features
 cargo test --workspace --all-features --doc

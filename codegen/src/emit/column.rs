@@ -13,9 +13,9 @@
 use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
+use super::assemble::{finish, finish_grid, store_outputs, EmittedKernel};
 use super::builder::Builder;
 use super::elemental::Applied;
-use super::kernel::{finish, finish_grid, store_outputs, EmittedKernel};
 use crate::error::CodegenError;
 use crate::kir::{Guard, Stmt, Value};
 

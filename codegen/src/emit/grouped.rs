@@ -10,8 +10,8 @@
 use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
+use super::assemble::{finish_grid, loop_nest, store_output, EmittedKernel};
 use super::builder::{Builder, Leaf};
-use super::kernel::{finish_grid, loop_nest, store_output, EmittedKernel};
 use crate::error::CodegenError;
 use crate::kir::{Access, Guard, Stmt};
 

@@ -7,8 +7,8 @@ use affine::{Expr, Interval};
 use hlo::{CompId, InstrId, Opcode};
 use indexing::OperandIndexing;
 
+use super::assemble::EmittedKernel;
 use super::builder::{BufferSource, Builder, Leaf};
-use super::kernel::EmittedKernel;
 use crate::error::CodegenError;
 use crate::kir::{self, Access, Stmt};
 
@@ -56,7 +56,7 @@ pub fn emit_dus_in_place(
         .map(|l| l.minor_to_major.clone())
         .unwrap_or_else(|| (0..udims.len() as i64).rev().collect());
     let order: Vec<usize> = layout.iter().rev().map(|&d| d as usize).collect();
-    super::kernel::finish(
+    super::assemble::finish(
         b,
         name,
         format!("dynamic-update-slice {} (in place)", instr.name()),
@@ -142,8 +142,8 @@ pub fn emit_scatter_in_place(
         .enumerate()
         .map(|(d, &n)| (affine::Var::dim(d as u32), n))
         .collect();
-    let body = super::kernel::loop_nest(&loops, body);
-    super::kernel::finish_grid(
+    let body = super::assemble::loop_nest(&loops, body);
+    super::assemble::finish_grid(
         b,
         name,
         format!("scatter {} (in place, updates in order)", instr.name()),

@@ -2,6 +2,7 @@
 //! (`indexing::output_to_input`) composed through the fusion and simplified; each kernel
 //! carries those maps as its first comment.
 
+mod assemble;
 mod builder;
 mod column;
 mod elemental;
@@ -15,8 +16,9 @@ mod scan;
 mod tiles;
 mod transpose;
 
+pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
 pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
-pub use kernel::{check_instruction, emit_instruction, EmittedKernel};
+pub use kernel::{check_instruction, emit_instruction};
 pub(crate) use reach::unemittable;
 pub use scalar_fn::emit_scalar_function;

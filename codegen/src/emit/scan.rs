@@ -22,9 +22,9 @@
 use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
+use super::assemble::{finish_grid, store_outputs, EmittedKernel};
 use super::builder::Builder;
 use super::elemental::Applied;
-use super::kernel::{finish_grid, store_outputs, EmittedKernel};
 use crate::error::CodegenError;
 use crate::kir::{Guard, ScalarType, Stmt, Value, VarId};
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs (tools/setup.sh: libz3
 # and NVRTC from PyPI wheels into .deps/, cargo-nextest), checks formatting (rustfmt), the
-# crate edges against ARCHITECTURE.md, that no crate has a circle of files, and lints (clippy with warnings as errors, so missing
-# docs fail), checks that the benches build, runs the doc tests, then unit, integration,
-# property and z3 tests with nextest (last, so its summary closes the output).
+# crate edges against ARCHITECTURE.md, that no crate has a circle of files, and lints
+# (clippy with warnings as errors, so missing docs fail), checks that the benches build,
+# runs the doc tests, then unit, integration, property and z3 tests with nextest (last, so
+# its summary closes the output).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tools/setup.sh

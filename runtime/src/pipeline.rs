@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use device::{Device, DeviceKind};
+use device::Device;
 use hlo::pass::{Pass, PassError, Pipeline};
 use hlo::Module;
 
@@ -31,13 +31,9 @@ pub fn pass_by_name(name: &str, device: &Device) -> Option<Box<dyn Pass>> {
     all_passes(device).into_iter().find(|p| p.name() == name)
 }
 
-/// The fusion pipeline for `device`: [`fusion_pipeline_with`] XLA's emitters' reach
-/// ([`fusion::xla_reach`]), except on a CPU description with `kernel.xla_cpu_fusions` off
-/// (as the runtime sets it), which gets [`hloc_fusion_pipeline`] for the `cpu` target.
+/// The fusion pipeline for `device` and XLA's emitters ([`fusion::xla_reach`]): what
+/// `hloc opt --passes fusion` runs. The runtime's is [`hloc_fusion_pipeline`].
 pub fn fusion_pipeline(device: &Device) -> Pipeline {
-    if device.kind == DeviceKind::Cpu && !device.kernel.xla_cpu_fusions {
-        return hloc_fusion_pipeline(device, &codegen::EmitTarget::cpu());
-    }
     fusion_pipeline_with(device, fusion::xla_reach(device))
 }
 
@@ -173,10 +169,6 @@ mod tests {
         let mut m = hlo::parse_module(text).unwrap();
         let target = codegen::EmitTarget::cpu();
         assert!(!hloc_fusion_pipeline(&cpu, &target).run(&mut m).unwrap());
-        // The runtime's description (XLA:CPU's fusions off) gets hloc's pipeline.
-        let mut runtime_cpu = cpu.clone();
-        runtime_cpu.kernel.xla_cpu_fusions = false;
-        assert!(!fusion_pipeline(&runtime_cpu).run(&mut m).unwrap());
     }
 
     #[test]

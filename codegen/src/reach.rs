@@ -61,6 +61,15 @@ impl EmitterReach for HlocReach {
             if let Some(why) = crate::emit::unemittable(c.comp, m) {
                 return Err(Unemittable { at: m, why });
             }
+            if c.members.len() > 1 && c.comp.instr(m).opcode() == hlo::Opcode::DynamicUpdateSlice {
+                // Alone, the program builder writes only the update's elements, in place
+                // (`emit_dus_in_place`); in a fusion, the loop emitter rewrites the whole
+                // buffer: a scan stacking its outputs rewrote all T rows every step.
+                return Err(Unemittable {
+                    at: m,
+                    why: "a dynamic-update-slice, which runs in place only unfused".into(),
+                });
+            }
         }
         Ok(())
     }
@@ -140,6 +149,30 @@ mod tests {
             }
             assert_eq!(refused, 1, "{text}");
         }
+    }
+
+    /// A scan stacking its outputs: the update's producers do not fuse into the
+    /// dynamic-update-slice, which stays alone and runs in place.
+    #[test]
+    fn a_dynamic_update_slice_stays_unfused() {
+        let text = "HloModule m
+ENTRY e {
+  ys = f32[64,32,512] parameter(0)
+  h = f32[32,512] parameter(1)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  t = f32[32,512] tanh(h)
+  r = f32[1,32,512] reshape(t)
+  ROOT u = f32[64,32,512] dynamic-update-slice(ys, r, i, z, z)
+}";
+        let (m, _) = fused(text, Arc::new(HlocReach::cpu()));
+        let root = m.entry().root_instr();
+        assert_eq!(
+            root.opcode(),
+            hlo::Opcode::DynamicUpdateSlice,
+            "{}",
+            hlo::print_module(&m)
+        );
     }
 
     #[test]

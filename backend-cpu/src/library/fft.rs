@@ -1,13 +1,16 @@
-//! `fft` through `rustfft`, in `f64` (rounded once to the result type, as the evaluator
-//! computes): `FFT`/`IFFT` transform the trailing `fft_length` dimensions (inverses scaled
-//! by `1/n`), `RFFT` keeps the first `n/2 + 1` frequencies of the last one, `IRFFT`
-//! extends each last-dimension row to its Hermitian whole (the imaginary parts of the DC
-//! and Nyquist terms dropped) and keeps the real part.
+//! `fft` with the evaluator's semantics ([`hlo_eval::numeric::fft_values`]: the
+//! transformed axes, the `1/n` of inverses, RFFT's kept frequencies, IRFFT's Hermitian
+//! extension), its one-dimensional transforms through `rustfft`, in `f64` (rounded once
+//! to the result type). This routine reads the operand from its buffer and writes the
+//! result.
 
 use codegen::kir::ScalarType;
 use plan::FftKind;
+use std::sync::Arc;
+
+use hlo_eval::numeric::{fft_values, FftType, LineDft};
 use rustfft::num_complex::Complex;
-use rustfft::FftPlanner;
+use rustfft::{Fft, FftPlanner};
 
 use super::arrays::{for_each_index, Arr};
 use crate::error::BackendError;
@@ -81,37 +84,33 @@ fn write(a: &mut Arr, values: &[C]) -> Result<(), BackendError> {
     })
 }
 
-/// Transforms every line of row-major `data` (dims `dims`) along `axis`.
-fn transform_axis(
-    planner: &mut FftPlanner<f64>,
-    data: &mut [C],
-    dims: &[usize],
-    axis: usize,
-    inverse: bool,
-) {
-    let n = dims[axis];
-    if n == 0 || data.is_empty() {
-        return;
-    }
-    let st: usize = dims[axis + 1..].iter().product();
-    let plan = if inverse {
-        planner.plan_fft_inverse(n)
-    } else {
-        planner.plan_fft_forward(n)
-    };
-    let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
-    let mut line = vec![C::default(); n];
-    for base in 0..data.len() {
-        if !(base / st).is_multiple_of(n) {
-            continue;
-        }
-        for (i, l) in line.iter_mut().enumerate() {
-            *l = data[base + i * st];
-        }
-        plan.process(&mut line);
-        for (i, l) in line.iter().enumerate() {
-            data[base + i * st] = l * scale;
-        }
+/// `rustfft` as the evaluator's line transform asks (unnormalized; plans cached by
+/// `FftPlanner`, the last one kept at hand).
+struct RustFft {
+    planner: FftPlanner<f64>,
+    last: Option<(usize, bool, Arc<dyn Fft<f64>>)>,
+    scratch: Vec<C>,
+}
+
+impl LineDft for RustFft {
+    fn transform(&mut self, line: &[C], out: &mut [C], inverse: bool) {
+        let n = line.len();
+        let plan = match &self.last {
+            Some((len, inv, plan)) if *len == n && *inv == inverse => Arc::clone(plan),
+            _ => {
+                let plan = if inverse {
+                    self.planner.plan_fft_inverse(n)
+                } else {
+                    self.planner.plan_fft_forward(n)
+                };
+                self.last = Some((n, inverse, Arc::clone(&plan)));
+                plan
+            }
+        };
+        out.copy_from_slice(line);
+        self.scratch
+            .resize(plan.get_inplace_scratch_len(), C::default());
+        plan.process_with_scratch(out, &mut self.scratch);
     }
 }
 
@@ -125,76 +124,19 @@ pub(crate) fn run(
     let ([x], [y]) = (ins, outs) else {
         return Err(bad("operand or result count"));
     };
-    let in_dims = x.dims.clone();
-    let rank = in_dims.len();
-    let r = lengths.len();
-    if r == 0 || r > rank || y.dims.len() != rank {
-        return Err(bad("fft_length must name trailing dimensions"));
-    }
-    let last = rank - 1;
-    let n_last = lengths[r - 1];
-    let mut planner = FftPlanner::new();
-    let mut v = read(x)?;
-    match kind {
-        FftKind::Fft | FftKind::Ifft => {
-            if y.dims != in_dims || in_dims[rank - r..] != *lengths {
-                return Err(bad("dimensions do not match fft_length"));
-            }
-            for a in rank - r..rank {
-                transform_axis(&mut planner, &mut v, &in_dims, a, kind == FftKind::Ifft);
-            }
-            write(y, &v)
-        }
-        FftKind::Rfft => {
-            let keep = n_last / 2 + 1;
-            if in_dims[rank - r..] != *lengths
-                || y.dims[last] != keep
-                || y.dims[..last] != in_dims[..last]
-            {
-                return Err(bad("RFFT dimensions do not match fft_length"));
-            }
-            for a in rank - r..rank {
-                transform_axis(&mut planner, &mut v, &in_dims, a, false);
-            }
-            let kept: Vec<C> = v
-                .chunks(n_last.max(1))
-                .flat_map(|row| row[..keep.min(row.len())].to_vec())
-                .collect();
-            write(y, &kept)
-        }
-        FftKind::Irfft => {
-            let keep = n_last / 2 + 1;
-            if y.dims[rank - r..] != *lengths
-                || in_dims[last] < keep
-                || in_dims[..last] != y.dims[..last]
-            {
-                return Err(bad("IRFFT dimensions do not match fft_length"));
-            }
-            for a in rank - r..last {
-                transform_axis(&mut planner, &mut v, &in_dims, a, true);
-            }
-            let in_len = in_dims[last];
-            let mut full: Vec<C> = Vec::with_capacity(y.count());
-            for row in v.chunks(in_len.max(1)) {
-                for k in 0..n_last {
-                    full.push(if k < keep {
-                        row[k]
-                    } else {
-                        row[n_last - k].conj()
-                    });
-                }
-            }
-            for row in full.chunks_mut(n_last.max(1)) {
-                if let Some(first) = row.first_mut() {
-                    first.im = 0.0;
-                }
-                if n_last.is_multiple_of(2) && n_last > 0 {
-                    row[n_last / 2].im = 0.0;
-                }
-            }
-            let out_dims = y.dims.clone();
-            transform_axis(&mut planner, &mut full, &out_dims, last, true);
-            write(y, &full)
-        }
-    }
+    let kind = match kind {
+        FftKind::Fft => FftType::Fft,
+        FftKind::Ifft => FftType::Ifft,
+        FftKind::Rfft => FftType::Rfft,
+        FftKind::Irfft => FftType::Irfft,
+    };
+    let mut lines = RustFft {
+        planner: FftPlanner::new(),
+        last: None,
+        scratch: Vec::new(),
+    };
+    let out_dims = y.dims.clone();
+    let v = fft_values(kind, lengths, &x.dims, &out_dims, read(x)?, &mut lines)
+        .map_err(|e| bad(&e.to_string()))?;
+    write(y, &v)
 }

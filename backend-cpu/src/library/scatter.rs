@@ -1,12 +1,16 @@
-//! `scatter` and `select-and-scatter`, sequential in update (source) order, since
-//! indices may repeat and the update computation need not commute. A scatter window
-//! that would reach outside the operand is skipped, as XLA does. A single-operand scatter
+//! `scatter` and `select-and-scatter` on the library's buffers, sequential in update
+//! (source) order, since indices may repeat and the update computation need not commute.
+//! Where each element goes is the evaluator's: [`ScatterIndexing`] (index vectors, window
+//! and batching dimensions, skipping a window that would reach outside the operand) and
+//! [`WindowTaps`] (the window's positions and select's choice); this routine applies the
+//! compiled update computation there. A single-operand scatter
 //! is a generated kernel (`codegen::emit::emit_scatter_in_place`); this routine runs the
 //! variadic ones and any form that kernel does not take.
 
 use std::ffi::c_void;
 
 use hlo::attrs::WindowDim;
+use hlo_eval::numeric::{ScatterDims, ScatterIndexing, WindowTaps};
 use plan::LibraryCall;
 
 use super::arrays::{for_each_index, Arr, ScalarFn};
@@ -101,73 +105,31 @@ pub(crate) fn scatter(
     let (_, rest) = ins.split_at_mut(n);
     let (idx_arr, updates) = rest.split_first_mut().ok_or_else(|| bad("no indices"))?;
     let xd = outs[0].dims.clone();
-    let rank = xd.len();
     let ud = updates[0].dims.clone();
-    let id = idx_arr.dims.clone();
-    // Dimensions of the indices other than the index vector's, in order.
-    let ibatch_dims: Vec<usize> = (0..id.len()).filter(|&d| d != *ivd).collect();
-    let vec_len = if *ivd < id.len() { id[*ivd] } else { 1 };
-    let uscatter: Vec<usize> = (0..ud.len()).filter(|d| !uwin.contains(d)).collect();
-    let xwin: Vec<usize> = (0..rank)
-        .filter(|d| !inserted.contains(d) && !ibatch.contains(d))
-        .collect();
-    if xwin.len() != uwin.len()
-        || uscatter.len() != ibatch_dims.len()
-        || to_operand.len() != vec_len
-        || ibatch.len() != sbatch.len()
-        || updates.iter().any(|u| u.dims != ud)
-        || outs.iter().any(|o| o.dims != xd)
-    {
-        return Err(bad(
-            "update dimensions do not match the operand and indices",
-        ));
+    if updates.iter().any(|u| u.dims != ud) || outs.iter().any(|o| o.dims != xd) {
+        return Err(bad("operands or updates differ in shape"));
     }
-    let sbatch_pos: Vec<usize> = sbatch
-        .iter()
-        .map(|d| {
-            ibatch_dims
-                .iter()
-                .position(|b| b == d)
-                .ok_or_else(|| bad("batching dims"))
-        })
-        .collect::<Result<_, _>>()?;
-    let mut wsize = vec![1usize; rank];
-    for (&x, &u) in xwin.iter().zip(uwin) {
-        wsize[x] = ud[u];
-    }
+    // The start indices in row-major order, as the evaluator's placement reads them.
+    let mut indices = Vec::with_capacity(idx_arr.count());
+    for_each_index(&idx_arr.dims, |i| {
+        indices.push(idx_arr.int(idx_arr.offset(i)));
+        Ok(())
+    })?;
+    let dims = ScatterDims {
+        update_window_dims: uwin.clone(),
+        inserted_window_dims: inserted.clone(),
+        scatter_dims_to_operand_dims: to_operand.clone(),
+        index_vector_dim: *ivd,
+        input_batching_dims: ibatch.clone(),
+        scatter_indices_batching_dims: sbatch.clone(),
+    };
+    let placement = ScatterIndexing::new(&xd, &idx_arr.dims, indices, &ud, &dims)
+        .map_err(|e| bad(&e.to_string()))?;
     let mut scratch = Scratch::default();
     let (mut offs, mut uoffs) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut iidx = vec![0usize; id.len()];
-    let mut start = vec![0i64; rank];
-    let mut full = vec![0usize; rank];
-    for_each_index(&ud, |u| {
-        // The index vector of this update's scatter position.
-        for (&b, &d) in ibatch_dims.iter().zip(&uscatter) {
-            iidx[b] = u[d];
-        }
-        start.iter_mut().for_each(|s| *s = 0);
-        for (k, &d) in to_operand.iter().enumerate() {
-            if *ivd < id.len() {
-                iidx[*ivd] = k;
-            }
-            start[d] = idx_arr.int(idx_arr.offset(&iidx));
-        }
-        for (&d, &p) in ibatch.iter().zip(&sbatch_pos) {
-            start[d] = u[uscatter[p]] as i64;
-        }
-        let in_bounds = (0..rank)
-            .all(|d| start[d] >= 0 && start[d].saturating_add(wsize[d] as i64) <= xd[d] as i64);
-        if !in_bounds {
-            return Ok(());
-        }
-        for d in 0..rank {
-            full[d] = start[d] as usize;
-        }
-        for (&x, &w) in xwin.iter().zip(uwin) {
-            full[x] += u[w];
-        }
+    placement.for_each_update(|_, u, full| {
         offs.clear();
-        offs.extend(outs.iter().map(|o| o.offset(&full)));
+        offs.extend(outs.iter().map(|o| o.offset(full)));
         uoffs.clear();
         uoffs.extend(updates.iter().map(|a| a.offset(u)));
         combine(f, outs, &offs, updates, &uoffs, &mut scratch)
@@ -199,55 +161,21 @@ pub(crate) fn select_and_scatter(
         out.copy_elem(o, init, 0);
         Ok(())
     })?;
-    // Operand positions of every window tap, per dimension and source coordinate.
-    let mut taps: Vec<Vec<Vec<usize>>> = Vec::with_capacity(in_dims.len());
-    for (d, w) in window.iter().enumerate() {
-        if w.size < 0 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 {
-            return Err(bad("select-and-scatter window"));
-        }
-        let n = in_dims[d] as i64;
-        let mut per_out = Vec::with_capacity(src_dims[d]);
-        for o in 0..src_dims[d] as i64 {
-            let mut list = Vec::new();
-            for k in 0..w.size {
-                let k = if w.reversal { w.size - 1 - k } else { k };
-                let pos = o * w.stride + k * w.window_dilation - w.padding_low;
-                if pos < 0 || pos % w.base_dilation != 0 {
-                    continue;
-                }
-                let i = pos / w.base_dilation;
-                if i < n {
-                    list.push(i as usize);
-                }
-            }
-            per_out.push(list);
-        }
-        taps.push(per_out);
-    }
+    let taps = WindowTaps::new(window, &in_dims, &src_dims, "select-and-scatter")
+        .map_err(|e| bad(&e.to_string()))?;
     let mut ptrs: Vec<*mut c_void> = Vec::with_capacity(3);
     let mut scratch = Scratch::default();
-    let rank = in_dims.len();
+    let mut chosen = Vec::with_capacity(in_dims.len());
     for_each_index(&src_dims, |s| {
-        let lists: Vec<&Vec<usize>> = (0..rank).map(|d| &taps[d][s[d]]).collect();
-        let sizes: Vec<usize> = lists.iter().map(|l| l.len()).collect();
-        let mut chosen: Option<Vec<usize>> = None;
-        for_each_index(&sizes, |pos| {
-            let cand: Vec<usize> = (0..rank).map(|d| lists[d][pos[d]]).collect();
-            let Some(cur) = &chosen else {
-                chosen = Some(cand);
-                return Ok(());
-            };
+        let found = taps.select(s, &mut chosen, |cur, cand| {
             ptrs.clear();
-            let (a, b) = (x.offset(cur), x.offset(&cand));
+            let (a, b) = (x.offset(cur), x.offset(cand));
             ptrs.push(x.ptr(a));
             ptrs.push(x.ptr(b));
-            if !select.test(&mut ptrs)? {
-                chosen = Some(cand);
-            }
-            Ok(())
+            select.test(&mut ptrs)
         })?;
-        if let Some(c) = chosen {
-            let oe = out.offset(&c);
+        if found {
+            let oe = out.offset(&chosen);
             let se = source.offset(s);
             combine(
                 sc,

@@ -83,13 +83,34 @@ impl IndexLayout {
         rank: usize,
     ) -> Vec<i64> {
         let mut start = vec![0i64; rank];
+        self.fill_window_start(
+            indices,
+            batch,
+            to_operand,
+            operand_batching,
+            batching_positions,
+            &mut start,
+        );
+        start
+    }
+
+    /// [`Self::window_start`] written into `start` (its length the operand's rank).
+    pub(crate) fn fill_window_start(
+        &self,
+        indices: &[i64],
+        batch: &[usize],
+        to_operand: &[usize],
+        operand_batching: &[usize],
+        batching_positions: &[usize],
+        start: &mut [i64],
+    ) {
+        start.fill(0);
         for (k, &d) in to_operand.iter().enumerate() {
             start[d] = indices[self.offset(batch, k)];
         }
         for (&d, &p) in operand_batching.iter().zip(batching_positions) {
             start[d] = batch[p] as i64;
         }
-        start
     }
 }
 

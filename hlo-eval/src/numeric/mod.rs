@@ -16,6 +16,10 @@
 //! `f32`/`f16`/`bf16`, `f64`, wrapping 64-bit integers, complex; `f64` for fft and
 //! linear algebra) and round once to the result type.
 //!
+//! The XLA semantics the compiled CPU backend shares are public here as pure functions
+//! on row-major values and index vectors: [`fft_values`] (with a [`LineDft`]),
+//! [`rng_bits`], [`ScatterIndexing`] and [`WindowTaps`] (select-and-scatter's choice).
+//!
 //! `rng` draws from its distribution with a deterministic per-instruction stream
 //! (`rng_dist.rs`): XLA:CPU seeds it process-wide, so no recorded output can be matched.
 
@@ -23,6 +27,7 @@ mod batchnorm;
 mod conv;
 mod dot;
 mod fft;
+mod fft_lines;
 mod gather;
 mod kernel;
 mod linalg;
@@ -30,18 +35,26 @@ pub mod prng;
 mod ragged;
 mod reducer;
 mod rng;
+mod rng_bits;
 mod rng_dist;
 mod scalar;
 mod scaled_dot;
 mod scatter;
+mod scatter_index;
 mod sort;
 mod util;
 mod widen;
 mod window;
+mod window_taps;
 
+pub use fft::{fft_values, FftType};
+pub use fft_lines::{LineDft, ReferenceDft};
 pub use kernel::{CallComputation, KernelError};
 pub use linalg::{geqrf_f64, orgqr_f64};
+pub use rng_bits::{rng_bits, RngAlgorithm};
+pub use scatter_index::{ScatterDims, ScatterIndexing};
 pub use sort::merge_sort;
+pub use window_taps::WindowTaps;
 
 use hlo::{Instruction, Literal, Module, Opcode};
 

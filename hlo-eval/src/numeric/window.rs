@@ -6,92 +6,26 @@ use super::util::{
     as_array, dims_of, elem_type, leaves, make_array, operand, pred_value, push_elem, result_part,
     scalar_at, splat, strides, wrap_results,
 };
+use super::window_taps::WindowTaps;
 use super::{CallComputation, KernelError};
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType, Window};
 use hlo::ir::reducer::classify as simple_reducer;
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{CompId, Instruction, Literal, Module, Opcode};
 
-/// For each dimension and each output coordinate, the input coordinates the window
-/// covers, in window order (positions in padding or between dilated elements skipped).
-fn window_taps(
-    window: &Window,
+/// The taps of `instr`'s window.
+fn taps_of(
+    instr: &Instruction,
     in_dims: &[usize],
     out_dims: &[usize],
     what: &str,
-) -> Result<Vec<Vec<Vec<usize>>>, KernelError> {
-    if window.dims.len() != in_dims.len() || out_dims.len() != in_dims.len() {
-        return Err(KernelError::Invalid(format!(
-            "{what}: window rank {} does not match operand rank {}",
-            window.dims.len(),
-            in_dims.len()
-        )));
-    }
-    let mut taps = Vec::with_capacity(in_dims.len());
-    for (d, w) in window.dims.iter().enumerate() {
-        if w.size < 0 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 {
-            return Err(KernelError::Invalid(format!(
-                "{what}: bad window in dimension {d}"
-            )));
-        }
-        let n = in_dims[d] as i64;
-        let mut per_out = Vec::with_capacity(out_dims[d]);
-        for o in 0..out_dims[d] as i64 {
-            let mut list = Vec::new();
-            for k in 0..w.size {
-                let k = if w.reversal { w.size - 1 - k } else { k };
-                let pos = o
-                    .checked_mul(w.stride)
-                    .and_then(|p| p.checked_add(k.checked_mul(w.window_dilation)?))
-                    .and_then(|p| p.checked_sub(w.padding_low))
-                    .ok_or_else(|| {
-                        KernelError::Invalid(format!("{what}: window position overflows"))
-                    })?;
-                if pos < 0 || pos % w.base_dilation != 0 {
-                    continue;
-                }
-                let i = pos / w.base_dilation;
-                if i < n {
-                    list.push(i as usize);
-                }
-            }
-            per_out.push(list);
-        }
-        taps.push(per_out);
-    }
-    Ok(taps)
+) -> Result<WindowTaps, KernelError> {
+    WindowTaps::new(&window_attr(instr, what)?.dims, in_dims, out_dims, what)
 }
 
-/// Calls `f` with the flat input offset of every valid window position of output
-/// coordinate `out` (row-major over the window).
-fn for_each_tap<E>(
-    taps: &[Vec<Vec<usize>>],
-    in_strides: &[usize],
-    out: &[usize],
-    f: &mut dyn FnMut(usize) -> Result<(), E>,
-) -> Result<(), E> {
-    let lists: Vec<&Vec<usize>> = taps.iter().zip(out).map(|(t, &o)| &t[o]).collect();
-    if lists.iter().any(|l| l.is_empty()) {
-        return Ok(());
-    }
-    let rank = lists.len();
-    let mut pos = vec![0usize; rank];
-    loop {
-        let off: usize = (0..rank).map(|d| lists[d][pos[d]] * in_strides[d]).sum();
-        f(off)?;
-        let mut k = rank;
-        loop {
-            if k == 0 {
-                return Ok(());
-            }
-            k -= 1;
-            pos[k] += 1;
-            if pos[k] < lists[k].len() {
-                break;
-            }
-            pos[k] = 0;
-        }
-    }
+/// The flat offset of `index` for `strides`.
+fn flat(index: &[usize], strides: &[usize]) -> usize {
+    index.iter().zip(strides).map(|(i, s)| i * s).sum()
 }
 
 fn window_attr<'a>(instr: &'a Instruction, what: &str) -> Result<&'a Window, KernelError> {
@@ -134,7 +68,7 @@ pub(crate) fn reduce_window(
         .map(|i| result_part(instr.shape(), i, W))
         .collect::<Result<_, _>>()?;
     let out_dims = dims_of(out_shapes[0], W)?;
-    let taps = window_taps(window_attr(instr, W)?, &in_dims, &out_dims, W)?;
+    let taps = taps_of(instr, &in_dims, &out_dims, W)?;
     let in_strides = strides(&in_dims);
     let out_count: usize = out_dims.iter().product();
     let comp = instr
@@ -150,8 +84,8 @@ pub(crate) fn reduce_window(
         let mut out = splat(inits[0].data(), 0, out_count);
         let src = inputs[0].data();
         for oi in 0..out_count {
-            for_each_tap(&taps, &in_strides, &idx, &mut |ii| {
-                combine(r, ty, &mut out, oi, src, ii)
+            taps.for_each_tap(&idx, |t| {
+                combine(r, ty, &mut out, oi, src, flat(t, &in_strides))
             })?;
             super::util::next_index(&mut idx, &out_dims);
         }
@@ -167,7 +101,8 @@ pub(crate) fn reduce_window(
         .collect::<Result<_, _>>()?;
     for _ in 0..out_count {
         let mut acc: Vec<Literal> = inits.iter().map(|a| scalar_at(a, 0)).collect();
-        for_each_tap(&taps, &in_strides, &idx, &mut |ii| {
+        taps.for_each_tap(&idx, |t| {
+            let ii = flat(t, &in_strides);
             let mut args = std::mem::take(&mut acc);
             args.extend(inputs.iter().map(|a| scalar_at(a, ii)));
             acc = leaves(calls.call(comp, &args)?);
@@ -244,21 +179,18 @@ pub(crate) fn select_and_scatter(
     let scatter = comp_attr(instr, AttrName::Scatter, W)?;
     let in_dims = dims_of(x.shape(), W)?;
     let src_dims = dims_of(source.shape(), W)?;
-    let taps = window_taps(window_attr(instr, W)?, &in_dims, &src_dims, W)?;
+    let taps = taps_of(instr, &in_dims, &src_dims, W)?;
     let in_strides = strides(&in_dims);
     let ty = elem_type(instr.shape(), W)?;
     let mut out = splat(init.data(), 0, x.data().len());
     let native = native_select(module, select);
     let reducer = simple_reducer(module, scatter);
     let mut idx = vec![0usize; src_dims.len()];
+    let mut chosen = Vec::with_capacity(in_dims.len());
     for si in 0..source.data().len() {
-        let mut chosen: Option<usize> = None;
-        for_each_tap(&taps, &in_strides, &idx, &mut |ii| {
-            let Some(cur) = chosen else {
-                chosen = Some(ii);
-                return Ok(());
-            };
-            let keep = match native {
+        let found = taps.select(&idx, &mut chosen, |cur, cand| {
+            let (cur, ii) = (flat(cur, &in_strides), flat(cand, &in_strides));
+            Ok::<bool, KernelError>(match native {
                 Some(dir) => {
                     let (a, b) = (
                         x.get_f64(cur).unwrap_or(f64::NAN),
@@ -277,13 +209,10 @@ pub(crate) fn select_and_scatter(
                     &calls.call(select, &[scalar_at(x, cur), scalar_at(x, ii)])?,
                     W,
                 )?,
-            };
-            if !keep {
-                chosen = Some(ii);
-            }
-            Ok::<(), KernelError>(())
+            })
         })?;
-        if let Some(oi) = chosen {
+        if found {
+            let oi = flat(&chosen, &in_strides);
             match reducer {
                 Some(r) => combine(r, ty, &mut out, oi, source.data(), si)?,
                 None => {

@@ -4,6 +4,7 @@
 
 mod hoist;
 mod kernel;
+mod parse;
 mod print;
 mod subst;
 mod types;
@@ -12,6 +13,7 @@ mod verify;
 
 pub use hoist::hoist_invariants;
 pub use kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
+pub use parse::{parse_kernel, parse_kernels, KirParseError};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};
 pub use types::ScalarType;

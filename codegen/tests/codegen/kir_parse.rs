@@ -1,0 +1,142 @@
+//! The kernel IR text parser: every kernel of the emitters' golden kernel IR
+//! (`plan/tests/golden/kir.test`) parses and prints back byte for byte, and bad text
+//! gives errors with line:column.
+
+use codegen::kir::{kernel_text, parse_kernel, parse_kernels, verify, KirParseError};
+
+const GOLDEN: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../plan/tests/golden/kir.test"
+));
+
+/// The expected outputs of the golden file that are kernel IR (not errors), one per case.
+fn golden_kernel_texts() -> Vec<(String, String)> {
+    let file = testkit::golden::parse(GOLDEN).expect("kir.test parses");
+    file.cases
+        .into_iter()
+        .filter(|c| c.expected.starts_with("kernel "))
+        .map(|c| (c.title, format!("{}\n", c.expected)))
+        .collect()
+}
+
+#[test]
+fn golden_kernels_round_trip() {
+    let cases = golden_kernel_texts();
+    assert!(cases.len() > 20, "only {} kernel cases", cases.len());
+    let mut kernels = 0;
+    for (title, text) in &cases {
+        let ks = parse_kernels(text).unwrap_or_else(|e| panic!("case `{title}`: {e}"));
+        kernels += ks.len();
+        let printed: String = ks.iter().map(kernel_text).collect();
+        assert_eq!(&printed, text, "case `{title}` does not print back");
+        for k in &ks {
+            let again = parse_kernel(&kernel_text(k)).expect("reparses");
+            assert_eq!(
+                &again, k,
+                "case `{title}`: kernel {} changes on reparse",
+                k.name
+            );
+        }
+    }
+    assert!(kernels >= cases.len());
+}
+
+#[test]
+fn golden_kernels_verify_after_parsing() {
+    for (title, text) in golden_kernel_texts() {
+        for k in parse_kernels(&text).expect("parses") {
+            if let Err(e) = verify(&k) {
+                panic!("case `{title}`, kernel {}: {e}", k.name);
+            }
+        }
+    }
+}
+
+const SMALL: &str = "\
+kernel k blocks=4 (d0 = block)
+  b0 in p: f32[4,8]{1,0}
+  b1 out r: f32[4,8]{1,0}
+  l0 local acc: f32[2]
+  // title
+  // second line
+  for d1 in [0, 7] {
+    let v0: f32 = b0[d0 * 8 + d1]
+    var v1: f32 = 0.0:f32
+    v1 = add(v1, neg(v0))
+    if d1 in [0, 3] && d0 * 2 in [0, 4] {
+      l0[d1 mod 2] = v1
+    } else {
+      b1[d0 * 8 + d1] = if d1 in [4, 7] then select(lt.total(v0, 1.5:f32), v1, l0[0]) else convert.f32(index(d1 floordiv 2))
+    }
+  }
+";
+
+#[test]
+fn hand_written_kernel_round_trips() {
+    let k = parse_kernel(SMALL).unwrap();
+    assert_eq!(kernel_text(&k), SMALL);
+    assert_eq!(k.dims.len(), 2);
+    assert!(matches!(&k.body[0], codegen::kir::Stmt::Comment(c) if c == "title\nsecond line"));
+}
+
+fn err(text: &str) -> KirParseError {
+    match parse_kernel(text) {
+        Ok(k) => panic!("parsed:\n{}", kernel_text(&k)),
+        Err(e) => e,
+    }
+}
+
+fn with_body(line: &str) -> String {
+    format!(
+        "kernel k blocks=2 (d0 = block)\n  b0 in p: f32[2]{{0}}\n  b1 out r: s32[2]{{0}}\n  {line}\n"
+    )
+}
+
+#[test]
+fn bad_token() {
+    let e = err(&with_body("let v0: f32 = frob(b0[d0])"));
+    assert_eq!((e.line, e.column), (4, 17), "{e}");
+    assert!(e.message.contains("unknown value `frob`"), "{e}");
+    let e = err(&with_body("let v0: f32 = b0[d0 +]"));
+    assert_eq!(e.line, 4, "{e}");
+    let e = err("kernel k blocks=x\n");
+    assert_eq!((e.line, e.column), (1, 17), "{e}");
+    assert!(e.to_string().starts_with("1:17: "), "{e}");
+    let e = err(&with_body("for d1 in [0, 3] {"));
+    assert!(e.message.contains("never closed"), "{e}");
+}
+
+#[test]
+fn unknown_buffer() {
+    let e = err(&with_body("let v0: f32 = b7[d0]"));
+    assert_eq!((e.line, e.column), (4, 17), "{e}");
+    assert!(e.message.contains("unknown buffer `b7`"), "{e}");
+    let e = err(&with_body("l0[d0] = 1:s32"));
+    assert!(e.message.contains("unknown local `l0`"), "{e}");
+}
+
+#[test]
+fn wrong_type() {
+    let e = err(&with_body("let v0: s32 = b0[d0]"));
+    assert_eq!((e.line, e.column), (4, 17), "{e}");
+    assert!(e.message.contains("declared s32 but bound to a f32"), "{e}");
+    let e = err(&with_body("b1[d0] = b0[d0]"));
+    assert_eq!((e.line, e.column), (4, 12), "{e}");
+    assert!(e.message.contains("store of a f32 value into s32"), "{e}");
+    let e = err(&with_body("let v0: f32 = add(b0[d0], 1:s32)"));
+    assert!(e.message.contains("add of a f32 and a s32"), "{e}");
+    let e = err(&with_body("let v0: f32 = 1.0:f33"));
+    assert!(e.message.contains("unknown type `f33`"), "{e}");
+}
+
+#[test]
+fn several_kernels_in_parse_kernel_is_an_error() {
+    let two = format!(
+        "{}{}",
+        with_body("b1[d0] = 1:s32"),
+        with_body("b1[d0] = 2:s32")
+    );
+    assert_eq!(parse_kernels(&two).unwrap().len(), 2);
+    let e = err(&two);
+    assert_eq!(e.line, 5, "{e}");
+}

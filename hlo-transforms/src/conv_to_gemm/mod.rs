@@ -47,6 +47,8 @@
 //! inside fusion bodies are left alone.
 
 mod geometry;
+mod patchify;
+mod phases;
 mod rewrite;
 
 use std::collections::HashSet;
@@ -130,20 +132,42 @@ impl Pass for ConvToGemm {
                 .map(|(id, _)| id)
                 .collect();
             let mut here = false;
-            for c in convs {
+            let mut work = convs;
+            while let Some(c) = work.pop() {
                 let Some(geo) = Geometry::of(comp, c) else {
                     continue;
                 };
-                let Some(plan) = self.plan(&geo) else {
-                    continue;
-                };
-                let new = Rewriter {
-                    comp,
-                    names: &mut names,
-                    conv: c,
-                    geo: &geo,
-                }
-                .rewrite(&plan);
+                let new =
+                    if geo.is_input_dilated() && geo.macs().is_some_and(|m| m >= self.min_macs) {
+                        let (new, phases) = Rewriter {
+                            comp,
+                            names: &mut names,
+                            conv: c,
+                            geo: &geo,
+                        }
+                        .sub_pixel();
+                        work.extend(phases);
+                        new
+                    } else if geo.is_patchify() && self.pays(&geo) {
+                        Rewriter {
+                            comp,
+                            names: &mut names,
+                            conv: c,
+                            geo: &geo,
+                        }
+                        .patchify()
+                    } else {
+                        let Some(plan) = self.plan(&geo) else {
+                            continue;
+                        };
+                        Rewriter {
+                            comp,
+                            names: &mut names,
+                            conv: c,
+                            geo: &geo,
+                        }
+                        .rewrite(&plan)
+                    };
                 edit::replace_uses(comp, c, new);
                 edit::remove_instructions(comp, &std::iter::once(c).collect());
                 here = true;
@@ -158,12 +182,22 @@ impl Pass for ConvToGemm {
 }
 
 impl ConvToGemm {
+    /// Whether `geo` has enough multiply-adds and a small enough patches array.
+    fn pays(&self, geo: &Geometry) -> bool {
+        let (Some(macs), Some(elements)) = (geo.macs(), geo.patch_elements()) else {
+            return false;
+        };
+        let bytes = geo
+            .ty
+            .bit_width()
+            .and_then(|b| elements.checked_mul(i64::from(b / 8)));
+        macs >= self.min_macs && bytes.is_some_and(|b| b <= self.max_patch_bytes)
+    }
+
     /// The plan for `geo`, if it pays: the cut taking fewer slices, else the other one,
     /// else (when allowed) the preferred one after transposing the input.
     fn plan(&self, geo: &Geometry) -> Option<Plan> {
-        let (macs, elements) = (geo.macs()?, geo.patch_elements()?);
-        let bytes = elements.checked_mul(i64::from(geo.ty.bit_width()? / 8))?;
-        if macs < self.min_macs || bytes > self.max_patch_bytes {
+        if !self.pays(geo) {
             return None;
         }
         let preferred = geo.out_positions() < geo.window_positions();

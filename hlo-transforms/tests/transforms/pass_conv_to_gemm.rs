@@ -232,6 +232,15 @@ fn args(m: &Module, seed: u64) -> Vec<Literal> {
         .collect()
 }
 
+/// Whether every element of `a` is zero.
+fn all_zero(a: &hlo::literal::ArrayLiteral) -> bool {
+    match a.data() {
+        hlo::literal::ArrayData::F32(v) => v.iter().all(|&x| x == 0.0),
+        hlo::literal::ArrayData::F64(v) => v.iter().all(|&x| x == 0.0),
+        _ => false,
+    }
+}
+
 fn has_conv(m: &Module) -> bool {
     m.entry()
         .instructions()
@@ -249,9 +258,13 @@ fn rewritten_convolutions_evaluate_alike() {
         let (after, changed) = run_pass(&m, ConvToGemm::always());
         let printed = hlo::print_module(&after);
         assert!(changed && !has_conv(&after), "{text}\n{printed}");
-        assert!(printed.contains(" dot("), "{text}\n{printed}");
         let a = args(&m, seed as u64);
         let (want, got) = (eval(&m, &a), eval(&after, &a));
+        // A dot, unless the window reads only padding (a zero broadcast then).
+        assert!(
+            printed.contains(" dot(") || all_zero(&want),
+            "{text}\n{printed}"
+        );
         let cmp = tolerance::compare(&got, &want);
         assert!(cmp.matches, "{cmp:?}\n{text}\n{printed}");
         lhs_dilated += usize::from(case.dims.iter().any(|d| d.5 > 1));
@@ -268,40 +281,47 @@ fn rewritten_convolutions_evaluate_alike() {
 fn the_dot_is_in_gemm_form() {
     // One contracting dimension, the lhs's last and the rhs's first after the batch; at
     // most one batch dimension, the first of both; row-major operands: a form the CPU
-    // backend runs as a GEMM. All three forms occur.
+    // backend runs as a GEMM. All three forms occur. Every dot is checked (an
+    // input-dilated convolution makes one per phase; none when it reads only padding).
     let mut forms = [0usize; 3];
     for case in cases() {
         let m = hlo::parse_module(&case.text()).unwrap();
         let (after, _) = run_pass(&m, ConvToGemm::always());
         let e = after.entry();
-        let (_, dot) = e
+        let dots: Vec<_> = e
             .instructions()
-            .find(|(_, i)| i.opcode() == Opcode::Dot)
-            .unwrap();
-        let dn = dot.dot_dimension_numbers();
-        let (l, r) = (
-            e.instr(dot.operands()[0]).shape(),
-            e.instr(dot.operands()[1]).shape(),
-        );
-        let nb = dn.lhs_batch_dims.len();
-        assert!(
-            nb <= 1
-                && dn.lhs_batch_dims == dn.rhs_batch_dims
-                && dn.lhs_batch_dims.iter().all(|&b| b == 0)
-        );
-        assert_eq!((l.rank(), r.rank()), (nb + 2, nb + 2));
-        assert_eq!(dn.lhs_contracting_dims, vec![nb as i64 + 1]);
-        assert_eq!(dn.rhs_contracting_dims, vec![nb as i64]);
-        let plain = e.instr(dot.operands()[0]).opcode() != Opcode::Parameter
-            && r.dims()[1] == case.out_features
-            && nb == 0;
-        forms[if nb == 1 {
-            2
-        } else if plain {
-            0
-        } else {
-            1
-        }] += 1;
+            .filter(|(_, i)| i.opcode() == Opcode::Dot)
+            .map(|(_, i)| i)
+            .collect();
+        for (n, dot) in dots.into_iter().enumerate() {
+            let dn = dot.dot_dimension_numbers();
+            let (l, r) = (
+                e.instr(dot.operands()[0]).shape(),
+                e.instr(dot.operands()[1]).shape(),
+            );
+            let nb = dn.lhs_batch_dims.len();
+            assert!(
+                nb <= 1
+                    && dn.lhs_batch_dims == dn.rhs_batch_dims
+                    && dn.lhs_batch_dims.iter().all(|&b| b == 0)
+            );
+            assert_eq!((l.rank(), r.rank()), (nb + 2, nb + 2));
+            assert_eq!(dn.lhs_contracting_dims, vec![nb as i64 + 1]);
+            assert_eq!(dn.rhs_contracting_dims, vec![nb as i64]);
+            if n > 0 {
+                continue;
+            }
+            let plain = e.instr(dot.operands()[0]).opcode() != Opcode::Parameter
+                && r.dims()[1] == case.out_features
+                && nb == 0;
+            forms[if nb == 1 {
+                2
+            } else if plain {
+                0
+            } else {
+                1
+            }] += 1;
+        }
     }
     eprintln!("plain, kernel-first, batched: {forms:?}");
     assert!(forms.iter().all(|&n| n >= 10), "{forms:?}");
@@ -418,4 +438,230 @@ ENTRY e {
     assert!(changed && !has_conv(&after));
     let a = args(&m, 3);
     assert!(tolerance::compare(&eval(&after, &a), &eval(&m, &a)).matches);
+}
+
+/// Multiply-adds of every dot of `m`'s entry (each `[.., m, k] x [.., k, n]`: the lhs's
+/// elements times the rhs's free size).
+fn dot_macs(m: &Module) -> i64 {
+    let e = m.entry();
+    e.instructions()
+        .filter(|(_, i)| i.opcode() == Opcode::Dot)
+        .map(|(_, i)| {
+            let l: i64 = e.instr(i.operands()[0]).shape().dims().iter().product();
+            let r = e.instr(i.operands()[1]).shape().dims();
+            l * r[r.len() - 1]
+        })
+        .sum()
+}
+
+/// Whether some `pad` of `m`'s entry spreads elements apart (interior padding: the
+/// zero-stuffed input of an lhs-dilated im2col).
+fn has_interior_pad(m: &Module) -> bool {
+    m.entry().instructions().any(|(_, i)| {
+        matches!(
+            i.attr(&hlo::attrs::AttrName::Padding),
+            Some(hlo::attrs::AttrValue::Padding(p)) if p.dims.iter().any(|d| d.interior > 0)
+        )
+    })
+}
+
+/// Random input-dilated convolutions (transposed convolutions, input gradients of
+/// strided ones): `lhs_dilate` 2 or 3, windows 2 to 5, padding from negative to more
+/// than the window, batch up to 3, random layouts, 1-D to 3-D, some dimensions
+/// undilated (and there strided or window-dilated).
+fn lhs_dilated_cases(count: usize, seed: u64) -> Vec<Case> {
+    let mut rng = Rng(SplitMix64::seed_from_u64(seed));
+    let mut out = Vec::new();
+    while out.len() < count {
+        let n = rng.pick(&[1usize, 2, 2, 2, 3]);
+        let dims: Vec<Spatial> = (0..n)
+            .map(|j| {
+                let k = rng.pick(&[2, 3, 4, 5]);
+                let s = if j == 0 || !rng.next().is_multiple_of(4) {
+                    rng.pick(&[2, 3])
+                } else {
+                    1
+                };
+                let (stride, rd) = if s == 1 {
+                    (rng.pick(&[1, 2]), rng.pick(&[1, 2]))
+                } else {
+                    (1, 1)
+                };
+                (
+                    rng.pick(&[1, 2, 3, 4, 6]),
+                    k,
+                    stride,
+                    rng.pick(&[k - 1, k - 1, 0, 1, k, -1]),
+                    rng.pick(&[k - 1, k - 2, 0, 2, k + 1, -1]),
+                    s,
+                    rd,
+                )
+            })
+            .collect();
+        let labels = match rng.next() % 3 {
+            0 => nhwc(n),
+            1 => nchw(n),
+            _ => {
+                let d = digits(n);
+                [
+                    rng.shuffle(&format!("bf{d}")),
+                    rng.shuffle(&format!("io{d}")),
+                    rng.shuffle(&format!("bf{d}")),
+                ]
+            }
+        };
+        let case = Case {
+            ty: rng.pick(&["f32", "f32", "f64"]),
+            batch: rng.pick(&[1, 2, 3]),
+            in_features: rng.pick(&[1, 2, 3]),
+            out_features: rng.pick(&[1, 2, 4]),
+            dims,
+            labels,
+        };
+        if case.dims.iter().all(|d| out_size(d) > 0) {
+            out.push(case);
+        }
+    }
+    out
+}
+
+#[test]
+fn input_dilated_convolutions_are_phases_without_zeros() {
+    for (seed, case) in lhs_dilated_cases(300, 29).iter().enumerate() {
+        let text = case.text();
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        hlo::pass::verify::verify(&m).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        let printed = hlo::print_module(&after);
+        assert!(changed && !has_conv(&after), "{text}\n{printed}");
+        // No zero-stuffing: no element is spread apart by interior padding.
+        assert!(!has_interior_pad(&after), "{text}\n{printed}");
+        let a = args(&m, seed as u64 + 1000);
+        let (want, got) = (eval(&m, &a), eval(&after, &a));
+        let cmp = tolerance::compare(&got, &want);
+        assert!(cmp.matches, "{cmp:?}\n{text}\n{printed}");
+        assert!(
+            printed.contains(" dot(") || all_zero(&want),
+            "{text}\n{printed}"
+        );
+    }
+}
+
+#[test]
+fn transposed_convolutions_multiply_no_zeros() {
+    // The reproducers' shapes (scaled down in the batch): a ConvTranspose 3x3 and 4x4
+    // with lhs_dilate 2, and the input gradient of a stride-2 3x3 convolution. Every
+    // output position takes 1/4 of the zero-stuffed window's multiply-adds.
+    let cases = [
+        "x = f32[2,32,32,64] parameter(0)
+  w = f32[3,3,64,32] parameter(1)
+  ROOT c = f32[2,64,64,32] convolution(x, w), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f",
+        "x = f32[2,64,64,32] parameter(0)
+  w = f32[4,4,32,3] parameter(1)
+  ROOT c = f32[2,128,128,3] convolution(x, w), window={size=4x4 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f",
+        "g = f32[32,8,8,128] parameter(0)
+  w = f32[3,3,64,128] parameter(1)
+  ROOT c = f32[32,16,16,64] convolution(g, w), window={size=3x3 pad=2_1x2_1 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f",
+    ];
+    for body in cases {
+        let text = format!("HloModule m\nENTRY e {{\n  {body}\n}}\n");
+        let m = hlo::parse_module(&text).unwrap();
+        let (after, changed) = run_pass(&m, ConvToGemm::default());
+        assert!(
+            changed && !has_conv(&after) && !has_interior_pad(&after),
+            "{text}"
+        );
+        let e = m.entry();
+        let (_, c) = e
+            .instructions()
+            .find(|(_, i)| i.opcode() == Opcode::Convolution)
+            .unwrap();
+        // Output elements × window positions × input features (NHWC input).
+        let out: i64 = c.shape().dims().iter().product();
+        let (x, w) = (
+            e.instr(c.operands()[0]).shape().dims(),
+            e.instr(c.operands()[1]).shape().dims(),
+        );
+        let zero_stuffed = out * w[0] * w[1] * x[3];
+        assert_eq!(dot_macs(&after) * 4, zero_stuffed, "{text}");
+    }
+}
+
+/// Random patchify convolutions: stride equal to the window, padding 0 or more, random
+/// layouts, inputs whose length the window does not divide.
+#[test]
+fn patchify_convolutions_are_one_transpose_and_one_gemm() {
+    let mut rng = Rng(SplitMix64::seed_from_u64(16));
+    let mut done = 0;
+    while done < 120 {
+        let n = rng.pick(&[1usize, 2, 2, 3]);
+        let dims: Vec<Spatial> = (0..n)
+            .map(|_| {
+                let k = rng.pick(&[1, 2, 3, 4, 16]);
+                let size = rng.pick(&[k, 2 * k, 3 * k + 1, 4 * k]);
+                (size, k, k, rng.pick(&[0, 0, 1]), rng.pick(&[0, 0, 2]), 1, 1)
+            })
+            .collect();
+        if dims.iter().all(|d| d.1 == 1) {
+            continue;
+        }
+        let labels = match rng.next() % 3 {
+            0 => nhwc(n),
+            1 => nchw(n),
+            _ => {
+                let d = digits(n);
+                [
+                    rng.shuffle(&format!("bf{d}")),
+                    rng.shuffle(&format!("io{d}")),
+                    rng.shuffle(&format!("bf{d}")),
+                ]
+            }
+        };
+        let case = Case {
+            ty: rng.pick(&["f32", "f64"]),
+            batch: rng.pick(&[1, 2, 3]),
+            in_features: rng.pick(&[1, 3]),
+            out_features: rng.pick(&[1, 4]),
+            dims,
+            labels,
+        };
+        if case.dims.iter().any(|d| out_size(d) == 0) {
+            continue;
+        }
+        let text = case.text();
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        let printed = hlo::print_module(&after);
+        assert!(changed && !has_conv(&after), "{text}\n{printed}");
+        let count = |op: Opcode| {
+            after
+                .entry()
+                .instructions()
+                .filter(|(_, i)| i.opcode() == op)
+                .count()
+        };
+        assert_eq!(count(Opcode::Dot), 1, "{text}\n{printed}");
+        assert_eq!(count(Opcode::Concatenate), 0, "{text}\n{printed}");
+        let a = args(&m, done);
+        let cmp = tolerance::compare(&eval(&after, &a), &eval(&m, &a));
+        assert!(cmp.matches, "{cmp:?}\n{text}\n{printed}");
+        done += 1;
+    }
+}
+
+#[test]
+fn the_vit_patch_embedding_is_a_gemm_under_the_default_limits() {
+    // 16x16 windows at stride 16: 196 output and 256 window positions, more slices than
+    // im2col takes; patchified instead.
+    let text = "HloModule m
+ENTRY e {
+  x = f32[2,224,224,3] parameter(0)
+  w = f32[16,16,3,384] parameter(1)
+  ROOT c = f32[2,14,14,384] convolution(x, w), window={size=16x16 stride=16x16}, dim_labels=b01f_01io->b01f
+}
+";
+    let m = hlo::parse_module(text).unwrap();
+    let (after, changed) = run_pass(&m, ConvToGemm::default());
+    assert!(changed && !has_conv(&after));
+    assert_eq!(dot_macs(&after), 2 * 14 * 14 * 384 * 16 * 16 * 3);
 }

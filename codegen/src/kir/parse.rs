@@ -357,7 +357,7 @@ impl<'a> Parser<'a> {
             }
             return Ok(Stmt::Loop { var, lo, hi, body });
         }
-        if t.starts_with("if ") && t.ends_with(" {") {
+        if t.len() > 5 && t.starts_with("if ") && t.ends_with(" {") {
             c.keyword("if ")?;
             let guard = c.guard_until(line.start + t.len() - 2)?;
             let (body, close) = self.nested(line, ctx)?;

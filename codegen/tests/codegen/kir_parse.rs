@@ -140,3 +140,29 @@ fn several_kernels_in_parse_kernel_is_an_error() {
     let e = err(&two);
     assert_eq!(e.line, 5, "{e}");
 }
+
+#[test]
+fn mangled_text_never_panics() {
+    let cases = golden_kernel_texts();
+    let mut samples: Vec<String> = cases.iter().take(8).map(|(_, t)| t.clone()).collect();
+    samples.push(SMALL.to_string());
+    samples.push("kernel k blocks=1\n  if {\n  }\n  if  {\n  }\n".to_string());
+    for text in &samples {
+        for (i, ch) in text.char_indices() {
+            // Drop one character, double it, or replace it by a troublesome one.
+            let end = i + ch.len_utf8();
+            for mangled in [
+                format!("{}{}", &text[..i], &text[end..]),
+                format!("{}{ch}{}", &text[..end], &text[end..]),
+                format!("{}(]{}", &text[..i], &text[end..]),
+                format!("{}é{}", &text[..i], &text[end..]),
+            ] {
+                if let Ok(ks) = parse_kernels(&mangled) {
+                    for k in &ks {
+                        let _ = kernel_text(k);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -57,7 +57,6 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
         kernel: KernelLimits {
             launch_s: r.non_negative("kernel.launch_s")?,
             hoists_invariant_values: r.boolean("kernel.hoists_invariant_values")?,
-            xla_cpu_fusions: r.boolean("kernel.xla_cpu_fusions")?,
         },
     };
     if device.memory.dram_bytes_per_s > device.memory.dram_peak_bytes_per_s {

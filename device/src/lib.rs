@@ -7,9 +7,9 @@
 //! fusions, how large) is not the hardware's: it comes with the code generator
 //! (`fusion::EmitterRules`).
 //!
-//! Two switches remain here for now: `kernel.hoists_invariant_values` (read by the fusion
-//! cost model, built by value elsewhere) and `kernel.xla_cpu_fusions` (set by the
-//! runtime); they move to the code generator's rules with their readers.
+//! One switch remains here for now: `kernel.hoists_invariant_values` (read by the fusion
+//! cost model, built by value elsewhere); it moves to the code generator's rules with its
+//! readers.
 //!
 //! Two descriptions ship with hloc, embedded at build time from `descriptions/*.toml`:
 //! `cpu` (measured defaults for the machine class hloc is developed on; [`probe_cpu`]
@@ -118,11 +118,11 @@ mod tests {
             parse("x.toml", &t).unwrap_err().to_string(),
             format!("x.toml:{line}: field `memory.dram_bytes_per_s`: must be positive, found -1")
         );
-        let t = cpu_text().replace("xla_cpu_fusions = true", "xla_cpu_fusions = 1");
-        let line = line_of(&t, "xla_cpu_fusions");
+        let t = cpu_text().replace("hoists_invariant_values = true", "hoists_invariant_values = 1");
+        let line = line_of(&t, "hoists_invariant_values");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
-            format!("x.toml:{line}: field `kernel.xla_cpu_fusions`: expected true or false, found Number(1.0)")
+            format!("x.toml:{line}: field `kernel.hoists_invariant_values`: expected true or false, found Number(1.0)")
         );
         let t = cpu_text().replace("launch_s = 1.5e-6", "");
         assert_eq!(

@@ -60,10 +60,6 @@ pub struct KernelLimits {
     /// through a broadcast along the minor dimensions then runs once per row, so it may
     /// fuse into its consumer (a softmax or a layer norm in one kernel).
     pub hoists_invariant_values: bool,
-    /// Whether the runtime's fusion pipeline fuses for XLA:CPU's emitters (`fusion::xla_cpu`)
-    /// rather than hloc's own: the runtime turns it off; `hloc fuse` always fuses for XLA's
-    /// emitters (`fusion::xla_reach`).
-    pub xla_cpu_fusions: bool,
 }
 
 /// A target machine.

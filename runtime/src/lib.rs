@@ -201,11 +201,9 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         stages.add_passes("pass", ctx.stats());
     }
     if options.fuse {
-        let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
-        // hloc's own emitter generates every fusion the cost model wants: the rules
-        // that keep `hloc fuse --target cpu`'s output compilable by XLA:CPU do not
-        // bind it.
-        cpu.kernel.xla_cpu_fusions = false;
+        // hloc's own emitters' reach, not XLA:CPU's rules (those keep `hloc fuse --target
+        // cpu`'s output compilable by XLA:CPU).
+        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
         let mut ctx = PassContext::new();
         pipeline::hloc_fusion_pipeline(&cpu, &target)
             .run_in(&mut m, &mut ctx)

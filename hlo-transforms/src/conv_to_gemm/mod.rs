@@ -38,6 +38,16 @@
 //! fits no form above (the batch between spatial dimensions); other convolutions are left
 //! alone. A 1x1 window with stride 1 and no padding needs no slice: just the dot.
 //!
+//! Two shapes take other routes, without the zeros and copies im2col would make:
+//! - a window that tiles its input (stride equal to the window size, no dilation, a ViT
+//!   patch embedding) is a `reshape` splitting (output, window) positions, one
+//!   `transpose` and one GEMM (`patchify.rs`): no slices, and no limit on the parts;
+//! - an input-dilated (`lhs_dilate`) convolution, a transposed convolution or the input
+//!   gradient of a strided one, is decomposed into one convolution of the undilated
+//!   input per output phase, each with a strided slice of the kernel's taps, interleaved
+//!   by concatenates and a reshape (`phases.rs`); the phases are then rewritten like any
+//!   other convolution, with none of the zero-stuffed input's multiply-adds.
+//!
 //! Exact up to summation order: the same products are summed. Only convolutions with
 //! `feature_group_count` and `batch_group_count` 1, no window reversal, static non-empty
 //! shapes and operands and result all `f32` or all `f64` (the GEMM types) are rewritten,

@@ -592,6 +592,42 @@ impl State<'_> {
         produced_by_kernel && c.users(base) == [user] && c.root() != base
     }
 
+    /// Whether `base` is element `k` of a while body's state, read only by `user`, whose
+    /// value the body returns as element `k`: then `user` may update the state buffer in
+    /// place (nothing else in the body reads that element, and copying the body's results
+    /// into the state skips a buffer onto itself). A scan writing one row of its stacked
+    /// outputs per step then writes that row, not a copy of all of them.
+    fn replaces_loop_state(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
+        let module = self.module;
+        let c = module.computation(comp);
+        let b = c.instr(base);
+        let (Some(k), Some(&param)) = (b.tuple_index(), b.operands().first()) else {
+            return false;
+        };
+        let is_body = module.computations().any(|(_, cc)| {
+            cc.instructions()
+                .any(|(_, i)| i.opcode() == Opcode::While && i.while_body() == Some(comp))
+        });
+        if b.opcode() != Opcode::GetTupleElement
+            || c.instr(param).opcode() != Opcode::Parameter
+            || !is_body
+            || c.users(base) != [user]
+        {
+            return false;
+        }
+        let only_reader = c.users(param).iter().all(|&u| {
+            let ui = c.instr(u);
+            ui.opcode() == Opcode::GetTupleElement && (u == base || ui.tuple_index() != Some(k))
+        });
+        let root = c.root_instr();
+        let returned = usize::try_from(k).ok().and_then(|k| root.operands().get(k)) == Some(&user);
+        only_reader
+            && root.opcode() == Opcode::Tuple
+            && returned
+            && c.users(user) == [c.root()]
+            && root.operands().iter().filter(|&&o| o == user).count() == 1
+    }
+
     /// A dynamic-update-slice updating its base in place.
     fn dus_in_place(
         &mut self,
@@ -663,7 +699,7 @@ impl State<'_> {
         let t = self.pos(out);
         let base = operands[0];
         let base_buf = self.single(comp, base)?;
-        let target = if self.dies_at(comp, base, id) {
+        let target = if self.dies_at(comp, base, id) || self.replaces_loop_state(comp, base, id) {
             base_buf
         } else {
             let bytes = bytes_of(instr.shape(), instr.name())?;

@@ -118,7 +118,10 @@ mod tests {
             parse("x.toml", &t).unwrap_err().to_string(),
             format!("x.toml:{line}: field `memory.dram_bytes_per_s`: must be positive, found -1")
         );
-        let t = cpu_text().replace("hoists_invariant_values = true", "hoists_invariant_values = 1");
+        let t = cpu_text().replace(
+            "hoists_invariant_values = true",
+            "hoists_invariant_values = 1",
+        );
         let line = line_of(&t, "hoists_invariant_values");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),

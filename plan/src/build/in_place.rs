@@ -1,0 +1,187 @@
+//! In-place updates in the program builder: when a dynamic-update-slice or scatter may
+//! write its base's buffer (the base dies there, or it is a loop's state element the body
+//! replaces), else after a copy of the base, and the kernels that do it.
+
+use super::*;
+
+impl State<'_> {
+    /// Whether `base` dies at its only user `user`, so `user` may write into its buffer:
+    /// a kernel's result (no alias of it exists) that is not the computation's root.
+    pub(super) fn dies_at(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
+        let c = self.module.computation(comp);
+        let produced_by_kernel = match c.instr(base).opcode() {
+            Opcode::Parameter
+            | Opcode::Constant
+            | Opcode::GetTupleElement
+            | Opcode::Bitcast
+            | Opcode::Tuple
+            | Opcode::While
+            | Opcode::Conditional
+            | Opcode::OptimizationBarrier => false,
+            Opcode::Reshape => !self.is_layout_preserving_reshape(comp, base),
+            Opcode::BitcastConvert => {
+                matches!(
+                    self.is_width_changing_reinterpretation(comp, base),
+                    Ok(false)
+                )
+            }
+            _ => true,
+        };
+        produced_by_kernel && c.users(base) == [user] && c.root() != base
+    }
+
+    /// Whether `base` is element `k` of a while body's state, read only by `user`, whose
+    /// value the body returns as element `k`: then `user` may update the state buffer in
+    /// place (nothing else in the body reads that element, and copying the body's results
+    /// into the state skips a buffer onto itself). A scan writing one row of its stacked
+    /// outputs per step then writes that row, not a copy of all of them.
+    pub(super) fn replaces_loop_state(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
+        let module = self.module;
+        let c = module.computation(comp);
+        let b = c.instr(base);
+        let (Some(k), Some(&param)) = (b.tuple_index(), b.operands().first()) else {
+            return false;
+        };
+        if b.opcode() != Opcode::GetTupleElement
+            || c.instr(param).opcode() != Opcode::Parameter
+            || c.users(base) != [user]
+        {
+            return false;
+        }
+        let only_reader = c.users(param).iter().all(|&u| {
+            let ui = c.instr(u);
+            ui.opcode() == Opcode::GetTupleElement && (u == base || ui.tuple_index() != Some(k))
+        });
+        let root = c.root_instr();
+        let returned = usize::try_from(k).ok().and_then(|k| root.operands().get(k)) == Some(&user);
+        // Last, as it walks the module: only a while body's parameter is a loop's state
+        // (a conditional's branch parameter is its caller's value).
+        let is_body = || {
+            module.computations().any(|(_, cc)| {
+                cc.instructions()
+                    .any(|(_, i)| i.opcode() == Opcode::While && i.while_body() == Some(comp))
+            })
+        };
+        only_reader
+            && root.opcode() == Opcode::Tuple
+            && returned
+            && c.users(user) == [c.root()]
+            && root.operands().iter().filter(|&&o| o == user).count() == 1
+            && is_body()
+    }
+
+    /// A dynamic-update-slice updating its base in place.
+    pub(super) fn dus_in_place(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let kname = kernel_name(self.kernels.len(), instr.name());
+        let emitted = codegen::emit::emit_dus_in_place(module, self.target, comp, id, &kname)?;
+        let operands = instr.operands().to_vec();
+        self.in_place(comp, id, emitted, &operands, out)
+    }
+
+    /// A single-operand scatter `(sc, scatter)` with at least one update, computing the
+    /// value of `(comp, id)` (itself, or a fusion wrapping it whose operands `operands`
+    /// are the scatter's) as an in-place kernel; `false` when the kernel does not support
+    /// the scatter's form (the caller makes it a library call).
+    pub(super) fn scatter_kernel(
+        &mut self,
+        (sc, scatter): (CompId, InstrId),
+        (comp, id): (CompId, InstrId),
+        operands: &[InstrId],
+        out: &mut Vec<Thunk>,
+    ) -> Result<bool, CodegenError> {
+        let module = self.module;
+        let s = module.computation(sc);
+        let instr = s.instr(scatter);
+        let updates = instr
+            .operands()
+            .get(2)
+            .map(|&u| s.instr(u).shape().element_count());
+        let outer = module.computation(comp);
+        if operands.len() != 3
+            || !matches!(updates, Some(Ok(n)) if n > 0)
+            || !crate::boundary_layouts::same_layout(
+                outer.instr(operands[0]).shape(),
+                outer.instr(id).shape(),
+            )
+        {
+            return Ok(false);
+        }
+        let name = module.computation(comp).instr(id).name();
+        let kname = kernel_name(self.kernels.len(), name);
+        match codegen::emit::emit_scatter_in_place(module, self.target, sc, scatter, &kname) {
+            Ok(emitted) => {
+                self.in_place(comp, id, emitted, operands, out)?;
+                Ok(true)
+            }
+            Err(CodegenError::Unsupported { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// An update kernel (dynamic-update-slice, scatter) computing `(comp, id)` whose base
+    /// is `operands[0]` (`operands` are the kernel's operands in `comp`), writing the base
+    /// in place: its own buffer when it dies here, else a copy of it.
+    pub(super) fn in_place(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        emitted: codegen::emit::EmittedKernel,
+        operands: &[InstrId],
+        out: &mut Vec<Thunk>,
+    ) -> Result<(), CodegenError> {
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let t = self.pos(out);
+        let base = operands[0];
+        let base_buf = self.single(comp, base)?;
+        let target = if self.dies_at(comp, base, id) || self.replaces_loop_state(comp, base, id) {
+            base_buf
+        } else {
+            let bytes = bytes_of(instr.shape(), instr.name())?;
+            let o = self.temp(instr.name(), bytes, t);
+            self.use_at(base_buf, t);
+            out.push(Thunk::Copy {
+                src: base_buf,
+                dst: o,
+                bytes,
+            });
+            o
+        };
+        let t = self.pos(out);
+        let mut args = Vec::with_capacity(emitted.sources.len());
+        for src in &emitted.sources {
+            let b = match src {
+                BufferSource::Operand(j) => {
+                    let op = operands.get(*j).ok_or_else(|| {
+                        CodegenError::Internal(format!("in-place update has no operand {j}"))
+                    })?;
+                    self.single(comp, *op)?
+                }
+                BufferSource::Output(_) => target,
+                BufferSource::Constant(..) => {
+                    return Err(CodegenError::Internal(
+                        "in-place update reads a constant".into(),
+                    ))
+                }
+            };
+            self.use_at(b, t);
+            args.push(b);
+        }
+        out.push(Thunk::Kernel {
+            kernel: self.kernels.len(),
+            args,
+            blocks: emitted.kernel.grid.blocks,
+            elements: emitted.kernel.touched_elements(),
+        });
+        self.kernels.push(emitted.kernel);
+        self.slots.insert((comp, id), vec![target]);
+        Ok(())
+    }
+}

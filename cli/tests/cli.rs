@@ -302,3 +302,65 @@ fn profile_predicts_kernels_and_not_the_runtime_copies() {
     let want = (ratio * profile_column(row("  kernel hloc_k1_d "), 4)).sqrt();
     assert!((geomean / want - 1.0).abs() < 0.02, "{table}");
 }
+
+/// A cached object with flipped bytes is never run: the next compile finds its content
+/// hash wrong, warns on stderr, rebuilds it and prints the right answer; the rebuilt
+/// entry is sound (no warning after it).
+#[test]
+fn a_corrupt_cache_entry_is_rebuilt_with_a_warning() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-corrupt");
+    let _ = std::fs::remove_dir_all(&cache);
+    let hloc = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+            .args([
+                "run",
+                "cli/tests/cli/run/dus_copy.hlo",
+                "--no-timing",
+                "--seed",
+                "3",
+            ])
+            .current_dir(&root)
+            .env("HLOC_CACHE_DIR", &cache)
+            .env_remove("RUST_LOG")
+            .env_remove("HLOC_LOG")
+            .output()
+            .expect("hloc runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        (
+            String::from_utf8(out.stdout).expect("utf-8"),
+            String::from_utf8(out.stderr).expect("utf-8"),
+        )
+    };
+    let (want, quiet) = hloc();
+    assert!(quiet.is_empty(), "{quiet}");
+    let objects: Vec<std::path::PathBuf> = std::fs::read_dir(&cache)
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "so"))
+        .collect();
+    assert_eq!(objects.len(), 1, "{objects:?}");
+    let object = &objects[0];
+    let mut bytes = std::fs::read(object).expect("object");
+    // Flip every byte of the middle quarter: code and data alike.
+    let n = bytes.len();
+    for b in &mut bytes[3 * n / 8..5 * n / 8] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(object, &bytes).expect("corrupt the object");
+    let (got, warning) = hloc();
+    assert_eq!(got, want);
+    let lines: Vec<&str> = warning.lines().collect();
+    assert_eq!(lines.len(), 1, "{warning}");
+    assert!(
+        lines[0].contains(&format!(
+            "the cached object {} is corrupt (its content hash does not match: flipped or \
+             lost bytes); rebuilding it",
+            object.display()
+        )),
+        "{warning}"
+    );
+    let (again, none) = hloc();
+    assert_eq!(again, want);
+    assert!(none.is_empty(), "{none}");
+}

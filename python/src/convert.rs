@@ -1,0 +1,238 @@
+//! numpy arrays to literals (one copy, checked against the parameter) and literals to
+//! numpy arrays.
+
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::{ElementType, Literal, Shape};
+use numpy::{Complex32, Complex64, Element, PyArray1, PyArrayDescr, PyArrayDescrMethods};
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyTuple};
+
+use crate::dtypes::Dtypes;
+use crate::errors::UnsupportedError;
+
+/// One array parameter or output: its logical dimensions, element type and dtype.
+pub struct Spec {
+    /// The shape as the module declares it.
+    pub shape: Shape,
+    /// The dimensions.
+    pub dims: Vec<usize>,
+    /// The element type.
+    pub ty: ElementType,
+    /// Its numpy dtype.
+    pub dtype: Py<PyArrayDescr>,
+}
+
+impl Spec {
+    /// The spec of an array shape; `what` names it in the error for a tuple or a type
+    /// numpy cannot hold.
+    pub fn new(py: Python<'_>, shape: &Shape, d: &Dtypes, what: &str) -> PyResult<Spec> {
+        let ty = shape.element_type().filter(|_| shape.is_array());
+        let dtype = ty.and_then(|t| d.of(t));
+        let (Some(ty), Some(dtype)) = (ty, dtype) else {
+            return Err(UnsupportedError::new_err(format!(
+                "{what} has shape {}, which has no numpy array type",
+                shape.to_string_without_layout()
+            )));
+        };
+        Ok(Spec {
+            shape: shape.clone(),
+            dims: shape.dims().iter().map(|&x| x as usize).collect(),
+            ty,
+            dtype: dtype.clone_ref(py),
+        })
+    }
+
+    /// `(shape tuple, dtype)`, as `Executable.parameters` lists it.
+    pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let dims = PyTuple::new(py, &self.dims)?;
+        PyTuple::new(
+            py,
+            [dims.into_any(), self.dtype.bind(py).clone().into_any()],
+        )
+    }
+
+    /// `f32[2,3] (float32)`.
+    fn describe(&self, py: Python<'_>) -> String {
+        format!(
+            "{} ({})",
+            self.shape.to_string_without_layout(),
+            self.dtype.bind(py)
+        )
+    }
+}
+
+/// Leaves of a shape in flattened tuple order.
+pub fn leaves(shape: &Shape, out: &mut Vec<Shape>) {
+    if shape.is_tuple() {
+        shape.tuple_shapes().iter().for_each(|s| leaves(s, out));
+    } else {
+        out.push(shape.clone());
+    }
+}
+
+/// The elements of `arr`, whose dtype is `T`'s, row-major.
+fn elements<T: Element + Copy>(arr: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<T>> {
+    let typed = arr.cast::<PyArrayDyn<T>>()?;
+    let ro = typed.try_readonly()?;
+    Ok(match ro.as_slice() {
+        Ok(s) => s.to_vec(),
+        Err(_) => ro.as_array().iter().copied().collect(),
+    })
+}
+
+/// `arr` viewed as `storage` (same item size), its elements row-major.
+fn viewed<T: Element + Copy>(
+    arr: &Bound<'_, PyUntypedArray>,
+    storage: &Py<PyArrayDescr>,
+) -> PyResult<Vec<T>> {
+    let py = arr.py();
+    let v = arr
+        .call_method1("view", (storage.bind(py),))?
+        .cast_into::<PyUntypedArray>()?;
+    elements::<T>(&v)
+}
+
+/// A shape as Python prints a tuple: `(3, 2)`, `(4,)`, `()`.
+fn py_shape(dims: &[usize]) -> String {
+    match dims {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Argument `index` as a literal of `spec`: a numpy array of exactly the parameter's dtype
+/// and shape (or anything numpy.asarray turns into one; a Python scalar for a rank-0
+/// parameter is converted to the dtype). A wrong dtype is a `TypeError`, a wrong shape a
+/// `ValueError`, both naming the parameter, the expected and the given shape and dtype.
+pub fn to_literal(
+    index: usize,
+    arg: &Bound<'_, PyAny>,
+    spec: &Spec,
+    d: &Dtypes,
+) -> PyResult<Literal> {
+    let py = arg.py();
+    let dtype = spec.dtype.bind(py);
+    let arr = match arg.cast::<PyUntypedArray>() {
+        Ok(a) => a.clone(),
+        Err(_) => {
+            let scalar = arg.is_instance_of::<PyBool>()
+                || arg.is_instance_of::<PyInt>()
+                || arg.is_instance_of::<PyFloat>()
+                || arg.is_instance_of::<PyComplex>();
+            let asarray = d.asarray.bind(py);
+            let a = if scalar && spec.dims.is_empty() {
+                asarray.call1((arg, dtype))?
+            } else {
+                asarray.call1((arg,))?
+            };
+            a.cast_into::<PyUntypedArray>()?
+        }
+    };
+    let given = || format!("shape {} and dtype {}", py_shape(arr.shape()), arr.dtype());
+    if !arr.dtype().is_equiv_to(dtype) {
+        return Err(PyTypeError::new_err(format!(
+            "argument {index}: parameter {index} is {}, got an array of {}",
+            spec.describe(py),
+            given()
+        )));
+    }
+    if arr.shape() != spec.dims.as_slice() {
+        return Err(PyValueError::new_err(format!(
+            "argument {index}: parameter {index} is {}, got an array of {}",
+            spec.describe(py),
+            given()
+        )));
+    }
+    use ElementType as T;
+    let data = match spec.ty {
+        T::Pred => ArrayData::Pred(elements::<bool>(&arr)?),
+        T::S8 => ArrayData::S8(elements::<i8>(&arr)?),
+        T::S1 | T::S2 | T::S4 => ArrayData::S8(viewed::<i8>(&arr, &d.i8)?),
+        T::S16 => ArrayData::S16(elements::<i16>(&arr)?),
+        T::S32 => ArrayData::S32(elements::<i32>(&arr)?),
+        T::S64 => ArrayData::S64(elements::<i64>(&arr)?),
+        T::U8 => ArrayData::U8(elements::<u8>(&arr)?),
+        T::U1 | T::U2 | T::U4 => ArrayData::U8(viewed::<u8>(&arr, &d.u8)?),
+        T::U16 => ArrayData::U16(elements::<u16>(&arr)?),
+        T::U32 => ArrayData::U32(elements::<u32>(&arr)?),
+        T::U64 => ArrayData::U64(elements::<u64>(&arr)?),
+        T::F16 | T::BF16 => ArrayData::Bits16(viewed::<u16>(&arr, &d.u16)?),
+        T::F32 => ArrayData::F32(elements::<f32>(&arr)?),
+        T::F64 => ArrayData::F64(elements::<f64>(&arr)?),
+        T::C64 => ArrayData::C64(
+            elements::<Complex32>(&arr)?
+                .into_iter()
+                .map(|c| [c.re, c.im])
+                .collect(),
+        ),
+        T::C128 => ArrayData::C128(
+            elements::<Complex64>(&arr)?
+                .into_iter()
+                .map(|c| [c.re, c.im])
+                .collect(),
+        ),
+        _ => ArrayData::Bits8(viewed::<u8>(&arr, &d.u8)?),
+    };
+    ArrayLiteral::new(spec.shape.clone(), data)
+        .map(Literal::Array)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "argument {index}: cannot hold {} as {}",
+                given(),
+                spec.describe(py)
+            ))
+        })
+}
+
+/// A flat numpy array of `v`, viewed as `dtype` when that is not `T`'s own.
+fn flat<'py, T: Element + Copy>(
+    py: Python<'py>,
+    v: &[T],
+    view: Option<&Py<PyArrayDescr>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = PyArray1::from_slice(py, v).into_any();
+    match view {
+        Some(dtype) => a.call_method1("view", (dtype.bind(py),)),
+        None => Ok(a),
+    }
+}
+
+/// A literal (an array of `spec`) as a numpy array of the spec's shape and dtype.
+pub fn to_numpy<'py>(py: Python<'py>, lit: &Literal, spec: &Spec) -> PyResult<Bound<'py, PyAny>> {
+    let a = lit.as_array().ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err("internal error: an output is not an array")
+    })?;
+    let view = Some(&spec.dtype);
+    let flat = match a.data() {
+        ArrayData::Pred(v) => flat(py, v, None)?,
+        ArrayData::S8(v) => flat(py, v, view)?,
+        ArrayData::S16(v) => flat(py, v, None)?,
+        ArrayData::S32(v) => flat(py, v, None)?,
+        ArrayData::S64(v) => flat(py, v, None)?,
+        ArrayData::U8(v) => flat(py, v, view)?,
+        ArrayData::U16(v) => flat(py, v, None)?,
+        ArrayData::U32(v) => flat(py, v, None)?,
+        ArrayData::U64(v) => flat(py, v, None)?,
+        ArrayData::Bits16(v) => flat(py, v, view)?,
+        ArrayData::Bits8(v) => flat(py, v, view)?,
+        ArrayData::F32(v) => flat(py, v, None)?,
+        ArrayData::F64(v) => flat(py, v, None)?,
+        ArrayData::C64(v) => {
+            let c: Vec<Complex32> = v.iter().map(|&[re, im]| Complex32::new(re, im)).collect();
+            flat(py, &c, None)?
+        }
+        ArrayData::C128(v) => {
+            let c: Vec<Complex64> = v.iter().map(|&[re, im]| Complex64::new(re, im)).collect();
+            flat(py, &c, None)?
+        }
+    };
+    flat.call_method1("reshape", (PyTuple::new(py, &spec.dims)?,))
+}

@@ -1,0 +1,289 @@
+//! `hloc.compile` and `hloc.Executable`: a module compiled for this CPU, called on numpy
+//! arrays; and the reference evaluator on the same arguments.
+
+use hlo::Literal;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+
+use crate::convert::{leaves, to_literal, to_numpy, Spec};
+use crate::dtypes::{self, Dtypes};
+use crate::errors;
+use crate::module::parse_verified;
+
+/// The memory limit of a compilation or evaluation and how to raise it.
+struct Limit {
+    bytes: u64,
+    hint: String,
+}
+
+/// Environment variable with the default limit (as `hloc run` reads it).
+const MAX_MEMORY_ENV: &str = hlo_eval::memory::MAX_MEMORY_ENV;
+
+impl Limit {
+    /// `memory_limit` (bytes, or a size like "8G"), else `HLOC_MAX_MEMORY`, else half
+    /// the available memory.
+    fn resolve(memory_limit: Option<&Bound<'_, PyAny>>) -> PyResult<Limit> {
+        let how = format!(
+            "raise it with memory_limit=SIZE or {MAX_MEMORY_ENV}=SIZE (bytes, or K/M/G/T \
+             as in \"8G\")"
+        );
+        let parse = |text: &str, source: &str| {
+            hlo_eval::memory::parse_size(text)
+                .map_err(|e| PyValueError::new_err(format!("{source}: {e}")))
+        };
+        let (bytes, source) = match memory_limit {
+            Some(v) if v.extract::<u64>().is_ok() => (v.extract::<u64>()?, "memory_limit"),
+            Some(v) => match v.extract::<String>() {
+                Ok(text) => (parse(&text, "memory_limit")?, "memory_limit"),
+                Err(_) => {
+                    return Err(PyTypeError::new_err(
+                        "memory_limit must be a number of bytes or a size such as \"8G\"",
+                    ))
+                }
+            },
+            None => match std::env::var(MAX_MEMORY_ENV) {
+                Ok(text) => (parse(&text, MAX_MEMORY_ENV)?, MAX_MEMORY_ENV),
+                Err(_) => (
+                    hlo_eval::memory::default_size_limit(),
+                    hlo_eval::memory::default_size_limit_source(),
+                ),
+            },
+        };
+        let shown = hlo_eval::memory::describe_bytes(bytes);
+        Ok(Limit {
+            bytes,
+            hint: format!("the limit is {shown} ({source}); {how}"),
+        })
+    }
+}
+
+/// The entry computation's parameters and output leaves, and whether the root is a tuple.
+fn signature(py: Python<'_>, module: &hlo::Module) -> PyResult<(Vec<Spec>, Vec<Spec>, bool)> {
+    let d = dtypes::get(py)?;
+    let entry = module.entry();
+    let mut params = Vec::new();
+    for n in 0..entry.parameters().len() {
+        let id = entry.parameter(n).ok_or_else(|| {
+            errors::hlo_error(
+                format!("the entry computation has no parameter {n}"),
+                None,
+                None,
+            )
+        })?;
+        let instr = entry.instr(id);
+        let what = format!("parameter {n} (`{}`)", instr.name());
+        params.push(Spec::new(py, instr.shape(), d, &what)?);
+    }
+    let root = entry.instr(entry.root()).shape();
+    let mut shapes = Vec::new();
+    leaves(root, &mut shapes);
+    let outputs = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Spec::new(py, s, d, &format!("output {k}")))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((params, outputs, root.is_tuple()))
+}
+
+/// Converts the call's arguments, checking their count.
+fn arguments(args: &Bound<'_, PyTuple>, params: &[Spec], d: &Dtypes) -> PyResult<Vec<Literal>> {
+    if args.len() != params.len() {
+        return Err(PyTypeError::new_err(format!(
+            "the module takes {} argument(s), got {}",
+            params.len(),
+            args.len()
+        )));
+    }
+    args.iter()
+        .zip(params)
+        .enumerate()
+        .map(|(i, (a, spec))| to_literal(i, &a, spec, d))
+        .collect()
+}
+
+/// The outputs as one array (a non-tuple root) or a tuple of arrays.
+fn results(py: Python<'_>, outs: &[Literal], specs: &[Spec], tuple: bool) -> PyResult<Py<PyAny>> {
+    if outs.len() != specs.len() {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "internal error: {} outputs for {} output shapes",
+            outs.len(),
+            specs.len()
+        )));
+    }
+    let arrays = outs
+        .iter()
+        .zip(specs)
+        .map(|(l, s)| to_numpy(py, l, s))
+        .collect::<PyResult<Vec<_>>>()?;
+    if tuple {
+        Ok(PyTuple::new(py, arrays)?.into_any().unbind())
+    } else {
+        Ok(arrays
+            .into_iter()
+            .next()
+            .map(Bound::unbind)
+            .unwrap_or_else(|| py.None()))
+    }
+}
+
+/// A module compiled for this CPU by `hloc.compile`. Call it on numpy arrays (or anything
+/// with `__array__`; Python scalars for rank-0 parameters): it returns one numpy array for
+/// a non-tuple root, a tuple of arrays for a tuple root. The GIL is released while it
+/// runs, so threads may call it (and other executables) in parallel.
+#[pyclass(frozen, module = "hloc")]
+pub struct Executable {
+    exe: runtime::Executable,
+    params: Vec<Spec>,
+    outputs: Vec<Spec>,
+    tuple_root: bool,
+    name: String,
+    limit_hint: String,
+}
+
+#[pymethods]
+impl Executable {
+    /// Runs the module on `args`, one per entry parameter in parameter order; each must have
+    /// the parameter's shape and dtype exactly (`TypeError` for a wrong count or dtype,
+    /// `ValueError` for a wrong shape, naming the parameter).
+    #[pyo3(signature = (*args))]
+    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let d = dtypes::get(py)?;
+        let lits = arguments(args, &self.params, d)?;
+        let outs = py
+            .detach(|| self.exe.run(&lits))
+            .map_err(|e| errors::runtime_error(e, &self.limit_hint))?;
+        drop(lits);
+        results(py, &outs, &self.outputs, self.tuple_root)
+    }
+
+    /// The entry parameters: a list of `(shape, dtype)`, shape a tuple of ints, dtype a
+    /// `numpy.dtype` (ml_dtypes' for bf16 and the f8 kinds).
+    #[getter]
+    fn parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .params
+            .iter()
+            .map(|s| s.to_py(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// The outputs (the root's leaves in flattened tuple order): a list of `(shape, dtype)`.
+    #[getter]
+    fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self
+            .outputs
+            .iter()
+            .map(|s| s.to_py(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// Compilation figures, the keys `hloc compile --stats` prints: `kernels`,
+    /// `library_calls`, `compile` (milliseconds), `cache` ("hit" or "miss"),
+    /// `buffer_bytes`, `temp_bytes`, `peak_bytes`.
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.exe.stats();
+        let d = PyDict::new(py);
+        d.set_item("kernels", s.kernels)?;
+        d.set_item("library_calls", s.library_calls)?;
+        d.set_item("compile", s.compile_ms)?;
+        d.set_item("cache", s.cache_word())?;
+        d.set_item("buffer_bytes", s.buffer_bytes)?;
+        d.set_item("temp_bytes", s.temp_bytes)?;
+        d.set_item("peak_bytes", s.peak_bytes)?;
+        Ok(d)
+    }
+
+    /// Whether the root is a tuple (calls return a tuple of arrays).
+    #[getter]
+    fn returns_tuple(&self) -> bool {
+        self.tuple_root
+    }
+
+    /// The module after hloc's passes and fusion, as text.
+    #[getter]
+    fn optimized_hlo(&self) -> String {
+        hlo::print_module(&self.exe.plan().module)
+    }
+
+    /// `Executable(NAME, N parameters -> M outputs)`.
+    fn __repr__(&self) -> String {
+        format!(
+            "Executable({}, {} parameter(s) -> {} output(s))",
+            self.name,
+            self.params.len(),
+            self.outputs.len()
+        )
+    }
+}
+
+/// Compiles HLO text (`name` shown in error messages) for this CPU with the memory limit
+/// `memory_limit` (bytes or a size such as "8G"; default `HLOC_MAX_MEMORY`, else half the
+/// available memory). The GIL is released while compiling.
+#[pyfunction]
+#[pyo3(signature = (text, name = None, memory_limit = None))]
+pub fn compile(
+    py: Python<'_>,
+    text: &str,
+    name: Option<&str>,
+    memory_limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Executable> {
+    let limit = Limit::resolve(memory_limit)?;
+    let file = name.unwrap_or("<string>");
+    let module = py.detach(|| parse_verified(text, file))?;
+    let (params, outputs, tuple_root) = signature(py, &module)?;
+    let options = runtime::CompileOptions {
+        size_limit: Some(limit.bytes),
+        ..Default::default()
+    };
+    let exe = py
+        .detach(|| runtime::compile(&module, &options))
+        .map_err(|e| errors::runtime_error(e, &limit.hint))?;
+    Ok(Executable {
+        exe,
+        params,
+        outputs,
+        tuple_root,
+        name: module.name().to_string(),
+        limit_hint: limit.hint,
+    })
+}
+
+/// Runs HLO text on `args` with the reference evaluator (exact semantics, slow), with the
+/// memory limit as `compile` takes it; returns what an `Executable` call would.
+#[pyfunction]
+#[pyo3(signature = (text, args, name = None, memory_limit = None))]
+pub fn evaluate(
+    py: Python<'_>,
+    text: &str,
+    args: &Bound<'_, PyTuple>,
+    name: Option<&str>,
+    memory_limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let limit = Limit::resolve(memory_limit)?;
+    let file = name.unwrap_or("<string>");
+    let module = py.detach(|| parse_verified(text, file))?;
+    let (params, outputs, tuple_root) = signature(py, &module)?;
+    let lits = arguments(args, &params, dtypes::get(py)?)?;
+    let result = py
+        .detach(|| {
+            hlo_eval::Evaluator::new(&module)
+                .with_size_limit(limit.bytes)
+                .run(&lits)
+        })
+        .map_err(|e| errors::eval_error(e, &limit.hint))?;
+    let mut outs = Vec::new();
+    flatten(result, &mut outs);
+    results(py, &outs, &outputs, tuple_root)
+}
+
+/// Leaves of a nested tuple literal in flattened order.
+fn flatten(l: Literal, out: &mut Vec<Literal>) {
+    match l {
+        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}

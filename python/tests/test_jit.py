@@ -1,0 +1,63 @@
+"""`hloc.jit` against `jax.jit` on a few jax functions (skipped without jax)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hloc
+from conftest import assert_close
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def mlp(params, x):
+    for w, b in params:
+        x = jnp.tanh(x @ w + b)
+    return x
+
+
+def stats(x):
+    return {"mean": jnp.mean(x, axis=0), "max": jnp.max(x), "soft": jax.nn.softmax(x, axis=-1)}
+
+
+def scaled(x, s):
+    return x * s, jnp.sum(x)
+
+
+def test_jit_mlp_matches_jax() -> None:
+    rng = np.random.default_rng(0)
+    params = [(rng.standard_normal((8, 16), np.float32), rng.standard_normal(16, np.float32)),
+              (rng.standard_normal((16, 4), np.float32), rng.standard_normal(4, np.float32))]
+    x = rng.standard_normal((5, 8), np.float32)
+    got = hloc.jit(mlp)(params, x)
+    assert isinstance(got, np.ndarray)
+    assert_close(got, np.asarray(jax.jit(mlp)(params, x)), "mlp")
+
+
+def test_jit_pytree_outputs_and_cache() -> None:
+    f = hloc.jit(stats)
+    for shape in [(4, 6), (3, 5), (4, 6)]:
+        x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+        got = f(x)
+        want = jax.jit(stats)(x)
+        assert set(got) == {"mean", "max", "soft"}
+        for k in got:
+            assert_close(got[k], np.asarray(want[k]), k)
+
+
+def test_jit_scalars_and_jax_arrays() -> None:
+    f = hloc.jit(scaled)
+    x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)
+    y, s = f(x, 2.0)
+    wy, ws = jax.jit(scaled)(x, 2.0)
+    assert_close(y, np.asarray(wy), "y")
+    assert_close(s, np.asarray(ws), "s")
+
+
+def test_compile_a_lowered() -> None:
+    x = np.ones((3, 3), np.float32)
+    lowered = jax.jit(lambda a: a @ a + 1).lower(x)
+    exe = hloc.compile(lowered)
+    np.testing.assert_allclose(exe(x), x @ x + 1)

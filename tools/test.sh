@@ -3,8 +3,9 @@
 # and NVRTC from PyPI wheels into .deps/, cargo-nextest), checks formatting (rustfmt), the
 # crate edges against ARCHITECTURE.md, that no crate has a circle of files, and lints
 # (clippy with warnings as errors, so missing docs fail), checks that the benches build,
-# runs the doc tests, then unit, integration, property and z3 tests with nextest (last, so
-# its summary closes the output).
+# runs the doc tests and the Python package's pytest suite (tools/test_python.sh), then
+# unit, integration, property and z3 tests with nextest (last, so its summary closes the
+# output).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tools/setup.sh
@@ -15,4 +16,6 @@ python3 tools/check_file_cycles.py
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo check -p hloc-benches --benches --all-features
 cargo test --workspace --all-features --doc
+# The Python package `hloc` (python/): built into .deps/pyvenv, its pytest suite.
+tools/test_python.sh
 cargo nextest run --workspace --all-features --no-fail-fast --profile "${NEXTEST_PROFILE:-default}"

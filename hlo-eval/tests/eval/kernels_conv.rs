@@ -234,3 +234,31 @@ fn random_convolutions_match_naive_loops() {
         .tests(300)
         .quickcheck(conv_matches_naive as fn(u64) -> bool);
 }
+
+/// `algorithm=` on a convolution (a precision request, as on dot) leaves its value what
+/// the same convolution computes without it: f32 inputs, `dot_f32_f32_f32`.
+#[test]
+fn algorithm_attribute_keeps_the_value() {
+    let with = |alg: &str| {
+        format!(
+            "HloModule m
+ENTRY e {{
+  x = f32[1,6,2] parameter(0)
+  k = f32[3,2,2] parameter(1)
+  ROOT c = f32[1,4,2] convolution(x, k), window={{size=3}}, dim_labels=b0f_0io->b0f{alg}
+}}"
+        )
+    };
+    let x = f32s(
+        "f32[1,6,2]",
+        &[1., -2., 3., 0.5, -1., 4., 2., 2., -3., 1., 0., 7.],
+    );
+    let k = f32s(
+        "f32[3,2,2]",
+        &[1., 0., -1., 2., 0.5, 0.5, 3., -1., 2., 1., 0., -2.],
+    );
+    let plain = eval_root(&with(""), &[x.clone(), k.clone()]).unwrap();
+    let tagged = eval_root(&with(", algorithm=dot_f32_f32_f32"), &[x, k]).unwrap();
+    assert_eq!(get_f32(&tagged), get_f32(&plain));
+    assert_eq!(get_f32(&plain).len(), 8);
+}

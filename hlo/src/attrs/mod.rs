@@ -88,6 +88,7 @@ attr_names! {
     InferredDimension => "inferred_dimension",
     InfeedConfig => "infeed_config",
     InputBatchingDims => "input_batching_dims",
+    HasDynamicRoot => "has_dynamic_root",
     InsertedWindowDims => "inserted_window_dims",
     IotaDimension => "iota_dimension",
     IsAssociative => "is_associative",

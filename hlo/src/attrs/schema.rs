@@ -158,6 +158,7 @@ pub fn attr_kind(opcode: Opcode, name: &AttrName) -> Option<AttrKind> {
         (O::AllReduce | O::AllReduceStart | O::ReduceScatter, n) => collective(n)?,
         (O::AllToAll | O::RaggedAllToAll, N::Dimensions) => K::IntList,
         (O::AllToAll | O::RaggedAllToAll | O::CollectiveBroadcast, n) => collective(n)?,
+        (O::CollectiveBroadcast | O::CollectiveReduce, N::HasDynamicRoot) => K::Bool,
         (O::CollectiveReduce, N::ToApply) => K::Computation,
         (O::CollectiveReduce, n) => collective(n)?,
         (
@@ -183,6 +184,7 @@ pub fn attr_kind(opcode: Opcode, name: &AttrName) -> Option<AttrKind> {
         (O::ReduceWindow, N::ToApply) => K::Computation,
         (O::Convolution, N::ConvKind) => K::Ident,
         (O::Convolution, n) => conv_like(n)?,
+        (O::Convolution, N::Algorithm) => K::Ident,
         (O::Fft, N::FftType) => K::Ident,
         (O::Fft, N::FftLength) => K::IntList,
         (O::TriangularSolve, N::LeftSide | N::Lower | N::UnitDiagonal) => K::Bool,

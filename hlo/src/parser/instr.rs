@@ -441,6 +441,9 @@ impl<'a> Parser<'a> {
                 }
                 if let (AttrName::Sharding, AttrValue::Opaque(text)) = (&name, &v) {
                     check_sharding(text).map_err(|m| self.error_at(value_at, m))?;
+                if name == AttrName::Algorithm && opcode != Opcode::RngBitGenerator {
+                    check_dot_algorithm(&v).map_err(|m| self.error_at(value_at, m))?;
+                }
                 }
                 v
             }
@@ -602,6 +605,35 @@ pub(crate) fn check_sharding(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The `algorithm=` of a dot or convolution names one of XLA's dot algorithms
+/// (`PrecisionConfig::Algorithm` without its `ALG_` prefix, any case:
+/// `dot_bf16_bf16_f32_x3`).
+fn check_dot_algorithm(v: &AttrValue) -> Result<(), String> {
+    const NAMES: [&str; 16] = [
+        "UNSET",
+        "DOT_ANY_F8_ANY_F8_F32",
+        "DOT_ANY_F8_ANY_F8_F32_FAST_ACCUM",
+        "DOT_ANY_F8_ANY_F8_ANY",
+        "DOT_ANY_F8_ANY_F8_ANY_FAST_ACCUM",
+        "DOT_F16_F16_F16",
+        "DOT_F16_F16_F32",
+        "DOT_BF16_BF16_BF16",
+        "DOT_BF16_BF16_F32",
+        "DOT_BF16_BF16_F32_X3",
+        "DOT_BF16_BF16_F32_X6",
+        "DOT_BF16_BF16_F32_X9",
+        "DOT_TF32_TF32_F32",
+        "DOT_TF32_TF32_F32_X3",
+        "DOT_F32_F32_F32",
+        "DOT_F64_F64_F64",
+    ];
+    match v {
+        AttrValue::Ident(s) if NAMES.contains(&s.to_ascii_uppercase().as_str()) => Ok(()),
+        AttrValue::Ident(s) => Err(format!("Unknown algorithm: {s}")),
+        _ => Err("expects a dot algorithm".to_string()),
+    }
 }
 
 /// A custom call's `api_version` must name one of XLA's calling conventions.

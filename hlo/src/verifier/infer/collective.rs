@@ -39,6 +39,35 @@ fn per_operand(ctx: &Ctx<'_>) -> Inferred {
     }
 }
 
+/// `collective-broadcast` / `collective-reduce` with `has_dynamic_root=true` take one
+/// more operand after their data: the root, a one-element array whose value (at run time)
+/// names the participant the data comes from or goes to. The data operands are inferred
+/// by `data` as without the root.
+pub(super) fn with_dynamic_root(ctx: &Ctx<'_>, data: fn(&Ctx<'_>) -> R) -> R {
+    let dynamic = matches!(
+        ctx.instr.attr(&crate::attrs::AttrName::HasDynamicRoot),
+        Some(crate::attrs::AttrValue::Bool(true))
+    );
+    if !dynamic {
+        return data(ctx);
+    }
+    ctx.min_arity(2)
+        .map_err(|e| format!("{e} (has_dynamic_root=true: the data operands, then the root)"))?;
+    let last = ctx.ops.len() - 1;
+    let root = ctx.ops[last];
+    if root.element_count().ok() != Some(1) {
+        return Err(format!(
+            "the root operand of has_dynamic_root=true must be a one-element array, not {}",
+            show(root)
+        ));
+    }
+    data(&Ctx {
+        module: ctx.module,
+        instr: ctx.instr,
+        ops: &ctx.ops[..last],
+    })
+}
+
 pub(super) fn all_reduce(ctx: &Ctx<'_>) -> R {
     ctx.min_arity(1)?;
     for i in 0..ctx.ops.len() {

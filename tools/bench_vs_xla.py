@@ -37,6 +37,13 @@ for run times and for cold compile times. --rounds N (default 1) times both bina
 times each per module and keeps each one's best median and best compile time. Without
 --hloc-before the output is as before.
 
+--python times both from Python in this process, on the same numpy arrays: hloc's
+`Executable.__call__` (`hloc.compile(path)`, the package of python/, installed with `pip
+install ./python` into the environment running this script; a cold compile cache) against
+XLA's compiled executable, each with its per-call overhead (hloc: argument checks and
+conversion, the run, the numpy outputs; XLA: JAX's dispatch and the wait for the results),
+median of --repeat calls after 3 warm-ups; the same table and geomean.
+
 --scaled builds the realistic-size programs of the brief with JAX (16M-element
 elementwise, 4096^2 row and column reductions and transpose, softmax rows, a 2048^3 f32
 GEMM, a transformer block at sequence 512, a ResNet 3x3 convolution in NHWC and a strided
@@ -152,6 +159,35 @@ def hloc_time(hloc, hlo_path, npz_path, backend, repeat):
         err = (p.stderr.strip().splitlines() or ["no time line"])[-1]
         return None, None, err[:100]
     return float(m.group(1)), float(m.group(4)), None
+
+
+def hloc_python_time(hlo_path, args, repeat):
+    """(median ms, compile ms, error) of `hloc.Executable.__call__` on `args` in this
+    process, compiled with a cold cache."""
+    import hloc
+
+    old = os.environ.get("HLOC_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["HLOC_CACHE_DIR"] = cache
+        try:
+            t0 = time.perf_counter()
+            exe = hloc.compile(hlo_path)
+            compile_ms = (time.perf_counter() - t0) * 1e3
+            for _ in range(3):
+                exe(*args)
+            times = []
+            for _ in range(repeat):
+                t = time.perf_counter()
+                exe(*args)
+                times.append((time.perf_counter() - t) * 1e3)
+        except Exception as e:  # noqa: BLE001
+            return None, None, f"{type(e).__name__}: {str(e).splitlines()[0][:80] if str(e) else ''}"
+        finally:
+            if old is None:
+                os.environ.pop("HLOC_CACHE_DIR", None)
+            else:
+                os.environ["HLOC_CACHE_DIR"] = old
+    return float(np.median(times)), compile_ms, None
 
 
 def hloc_time_pair(after, before, hlo_path, npz_path, backend, repeat, rounds, index):
@@ -302,6 +338,8 @@ def main():
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--scaled", action="store_true", help="time the realistic-size programs")
+    ap.add_argument("--python", action="store_true",
+                    help="time hloc's Executable.__call__ (the hloc package) in this process")
     ap.add_argument("files", nargs="*", help="HLO files to time (inputs: FILE.npz, else inputs.npz beside it, else random)")
     ap.add_argument("--dir", help="time every program folder of DIR (the module file and inputs.npz)")
     ap.add_argument("--scaled-dir",
@@ -332,7 +370,10 @@ def main():
         names = [n for n in names if n in wanted]
 
     before = a.hloc_before
-    print(f"XLA:CPU from jax {jax.__version__} (jaxlib {jax.lib.__version__}); hloc {a.hloc}"
+    if a.python and before:
+        ap.error("--python times the installed package: it takes no --hloc-before")
+    shown = "the hloc package, Executable.__call__ from Python" if a.python else a.hloc
+    print(f"XLA:CPU from jax {jax.__version__} (jaxlib {jax.lib.__version__}); hloc {shown}"
           + (f"; before: {before}" if before else ""))
     head = f"{'program':32} {'xla ms':>10} {'hloc ms':>10} {'ratio':>7} {'xla compile':>12} {'hloc compile':>13}"
     if before:
@@ -360,6 +401,8 @@ def main():
         if before:
             hm, hc_ms, err, bm, bc_ms, berr = hloc_time_pair(
                 a.hloc, before, path, npz, a.backend, a.repeat, a.rounds, i)
+        elif a.python:
+            hm, hc_ms, err = hloc_python_time(path, load_inputs(npz, text), a.repeat)
         else:
             hm, hc_ms, err = hloc_time(a.hloc, path, npz, a.backend, a.repeat)
         if before:

@@ -439,11 +439,11 @@ impl<'a> Parser<'a> {
                 if opcode == Opcode::CustomCall && name == AttrName::ApiVersion {
                     check_api_version(&v).map_err(|m| self.error_at(value_at, m))?;
                 }
-                if let (AttrName::Sharding, AttrValue::Opaque(text)) = (&name, &v) {
-                    check_sharding(text).map_err(|m| self.error_at(value_at, m))?;
                 if name == AttrName::Algorithm && opcode != Opcode::RngBitGenerator {
                     check_dot_algorithm(&v).map_err(|m| self.error_at(value_at, m))?;
                 }
+                if let (AttrName::Sharding, AttrValue::Opaque(text)) = (&name, &v) {
+                    check_sharding(text).map_err(|m| self.error_at(value_at, m))?;
                 }
                 v
             }

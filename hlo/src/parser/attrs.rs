@@ -83,7 +83,7 @@ impl<'a> Parser<'a> {
             AttrKind::Instructions => {
                 let mut v = Vec::new();
                 self.parse_list(Tok::LBrace, Tok::RBrace, |p| {
-                    let (name, at) = p.parse_name("an instruction name")?;
+                    let (name, at) = p.parse_instr_name("an instruction name")?;
                     let id = scope.names.get(name).copied().ok_or_else(|| {
                         p.error_at(at, format!("instruction `{name}` is not defined"))
                     })?;
@@ -209,10 +209,43 @@ impl<'a> Parser<'a> {
             return Err(self.error_at(at, "iota replica groups need [num_groups,group_size]"));
         };
         self.expect(Tok::Leq, "expected '<=' in iota replica groups")?;
+        let dims_at = self.lex.offset();
         let reshape_dims = self.parse_int_list(Tok::LSquare, Tok::RSquare)?;
+        let product = |d: &[i64]| {
+            d.iter().try_fold(1i64, |acc, &x| {
+                (x >= 0).then(|| acc.checked_mul(x)).flatten()
+            })
+        };
+        let devices = product(&[num_groups, group_size]);
+        if devices.is_none() || product(&reshape_dims) != devices {
+            let show = |n: Option<i64>| n.map_or("an invalid number of".into(), |n| n.to_string());
+            return Err(self.error_at(
+                dims_at,
+                format!(
+                    "iota replica groups [{num_groups},{group_size}] hold {} devices but the iota's reshape dimensions hold {}",
+                    show(devices),
+                    show(product(&reshape_dims))
+                ),
+            ));
+        }
         let transpose = if self.at_ident("T") && self.lex.next_byte_is(b'T') {
             self.lex.next();
-            Some(self.parse_int_list(Tok::LParen, Tok::RParen)?)
+            let perm_at = self.lex.offset();
+            let perm = self.parse_int_list(Tok::LParen, Tok::RParen)?;
+            let mut sorted = perm.clone();
+            sorted.sort_unstable();
+            if sorted.len() != reshape_dims.len()
+                || sorted.iter().enumerate().any(|(k, &p)| p != k as i64)
+            {
+                return Err(self.error_at(
+                    perm_at,
+                    format!(
+                        "the iota transpose is not a permutation of its {} reshape dimensions",
+                        reshape_dims.len()
+                    ),
+                ));
+            }
+            Some(perm)
         } else {
             None
         };

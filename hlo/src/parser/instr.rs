@@ -59,7 +59,7 @@ impl<'a> Parser<'a> {
             self.lex.next();
         }
         let name_tok = self.lex.peek();
-        let (name, name_at) = self.parse_name("an instruction or '}'")?;
+        let (name, name_at) = self.parse_instr_name("an instruction or '}'")?;
         self.style.sigils.get_or_insert(name_tok.kind == Tok::Name);
         self.expect(Tok::Equal, "expected '=' after the instruction name")?;
         let shape = if self.at_shape() {
@@ -288,7 +288,7 @@ impl<'a> Parser<'a> {
                 self.expect(Tok::RParen, "expected ',' or ')' after an operand")?;
                 return Ok(operands);
             }
-            let (name, at) = self.parse_name("an operand name")?;
+            let (name, at) = self.parse_instr_name("an operand name")?;
             let id = *scope
                 .names
                 .get(name)

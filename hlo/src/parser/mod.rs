@@ -3,6 +3,7 @@
 //! Entry points: [`parse_module`], [`parse_module_with`], [`parse_shape`].
 
 mod attrs;
+mod debug_attrs;
 mod instr;
 mod lexer;
 mod literal;
@@ -280,6 +281,26 @@ impl<'a> Parser<'a> {
             }
             _ => Err(self.error_token(t, format!("expected {what}"))),
         }
+    }
+
+    /// An instruction's name (defined or used), as [`Self::parse_name`] but, as in XLA's
+    /// lexer, a bare word spelled like an element type (`s2`, `u4`, `f8e4m3`, `token`)
+    /// is that type, never a name, unless a `:` follows at once.
+    fn parse_instr_name(&mut self, what: &str) -> PResult<(&'a str, usize)> {
+        let t = self.lex.peek();
+        let text = self.lex.text(t);
+        if t.kind == Tok::Ident
+            && self.src.as_bytes().get(t.end) != Some(&b':')
+            && text.parse::<crate::shape::ElementType>().is_ok()
+        {
+            return Err(self.error_at(
+                t.start,
+                format!(
+                    "expected {what}, but `{text}` is an element type (write `%{text}` to use it as a name)"
+                ),
+            ));
+        }
+        self.parse_name(what)
     }
 
     /// An integer token as `i64` (decimal or `0x` hex).

@@ -109,7 +109,7 @@ impl<'a> Parser<'a> {
         let name = if self.at_shape() {
             "instr".to_string()
         } else {
-            let (name, _) = self.parse_name("an instruction name")?;
+            let (name, _) = self.parse_instr_name("an instruction name")?;
             self.expect(Tok::Equal, "expected '=' after the instruction name")?;
             name.to_string()
         };
@@ -147,12 +147,12 @@ impl<'a> Parser<'a> {
             "replica_count" | "num_partitions" => ModuleAttrValue::Int(self.parse_i64()?),
             "entry_computation_layout" => ModuleAttrValue::Layout(self.parse_computation_layout()?),
             // Checked here, kept as written.
-            "input_output_alias" | "buffer_donor" => {
+            "input_output_alias" | "buffer_donor" | "debug_attributes" => {
                 let start = self.lex.offset();
-                if name == "input_output_alias" {
-                    self.parse_input_output_alias()?;
-                } else {
-                    self.parse_buffer_donor()?;
+                match name {
+                    "input_output_alias" => self.parse_input_output_alias()?,
+                    "buffer_donor" => self.parse_buffer_donor()?,
+                    _ => self.check_debug_attributes()?,
                 }
                 ModuleAttrValue::Raw(self.src[start..self.lex.prev_end()].to_string())
             }

@@ -136,7 +136,8 @@ impl<'m> Printer<'m> {
     }
 
     pub(crate) fn name(&mut self, name: &str) {
-        if self.o.sigils {
+        // A name spelled like an element type (`%s2`) reads back only with its sigil.
+        if self.o.sigils || name.parse::<crate::shape::ElementType>().is_ok() {
             self.out.push('%');
         }
         self.out.push_str(name);

@@ -5,6 +5,7 @@
 //! the caller has dropped come back as spare memory for later runs' outputs (a caching
 //! allocator's effect: no fresh pages to fault in for every run).
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, Weak};
 
 use hlo::Literal;
@@ -198,6 +199,65 @@ impl CpuExecutable {
             );
         }
         Ok(Prepared { args: prepared })
+    }
+
+    /// Checks `args` (each parameter's elements as row-major native-endian bytes, one byte
+    /// per `pred`) against the parameters' sizes and puts each in its parameter's physical
+    /// layout: a row-major parameter is borrowed as is, without a copy (the Python
+    /// package's path for C-contiguous numpy arrays).
+    pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<Prepared<'a>, BackendError> {
+        let p = &self.program;
+        if args.len() != p.parameters.len() {
+            return Err(BackendError::Argument {
+                index: args.len(),
+                message: format!(
+                    "{} arguments for {} parameters",
+                    args.len(),
+                    p.parameters.len()
+                ),
+            });
+        }
+        let mut prepared = Vec::with_capacity(args.len());
+        for (n, (&bytes, spec)) in args.iter().zip(&p.parameters).enumerate() {
+            let w = spec.ty.byte_width() as usize;
+            let count: usize = spec.dims.iter().map(|&d| d.max(0) as usize).product();
+            if bytes.len() != count * w {
+                return Err(BackendError::Argument {
+                    index: n,
+                    message: format!(
+                        "{} bytes for {}{:?} ({} bytes)",
+                        bytes.len(),
+                        spec.element_type.as_str(),
+                        spec.dims,
+                        count * w
+                    ),
+                });
+            }
+            prepared.push(
+                match data::permute(bytes, w, &spec.dims, &spec.minor_to_major, true) {
+                    Cow::Borrowed(b) => Memory::Borrowed(b),
+                    Cow::Owned(v) => Memory::Owned(memory::words_of(&v)),
+                },
+            );
+        }
+        Ok(Prepared { args: prepared })
+    }
+
+    /// Output `k` of a run as row-major native-endian bytes (one byte per `pred`):
+    /// borrowed from the run's buffer when the output's layout is row-major, else
+    /// permuted once; `None` past the last output.
+    pub fn output_bytes<'r>(&self, raw: &'r RawOutputs, k: usize) -> Option<Cow<'r, [u8]>> {
+        let p = &self.program;
+        let spec = p.outputs.get(k)?;
+        let bytes = memory::word_bytes(raw.bufs.get(k)?);
+        let len = (p.buffers[spec.buffer].bytes as usize).min(bytes.len());
+        Some(data::permute(
+            &bytes[..len],
+            spec.ty.byte_width() as usize,
+            &spec.dims,
+            &spec.minor_to_major,
+            false,
+        ))
     }
 
     /// Runs on prepared arguments: parameters are read in place, temporaries come from the

@@ -4,7 +4,9 @@
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{ElementType, Literal, Shape};
 use numpy::{Complex32, Complex64, Element, PyArray1, PyArrayDescr, PyArrayDescrMethods};
-use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyTuple};
@@ -108,16 +110,16 @@ fn py_shape(dims: &[usize]) -> String {
     }
 }
 
-/// Argument `index` as a literal of `spec`: a numpy array of exactly the parameter's dtype
-/// and shape (or anything numpy.asarray turns into one; a Python scalar for a rank-0
-/// parameter is converted to the dtype). A wrong dtype is a `TypeError`, a wrong shape a
-/// `ValueError`, both naming the parameter, the expected and the given shape and dtype.
-pub fn to_literal(
+/// Argument `index` as a numpy array of exactly `spec`'s dtype and shape (anything
+/// numpy.asarray turns into one; a Python scalar for a rank-0 parameter is converted to the
+/// dtype). A wrong dtype is a `TypeError`, a wrong shape a `ValueError`, both naming the
+/// parameter, the expected and the given shape and dtype.
+fn checked_array<'py>(
     index: usize,
-    arg: &Bound<'_, PyAny>,
+    arg: &Bound<'py, PyAny>,
     spec: &Spec,
     d: &Dtypes,
-) -> PyResult<Literal> {
+) -> PyResult<Bound<'py, PyUntypedArray>> {
     let py = arg.py();
     let dtype = spec.dtype.bind(py);
     let arr = match arg.cast::<PyUntypedArray>() {
@@ -151,6 +153,20 @@ pub fn to_literal(
             given()
         )));
     }
+    Ok(arr)
+}
+
+/// Argument `index` as a literal of `spec` (checked as [`checked_array`] does; one copy):
+/// the reference evaluator's arguments.
+pub fn to_literal(
+    index: usize,
+    arg: &Bound<'_, PyAny>,
+    spec: &Spec,
+    d: &Dtypes,
+) -> PyResult<Literal> {
+    let py = arg.py();
+    let arr = checked_array(index, arg, spec, d)?;
+    let given = || format!("shape {} and dtype {}", py_shape(arr.shape()), arr.dtype());
     use ElementType as T;
     let data = match spec.ty {
         T::Pred => ArrayData::Pred(elements::<bool>(&arr)?),
@@ -235,4 +251,115 @@ pub fn to_numpy<'py>(py: Python<'py>, lit: &Literal, spec: &Spec) -> PyResult<Bo
         }
     };
     flat.call_method1("reshape", (PyTuple::new(py, &spec.dims)?,))
+}
+
+/// A C-contiguous argument borrowed read-only for a run, by its storage type.
+pub enum Held<'py> {
+    /// `pred`.
+    Bool(PyReadonlyArrayDyn<'py, bool>),
+    /// 8-bit integers, and the 8-bit float kinds viewed as `uint8`.
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    /// `s8`.
+    I8(PyReadonlyArrayDyn<'py, i8>),
+    /// `u16`, and `f16`/`bf16` viewed as `uint16`.
+    U16(PyReadonlyArrayDyn<'py, u16>),
+    /// `s16`.
+    I16(PyReadonlyArrayDyn<'py, i16>),
+    /// `u32`.
+    U32(PyReadonlyArrayDyn<'py, u32>),
+    /// `s32`.
+    I32(PyReadonlyArrayDyn<'py, i32>),
+    /// `u64`.
+    U64(PyReadonlyArrayDyn<'py, u64>),
+    /// `s64`.
+    I64(PyReadonlyArrayDyn<'py, i64>),
+    /// `f32`, and `c64` viewed as pairs of `float32`.
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    /// `f64`, and `c128` viewed as pairs of `float64`.
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl Held<'_> {
+    /// The elements as row-major native-endian bytes (`None` if not contiguous, which
+    /// [`hold`] rules out).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        fn b<'a, T: bytemuck::NoUninit + Element>(
+            a: &'a PyReadonlyArrayDyn<'_, T>,
+        ) -> Option<&'a [u8]> {
+            a.as_slice().ok().map(bytemuck::cast_slice)
+        }
+        match self {
+            Held::Bool(a) => b(a),
+            Held::U8(a) => b(a),
+            Held::I8(a) => b(a),
+            Held::U16(a) => b(a),
+            Held::I16(a) => b(a),
+            Held::U32(a) => b(a),
+            Held::I32(a) => b(a),
+            Held::U64(a) => b(a),
+            Held::I64(a) => b(a),
+            Held::F32(a) => b(a),
+            Held::F64(a) => b(a),
+        }
+    }
+}
+
+/// Argument `index` checked against `spec` ([`checked_array`]) and borrowed for a run: a
+/// C-contiguous array is read in place, another one is copied once into a contiguous one.
+pub fn hold<'py>(
+    index: usize,
+    arg: &Bound<'py, PyAny>,
+    spec: &Spec,
+    d: &Dtypes,
+) -> PyResult<Held<'py>> {
+    let py = arg.py();
+    let mut arr = checked_array(index, arg, spec, d)?;
+    if !arr.is_c_contiguous() {
+        arr = d
+            .ascontiguousarray
+            .bind(py)
+            .call1((arr,))?
+            .cast_into::<PyUntypedArray>()?;
+    }
+    // A view as another storage type: flattened first (a 0-d array cannot change its
+    // item size).
+    let view = |storage: &Py<PyArrayDescr>| -> PyResult<Bound<'py, PyUntypedArray>> {
+        Ok(arr
+            .call_method1("reshape", (-1,))?
+            .call_method1("view", (storage.bind(py),))?
+            .cast_into::<PyUntypedArray>()?)
+    };
+    fn ro<'py, T: Element>(a: &Bound<'py, PyUntypedArray>) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
+        Ok(a.cast::<PyArrayDyn<T>>()?.try_readonly()?)
+    }
+    use ElementType as T;
+    Ok(match spec.ty {
+        T::Pred => Held::Bool(ro(&arr)?),
+        T::S8 => Held::I8(ro(&arr)?),
+        T::U8 => Held::U8(ro(&arr)?),
+        T::S16 => Held::I16(ro(&arr)?),
+        T::U16 => Held::U16(ro(&arr)?),
+        T::S32 => Held::I32(ro(&arr)?),
+        T::U32 => Held::U32(ro(&arr)?),
+        T::S64 => Held::I64(ro(&arr)?),
+        T::U64 => Held::U64(ro(&arr)?),
+        T::F32 => Held::F32(ro(&arr)?),
+        T::F64 => Held::F64(ro(&arr)?),
+        T::F16 | T::BF16 => Held::U16(ro(&view(&d.u16)?)?),
+        T::C64 => Held::F32(ro(&view(&d.f32)?)?),
+        T::C128 => Held::F64(ro(&view(&d.f64)?)?),
+        _ => Held::U8(ro(&view(&d.u8)?)?),
+    })
+}
+
+/// Row-major bytes of an output as a numpy array of `spec`'s dtype and shape (one copy).
+pub fn bytes_to_numpy<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    spec: &Spec,
+) -> PyResult<Bound<'py, PyAny>> {
+    PyArray1::from_slice(py, bytes)
+        .into_any()
+        .call_method1("view", (spec.dtype.bind(py),))?
+        .call_method1("reshape", (PyTuple::new(py, &spec.dims)?,))
 }

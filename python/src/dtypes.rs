@@ -56,6 +56,12 @@ pub struct Dtypes {
     pub u16: Py<PyArrayDescr>,
     /// See [`Dtypes::u8`].
     pub i8: Py<PyArrayDescr>,
+    /// `numpy.float32`: `complex64`'s storage view.
+    pub f32: Py<PyArrayDescr>,
+    /// `numpy.float64`: `complex128`'s storage view.
+    pub f64: Py<PyArrayDescr>,
+    /// `numpy.ascontiguousarray`.
+    pub ascontiguousarray: Py<PyAny>,
     /// `numpy.asarray`.
     pub asarray: Py<PyAny>,
 }
@@ -89,6 +95,9 @@ pub fn get(py: Python<'_>) -> PyResult<&Dtypes> {
             u8: pick(ElementType::U8)?,
             u16: pick(ElementType::U16)?,
             i8: pick(ElementType::S8)?,
+            f32: pick(ElementType::F32)?,
+            f64: pick(ElementType::F64)?,
+            ascontiguousarray: numpy.getattr("ascontiguousarray")?.unbind(),
             asarray: numpy.getattr("asarray")?.unbind(),
             by_type,
         })

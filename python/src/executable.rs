@@ -2,11 +2,11 @@
 //! arrays; and the reference evaluator on the same arguments.
 
 use hlo::Literal;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::convert::{leaves, to_literal, to_numpy, Spec};
+use crate::convert::{bytes_to_numpy, hold, leaves, to_literal, to_numpy, Held, Spec};
 use crate::dtypes::{self, Dtypes};
 use crate::errors;
 use crate::module::parse_verified;
@@ -149,12 +149,53 @@ impl Executable {
     #[pyo3(signature = (*args))]
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let d = dtypes::get(py)?;
-        let lits = arguments(args, &self.params, d)?;
-        let outs = py
-            .detach(|| self.exe.run(&lits))
+        if args.len() != self.params.len() {
+            return Err(PyTypeError::new_err(format!(
+                "the module takes {} argument(s), got {}",
+                self.params.len(),
+                args.len()
+            )));
+        }
+        let held = args
+            .iter()
+            .zip(&self.params)
+            .enumerate()
+            .map(|(i, (a, spec))| hold(i, &a, spec, d))
+            .collect::<PyResult<Vec<_>>>()?;
+        let slices = held
+            .iter()
+            .map(Held::bytes)
+            .collect::<Option<Vec<&[u8]>>>()
+            .ok_or_else(|| {
+                PyRuntimeError::new_err("internal error: an argument is not contiguous")
+            })?;
+        let exe = &self.exe;
+        let raw = py
+            .detach(|| {
+                let prepared = exe.prepare_bytes(&slices)?;
+                exe.run_prepared(&prepared)
+            })
             .map_err(|e| errors::runtime_error(e, &self.limit_hint))?;
-        drop(lits);
-        results(py, &outs, &self.outputs, self.tuple_root)
+        drop(slices);
+        drop(held);
+        let arrays = (0..self.outputs.len())
+            .map(|k| {
+                let bytes = exe.output_bytes(&raw, k).ok_or_else(|| {
+                    PyRuntimeError::new_err(format!("internal error: no output {k}"))
+                })?;
+                bytes_to_numpy(py, &bytes, &self.outputs[k])
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        drop(raw);
+        if self.tuple_root {
+            Ok(PyTuple::new(py, arrays)?.into_any().unbind())
+        } else {
+            Ok(arrays
+                .into_iter()
+                .next()
+                .map(Bound::unbind)
+                .unwrap_or_else(|| py.None()))
+        }
     }
 
     /// The entry parameters: a list of `(shape, dtype)`, shape a tuple of ints, dtype a

@@ -14,6 +14,7 @@
 //! println!("{}", exe.stats().to_text());
 //! ```
 
+mod bytes;
 mod error;
 mod executable;
 pub mod pipeline;

@@ -1,0 +1,23 @@
+//! Running on raw byte buffers: arguments given as row-major bytes are read in place when
+//! the parameter's layout is row-major, and outputs come back as row-major bytes borrowed
+//! from the run's buffers (the Python package's path: no copy of a C-contiguous numpy
+//! argument, one copy of each output into its numpy array).
+
+use std::borrow::Cow;
+
+use crate::{Executable, Prepared, RawOutputs, RuntimeError};
+
+impl Executable {
+    /// Prepares `args`, one slice per entry parameter holding its elements as row-major
+    /// native-endian bytes (one byte per `pred`), for [`Executable::run_prepared`]; a
+    /// slice of the wrong length is an argument error naming the parameter.
+    pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<Prepared<'a>, RuntimeError> {
+        Ok(self.cpu.prepare_bytes(args)?)
+    }
+
+    /// Output `k` of a run (the root's leaves in flattened tuple order) as row-major
+    /// native-endian bytes; `None` past the last output.
+    pub fn output_bytes<'r>(&self, raw: &'r RawOutputs, k: usize) -> Option<Cow<'r, [u8]>> {
+        self.cpu.output_bytes(raw, k)
+    }
+}

@@ -86,18 +86,13 @@ pub fn stage_times_text(stages: &[(String, Duration)], total: Duration, cache_hi
 /// Parses and verifies `file` (rendering verifier errors with file:line:column); with
 /// `stages`, records `parse` and `verify` there.
 pub fn read_module(file: &Path, stages: &mut Vec<(String, Duration)>) -> Result<hlo::Module> {
-    let name = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| anyhow!("cannot read {name}: {e}"))?;
-    let options = hlo::ParseOptions {
-        file_name: Some(name.clone()),
-        ..Default::default()
-    };
+    let src = crate::source::read(&file.display().to_string())?;
     let t = Instant::now();
-    let parsed = hlo::parse_module_with(&text, &options)?;
+    let parsed = crate::source::parse(&src)?;
     stages.push(("parse".into(), t.elapsed()));
     let t = Instant::now();
-    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &text) {
-        let shown: Vec<String> = errors.iter().map(|e| e.render(&name)).collect();
+    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &src.text) {
+        let shown: Vec<String> = errors.iter().map(|e| e.render(&src.name)).collect();
         bail!("{}", shown.join("\n"));
     }
     stages.push(("verify".into(), t.elapsed()));

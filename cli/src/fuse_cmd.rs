@@ -63,27 +63,8 @@ pub fn run(args: FuseArgs) -> Result<ExitCode> {
     } else {
         device::load(&args.target)?
     };
-    let text = if args.file == "-" {
-        crate::input::text_arg("-")?
-    } else {
-        match std::fs::read_to_string(&args.file) {
-            Ok(t) => t,
-            Err(e) => bail!("reading `{}`: {e}", args.file),
-        }
-    };
-    let options = hlo::ParseOptions {
-        file_name: Some(if args.file == "-" {
-            "<stdin>".into()
-        } else {
-            args.file.clone()
-        }),
-        ..hlo::ParseOptions::default()
-    };
-    let parsed = match hlo::parse_module_with(&text, &options) {
-        Ok(p) => p,
-        Err(e) => bail!("{e}"),
-    };
-    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &text) {
+    let (src, parsed) = crate::source::load(&args.file)?;
+    if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &src.text) {
         for e in errors {
             eprintln!("{e}");
         }

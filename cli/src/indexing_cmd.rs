@@ -114,18 +114,7 @@ pub struct IndexingArgs {
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
-    let text = if file == "-" {
-        crate::input::text_arg("-")?
-    } else {
-        std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?
-    };
-    let options = hlo::ParseOptions {
-        file_name: Some(file.to_string()),
-        ..hlo::ParseOptions::default()
-    };
-    Ok(hlo::parse_module_with(&text, &options)
-        .map_err(|e| anyhow!("{e}"))?
-        .module)
+    Ok(crate::source::load(file)?.1.module)
 }
 
 fn lookup<'m>(module: &'m hlo::Module, name: &str) -> Result<hlo::InstrRef<'m>> {

@@ -12,6 +12,7 @@ mod logging;
 mod map_cmd;
 mod opt_cmd;
 mod run_cmd;
+mod source;
 mod tile_cmd;
 
 use std::process::ExitCode;

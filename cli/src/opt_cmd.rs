@@ -66,26 +66,7 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let file = args.file.as_deref().unwrap_or("-");
-    let text = if file == "-" {
-        crate::input::text_arg("-")?
-    } else {
-        match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => bail!("reading `{file}`: {e}"),
-        }
-    };
-    let options = hlo::ParseOptions {
-        file_name: Some(if file == "-" {
-            "<stdin>".into()
-        } else {
-            file.into()
-        }),
-        ..hlo::ParseOptions::default()
-    };
-    let mut module = match hlo::parse_module_with(&text, &options) {
-        Ok(parsed) => parsed.module,
-        Err(e) => bail!("{e}"),
-    };
+    let mut module = crate::source::load(file)?.1.module;
     let mut pipeline = runtime::pipeline::pipeline_from_list("opt", &args.passes, &device)
         .map_err(anyhow::Error::msg)?;
     let mut ctx = PassContext::new();

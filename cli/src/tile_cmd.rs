@@ -106,18 +106,7 @@ pub struct TileArgs {
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
-    let text = if file == "-" {
-        crate::input::text_arg("-")?
-    } else {
-        std::fs::read_to_string(file).map_err(|e| anyhow!("{file}: {e}"))?
-    };
-    let options = hlo::ParseOptions {
-        file_name: Some(file.to_string()),
-        ..hlo::ParseOptions::default()
-    };
-    Ok(hlo::parse_module_with(&text, &options)
-        .map_err(|e| anyhow!("{e}"))?
-        .module)
+    Ok(crate::source::load(file)?.1.module)
 }
 
 pub fn run(args: TileArgs) -> Result<ExitCode> {

@@ -150,7 +150,7 @@
 //!   fields in XLA's order with default fields omitted; layout suffixes in XLA's order
 //!   with default values omitted; strings re-escaped as `absl::CEscape` does (bytes
 //!   outside printable ASCII as octal). Attributes keep the order they were written in;
-//!   verbatim values (unknown attributes, `sharding`, dictionaries) are printed as read.
+//!   verbatim values (unknown module attributes, `sharding`, dictionaries) are printed as read.
 //! - **Async** — an `async-start` whose wrapped computation is one instruction over its
 //!   parameters, with the start's operand shapes, called by that chain only, prints in
 //!   the short form (`reduce-scatter-start(...)`, `-update`, `-done`, with the wrapped

@@ -3,10 +3,12 @@
 
 mod display;
 mod schema;
+mod suggest;
 mod types;
 
 pub(crate) use display::{write_aliasing, write_int_list, write_int_list_list, write_slice};
 pub use schema::{attr_kind, is_generic, AttrKind};
+pub use suggest::unknown_attribute_message;
 pub use types::{
     ComparisonDirection, ComparisonType, ConvDimensionNumbers, DotDimensionNumbers, FusionKind,
     GatherDimensionNumbers, OutputOperandAlias, PaddingConfig, PaddingDim, ReplicaGroups,
@@ -29,6 +31,9 @@ macro_rules! attr_names {
         }
 
         impl AttrName {
+            /// Every name the parser knows, as written in HLO text.
+            pub const KNOWN: &'static [&'static str] = &[$($text,)*];
+
             /// The name as written in HLO text.
             pub fn as_str(&self) -> &str {
                 match self {

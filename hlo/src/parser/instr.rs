@@ -3,7 +3,9 @@
 
 use super::lexer::Tok;
 use super::{PResult, Parser, Scope};
-use crate::attrs::{attr_kind, is_generic, AttrName, AttrValue, Attribute};
+use crate::attrs::{
+    attr_kind, is_generic, unknown_attribute_message, AttrName, AttrValue, Attribute,
+};
 use crate::ir::{ComputationBuilder, InstrId, Instruction, Payload};
 use crate::opcode::Opcode;
 use crate::shape::Shape;
@@ -418,8 +420,8 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    /// One `, name=value`, read with `opcode`'s schema (unknown names are kept verbatim
-    /// with a warning). Returns the attribute and the offset of its name.
+    /// One `, name=value`, read with `opcode`'s schema (an unknown name is an error).
+    /// Returns the attribute and the offset of its name.
     fn parse_attr(&mut self, opcode: Opcode, scope: &Scope<'a>) -> PResult<(Attribute, usize)> {
         self.expect(Tok::Comma, "expected ','")?;
         let t = self.expect(Tok::Ident, "expected an attribute name")?;
@@ -454,12 +456,10 @@ impl<'a> Parser<'a> {
                     format!("unexpected attribute \"{text}\" (not taken by {opcode})"),
                 ));
             }
+            // An unknown name: an error, as in XLA (a misspelled attribute must not leave
+            // the op with its default).
             None => {
-                self.warn_at(
-                    t.start,
-                    format!("unknown attribute `{text}` on {opcode} kept verbatim"),
-                );
-                AttrValue::Raw(self.parse_raw()?)
+                return Err(self.error_at(t.start, unknown_attribute_message(opcode, text)));
             }
         };
         Ok((Attribute::new(name, value), t.start))

@@ -139,8 +139,8 @@ fn attributes() {
         "error: unknown escape sequence",
     );
     check(
-        "  ROOT %p = f32[4] parameter(0), x=",
-        "error: expected a value",
+        "  ROOT %p = f32[4] parameter(0), backend_config=",
+        "error: expected a quoted string, found `}`",
     );
     check(
         "  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p), control-predecessors={%nope}",
@@ -241,10 +241,17 @@ fn unexpected_attributes() {
         run("  %a = f32[] parameter(0)\n  ROOT %n = f32[] negate(%a), dimensions={0}"),
         "error: unexpected attribute \"dimensions\" (not taken by negate)"
     );
-    // A name hloc does not know is kept verbatim (with a warning).
+    // A name no opcode takes is an error too, as in XLA: a misspelled attribute must not
+    // leave the op with its default.
     check(
         "  %a = f32[] parameter(0)\n  ROOT %n = f32[] negate(%a), my_flag=3",
-        "  %a = f32[] parameter(0)\n  ROOT %n = f32[] negate(%a), my_flag=3",
+        "error: unknown attribute `my_flag` on negate (XLA's parser rejects it too; \
+         free-form values belong in backend_config or frontend_attributes)",
+    );
+    check(
+        "  %a = f32[8] parameter(0)\n  ROOT %t = (f32[2], s32[2]) topk(%a), k=2, largst=false",
+        "error: unknown attribute `largst` on topk; did you mean `largest`? (XLA's parser \
+         rejects it too; free-form values belong in backend_config or frontend_attributes)",
     );
 }
 

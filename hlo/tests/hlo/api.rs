@@ -186,19 +186,19 @@ ENTRY %e (p: f32[8]) -> f32[8] {
 
 #[test]
 fn warnings_and_styles() {
-    let text = "e {\n  p = f32[] parameter(0), new_attr={1, 2}\n  ROOT n = f32[] negate(p), sharding={replicated}\n}\n";
+    let text = "HloModule m, new_attr={1, 2}\n\ne {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), sharding={replicated}\n}\n";
     let parsed = parse_module_with(text, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.warnings.len(), 1);
     assert_eq!(
         parsed.warnings[0].to_string(),
-        "2:27: warning: unknown attribute `new_attr` on parameter kept verbatim"
+        "1:14: warning: unknown module attribute `new_attr` kept verbatim"
     );
     let m = parsed.module;
     let style = m.source_style();
     assert!(!style.sigils && !style.operand_shapes && !style.signatures);
     assert_eq!(
         print_module(&m),
-        "HloModule module_e\n\nENTRY e {\n  p = f32[] parameter(0), new_attr={1, 2}\n  ROOT n = f32[] negate(p), sharding={replicated}\n}\n\n"
+        "HloModule m, new_attr={1, 2}\n\nENTRY e {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p), sharding={replicated}\n}\n\n"
     );
     let canonical = print_module_with(&m, &PrintOptions::default());
     assert!(canonical.contains("ENTRY %e (p: f32[]) -> f32[] {"));

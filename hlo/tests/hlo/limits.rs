@@ -29,9 +29,11 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         let shape = "(".repeat(depth) + &")".repeat(depth);
         let e = parse_module(&module(&format!("  ROOT p = {shape} parameter(0)"))).unwrap_err();
         assert!(e.message.contains("nesting deeper"), "{e}");
-        // Verbatim values are scanned without recursion.
+        // Verbatim values (an unknown module attribute's) are scanned without recursion.
         let raw = "[".repeat(depth) + &"]".repeat(depth);
-        let m = parse_module(&module(&format!("  ROOT p = f32[] parameter(0), x={raw}"))).unwrap();
+        let text = module("  ROOT p = f32[] parameter(0)")
+            .replace("HloModule m", &format!("HloModule m, x={raw}"));
+        let m = parse_module(&text).unwrap();
         assert_eq!(
             print_module(&parse_module(&print_module(&m)).unwrap()),
             print_module(&m)
@@ -43,14 +45,21 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
 fn many_attributes_and_warnings_are_linear() {
     let n = 20_000;
     let attrs: String = (0..n).map(|i| format!(", a{i}={i}")).collect();
-    let text = module(&format!("  ROOT p = f32[] parameter(0){attrs}"));
+    // Unknown module attributes: each kept with a warning.
+    let text = module("  ROOT p = f32[] parameter(0)")
+        .replace("HloModule m", &format!("HloModule m{attrs}"));
     let parsed = parse_module_with(&text, &ParseOptions::default()).unwrap();
     assert_eq!(parsed.warnings.len(), n);
-    assert_eq!(parsed.warnings[n - 1].line, 4);
-    let dup = module("  ROOT p = f32[] parameter(0)".to_string().as_str()).replace(
-        "parameter(0)",
-        &format!("parameter(0){attrs}, a{}=1", n - 1),
+    assert_eq!(parsed.warnings[n - 1].line, 1);
+    // Unknown instruction attributes: an error at the first.
+    let e = parse_module(&module(&format!("  ROOT p = f32[] parameter(0){attrs}"))).unwrap_err();
+    assert!(
+        e.message.starts_with("unknown attribute `a0` on parameter"),
+        "{e}"
     );
+    // An instruction holds at most one of each name the parser knows, so its attributes
+    // are few; a repeated one is an error.
+    let dup = module("  ROOT p = f32[] parameter(0), backend_config=\"a\", backend_config=\"b\"");
     assert!(parse_module(&dup)
         .unwrap_err()
         .message

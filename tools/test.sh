@@ -16,6 +16,7 @@ python3 tools/check_file_cycles.py
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 cargo check -p hloc-benches --benches --all-features
 cargo test --workspace --all-features --doc
-# The Python package `hloc` (python/): built into .deps/pyvenv, its pytest suite.
+# The Python package `hloc` (python/): its extension built with the tests' features, its
+# pytest suite in .deps/pyvenv.
 tools/test_python.sh
 cargo nextest run --workspace --all-features --no-fail-fast --profile "${NEXTEST_PROFILE:-default}"

@@ -32,10 +32,16 @@ def jit(fun: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         leaves, treedef = tree_util.tree_flatten((args, kwargs))
         arrays = [x if isinstance(x, np.ndarray) else np.asarray(x) for x in leaves]
-        key = (treedef, tuple((a.shape, a.dtype) for a in arrays))
+        # Python scalars are weakly typed for JAX (2.0 * a bf16 array stays bf16): they are
+        # lowered as themselves, keyed by their type.
+        weak = [isinstance(x, (bool, int, float, complex)) for x in leaves]
+        key = (
+            treedef,
+            tuple(type(x) if w else (a.shape, a.dtype) for x, w, a in zip(leaves, weak, arrays)),
+        )
         entry = cache.get(key)
         if entry is None:
-            specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays]
+            specs = [x if w else jax.ShapeDtypeStruct(a.shape, a.dtype) for x, w, a in zip(leaves, weak, arrays)]
             spec_args, spec_kwargs = tree_util.tree_unflatten(treedef, specs)
             lowered = jitted.lower(*spec_args, **spec_kwargs)
             exe = hloc_compile(lowered)

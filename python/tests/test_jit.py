@@ -61,3 +61,17 @@ def test_compile_a_lowered() -> None:
     lowered = jax.jit(lambda a: a @ a + 1).lower(x)
     exe = hloc.compile(lowered)
     np.testing.assert_allclose(exe(x), x @ x + 1)
+
+
+def test_jit_weak_python_scalars_keep_the_array_dtype() -> None:
+    import ml_dtypes
+
+    def f(x, s):
+        return x * s
+
+    x = np.array([1.5, 2.0, -3.0], dtype=ml_dtypes.bfloat16)
+    got = hloc.jit(f)(x, 2.0)
+    want = np.asarray(jax.jit(f)(x, 2.0))
+    assert got.dtype == want.dtype == ml_dtypes.bfloat16
+    assert_close(got, want, "bf16 * 2.0")
+    assert_close(hloc.jit(f)(np.float32(3), 4), np.asarray(jax.jit(f)(np.float32(3), 4)), "f32 * int")

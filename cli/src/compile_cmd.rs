@@ -89,6 +89,7 @@ pub fn read_module(file: &Path, stages: &mut Vec<(String, Duration)>) -> Result<
     let src = crate::source::read(&file.display().to_string())?;
     let t = Instant::now();
     let parsed = crate::source::parse(&src)?;
+    crate::source::require_constants(&src, &parsed)?;
     stages.push(("parse".into(), t.elapsed()));
     let t = Instant::now();
     if let Err(errors) = hlo::verifier::verify_parsed(&parsed, &src.text) {

@@ -117,18 +117,16 @@ fn read_module(file: &str) -> Result<hlo::Module> {
     Ok(crate::source::load(file)?.1.module)
 }
 
-fn lookup<'m>(module: &'m hlo::Module, name: &str) -> Result<hlo::InstrRef<'m>> {
-    module
-        .instr(name)
-        .ok_or_else(|| anyhow!("no instruction named `{name}`"))
+fn lookup<'m>(module: &'m hlo::Module, flag: &str, name: &str) -> Result<hlo::InstrRef<'m>> {
+    crate::source::instr(module, flag, name)
 }
 
 pub fn run(args: IndexingArgs) -> Result<ExitCode> {
     let module = read_module(&args.file)?;
     let mut out = String::new();
     if let (Some(p), Some(c)) = (&args.producer, &args.consumer) {
-        let producer = lookup(&module, p)?;
-        let consumer = lookup(&module, c)?;
+        let producer = lookup(&module, "--producer", p)?;
+        let consumer = lookup(&module, "--consumer", c)?;
         if producer.comp_id() != consumer.comp_id() {
             bail!("`{p}` and `{c}` are in different computations");
         }
@@ -137,23 +135,23 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(h) = &args.epilogue {
-        let hero = lookup(&module, h)?;
+        let hero = lookup(&module, "--epilogue", h)?;
         let maps = match &args.to {
-            Some(r) => indexing::epilogue_indexing_to(&hero, &lookup(&module, r)?)?,
+            Some(r) => indexing::epilogue_indexing_to(&hero, &lookup(&module, "--to", r)?)?,
             None => indexing::epilogue_indexing(&hero)?,
         };
         print!("{}", indexing::format_in_to_out(&maps));
         return Ok(ExitCode::SUCCESS);
     }
     let handle = match &args.instr {
-        Some(n) => lookup(&module, n)?,
+        Some(n) => lookup(&module, "--instr", n)?,
         None => module
             .instr_ref(module.entry_id(), module.entry().root())
             .ok_or_else(|| anyhow!("the entry computation has no root"))?,
     };
     if args.grouped {
         let start = match &args.from {
-            Some(n) => lookup(&module, n)?,
+            Some(n) => lookup(&module, "--from", n)?,
             None => handle,
         };
         let v = indexing::grouped_from(&handle, &start)?;

@@ -249,13 +249,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .enumerate()
             .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
             .collect();
-        let shown = path.display();
-        let file = std::fs::File::create(path).map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
-        let mut writer = write_npz_to(std::io::BufWriter::new(file), &entries)
-            .map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
-        std::io::Write::flush(&mut writer).map_err(|e| anyhow!("cannot write {shown}: {e}"))?;
+        write_outputs(path, &entries)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the outputs .npz whole or not at all: into a temporary file beside `path`,
+/// renamed over it once complete (a failed write removes the temporary file and leaves
+/// any earlier `path` as it was).
+fn write_outputs(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> {
+    let shown = path.display();
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::File::create(&tmp).and_then(|file| {
+        let mut writer = write_npz_to(std::io::BufWriter::new(file), entries)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        std::io::Write::flush(&mut writer)?;
+        std::fs::rename(&tmp, path)
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow!("cannot write {shown}: {e}")
+    })
 }
 
 /// Leaves of a nested tuple in flattened order.

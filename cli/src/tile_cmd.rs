@@ -152,9 +152,7 @@ fn print_map_tile(file: &str) -> Result<ExitCode> {
 
 /// `--fusion F` alone: the symbolic tile analysis of F in its text form.
 fn print_analysis(module: &hlo::Module, name: &str) -> Result<ExitCode> {
-    let fusion = module
-        .instr(name)
-        .ok_or_else(|| anyhow!("--fusion: no instruction named `{name}`"))?;
+    let fusion = crate::source::instr(module, "--fusion", name)?;
     match tiling::analyze(&fusion) {
         Ok(a) => print!("{a}"),
         Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
@@ -165,9 +163,7 @@ fn print_analysis(module: &hlo::Module, name: &str) -> Result<ExitCode> {
 }
 
 fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<ExitCode> {
-    let handle = module
-        .instr(name)
-        .ok_or_else(|| anyhow!("--instr: no instruction named `{name}`"))?;
+    let handle = crate::source::instr(module, "--instr", name)?;
     let arity = handle.instr().operands().len();
     if n >= arity {
         bail!("--operand: `{name}` has {arity} operands; operand {n} does not exist");
@@ -223,9 +219,7 @@ fn print_tiled(
     sizes: &[String],
     regions: bool,
 ) -> Result<ExitCode> {
-    let fusion = module
-        .instr(name)
-        .ok_or_else(|| anyhow!("--fusion: no instruction named `{name}`"))?;
+    let fusion = crate::source::instr(module, "--fusion", name)?;
     let (named, unnamed): (Vec<&String>, Vec<&String>) =
         sizes.iter().partition(|s| s.contains('='));
     let [sizes] = unnamed.as_slice() else {
@@ -293,9 +287,7 @@ fn print_tiled(
 /// `--to-operands` / `--to-output`: tile propagation through `--instr`.
 fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
     let name = args.instr.as_deref().unwrap_or_default();
-    let instr = module
-        .instr(name)
-        .ok_or_else(|| anyhow!("--instr: no instruction named `{name}`"))?;
+    let instr = crate::source::instr(module, "--instr", name)?;
     let tile = match &args.tile {
         Some(t) => Some(t.parse::<Tile>().map_err(|e| anyhow!("--tile: {e}"))?),
         None => None,

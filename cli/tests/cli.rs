@@ -364,3 +364,37 @@ fn a_corrupt_cache_entry_is_rebuilt_with_a_warning() {
     assert_eq!(again, want);
     assert!(none.is_empty(), "{none}");
 }
+
+/// `--outputs` is written whole or not at all: a failed write leaves no file behind and an
+/// earlier file as it was.
+#[test]
+fn a_failed_outputs_write_leaves_nothing_behind() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-outputs-partial");
+    let _ = std::fs::remove_dir_all(&dir);
+    // A directory where the file should go: the rename over it fails.
+    let target = dir.join("out.npz");
+    std::fs::create_dir_all(target.join("inside")).expect("dirs");
+    let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+        .args([
+            "run",
+            "cli/tests/cli/run/negate.hlo",
+            "--no-timing",
+            "--outputs",
+        ])
+        .arg(&target)
+        .current_dir(&root)
+        .env(
+            "HLOC_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache"),
+        )
+        .output()
+        .expect("hloc runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["out.npz"], "only the directory that was there");
+    assert!(target.join("inside").is_dir());
+}

@@ -1,6 +1,7 @@
 //! Compiled code (`runtime::compile`): each emitter on a representative shape, GEMM from
-//! 64^3 to 1024^3, and the compile time of the largest corpus module, cold (a new, empty
-//! object cache every iteration, so the C compiler runs) and cached.
+//! 64^3 to 1024^3, FFTs (RFFT 2-D, FFT of long rows, IRFFT, 3-D FFT) at user sizes, and
+//! the compile time of the largest corpus module, cold (a new, empty object cache every
+//! iteration, so the C compiler runs) and cached.
 //!
 //! Every module is compiled once, outside the timing, and checked against the reference
 //! evaluator; the timed work is `Executable::run_prepared` on arguments prepared once (as
@@ -296,6 +297,92 @@ ENTRY main {{
 }
 
 /// The largest `corpus/*/before_optimizations.hlo` (by size) and its name.
+/// A c64 literal of `shape` (e.g. `c64[64,1024]`), both parts uniform in `[-0.5, 0.5)`.
+fn c64_literal(shape: &str, seed: u64) -> Literal {
+    let shape = hlo::parse_shape(shape).expect("shape");
+    let n = shape.element_count().expect("count") as usize;
+    let mut rng = SplitMix::new(seed);
+    let data = (0..n)
+        .map(|_| [rng.unit() - 0.5, rng.unit() - 0.5])
+        .collect();
+    Literal::Array(ArrayLiteral::new(shape, ArrayData::C64(data)).expect("fits"))
+}
+
+/// The components of a float or complex array literal, widened.
+fn components(l: &Literal) -> Vec<f64> {
+    match l.as_array().expect("an array").data() {
+        ArrayData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        ArrayData::C64(v) => v.iter().flatten().map(|&x| f64::from(x)).collect(),
+        _ => panic!("an f32 or c64 array"),
+    }
+}
+
+/// FFTs (the library call, in the operand's precision) at the user programs' sizes of
+/// benches/README.md's FFT section. An `f32` transform of this size differs from the
+/// evaluator's `f64` one by rounding relative to the largest output, not element by
+/// element, so each is checked by its largest error over its largest magnitude.
+fn fft(c: &mut Criterion) {
+    let cases = [
+        (
+            "rfft2_8x512x512_f32",
+            "f32[8,512,512]",
+            "c64[8,512,257]",
+            "RFFT",
+            "{512,512}",
+        ),
+        (
+            "fft_64x65536_c64",
+            "c64[64,65536]",
+            "c64[64,65536]",
+            "FFT",
+            "{65536}",
+        ),
+        (
+            "irfft_256x16384_c64",
+            "c64[256,8193]",
+            "f32[256,16384]",
+            "IRFFT",
+            "{16384}",
+        ),
+        (
+            "fft3_8x64x64x64_c64",
+            "c64[8,64,64,64]",
+            "c64[8,64,64,64]",
+            "FFT",
+            "{64,64,64}",
+        ),
+    ];
+    let mut g = c.benchmark_group("fft");
+    g.sample_size(10);
+    for (name, x, y, kind, lengths) in cases {
+        let text = format!(
+            "HloModule fft_{name}\n\nENTRY main {{\n  x = {x} parameter(0)\n  ROOT f = {y} fft(x), fft_type={kind}, fft_length={lengths}\n}}\n"
+        );
+        let arg = if x.starts_with("f32") {
+            f32_literal(x, 11, false)
+        } else {
+            c64_literal(x, 11)
+        };
+        let args = [arg];
+        let module = hlo::parse_module(&text).expect("bench module parses");
+        let exe = runtime::compile(&module, &options()).expect("bench module compiles");
+        let got = components(&exe.run(&args).expect("runs")[0]);
+        let want = hlo_eval::evaluate(&module, &args).expect("the evaluator runs");
+        let want = components(&want);
+        let top = want.iter().fold(1e-30, |m: f64, w| m.max(w.abs()));
+        let err = got
+            .iter()
+            .zip(&want)
+            .fold(0.0, |m: f64, (g, w)| m.max((g - w).abs()));
+        assert!(err <= 1e-5 * top, "{name}: error {err:e} over {top:e}");
+        let prepared = exe.prepare(&args).expect("arguments fit the parameters");
+        g.bench_function(name, |b| {
+            b.iter(|| black_box(exe.run_prepared(black_box(&prepared)).expect("runs")))
+        });
+    }
+    g.finish();
+}
+
 fn largest_corpus_module() -> (String, Module) {
     let (size, program) = testkit::corpus::programs()
         .into_iter()
@@ -362,6 +449,7 @@ criterion_group!(
     transpose,
     gather,
     gemm,
+    fft,
     compile
 );
 criterion_main!(benches);

@@ -5,8 +5,9 @@
 //! computation), the LAPACK custom calls (through `faer`) and rng-bit-generator (ThreeFry
 //! and Philox, bit-exact with XLA).
 //!
-//! Every routine works on copies of its operands in their physical layout ([`Arr`]),
-//! addressed by logical index, and writes each result once. Called computations are
+//! Every routine but the FFT (which reads and writes the executor's memory in place)
+//! works on copies of its operands in their physical layout ([`Arr`]), addressed by
+//! logical index, and writes each result once. Called computations are
 //! scalar-function kernels: their buffer pointers are aimed at single elements.
 #![allow(unsafe_code)]
 
@@ -34,6 +35,10 @@ pub(crate) fn run(
     kernels: &[KernelFn],
     mem: &mut [Memory<'_>],
 ) -> Result<(), BackendError> {
+    if let LibraryCall::Fft { kind, lengths } = call {
+        // On the executor's memory: no copies of the operand or the result.
+        return fft::run_on(p, *kind, lengths, inputs, outputs, mem);
+    }
     let mut ins = Vec::with_capacity(inputs.len());
     for spec in inputs {
         let shape = Arr::with_words(spec, |_| Vec::new());

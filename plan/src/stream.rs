@@ -150,7 +150,9 @@ fn stores_in_blocks(
 ) -> Option<()> {
     for s in body {
         match s {
-            Stmt::Loop { var, lo, hi, body } => {
+            Stmt::Loop {
+                var, lo, hi, body, ..
+            } => {
                 loops.push((*var, *lo, *hi));
                 let r = stores_in_blocks(body, buf, block, loops, c);
                 loops.pop();

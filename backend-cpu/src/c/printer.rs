@@ -7,8 +7,8 @@ use affine::{Expr, ExprKind};
 
 use super::prelude::prelude_for;
 use codegen::kir::{
-    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, ScalarType, Stmt, UnOp,
-    Value,
+    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, LoopKind, ScalarType, Stmt,
+    UnOp, Value,
 };
 
 /// The C type holding a value of `t`.
@@ -138,6 +138,9 @@ pub enum MathStyle {
     /// The prelude's vectorizable polynomial functions (`hloc_vexp_f32`, ...): for loops
     /// the C compiler vectorizes.
     Vector,
+    /// A device target's own math library for every function (CUDA's `expf`, ...), and
+    /// C++ without GNU statement expressions (bitcasts through `hloc_bitcast<T>`).
+    Device,
     /// libm's scalar functions (`expf`, ...) for small kernels, which the C compiler does
     /// not vectorize (they compile at `-O1`): there the vector functions would cost their
     /// compile time (sin, cos, tan, pow, atan2 and cbrt compile as SIMD clones) and run
@@ -162,6 +165,7 @@ pub fn math_style(k: &Kernel) -> MathStyle {
 fn transcendental(name: &str, t: ScalarType, m: MathStyle, args: &str) -> String {
     let glibc_slower = matches!((name, t), ("tanh" | "expm1", _) | ("erf", ScalarType::F32));
     match m {
+        MathStyle::Device => format!("{}({args})", libm(name, t)),
         MathStyle::Libm if !glibc_slower => format!("{}({args})", libm(name, t)),
         _ => format!("hloc_v{name}_{}({args})", t.name()),
     }
@@ -187,6 +191,9 @@ pub fn value_in(v: &Value, m: MathStyle) -> String {
         Value::Select(p, a, b) => format!("({} ? {} : {})", value_c(p), value_c(a), value_c(b)),
         Value::Cond(g, a, b) => format!("({} ? {} : {})", guard_c(g), value_c(a), value_c(b)),
         Value::Convert(a, t) => convert_c(&value_c(a), a.ty(), *t),
+        Value::BitcastConvert(a, t) if m == MathStyle::Device => {
+            format!("hloc_bitcast<{}>({})", c_type(*t), value_c(a))
+        }
         Value::BitcastConvert(a, t) => bitcast_c(&value_c(a), a.ty(), *t),
     }
 }
@@ -274,7 +281,7 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType, m: MathStyle) -> String {
             UnOp::Ceil => format!("{}({w})", libm("ceil", ct)),
             UnOp::RoundAfz => format!("{}({w})", libm("round", ct)),
             UnOp::RoundEven => format!("{}({w})", libm("rint", ct)),
-            UnOp::Logistic if m == MathStyle::Libm => format!("hloc_logistic_{s}({w})"),
+            UnOp::Logistic if m != MathStyle::Vector => format!("hloc_logistic_{s}({w})"),
             UnOp::Logistic => format!("hloc_vlogistic_{s}({w})"),
             UnOp::Sign => format!("hloc_sign_{s}({w})"),
             UnOp::Not | UnOp::Popcnt | UnOp::Clz | UnOp::IsFinite | UnOp::Real | UnOp::Imag => {
@@ -451,9 +458,39 @@ fn bitcast_c(x: &str, from: ScalarType, to: ScalarType) -> String {
     )
 }
 
-fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
+/// What a C-family printer prints differently for its target, as TVM's `CodeGenCUDA`
+/// overrides `CodeGenC`: the CPU's C ([`CpuDialect`]) and CUDA C (in `backend-cuda`).
+pub trait CDialect {
+    /// How kernel `k` computes transcendental functions.
+    fn math(&self, k: &Kernel) -> MathStyle;
+    /// The head of a loop of kind `kind` over `var` in `[lo, hi]`, without its `{`.
+    fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String;
+    /// The statement of a barrier.
+    fn barrier(&self) -> &'static str;
+}
+
+/// The CPU's C: a block's threads run one after another, so every loop is a plain loop and
+/// a barrier is nothing.
+pub struct CpuDialect;
+
+impl CDialect for CpuDialect {
+    fn math(&self, k: &Kernel) -> MathStyle {
+        math_style(k)
+    }
+
+    fn loop_head(&self, _kind: LoopKind, var: &str, lo: i64, hi: i64) -> String {
+        format!("for (int64_t {var} = {lo}; {var} <= {hi}; ++{var})")
+    }
+
+    fn barrier(&self) -> &'static str {
+        "// barrier"
+    }
+}
+
+/// The statements `body` of kernel `k` at indent `depth`, in `dialect`.
+pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialect: &dyn CDialect) {
     let pad = "  ".repeat(depth);
-    let m = math_style(k);
+    let m = dialect.math(k);
     let value_c = |v: &Value| value_in(v, m);
     for s in body {
         match s {
@@ -462,12 +499,19 @@ fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
                     let _ = writeln!(out, "{pad}// {line}");
                 }
             }
-            Stmt::Loop { var, lo, hi, body } => {
-                let _ = writeln!(
-                    out,
-                    "{pad}for (int64_t {var} = {lo}; {var} <= {hi}; ++{var}) {{"
-                );
-                stmts_c(out, k, body, depth + 1);
+            Stmt::Barrier => {
+                let _ = writeln!(out, "{pad}{}", dialect.barrier());
+            }
+            Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
+                let head = dialect.loop_head(*kind, &var.to_string(), *lo, *hi);
+                let _ = writeln!(out, "{pad}{head} {{");
+                stmts_c(out, k, body, depth + 1, dialect);
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::Let { var, value } => {
@@ -513,10 +557,10 @@ fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
                     guard_c(guard),
                     guard_text(guard)
                 );
-                stmts_c(out, k, body, depth + 1);
+                stmts_c(out, k, body, depth + 1, dialect);
                 if !else_body.is_empty() {
                     let _ = writeln!(out, "{pad}}} else {{");
-                    stmts_c(out, k, else_body, depth + 1);
+                    stmts_c(out, k, else_body, depth + 1, dialect);
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -604,7 +648,7 @@ pub fn kernel_c(k: &Kernel) -> String {
         out,
         "  for (int64_t {var} = block_begin; {var} < block_end; ++{var}) {{"
     );
-    stmts_c(&mut out, k, &k.body, 2);
+    stmts_c(&mut out, k, &k.body, 2, &CpuDialect);
     if k.grid.block_var.is_none() {
         let _ = writeln!(out, "    (void)hloc_block;");
     }

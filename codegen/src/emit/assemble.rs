@@ -77,6 +77,7 @@ pub(super) fn loop_nest(loops: &[(Var, i64)], mut body: Vec<Stmt>) -> Vec<Stmt> 
             unswitch(var, (0, n - 1), body, &mut budget)
         } else {
             vec![Stmt::Loop {
+                kind: crate::kir::LoopKind::Serial,
                 var,
                 lo: 0,
                 hi: n - 1,
@@ -118,7 +119,15 @@ fn unswitch(var: Var, (lo, hi): (i64, i64), body: Vec<Stmt>, budget: &mut usize)
         _ => false,
     });
     let Some(at) = at else {
-        return vec![Stmt::Loop { var, lo, hi, body }];
+        // The innermost loop of an elementwise nest: each iteration writes its own
+        // output element.
+        return vec![Stmt::Loop {
+            kind: kir::LoopKind::Vectorized,
+            var,
+            lo,
+            hi,
+            body,
+        }];
     };
     let mut pre = body;
     let mut post = pre.split_off(at);
@@ -229,7 +238,7 @@ pub(super) fn finish_grid(
     let kernel = Kernel {
         name: name.to_string(),
         buffers: b.buffers,
-        grid: Grid { blocks, block_var },
+        grid: Grid::blocks(blocks, block_var),
         dims: b.dims,
         ranges: b.ranges,
         runtimes: b.runtimes,

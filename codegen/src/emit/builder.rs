@@ -106,7 +106,12 @@ impl<'m> Builder<'m> {
 
     /// A new local array of `len` elements of type `ty`.
     pub fn new_local(&mut self, name: String, ty: ScalarType, len: i64) -> usize {
-        self.locals.push(crate::kir::Local { name, ty, len });
+        self.locals.push(crate::kir::Local {
+            name,
+            space: crate::kir::MemorySpace::Private,
+            ty,
+            len,
+        });
         self.locals.len() - 1
     }
 

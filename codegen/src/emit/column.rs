@@ -222,6 +222,7 @@ impl Builder<'_> {
                     .collect();
                 let step = self.tile_step(comp, id, red, &locals, t, &rows)?;
                 inner.push(Stmt::Loop {
+                    kind: crate::kir::LoopKind::Serial,
                     var: g,
                     lo: 0,
                     hi: groups - 1,
@@ -230,6 +231,7 @@ impl Builder<'_> {
                 if groups * ROWS < extent {
                     let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
                     inner.push(Stmt::Loop {
+                        kind: crate::kir::LoopKind::Serial,
                         var: r,
                         lo: iv.lo + groups * ROWS,
                         hi: iv.hi,
@@ -241,6 +243,7 @@ impl Builder<'_> {
                 let iv = self.ranges[r.index as usize];
                 let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
                 inner.push(Stmt::Loop {
+                    kind: crate::kir::LoopKind::Serial,
                     var: r,
                     lo: iv.lo,
                     hi: iv.hi,
@@ -320,6 +323,7 @@ impl Builder<'_> {
 /// `for var in [0, len - 1] { body }`.
 fn loop_over(var: Var, len: i64, body: Vec<Stmt>) -> Stmt {
     Stmt::Loop {
+        kind: crate::kir::LoopKind::Serial,
         var,
         lo: 0,
         hi: len - 1,

@@ -829,6 +829,7 @@ impl Builder<'_> {
         for r in ranges.iter().rev() {
             let iv = self.ranges[r.index as usize];
             body = vec![Stmt::Loop {
+                kind: crate::kir::LoopKind::Serial,
                 var: *r,
                 lo: iv.lo,
                 hi: iv.hi,

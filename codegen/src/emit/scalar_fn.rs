@@ -94,10 +94,7 @@ pub fn emit_scalar_function(
     let kernel = Kernel {
         name: name.to_string(),
         buffers: b.buffers,
-        grid: Grid {
-            blocks: 1,
-            block_var: None,
-        },
+        grid: Grid::blocks(1, None),
         dims: b.dims,
         ranges: b.ranges,
         runtimes: b.runtimes,

@@ -388,6 +388,7 @@ fn lane_step(
 /// `for var in [0, len - 1] { body }`.
 fn loop_over(var: Var, len: i64, body: Vec<Stmt>) -> Stmt {
     Stmt::Loop {
+        kind: crate::kir::LoopKind::Serial,
         var,
         lo: 0,
         hi: len - 1,

@@ -90,6 +90,7 @@ pub(super) fn tile_transposed(
     let (&grid, inner) = loops.split_first()?;
     for &(var, n) in inner.iter().rev() {
         body = vec![Stmt::Loop {
+            kind: crate::kir::LoopKind::Serial,
             var,
             lo: 0,
             hi: n - 1,

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use affine::{Expr, Var, VarKind};
 
-use super::kernel::{Access, BufferParam, Stmt};
+use super::kernel::{Access, BufferParam, LoopKind, Stmt};
 use super::value::{Guard, Value, VarId};
 
 /// Something a statement reads or writes besides buffers.
@@ -158,6 +158,8 @@ impl Collector<'_> {
                 self.value(value);
                 self.fx.writes.insert(Slot::Local(*local));
             }
+            // A barrier orders the block's threads: it never moves.
+            Stmt::Barrier => self.fx.stores = true,
             Stmt::Store { offset, value, .. } => {
                 self.fx.stores = true;
                 self.expr(*offset);
@@ -165,6 +167,18 @@ impl Collector<'_> {
             }
         }
     }
+}
+
+/// Whether `body` has a barrier at any depth.
+fn has_barrier(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Barrier => true,
+        Stmt::Loop { body, .. } => has_barrier(body),
+        Stmt::If {
+            body, else_body, ..
+        } => has_barrier(body) || has_barrier(else_body),
+        _ => false,
+    })
 }
 
 fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {
@@ -320,12 +334,25 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<
             own: &defs[i],
         };
         match s {
-            Stmt::Loop { var, lo, hi, body } => {
+            Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
                 let inner = hoist_in(body, buffers, &taken);
-                let (moved, stay) = split(var, inner, buffers, &taken);
+                // Nothing moves across a barrier, nor out of a loop over the block's
+                // threads (a thread's private values stay its own).
+                let (moved, stay) = if kind == LoopKind::Threads || has_barrier(&inner) {
+                    (Vec::new(), inner)
+                } else {
+                    split(var, inner, buffers, &taken)
+                };
                 out.extend(moved);
                 if !stay.is_empty() {
                     out.push(Stmt::Loop {
+                        kind,
                         var,
                         lo,
                         hi,
@@ -371,6 +398,7 @@ mod tests {
 
     fn one_loop(body: Vec<Stmt>) -> Vec<Stmt> {
         vec![Stmt::Loop {
+            kind: LoopKind::Serial,
             var: Var::dim(1),
             lo: 0,
             hi: 7,
@@ -433,6 +461,7 @@ mod tests {
                 value: zero.clone(),
             },
             Stmt::Loop {
+                kind: LoopKind::Serial,
                 var: Var::dim(1),
                 lo: 0,
                 hi: 7,

@@ -62,16 +62,83 @@ impl BufferParam {
     }
 }
 
-/// The launch domain: `blocks` blocks, block `b` binding `block_var = b` (when the kernel
-/// has one). On the CPU a kernel is `void NAME(void *const *bufs, int64_t block_begin,
-/// int64_t block_end)` running blocks `[block_begin, block_end)`, so a runtime can split
-/// the grid across threads.
+/// The launch domain: `blocks` blocks of `threads` threads each, block `b` binding
+/// `block_var = b` (when the kernel has one).
+///
+/// The body is the program of one block. Its statements outside [`LoopKind::Threads`] loops
+/// are block-uniform (every thread of the block computes the same values); a `Threads`
+/// loop distributes its iterations over the block's threads. Blocks are independent: a
+/// backend may run them in any order and in parallel. A CPU backend runs a range of blocks
+/// per call and the threads of a block one after another; a GPU backend maps blocks and
+/// threads to its own.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Grid {
     /// Number of blocks (at least 1).
     pub blocks: i64,
     /// The loop variable the block index binds, if any.
     pub block_var: Option<Var>,
+    /// Threads per block (at least 1; 1 for kernels written for one thread per block).
+    pub threads: i64,
+}
+
+impl Grid {
+    /// A grid of `blocks` single-thread blocks.
+    pub fn blocks(blocks: i64, block_var: Option<Var>) -> Self {
+        Grid {
+            blocks,
+            block_var,
+            threads: 1,
+        }
+    }
+}
+
+/// How a loop's iterations run. The grid's blocks are the parallelism across blocks;
+/// these kinds are what a loop inside one block promises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LoopKind {
+    /// One iteration after another, in order (a loop-carried accumulator is allowed).
+    #[default]
+    Serial,
+    /// Independent iterations over a contiguous run of elements: a backend may run them in
+    /// SIMD lanes or unroll them. Still correct when run serially.
+    Vectorized,
+    /// Iterations distributed over the threads of the block: thread `t` of `T` runs
+    /// iterations `lo + t`, `lo + t + T`, ... Iterations must be independent, except
+    /// through block-shared locals separated by barriers outside the loop.
+    Threads,
+}
+
+impl LoopKind {
+    /// The suffix of `for` in the text form (`for`, `for.vector`, `for.threads`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            LoopKind::Serial => "for",
+            LoopKind::Vectorized => "for.vector",
+            LoopKind::Threads => "for.threads",
+        }
+    }
+}
+
+/// Where a local array lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MemorySpace {
+    /// One copy per thread (registers or thread-local memory on a GPU; the block's stack
+    /// frame on a CPU).
+    #[default]
+    Private,
+    /// One copy per block, shared by its threads (GPU shared memory); written in one
+    /// `Threads` loop and read in another only across a [`Stmt::Barrier`].
+    Block,
+}
+
+impl MemorySpace {
+    /// The word in the text form (`local`, `shared`).
+    pub fn keyword(self) -> &'static str {
+        match self {
+            MemorySpace::Private => "local",
+            MemorySpace::Block => "shared",
+        }
+    }
 }
 
 /// A statement of a kernel body.
@@ -81,6 +148,8 @@ pub enum Stmt {
     Comment(String),
     /// `for var in [lo, hi]` (inclusive bounds) over `body`.
     Loop {
+        /// How the iterations run.
+        kind: LoopKind,
         /// The loop variable (a dimension or range variable).
         var: Var,
         /// First value.
@@ -136,6 +205,10 @@ pub enum Stmt {
         /// The value stored.
         value: Value,
     },
+    /// Every thread of the block waits until all have reached this point, and their
+    /// writes to block-shared locals before it are visible after it. Only at block level
+    /// (never inside a `Threads` loop or under a guard that depends on one).
+    Barrier,
     /// Stores `value` at element `offset` of buffer `buf`.
     Store {
         /// Buffer parameter number.
@@ -147,16 +220,31 @@ pub enum Stmt {
     },
 }
 
-/// A local array of a kernel: scratch memory of one block (e.g. the accumulators of a
-/// tile of column-reduction outputs), uninitialized until stored.
+/// A local array of a kernel: scratch memory (e.g. the accumulators of a tile of
+/// column-reduction outputs), uninitialized until stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Local {
     /// A readable name (what it holds).
     pub name: String,
+    /// Per thread or per block.
+    pub space: MemorySpace,
     /// Element type.
     pub ty: ScalarType,
     /// Number of elements.
     pub len: i64,
+}
+
+impl Stmt {
+    /// A serial loop `for var in [lo, hi]`.
+    pub fn serial_loop(var: Var, lo: i64, hi: i64, body: Vec<Stmt>) -> Stmt {
+        Stmt::Loop {
+            kind: LoopKind::Serial,
+            var,
+            lo,
+            hi,
+            body,
+        }
+    }
 }
 
 /// One kernel.
@@ -192,6 +280,15 @@ impl Kernel {
             .map(BufferParam::element_count)
             .max()
             .unwrap_or(0)
+    }
+
+    /// Bytes of the block-shared local arrays (a GPU's shared memory per block).
+    pub fn block_local_bytes(&self) -> i64 {
+        self.locals
+            .iter()
+            .filter(|l| l.space == MemorySpace::Block)
+            .map(|l| l.len * l.ty.byte_width() as i64)
+            .sum()
     }
 
     /// The elements the kernel touches, a measure of its work: the largest buffer it reads

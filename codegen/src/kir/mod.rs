@@ -1,7 +1,9 @@
-//! The kernel IR: one kernel's buffers, launch grid, loops over affine index expressions,
-//! scalar bindings, loads, stores and the scalar operations of every element type; its
-//! verifier and its text form.
+//! The kernel IR: one kernel's buffers, launch domain (blocks of threads), loops over
+//! affine index expressions (serial, vectorized, over the block's threads), local arrays
+//! per thread or per block, barriers, scalar bindings, loads, stores and the scalar
+//! operations of every element type; its verifier and its text form, which parses back.
 
+mod as_threads;
 mod hoist;
 mod kernel;
 mod parse;
@@ -11,8 +13,9 @@ mod types;
 mod value;
 mod verify;
 
+pub use as_threads::blocks_as_threads;
 pub use hoist::hoist_invariants;
-pub use kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
+pub use kernel::{Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, Stmt};
 pub use parse::{parse_kernel, parse_kernels, KirParseError};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};

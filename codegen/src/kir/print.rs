@@ -133,8 +133,14 @@ fn stmts(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
                     let _ = writeln!(out, "{pad}// {line}");
                 }
             }
-            Stmt::Loop { var, lo, hi, body } => {
-                let _ = writeln!(out, "{pad}for {var} in [{lo}, {hi}] {{");
+            Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
+                let _ = writeln!(out, "{pad}{} {var} in [{lo}, {hi}] {{", kind.keyword());
                 stmts(out, k, body, depth + 1);
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -169,6 +175,9 @@ fn stmts(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
                 }
                 let _ = writeln!(out, "{pad}}}");
             }
+            Stmt::Barrier => {
+                let _ = writeln!(out, "{pad}barrier");
+            }
             Stmt::Store { buf, offset, value } => {
                 let _ = writeln!(out, "{pad}b{buf}[{offset}] = {}", value_text(value));
             }
@@ -191,7 +200,16 @@ pub fn kernel_text(k: &Kernel) -> String {
         .block_var
         .map(|v| format!(" ({v} = block)"))
         .unwrap_or_default();
-    let _ = writeln!(out, "kernel {} blocks={}{block}", k.name, k.grid.blocks);
+    let threads = if k.grid.threads > 1 {
+        format!(" threads={}", k.grid.threads)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "kernel {} blocks={}{threads}{block}",
+        k.name, k.grid.blocks
+    );
     for (i, b) in k.buffers.iter().enumerate() {
         let dims: Vec<String> = b.dims.iter().map(i64::to_string).collect();
         let m2m: Vec<String> = b.minor_to_major.iter().map(i64::to_string).collect();
@@ -206,7 +224,14 @@ pub fn kernel_text(k: &Kernel) -> String {
         );
     }
     for (i, l) in k.locals.iter().enumerate() {
-        let _ = writeln!(out, "  l{i} local {}: {}[{}]", l.name, l.ty, l.len);
+        let _ = writeln!(
+            out,
+            "  l{i} {} {}: {}[{}]",
+            l.space.keyword(),
+            l.name,
+            l.ty,
+            l.len
+        );
     }
     stmts(&mut out, k, &k.body, 1);
     out

@@ -18,7 +18,7 @@ pub fn substitute_stmts(stmts: &mut [Stmt], f: &mut dyn FnMut(Var) -> Option<Exp
 pub fn rewrite_exprs(stmts: &mut [Stmt], f: &mut dyn FnMut(Expr) -> Expr) {
     for s in stmts {
         match s {
-            Stmt::Comment(_) => {}
+            Stmt::Comment(_) | Stmt::Barrier => {}
             Stmt::Loop { body, .. } => rewrite_exprs(body, f),
             Stmt::Let { value, .. }
             | Stmt::Decl { value, .. }
@@ -76,7 +76,7 @@ fn rewrite_value(v: &mut Value, f: &mut dyn FnMut(Expr) -> Expr) {
 pub fn for_each_load(stmts: &[Stmt], visit: &mut dyn FnMut(usize, Expr)) {
     for s in stmts {
         match s {
-            Stmt::Comment(_) => {}
+            Stmt::Comment(_) | Stmt::Barrier => {}
             Stmt::Loop { body, .. } => for_each_load(body, visit),
             Stmt::Let { value, .. }
             | Stmt::Decl { value, .. }

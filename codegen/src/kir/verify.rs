@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use affine::{Expr, IndexingMap, Interval, Var, VarKind};
 
-use super::kernel::{Access, Kernel, Stmt};
+use super::kernel::{Access, Kernel, LoopKind, MemorySpace, Stmt};
 use super::types::ScalarType;
 use super::value::{BinOp, Guard, UnOp, Value, VarId};
 
@@ -30,6 +30,13 @@ struct Verifier<'k> {
     /// The bounds of the loops being checked (a loop may run over part of its variable's
     /// declared bounds: a loop split at a guard's edges).
     loops: Vec<(Var, Interval)>,
+    /// Whether the statements being checked are inside a loop over the block's threads.
+    in_threads: bool,
+    /// Loops over threads seen so far (the current one's number while `in_threads`).
+    thread_loops: usize,
+    /// Where each private local is used: `None` at block level, `Some(n)` inside thread
+    /// loop `n`. A thread's copy does not outlive its loop.
+    private_homes: std::collections::HashMap<usize, Option<usize>>,
 }
 
 /// Checks a kernel.
@@ -42,6 +49,9 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
         stored: HashSet::new(),
         guards: 0,
         loops: Vec::new(),
+        in_threads: false,
+        thread_loops: 0,
+        private_homes: Default::default(),
     };
     let err = |message: String| VerifyError {
         kernel: k.name.clone(),
@@ -49,6 +59,9 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
     };
     if k.grid.blocks < 1 {
         return Err(err(format!("grid of {} blocks", k.grid.blocks)));
+    }
+    if k.grid.threads < 1 {
+        return Err(err(format!("blocks of {} threads", k.grid.threads)));
     }
     if let Some(b) = k.grid.block_var {
         let iv = v
@@ -106,7 +119,25 @@ impl Verifier<'_> {
     fn stmt(&mut self, s: &Stmt) -> Result<(), String> {
         match s {
             Stmt::Comment(_) => Ok(()),
-            Stmt::Loop { var, lo, hi, body } => {
+            // Inside a loop over threads, some threads could wait for others that never
+            // arrive: barriers are block-level statements only.
+            Stmt::Barrier if self.in_threads => {
+                Err("barrier inside a loop over the block's threads".into())
+            }
+            Stmt::Barrier => Ok(()),
+            Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
+                let threads = *kind == LoopKind::Threads;
+                if threads && self.in_threads {
+                    return Err(format!(
+                        "loop {var} over the block's threads inside another one"
+                    ));
+                }
                 let iv = self
                     .bounds(*var)
                     .ok_or_else(|| format!("loop variable {var} has no bounds"))?;
@@ -121,7 +152,13 @@ impl Verifier<'_> {
                 }
                 self.bound.insert(*var);
                 self.loops.push((*var, Interval::new(*lo, *hi)));
+                let outer_threads = self.in_threads;
+                if threads {
+                    self.thread_loops += 1;
+                }
+                self.in_threads |= threads;
                 let r = self.block(body);
+                self.in_threads = outer_threads;
                 self.loops.pop();
                 self.bound.remove(var);
                 r
@@ -250,12 +287,22 @@ impl Verifier<'_> {
     }
 
     /// Checks an access of local array `local` like [`Self::offset`]; gives its type.
-    fn local(&self, local: usize, offset: Expr) -> Result<ScalarType, String> {
+    fn local(&mut self, local: usize, offset: Expr) -> Result<ScalarType, String> {
         let l = self
             .k
             .locals
             .get(local)
             .ok_or_else(|| format!("access to missing local l{local}"))?;
+        if l.space == MemorySpace::Private {
+            let here = self.in_threads.then_some(self.thread_loops);
+            if *self.private_homes.entry(local).or_insert(here) != here {
+                return Err(format!(
+                    "private local l{local} is used in two places that different threads \
+                     run (a thread's copy lives in one loop over threads; share it with \
+                     `shared` and a barrier)"
+                ));
+            }
+        }
         self.expr(offset)?;
         if self.guards == 0 {
             let r = self.range(offset)?;

@@ -166,3 +166,75 @@ fn mangled_text_never_panics() {
         }
     }
 }
+
+/// A kernel with GPU structure: blocks of threads, a block-shared array filled by one loop
+/// over the threads and read by another after a barrier, a vectorized inner loop.
+const THREADED: &str = "\
+kernel k blocks=2 threads=4 (d0 = block)
+  b0 in p: f32[2,8]{1,0}
+  b1 out r: f32[2,8]{1,0}
+  l0 shared tile: f32[8]
+  l1 local scratch: f32[2]
+  for.threads s0 in [0, 7] {
+    l0[s0] = b0[d0 * 8 + s0]
+  }
+  barrier
+  for.threads s1 in [0, 3] {
+    for.vector s2 in [0, 1] {
+      l1[s2] = l0[7 - (s1 * 2 + s2)]
+      b1[d0 * 8 + s1 * 2 + s2] = l1[s2]
+    }
+  }
+";
+
+#[test]
+fn threads_shared_locals_and_barriers_round_trip_and_verify() {
+    use codegen::kir::{LoopKind, MemorySpace, Stmt};
+    let k = parse_kernel(THREADED).unwrap();
+    assert_eq!(kernel_text(&k), THREADED);
+    assert_eq!(k.grid.threads, 4);
+    assert_eq!(k.locals[0].space, MemorySpace::Block);
+    assert_eq!(k.locals[1].space, MemorySpace::Private);
+    assert_eq!(k.block_local_bytes(), 32);
+    assert!(matches!(
+        &k.body[0],
+        Stmt::Loop {
+            kind: LoopKind::Threads,
+            ..
+        }
+    ));
+    assert_eq!(k.body[1], Stmt::Barrier);
+    verify(&k).unwrap();
+}
+
+#[test]
+fn the_verifier_knows_the_rules_of_threads() {
+    let check = |from: &str, to: &str| {
+        let text = THREADED.replacen(from, to, 1);
+        let k = parse_kernel(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        verify(&k).unwrap_err().message
+    };
+    // A barrier that only some threads could reach.
+    let m = check(
+        "    l0[s0] = b0[d0 * 8 + s0]\n",
+        "    l0[s0] = b0[d0 * 8 + s0]\n    barrier\n",
+    );
+    assert!(
+        m.contains("barrier inside a loop over the block's threads"),
+        "{m}"
+    );
+    // Threads loops do not nest.
+    let m = check("for.vector s2", "for.threads s2");
+    assert!(m.contains("inside another one"), "{m}");
+    // A thread's private copy does not live from one loop over threads to the next.
+    let m = check("l0[s0] = b0[d0 * 8 + s0]", "l1[0] = b0[d0 * 8 + s0]");
+    assert!(m.contains("private local l1"), "{m}");
+}
+
+#[test]
+fn threads_and_spaces_parse_errors() {
+    let e = err(&THREADED.replacen("threads=4", "threads=1", 1));
+    assert!(e.message.contains("`threads=`"), "{e}");
+    let e = err(&THREADED.replacen("l0 shared", "l0 global", 1));
+    assert!(e.message.contains("unknown memory space `global`"), "{e}");
+}

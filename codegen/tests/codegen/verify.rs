@@ -26,10 +26,7 @@ fn valid() -> Kernel {
             buf("x", ScalarType::F32, Access::In),
             buf("y", ScalarType::F32, Access::Out),
         ],
-        grid: Grid {
-            blocks: 4,
-            block_var: Some(Var::dim(0)),
-        },
+        grid: Grid::blocks(4, Some(Var::dim(0))),
         dims: vec![Interval::new(0, 3)],
         ranges: vec![],
         runtimes: vec![],
@@ -109,6 +106,7 @@ fn through_local(len: i64, ty: ScalarType, offset: Expr) -> Kernel {
     let mut k = valid();
     k.locals.push(codegen::kir::Local {
         name: "acc".into(),
+        space: codegen::kir::MemorySpace::Private,
         ty,
         len,
     });
@@ -151,20 +149,12 @@ fn local_arrays_are_checked_like_buffers() {
 /// `valid()` as one block looping over `d0 in [lo, hi]`, storing at `d0 + shift`.
 fn looping(lo: i64, hi: i64, shift: i64) -> Kernel {
     let mut k = valid();
-    k.grid = Grid {
-        blocks: 1,
-        block_var: None,
-    };
+    k.grid = Grid::blocks(1, None);
     if let Stmt::Store { offset, .. } = &mut k.body[1] {
         *offset = Expr::dim(0) + Expr::constant(shift);
     }
     let body = std::mem::take(&mut k.body);
-    k.body = vec![Stmt::Loop {
-        var: Var::dim(0),
-        lo,
-        hi,
-        body,
-    }];
+    k.body = vec![Stmt::serial_loop(Var::dim(0), lo, hi, body)];
     k
 }
 

@@ -218,6 +218,7 @@ impl Builder<'_> {
                 value: v?,
             });
             body.push(Stmt::Loop {
+                kind: crate::kir::LoopKind::Serial,
                 var: k,
                 lo: 0,
                 hi: lanes_n - 1,
@@ -243,10 +244,12 @@ impl Builder<'_> {
                 value: Value::Var(var, *ty),
             });
             body.push(Stmt::Loop {
+                kind: crate::kir::LoopKind::Serial,
                 var: s,
                 lo: 1,
                 hi: chunks - 1,
                 body: vec![Stmt::Loop {
+                    kind: crate::kir::LoopKind::Serial,
                     var: k,
                     lo: 0,
                     hi: lanes_n - 1,
@@ -276,6 +279,7 @@ impl Builder<'_> {
                     value: v,
                 });
                 body.push(Stmt::Loop {
+                    kind: crate::kir::LoopKind::Serial,
                     var: h,
                     lo: 0,
                     hi: half - 1,
@@ -300,6 +304,7 @@ impl Builder<'_> {
                 self.memo.pop();
                 res?;
                 body.push(Stmt::Loop {
+                    kind: crate::kir::LoopKind::Serial,
                     var: r,
                     lo: iv.lo + chunks * lanes_n,
                     hi: iv.hi,

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 
 use affine::{Interval, VarKind};
 
-use crate::kir::kernel::{Access, BufferParam, Grid, Kernel, Local, Stmt};
+use crate::kir::kernel::{Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, Stmt};
 use crate::kir::types::ScalarType;
 
 mod cursor;
@@ -109,6 +109,15 @@ impl<'a> Parser<'a> {
         if blocks < 1 {
             return Err(c.err_here("a kernel has at least one block".into()));
         }
+        let mut threads = 1;
+        if c.eat(" threads=") {
+            threads = c.int()?;
+            if threads < 2 {
+                return Err(c.err_here(
+                    "`threads=` is written only for blocks of two threads or more".into(),
+                ));
+            }
+        }
         let mut block_var = None;
         if c.eat(" (") {
             block_var = Some(c.var()?);
@@ -153,7 +162,11 @@ impl<'a> Parser<'a> {
         Ok(Kernel {
             name,
             buffers: ctx.buffers,
-            grid: Grid { blocks, block_var },
+            grid: Grid {
+                blocks,
+                block_var,
+                threads,
+            },
             dims: dense(&ctx.dims, Interval::new(0, 0)),
             ranges: dense(&ctx.ranges, Interval::new(0, 0)),
             runtimes: dense(&ctx.runtimes, Interval::new(0, 0)),
@@ -196,7 +209,13 @@ impl<'a> Parser<'a> {
         let mut c = Cur::new(self, line);
         c.keyword("l")?;
         c.index_of("local", index)?;
-        c.keyword(" local ")?;
+        c.keyword(" ")?;
+        let space = match c.word()? {
+            "local" => MemorySpace::Private,
+            "shared" => MemorySpace::Block,
+            w => return Err(c.err_back(w, format!("unknown memory space `{w}`"))),
+        };
+        c.keyword(" ")?;
         let (name, ty_at) = c.name_before_type()?;
         c.pos = ty_at;
         let ty = c.ty()?;
@@ -204,7 +223,12 @@ impl<'a> Parser<'a> {
         let len = c.int()?;
         c.keyword("]")?;
         c.end()?;
-        Ok(Local { name, ty, len })
+        Ok(Local {
+            name,
+            space,
+            ty,
+            len,
+        })
     }
 
     /// Statements up to a `}` line (returned) or the next kernel or the end (`None`).
@@ -250,7 +274,12 @@ impl<'a> Parser<'a> {
     fn stmt(&mut self, line: Line<'a>, ctx: &mut Ctx) -> PResult<Stmt> {
         let t = line.text;
         let mut c = Cur::new(self, line);
-        if c.eat("for ") {
+        let loop_kind = [LoopKind::Vectorized, LoopKind::Threads, LoopKind::Serial]
+            .into_iter()
+            .find(|k| t.starts_with(&format!("{} ", k.keyword())));
+        if let Some(kind) = loop_kind {
+            c.keyword(kind.keyword())?;
+            c.keyword(" ")?;
             let var = c.var()?;
             c.keyword(" in [")?;
             let lo = c.int()?;
@@ -269,7 +298,16 @@ impl<'a> Parser<'a> {
             if close.text != "}" {
                 return Err(self.err(close.start, "`else` after a loop".into()));
             }
-            return Ok(Stmt::Loop { var, lo, hi, body });
+            return Ok(Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            });
+        }
+        if t == "barrier" {
+            return Ok(Stmt::Barrier);
         }
         if t.len() > 5 && t.starts_with("if ") && t.ends_with(" {") {
             c.keyword("if ")?;
@@ -420,5 +458,6 @@ fn is_local_line(t: &str) -> bool {
         return false;
     };
     let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && rest[digits..].starts_with(" local ")
+    // `lN SPACE name: type[len]`; a statement is `lN[...] = ...`.
+    digits > 0 && rest[digits..].starts_with(' ')
 }

@@ -1,0 +1,22 @@
+//! # backend-cuda — kernels for NVIDIA GPUs
+//!
+//! The kernel IR's blocks of threads become CUDA blocks and threads: [`module_cu`] prints
+//! one self-contained CUDA C module per program (NVRTC ships no headers, so the module
+//! brings its own typedefs and the C prelude's helpers as `__device__` functions), and
+//! [`compile_cubin`] compiles it with NVRTC for sm_90, keeping what `ptxas` reports of each
+//! kernel (registers, shared bytes, spills). The printer overrides only what CUDA does
+//! differently from the CPU's C printer ([`backend_cpu::c::CDialect`]), as TVM's
+//! `CodeGenCUDA` does over `CodeGenC`.
+//!
+//! NVRTC is loaded at run time (cudarc's dynamic loading): the crate builds on machines
+//! without CUDA, and compiling says clearly when NVRTC is missing.
+
+mod error;
+mod nvrtc;
+mod prelude;
+mod printer;
+
+pub use error::CudaError;
+pub use nvrtc::{compile_cubin, nvrtc_present, Cubin, KernelResources};
+pub use prelude::cuda_prelude;
+pub use printer::{kernel_cu, module_cu, CudaDialect};

@@ -1,0 +1,65 @@
+//! The prelude of a CUDA module: what NVRTC does not provide (it ships no headers: no
+//! `stdint.h`, no `math.h` macros), then the C printer's prelude (`backend_cpu::c`'s
+//! `BASE_PRELUDE`: 16-bit and 8-bit floats as bit patterns, integer helpers with HLO's
+//! semantics, NaN-propagating min/max, total-order keys) with every helper a `__device__`
+//! function. One copy of those semantics serves both targets.
+//!
+//! Under `HLOC_CUDA_HOST` (the host emulation compiles the same text as C++ with an
+//! emulation header that includes the system headers) the typedefs and macros come from
+//! the system instead.
+
+/// What the module needs before the shared helpers.
+const CUDA_HEADER: &str = r#"/* hloc generated CUDA: prelude */
+#ifndef HLOC_CUDA_HOST
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT8_MIN (-128)
+#define INT8_MAX 127
+#define INT16_MIN (-32768)
+#define INT16_MAX 32767
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT64_MAX 9223372036854775807LL
+#define UINT8_MAX 255
+#define UINT16_MAX 65535
+#define UINT32_MAX 4294967295U
+#define UINT64_MAX 18446744073709551615ULL
+#define NAN __int_as_float(0x7fc00000)
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+/* A value's bits as another type of the same width (no GNU statement expressions in
+   CUDA C++). */
+template <typename To, typename From> static __device__ inline To hloc_bitcast(From x) {
+  To y;
+  memcpy(&y, &x, sizeof y);
+  return y;
+}
+template <typename T> static __device__ inline bool hloc_unordered(T a, T b) {
+  return a != a || b != b;
+}
+"#;
+
+/// The whole prelude of a CUDA module.
+pub fn cuda_prelude() -> String {
+    let mut out = String::from(CUDA_HEADER);
+    for line in backend_cpu::c::BASE_PRELUDE.split_inclusive('\n') {
+        if line.starts_with("#include") || line.starts_with("/* hloc generated code") {
+            continue;
+        }
+        out.push_str(
+            &line
+                .replace("static inline ", "static __device__ inline ")
+                .replace("__builtin_isunordered(", "hloc_unordered(")
+                .replace("__builtin_popcountll(", "__popcll(")
+                .replace("__builtin_clzll(", "__clzll("),
+        );
+    }
+    out
+}

@@ -1,0 +1,142 @@
+//! Kernels as CUDA C: `extern "C" __global__` functions of one block, the block index from
+//! `blockIdx.x`, loops over the block's threads strided by `blockDim.x`, block-shared locals
+//! in `__shared__` memory and barriers as `__syncthreads()`. Everything else (values, index
+//! arithmetic, control flow) is the C printer's.
+
+use std::fmt::Write as _;
+
+use backend_cpu::c::{c_type, stmts_c, CDialect, MathStyle};
+use codegen::kir::{Access, Kernel, LoopKind, MemorySpace, Stmt};
+
+use crate::error::CudaError;
+use crate::prelude::cuda_prelude;
+
+/// What CUDA C prints differently from the CPU's C.
+pub struct CudaDialect;
+
+impl CDialect for CudaDialect {
+    fn math(&self, _k: &Kernel) -> MathStyle {
+        MathStyle::Device
+    }
+
+    fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String {
+        match kind {
+            LoopKind::Threads => format!(
+                "for (int64_t {var} = {lo} + (int64_t)threadIdx.x; {var} <= {hi}; \
+                 {var} += (int64_t)blockDim.x)"
+            ),
+            LoopKind::Serial | LoopKind::Vectorized => {
+                format!("for (int64_t {var} = {lo}; {var} <= {hi}; ++{var})")
+            }
+        }
+    }
+
+    fn barrier(&self) -> &'static str {
+        "__syncthreads();"
+    }
+}
+
+/// Checks what the printer cannot print yet: complex values (their C helpers use GNU
+/// statement expressions) and, in blocks of several threads, stores outside the loops over
+/// threads (every thread would store).
+fn check_printable(k: &Kernel) -> Result<(), CudaError> {
+    let unsupported = |what: String| CudaError::Unsupported {
+        kernel: k.name.clone(),
+        what,
+    };
+    let complex = k.buffers.iter().map(|b| b.ty).chain(k.vars.iter().copied());
+    if let Some(t) = complex
+        .chain(k.locals.iter().map(|l| l.ty))
+        .find(|t| t.is_complex())
+    {
+        return Err(unsupported(format!("{t} values")));
+    }
+    fn block_level_store(k: &Kernel, body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Store { .. } => true,
+            Stmt::LocalStore { local, .. } => {
+                k.locals.get(*local).map(|l| l.space) == Some(MemorySpace::Block)
+            }
+            Stmt::Loop {
+                kind: LoopKind::Threads,
+                ..
+            } => false,
+            Stmt::Loop { body, .. } => block_level_store(k, body),
+            Stmt::If {
+                body, else_body, ..
+            } => block_level_store(k, body) || block_level_store(k, else_body),
+            _ => false,
+        })
+    }
+    if k.grid.threads > 1 && block_level_store(k, &k.body) {
+        return Err(unsupported(
+            "a store outside the loops over the block's threads".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// One kernel as a CUDA `__global__` function taking each buffer as a pointer parameter,
+/// launched with `k.grid.blocks` blocks of `k.grid.threads` threads.
+pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
+    check_printable(k)?;
+    let mut out = String::new();
+    let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
+    let restrict = if aliased { "" } else { "__restrict__ " };
+    let params: Vec<String> = k
+        .buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let cq = if b.access == Access::In { "const " } else { "" };
+            format!(
+                "\n    {cq}{} *{restrict}b{i} /* {} {} */",
+                c_type(b.ty),
+                b.access.name(),
+                b.name.replace("*/", "* /")
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "/* kernel {}: {} blocks of {} threads */",
+        k.name, k.grid.blocks, k.grid.threads
+    );
+    let _ = writeln!(
+        out,
+        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{",
+        k.grid.threads,
+        k.name,
+        params.join(",")
+    );
+    for (i, l) in k.locals.iter().enumerate() {
+        let space = match l.space {
+            MemorySpace::Block => "__shared__ __align__(16) ",
+            MemorySpace::Private => "",
+        };
+        let _ = writeln!(
+            out,
+            "  {space}{} l{i}[{}]; // {} {}",
+            c_type(l.ty),
+            l.len,
+            l.space.keyword(),
+            l.name
+        );
+    }
+    if let Some(v) = k.grid.block_var {
+        let _ = writeln!(out, "  const int64_t {v} = (int64_t)blockIdx.x;");
+    }
+    stmts_c(&mut out, k, &k.body, 1, &CudaDialect);
+    let _ = writeln!(out, "}}");
+    Ok(out)
+}
+
+/// One self-contained CUDA module: the prelude, then every kernel.
+pub fn module_cu(kernels: &[Kernel]) -> Result<String, CudaError> {
+    let mut out = cuda_prelude();
+    for k in kernels {
+        out.push('\n');
+        out.push_str(&kernel_cu(k)?);
+    }
+    Ok(out)
+}

@@ -1,4 +1,6 @@
-"""Every corpus program through `hloc.compile(path)(*inputs)` against XLA's recorded outputs."""
+"""Every corpus program through `hloc.compile(path)(*inputs)` against XLA's recorded outputs:
+the module JAX lowered, and XLA's optimized one (parameters and outputs in non-row-major
+layouts, so arguments and outputs go through the layout permutations)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from conftest import CORPUS, assert_close, corpus_names, load_npz
 NAMES = corpus_names()
 
 
+@pytest.mark.parametrize("module", ["before_optimizations", "after_optimizations"])
 @pytest.mark.parametrize("name", NAMES)
-def test_corpus_program_matches_xla(name: str) -> None:
+def test_corpus_program_matches_xla(name: str, module: str) -> None:
     d = CORPUS / name
-    exe = hloc.compile(d / "before_optimizations.hlo")
+    exe = hloc.compile(d / f"{module}.hlo")
     inputs = load_npz(d / "inputs.npz", "in", [dt for _, dt in exe.parameters])
     for (shape, _), a in zip(exe.parameters, inputs):
         assert a.shape == shape

@@ -35,4 +35,4 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 PYO3_BUILD_EXTENSION_MODULE=1 PYO3_PYTHON="$py" \
     cargo build ${HLOC_PY_CARGO_ARGS:---workspace --all-features --lib --bins --tests}
 cp "$target/debug/lib_hloc.so" python/hloc/_hloc.abi3.so
-PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pytest -q python/tests "$@"
+PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$py" -m pytest -q -p no:cacheprovider python/tests "$@"

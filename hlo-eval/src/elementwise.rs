@@ -440,6 +440,16 @@ fn total_key(x: f64) -> i64 {
     b ^ (((b >> 63) as u64) >> 1) as i64
 }
 
+/// The total-order key of a 16-bit float: sign, then the other bits as an integer.
+fn small_total_key(bits: u16) -> i32 {
+    let magnitude = i32::from(bits & 0x7fff);
+    if bits & 0x8000 != 0 {
+        -magnitude - 1
+    } else {
+        magnitude
+    }
+}
+
 /// `compare` with a direction and comparison type.
 pub(crate) fn compare(
     a: &ArrayLiteral,
@@ -501,6 +511,11 @@ pub(crate) fn compare(
             }),
             (ArrayData::F32(x), ArrayData::F32(y)) => ords(x, y, |p, q| holds(p.total_cmp(&q))),
             (ArrayData::F64(x), ArrayData::F64(y)) => ords(x, y, |p, q| holds(p.total_cmp(&q))),
+            // f16 and bf16 in total order compare their bits (sign, then magnitude), so a
+            // NaN's quiet bit and payload count, as in XLA; widening would set the quiet bit.
+            (ArrayData::Bits16(x), ArrayData::Bits16(y)) if total => ords(x, y, |p, q| {
+                holds(small_total_key(p).cmp(&small_total_key(q)))
+            }),
             (p, q) => {
                 let x = float_values(p, ty)
                     .ok_or_else(|| EvalError::invalid(what, "bad float data"))?;

@@ -580,3 +580,69 @@ fn xor_reduce_fast_path_matches_the_computation() {
         ArrayData::Pred(vec![true, true])
     );
 }
+
+/// TOTALORDER orders by sign, then the bits as an integer: a signaling NaN (quiet bit
+/// clear) sorts before the quiet NaN, in a sort's comparator and in `compare` alike, for
+/// f32, f16 and bf16 (widening to f64 would set the quiet bit and reverse them).
+#[test]
+fn total_order_keeps_a_signaling_nan_below_the_quiet_one() {
+    // f32: 0x7fc00000 (quiet NaN), 0x7f800001 (signaling NaN), 1.0, 0xff800001 (-sNaN),
+    // 0xffc00000 (-qNaN).
+    let bits = [
+        0x7fc0_0000u32,
+        0x7f80_0001,
+        0x3f80_0000,
+        0xff80_0001,
+        0xffc0_0000,
+    ];
+    let sort = |ty: &str, n: usize| {
+        format!(
+            "HloModule t\ncmp {{\n  x = {ty}[] parameter(0)\n  y = {ty}[] parameter(1)\n  \
+             ROOT lt = pred[] compare(x, y), direction=LT, type=TOTALORDER\n}}\n\
+             ENTRY e {{\n  a = {ty}[{n}] parameter(0)\n  \
+             ROOT s = {ty}[{n}] sort(a), dimensions={{0}}, to_apply=cmp\n}}\n"
+        )
+    };
+    let f32_in = arr(
+        ElementType::F32,
+        &[5],
+        ArrayData::F32(bits.iter().map(|&b| f32::from_bits(b)).collect()),
+    );
+    let out = run(&sort("f32", 5), &[f32_in]);
+    let ArrayData::F32(v) = out else {
+        panic!("f32 result")
+    };
+    let got: Vec<u32> = v.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(
+        got,
+        [
+            0xffc0_0000,
+            0xff80_0001,
+            0x3f80_0000,
+            0x7f80_0001,
+            0x7fc0_0000
+        ]
+    );
+    // f16 (0x7e00 quiet, 0x7c01 signaling) and bf16 (0x7fc0 quiet, 0x7f81 signaling).
+    for (ty, et, quiet, signaling, one) in [
+        ("f16", ElementType::F16, 0x7e00u16, 0x7c01u16, 0x3c00u16),
+        ("bf16", ElementType::BF16, 0x7fc0, 0x7f81, 0x3f80),
+    ] {
+        let input = arr(et, &[3], ArrayData::Bits16(vec![quiet, one, signaling]));
+        assert_eq!(
+            run(&sort(ty, 3), std::slice::from_ref(&input)),
+            ArrayData::Bits16(vec![one, signaling, quiet]),
+            "{ty}"
+        );
+        let cmp = format!(
+            "HloModule t\nENTRY e {{\n  a = {ty}[3] parameter(0)\n  b = {ty}[3] parameter(1)\n  \
+             ROOT r = pred[3] compare(a, b), direction=LT, type=TOTALORDER\n}}\n"
+        );
+        let swapped = arr(et, &[3], ArrayData::Bits16(vec![signaling, one, quiet]));
+        assert_eq!(
+            run(&cmp, &[swapped, input]),
+            ArrayData::Pred(vec![true, false, false]),
+            "{ty}"
+        );
+    }
+}

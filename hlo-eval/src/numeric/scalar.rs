@@ -78,11 +78,41 @@ pub(crate) fn read(a: &ArrayLiteral, i: usize) -> Option<Scalar> {
         ArrayData::U16(v) => Scalar::I(i128::from(v[i])),
         ArrayData::U32(v) => Scalar::I(i128::from(v[i])),
         ArrayData::U64(v) => Scalar::I(i128::from(v[i])),
-        ArrayData::F32(v) => Scalar::F(f64::from(v[i])),
+        ArrayData::F32(v) => Scalar::F(f32_exact(v[i])),
         ArrayData::F64(v) => Scalar::F(v[i]),
-        ArrayData::Bits16(_) if supported(a.element_type()) => Scalar::F(a.get_f64(i)?),
+        ArrayData::Bits16(v) if supported(a.element_type()) => {
+            Scalar::F(small_exact(a.element_type(), u32::from(v[i])))
+        }
         _ => return None,
     })
+}
+
+/// `value`, the widening of a float whose `width` bits are `bits` (`fraction` of them the
+/// fraction), with a NaN's sign, quiet bit and payload kept in the `f64`'s bits, where the
+/// hardware widening sets the quiet bit. TOTALORDER compares bits: a signaling NaN
+/// (0x7f800001) stays below the quiet NaN 0x7fc00000, as in XLA.
+fn keep_nan_bits(value: f64, bits: u64, width: u32, fraction: u32) -> f64 {
+    if !value.is_nan() {
+        return value;
+    }
+    let sign = (bits >> (width - 1)) & 1;
+    let payload = bits & ((1 << fraction) - 1);
+    f64::from_bits((sign << 63) | (0x7ff << 52) | (payload << (52 - fraction)))
+}
+
+/// An `f32` as an `f64`, a NaN's bits kept (see [`keep_nan_bits`]).
+fn f32_exact(x: f32) -> f64 {
+    keep_nan_bits(f64::from(x), u64::from(x.to_bits()), 32, 23)
+}
+
+/// An `f16`/`bf16` (`bits`) as an `f64`, a NaN's bits kept (see [`keep_nan_bits`]).
+fn small_exact(t: ElementType, bits: u32) -> f64 {
+    let value = small_to_f64(t, bits);
+    match t {
+        ElementType::F16 => keep_nan_bits(value, u64::from(bits), 16, 10),
+        ElementType::BF16 => keep_nan_bits(value, u64::from(bits), 16, 7),
+        _ => value,
+    }
 }
 
 fn wrap(t: ElementType, x: i128) -> i128 {
@@ -117,9 +147,9 @@ fn from_bits(t: ElementType, bits: u64) -> Option<Scalar> {
         bits & ((1u64 << w) - 1)
     };
     Some(match t {
-        ElementType::F32 => Scalar::F(f64::from(f32::from_bits(bits as u32))),
+        ElementType::F32 => Scalar::F(f32_exact(f32::from_bits(bits as u32))),
         ElementType::F64 => Scalar::F(f64::from_bits(bits)),
-        ElementType::F16 | ElementType::BF16 => Scalar::F(small_to_f64(t, bits as u32)),
+        ElementType::F16 | ElementType::BF16 => Scalar::F(small_exact(t, bits as u32)),
         ElementType::Pred => Scalar::B(bits != 0),
         _ if t.is_integral() => Scalar::I(wrap(t, i128::from(bits))),
         _ => return None,

@@ -8,15 +8,21 @@
 //! differently from the CPU's C printer ([`backend_cpu::c::CDialect`]), as TVM's
 //! `CodeGenCUDA` does over `CodeGenC`.
 //!
+//! Without a GPU, [`host_unit`] compiles the same CUDA text as host C++ after an emulation
+//! header (threads as fibers, real barriers, shared memory per block), so the printer, the
+//! launch dimensions and the shared-memory logic are tested against the CPU's kernels.
+//!
 //! NVRTC is loaded at run time (cudarc's dynamic loading): the crate builds on machines
 //! without CUDA, and compiling says clearly when NVRTC is missing.
 
 mod error;
+mod host;
 mod nvrtc;
 mod prelude;
 mod printer;
 
 pub use error::CudaError;
+pub use host::{host_entry, host_unit, EMULATION_HEADER};
 pub use nvrtc::{compile_cubin, nvrtc_present, Cubin, KernelResources};
 pub use prelude::cuda_prelude;
 pub use printer::{kernel_cu, module_cu, CudaDialect};

@@ -1,0 +1,68 @@
+//! The CUDA host emulation's units: the exact CUDA module that NVRTC compiles, after the
+//! emulation header (`host/emulation.h`: threads as fibers with real barriers, shared
+//! memory per block, `HLOC_CUDA_HOST_ORDER=reverse`), compiled as host C++. Each kernel
+//! gets a host entry point with the CPU kernels' signature, so the CPU's compile, cache,
+//! load and launch path runs it.
+
+use std::fmt::Write as _;
+
+use backend_cpu::c::c_type;
+use codegen::kir::{Access, Kernel, Stmt};
+
+use crate::error::CudaError;
+use crate::printer::module_cu;
+
+/// The emulation header.
+pub const EMULATION_HEADER: &str = include_str!("host/emulation.h");
+
+/// The host entry point of kernel `name`: `void NAME_host(void *const *bufs, int64_t
+/// block_begin, int64_t block_end)` runs blocks `[block_begin, block_end)`.
+pub fn host_entry(name: &str) -> String {
+    format!("{name}_host")
+}
+
+/// Whether `body` has a barrier (its kernel's threads then run as fibers).
+fn has_barrier(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Barrier => true,
+        Stmt::Loop { body, .. } => has_barrier(body),
+        Stmt::If {
+            body, else_body, ..
+        } => has_barrier(body) || has_barrier(else_body),
+        _ => false,
+    })
+}
+
+/// One host C++ unit for `kernels`: the emulation header, the CUDA module as NVRTC
+/// compiles it, and a host entry point per kernel.
+pub fn host_unit(kernels: &[Kernel]) -> Result<String, CudaError> {
+    let mut out = String::from(EMULATION_HEADER);
+    out.push_str(&module_cu(kernels)?);
+    for k in kernels {
+        let args: Vec<String> = k
+            .buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let cq = if b.access == Access::In { "const " } else { "" };
+                format!("({cq}{} *)bufs[{i}]", c_type(b.ty))
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "\nextern \"C\" void {entry}(void *const *bufs, int64_t block_begin, int64_t block_end) {{\n  \
+             gridDim = {{{blocks}u, 1u, 1u}};\n  \
+             for (int64_t b = block_begin; b < block_end; ++b) {{\n    \
+             blockIdx = {{(unsigned int)b, 0u, 0u}};\n    \
+             hloc_host::run_block({threads}u, {fibers}, [&] {{ {name}({args}); }});\n  \
+             }}\n}}\n",
+            entry = host_entry(&k.name),
+            blocks = k.grid.blocks,
+            threads = k.grid.threads,
+            fibers = has_barrier(&k.body),
+            name = k.name,
+            args = args.join(", "),
+        );
+    }
+    Ok(out)
+}

@@ -1,0 +1,103 @@
+/* hloc's CUDA host emulation: the exact CUDA C that NVRTC compiles, compiled as host C++
+   after this header. Every thread of a block is a fiber (ucontext) when the kernel has
+   barriers: __syncthreads() is a real rendezvous, and a barrier that some thread never
+   reaches aborts with "divergent barrier" instead of hanging. Kernels without barriers run
+   their threads as a plain loop. Shared memory is one copy per block (function-scope
+   thread_local: an OS thread runs one block at a time). HLOC_CUDA_HOST_ORDER=reverse runs
+   each block's threads in reverse order: a correct kernel gives the same bits either way. */
+#define HLOC_CUDA_HOST 1
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <ucontext.h>
+#include <functional>
+#include <vector>
+
+struct hloc_dim3 { unsigned int x, y, z; };
+static thread_local hloc_dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __restrict__ __restrict
+#define __shared__ static thread_local
+#define __align__(n) __attribute__((aligned(n)))
+
+static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clzll(long long x) { return __builtin_clzll((unsigned long long)x); }
+
+namespace hloc_host {
+struct Fiber {
+  ucontext_t ctx;
+  bool done;
+  bool waiting;
+};
+static thread_local ucontext_t scheduler;
+static thread_local Fiber *current;
+static thread_local const std::function<void()> *body;
+static thread_local std::vector<char *> stacks;
+static const size_t STACK_BYTES = 256 * 1024;
+
+static void trampoline() {
+  (*body)();
+  current->done = true;  /* uc_link returns to the scheduler */
+}
+
+static bool reverse_order() {
+  const char *o = getenv("HLOC_CUDA_HOST_ORDER");
+  return o && strcmp(o, "reverse") == 0;
+}
+
+/* Runs one block of `threads` threads of `kernel`; with `fibers`, each thread a fiber. */
+static void run_block(unsigned threads, bool fibers, const std::function<void()> &kernel) {
+  bool rev = reverse_order();
+  blockDim = {threads, 1, 1};
+  if (!fibers) {
+    for (unsigned i = 0; i < threads; ++i) {
+      threadIdx = {rev ? threads - 1 - i : i, 0, 0};
+      kernel();
+    }
+    return;
+  }
+  std::vector<Fiber> fs(threads);
+  while (stacks.size() < threads) stacks.push_back((char *)malloc(STACK_BYTES));
+  body = &kernel;
+  for (unsigned t = 0; t < threads; ++t) {
+    getcontext(&fs[t].ctx);
+    fs[t].ctx.uc_stack.ss_sp = stacks[t];
+    fs[t].ctx.uc_stack.ss_size = STACK_BYTES;
+    fs[t].ctx.uc_link = &scheduler;
+    fs[t].done = fs[t].waiting = false;
+    makecontext(&fs[t].ctx, trampoline, 0);
+  }
+  for (;;) {
+    /* One round: every live thread runs to its next barrier or its end. */
+    for (unsigned i = 0; i < threads; ++i) {
+      unsigned t = rev ? threads - 1 - i : i;
+      if (fs[t].done) continue;
+      fs[t].waiting = false;
+      current = &fs[t];
+      threadIdx = {t, 0, 0};
+      swapcontext(&scheduler, &fs[t].ctx);
+    }
+    unsigned done = 0;
+    for (unsigned t = 0; t < threads; ++t) done += fs[t].done;
+    if (done == threads) return;
+    if (done != 0) {
+      fprintf(stderr, "hloc cuda-host: divergent barrier: %u of %u threads of block %u ended "
+              "while the others wait at __syncthreads()\n", done, threads, blockIdx.x);
+      abort();
+    }
+  }
+}
+}  // namespace hloc_host
+
+static inline void __syncthreads() {
+  hloc_host::Fiber *f = hloc_host::current;
+  f->waiting = true;
+  swapcontext(&f->ctx, &hloc_host::scheduler);
+}

@@ -158,20 +158,23 @@ impl std::fmt::Debug for CpuExecutable {
 }
 
 impl CpuExecutable {
+    /// Fails unless `given` arguments match the entry parameters' count.
+    fn check_count(&self, given: usize) -> Result<(), BackendError> {
+        let expected = self.program.parameters.len();
+        if given != expected {
+            return Err(BackendError::Argument {
+                index: given,
+                message: format!("{given} arguments for {expected} parameters"),
+            });
+        }
+        Ok(())
+    }
+
     /// Checks `args` (one literal per entry parameter) against the parameters and puts each
     /// in its parameter's physical layout; a row-major numeric literal is borrowed as is.
     pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, BackendError> {
         let p = &self.program;
-        if args.len() != p.parameters.len() {
-            return Err(BackendError::Argument {
-                index: args.len(),
-                message: format!(
-                    "{} arguments for {} parameters",
-                    args.len(),
-                    p.parameters.len()
-                ),
-            });
-        }
+        self.check_count(args.len())?;
         let mut prepared = Vec::with_capacity(args.len());
         for (n, (arg, spec)) in args.iter().zip(&p.parameters).enumerate() {
             let lit = arg.as_array().ok_or_else(|| BackendError::Argument {
@@ -207,16 +210,7 @@ impl CpuExecutable {
     /// package's path for C-contiguous numpy arrays).
     pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<Prepared<'a>, BackendError> {
         let p = &self.program;
-        if args.len() != p.parameters.len() {
-            return Err(BackendError::Argument {
-                index: args.len(),
-                message: format!(
-                    "{} arguments for {} parameters",
-                    args.len(),
-                    p.parameters.len()
-                ),
-            });
-        }
+        self.check_count(args.len())?;
         let mut prepared = Vec::with_capacity(args.len());
         for (n, (&bytes, spec)) in args.iter().zip(&p.parameters).enumerate() {
             let w = spec.ty.byte_width() as usize;

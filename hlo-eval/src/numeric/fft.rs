@@ -3,8 +3,8 @@
 //! trailing `fft_length` dimensions, inverse transforms divide by the length, RFFT keeps
 //! the first `n/2 + 1` frequencies of the last dimension, and IRFFT extends each row to
 //! its Hermitian whole (the imaginary parts of the DC and Nyquist terms dropped) and keeps
-//! the real part. [`fft_values`] is that semantics on row-major values, shared by the
-//! evaluator and the compiled CPU backend; the one-dimensional transforms come from a
+//! the real part. [`fft_values`] is that semantics on row-major values, the evaluator's
+//! and the oracle of the CPU backend's own FFT; the one-dimensional transforms come from a
 //! [`LineDft`] (the evaluator's is [`ReferenceDft`]).
 
 use super::fft_lines::{LineDft, ReferenceDft};

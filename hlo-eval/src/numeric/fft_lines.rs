@@ -1,8 +1,9 @@
 //! One-dimensional DFTs of the reference evaluator, computed in `f64` with an
 //! exact-index twiddle table: radix-2 for power-of-two lengths, a direct DFT for other
 //! lengths up to 64, Bluestein's algorithm beyond. [`LineDft`] is what the shared FFT
-//! semantics ([`fft_values`](super::fft::fft_values)) ask of a line transform, so a
-//! backend may bring a faster one (the CPU backend's `rustfft`).
+//! semantics ([`fft_values`](super::fft::fft_values)) ask of a line transform. The CPU
+//! backend has its own FFT (the operand's precision, rustfft and realfft), tested against
+//! this one.
 
 use num_complex::Complex64;
 

@@ -60,17 +60,17 @@ fn random_module(rng: &mut Rng) -> String {
                 ));
             }
             5 => {
-                lines.push(format!("  s{n} = f32[24] reshape(v{a})"));
-                lines.push(format!("  m{n} = f32[24] multiply(s{n}, s{n})"));
+                lines.push(format!("  sl{n} = f32[24] reshape(v{a})"));
+                lines.push(format!("  m{n} = f32[24] multiply(sl{n}, sl{n})"));
                 lines.push(format!("  v{n} = f32[4,6] reshape(m{n})"));
             }
             6 => {
                 lines.push(format!(
-                    "  s{n} = f32[4,3] slice(v{a}), slice={{[0:4], [1:4]}}"
+                    "  sl{n} = f32[4,3] slice(v{a}), slice={{[0:4], [1:4]}}"
                 ));
                 lines.push(format!("  z{n} = f32[] constant(1)"));
                 lines.push(format!(
-                    "  v{n} = f32[4,6] pad(s{n}, z{n}), padding=0_0x2_1"
+                    "  v{n} = f32[4,6] pad(sl{n}, z{n}), padding=0_0x2_1"
                 ));
             }
             _ => {

@@ -77,8 +77,10 @@ fn random_module(rng: &mut Rng, ty: &str) -> String {
             }
             6 => {
                 lines.push(format!("  r{n} = {ty}[6] reshape(v{a})"));
-                lines.push(format!("  s{n} = {ty}[6] reverse(r{n}), dimensions={{0}}"));
-                format!("{ty}[2,3] reshape(s{n})")
+                lines.push(format!(
+                    "  rev{n} = {ty}[6] reverse(r{n}), dimensions={{0}}"
+                ));
+                format!("{ty}[2,3] reshape(rev{n})")
             }
             7 => {
                 lines.push(format!(

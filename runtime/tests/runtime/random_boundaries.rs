@@ -39,8 +39,8 @@ fn module(seed: u64) -> String {
          x = {} get-tuple-element(p), index=1\n  acc = {} get-tuple-element(p), index=2\n  \
          h = {} get-tuple-element(p), index=3\n  z = s32[] constant(0)\n  \
          s = {} dynamic-slice(x, i, z, z), dynamic_slice_sizes={{1,{b},{d}}}\n  \
-         s2 = {} reshape(s)\n  a = {} add(s2, h)\n  h1 = {} tanh(a)\n  \
-         u1 = {} reshape(h1)\n  u = {} dynamic-update-slice(acc, u1, i, z, z)\n  \
+         sq2 = {} reshape(s)\n  a = {} add(sq2, h)\n  h1 = {} tanh(a)\n  \
+         up1 = {} reshape(h1)\n  u = {} dynamic-update-slice(acc, up1, i, z, z)\n  \
          one = s32[] constant(1)\n  i1 = s32[] add(i, one)\n  \
          ROOT r = {} tuple(i1, x, u, h1)\n}}\n",
         state(&mut rng),

@@ -1,4 +1,5 @@
-//! Control flow and wrappers: while, conditional, scan, async-start, tuple access helpers.
+//! Control flow and wrappers: while, conditional, scan, tuple access helpers (the async
+//! chains are in `async_chain.rs`).
 
 use super::data::{gather_data, make, row_major_strides, udims, View};
 use super::error::EvalError;
@@ -280,26 +281,6 @@ pub(crate) fn conditional(
         }
     };
     ev.call(branches[k], vec![vals[k + 1].clone()])
-}
-
-/// `async-start`: evaluates the wrapped computation now; the value is
-/// `((operands), result, context...)` as XLA's shape says.
-pub(crate) fn async_start(
-    ev: &mut dyn Interpreter,
-    instr: &Instruction,
-    vals: &[&Literal],
-) -> Result<Literal, EvalError> {
-    let what = instr.name();
-    let comp = instr
-        .calls()
-        .ok_or_else(|| EvalError::invalid(what, "missing calls="))?;
-    let args: Vec<Literal> = vals.iter().map(|&v| v.clone()).collect();
-    let result = ev.call(comp, args.clone())?;
-    let mut parts = vec![Literal::Tuple(args), result];
-    for s in instr.shape().tuple_shapes().iter().skip(2) {
-        parts.push(zeros(s, what)?);
-    }
-    Ok(Literal::Tuple(parts))
 }
 
 /// Element `i` of a tuple operand.

@@ -3,7 +3,7 @@
 
 use super::data::array;
 use super::error::EvalError;
-use super::{control, convert, elementwise as ew, movement as mv, reduce};
+use super::{async_chain, control, convert, elementwise as ew, movement as mv, reduce};
 use crate::numeric::{self, KernelError};
 use hlo::ir::Computation;
 use hlo::literal::ArrayLiteral;
@@ -207,11 +207,15 @@ impl<'m> Evaluator<'m> {
                     .collect::<Result<Vec<_>, _>>()?;
                 return Ok(Literal::Tuple(parts));
             }
-            Opcode::Copy
-            | Opcode::OptimizationBarrier
-            | Opcode::Domain
-            | Opcode::AddDependency
-            | Opcode::AsyncUpdate => {
+            Opcode::AsyncUpdate => {
+                let prev = frame.take(op(ops, 0, what)?, what)?;
+                let bound = ops[1..]
+                    .iter()
+                    .map(|&o| frame.take(o, what))
+                    .collect::<Result<Vec<_>, _>>()?;
+                return async_chain::update(instr, prev, bound);
+            }
+            Opcode::Copy | Opcode::OptimizationBarrier | Opcode::Domain | Opcode::AddDependency => {
                 let v = frame.take(op(ops, 0, what)?, what)?;
                 for &o in &ops[1..] {
                     frame.release(o);
@@ -432,8 +436,8 @@ impl<'m> Evaluator<'m> {
             }
             O::Conditional => control::conditional(self, instr, vals),
             O::Scan => control::scan(self, instr, vals),
-            O::AsyncStart => control::async_start(self, instr, vals),
-            O::AsyncDone => control::tuple_part(vals, 1, what),
+            O::AsyncStart => async_chain::start(instr, vals),
+            O::AsyncDone => async_chain::done(self, instr, vals),
             O::CopyStart => {
                 let v = vals
                     .first()

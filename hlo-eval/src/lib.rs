@@ -76,6 +76,7 @@
 //! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
 //! outputs uses.
 
+mod async_chain;
 mod complex;
 mod control;
 mod convert;

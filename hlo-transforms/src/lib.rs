@@ -2,6 +2,7 @@
 //! (for `hloc opt --passes`) and builds the default pipeline.
 
 pub mod algsimp;
+pub mod async_lowering;
 pub mod batchnorm_expander;
 pub mod call_inliner;
 pub mod conditional_simplifier;
@@ -27,6 +28,7 @@ pub mod while_loop_simplifier;
 pub mod zero_sized;
 
 pub use algsimp::AlgebraicSimplifier;
+pub use async_lowering::AsyncLowering;
 pub use batchnorm_expander::BatchNormExpander;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
@@ -59,6 +61,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(Dce),
         Box::new(Cse),
         Box::new(TupleSimplifier),
+        Box::new(AsyncLowering),
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
         Box::new(AlgebraicSimplifier),
@@ -104,7 +107,8 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
     Ok(p)
 }
 
-/// The default target-independent pipeline: inline calls, then a simplification fixed
+/// The default target-independent pipeline: async chains lowered to their computations,
+/// inline calls, then a simplification fixed
 /// point (the passes feed each other), then a final cleanup.
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
@@ -121,6 +125,7 @@ pub fn default_pipeline() -> Pipeline {
         .with(Cse)
         .with(Dce);
     Pipeline::new("optimization")
+        .with(AsyncLowering)
         .with(CallInliner)
         .with(FlattenCallGraph)
         .with(BatchNormExpander)

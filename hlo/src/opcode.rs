@@ -256,6 +256,20 @@ impl Opcode {
         )
     }
 
+    /// True for the opcodes with their own asynchronous forms (`all-reduce-start`,
+    /// `copy-start`, `send`/`send-done`, ...), which the generic async ops must not wrap.
+    pub fn has_native_async_form(self) -> bool {
+        matches!(
+            self,
+            Opcode::AllReduce
+                | Opcode::AllGather
+                | Opcode::CollectivePermute
+                | Opcode::Copy
+                | Opcode::Send
+                | Opcode::Recv
+        )
+    }
+
     /// True for the opcodes with a fixed operand count, returning it; `None` for variadic
     /// opcodes (XLA's `HloOpcodeArity`).
     pub fn arity(self) -> Option<usize> {

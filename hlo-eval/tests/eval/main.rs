@@ -2,6 +2,7 @@
 //! XLA's recorded outputs, .npy/.npz I/O (compressed, big-endian, hostile input), size
 //! limits, and each numeric routine on hand-made cases.
 
+mod async_chains;
 mod eval_corpus;
 mod eval_limits;
 mod eval_npy;

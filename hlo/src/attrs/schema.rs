@@ -169,7 +169,7 @@ pub fn attr_kind(opcode: Opcode, name: &AttrName) -> Option<AttrKind> {
         (O::CollectivePermute | O::CollectivePermuteStart, N::ChannelId) => K::Int,
         (O::AsyncStart | O::AsyncUpdate | O::AsyncDone, N::Calls) => K::Computation,
         (O::AsyncStart | O::AsyncUpdate | O::AsyncDone, N::AsyncExecutionThread) => K::String,
-        (O::AsyncStart, N::OutputToOperandAliasing) => K::Aliasing,
+        (O::AsyncStart | O::AsyncUpdate, N::OutputToOperandAliasing) => K::Aliasing,
         (O::CopyStart, N::CrossProgramPrefetchIndex) => K::Int,
         (O::Reshape, N::InferredDimension) => K::Int,
         (O::Sort, N::Dimensions) => K::IntList,

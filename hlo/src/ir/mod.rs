@@ -4,6 +4,7 @@
 //! arena) and to computations by [`CompId`] (an index into the module's list).
 
 pub mod accessors;
+pub mod async_link;
 pub mod call_graph;
 mod computation;
 pub mod edit;

@@ -93,8 +93,6 @@ pub(crate) struct Parser<'a> {
     source_map: SourceMap,
     /// Names given to instructions written inline as operands (`add.anon`, ...).
     anon_names: std::collections::HashSet<String>,
-    /// Computations an `async-start` wraps (each may be wrapped by one chain only).
-    async_wrapped: std::collections::HashSet<CompId>,
     /// Set while the operand list of a single instruction parsed on its own is next: its
     /// operands become parameters.
     implicit_operands: bool,
@@ -174,7 +172,6 @@ impl<'a> Parser<'a> {
             meta_scratch: Vec::new(),
             source_map: SourceMap::default(),
             anon_names: std::collections::HashSet::new(),
-            async_wrapped: std::collections::HashSet::new(),
             implicit_operands: false,
             implicit_params: 0,
             tuple_elements: Vec::new(),

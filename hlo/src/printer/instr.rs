@@ -63,6 +63,15 @@ impl Printer<'_> {
                     self.attribute(c, a);
                 }
             }
+            // A short-form step's repeat of its wrapped op's attributes is kept for the
+            // short form only: the generic async ops do not take them.
+            None if i.opcode().is_async() => {
+                for a in i.attrs() {
+                    if crate::attrs::attr_kind(i.opcode(), &a.name).is_some() {
+                        self.attribute(c, a);
+                    }
+                }
+            }
             None => {
                 for a in i.attrs() {
                     self.attribute(c, a);

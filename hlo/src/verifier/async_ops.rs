@@ -1,25 +1,14 @@
 //! The rules of asynchronous chains: a chain `async-start -> async-update* -> async-done`
-//! shares one wrapped computation; each start and update has exactly one user, the next
-//! step of its chain; an op with its own -start/-done pair (`copy-start`, `all-reduce-start`,
-//! `send`, ...) is not wrapped.
+//! calls one wrapped computation (two chains may call the same one); each step's state
+//! reaches the next step's operand 0 directly or through ops that pass it on (tuples,
+//! copies, barriers, metadata custom calls, while loops), and each start and update has
+//! exactly one user; an op with its own -start/-done pair (`copy-start`,
+//! `all-reduce-start`, `send`, ...) is not wrapped.
 
 use super::errors::Sink;
+use crate::ir::async_link::{is_metadata_custom_call, trace_async_link, AsyncLink};
 use crate::ir::{CompId, Computation, InstrId, Instruction, Module};
 use crate::opcode::Opcode;
-
-/// Opcodes with dedicated async pairs (`all-reduce-start`, `copy-start`, `send`, ...),
-/// which must not be wrapped in `async-start`.
-fn has_own_async_pair(op: Opcode) -> bool {
-    matches!(
-        op,
-        Opcode::AllReduce
-            | Opcode::AllGather
-            | Opcode::CollectivePermute
-            | Opcode::Copy
-            | Opcode::Send
-            | Opcode::Recv
-    )
-}
 
 pub(super) fn check(
     module: &Module,
@@ -43,7 +32,7 @@ pub(super) fn check(
         Some(wrapped) => {
             if op == Opcode::AsyncStart {
                 let root = wrapped.root_instr().opcode();
-                if has_own_async_pair(root) {
+                if root.has_native_async_form() {
                     sink.at(
                         cid,
                         id,
@@ -56,32 +45,51 @@ pub(super) fn check(
         }
     }
     if matches!(op, Opcode::AsyncUpdate | Opcode::AsyncDone) {
-        match instr.operand(0).and_then(|o| comp.get(o)) {
-            Some(prev) if matches!(prev.opcode(), Opcode::AsyncStart | Opcode::AsyncUpdate) => {
+        // The previous link, through tuples, copies, barriers, metadata custom calls and
+        // while loops; none found is accepted (the state comes from where the walk
+        // cannot see).
+        match previous_link(module, cid, instr.operand(0), &[], 0) {
+            Some((pc, p)) => {
+                let prev = module.computation(pc).instr(p);
                 if prev.calls() != calls {
                     sink.at(
                         cid,
                         id,
                         format!(
-                            "{op} calls another computation than its operand `{}`",
+                            "{op} calls another computation than the step `{}` of its chain",
                             prev.name()
                         ),
                     );
                 }
             }
-            _ => sink.at(
-                cid,
-                id,
-                format!("{op}'s operand must be an async-start or async-update"),
-            ),
+            None => {
+                if let Some(d) = instr
+                    .operand(0)
+                    .and_then(|o| comp.get(o))
+                    .filter(|d| d.opcode() == Opcode::AsyncDone)
+                {
+                    sink.at(
+                        cid,
+                        id,
+                        format!(
+                            "{op}'s operand 0 `{}` is an async-done, not the state of a chain",
+                            d.name()
+                        ),
+                    );
+                }
+            }
         }
     }
     if matches!(op, Opcode::AsyncStart | Opcode::AsyncUpdate) {
+        // One user: the next step (this state as its operand 0), or an op that passes
+        // the state on.
         let users = instr.users();
         let next_ok = |u: &InstrId| {
-            comp.get(*u).is_some_and(|ui| {
-                matches!(ui.opcode(), Opcode::AsyncUpdate | Opcode::AsyncDone)
-                    && ui.operands().len() == 1
+            comp.get(*u).is_some_and(|ui| match ui.opcode() {
+                Opcode::AsyncUpdate | Opcode::AsyncDone => ui.operand(0) == Some(id),
+                Opcode::Tuple | Opcode::Copy | Opcode::OptimizationBarrier | Opcode::While => true,
+                Opcode::CustomCall => is_metadata_custom_call(ui),
+                _ => false,
             })
         };
         let is_root = comp.root() == id;
@@ -90,12 +98,39 @@ pub(super) fn check(
                 cid,
                 id,
                 format!(
-                    "{op} must have exactly one user, an async-update or async-done (it has {}{})",
+                    "{op} must have exactly one user, the next step of its chain (it has {}{})",
                     users.len(),
                     if is_root { " and is the root" } else { "" }
                 ),
             );
         }
+    }
+}
+
+/// The async-start or async-update whose state `operand` of computation `cid` carries
+/// (element `within` of it): through pass-through ops, and from a while body's
+/// parameter to the init of each loop that runs the body (the first found).
+fn previous_link(
+    module: &Module,
+    cid: CompId,
+    operand: Option<InstrId>,
+    within: &[i64],
+    depth: usize,
+) -> Option<(CompId, InstrId)> {
+    let comp = module.get_computation(cid)?;
+    let limit = comp.instruction_count() + 1;
+    match trace_async_link(|i| comp.get(i), operand?, within, limit, true) {
+        AsyncLink::Found(p) => Some((cid, p)),
+        AsyncLink::Parameter { number: 0, path } if depth < module.computation_count() => {
+            module.computations().find_map(|(caller_id, caller)| {
+                caller.instructions().find_map(|(_, w)| {
+                    (w.opcode() == Opcode::While && w.while_body() == Some(cid))
+                        .then(|| previous_link(module, caller_id, w.operand(0), &path, depth + 1))
+                        .flatten()
+                })
+            })
+        }
+        _ => None,
     }
 }
 

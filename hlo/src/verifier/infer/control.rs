@@ -1,5 +1,5 @@
-//! Control flow and calls: while, conditional, call, fusion, custom-call, scan, and the
-//! generic async-start/update/done.
+//! Control flow and calls: while, conditional, call, fusion, custom-call, scan
+//! (the generic async ops are in `async_chain.rs`).
 
 use super::{same_shape, show, strip_layouts, Ctx, Inferred, R};
 use crate::shape::{ElementType, Shape};
@@ -104,7 +104,7 @@ pub(super) fn fusion(ctx: &Ctx<'_>) -> R {
 
 /// `output_to_operand_aliasing`: each output index names a subshape of the result, each
 /// operand index a subshape of that operand, and the two have the same shape.
-fn aliasing(ctx: &Ctx<'_>) -> Result<(), String> {
+pub(super) fn aliasing(ctx: &Ctx<'_>) -> Result<(), String> {
     for a in ctx.instr.output_to_operand_aliasing() {
         let out = ctx.declared().subshape(&a.output_index).ok_or_else(|| {
             format!(
@@ -172,72 +172,6 @@ pub(super) fn custom_call(ctx: &Ctx<'_>) -> R {
         }
     }
     Ok(Inferred::Declared)
-}
-
-/// `async-start`'s shape is `((operands...), result, context...)` where the operands are
-/// the wrapped computation's parameters and the result its root.
-pub(super) fn async_start(ctx: &Ctx<'_>) -> R {
-    let c = ctx.required_comp(ctx.instr.calls(), "calls=")?;
-    let sig = ctx.signature(c)?;
-    sig.expect_params(ctx.ops, "async computation")?;
-    let thread = match ctx.instr.attr(&crate::AttrName::AsyncExecutionThread) {
-        Some(crate::AttrValue::String(t)) => t.as_str(),
-        _ => "main",
-    };
-    // A computation that names no thread takes its start's; one that names a thread must
-    // name the start's.
-    let runs_on = ctx
-        .module
-        .computation(c)
-        .and_then(|comp| comp.execution_thread.as_deref())
-        .unwrap_or(thread);
-    if thread != runs_on {
-        return Err(format!(
-            "async_execution_thread is {thread} but the wrapped computation `{}` runs on {runs_on}",
-            sig.name
-        ));
-    }
-    let d = ctx.declared();
-    let t = d.tuple_shapes();
-    if !d.is_tuple() || t.len() < 2 || !t[0].is_tuple() {
-        return Err(format!(
-            "async-start's shape must be ((operands...), result, context...), not {}",
-            show(d)
-        ));
-    }
-    let ops = t[0].tuple_shapes();
-    if ops.len() != ctx.ops.len() || ops.iter().zip(ctx.ops).any(|(a, b)| !same_shape(a, b)) {
-        return Err(format!(
-            "async-start's element 0 {} does not match its operands",
-            show(&t[0])
-        ));
-    }
-    sig.expect_result(&t[1], "async computation")
-        .map_err(|e| format!("{e} (element 1 of the async-start's shape)"))?;
-    Ok(Inferred::Declared)
-}
-
-pub(super) fn async_update(ctx: &Ctx<'_>) -> R {
-    ctx.arity(1)?;
-    Ok(Inferred::Operand(0))
-}
-
-pub(super) fn async_done(ctx: &Ctx<'_>) -> R {
-    ctx.arity(1)?;
-    let t = ctx.ops[0].tuple_shapes();
-    match t.get(1) {
-        Some(r) if ctx.ops[0].is_tuple() => {
-            if same_shape(r, ctx.declared()) {
-                Ok(Inferred::Declared)
-            } else {
-                Ok(Inferred::Shape(strip_layouts(r)))
-            }
-        }
-        _ => Err(format!(
-            "async-done's operand must be an async-start or -update tuple, not {}",
-            show(ctx.ops[0])
-        )),
-    }
 }
 
 /// `scan(inputs..., inits...), dimensions={d}, num_carries=N, to_apply=body`: the last N

@@ -6,6 +6,7 @@
 //! shape" for opcodes whose result is part of their specification (`reshape`, `convert`,
 //! `broadcast`, `custom-call`, ...), after checking that the declaration is consistent.
 
+mod async_chain;
 mod collective;
 mod control;
 mod ctx;
@@ -170,9 +171,9 @@ pub(crate) fn infer(ctx: &Ctx<'_>) -> R {
         Call => control::call(ctx),
         Fusion => control::fusion(ctx),
         CustomCall => control::custom_call(ctx),
-        AsyncStart => control::async_start(ctx),
-        AsyncUpdate => control::async_update(ctx),
-        AsyncDone => control::async_done(ctx),
+        AsyncStart => async_chain::start(ctx),
+        AsyncUpdate => async_chain::update(ctx),
+        AsyncDone => async_chain::done(ctx),
         AllReduce => collective::all_reduce(ctx),
         CollectiveReduce => collective::with_dynamic_root(ctx, collective::all_reduce),
         AllReduceStart => collective::all_reduce(ctx),

@@ -312,7 +312,8 @@ fn read_arrays(path: &Path, limit: &Limit) -> Result<Vec<(String, ArrayLiteral)>
     }
     read_npz_from(BufReader::new(file), limit.bytes).map_err(|e| match e {
         NpyError::TooLarge { .. } => limit.npy_error(&shown, e),
-        e => anyhow!("{shown}: {e} (expected an .npz or .npy file)"),
+        NpyError::NotNpz(_) => anyhow!("{shown}: {e} (expected an .npz or .npy file)"),
+        e => anyhow!("{shown}: {e}"),
     })
 }
 
@@ -320,13 +321,6 @@ fn read_inputs(module: &Module, path: &Path, limit: &Limit) -> Result<Vec<Litera
     let shown = path.display();
     let params = parameters(module)?;
     let mut arrays = read_arrays(path, limit)?;
-    if arrays.len() != params.len() {
-        bail!(
-            "{shown} holds {} array(s), the module takes {} parameter(s)",
-            arrays.len(),
-            params.len()
-        );
-    }
     let prefix = key_prefix(&arrays, params.len()).map_err(|n| {
         anyhow!(
             "{shown} has no array in{n} for parameter {n} (`{}`); keys must be in0.., arr_0.. \
@@ -347,6 +341,15 @@ fn read_inputs(module: &Module, path: &Path, limit: &Limit) -> Result<Vec<Litera
         }
         let a = adapt_to(a, shape, &format!("{key} for parameter {n} (`{pname}`)"))?;
         out.push(Literal::Array(a));
+    }
+    if !arrays.is_empty() {
+        let mut extra: Vec<&str> = arrays.iter().map(|(k, _)| k.as_str()).collect();
+        extra.sort_unstable();
+        eprintln!(
+            "warning: {shown}: array(s) {} unused (the module takes {} parameter(s): {prefix}0..)",
+            extra.join(", "),
+            params.len()
+        );
     }
     Ok(out)
 }

@@ -106,9 +106,11 @@ pub fn read_npz_from<R: Read + Seek>(
                 // A damaged member shows as a bad header as often as not: say it is
                 // corrupt when its remaining data fails the CRC-32 or the inflation.
                 let rest = std::io::copy(&mut (&mut file).take(size), &mut std::io::sink());
-                return Err(match rest {
-                    Err(io) => member_error(format!("corrupt data ({io})")),
-                    Ok(_) => member_error(e.to_string()),
+                return Err(match (rest, e) {
+                    (Err(io), _) => member_error(format!("corrupt data ({io})")),
+                    // A sound archive holding an array hloc cannot read: not a zip problem.
+                    (Ok(_), NpyError::Dtype(d)) => NpyError::Dtype(format!("{d} in member {name}")),
+                    (Ok(_), e) => member_error(e.to_string()),
                 });
             }
         };

@@ -50,6 +50,16 @@ fn dtype_to_type(descr: &str) -> Result<(ElementType, bool), NpyError> {
         "f8" => ElementType::F64,
         "c8" => ElementType::C64,
         "c16" => ElementType::C128,
+        // Raw bytes: what NumPy writes for ml_dtypes' bfloat16 and float8 types (`<V2`,
+        // `|V1`), read as their bit patterns (a bf16 or f8 parameter takes them as such).
+        "V2" => ElementType::U16,
+        "V1" => ElementType::U8,
+        "O" => {
+            return Err(NpyError::Dtype(format!(
+                "'{descr}' (Python objects, which hloc cannot read: save a numeric array, \
+                 e.g. np.asarray(x, dtype=np.float32))"
+            )))
+        }
         _ => return Err(NpyError::Dtype(format!("'{descr}'"))),
     };
     // `=` is the writer's native order; every platform hloc runs on is little-endian.

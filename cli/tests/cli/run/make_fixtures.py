@@ -77,6 +77,18 @@ def main():
     struct.pack_into("<I", bomb, central + 24, 0xFFFFFFF0)
     write("declared_huge.npz", bytes(bomb))
 
+    # An array of Python objects (np.savez of dtype=object): a pickle, not numbers.
+    pickled = npy("|O", (3,), b"\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00]\x94(K\x01\x8c\x01a\x94N.")
+    write("object_dtype.npz", savez_compressed([("in0", pickled)]))
+    # two_params.hlo's inputs with the bf16 array as NumPy saves ml_dtypes.bfloat16: `<V2`
+    # (1, 2, -3, 0.5 as bf16 bits).
+    ints = npy("<i4", (4,), struct.pack("<4i", 0, 2, 5, 0))
+    bf16 = npy("<V2", (4,), struct.pack("<4H", 0x3F80, 0x4000, 0xC040, 0x3F00))
+    write("bf16_void.npz", savez_compressed([("in0", ints), ("in1", bf16)]))
+    # One array too many for negate.hlo, and one too few for two_params.hlo.
+    write("extra_array.npz", savez_compressed([("in0", little), ("in1", little)]))
+    write("missing_array.npz", savez_compressed([("in0", ints)]))
+
 
 if __name__ == "__main__":
     main()

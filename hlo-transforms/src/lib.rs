@@ -107,8 +107,8 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
     Ok(p)
 }
 
-/// The default target-independent pipeline: async chains lowered to their computations,
-/// inline calls, then a simplification fixed
+/// The default target-independent pipeline: inline calls, async chains lowered to their
+/// computations, then a simplification fixed
 /// point (the passes feed each other), then a final cleanup.
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
@@ -125,8 +125,8 @@ pub fn default_pipeline() -> Pipeline {
         .with(Cse)
         .with(Dce);
     Pipeline::new("optimization")
-        .with(AsyncLowering)
         .with(CallInliner)
+        .with(AsyncLowering)
         .with(FlattenCallGraph)
         .with(BatchNormExpander)
         .with(ZeroSizedHloElimination)

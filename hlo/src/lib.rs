@@ -58,7 +58,12 @@
 //! own such opcode, with any number of `-update` steps and `async_execution_thread=`)
 //! which become `async-start`/`async-update`/`async-done` with a generated wrapped
 //! computation running on that thread (legacy pairs such as `copy-start`/`copy-done`,
-//! `all-reduce-start`, `collective-permute-start`, `send`/`recv` stay first-class);
+//! `all-reduce-start`, `collective-permute-start`, `send`/`recv` stay first-class, and
+//! `copy-update`, `send-start`, ... are errors); late binding (a start binding some or
+//! none of its computation's operands, each update binding the next ones, the short
+//! forms' generated computation padded with placeholder parameters and resynchronized by
+//! each update; the chain followed through tuples, copies, barriers, metadata custom
+//! calls and loops, and accepted when it cannot be followed);
 //! inline computations (`to_apply={...}`); replica groups as lists, iota
 //! (`[2,4]<=[8]T(1,0)`) or mesh axes (`mesh['x'=2,'y'=4] {'y'}`, kept and printed back).
 //!
@@ -97,10 +102,13 @@
 //! Rejected as XLA rejects them: malformed `input_output_alias`/`buffer_donor`, tiled
 //! shardings whose device list (or iota) does not have one device per tile, unknown or
 //! unspecified custom-call `api_version`s, `result_accuracy` other than `{mode=...}` or
-//! `{tolerance={rtol=, atol=, ulps=}}`, a computation wrapped by two async chains, an
-//! async step on another thread than its chain, dimension level types other than
+//! `{tolerance={rtol=, atol=, ulps=}}`, an async step on another thread or computation
+//! than its chain, an async-done as a chain's state, dimension level types other than
 //! `D`/`C`/`S`/`H`, a physical shape `P(...)` on a dense layout, tile dimensions that are
-//! not positive, `parameter_replication` with the wrong number of leaves.
+//! not positive, `parameter_replication` with the wrong number of leaves, malformed
+//! `debug_attributes` in the header, iota replica groups whose iota holds another number
+//! of devices than the groups, unknown dot/convolution `algorithm=`s, bare instruction
+//! names spelled like element types (`s2`, `u4`; XLA's lexer reads them as types).
 //!
 //! Errors ([`ParseError`]) give `file:line:col: message`, the source line and a caret.
 //! No input makes the parser panic, recurse deeper than [`ParseOptions::max_depth`]
@@ -156,7 +164,9 @@
 //!   the short form (`reduce-scatter-start(...)`, `-update`, `-done`, with the wrapped
 //!   instruction's attributes) and the wrapped computation is not printed; this holds also
 //!   when the input spelled it `async-start(...), calls=%c`, as XLA does. In the long form,
-//!   `async-update`/`async-done` always print `calls=`.
+//!   `async-update`/`async-done` always print `calls=` (and not the wrapped op's
+//!   attributes a short step repeated). A short chain binding late (its updates bind
+//!   operands) prints in the long form with its generated computation.
 //! - **Inline computations** (`to_apply={...}`) become named computations (`_`, `_.1`,
 //!   ...) printed before their caller; generated computations get unique names.
 //! - **Tuple-element operands** (`%p#1#0`) print as the explicit `get-tuple-element`

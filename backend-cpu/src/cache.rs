@@ -148,6 +148,7 @@ pub fn load_or_build(
         let problem = match unsound(&path) {
             None => match Loaded::open(&path, &key, kernels) {
                 Ok(l) => {
+                    touch(&path);
                     times.push(("load", t.elapsed()));
                     return Ok((l, true));
                 }
@@ -221,9 +222,84 @@ pub fn load_or_build(
         path: path.clone(),
         source,
     })?;
+    // Keep the directory within the default cap (a failure to prune is no failure to
+    // compile).
+    let _ = prune(dir, DEFAULT_MAX_BYTES);
     times.push(("cc", cc_time + t.elapsed()));
     times.push(("load", load_time + open_time));
     Ok((l, false))
+}
+
+/// The default cap on a cache directory's objects: after each new entry, the least
+/// recently used ones beyond it are removed.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+
+/// One cached object.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The entry's file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// When it was last written or loaded.
+    pub used: std::time::SystemTime,
+}
+
+/// The objects of the cache directory `dir` (none when it does not exist), least recently
+/// used first.
+pub fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let read = match std::fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for e in read {
+        let e = e?;
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "so") {
+            continue;
+        }
+        let meta = e.metadata()?;
+        out.push(Entry {
+            path,
+            bytes: meta.len(),
+            used: meta.modified()?,
+        });
+    }
+    out.sort_by(|a, b| a.used.cmp(&b.used).then_with(|| a.path.cmp(&b.path)));
+    Ok(out)
+}
+
+/// Removes the least recently used objects of `dir` until the rest hold at most
+/// `max_bytes` (the most recent one always stays); returns how many and how many bytes
+/// it removed.
+pub fn prune(dir: &Path, max_bytes: u64) -> std::io::Result<(usize, u64)> {
+    let all = entries(dir)?;
+    let mut total: u64 = all.iter().map(|e| e.bytes).sum();
+    let (mut count, mut freed) = (0, 0);
+    for e in &all[..all.len().saturating_sub(1)] {
+        if total <= max_bytes {
+            break;
+        }
+        match std::fs::remove_file(&e.path) {
+            Ok(()) => {
+                count += 1;
+                freed += e.bytes;
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err),
+        }
+        total -= e.bytes;
+    }
+    Ok((count, freed))
+}
+
+/// Marks the entry at `path` as just used (its modification time), for [`prune`].
+fn touch(path: &Path) {
+    if let Ok(f) = std::fs::File::options().append(true).open(path) {
+        let _ = f.set_modified(std::time::SystemTime::now());
+    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,10 @@ mod memory;
 mod run;
 
 pub use cache::cache_dir;
+/// The object cache's entries and their management (`hloc cache`).
+pub mod cache_admin {
+    pub use crate::cache::{entries, prune, Entry, DEFAULT_MAX_BYTES};
+}
 pub use compile::CpuBackend;
 pub use error::BackendError;
 pub use run::{CpuExecutable, Prepared, RawOutputs};

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
 //! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
 
+mod cache_cmd;
 mod compile_cmd;
 mod fuse_cmd;
 mod hlo_cmd;
@@ -78,6 +79,9 @@ enum Command {
     /// Compile a module for this CPU: kernels, C, the system C compiler; stats and dumps.
     #[command(after_help = compile_cmd::FORMATS)]
     Compile(compile_cmd::CompileArgs),
+    /// The compiled-object cache: info, clear, prune --max-size.
+    #[command(subcommand)]
+    Cache(cache_cmd::CacheCommand),
     /// Symbolic tiles of an instruction's operands, or the tiled computation of a fusion.
     #[command(after_help = tile_cmd::FORMATS)]
     Tile(tile_cmd::TileArgs),
@@ -97,6 +101,7 @@ fn main() -> ExitCode {
         Command::Fuse(args) => fuse_cmd::run(args),
         Command::Compile(args) => compile_cmd::run(args),
         Command::Tile(args) => tile_cmd::run(args),
+        Command::Cache(cmd) => cache_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -398,3 +398,49 @@ fn a_failed_outputs_write_leaves_nothing_behind() {
     assert_eq!(left, ["out.npz"], "only the directory that was there");
     assert!(target.join("inside").is_dir());
 }
+
+/// `hloc cache info|prune|clear` on a cache of two objects.
+#[test]
+fn the_cache_is_listed_pruned_and_cleared() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-admin");
+    let _ = std::fs::remove_dir_all(&cache);
+    let hloc = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+            .args(args)
+            .current_dir(&root)
+            .env("HLOC_CACHE_DIR", &cache)
+            .output()
+            .expect("hloc runs");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let info = |want_objects: usize| {
+        let text = hloc(&["cache", "info"]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("dir: {}", cache.display()), "{text}");
+        assert_eq!(lines[1], format!("objects: {want_objects}"), "{text}");
+        let bytes: u64 = lines[2]
+            .strip_prefix("bytes: ")
+            .and_then(|b| b.parse().ok())
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(bytes > 0, want_objects > 0, "{text}");
+        bytes
+    };
+    assert_eq!(info(0), 0);
+    hloc(&["compile", "cli/tests/cli/run/negate.hlo"]);
+    hloc(&["compile", "cli/tests/cli/run/dus_copy.hlo"]);
+    let both = info(2);
+    // Nothing beyond the default cap.
+    assert_eq!(hloc(&["cache", "prune"]), "removed 0 objects, 0 bytes\n");
+    // A cap of one byte keeps only the most recent object.
+    let pruned = hloc(&["cache", "prune", "--max-size", "1"]);
+    assert!(pruned.starts_with("removed 1 objects, "), "{pruned}");
+    let one = info(1);
+    assert_eq!(pruned, format!("removed 1 objects, {} bytes\n", both - one));
+    assert_eq!(
+        hloc(&["cache", "clear"]),
+        format!("removed 1 objects, {one} bytes\n")
+    );
+    info(0);
+}

@@ -11,9 +11,10 @@
 //! cost model, built by value elsewhere); it moves to the code generator's rules with its
 //! readers.
 //!
-//! Two descriptions ship with hloc, embedded at build time from `descriptions/*.toml`:
+//! Three descriptions ship with hloc, embedded at build time from `descriptions/*.toml`:
 //! `cpu` (measured defaults for the machine class hloc is developed on; [`probe_cpu`]
-//! measures the machine it runs on) and `h100` (one NVIDIA H100 80GB HBM3).
+//! measures the machine it runs on), `h100` (one NVIDIA H100 80GB HBM3) and `h200` (one
+//! NVIDIA H200, 141 GB HBM3e).
 //!
 //! ```
 //! let h100 = device::load("h100").unwrap();
@@ -44,9 +45,10 @@ pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Memory};
 pub const SHIPPED: &[(&str, &str)] = &[
     ("cpu", include_str!("../descriptions/cpu.toml")),
     ("h100", include_str!("../descriptions/h100.toml")),
+    ("h200", include_str!("../descriptions/h200.toml")),
 ];
 
-/// The shipped description called `name` (`cpu` or `h100`).
+/// The shipped description called `name` (`cpu`, `h100` or `h200`).
 pub fn load(name: &str) -> Result<Device, DeviceError> {
     let (file, text) =
         SHIPPED
@@ -90,6 +92,10 @@ mod tests {
     fn shipped_descriptions_load() {
         let cpu = load("cpu").unwrap();
         assert_eq!(cpu.kind, DeviceKind::Cpu);
+        let h200 = load("h200").unwrap();
+        assert_eq!(h200.kind, DeviceKind::Gpu);
+        assert_eq!(h200.compute.units, 132);
+        assert_eq!(h200.memory.dram_peak_bytes_per_s, 4.8e12);
         let h100 = load("h100").unwrap();
         assert_eq!(h100.kind, DeviceKind::Gpu);
         assert_eq!(h100.memory.dram_peak_bytes_per_s, 3.35e12);
@@ -102,7 +108,7 @@ mod tests {
     fn unknown_device() {
         assert_eq!(
             load("tpu").unwrap_err().to_string(),
-            "unknown device `tpu` (known: cpu, h100)"
+            "unknown device `tpu` (known: cpu, h100, h200)"
         );
     }
 

@@ -4,9 +4,13 @@
 
 use codegen::kir::ScalarType;
 
-use super::bad;
 use crate::error::BackendError;
 use crate::library::arrays::Arr;
+
+/// An internal error of the FFT call (a malformed operand or result).
+pub(super) fn bad(what: &str) -> BackendError {
+    BackendError::Internal(format!("fft: {what}"))
+}
 
 /// An array of an `fft`: its logical shape and its elements' bytes in physical order.
 pub(super) struct Array<B> {

@@ -28,16 +28,13 @@ use codegen::kir::ScalarType;
 use plan::{ArraySpec, FftKind, Program};
 use rustfft::num_complex::Complex;
 
+use self::arrays::bad;
 use self::arrays::{elements, in_result, Array, Rows};
 use self::passes::{columns, rows};
 use self::plans::{with_planners, Precision};
 use super::arrays::Arr;
 use crate::error::BackendError;
 use crate::memory::Memory;
-
-fn bad(what: &str) -> BackendError {
-    BackendError::Internal(format!("fft: {what}"))
-}
 
 /// Runs an `fft` of `kind` over the trailing `lengths.len()` dimensions of `ins[0]` into
 /// `outs[0]`.

@@ -452,7 +452,7 @@ mod tests {
     fn canon(p: usize, t: &str) -> String {
         format!(
             "  ne{p} = pred[] compare(p{p}, p{p}), direction=NE\n  eq{p} = pred[] compare(p{p}, zero), direction=EQ\n  \
-             s{p} = {t}[] select(eq{p}, zero, p{p})\n  c{p} = {t}[] select(ne{p}, nan, s{p})\n"
+             sel{p} = {t}[] select(eq{p}, zero, p{p})\n  c{p} = {t}[] select(ne{p}, nan, sel{p})\n"
         )
     }
 

@@ -60,9 +60,12 @@ pub fn key(source: &str, cc_version: &str, cpu: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The source actually compiled: the translation unit and its key symbol.
+/// The source actually compiled: the translation unit and its key symbol (declared
+/// `extern` first, so that a unit compiled as C++ exports it too).
 pub fn keyed_source(source: &str, key: &str) -> String {
-    format!("{source}\nconst char hloc_cache_key[] = \"{key}\";\n")
+    format!(
+        "{source}\nextern const char hloc_cache_key[];\nconst char hloc_cache_key[] = \"{key}\";\n"
+    )
 }
 
 /// The last bytes of every cache entry, after the object's SHA-256.

@@ -88,6 +88,11 @@ pub fn cpu_model() -> String {
 /// `out`: one file in one step; several each to an object file, all at once (one compiler
 /// process per file, so the machine's cores share the work), then linked.
 pub fn compile(cc: &str, srcs: &[PathBuf], out: &Path) -> Result<(), BackendError> {
+    if srcs.is_empty() {
+        return Err(BackendError::Internal(
+            "no translation unit to compile".into(),
+        ));
+    }
     if let [src] = srcs {
         let mut cmd = Command::new(cc);
         cmd.args(FLAGS).arg("-o").arg(out).arg(src).arg("-lm");

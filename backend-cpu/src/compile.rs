@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use plan::{AllocationKind, ArraySpec, Backend, Program};
 
 use crate::error::BackendError;
+use crate::kernel_source::KernelSource;
 use crate::run::{CpuExecutable, RunState};
 use crate::{cache, cc, data, memory};
 
@@ -36,6 +37,9 @@ pub struct CpuBackend {
     pub threads: usize,
     /// Most iterations one `while` loop may run before a run fails.
     pub max_while_iterations: u64,
+    /// How the kernels are printed for the compiler ([`KernelSource::c`] unless a target
+    /// that runs on this CPU brings its own).
+    pub kernel_source: KernelSource,
 }
 
 impl CpuBackend {
@@ -52,6 +56,7 @@ impl CpuBackend {
             compiler: compiler.unwrap_or_else(cc::compiler),
             threads: threads.unwrap_or_else(rayon::current_num_threads).max(1),
             max_while_iterations,
+            kernel_source: KernelSource::c(),
         }
     }
 }
@@ -65,7 +70,10 @@ impl Backend for CpuBackend {
     }
 
     fn source(&self, program: &Program) -> String {
-        crate::c::translation_unit(&program.kernels)
+        // A printer's refusal is reported by `compile`, which prints the units again.
+        self.kernel_source
+            .source_of(&program.kernels)
+            .unwrap_or_else(|e| format!("/* {e} */"))
     }
 
     fn compile(
@@ -74,17 +82,30 @@ impl Backend for CpuBackend {
         source: &str,
         stages: &mut Vec<(&'static str, Duration)>,
     ) -> Result<CpuExecutable, BackendError> {
-        let names: Vec<String> = program.kernels.iter().map(|k| k.name.clone()).collect();
-        let units =
-            || crate::c::translation_units(&program.kernels, compile_jobs(), UNIT_MIN_BYTES);
-        let (loaded, cache_hit) = cache::load_or_build(
+        let entry = self.kernel_source.entry;
+        let names: Vec<String> = program.kernels.iter().map(|k| entry(&k.name)).collect();
+        // Printed only on a cache miss; a printer's refusal wins over what follows it.
+        let refusal = std::cell::RefCell::new(None);
+        let units = || {
+            self.kernel_source
+                .units_of(&program.kernels, compile_jobs(), UNIT_MIN_BYTES)
+                .unwrap_or_else(|e| {
+                    *refusal.borrow_mut() = Some(e);
+                    Vec::new()
+                })
+        };
+        let built = cache::load_or_build(
             source,
             &units,
             &names,
             &self.cache_dir,
             &self.compiler,
             stages,
-        )?;
+        );
+        if let Some(e) = refusal.into_inner() {
+            return Err(e);
+        }
+        let (loaded, cache_hit) = built?;
         let constants_start = Instant::now();
         let mut constants = Vec::with_capacity(program.allocations.len());
         for a in &program.allocations {

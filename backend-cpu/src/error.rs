@@ -55,6 +55,14 @@ pub enum BackendError {
         /// The limit (`--max-while-iterations`).
         limit: u64,
     },
+    /// The kernel printer cannot print a kernel of the program.
+    #[error("unsupported by the {printer} printer: {what}")]
+    Unsupported {
+        /// The printer (`c`, `cuda-host`).
+        printer: &'static str,
+        /// What it cannot print.
+        what: String,
+    },
     /// Any other internal inconsistency.
     #[error("internal error: {0}")]
     Internal(String),

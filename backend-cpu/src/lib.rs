@@ -19,6 +19,7 @@ mod data;
 mod error;
 mod exec;
 mod gemm;
+mod kernel_source;
 mod launch;
 mod library;
 mod loaded;
@@ -32,4 +33,5 @@ pub mod cache_admin {
 }
 pub use compile::CpuBackend;
 pub use error::BackendError;
+pub use kernel_source::{KernelSource, UnitPrinter};
 pub use run::{CpuExecutable, Prepared, RawOutputs};

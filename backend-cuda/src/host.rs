@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use backend_cpu::c::c_type;
+use backend_cpu::KernelSource;
 use codegen::kir::{Access, Kernel, Stmt};
 
 use crate::error::CudaError;
@@ -19,6 +20,21 @@ pub const EMULATION_HEADER: &str = include_str!("host/emulation.h");
 /// block_begin, int64_t block_end)` runs blocks `[block_begin, block_end)`.
 pub fn host_entry(name: &str) -> String {
     format!("{name}_host")
+}
+
+/// The CPU backend's printer for the host emulation: one C++ unit of the whole program,
+/// entry points [`host_entry`]; compiled by a C++ compiler (`c++`).
+pub fn host_kernel_source() -> KernelSource {
+    KernelSource {
+        name: "cuda-host",
+        source: |kernels| host_unit(kernels).map_err(|e| e.to_string()),
+        units: |kernels, _, _| {
+            host_unit(kernels)
+                .map(|u| vec![u])
+                .map_err(|e| e.to_string())
+        },
+        entry: |name| host_entry(name),
+    }
 }
 
 /// Whether `body` has a barrier (its kernel's threads then run as fibers).

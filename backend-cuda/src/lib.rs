@@ -22,7 +22,7 @@ mod prelude;
 mod printer;
 
 pub use error::CudaError;
-pub use host::{host_entry, host_unit, EMULATION_HEADER};
+pub use host::{host_entry, host_kernel_source, host_unit, EMULATION_HEADER};
 pub use nvrtc::{compile_cubin, nvrtc_present, Cubin, KernelResources};
 pub use prelude::cuda_prelude;
 pub use printer::{kernel_cu, module_cu, CudaDialect};

@@ -164,6 +164,12 @@ pub enum Backend {
     /// Kernels compiled for this CPU: generated C through the system C compiler (`cc`,
     /// or `$HLOC_CC`), cached under `$HLOC_CACHE_DIR` (default `~/.cache/hloc`).
     Cpu,
+    /// The kernels as CUDA C (each emitted block a thread of a block of 128), run on this
+    /// CPU by the CUDA host emulation: the printed CUDA compiled as host C++ (`c++`, or
+    /// `$HLOC_CXX`), threads as fibers with real barriers. Tests CUDA code without a GPU;
+    /// `HLOC_CUDA_HOST_ORDER=reverse` runs each block's threads in reverse order.
+    #[value(name = "cuda-host")]
+    CudaHost,
 }
 
 /// Runs the command.
@@ -199,8 +205,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             flatten(result, &mut outputs);
             outputs
         }
-        Backend::Cpu => {
+        Backend::Cpu | Backend::CudaHost => {
             let options = runtime::CompileOptions {
+                cuda_host: matches!(args.backend, Backend::CudaHost),
                 max_while_iterations: args.max_while_iterations,
                 size_limit: Some(limit.bytes),
                 time_passes: args.time_passes,

@@ -7,6 +7,8 @@
 
 use device::Device;
 
+use crate::emit::EmittedKernel;
+
 /// What the emitters generate code for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmitTarget {
@@ -24,6 +26,10 @@ pub struct EmitTarget {
     /// search of `fusion::tile_cost`). Generated code must not depend on the machine that
     /// compiles it, so this is a shipped description, not a probed one.
     pub device: Device,
+    /// Threads per block of the kernels handed to the backend: 1 on the CPU; more for a
+    /// GPU, whose kernels then run each emitted block as one thread of a larger block
+    /// ([`crate::kir::blocks_as_threads`]) until the emitters give them thread maps.
+    pub threads_per_block: i64,
 }
 
 impl EmitTarget {
@@ -40,7 +46,26 @@ impl EmitTarget {
             transpose_tile: 32,
             small_kernel_elements: 16384,
             device: device::load("cpu").expect("the shipped `cpu` description parses"),
+            threads_per_block: 1,
         }
+    }
+
+    /// The CPU's emitters with their blocks run as the threads of blocks of 128 (the CUDA
+    /// host emulation's and, until GPU emitters exist, the GPU's kernels).
+    pub fn cpu_blocks_as_threads() -> EmitTarget {
+        EmitTarget {
+            threads_per_block: 128,
+            ..EmitTarget::cpu()
+        }
+    }
+
+    /// `emitted` in this target's blocks of threads.
+    pub(crate) fn threaded(&self, mut emitted: EmittedKernel) -> EmittedKernel {
+        if self.threads_per_block <= 1 {
+            return emitted;
+        }
+        emitted.kernel = crate::kir::blocks_as_threads(&emitted.kernel, self.threads_per_block);
+        emitted
     }
 }
 

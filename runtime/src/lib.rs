@@ -50,8 +50,13 @@ pub struct CompileOptions {
     pub threads: Option<usize>,
     /// Most iterations one `while` loop may run before the run fails.
     pub max_while_iterations: u64,
-    /// The C compiler command (default: `$HLOC_CC`, else `cc`).
+    /// The C compiler command (default: `$HLOC_CC`, else `cc`; with `cuda_host`,
+    /// `$HLOC_CXX`, else `c++`).
     pub compiler: Option<String>,
+    /// Run the kernels as CUDA: each emitted block a thread of a block of 128, printed as
+    /// CUDA C and compiled as host C++ with `backend-cuda`'s emulation (`--backend
+    /// cuda-host`), so the CUDA printer and the threading are tested on this CPU.
+    pub cuda_host: bool,
     /// Most bytes the executable may allocate (default: the evaluator's limit, half the
     /// available memory).
     pub size_limit: Option<u64>,
@@ -76,6 +81,7 @@ impl Default for CompileOptions {
             threads: None,
             max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
             compiler: None,
+            cuda_host: false,
             size_limit: None,
             time_passes: false,
             stream_min_bytes: None,
@@ -193,7 +199,11 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
-    let target = codegen::EmitTarget::cpu();
+    let target = if options.cuda_host {
+        codegen::EmitTarget::cpu_blocks_as_threads()
+    } else {
+        codegen::EmitTarget::cpu()
+    };
     {
         let mut ctx = PassContext::new();
         pipeline::cpu_lowering_pipeline(options.fuse, &target)
@@ -268,12 +278,29 @@ pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, 
 
 /// The CPU backend as `options` configure it.
 fn cpu_backend(options: &CompileOptions) -> CpuBackend {
-    CpuBackend::new(
-        options.cache_dir.as_deref(),
-        options.compiler.clone(),
-        options.threads,
-        options.max_while_iterations,
-    )
+    if !options.cuda_host {
+        return CpuBackend::new(
+            options.cache_dir.as_deref(),
+            options.compiler.clone(),
+            options.threads,
+            options.max_while_iterations,
+        );
+    }
+    let cxx = options.compiler.clone().unwrap_or_else(|| {
+        std::env::var("HLOC_CXX")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "c++".into())
+    });
+    CpuBackend {
+        kernel_source: backend_cuda::host_kernel_source(),
+        ..CpuBackend::new(
+            options.cache_dir.as_deref(),
+            Some(cxx),
+            options.threads,
+            options.max_while_iterations,
+        )
+    }
 }
 
 /// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the

@@ -27,6 +27,7 @@ pub fn emit_instruction(
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
     emit(module, target, (comp, id), name, Stage::Kernel)?
+        .map(|e| target.threaded(e))
         .ok_or_else(|| CodegenError::Internal("a kernel emitted without its loops".into()))
 }
 

@@ -19,7 +19,7 @@ fn corpus() -> PathBuf {
 }
 
 /// The corpus programs' directories (those with recorded inputs), sorted.
-fn program_dirs() -> Vec<PathBuf> {
+pub(crate) fn program_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
         .expect("corpus")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -29,7 +29,7 @@ fn program_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-fn inputs(module: &hlo::Module, dir: &Path) -> Vec<Literal> {
+pub(crate) fn inputs(module: &hlo::Module, dir: &Path) -> Vec<Literal> {
     let bytes = std::fs::read(dir.join("inputs.npz")).expect("inputs.npz");
     let arrays = read_npz(&bytes).expect("valid npz");
     let entry = module.entry();

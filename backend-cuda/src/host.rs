@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use backend_cpu::c::c_type;
 use backend_cpu::KernelSource;
-use codegen::kir::{Access, Kernel, Stmt};
+use codegen::kir::{has_barrier, Access, Kernel};
 
 use crate::error::CudaError;
 use crate::printer::module_cu;
@@ -35,18 +35,6 @@ pub fn host_kernel_source() -> KernelSource {
         },
         entry: |name| host_entry(name),
     }
-}
-
-/// Whether `body` has a barrier (its kernel's threads then run as fibers).
-fn has_barrier(body: &[Stmt]) -> bool {
-    body.iter().any(|s| match s {
-        Stmt::Barrier => true,
-        Stmt::Loop { body, .. } => has_barrier(body),
-        Stmt::If {
-            body, else_body, ..
-        } => has_barrier(body) || has_barrier(else_body),
-        _ => false,
-    })
 }
 
 /// One host C++ unit for `kernels`: the emulation header, the CUDA module as NVRTC

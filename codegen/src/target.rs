@@ -7,8 +7,6 @@
 
 use device::Device;
 
-use crate::emit::EmittedKernel;
-
 /// What the emitters generate code for.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmitTarget {
@@ -57,15 +55,6 @@ impl EmitTarget {
             threads_per_block: 128,
             ..EmitTarget::cpu()
         }
-    }
-
-    /// `emitted` in this target's blocks of threads.
-    pub(crate) fn threaded(&self, mut emitted: EmittedKernel) -> EmittedKernel {
-        if self.threads_per_block <= 1 {
-            return emitted;
-        }
-        emitted.kernel = crate::kir::blocks_as_threads(&emitted.kernel, self.threads_per_block);
-        emitted
     }
 }
 

@@ -18,6 +18,15 @@ pub struct EmittedKernel {
     pub sources: Vec<BufferSource>,
 }
 
+/// `emitted` in `target`'s blocks of threads ([`crate::EmitTarget::threads_per_block`]).
+pub(super) fn threaded(target: &crate::EmitTarget, mut emitted: EmittedKernel) -> EmittedKernel {
+    if target.threads_per_block <= 1 {
+        return emitted;
+    }
+    emitted.kernel = kir::blocks_as_threads(&emitted.kernel, target.threads_per_block);
+    emitted
+}
+
 /// Computes the root's values at `index` and stores them into the outputs.
 pub(super) fn store_outputs(
     b: &mut Builder<'_>,

@@ -64,7 +64,7 @@ pub fn emit_dus_in_place(
         &udims,
         &order,
     )
-    .map(|e| target.threaded(e))
+    .map(|e| super::assemble::threaded(target, e))
 }
 
 /// Emits the in-place kernel of a single-operand scatter `id`: buffers are the indices and

@@ -27,7 +27,7 @@ pub fn emit_instruction(
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
     emit(module, target, (comp, id), name, Stage::Kernel)?
-        .map(|e| target.threaded(e))
+        .map(|e| super::assemble::threaded(target, e))
         .ok_or_else(|| CodegenError::Internal("a kernel emitted without its loops".into()))
 }
 

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use affine::{Expr, Var, VarKind};
 
-use super::kernel::{Access, BufferParam, LoopKind, Stmt};
+use super::kernel::{has_barrier, Access, BufferParam, LoopKind, Stmt};
 use super::value::{Guard, Value, VarId};
 
 /// Something a statement reads or writes besides buffers.
@@ -167,18 +167,6 @@ impl Collector<'_> {
             }
         }
     }
-}
-
-/// Whether `body` has a barrier at any depth.
-fn has_barrier(body: &[Stmt]) -> bool {
-    body.iter().any(|s| match s {
-        Stmt::Barrier => true,
-        Stmt::Loop { body, .. } => has_barrier(body),
-        Stmt::If {
-            body, else_body, ..
-        } => has_barrier(body) || has_barrier(else_body),
-        _ => false,
-    })
 }
 
 fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {

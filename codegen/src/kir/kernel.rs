@@ -247,6 +247,19 @@ impl Stmt {
     }
 }
 
+/// Whether `body` has a barrier at any depth (a GPU backend then runs the block's threads
+/// together; nothing moves across one).
+pub fn has_barrier(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Barrier => true,
+        Stmt::Loop { body, .. } => has_barrier(body),
+        Stmt::If {
+            body, else_body, ..
+        } => has_barrier(body) || has_barrier(else_body),
+        _ => false,
+    })
+}
+
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {

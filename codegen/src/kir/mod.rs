@@ -15,7 +15,9 @@ mod verify;
 
 pub use as_threads::blocks_as_threads;
 pub use hoist::hoist_invariants;
-pub use kernel::{Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, Stmt};
+pub use kernel::{
+    has_barrier, Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, Stmt,
+};
 pub use parse::{parse_kernel, parse_kernels, KirParseError};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};

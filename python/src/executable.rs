@@ -87,6 +87,15 @@ fn signature(py: Python<'_>, module: &hlo::Module) -> PyResult<(Vec<Spec>, Vec<S
 }
 
 /// Converts the call's arguments, checking their count.
+/// `specs` as the list of `(shape, dtype)` tuples that `parameters` and `outputs` give.
+fn spec_list<'py>(py: Python<'py>, specs: &[Spec]) -> PyResult<Bound<'py, PyList>> {
+    let items = specs
+        .iter()
+        .map(|s| s.to_py(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
 fn arguments(args: &Bound<'_, PyTuple>, params: &[Spec], d: &Dtypes) -> PyResult<Vec<Literal>> {
     if args.len() != params.len() {
         return Err(PyTypeError::new_err(format!(
@@ -202,23 +211,13 @@ impl Executable {
     /// `numpy.dtype` (ml_dtypes' for bf16 and the f8 kinds).
     #[getter]
     fn parameters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .params
-            .iter()
-            .map(|s| s.to_py(py))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        spec_list(py, &self.params)
     }
 
     /// The outputs (the root's leaves in flattened tuple order): a list of `(shape, dtype)`.
     #[getter]
     fn outputs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let items = self
-            .outputs
-            .iter()
-            .map(|s| s.to_py(py))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
+        spec_list(py, &self.outputs)
     }
 
     /// Compilation figures, the keys `hloc compile --stats` prints: `kernels`,

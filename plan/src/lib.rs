@@ -19,6 +19,7 @@ mod boundary_layouts;
 mod build;
 mod gemm;
 mod gemm_dots;
+pub mod memory;
 mod outline;
 mod print;
 mod profile;

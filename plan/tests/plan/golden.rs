@@ -76,3 +76,16 @@ fn pass_then_thunks(file: &str, mut pass: impl hlo::pass::Pass) {
         run().unwrap_or_else(|e| format!("error: {e}"))
     });
 }
+
+/// `values.test`: the dataflow values of each module ([`plan::memory::dataflow`]).
+#[test]
+fn dataflow_values() {
+    golden::check_file(&path("values.test"), |case| {
+        match hlo::parse_module(&case.input) {
+            Ok(m) => plan::memory::values_text(&m, &plan::memory::dataflow(&m))
+                .trim_end()
+                .to_string(),
+            Err(e) => format!("error: {e}"),
+        }
+    });
+}

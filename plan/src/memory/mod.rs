@@ -1,0 +1,9 @@
+//! The memory planner (issue 32): dataflow values and their aliasing over the fused
+//! module, schedules costed by a heap simulation, buffer assignment into parameter,
+//! constant, output and one temp block at offsets, and XLA-style dumps of the result.
+
+pub mod values;
+mod values_text;
+
+pub use values::{dataflow, Dataflow, Position, Share, ShareReason, Use, Value, ValueId};
+pub use values_text::values_text;

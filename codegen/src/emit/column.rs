@@ -122,9 +122,11 @@ impl Builder<'_> {
         let mut ranges: Option<Vec<Var>> = None;
         let mut accesses = Vec::with_capacity(n);
         for j in 0..n {
-            let m = self
-                .single(instr.opcode(), &g, j)?
-                .ok_or_else(|| CodegenError::Internal("reduce input never read".into()))?;
+            // Never read (a zero-sized reduced dimension): the caller computes the reduce
+            // elementwise, which gives the init values.
+            let Some(m) = self.single(instr.opcode(), &g, j)? else {
+                return Ok(None);
+            };
             let Some(a) = self.apply(m, index, ranges.as_deref(), false, out)? else {
                 return Ok(None);
             };

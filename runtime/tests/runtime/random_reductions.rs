@@ -2,7 +2,9 @@
 //! layouts of input and result, sizes that exercise row reductions with partial
 //! accumulators, column reductions in tiles with remainders and middle dimensions,
 //! reducers of every kind (sum, product, max, min, and, or) over their types, and an
-//! elementwise consumer, compiled for the CPU and compared with the reference evaluator.
+//! elementwise consumer, compiled for the CPU and compared with the reference evaluator;
+//! and variadic (argmax-style) reduces whose dimensions may be zero-sized, so that some
+//! reduce nothing and give their init values (issue 36 item 1).
 //! Deterministic: a failure prints the module.
 
 use crate::gen::{self, list, shape, Rng};
@@ -63,5 +65,54 @@ fn module(seed: u64) -> String {
 fn random_reductions_match_the_reference_evaluator() {
     gen::check_all("hloc-cache-reductions", gen::seeds(0..40), |seed| {
         Some(module(seed))
+    });
+}
+
+/// A random argmax-style variadic reduce (value and index, ties to the lower index) over
+/// dimensions of which some may be zero-sized, its index result consumed elementwise.
+fn variadic_module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let rank = 1 + rng.below(3);
+    let dims: Vec<i64> = (0..rank)
+        .map(|_| match rng.below(4) {
+            0 => 0,
+            1 => rng.range(30, 70),
+            _ => rng.range(1, 9),
+        })
+        .collect();
+    let axis = rng.below(rank);
+    let mut reduced: Vec<usize> = (0..rank)
+        .filter(|&d| d == axis || rng.below(3) == 0)
+        .collect();
+    reduced.sort_unstable();
+    let kept: Vec<i64> = (0..rank)
+        .filter(|d| !reduced.contains(d))
+        .map(|d| dims[d])
+        .collect();
+    let x = shape(&mut rng, "f32", &dims);
+    let io = shape(&mut rng, "s32", &dims);
+    let v = shape(&mut rng, "f32", &kept);
+    let i = shape(&mut rng, "s32", &kept);
+    let o = shape(&mut rng, "s32", &kept);
+    format!(
+        "HloModule v\nargmax {{\n  av = f32[] parameter(0)\n  ai = s32[] parameter(1)\n  \
+         bv = f32[] parameter(2)\n  bi = s32[] parameter(3)\n  \
+         gt = pred[] compare(av, bv), direction=GT\n  eq = pred[] compare(av, bv), direction=EQ\n  \
+         lt = pred[] compare(ai, bi), direction=LT\n  tie = pred[] and(eq, lt)\n  \
+         keep = pred[] or(gt, tie)\n  v = f32[] select(keep, av, bv)\n  \
+         i = s32[] select(keep, ai, bi)\n  ROOT r = (f32[], s32[]) tuple(v, i)\n}}\n\
+         ENTRY e {{\n  x = {x} parameter(0)\n  io = {io} iota(), iota_dimension={axis}\n  \
+         ninf = f32[] constant(-inf)\n  none = s32[] constant(-1)\n  \
+         r = ({v}, {i}) reduce(x, io, ninf, none), dimensions={{{}}}, to_apply=argmax\n  \
+         rv = {v} get-tuple-element(r), index=0\n  ri = {i} get-tuple-element(r), index=1\n  \
+         o = {o} add(ri, ri)\n  ROOT t = ({v}, {o}) tuple(rv, o)\n}}\n",
+        list(&reduced),
+    )
+}
+
+#[test]
+fn random_variadic_reductions_over_zero_sized_dimensions_match_the_reference_evaluator() {
+    gen::check_all("hloc-cache-reductions", gen::seeds(0..30), |seed| {
+        Some(variadic_module(seed))
     });
 }

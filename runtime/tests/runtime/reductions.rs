@@ -116,6 +116,10 @@ fn reductions_of_every_shape_match_the_reference_evaluator() {
         ("37,300", 1, "37"),
         ("37,300", 0, "300"),
         ("5,1009", 0, "1009"),
+        // Nothing to reduce: the results are the init values (issue 36 item 1).
+        ("0,300", 0, "300"),
+        ("0,8", 0, "8"),
+        ("8,0", 1, "8"),
     ] {
         let text = ARGMAX
             .replace("DIMS", dims)

@@ -34,12 +34,14 @@
 //! ([`analysis_text`] prints and parses the whole analysis);
 //! `tiled` makes the tiled computation for concrete sizes (`roots` finds the outputs of
 //! another shape than the first root's, `outputs` checks them); `ragged` gives a ragged dot the
-//! maps of a dot that reads every group; [`propagate`] carries tiles op by
+//! maps of a dot that reads every group, `collective` an all-gather per-participant maps (the
+//! participant a runtime value); [`propagate`] carries tiles op by
 //! op (XLA's experimental tile propagation); [`search`] picks root tile sizes against a
 //! cost function.
 
 mod analysis;
 pub mod analysis_text;
+mod collective;
 pub mod constraint;
 mod error;
 mod outputs;

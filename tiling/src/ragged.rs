@@ -15,9 +15,13 @@ use affine::{Expr, IndexingMap, Interval};
 use hlo::{AttrName, InstrRef, Opcode};
 use indexing::{GroupedIndexing, IndexedMap, IndexingError, OperandIndexing};
 
-/// `indexing::output_to_input`, with a ragged dot's maps (see the module documentation):
-/// the output→operand maps every tiling form of this crate uses.
+/// `indexing::output_to_input`, with a ragged dot's maps (see the module documentation)
+/// and an all-gather's per-participant maps (`collective`): the output→operand maps every
+/// tiling form of this crate uses.
 pub fn output_to_input(instr: &InstrRef<'_>) -> Result<Vec<GroupedIndexing>, IndexingError> {
+    if let Some(g) = crate::collective::all_gather(instr) {
+        return Ok(g);
+    }
     if instr.opcode() == Opcode::RaggedDot {
         if let Some(g) = ragged_dot(instr) {
             return Ok(vec![g]);

@@ -14,8 +14,13 @@
 //! inside the domain and is masked only by the domain's end reads the contiguous elements
 //! `o floordiv q ..= (o + size - 1) floordiv q`: offset `o floordiv q + c`, stride 1, size
 //! `(o + size - 1) floordiv q - o floordiv q + 1`, upper bound `(end - 1) floordiv q + c + 1`.
-//! Anything else (sums of indices, other divisions and remainders from reshapes, products, a
-//! constrained domain, runtime values that vary within a tile) has no tile: `Err(reason)`.
+//! A constraint `result in [0, hi]` (an all-gather's shard of one participant) caps that
+//! result's upper bound at `hi + 1`, and target positions below 0 are then masked rather
+//! than refused. A source dimension of one index that no result reads (a transpose or
+//! reshape moving a unit dimension) is paired with a constant result, so the target tile is
+//! empty wherever the source tile is (its one index masked).
+//! Anything else (sums of indices, other divisions and remainders from reshapes, products,
+//! other constraints, runtime values that vary within a tile) has no tile: `Err(reason)`.
 
 use affine::linear::Linear;
 use affine::{Expr, ExprKind, IndexingMap, Interval, MapForm, VarKind};
@@ -49,11 +54,23 @@ pub(crate) fn derive(
         MapForm::KnownEmpty => return Err("the map reads no element".into()),
         MapForm::Normal => {}
     }
-    if let Some(c) = m.constraints().first() {
-        return Err(format!(
-            "the map's domain is constrained (`{} in {}`)",
-            c.expr, c.interval
-        ));
+    // A constraint `result in [0, hi]` is the target's own bounds: the tile masks it.
+    let mut caps: Vec<Option<i64>> = vec![None; m.results().len()];
+    for c in m.constraints() {
+        let j = m
+            .results()
+            .iter()
+            .position(|&r| r == c.expr)
+            .filter(|&j| c.interval.lo == 0 && caps[j].is_none());
+        match j {
+            Some(j) => caps[j] = Some(c.interval.hi.saturating_add(1)),
+            None => {
+                return Err(format!(
+                    "the map's domain is constrained (`{} in {}`)",
+                    c.expr, c.interval
+                ))
+            }
+        }
     }
     if source.len() != m.dims().len() {
         return Err(format!(
@@ -63,13 +80,60 @@ pub(crate) fn derive(
         ));
     }
     let rt = runtime_ids(space, map)?;
+    let pairs = unit_pairs(space, source, m)?;
     let mut used = Vec::new();
     let mut out = Vec::with_capacity(m.results().len());
-    for &r in m.results() {
-        let s = split(space, source, m, r, &rt, seq, &mut used)?;
-        out.push(scale(space, s, r)?);
+    for (j, &r) in m.results().iter().enumerate() {
+        let mut s = split(space, source, m, r, &rt, seq, &mut used)?;
+        if let Some(i) = pairs[j] {
+            // A constant result standing for the source's unit dimension `i`.
+            s.tile = source[i];
+            s.domain = m.dims()[i];
+        }
+        out.push(scale(space, s, r, caps[j])?);
     }
     Ok(out)
+}
+
+/// For each result, the source dimension of one index it stands for: the map reads no
+/// other dimension of the source, and its tile may be empty there (its one index masked at
+/// some tile ids), so the target must be empty there too. Such dimensions are paired with
+/// the map's constant results in order (any pairing gives the same elements: each reads
+/// only index 0); an error when there are more of them than constant results.
+fn unit_pairs(
+    space: &TilingSpace,
+    source: &[DimTile],
+    m: &IndexingMap,
+) -> Result<Vec<Option<usize>>, String> {
+    let mut pairs = vec![None; m.results().len()];
+    let mut constants = m
+        .results()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.as_const().is_some())
+        .map(|(j, _)| j);
+    for (i, (t, b)) in source.iter().zip(m.dims()).enumerate() {
+        let read = m
+            .results()
+            .iter()
+            .chain(m.constraints().iter().map(|c| &c.expr))
+            .any(|r| r.may_use(affine::Var::dim(i as u32)));
+        let holds_index = is_const(space, t.offset, 0)
+            && space.range(t.size).lo >= 1
+            && space.range(t.upper_bound).lo >= 1;
+        if read || b.lo != 0 || b.hi != 0 || holds_index {
+            continue;
+        }
+        match constants.next() {
+            Some(j) => pairs[j] = Some(i),
+            None => {
+                return Err(format!(
+                    "the source tile may be empty along its unit dimension {i}, which the map drops"
+                ))
+            }
+        }
+    }
+    Ok(pairs)
 }
 
 /// The tiling space's runtime value for each runtime variable of `map` (registered when
@@ -174,9 +238,14 @@ fn is_const(space: &TilingSpace, e: Expr, v: i64) -> bool {
     space.simplify(e).as_const() == Some(v)
 }
 
-/// The target tile of one result `a * v + c` (see the module documentation).
-fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
+/// The target tile of one result `a * v + c` (see the module documentation); `cap`: the
+/// map constrains the result to `[0, cap)` (target positions outside it are not read, and
+/// the tile masks them).
+fn scale(space: &TilingSpace, s: Scaled, r: Expr, cap: Option<i64>) -> Result<DimTile, String> {
     if let Some(q) = s.div {
+        if cap.is_some() {
+            return Err(format!("`{r}`: a constrained division"));
+        }
         return divide(space, s, q, r);
     }
     let Scaled {
@@ -198,9 +267,10 @@ fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
     let upper = if a > 0 {
         // Lower side: the target's implicit 0 must be where the source starts to be valid.
         let at_lo = ka * lo_valid + c;
+        // Under a cap, target positions below 0 are outside the constraint: masked.
         let starts_inside = space.range(st).lo >= 1
             && space.range(off).lo >= lo_valid
-            && space.range(at_lo).lo >= 0;
+            && (cap.is_some() || space.range(at_lo).lo >= 0);
         if !is_const(space, at_lo, 0) && !starts_inside {
             return Err(format!(
                 "`{r}`: the tile may start below the map's domain (no lower bound to mask it)"
@@ -217,6 +287,11 @@ fn scale(space: &TilingSpace, s: Scaled, r: Expr) -> Result<DimTile, String> {
         ka * lo_valid + c + 1
     } else {
         return Err(format!("`{r}`: a zero coefficient"));
+    };
+    let upper = match cap {
+        Some(u) if space.range(upper).lo >= u => Expr::constant(u),
+        Some(u) if space.range(upper).hi > u => upper.min(Expr::constant(u)),
+        _ => upper,
     };
     let mut upper = space.simplify(upper);
     if let Some(u) = upper.as_const() {

@@ -109,7 +109,7 @@ fn index_var(e: affine::Expr) -> Option<affine::Var> {
 }
 
 /// The tiles of every output of `instr` that use the elements of `tile`, a tile of its
-/// operand `operand`. Range variables of the maps (broadcast dimensions, the other
+/// operand `operand` (for a get-tuple-element, a tile of the tuple element it selects). Range variables of the maps (broadcast dimensions, the other
 /// operand's free dimensions of a dot) are read whole. Fails when `tile`'s rank is not the
 /// operand's, or the indexing maps cannot be computed; an output without a tile gets
 /// `Err(reason)`.
@@ -127,7 +127,17 @@ pub fn to_outputs(
             ops.len()
         )));
     };
-    let shape = instr.computation().instr(op).shape();
+    let mut shape = instr.computation().instr(op).shape();
+    // A get-tuple-element's operand is tiled by a tile of the element it selects.
+    if shape.is_tuple() && instr.opcode() == hlo::Opcode::GetTupleElement {
+        let k = instr
+            .instr()
+            .tuple_index()
+            .and_then(|k| usize::try_from(k).ok());
+        if let Some(s) = k.and_then(|k| shape.tuple_shapes().get(k)) {
+            shape = s;
+        }
+    }
     if shape.is_tuple() || tile.dims.len() != shape.dims().len() {
         return Err(TilingError::BadTile(format!(
             "a tile of rank {} for operand {operand} of `{}`, of rank {}",

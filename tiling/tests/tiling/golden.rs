@@ -46,8 +46,9 @@ fn single_map(set: &indexing::OperandIndexing) -> Option<indexing::IndexedMap> {
 
 /// Tile propagation through instruction `name`: from the symbolic (or `# tile-sizes:`)
 /// root tile of its output `# output: K` (default 0) to every operand, or with
-/// `# from-operand: N` from the root tile of operand N to every output. Every tile is
-/// parsed back and checked against the indexing maps by enumeration.
+/// `# from-operand: N` from the root tile of operand N (or the `# tile:` given, over the
+/// tiling space of the output) to every output. Every tile is parsed back and checked
+/// against the indexing maps by enumeration.
 fn propagate_case(case: &Case, name: &str) -> String {
     use tiling::propagate::{to_operands, to_outputs, TilingSpace};
     let module = hlo::parse_module(&case.input).expect("module parses");
@@ -63,13 +64,24 @@ fn propagate_case(case: &Case, name: &str) -> String {
     let output = case
         .header_value("output")
         .map_or(0, |n| n.parse::<usize>().expect("output number"));
-    let (mut space, label) = match from {
-        Some(n) => {
+    let given: Option<tiling::propagate::Tile> = case
+        .header_value("tile")
+        .map(|t| t.parse().expect("a tile"));
+    let (mut space, label) = match (from, &given) {
+        // A given tile of the operand, over the tiling space of the instruction's output
+        // (whose tile ids may run past the operand's extents: the tile is empty there).
+        (Some(_), Some(_)) => (TilingSpace::for_op(&instr, 0).expect("space"), "output"),
+        (Some(n), None) => {
             let op = instr.instr().operands()[n];
-            let dims = instr.computation().instr(op).shape().dims().to_vec();
-            (TilingSpace::parallel(&dims), "output")
+            let shape = instr.computation().instr(op).shape();
+            // A get-tuple-element is tiled by the element it selects.
+            let shape = match instr.instr().tuple_index() {
+                Some(k) if shape.is_tuple() => &shape.tuple_shapes()[k as usize],
+                _ => shape,
+            };
+            (TilingSpace::parallel(shape.dims()), "output")
         }
-        None => (
+        (None, _) => (
             TilingSpace::for_op(&instr, output).expect("space"),
             "operand",
         ),
@@ -77,7 +89,7 @@ fn propagate_case(case: &Case, name: &str) -> String {
     if let Some(s) = &sizes {
         space.set_tile_sizes(s).expect("tile sizes");
     }
-    let root = space.root_tile();
+    let root = given.unwrap_or_else(|| space.root_tile());
     let (tiles, maps) = match from {
         Some(n) => (
             to_outputs(&mut space, &instr, n, &root).expect("propagates"),

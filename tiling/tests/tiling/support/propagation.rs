@@ -189,6 +189,13 @@ pub fn check_propagation(
                     err.is_none()
                 });
                 checked += 1;
+                // An empty source tile (masked at these tile ids) reads and writes nothing.
+                if err.is_none() && src.iter().any(Vec::is_empty) && !got.is_empty() {
+                    err = Some(format!(
+                        "sizes {sizes:?}, runtime values {rt:?}, tile ids {tids:?}: the source tile is empty, the target holds {} elements",
+                        got.len()
+                    ));
+                }
                 // Where the source's elements all fall outside the map's domain, nothing is read, and
                 // the tile may still hold elements (a scalar operand always holds its one).
                 if err.is_none() && !want.is_empty() && (got != want || count != got.len()) {

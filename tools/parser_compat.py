@@ -24,7 +24,8 @@ tables), `verify` succeeds too; hloc rejects a module when `fmt` or `verify` fai
 that does not end with exit status 0, 1 or 2 within the time limit (a crash, a hang) is
 listed on its own and counts as a disagreement.
 
-Prints the agreement table and the disagreements. Standard library only.
+Prints the XLA revision the copy comes from (`revision`: its git checkout, or a REVISION
+file beside it), the agreement table and the disagreements. Standard library only.
 """
 
 import argparse
@@ -402,6 +403,31 @@ def evaluate(case, hloc, tmpdir, index):
         case.outcome = "both-reject" if not accepted else "hloc-only-accepts"
 
 
+def revision(path):
+    """The XLA revision a copy of XLA's files at `path` (a folder, or a file in one) comes
+    from: the HEAD of the git checkout of XLA holding it, else the text of a REVISION file
+    in that folder (write the commit into it when copying files), else `unknown`."""
+    root = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    try:
+        p = subprocess.run(["git", "-C", root, "rev-parse", "--show-toplevel", "HEAD"],
+                           capture_output=True, text=True, timeout=10)
+        lines = p.stdout.split()
+        # Only a checkout of XLA itself counts (not this repository holding a copy).
+        if p.returncode == 0 and len(lines) == 2 and \
+                os.path.isdir(os.path.join(lines[0], "xla", "hlo")):
+            return lines[1]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    for name in ("REVISION", "revision.txt"):
+        f = os.path.join(root, name)
+        if os.path.exists(f):
+            with open(f, encoding="utf-8") as fh:
+                words = fh.read().split()
+            if words:
+                return " ".join(words)
+    return "unknown (no git checkout of XLA, no REVISION file beside the copy)"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("test_file", help="a copy of xla/hlo/parser/hlo_parser_test.cc")
@@ -418,6 +444,7 @@ def main():
     if not os.path.exists(args.hloc):
         sys.exit(f"{args.hloc} not found: build it with `cargo build --release -p hloc`")
 
+    print(f"XLA revision: {revision(args.test_file)} ({args.test_file})")
     cases = table_cases(src)
     more, skipped = test_cases(src)
     cases += more

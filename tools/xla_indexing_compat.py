@@ -38,7 +38,7 @@ the nearest bound): runtime variables are compared by what they read and by the 
 they can take. Cases using APIs the command line does not offer are counted as not
 extracted, with the reason.
 
-Prints, per file and family, the numbers of cases, extracted cases, equal ones and (for the
+Prints the XLA revision each file comes from (parser_compat.revision), then, per file and family, the numbers of cases, extracted cases, equal ones and (for the
 simplifier) those with no more nodes than XLA's text, then every failure with its test name.
 Standard library only.
 """
@@ -51,6 +51,9 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parser_compat import revision  # noqa: E402  (the revision a copy of XLA comes from)
 
 TIMEOUT_S = 60
 
@@ -1251,6 +1254,7 @@ def main():
     hloc = Hloc(a.hloc, a.z3)
     cases = []
     for path in a.files:
+        print(f"XLA revision: {revision(path)} ({path})")
         src = open(path, encoding="utf-8").read()
         if "IndexingAnalysisTest" in src:
             cases += analysis_cases(path, src, hloc)

@@ -27,6 +27,9 @@ the index (or masked) of every position of every dimension at sampled tile ids, 
 sizes and runtime values; constraints by the sampled sizes they admit; `no tile` and
 `not tileable` answers by their presence. XLA's texts are read, never copied anywhere.
 
+The first line of the output names the XLA revision read (parser_compat.revision). XLA's maps
+are read in both printings: `floordiv`/`mod` and, since 2026, `/` and `%`.
+
 Standard library only.
 """
 
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parser_compat import (  # noqa: E402  (shared C++ lexing helpers)
-    TEST_HEAD, matching_close, read_concatenated_literals, split_top_level)
+    TEST_HEAD, matching_close, read_concatenated_literals, revision, split_top_level)
 
 TIMEOUT_S = 30
 # Prefix of a difference where hloc answers (a tile, an analysis) and XLA does not.
@@ -60,6 +63,7 @@ class Case:
     expect: object
     compare: object
     files: dict = field(default_factory=dict)
+    produces: str = ""  # the test's variable holding this answer (for later `@VAR[K]` tiles)
     outcome: str = ""
     detail: str = ""
 
@@ -111,9 +115,12 @@ class ExprParser:
         e = self.unary()
         while True:
             k, v = self.peek()
-            if (k, v) == ("o", "*") or (k == "k" and v in ("floordiv", "ceildiv", "mod")):
+            if (k, v) in (("o", "*"), ("o", "/"), ("o", "%")) or \
+                    (k == "k" and v in ("floordiv", "ceildiv", "mod")):
                 self.take()
-                e = (v, e, self.unary())
+                # XLA's printer writes `/` for floordiv (and `%` for mod) since 2026.
+                op = {"/": "floordiv", "%": "mod"}.get(v, v)
+                e = (op, e, self.unary())
             else:
                 return e
 
@@ -375,7 +382,8 @@ def compare_symbolic(xla, got, dims_bounds):
 # Propagated tiles (`(tid_0){rt_0} -> offsets [..] sizes [..] strides [..] upper bounds [..]`).
 
 TILE_RE = re.compile(r"\(([^)]*)\)\s*(?:\{([^}]*)\})?\s*->\s*offsets\s*(\[.*?\])\s*sizes\s*"
-                     r"(\[.*?\])\s*strides\s*(\[.*?\])\s*upper bounds\s*(\[.*?\])\s*$")
+                     r"(\[.*?\])\s*strides\s*(\[.*?\])\s*upper bounds\s*(\[.*?\])"
+                     r"(?:\s*replica_id\s*(\[.*?\]))?\s*$")
 
 
 def parse_tile(text):
@@ -385,8 +393,12 @@ def parse_tile(text):
     m = TILE_RE.fullmatch(text)
     if not m:
         raise ValueError(f"not a tile: {text}")
-    lists = [[parse_expr(x) for x in bracket_items(g, "[", "]")] for g in m.groups()[2:]]
-    return {"offsets": lists[0], "sizes": lists[1], "strides": lists[2], "ub": lists[3]}
+    lists = [[parse_expr(x) for x in bracket_items(g, "[", "]")] for g in m.groups()[2:6]]
+    replica = [parse_expr(x) for x in bracket_items(m.group(7), "[", "]")] if m.group(7) \
+        else []
+    rts = [n.strip() for n in (m.group(2) or "").split(",") if n.strip()]
+    return {"offsets": lists[0], "sizes": lists[1], "strides": lists[2], "ub": lists[3],
+            "replica": replica[0] if replica else None, "rts": rts}
 
 
 def split_xla_tiles(text):
@@ -450,8 +462,26 @@ def compare_tiles(xla, got, names, extents, concrete):
                 continue
             if len(a["offsets"]) != len(b["offsets"]):
                 return f"tile {k}: ranks {len(a['offsets'])} and {len(b['offsets'])}"
+            benv, aenv = env, env
+            body = repr([a[f] for f in ("offsets", "sizes", "strides", "ub")])
+            used = sorted(set(re.findall(r"\brt_\d+\b", body)),
+                          key=lambda n: int(n[3:]))
+            if a["rts"] and len(used) == len(b["rts"]) and used != b["rts"]:
+                # XLA numbers a runtime value per offset operand (constants included); hloc
+                # folds constants: pair the values both tiles read, in order.
+                aenv = dict(env, **{u: env[h] for u, h in zip(used, b["rts"])})
+            if a["replica"] is not None:
+                # XLA names the participant (replica) a tile reads by an expression of the
+                # tile ids; hloc by a runtime value of its own (the one XLA's tile lacks).
+                extra = [n for n in b["rts"] if n not in a["rts"]]
+                if len(extra) != 1:
+                    return f"tile {k}: XLA reads replica_id, hloc has no participant value"
+                try:
+                    benv = dict(env, **{extra[0]: ev(a["replica"], env)})
+                except (KeyError, ZeroDivisionError) as e:
+                    return f"tile {k}: cannot evaluate XLA's replica_id: {e!r}"
             try:
-                pa, pb = positions(a, env), positions(b, env)
+                pa, pb = positions(a, aenv), positions(b, benv)
             except (KeyError, ZeroDivisionError) as e:
                 return f"tile {k}: cannot evaluate: {e!r}"
             if pa != pb:
@@ -747,9 +777,12 @@ def propagation_cases(src, hloc):
             parts = split_top_level(src[k + 1:e - 1])
             j = e
             vals = [literal(p) for p in parts]
+            if len(vals) == 7 and vals[0] is not None and vals[6] is not None:
+                cases.append(reshape_to_output_case(vals[0], parts, vals[6]))
+                continue
             if len(vals) != 3 or any(v is None for v in vals):
                 skipped.append((f"ReshapeTilePropagationTest/{vals[0]}",
-                                "entry of another form (concrete tiles to outputs)"))
+                                "entry of another form"))
                 continue
             label, hlo, expected = vals
             hlo = canonical(hloc, hlo)
@@ -785,20 +818,26 @@ def propagation_cases(src, hloc):
         for cm in re.finditer(r"constexpr absl::string_view (\w+)\s*=\s*", body):
             consts[cm.group(1)] = literal(body[cm.end():])
         results = {}
+        argv_var = {}
         n = 0
         for macro, start, args in calls(body, ["PropagateTileToInput",
                                                "PropagateTileToOutput", "EXPECT_THAT",
                                                "EXPECT_EQ"]):
             if macro.startswith("Propagate"):
                 a = split_top_level(args)
-                vm = re.search(r"(\w+)\s*=\s*(?:\n\s*)?$", body[max(0, start - 80):start])
+                # `VAR = Propagate...(...)` or `ASSERT_OK_AND_ASSIGN(auto VAR, Propagate...(...))`
+                vm = re.search(r"(\w+)\s*[=,]\s*(?:\n\s*)?$", body[max(0, start - 80):start])
                 instr = root
                 om = re.match(r"\*root->operand\((\d+)\)", a[1].strip())
                 if om:
                     instr = comps[entry]["instrs"][root][1][int(om.group(1))]
                 tile_expr = a[2].strip()
+                prev = re.fullmatch(r"(\w+)\[(\d+)\]", tile_expr)
                 if "tiled_roots()[0]" in tile_expr:
                     tile = None
+                elif prev:
+                    # The tile an earlier propagation of this test gave (run before this one).
+                    tile = f"@{suite}.{name}:{prev.group(1)}[{prev.group(2)}]"
                 else:
                     dims_expr = tile_expr if "GetTestTile" in tile_expr else re.search(
                         r"GetTestTile\s*\(([^;]*)\)\s*;", body).group(1)
@@ -814,8 +853,17 @@ def propagation_cases(src, hloc):
                         argv += ["--tile-sizes", am.group(1).replace(" ", "")]
                 else:
                     argv = ["--instr", instr, "--to-output", "--operand", k, "--tile", tile]
+                close = matching_close(body, body.index("(", start), "(", ")")
+                if re.match(r"\s*,\s*StatusIs\(", body[close:]):
+                    # EXPECT_THAT(Propagate...(...), StatusIs(...)): XLA has no tile.
+                    n += 1
+                    cases.append(Case("propagation", f"{suite}.{name}#{n}", argv, None,
+                                      ("tiles", space_dims(comps, entry, root), None),
+                                      files={"hlo": hlo}))
+                    continue
                 if vm:
                     results[vm.group(1)] = argv
+                    argv_var[id(argv)] = f"{suite}.{name}:{vm.group(1)}"
                 continue
             a = split_top_level(args)
             if len(a) < 2 or a[0].strip() not in results:
@@ -834,10 +882,33 @@ def propagation_cases(src, hloc):
                 if "--tile-sizes" in argv else None
             cases.append(Case("propagation", f"{suite}.{name}#{n}", argv, expected,
                               ("tiles", space_dims(comps, entry, root), concrete),
-                              files={"hlo": hlo}))
+                              files={"hlo": hlo}, produces=argv_var.get(id(argv), "")))
         if n == 0:
             skipped.append((f"{suite}.{name}", "no propagation expectation"))
     return cases, skipped
+
+
+def reshape_to_output_case(label, parts, expected):
+    """An entry {name, input shape, tile sizes, strides, offsets, output shape, expected} of
+    the reshape table: a tile of the operand of `reshape` (offsets tid_i * size unless
+    given, sizes ts_i unless given) propagated to its output."""
+    def ilist(p):
+        return ints(re.sub(r"/\*.*?\*/", "", p))
+    shape, sizes, strides, offsets, out_shape = (ilist(p) for p in parts[1:6])
+    r = range(len(shape))
+    dims = lambda d: ",".join(str(x) for x in d)  # noqa: E731
+    size = [str(sizes[i]) if sizes else f"ts_{i}" for i in r]
+    off = [str(offsets[i]) if len(offsets) == len(shape) else f"tid_{i} * {size[i]}" for i in r]
+    tile = (f"({', '.join(f'tid_{i}' for i in r)}) -> offsets [{', '.join(off)}] "
+            f"sizes [{', '.join(size)}] strides [{', '.join(str(x) for x in strides)}] "
+            f"upper bounds [{', '.join(str(x) for x in shape)}]")
+    hlo = (f"HloModule m\nENTRY e {{\n  p0 = f32[{dims(shape)}] parameter(0)\n"
+           f"  ROOT r = f32[{dims(out_shape)}] reshape(p0)\n}}\n")
+    return Case("propagation", f"ReshapeTilePropagationTest/{label}",
+                ["--instr", "r", "--to-output", "--operand", "0", "--tile", tile,
+                 "--space-extents", dims(shape)],
+                split_xla_tiles(expected) if expected.strip() else None,
+                ("tiles", shape, sizes or None), files={"hlo": hlo})
 
 
 def sizes_before(body, start, am):
@@ -1258,6 +1329,30 @@ FILES = (("symbolic_tile", "symbolic_tile_test.cc", symbolic_tile_cases),
          ("propagation", "experimental/tile_propagation_test.cc", propagation_cases))
 
 
+def resolve_tiles(case, answers):
+    """Replaces an argument `@VAR[K]` by tile K of the answer an earlier case of the same test
+    stored in VAR; (None, None) when done, (None, reason) when that answer is missing."""
+    for i, a in enumerate(case.args):
+        m = re.fullmatch(r"@(.+)\[(\d+)\]", a)
+        if not m:
+            continue
+        out = answers.get(m.group(1))
+        if out is None:
+            return None, f"the tile {a[1:]} comes from an answer hloc did not give"
+        tiles, cur = [], None
+        for line in out.splitlines():
+            if re.match(r"(operand|output) id = \d+$", line.strip()):
+                cur = len(tiles)
+                tiles.append("")
+            elif cur is not None:
+                tiles[cur] += line.strip()
+        k = int(m.group(2))
+        if k >= len(tiles) or tiles[k].startswith("no tile"):
+            return None, f"hloc has no tile {a[1:]}"
+        case.args[i] = tiles[k]
+    return None, None
+
+
 def find_file(root, rel):
     for cand in (os.path.join(root, rel), os.path.join(root, os.path.basename(rel)),
                  os.path.join(root, "xla", "codegen", "tiling", rel)):
@@ -1276,6 +1371,7 @@ def main():
     if not os.path.exists(args.hloc):
         sys.exit(f"{args.hloc} not found: build it with `cargo build --release -p hloc`")
     rows, exit_code = [], 0
+    print(f"XLA revision: {revision(args.xla)} ({args.xla})")
     with tempfile.TemporaryDirectory() as tmp:
         index = 0
         for family, rel, extract in FILES:
@@ -1288,9 +1384,14 @@ def main():
                 cases, skipped = extract(f.read(), args.hloc)
             equal = more = 0
             failures = []
+            answers = {}
             for case in cases:
                 index += 1
-                out, err = run_hloc(args.hloc, case, tmp, index)
+                out, err = resolve_tiles(case, answers)
+                if err is None:
+                    out, err = run_hloc(args.hloc, case, tmp, index)
+                if case.produces and out is not None:
+                    answers[case.produces] = out
                 try:
                     why = err if err is not None else judge(case, out)
                 except (ValueError, KeyError, IndexError, AssertionError,

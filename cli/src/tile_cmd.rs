@@ -50,7 +50,8 @@ OUTPUT FORMATS (stable; other tools parse them):
   (the program-id -> tile-offsets map in the text form of `hloc map`, with runtime variables
   rtK where offsets are dynamic), or `not tileable: <reason>`.
   --instr I --to-operands [--output K] [--tile TILE | --tile-sizes s0,...] and
-  --instr I --to-output --operand N --tile TILE: tile propagation through I. A TILE, in and
+  --instr I --to-output --operand N --tile TILE [--space-extents e0,...]: tile propagation
+  through I (the tile's tile ids inside the extents given, else any). A TILE, in and
   out, is one line over tile ids tid_i, tile sizes ts_i and runtime values rt_i:
     (tid_0, tid_1){rt_0} -> offsets [tid_0 * ts_0, tid_1 * ts_1 + rt_0] sizes [ts_0, ts_1] strides [1, 2] upper bounds [10, 15]
   (along each dimension the indices offset + k * stride, k < size, those outside
@@ -99,6 +100,11 @@ pub struct TileArgs {
     /// The tile to propagate (see OUTPUT FORMATS).
     #[arg(long, conflicts_with = "tile_sizes")]
     tile: Option<String>,
+    /// With --to-output: the extents of the tiling space the --tile is written over, one per
+    /// tile id (tile ids then stay inside them, so a tile along a dimension of extent 1 holds
+    /// its one index); default: unknown (any tile id).
+    #[arg(long = "space-extents", requires = "to_output")]
+    space_extents: Option<String>,
     /// With --fusion F --tile-sizes: number the programs of the instructions under a nested
     /// tiling as XLA's regions do (program ids over programs x steps).
     #[arg(long, requires_all = ["fusion", "tile_sizes"])]
@@ -306,7 +312,26 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
             bail!("--tile-sizes: --to-output takes --tile TILE");
         }
         let tile = tile.ok_or_else(|| anyhow!("--tile: --to-output needs a tile"))?;
-        let mut space = TilingSpace::default();
+        let mut space = match &args.space_extents {
+            Some(e) => {
+                let extents = e
+                    .split(',')
+                    .map(|x| x.trim().parse::<i64>().ok().filter(|&v| v >= 1))
+                    .collect::<Option<Vec<i64>>>()
+                    .ok_or_else(|| {
+                        anyhow!("--space-extents: `{e}` is not a list of positive integers")
+                    })?;
+                if extents.len() != tile.num_tids {
+                    bail!(
+                        "--space-extents: {} extents for a tile over {} tile ids",
+                        extents.len(),
+                        tile.num_tids
+                    );
+                }
+                TilingSpace::parallel(&extents)
+            }
+            None => TilingSpace::default(),
+        };
         let tiles =
             tiling::propagate::to_outputs(&mut space, &instr, n, &tile).map_err(bad_tile)?;
         ("output", tiles)

@@ -1,5 +1,7 @@
-//! GEMMs through faer: batches of row- or column-major operands as the thunk builder
-//! described them, parallel where the work pays for the threads.
+//! GEMMs through faer, or the thin kernel ([`thin_gemm`]) for products with few rows or
+//! little work: batches of strided operands as the thunk builder described them, split
+//! among the threads by batch elements, rows, columns or the contraction where the work
+//! pays for the threads.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -9,6 +11,7 @@ use plan::GemmShape;
 use rayon::prelude::*;
 
 use crate::error::BackendError;
+use crate::thin_gemm::{self, Part};
 
 /// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`.
 ///
@@ -30,10 +33,107 @@ pub(crate) fn gemm(
 /// Products below this many multiply-adds run single-threaded.
 const PARALLEL_MIN_FLOPS: usize = 1 << 18;
 
-/// Runs one GEMM per batch element through faer's matmul: on x86-64 it dispatches to AVX-512 (or AVX2) microkernels at
-/// run time on stable Rust, where the `gemm` crate needs a nightly feature for AVX-512
-/// (measured on a 2048^3 f32 product: about twice as fast here).
-fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
+/// The element types of the GEMM path: faer's and the thin kernel's.
+pub(crate) trait Element:
+    faer::traits::ComplexField + thin_gemm::Elem + num_one::One
+{
+}
+impl Element for f32 {}
+impl Element for f64 {}
+
+/// How a product is shared among the threads: each part is one sequential product, with
+/// no synchronization inside it (faer's own parallel products wait at barriers between
+/// their steps; on a machine shared with other processes a descheduled thread stalls
+/// every barrier: a `[32, 32768] x [32768, 27]` weight gradient measured 1.4 ms alone and
+/// 35-68 ms inside a training step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Split {
+    /// One thread.
+    None,
+    /// Result rows in this many parts.
+    Rows(usize),
+    /// Result columns in this many parts.
+    Cols(usize),
+    /// The contraction in this many parts, each summed into its own result, then added.
+    Contraction(usize),
+}
+
+/// Rows per thread from which a product splits by rows.
+const ROWS_PER_THREAD: usize = 64;
+
+/// Columns per thread from which a product splits by columns.
+const COLS_PER_THREAD: usize = 32;
+
+/// Contracted indices per thread from which a product with a small result splits its
+/// contraction.
+const CONTRACTION_PER_THREAD: usize = 256;
+
+/// The largest result (elements) a split contraction sums from per-thread copies.
+const CONTRACTION_SPLIT_MAX_RESULT: usize = 1 << 18;
+
+/// Rows per thread from which a tall product splits into two parts per thread.
+const TALL_ROWS_PER_THREAD: usize = 1024;
+
+/// The split of an `m x n x k` product among `threads` (`Split::None` for one thread or a
+/// small product).
+fn split(m: usize, n: usize, k: usize, threads: usize) -> Split {
+    if threads <= 1 || m.saturating_mul(n).saturating_mul(k) < PARALLEL_MIN_FLOPS {
+        return Split::None;
+    }
+    if m >= ROWS_PER_THREAD * threads && m >= n {
+        let parts = if m >= TALL_ROWS_PER_THREAD * threads {
+            2 * threads
+        } else {
+            threads
+        };
+        return Split::Rows(parts);
+    }
+    if n >= COLS_PER_THREAD * threads {
+        return Split::Cols(threads);
+    }
+    if m >= ROWS_PER_THREAD * threads {
+        return Split::Rows(threads);
+    }
+    if k >= CONTRACTION_PER_THREAD * threads && m * n <= CONTRACTION_SPLIT_MAX_RESULT {
+        return Split::Contraction(threads);
+    }
+    Split::None
+}
+
+/// Products of at most this many multiply-adds run on the thin kernel whatever their shape
+/// (faer's fixed cost per call is tens of microseconds).
+const THIN_MAX_FLOPS: usize = 1 << 15;
+
+/// Rows up to which a product of at least [`THIN_MIN_COLS`] columns runs on the thin kernel.
+const THIN_MAX_ROWS: usize = 64;
+
+/// Columns from which a product of few rows runs on the thin kernel.
+const THIN_MIN_COLS: usize = 16;
+
+/// Columns up to which a product of at least [`THIN_MIN_ROWS`] rows runs on the thin kernel.
+const THIN_MAX_COLS: usize = 4;
+
+/// Rows from which a product of few columns runs on the thin kernel.
+const THIN_MIN_ROWS: usize = 16;
+
+/// Whether the thin kernel runs an `m x n x k` product (measured against faer: see
+/// [`thin_gemm`]; `[32768,128] x [128,3]` 4.5 against 6-9 ms); faer keeps matrix-vector
+/// products (its own vector path reads the matrix once) and the rest.
+fn thin(m: usize, n: usize, k: usize) -> bool {
+    m.saturating_mul(n).saturating_mul(k) <= THIN_MAX_FLOPS
+        || ((2..=THIN_MAX_ROWS).contains(&m)
+            && n >= THIN_MIN_COLS
+            && m.saturating_mul(k) <= THIN_MAX_LHS)
+        || ((2..=THIN_MAX_COLS).contains(&n) && m >= THIN_MIN_ROWS)
+}
+
+/// The largest lhs (elements) of a product with few rows on the thin kernel: it reads the
+/// lhs once per panel of columns, from the second-level cache only when it fits there
+/// (`[32, 32768] x [32768, 27]`, a weight gradient: 3.2 ms against faer's 1.6).
+const THIN_MAX_LHS: usize = 1 << 16;
+
+/// Runs the products of every batch element, split among the threads by [`split`].
+fn gemm_batches<T: Element>(
     s: &GemmShape,
     lhs: *const T,
     rhs: *const T,
@@ -44,75 +144,95 @@ fn gemm_batches<T: faer::traits::ComplexField + Copy + num_one::One>(
         return;
     }
     let count: usize = s.batch.iter().map(|b| b.0).product();
+    let whole = Part {
+        rows: (0, s.m),
+        cols: (0, s.n),
+        ks: (0, s.k),
+    };
+    let ptrs = (lhs as usize, rhs as usize, out as usize);
+    let ptrs_of = |p: (usize, usize, usize)| (p.0 as *const T, p.1 as *const T, p.2 as *mut T);
     let big = s.m * s.n * s.k >= PARALLEL_MIN_FLOPS;
-    // Enough batch elements: one sequential product per thread at a time (no
-    // synchronization inside a product); else each product uses every thread.
+    // Enough batch elements: one sequential product per thread at a time.
     if threads > 1 && count >= threads && big {
-        let ptrs = (lhs as usize, rhs as usize, out as usize);
         (0..count).into_par_iter().for_each(|i| {
-            let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
-            // SAFETY: as in `gemm_one`; batch elements write disjoint parts of `out`.
-            unsafe { gemm_one(s, i, (l, r, o), (0, s.m), (0, s.n), faer::Par::Seq) };
+            // SAFETY: as in `part_product`; batch elements write disjoint parts of `out`.
+            unsafe { part_product(s, i, ptrs_of(ptrs), whole, None) };
         });
         return;
     }
-    // A tall product (many rows, few columns) splits by rows, a wide one by columns: one
-    // sequential product per part, in parallel (each packs only its own operand part; no
-    // synchronization inside a product).
-    let tall = s.m >= TALL_ROWS_PER_THREAD * threads && s.m >= 4 * s.n;
-    let wide = s.n >= WIDE_COLS_PER_THREAD * threads;
-    if threads > 1 && big && (tall || wide) {
-        let ptrs = (lhs as usize, rhs as usize, out as usize);
-        let parts = if tall { threads * 2 } else { threads };
-        let split = |len: usize, j: usize| (len * j / parts, len * (j + 1) / parts);
-        for i in 0..count {
-            (0..parts).into_par_iter().for_each(|j| {
-                let (rows, cols) = if tall {
-                    (split(s.m, j), (0, s.n))
-                } else {
-                    ((0, s.m), split(s.n, j))
-                };
-                let (l, r, o) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
-                // SAFETY: as in `gemm_one`; the parts' row or column ranges are disjoint.
-                unsafe { gemm_one(s, i, (l, r, o), rows, cols, faer::Par::Seq) };
-            });
-        }
-        return;
-    }
-    let par = if threads > 1 && big {
-        faer::Par::rayon(threads)
-    } else {
-        faer::Par::Seq
-    };
+    let how = split(s.m, s.n, s.k, threads);
+    let range = |len: usize, parts: usize, j: usize| (len * j / parts, len * (j + 1) / parts);
     for i in 0..count {
-        // SAFETY: as in `gemm_one`.
-        unsafe { gemm_one(s, i, (lhs, rhs, out), (0, s.m), (0, s.n), par) };
+        match how {
+            Split::None => {
+                // SAFETY: as in `part_product`.
+                unsafe { part_product(s, i, ptrs_of(ptrs), whole, None) };
+            }
+            Split::Rows(parts) | Split::Cols(parts) => {
+                (0..parts).into_par_iter().for_each(|j| {
+                    let part = if let Split::Rows(_) = how {
+                        Part {
+                            rows: range(s.m, parts, j),
+                            ..whole
+                        }
+                    } else {
+                        Part {
+                            cols: range(s.n, parts, j),
+                            ..whole
+                        }
+                    };
+                    // SAFETY: as in `part_product`; the parts' rows or columns are
+                    // disjoint.
+                    unsafe { part_product(s, i, ptrs_of(ptrs), part, None) };
+                });
+            }
+            Split::Contraction(parts) => {
+                let mut partial = vec![T::default(); (parts - 1) * s.m * s.n];
+                let scratch = partial.as_mut_ptr() as usize;
+                let (m, n) = (s.m, s.n);
+                (0..parts).into_par_iter().for_each(|j| {
+                    let part = Part {
+                        ks: range(s.k, parts, j),
+                        ..whole
+                    };
+                    // Part 0 sums into the result, the others into their scratch copy
+                    // (row-major `m x n`).
+                    let into = (j > 0).then(|| {
+                        // SAFETY: `partial` holds `parts - 1` copies of `m * n` elements.
+                        unsafe { (scratch as *mut T).add((j - 1) * m * n) }
+                    });
+                    // SAFETY: as in `part_product`; each part writes its own result copy.
+                    unsafe { part_product(s, i, ptrs_of(ptrs), part, into) };
+                });
+                // SAFETY: batch element `i`'s result, as in `part_product`.
+                unsafe { add_partials(s, i, out, &partial) };
+            }
+        }
     }
 }
 
-/// Columns per thread from which a product is split by columns.
-const WIDE_COLS_PER_THREAD: usize = 128;
-
-/// Rows per thread from which a tall product is split by rows.
-const TALL_ROWS_PER_THREAD: usize = 1024;
-
-/// Rows `[m0, m1)` and columns `[n0, n1)` of the product of batch element `i` (batch offsets in
-/// mixed radix over the batch dims).
+/// Adds the row-major `m x n` copies in `partial` to batch element `i`'s result.
 ///
 /// # Safety
-/// The pointers hold the dot's operands and result with the layouts `s`'s strides were
-/// computed from (checked by the thunk builder), so every element the views cover, at
-/// batch element `i`'s offsets, lies inside its allocation; the result does not alias
-/// the operands (a fresh temporary) and nothing else touches batch element `i`'s result
-/// during the call.
-pub(crate) unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::One>(
-    s: &GemmShape,
-    i: usize,
-    (lhs, rhs, out): (*const T, *const T, *mut T),
-    (m0, m1): (usize, usize),
-    (n0, n1): (usize, usize),
-    par: faer::Par,
-) {
+/// As [`part_product`]'s for the whole of batch element `i`'s result.
+unsafe fn add_partials<T: Element>(s: &GemmShape, i: usize, out: *mut T, partial: &[T]) {
+    let (_, _, oo) = batch_offsets(s, i);
+    for copy in partial.chunks_exact(s.m * s.n) {
+        for (r, row) in copy.chunks_exact(s.n).enumerate() {
+            for (c, &x) in row.iter().enumerate() {
+                // SAFETY: result element (r, c) of batch element `i`.
+                unsafe {
+                    let o = out.offset(oo + r as isize * s.out.0 + c as isize * s.out.1);
+                    *o = *o + x;
+                }
+            }
+        }
+    }
+}
+
+/// Element offsets of batch element `i` (mixed radix over the batch dims) in the lhs, the
+/// rhs and the result.
+fn batch_offsets(s: &GemmShape, i: usize) -> (isize, isize, isize) {
     let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
     for &(n, ls, rs, os) in s.batch.iter().rev() {
         let j = (rest % n) as isize;
@@ -121,38 +241,116 @@ pub(crate) unsafe fn gemm_one<T: faer::traits::ComplexField + Copy + num_one::On
         ro += j * rs;
         oo += j * os;
     }
+    (lo, ro, oo)
+}
+
+/// Rows `[m0, m1)` and columns `[n0, n1)` of the product of batch element `i`, on one
+/// thread (`par` is [`faer::Par::Seq`]) or faer's threads.
+///
+/// # Safety
+/// As [`part_product`]'s for those rows and columns.
+pub(crate) unsafe fn gemm_one<T: Element>(
+    s: &GemmShape,
+    i: usize,
+    ptrs: (*const T, *const T, *mut T),
+    (m0, m1): (usize, usize),
+    (n0, n1): (usize, usize),
+    par: faer::Par,
+) {
+    let part = Part {
+        rows: (m0, m1),
+        cols: (n0, n1),
+        ks: (0, s.k),
+    };
+    // SAFETY: the caller's contract.
+    unsafe { product_with(s, i, ptrs, part, None, par) }
+}
+
+/// Part `part` of the product of batch element `i`, on this thread, written into the
+/// result or (`into`) into a row-major `m x n` scratch copy of it.
+///
+/// # Safety
+/// The pointers hold the dot's operands and result with the layouts `s`'s strides were
+/// computed from (checked by the thunk builder), so every element the part covers, at
+/// batch element `i`'s offsets, lies inside its allocation; the result (or `into`, of
+/// `m * n` elements) does not alias the operands and nothing else touches the part's
+/// result elements during the call.
+unsafe fn part_product<T: Element>(
+    s: &GemmShape,
+    i: usize,
+    ptrs: (*const T, *const T, *mut T),
+    part: Part,
+    into: Option<*mut T>,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { product_with(s, i, ptrs, part, into, faer::Par::Seq) }
+}
+
+/// [`part_product`] on faer's `par` threads where faer runs it.
+///
+/// # Safety
+/// As [`part_product`]'s.
+unsafe fn product_with<T: Element>(
+    s: &GemmShape,
+    i: usize,
+    (lhs, rhs, out): (*const T, *const T, *mut T),
+    part: Part,
+    into: Option<*mut T>,
+    par: faer::Par,
+) {
+    let (lo, ro, oo) = batch_offsets(s, i);
+    let (out, os) = match into {
+        Some(p) => (p, (s.n as isize, 1)),
+        None => (
+            // SAFETY: batch element `i`'s result lies inside the allocation.
+            unsafe { out.offset(oo) },
+            s.out,
+        ),
+    };
+    let (m0, m1) = part.rows;
+    let (n0, n1) = part.cols;
+    let (k0, k1) = part.ks;
+    // SAFETY: offsets of elements the part covers (the caller's contract).
+    let (a, b, c) = unsafe {
+        (
+            lhs.offset(lo + m0 as isize * s.lhs.0 + k0 as isize * s.lhs.1),
+            rhs.offset(ro + k0 as isize * s.rhs.0 + n0 as isize * s.rhs.1),
+            out.offset(m0 as isize * os.0 + n0 as isize * os.1),
+        )
+    };
+    let (m, n, k) = (m1 - m0, n1 - n0, k1 - k0);
+    if thin(m, n, k) {
+        let ops = thin_gemm::Operands {
+            lhs: a,
+            ls: s.lhs,
+            rhs: b,
+            rs: s.rhs,
+            out: c,
+            os,
+        };
+        let whole = Part {
+            rows: (0, m),
+            cols: (0, n),
+            ks: (0, k),
+        };
+        // SAFETY: the caller's contract, for the part's views.
+        unsafe { thin_gemm::product(&ops, whole) };
+        return;
+    }
     // SAFETY: the caller's contract: the views lie inside their allocations and the
     // result is written by this call alone.
     let (a, b, c) = unsafe {
         (
-            faer::MatRef::from_raw_parts(
-                lhs.offset(lo + m0 as isize * s.lhs.0),
-                m1 - m0,
-                s.k,
-                s.lhs.0,
-                s.lhs.1,
-            ),
-            faer::MatRef::from_raw_parts(
-                rhs.offset(ro + n0 as isize * s.rhs.1),
-                s.k,
-                n1 - n0,
-                s.rhs.0,
-                s.rhs.1,
-            ),
-            faer::MatMut::from_raw_parts_mut(
-                out.offset(oo + m0 as isize * s.out.0 + n0 as isize * s.out.1),
-                m1 - m0,
-                n1 - n0,
-                s.out.0,
-                s.out.1,
-            ),
+            faer::MatRef::from_raw_parts(a, m, k, s.lhs.0, s.lhs.1),
+            faer::MatRef::from_raw_parts(b, k, n, s.rhs.0, s.rhs.1),
+            faer::MatMut::from_raw_parts_mut(c, m, n, os.0, os.1),
         )
     };
     faer::linalg::matmul::matmul(c, faer::Accum::Replace, a, b, T::one(), par);
 }
 
 /// The multiplicative identity of the GEMM element types.
-mod num_one {
+pub(crate) mod num_one {
     /// `1` of a type.
     pub trait One {
         /// The value one.

@@ -25,6 +25,7 @@ mod library;
 mod loaded;
 mod memory;
 mod run;
+mod thin_gemm;
 
 pub use cache::cache_dir;
 /// The object cache's entries and their management (`hloc cache`).

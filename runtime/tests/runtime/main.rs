@@ -26,4 +26,5 @@ mod random_windows;
 mod reductions;
 mod semantics;
 mod streamed;
+mod thin_dots;
 mod transposes;

@@ -3,6 +3,7 @@
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 
 use crate::error::BackendError;
 
@@ -10,8 +11,48 @@ use crate::error::BackendError;
 pub enum Memory<'a> {
     /// Borrowed read-only bytes (a parameter in row-major order, or a constant).
     Borrowed(&'a [u8]),
-    /// Owned, writable (temporaries; parameters that needed a layout change).
+    /// Owned, writable (outputs; parameters that needed a layout change).
     Owned(Vec<u64>),
+    /// A writable slice of the run's temp block (a temporary at its offset): the block
+    /// outlives the run's memory, and values whose slices overlap are never live together.
+    View(*mut u64, usize, PhantomData<&'a mut [u64]>),
+}
+
+/// The run's temp block, borrowed once, handing out the temporaries' slices.
+#[derive(Clone, Copy)]
+pub struct Block<'a>(*mut u64, usize, PhantomData<&'a mut [u64]>);
+
+impl<'a> Block<'a> {
+    /// The block of `words`.
+    pub fn new(words: &'a mut [u64]) -> Block<'a> {
+        Block(words.as_mut_ptr(), words.len(), PhantomData)
+    }
+
+    /// The slice of `bytes` bytes at byte `offset` (8-byte aligned), clamped to the block.
+    pub fn view(self, offset: u64, bytes: u64) -> Memory<'a> {
+        let at = (offset as usize / 8).min(self.1);
+        let words = (bytes as usize).div_ceil(8).min(self.1 - at);
+        // SAFETY: `at <= len`, so the pointer is in (or one past) the block.
+        Memory::View(unsafe { self.0.add(at) }, words, PhantomData)
+    }
+}
+
+impl Memory<'_> {
+    /// The writable bytes (`None` for borrowed, read-only memory).
+    pub(crate) fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        match self {
+            Memory::Borrowed(_) => None,
+            Memory::Owned(v) => Some(bytemuck_bytes(v.as_mut_ptr(), v.len())),
+            Memory::View(p, n, _) => Some(bytemuck_bytes(*p, *n)),
+        }
+    }
+}
+
+/// The bytes of `words` words at `p`, a pointer into live owned memory.
+fn bytemuck_bytes<'b>(p: *mut u64, words: usize) -> &'b mut [u8] {
+    // SAFETY: callers pass a pointer to `words` words of a live allocation (an owned
+    // vector or the temp block); u8 accepts any bits and has no alignment needs.
+    unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), words * 8) }
 }
 
 impl Memory<'_> {
@@ -20,6 +61,7 @@ impl Memory<'_> {
         match self {
             Memory::Borrowed(b) => b.as_ptr() as *mut c_void,
             Memory::Owned(v) => v.as_mut_ptr().cast(),
+            Memory::View(p, _, _) => p.cast(),
         }
     }
 
@@ -28,21 +70,19 @@ impl Memory<'_> {
         match self {
             Memory::Borrowed(_) => None,
             Memory::Owned(v) => Some(v.as_mut_ptr().cast()),
+            Memory::View(p, _, _) => Some(p.cast()),
         }
     }
 
     /// Writes `data` at the start (owned memory only).
     pub(crate) fn write(&mut self, data: &[u8]) -> Result<(), BackendError> {
-        let Memory::Owned(v) = self else {
+        let Some(dst) = self.bytes_mut() else {
             return Err(BackendError::Internal("write to read-only memory".into()));
         };
-        if data.len() > v.len() * 8 {
+        if data.len() > dst.len() {
             return Err(BackendError::Internal("write past an allocation".into()));
         }
-        // SAFETY: `v` holds at least `data.len()` bytes (checked); u64 accepts any bits.
-        let dst =
-            unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), data.len()) };
-        dst.copy_from_slice(data);
+        dst[..data.len()].copy_from_slice(data);
         Ok(())
     }
 
@@ -51,6 +91,7 @@ impl Memory<'_> {
         match self {
             Memory::Borrowed(b) => b.len(),
             Memory::Owned(v) => std::mem::size_of_val(v.as_slice()),
+            Memory::View(_, n, _) => n * 8,
         }
     }
 
@@ -60,6 +101,11 @@ impl Memory<'_> {
             Memory::Borrowed(b) => &b[..len.min(b.len())],
             Memory::Owned(v) => {
                 let all: &[u8] = word_bytes(v);
+                &all[..len.min(all.len())]
+            }
+            Memory::View(p, n, _) => {
+                // SAFETY: a view covers `n` words of the live temp block.
+                let all = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n * 8) };
                 &all[..len.min(all.len())]
             }
         }

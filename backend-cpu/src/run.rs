@@ -259,6 +259,18 @@ impl CpuExecutable {
     pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, BackendError> {
         let p = &self.program;
         let mut pooled = self.run_state.pool.take_all();
+        // The temp block, pooled after the allocations.
+        let block_at = p.allocations.len();
+        let mut block_memory = temp_memory(
+            &mut pooled,
+            block_at,
+            p.temp_block_bytes,
+            &self.run_state.spare,
+        );
+        let block = match &mut block_memory {
+            Memory::Owned(v) => memory::Block::new(v),
+            _ => return Err(BackendError::Internal("temp block not owned".into())),
+        };
         let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
         for (i, a) in p.allocations.iter().enumerate() {
             mem.push(match &a.kind {
@@ -272,7 +284,10 @@ impl CpuExecutable {
                     Some(words) => Memory::Borrowed(memory::word_bytes(words)),
                     None => return Err(BackendError::Internal("constant without data".into())),
                 },
-                AllocationKind::Temp => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
+                AllocationKind::Temp | AllocationKind::Output(_) => match a.offset {
+                    Some(offset) => block.view(offset, a.bytes),
+                    None => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
+                },
             });
         }
         let mut profile = self
@@ -308,13 +323,16 @@ impl CpuExecutable {
             };
             bufs.push(words);
         }
-        pooled.resize_with(mem.len(), || None);
+        pooled.resize_with(block_at + 1, || None);
         for (i, m) in mem.into_iter().enumerate() {
             if let Memory::Owned(v) = m {
                 if !v.is_empty() && matches!(p.allocations[i].kind, AllocationKind::Temp) {
                     pooled[i] = Some(v);
                 }
             }
+        }
+        if let Memory::Owned(v) = block_memory {
+            pooled[block_at] = Some(v);
         }
         self.run_state.pool.put_all(pooled);
         Ok(RawOutputs {

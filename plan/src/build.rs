@@ -1,14 +1,14 @@
 //! From an HLO module to a [`Program`]: one kernel per instruction (fusions included) in
 //! each computation's def-before-use order, parameters and constants as fixed allocations,
 //! tuples, get-tuple-element and bitcasts as aliases (no code), `while` and `conditional`
-//! as nested thunk sequences over dedicated buffers; then buffer assignment of the entry's
-//! temporaries.
+//! as nested thunk sequences; then buffer assignment ([`super::memory::assign`]): every
+//! temporary, those of nested sequences and loop state included, in the temp block at an
+//! offset, outputs apart.
 
 use std::collections::HashMap;
 
 use hlo::{AttrName, AttrValue, CompId, InstrId, Module, Opcode, Shape};
 
-use super::assign::assign_temps;
 use super::{
     Allocation, AllocationKind, ArraySpec, Buffer, BufferId, FftKind, LibraryCall, Program, Thunk,
 };
@@ -36,6 +36,9 @@ struct State<'m> {
     /// Position in the entry's sequence of the thunk being built (liveness is tracked at
     /// that level: anything a nested sequence reads lives until its thunk ends).
     top: usize,
+    /// The entry computation's schedule (the lowest-peak order,
+    /// [`super::memory::schedule`]).
+    entry_order: Vec<InstrId>,
 }
 
 fn spec_of(shape: &Shape, buffer: BufferId, what: &str) -> Result<ArraySpec, CodegenError> {
@@ -66,13 +69,18 @@ fn bytes_of(shape: &Shape, what: &str) -> Result<u64, CodegenError> {
     Ok(n.max(0) as u64 * u64::from(spec.ty.byte_width()))
 }
 
-/// The array leaves of a shape (itself, or a flat tuple's elements).
+/// The array leaves of a shape in flattened tuple order (itself, or every array of a
+/// tuple, nested tuples included: a tuple value is the list of its leaves' buffers).
 fn leaf_shapes(shape: &Shape) -> Vec<Shape> {
-    if shape.is_tuple() {
-        shape.tuple_shapes().to_vec()
-    } else {
-        vec![shape.clone()]
+    fn push(shape: &Shape, out: &mut Vec<Shape>) {
+        match shape.is_tuple() {
+            true => shape.tuple_shapes().iter().for_each(|s| push(s, out)),
+            false => out.push(shape.clone()),
+        }
     }
+    let mut out = Vec::new();
+    push(shape, &mut out);
+    out
 }
 
 /// A C identifier for kernel `i` of instruction `name`.
@@ -86,7 +94,11 @@ fn kernel_name(i: usize, name: &str) -> String {
 
 impl State<'_> {
     fn fixed(&mut self, name: &str, kind: AllocationKind, bytes: u64) -> BufferId {
-        self.allocations.push(Allocation { kind, bytes });
+        self.allocations.push(Allocation {
+            kind,
+            bytes,
+            offset: None,
+        });
         self.buffers.push(Buffer {
             name: name.to_string(),
             bytes,
@@ -98,17 +110,19 @@ impl State<'_> {
     }
 
     /// A buffer written by the thunk at `at` of the entry sequence; inside nested
-    /// sequences a dedicated allocation (never shared).
+    /// sequences, live through the whole thunk of the entry sequence that holds them.
     fn temp(&mut self, name: &str, bytes: u64, at: usize) -> BufferId {
-        if self.depth > 0 {
-            return self.fixed(name, AllocationKind::Temp, bytes);
-        }
+        let (at, last) = if self.depth > 0 {
+            (self.top, Some(self.top))
+        } else {
+            (at, None)
+        };
         self.buffers.push(Buffer {
             name: name.to_string(),
             bytes,
             allocation: usize::MAX,
             defined_at: Some(at),
-            last_use: None,
+            last_use: last,
         });
         self.buffers.len() - 1
     }
@@ -180,7 +194,11 @@ impl State<'_> {
         out: &mut Vec<Thunk>,
     ) -> Result<Vec<BufferId>, CodegenError> {
         let c = self.module.computation(comp);
-        for &id in c.def_before_use_order().iter() {
+        let order = match params {
+            None => std::borrow::Cow::Owned(std::mem::take(&mut self.entry_order)),
+            Some(_) => c.def_before_use_order(),
+        };
+        for &id in order.iter() {
             self.instruction(comp, id, params, out)?;
         }
         self.leaves(comp, c.root())
@@ -216,19 +234,25 @@ impl State<'_> {
                 self.constant_literal(comp, id)?;
             }
             Opcode::Tuple => {
+                // A nested tuple's leaves follow one another in flattened order.
                 let mut leaves = Vec::new();
                 for &op in instr.operands() {
-                    leaves.push(self.single(comp, op)?);
+                    leaves.extend(self.leaves(comp, op)?);
                 }
                 self.slots.insert((comp, id), leaves);
             }
             Opcode::GetTupleElement => {
                 let op = instr.operands()[0];
                 let k = instr.tuple_index().unwrap_or(0).max(0) as usize;
-                let b = self.leaves(comp, op)?.get(k).copied().ok_or_else(|| {
+                // Element k's leaves: after those of the elements before it.
+                let elements = c.instr(op).shape().tuple_shapes();
+                let from: usize = elements.iter().take(k).map(|s| leaf_shapes(s).len()).sum();
+                let n = elements.get(k).map_or(1, |s| leaf_shapes(s).len());
+                let leaves = self.leaves(comp, op)?;
+                let b = leaves.get(from..from + n).ok_or_else(|| {
                     CodegenError::Internal(format!("`{name}`: no tuple element {k}"))
                 })?;
-                self.slots.insert((comp, id), vec![b]);
+                self.slots.insert((comp, id), b.to_vec());
             }
             Opcode::OptimizationBarrier => {
                 let leaves = self.leaves(comp, instr.operands()[0])?;
@@ -367,18 +391,20 @@ impl State<'_> {
             && bytes_of(instr.shape(), instr.name())? == bytes_of(operand.shape(), instr.name())?)
     }
 
-    /// Dedicated buffers for every leaf of `id`'s shape.
-    fn dedicated(&mut self, comp: CompId, id: InstrId) -> Result<Vec<BufferId>, CodegenError> {
+    /// Buffers for every leaf of `id`'s shape, written by the thunk at `at` (a loop's
+    /// state, a conditional's results).
+    fn dedicated(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        at: usize,
+    ) -> Result<Vec<BufferId>, CodegenError> {
         let instr = self.module.computation(comp).instr(id);
         let shapes = leaf_shapes(instr.shape());
         let mut bufs = Vec::with_capacity(shapes.len());
         for (k, s) in shapes.iter().enumerate() {
             let bytes = bytes_of(s, instr.name())?;
-            bufs.push(self.fixed(
-                &format!("{}.{k}", instr.name()),
-                AllocationKind::Temp,
-                bytes,
-            ));
+            bufs.push(self.temp(&format!("{}.{k}", instr.name()), bytes, at));
         }
         Ok(bufs)
     }
@@ -418,7 +444,7 @@ impl State<'_> {
         for &b in &init {
             self.use_at(b, at);
         }
-        let state = self.dedicated(comp, id)?;
+        let state = self.dedicated(comp, id, at)?;
         if state.len() != init.len() {
             return Err(CodegenError::Internal(format!(
                 "`{name}`: state and init differ"
@@ -507,7 +533,7 @@ impl State<'_> {
                 "branch and operand counts differ",
             ));
         }
-        let results = self.dedicated(comp, id)?;
+        let results = self.dedicated(comp, id, at)?;
         let saved = self.enter(out);
         let mut branches = Vec::with_capacity(comps.len());
         let mut err = None;
@@ -677,6 +703,13 @@ pub fn build_program_with(
         slots: HashMap::new(),
         depth: 0,
         top: 0,
+        entry_order: super::memory::schedule::schedule(
+            module,
+            module.entry_id(),
+            &super::memory::dataflow(module),
+        )
+        .order()
+        .to_vec(),
     };
     let mut thunks = Vec::new();
     let leaves = st.sequence(module.entry_id(), None, &mut thunks)?;
@@ -710,7 +743,9 @@ pub fn build_program_with(
         min_bytes: options.stream_min_bytes,
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
-    let peak = assign_temps(&mut st.buffers, &mut st.allocations, thunks.len());
+    let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
+    let assigned =
+        super::memory::assign::assign(&mut st.buffers, &mut st.allocations, &output_buffers);
     Ok(Program {
         name: module.name().to_string(),
         kernels: st.kernels,
@@ -720,7 +755,8 @@ pub fn build_program_with(
         parameters,
         outputs,
         tuple_output: root_instr.shape().is_tuple(),
-        peak_bytes: peak,
+        peak_bytes: assigned.peak_bytes,
+        temp_block_bytes: assigned.temp_block_bytes,
     })
 }
 

@@ -13,7 +13,6 @@
 //!
 //! The crate produces data only: it runs no compiler and loads nothing.
 
-mod assign;
 mod backend;
 mod boundary_layouts;
 mod build;
@@ -48,17 +47,23 @@ pub enum AllocationKind {
     Parameter(usize),
     /// A constant's data (in physical layout order, filled once when loading).
     Constant(hlo::literal::ArrayLiteral),
-    /// A temporary (reused by values with disjoint live ranges).
+    /// A temporary: a slice of the program's temp block at [`Allocation::offset`]
+    /// (values live at the same time never overlap there; see [`memory::assign`]).
     Temp,
+    /// Output `n`'s memory (the run hands it to the caller, so it lives apart).
+    Output(usize),
 }
 
-/// One allocation.
+/// One region of memory the executor binds buffers to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Allocation {
     /// What it holds.
     pub kind: AllocationKind,
     /// Size in bytes.
     pub bytes: u64,
+    /// Where a temporary lies in the temp block ([`Program::temp_block_bytes`]); `None`
+    /// for memory of its own (parameters, constants, outputs).
+    pub offset: Option<u64>,
 }
 
 /// A buffer value: where an instruction's (array) result lives.
@@ -371,23 +376,30 @@ pub struct Program {
     pub outputs: Vec<ArraySpec>,
     /// Whether the root is a tuple (outputs are returned as one).
     pub tuple_output: bool,
-    /// Live bytes at the schedule's peak (parameters and constants included).
+    /// Live bytes at the schedule's peak (parameters, constants and outputs included;
+    /// the temp block's gaps excluded).
     pub peak_bytes: u64,
+    /// Size of the temp block every temporary lives in at its offset.
+    pub temp_block_bytes: u64,
 }
 
 impl Program {
-    /// Bytes of every allocation.
+    /// Bytes of every allocation as XLA counts them: parameters, constants, outputs and
+    /// the temp block (its slices not counted twice).
     pub fn buffer_bytes(&self) -> u64 {
-        self.allocations.iter().map(|a| a.bytes).sum()
+        let own: u64 = self
+            .allocations
+            .iter()
+            .filter(|a| a.offset.is_none())
+            .map(|a| a.bytes)
+            .sum();
+        own + self.temp_block_bytes
     }
 
-    /// Bytes of the temporary allocations.
+    /// Bytes of temporaries as XLA defines them: the temp block (outputs, parameters and
+    /// constants excluded).
     pub fn temp_bytes(&self) -> u64 {
-        self.allocations
-            .iter()
-            .filter(|a| a.kind == AllocationKind::Temp)
-            .map(|a| a.bytes)
-            .sum()
+        self.temp_block_bytes
     }
 
     /// Number of library-call thunks (nested sequences included).

@@ -145,8 +145,13 @@ pub fn buffer_assignment_text(p: &Program) -> String {
             AllocationKind::Parameter(n) => format!("parameter {n}"),
             AllocationKind::Constant(_) => "constant".to_string(),
             AllocationKind::Temp => "temp".to_string(),
+            AllocationKind::Output(n) => format!("output {n}"),
         };
-        let _ = writeln!(out, "allocation {i}: size {}, {kind}", a.bytes);
+        let at = a
+            .offset
+            .map(|o| format!(", temp block offset {o}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "allocation {i}: size {}, {kind}{at}", a.bytes);
     }
     for (i, b) in p.buffers.iter().enumerate() {
         let range = match (b.defined_at, b.last_use) {
@@ -160,6 +165,7 @@ pub fn buffer_assignment_text(p: &Program) -> String {
             b.name, b.bytes, b.allocation
         );
     }
+    let _ = writeln!(out, "temp block: size {}", p.temp_block_bytes);
     let _ = writeln!(out, "buffer_bytes: {}", p.buffer_bytes());
     let _ = writeln!(out, "temp_bytes: {}", p.temp_bytes());
     let _ = writeln!(out, "peak_bytes: {}", p.peak_bytes);

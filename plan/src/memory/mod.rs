@@ -2,8 +2,15 @@
 //! module, schedules costed by a heap simulation, buffer assignment into parameter,
 //! constant, output and one temp block at offsets, and XLA-style dumps of the result.
 
+pub mod assign;
+mod dump;
+pub mod heap;
+pub mod schedule;
 pub mod values;
 mod values_text;
 
+pub use dump::{
+    human_bytes, xla_buffer_assignment_text, xla_memory_dumps, xla_memory_usage_report,
+};
 pub use values::{dataflow, Dataflow, Position, Share, ShareReason, Use, Value, ValueId};
 pub use values_text::values_text;

@@ -108,6 +108,14 @@ pub fn shape_bytes(shape: &Shape) -> u64 {
     n.max(0) as u64 * u64::from(width)
 }
 
+/// The byte size of every array leaf of a shape together.
+pub fn shape_bytes_all(shape: &Shape) -> u64 {
+    leaf_indices(shape)
+        .iter()
+        .map(|(_, s)| shape_bytes(s))
+        .sum()
+}
+
 /// The array leaves of a shape with their indices, in flattened order.
 pub fn leaf_indices(shape: &Shape) -> Vec<(Vec<i64>, Shape)> {
     fn walk(s: &Shape, prefix: &mut Vec<i64>, out: &mut Vec<(Vec<i64>, Shape)>) {

@@ -89,3 +89,45 @@ fn dataflow_values() {
         }
     });
 }
+
+/// `schedules.test`: every candidate order of the entry computation with its heap
+/// simulation's peak, and the chosen one ([`plan::memory::schedule::schedule`]).
+#[test]
+fn entry_schedules() {
+    golden::check_file(&path("schedules.test"), |case| {
+        let m = match hlo::parse_module(&case.input) {
+            Ok(m) => m,
+            Err(e) => return format!("error: {e}"),
+        };
+        let flow = plan::memory::dataflow(&m);
+        let s = plan::memory::schedule::schedule(&m, m.entry_id(), &flow);
+        let entry = m.entry();
+        let mut out = String::new();
+        for (k, c) in s.candidates.iter().enumerate() {
+            let names: Vec<&str> = c.order.iter().map(|&i| entry.instr(i).name()).collect();
+            let mark = if k == s.chosen { " (chosen)" } else { "" };
+            out += &format!("{}: peak {}{mark}\n  {}\n", c.name, c.peak, names.join(" "));
+        }
+        out.trim_end().to_string()
+    });
+}
+
+/// `memory_dumps.test`: XLA's `buffer-assignment.txt` and `memory-usage-report.txt`
+/// layouts of each module's program ([`plan::memory::xla_memory_dumps`]).
+#[test]
+fn xla_memory_dumps() {
+    golden::check_file(&path("memory_dumps.test"), |case| {
+        let run = || -> Result<String, String> {
+            let m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
+            let p = plan::build_program(&m).map_err(|e| e.to_string())?;
+            Ok(plan::memory::xla_memory_dumps(0, &m, &p)
+                .into_iter()
+                .map(|(name, text)| format!("== {name}\n{text}"))
+                .collect::<String>())
+        };
+        run()
+            .unwrap_or_else(|e| format!("error: {e}"))
+            .trim_end()
+            .to_string()
+    });
+}

@@ -4,3 +4,4 @@
 
 mod gemm_dots;
 mod golden;
+mod memory_overlap;

@@ -96,10 +96,9 @@ pub(crate) fn run_on(
 
 /// The result array of shape `y` in writable memory `m`.
 fn result<'a>(y: &Arr, m: &'a mut Memory<'_>) -> Result<Array<&'a mut [u8]>, BackendError> {
-    let Memory::Owned(words) = m else {
+    let Some(bytes) = m.bytes_mut() else {
         return Err(bad("result in read-only memory"));
     };
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(words.as_mut_slice());
     let y = Array::like(y, bytes);
     if y.bytes.len() < y.len() {
         return Err(bad("result allocation too small"));

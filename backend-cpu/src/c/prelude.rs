@@ -169,22 +169,49 @@ static inline hloc_c128 hloc_mk_c128(double re, double im) { hloc_c128 z = {re, 
 HLOC_COMPLEX_OPS(hloc_c64, c64)
 HLOC_COMPLEX_OPS(hloc_c128, c128)
 
+/* Selects of two values computed anyway (neither arm traps or has a side effect): a bit
+   mask, not a branch. With `c ? a : b` gcc moves an arm's computation (an inlined log1p)
+   under a branch and then does not vectorize the loop ("control flow in loop"). Exact on
+   the bits (NaN payloads, -0). */
+#define HLOC_SEL(T, U, S)                                                          \
+  static inline T hloc_sel_##S(uint8_t c, T a, T b) {                              \
+    U m = (U)((U)0 - (U)(c != 0)), x, y;                                           \
+    memcpy(&x, &a, sizeof x);                                                      \
+    memcpy(&y, &b, sizeof y);                                                      \
+    x = (U)((x & m) | (y & (U)~m));                                                \
+    memcpy(&a, &x, sizeof a);                                                      \
+    return a;                                                                      \
+  }
+HLOC_SEL(uint8_t, uint8_t, u8)
+HLOC_SEL(int8_t, uint8_t, s8)
+HLOC_SEL(int16_t, uint16_t, s16)
+HLOC_SEL(uint16_t, uint16_t, u16)
+HLOC_SEL(int32_t, uint32_t, s32)
+HLOC_SEL(uint32_t, uint32_t, u32)
+HLOC_SEL(float, uint32_t, f32)
+HLOC_SEL(int64_t, uint64_t, s64)
+HLOC_SEL(uint64_t, uint64_t, u64)
+HLOC_SEL(double, uint64_t, f64)
+
 /* Floats: NaN-propagating max/min (+0 above -0), sign, total-order keys. max and min are
    branch-free (the C compiler vectorizes them): `a > b ? a : b` and `b > a ? b : a` are
    one vmaxps each and agree unless a == b, where they are a and b, so and-ing their bits
    gives the max with +0 winning over -0 (or-ing: the min with -0 winning); a NaN operand
-   (one unordered compare) gives a NaN. Six vector operations, against ten for a select
-   on a == b: a max reduction's chain through its accumulators is that much shorter. */
+   (one unordered compare) gives a NaN, a + b, computed always and blended by the compare's
+   mask: `unordered ? a + b : m` makes gcc compute the add only under a branch (it may trap
+   under -ftrapping-math), and a loop with a branch is not vectorized. */
 #define HLOC_FLOAT_OPS(T, S, U)                                                    \
   static inline U hloc_bits_##S(T x) { U u; memcpy(&u, &x, sizeof u); return u; } \
   static inline T hloc_from_bits_##S(U u) { T x; memcpy(&x, &u, sizeof x); return x; } \
   static inline T hloc_max_##S(T a, T b) {                                         \
     U m = hloc_bits_##S(a > b ? a : b) & hloc_bits_##S(b > a ? b : a);             \
-    return __builtin_isunordered(a, b) ? a + b : hloc_from_bits_##S(m);            \
+    U n = hloc_bits_##S(a + b), u = (U)0 - (U)__builtin_isunordered(a, b);        \
+    return hloc_from_bits_##S((n & u) | (m & ~u));                                 \
   }                                                                                \
   static inline T hloc_min_##S(T a, T b) {                                         \
     U m = hloc_bits_##S(a < b ? a : b) | hloc_bits_##S(b < a ? b : a);             \
-    return __builtin_isunordered(a, b) ? a + b : hloc_from_bits_##S(m);            \
+    U n = hloc_bits_##S(a + b), u = (U)0 - (U)__builtin_isunordered(a, b);        \
+    return hloc_from_bits_##S((n & u) | (m & ~u));                                 \
   }                                                                                \
   static inline T hloc_sign_##S(T x) { return (x != x || x == 0) ? x : (x > 0 ? (T)1 : (T)-1); }
 HLOC_FLOAT_OPS(float, f32, uint32_t)
@@ -327,7 +354,7 @@ const INT_TYPES: [&str; 8] = ["s8", "s16", "s32", "s64", "u8", "u16", "u32", "u6
 /// Cuts `text` (the base prelude) at its section comments; the integer helpers' and the
 /// float-to-integer conversions' lines go one type at a time.
 fn split_parts(text: &'static str) -> Vec<PreludePart> {
-    let sections: [(&str, &[&str]); 6] = [
+    let sections: [(&str, &[&str]); 7] = [
         (
             "/* f16 and bf16",
             &[
@@ -342,6 +369,7 @@ fn split_parts(text: &'static str) -> Vec<PreludePart> {
             "/* Complex numbers",
             &["hloc_c64", "hloc_c128", "_c64(", "_c128("],
         ),
+        ("/* Selects", &["hloc_sel_"]),
         (
             "/* Floats:",
             &[

@@ -1,6 +1,7 @@
 //! Kernels as C functions `void NAME(void *const *bufs, int64_t block_begin, int64_t
 //! block_end)`, and one translation unit per module.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use affine::{Expr, ExprKind};
@@ -8,7 +9,7 @@ use affine::{Expr, ExprKind};
 use super::prelude::prelude_for;
 use codegen::kir::{
     binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, LoopKind, ScalarType, Stmt,
-    UnOp, Value,
+    UnOp, Value, VarId,
 };
 
 /// The C type holding a value of `t`.
@@ -178,17 +179,77 @@ pub fn value_c(v: &Value) -> String {
 
 /// A value in C, of type `c_type(v.ty())`, its transcendental functions in style `m`.
 pub fn value_in(v: &Value, m: MathStyle) -> String {
-    let value_c = |v: &Value| value_in(v, m);
+    value_cx(
+        v,
+        Cx {
+            m,
+            carried: &HashSet::new(),
+        },
+    )
+}
+
+/// What printing a value needs beyond the value: the math style, and the variables a
+/// loop carries (declared mutable: accumulators), whose selects stay branches.
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    m: MathStyle,
+    carried: &'a HashSet<VarId>,
+}
+
+/// The variables `Stmt::Decl` declares anywhere in `body` (mutable: reduction
+/// accumulators, the targets of branch assignments).
+fn declared(body: &[Stmt], out: &mut HashSet<VarId>) {
+    for s in body {
+        match s {
+            Stmt::Decl { var, .. } => {
+                out.insert(*var);
+            }
+            Stmt::Loop { body, .. } => declared(body, out),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                declared(body, out);
+                declared(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `v` reads one of the variables in `set`.
+fn reads_any(v: &Value, set: &HashSet<VarId>) -> bool {
+    match v {
+        Value::Var(id, _) => set.contains(id),
+        Value::Const(..) | Value::Index(_) | Value::Load { .. } | Value::LocalLoad { .. } => false,
+        Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+            reads_any(a, set)
+        }
+        Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) | Value::Cond(_, a, b) => {
+            reads_any(a, set) || reads_any(b, set)
+        }
+        Value::Select(p, a, b) => reads_any(p, set) || reads_any(a, set) || reads_any(b, set),
+    }
+}
+
+fn value_cx(v: &Value, cx: Cx<'_>) -> String {
+    let m = cx.m;
+    let value_c = |v: &Value| value_cx(v, cx);
     match v {
         Value::Const(t, c) => const_c(*t, *c),
         Value::Var(id, _) => format!("v{}", id.0),
         Value::Index(e) => expr_c(*e),
         Value::Load { buf, offset, .. } => format!("b{buf}[{}]", expr_c(*offset)),
         Value::LocalLoad { local, offset, .. } => format!("l{local}[{}]", expr_c(*offset)),
-        Value::Unary(op, a, t) => unary_c(*op, a, *t, m),
-        Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t, m),
-        Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b, m),
-        Value::Select(p, a, b) => format!("({} ? {} : {})", value_c(p), value_c(a), value_c(b)),
+        Value::Unary(op, a, t) => unary_c(*op, a, *t, cx),
+        Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t, cx),
+        Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b, cx),
+        Value::Select(p, a, b) => {
+            // A select on a loop-carried chain (argmax's accumulators) stays a branch:
+            // such a loop is not vectorized anyway, and a predicted branch keeps the mask
+            // off the chain (a blend made a row argmax 2.8x slower).
+            let blend = m != MathStyle::Device && !reads_any(v, cx.carried);
+            select_c(&value_c(p), &value_c(a), &value_c(b), a.ty(), blend)
+        }
         Value::Cond(g, a, b) => format!("({} ? {} : {})", guard_c(g), value_c(a), value_c(b)),
         Value::Convert(a, t) => convert_c(&value_c(a), a.ty(), *t),
         Value::BitcastConvert(a, t) if m == MathStyle::Device => {
@@ -196,6 +257,33 @@ pub fn value_in(v: &Value, m: MathStyle) -> String {
         }
         Value::BitcastConvert(a, t) => bitcast_c(&value_c(a), a.ty(), *t),
     }
+}
+
+/// `Select(p, a, b)` in C: both arms are computed anyway (kir's `Select` has no side
+/// effects and no load out of range in either arm), so the CPU's C blends them with a
+/// mask (the prelude's `hloc_sel_*`, exact on the bits) instead of a `?:`, where gcc
+/// moves an arm's computation (an inlined `log1p`) under a branch and then does not
+/// vectorize the loop. Complex values and, without `blend`, device C (whose compilers
+/// predicate a `?:` themselves, and whose prelude has no `hloc_sel_*`) and selects on
+/// loop-carried variables keep the conditional expression.
+fn select_c(p: &str, a: &str, b: &str, t: ScalarType, blend: bool) -> String {
+    if !blend || t.is_complex() {
+        return format!("({p} ? {a} : {b})");
+    }
+    let s = match c_type(t) {
+        "uint8_t" => "u8",
+        "int8_t" => "s8",
+        "int16_t" => "s16",
+        "int32_t" => "s32",
+        "int64_t" => "s64",
+        "uint16_t" => "u16",
+        "uint32_t" => "u32",
+        "uint64_t" => "u64",
+        "float" => "f32",
+        "double" => "f64",
+        _ => return format!("({p} ? {a} : {b})"),
+    };
+    format!("hloc_sel_{s}({p}, {a}, {b})")
 }
 
 fn const_c(t: ScalarType, c: Const) -> String {
@@ -226,9 +314,10 @@ fn const_c(t: ScalarType, c: Const) -> String {
     }
 }
 
-fn unary_c(op: UnOp, a: &Value, t: ScalarType, m: MathStyle) -> String {
+fn unary_c(op: UnOp, a: &Value, t: ScalarType, cx: Cx<'_>) -> String {
+    let m = cx.m;
     let at = a.ty();
-    let x = value_in(a, m);
+    let x = value_cx(a, cx);
     if at.is_complex() {
         let s = at.name();
         return match op {
@@ -308,8 +397,9 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType, m: MathStyle) -> String {
     }
 }
 
-fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType, m: MathStyle) -> String {
-    let (x, y) = (value_in(a, m), value_in(b, m));
+fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType, cx: Cx<'_>) -> String {
+    let m = cx.m;
+    let (x, y) = (value_cx(a, cx), value_cx(b, cx));
     if op == BinOp::Complex {
         return format!("hloc_mk_{}({x}, {y})", t.name());
     }
@@ -371,9 +461,9 @@ fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType, m: MathStyle) -> Str
     }
 }
 
-fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value, m: MathStyle) -> String {
+fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value, cx: Cx<'_>) -> String {
     let t = a.ty();
-    let value_c = |v: &Value| value_in(v, m);
+    let value_c = |v: &Value| value_cx(v, cx);
     if t.is_complex() {
         let (x, y) = (value_c(a), value_c(b));
         let eq = format!("hloc_eq_{}({x}, {y})", t.name());
@@ -489,9 +579,25 @@ impl CDialect for CpuDialect {
 
 /// The statements `body` of kernel `k` at indent `depth`, in `dialect`.
 pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialect: &dyn CDialect) {
+    let mut carried = HashSet::new();
+    declared(&k.body, &mut carried);
+    let cx = Cx {
+        m: dialect.math(k),
+        carried: &carried,
+    };
+    stmts_cx(out, k, body, depth, dialect, cx);
+}
+
+fn stmts_cx(
+    out: &mut String,
+    k: &Kernel,
+    body: &[Stmt],
+    depth: usize,
+    dialect: &dyn CDialect,
+    cx: Cx<'_>,
+) {
     let pad = "  ".repeat(depth);
-    let m = dialect.math(k);
-    let value_c = |v: &Value| value_in(v, m);
+    let value_c = |v: &Value| value_cx(v, cx);
     for s in body {
         match s {
             Stmt::Comment(c) => {
@@ -511,7 +617,7 @@ pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialec
             } => {
                 let head = dialect.loop_head(*kind, &var.to_string(), *lo, *hi);
                 let _ = writeln!(out, "{pad}{head} {{");
-                stmts_c(out, k, body, depth + 1, dialect);
+                stmts_cx(out, k, body, depth + 1, dialect, cx);
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::Let { var, value } => {
@@ -557,10 +663,10 @@ pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialec
                     guard_c(guard),
                     guard_text(guard)
                 );
-                stmts_c(out, k, body, depth + 1, dialect);
+                stmts_cx(out, k, body, depth + 1, dialect, cx);
                 if !else_body.is_empty() {
                     let _ = writeln!(out, "{pad}}} else {{");
-                    stmts_c(out, k, else_body, depth + 1, dialect);
+                    stmts_cx(out, k, else_body, depth + 1, dialect, cx);
                 }
                 let _ = writeln!(out, "{pad}}}");
             }

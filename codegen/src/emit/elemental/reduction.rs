@@ -153,7 +153,8 @@ impl Builder<'_> {
     /// lane `k + L/2`, then `k + L/4`, ...) into the accumulator, then the remaining
     /// elements follow in order. Only
     /// for a single accumulator whose reducer is one associative and commutative op
-    /// (`hlo::ir::reducer`) of a type of 32 bits or more, an unguarded access, and at least
+    /// (`hlo::ir::reducer`) of a type of 32 bits or more, or a max or min of 16- or 8-bit
+    /// floats (lanes in `f32`, see [`wide_max_min`]), an unguarded access, and at least
     /// two chunks; `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     fn multi_accumulator(
@@ -183,10 +184,13 @@ impl Builder<'_> {
             _ => self.target.lanes,
         };
         // Reassociating a sum of 16-bit or 8-bit floats changes it by more than their
-        // tolerance: those accumulate in order.
-        if ty.is_float() && ty.byte_width() < 4 {
+        // tolerance (HLO rounds every step): those accumulate in order. Their max and min
+        // run in `f32` lanes.
+        let wide = wide_max_min(kind, *ty);
+        if ty.is_float() && ty.byte_width() < 4 && wide.is_none() {
             return Ok(None);
         }
+        let lane_ty = if wide.is_some() { ScalarType::F32 } else { *ty };
         let iv = self.ranges[r.index as usize];
         let extent = iv.hi - iv.lo + 1;
         let chunks = extent / lanes_n;
@@ -196,12 +200,12 @@ impl Builder<'_> {
         let module = self.module;
         let operand = module.computation(comp).instr(id).operands()[0];
         let name = module.computation(comp).instr(id).name().to_string();
-        let lanes = self.new_local(format!("{name} partial accumulators"), *ty, lanes_n);
+        let lanes = self.new_local(format!("{name} partial accumulators"), lane_ty, lanes_n);
         let k = self.new_range(Interval::new(0, lanes_n - 1));
         let lane = |v: Var| Value::LocalLoad {
             local: lanes,
             offset: Expr::var(v),
-            ty: *ty,
+            ty: lane_ty,
         };
         let mut body = Vec::new();
         self.memo.push(Default::default());
@@ -215,7 +219,7 @@ impl Builder<'_> {
             first.push(Stmt::LocalStore {
                 local: lanes,
                 offset: Expr::var(k),
-                value: v?,
+                value: widened(v?, lane_ty),
             });
             body.push(Stmt::Loop {
                 kind: crate::kir::LoopKind::Serial,
@@ -227,7 +231,7 @@ impl Builder<'_> {
             // Each further chunk: load a lane, combine its element, store it back.
             let s = self.new_range(Interval::new(1, chunks - 1));
             let mut step = Vec::new();
-            let var = self.new_var(*ty);
+            let var = self.new_var(lane_ty);
             step.push(Stmt::Decl {
                 var,
                 value: lane(k),
@@ -235,13 +239,28 @@ impl Builder<'_> {
             let e = Expr::var(s) * Expr::constant(lanes_n) + Expr::var(k) + Expr::constant(iv.lo);
             let a = self.at_range(access, r, e);
             self.memo.push(Default::default());
-            let res = self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step);
+            let res = match wide {
+                Some(op) => self
+                    .value(comp, operand, &a.index, false, &mut step)
+                    .map(|x| {
+                        step.push(Stmt::Assign {
+                            var,
+                            value: Value::Binary(
+                                op,
+                                Box::new(Value::Var(var, lane_ty)),
+                                Box::new(widened(x, lane_ty)),
+                                lane_ty,
+                            ),
+                        })
+                    }),
+                None => self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step),
+            };
             self.memo.pop();
             res?;
             step.push(Stmt::LocalStore {
                 local: lanes,
                 offset: Expr::var(k),
-                value: Value::Var(var, *ty),
+                value: Value::Var(var, lane_ty),
             });
             body.push(Stmt::Loop {
                 kind: crate::kir::LoopKind::Serial,
@@ -265,10 +284,11 @@ impl Builder<'_> {
                 let at = |off: Expr| Value::LocalLoad {
                     local: lanes,
                     offset: off,
-                    ty: *ty,
+                    ty: lane_ty,
                 };
-                let v = self.combine(
+                let v = self.lane_combine(
                     red,
+                    wide,
                     at(Expr::var(h)),
                     at(Expr::var(h) + Expr::constant(half)),
                     &mut step,
@@ -290,9 +310,16 @@ impl Builder<'_> {
             let total = Value::LocalLoad {
                 local: lanes,
                 offset: Expr::constant(0),
-                ty: *ty,
+                ty: lane_ty,
             };
-            let v = self.combine(red, Value::Var(*acc, *ty), total, &mut body)?;
+            let acc_v = widened(Value::Var(*acc, *ty), lane_ty);
+            let v = self.lane_combine(red, wide, acc_v, total, &mut body)?;
+            // Rounding the f32 max of half values back is exact: it is one of them.
+            let v = if wide.is_some() {
+                Value::Convert(Box::new(v), *ty)
+            } else {
+                v
+            };
             body.push(Stmt::Assign {
                 var: *acc,
                 value: v,
@@ -318,6 +345,22 @@ impl Builder<'_> {
         Ok(Some(self.wrap_loops(&ranges[..ranges.len() - 1], body)))
     }
 
+    /// Two lanes combined: by `wide`'s op on `f32` lanes (see [`wide_max_min`]), else by the
+    /// reducer `red`.
+    fn lane_combine(
+        &mut self,
+        red: CompId,
+        wide: Option<crate::kir::BinOp>,
+        a: Value,
+        b: Value,
+        body: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        match wide {
+            Some(op) => Ok(Value::Binary(op, Box::new(a), Box::new(b), ScalarType::F32)),
+            None => self.combine(red, a, b, body),
+        }
+    }
+
     /// The reducer `red` applied to `a` and `b` (statements appended to `body`).
     fn combine(
         &mut self,
@@ -338,5 +381,31 @@ impl Builder<'_> {
         self.leaves.remove(&(red, p0));
         self.leaves.remove(&(red, p1));
         r
+    }
+}
+
+/// The `f32` op of a max or min reduction of 16- or 8-bit floats (`None` for any other).
+/// HLO rounds each step of a `bf16` reduce to `bf16`, but each step of a max or min
+/// returns one of its operands (NaN-propagating, +0 above -0: the same rule in `f32`),
+/// which a half value widened to `f32` and rounded back keeps bit for bit (a NaN comes
+/// back quieted, as each rounded step quiets it). So the lanes compute in `f32` and
+/// round once, in any order: the loop vectorizes (a chain of 16-bit rounding does not).
+fn wide_max_min(kind: Reducer, ty: ScalarType) -> Option<crate::kir::BinOp> {
+    if !ty.is_float() || ty.is_complex() || ty.byte_width() >= 4 {
+        return None;
+    }
+    match kind {
+        Reducer::Max => Some(crate::kir::BinOp::Max),
+        Reducer::Min => Some(crate::kir::BinOp::Min),
+        _ => None,
+    }
+}
+
+/// `v` converted to `lane_ty` (exact: a half widened to `f32`), or `v` itself.
+fn widened(v: Value, lane_ty: ScalarType) -> Value {
+    if v.ty() == lane_ty {
+        v
+    } else {
+        Value::Convert(Box::new(v), lane_ty)
     }
 }

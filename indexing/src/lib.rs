@@ -60,6 +60,7 @@ mod indexed_map;
 pub mod ops;
 mod physical;
 mod print;
+mod scan_body;
 mod utilization_impl;
 
 pub use analysis::{

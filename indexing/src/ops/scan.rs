@@ -1,7 +1,9 @@
 //! Scan, without looking into its body: a stacked output at position `t` of the scanned
 //! dimension may read every input slice up to `t` (from `t` on for a reverse scan) and
 //! every initial carry; a final carry may read every element of every operand. Supersets:
-//! the body may read less (an output that ignores the carry reads only its own slice).
+//! the body may read less. `indexing::output_to_input` first looks into the body
+//! (`crate::scan_body`): a stacked output that reads no carry gets the exact maps of its own
+//! slice.
 
 use affine::{Expr, Interval};
 

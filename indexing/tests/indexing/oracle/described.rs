@@ -311,3 +311,55 @@ ENTRY e {
         }
     }
 }
+
+/// Scan through its body: a stacked output that reads no carry reads only the input slices
+/// at its own position, through the body's maps (here a reverse within the slice and a
+/// broadcast of one element), and the final carry keeps the superset. Exact against the
+/// evaluator for the stacked outputs (no carries), containment with a carry.
+#[test]
+fn scan_stacked_outputs_through_the_body() {
+    let exact = "HloModule m
+body {
+  x = f32[3] parameter(0)
+  y = f32[2] parameter(1)
+  r = f32[3] reverse(x), dimensions={0}
+  s = f32[1] slice(y), slice={[1:2]}
+  s0 = f32[] reshape(s)
+  b = f32[3] broadcast(s0), dimensions={}
+  o = f32[3] add(r, b)
+  ROOT t = (f32[3], f32[2]) tuple(o, y)
+}
+ENTRY e {
+  xs = f32[4,3] parameter(0)
+  ys = f32[4,2] parameter(1)
+  ROOT scan = (f32[4,3], f32[4,2]) scan(xs, ys), dimensions={0}, num_carries=0, to_apply=body
+}";
+    let with_carry = "HloModule m
+body {
+  x = f32[2] parameter(0)
+  c = f32[] parameter(1)
+  n = f32[2] negate(x)
+  d = f32[] add(c, c)
+  ROOT r = (f32[2], f32[]) tuple(n, d)
+}
+ENTRY e {
+  xs = f32[2,3] parameter(0)
+  init = f32[] parameter(1)
+  ROOT scan = (f32[2,3], f32[]) scan(xs, init), dimensions={1}, num_carries=1, is_reverse=true, to_apply=body
+}";
+    for (name, hlo, exact) in [("no carries", exact, true), ("a carry", with_carry, false)] {
+        let module = hlo::parse_module(hlo).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Err(errors) = hlo::verifier::verify(&module) {
+            panic!("{name}: {errors:?}");
+        }
+        let arity = module.entry().root_instr().operands().len();
+        let mut rng = Rng(0x5ca7_0002);
+        let args = args_for(&module, NO, &mut rng).unwrap();
+        let mode = if exact {
+            Exact
+        } else {
+            Superset("scan: the final carry is a superset")
+        };
+        check_module(name, &module, &args, &vec![mode; arity], usize::MAX);
+    }
+}

@@ -57,6 +57,24 @@ pub enum EvalError {
         /// The limit.
         limit: u64,
     },
+    /// A result would take the run's live values together past the size limit.
+    #[error(
+        "instruction `{instr}` would allocate {} while the run holds {} of live values, \
+         more than the limit of {} together",
+        crate::memory::describe_bytes(*bytes),
+        crate::memory::describe_bytes(*live),
+        crate::memory::describe_bytes(*limit)
+    )]
+    LiveTooLarge {
+        /// The instruction's name.
+        instr: String,
+        /// Bytes its result needs.
+        bytes: u64,
+        /// Bytes of the values and arguments live when it runs.
+        live: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// A `while` loop ran more iterations than the limit.
     #[error("while loop `{instr}` did not finish within {limit} iterations")]
     LoopLimit {

@@ -18,6 +18,9 @@ pub struct Evaluator<'m> {
     module: &'m Module,
     limit: u64,
     while_limit: u64,
+    /// Bytes the enclosing activations hold (their values and arguments) while a nested
+    /// computation runs: the limit bounds every live value of the run together.
+    outer_live: u64,
 }
 
 /// Values of one computation activation.
@@ -25,6 +28,20 @@ struct Frame {
     values: Vec<Option<Literal>>,
     uses: Vec<u32>,
     args: Vec<Option<Literal>>,
+    /// Bytes of the values and arguments this activation holds.
+    live: u64,
+}
+
+/// Bytes of a value's elements (a tuple's leaves together).
+fn literal_bytes(l: &Literal) -> u64 {
+    match l {
+        Literal::Array(a) => a
+            .shape()
+            .byte_size()
+            .map_or(u64::MAX, |b| u64::try_from(b).unwrap_or(u64::MAX)),
+        Literal::Tuple(t) => t.iter().map(literal_bytes).fold(0, u64::saturating_add),
+        _ => 0,
+    }
 }
 
 impl Frame {
@@ -37,12 +54,16 @@ impl Frame {
             .ok_or_else(|| EvalError::invalid(what, "unknown operand"))?;
         *uses = uses.saturating_sub(1);
         let slot = &mut self.values[i];
-        if *uses == 0 {
-            slot.take()
+        let v = if *uses == 0 {
+            let v = slot.take();
+            // Moved to the consumer, whose result is counted when it is stored.
+            let gone = v.as_ref().map_or(0, literal_bytes);
+            self.live = self.live.saturating_sub(gone);
+            v
         } else {
             slot.clone()
-        }
-        .ok_or_else(|| EvalError::invalid(what, "operand used before it is defined"))
+        };
+        v.ok_or_else(|| EvalError::invalid(what, "operand used before it is defined"))
     }
 
     fn get(&self, id: InstrId, what: &str) -> Result<&Literal, EvalError> {
@@ -57,7 +78,8 @@ impl Frame {
         if let Some(u) = self.uses.get_mut(i) {
             *u = u.saturating_sub(1);
             if *u == 0 {
-                self.values[i] = None;
+                let gone = self.values[i].take().as_ref().map_or(0, literal_bytes);
+                self.live = self.live.saturating_sub(gone);
             }
         }
     }
@@ -72,16 +94,19 @@ impl<'m> Evaluator<'m> {
             module,
             limit: crate::memory::default_size_limit(),
             while_limit: DEFAULT_WHILE_LIMIT,
+            outer_live: 0,
         }
     }
 
-    /// Sets the largest result (in bytes) an instruction may produce.
+    /// Sets the most bytes the run's live values may take together (arguments, every
+    /// value still to be used, the result being computed; nested computations included):
+    /// an instruction whose result would pass it fails before allocating.
     pub fn with_size_limit(mut self, bytes: u64) -> Evaluator<'m> {
         self.limit = bytes;
         self
     }
 
-    /// The largest result (in bytes) an instruction may produce.
+    /// The most bytes the run's live values may take together.
     pub fn size_limit(&self) -> u64 {
         self.limit
     }
@@ -106,7 +131,12 @@ impl<'m> Evaluator<'m> {
     pub fn run(&mut self, args: &[Literal]) -> Result<Literal, EvalError> {
         let entry = self.module.entry();
         check_args(entry, args)?;
-        self.call(self.module.entry_id(), args.to_vec())
+        // The caller keeps its arguments while the evaluator runs on copies.
+        let held = args.iter().map(literal_bytes).fold(0, u64::saturating_add);
+        self.outer_live = held;
+        let r = self.call(self.module.entry_id(), args.to_vec());
+        self.outer_live = 0;
+        r
     }
 
     /// Evaluates computation `comp` on `args` (by value: they become its parameters).
@@ -117,11 +147,14 @@ impl<'m> Evaluator<'m> {
             .ok_or_else(|| EvalError::invalid("?", "call of an unknown computation"))?;
         let order = c.def_before_use_order();
         let cap = order.iter().map(|i| i.index() + 1).max().unwrap_or(0);
+        let live = args.iter().map(literal_bytes).fold(0, u64::saturating_add);
         let mut frame = Frame {
             values: (0..cap).map(|_| None).collect(),
             uses: vec![0; cap],
             args: args.into_iter().map(Some).collect(),
+            live,
         };
+        let base = self.outer_live;
         for &id in order.iter() {
             for &op in c.operands(id) {
                 if let Some(u) = frame.uses.get_mut(op.index()) {
@@ -141,8 +174,29 @@ impl<'m> Evaluator<'m> {
             {
                 continue; // dead code
             }
-            self.check_size(instr)?;
-            let value = self.eval_instr(c, instr, &mut frame)?;
+            // Parameters, tuples and their elements, copies: the operand's own value (the
+            // evaluator moves it), so only the single-result bound applies.
+            let aliases = matches!(
+                instr.opcode(),
+                Opcode::Parameter
+                    | Opcode::Tuple
+                    | Opcode::GetTupleElement
+                    | Opcode::Copy
+                    | Opcode::OptimizationBarrier
+                    | Opcode::Domain
+                    | Opcode::AddDependency
+            );
+            let live = if aliases {
+                0
+            } else {
+                base.saturating_add(frame.live)
+            };
+            self.check_size(instr, live)?;
+            self.outer_live = base.saturating_add(frame.live);
+            let value = self.eval_instr(c, instr, &mut frame);
+            self.outer_live = base;
+            let value = value?;
+            frame.live = frame.live.saturating_add(literal_bytes(&value));
             frame.values[id.index()] = Some(value);
         }
         frame
@@ -152,7 +206,9 @@ impl<'m> Evaluator<'m> {
             .ok_or_else(|| EvalError::invalid(c.name(), "the root was not evaluated"))
     }
 
-    fn check_size(&self, instr: &Instruction) -> Result<(), EvalError> {
+    /// Fails unless `instr`'s result fits under the limit beside the `live` bytes the run
+    /// already holds.
+    fn check_size(&self, instr: &Instruction, live: u64) -> Result<(), EvalError> {
         let bytes = match instr.shape().byte_size() {
             Ok(b) => u64::try_from(b).unwrap_or(u64::MAX),
             Err(_) => u64::MAX,
@@ -161,6 +217,14 @@ impl<'m> Evaluator<'m> {
             return Err(EvalError::TooLarge {
                 instr: instr.name().to_string(),
                 bytes,
+                limit: self.limit,
+            });
+        }
+        if live.saturating_add(bytes) > self.limit {
+            return Err(EvalError::LiveTooLarge {
+                instr: instr.name().to_string(),
+                bytes,
+                live,
                 limit: self.limit,
             });
         }
@@ -183,9 +247,12 @@ impl<'m> Evaluator<'m> {
                 let slot = slot.ok_or_else(|| {
                     EvalError::invalid(what, format!("no argument for parameter {n}"))
                 })?;
-                return slot.take().ok_or_else(|| {
+                let v = slot.take().ok_or_else(|| {
                     EvalError::invalid(what, format!("parameter {n} appears twice"))
-                });
+                })?;
+                // Counted again when stored as the parameter's value.
+                frame.live = frame.live.saturating_sub(literal_bytes(&v));
+                return Ok(v);
             }
             Opcode::GetTupleElement => {
                 let t = frame.take(op(ops, 0, what)?, what)?;

@@ -74,7 +74,8 @@
 //! ## Comparing with XLA
 //!
 //! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
-//! outputs uses.
+//! outputs uses; [`report`] compares one output with it at the precision of its last
+//! rounding and reports every mismatch (`hloc run --expect`, `--check-reference`).
 
 mod async_chain;
 mod complex;
@@ -90,6 +91,7 @@ pub mod npy;
 pub mod numeric;
 pub mod random;
 mod reduce;
+pub mod report;
 mod scalar;
 mod special;
 pub mod tolerance;

@@ -24,7 +24,7 @@
 //! for bf16), enough for those differences after a few dozen dependent operations and
 //! far below any semantic error (a wrong op, index or rounding mode).
 
-use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::literal::{format_g, ArrayData, ArrayLiteral};
 use hlo::shape::ElementType;
 
 /// Relative and absolute tolerance of one element type.
@@ -125,7 +125,8 @@ pub fn compare(got: &ArrayLiteral, want: &ArrayLiteral) -> Comparison {
                     }
                     if !close(g[k], w[k], t) && out.matches {
                         out.matches = false;
-                        out.first_mismatch = Some((i, format!("{:?}", g), format!("{:?}", w)));
+                        let show = |v| value_text(v, ty.is_complex(), true);
+                        out.first_mismatch = Some((i, show(g), show(w)));
                     }
                 }
             }
@@ -144,5 +145,21 @@ pub fn literals_match(got: &hlo::Literal, want: &hlo::Literal) -> bool {
         }
         (Literal::Array(g), Literal::Array(w)) => compare(g, w).matches,
         _ => false,
+    }
+}
+
+/// A value as text: a number (integers without a fraction), a complex one as `(re, im)`.
+pub(crate) fn value_text(v: [f64; 2], complex: bool, float: bool) -> String {
+    let one = |x: f64| {
+        if float {
+            format_g(x, 9)
+        } else {
+            format!("{x:.0}")
+        }
+    };
+    if complex {
+        format!("({}, {})", one(v[0]), one(v[1]))
+    } else {
+        one(v[0])
     }
 }

@@ -47,6 +47,42 @@ fn results_over_the_limit_are_refused_quickly() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
+/// The limit bounds every value the run holds at once (issue 36 item 7): four results of
+/// 400 KB each, all live until the tuple, exceed 1.3 MB together though each fits; the
+/// same chain with each value dead after its one use runs.
+#[test]
+fn the_limit_bounds_the_live_values_together() {
+    let arg = Literal::Array(
+        ArrayLiteral::new(Shape::scalar(ElementType::F32), ArrayData::F32(vec![1.0])).unwrap(),
+    );
+    let wide = module(
+        "HloModule wide\nENTRY e {\n  p = f32[] parameter(0)\n  \
+         a = f32[100000] broadcast(p), dimensions={}\n  b = f32[100000] negate(a)\n  \
+         c = f32[100000] exponential(a)\n  d = f32[100000] sine(a)\n  \
+         ROOT t = (f32[100000], f32[100000], f32[100000], f32[100000]) tuple(a, b, c, d)\n}\n",
+    );
+    let err = Evaluator::new(&wide)
+        .with_size_limit(1_300_000)
+        .run(std::slice::from_ref(&arg))
+        .unwrap_err();
+    assert!(matches!(err, EvalError::LiveTooLarge { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "instruction `d` would allocate 400000 bytes (390.6 KiB) while the run holds 1200004 \
+         bytes (1.1 MiB) of live values, more than the limit of 1300000 bytes (1.2 MiB) \
+         together"
+    );
+    let chain = module(
+        "HloModule chain\nENTRY e {\n  p = f32[] parameter(0)\n  \
+         a = f32[100000] broadcast(p), dimensions={}\n  b = f32[100000] negate(a)\n  \
+         c = f32[100000] exponential(b)\n  ROOT d = f32[100000] sine(c)\n}\n",
+    );
+    assert!(Evaluator::new(&chain)
+        .with_size_limit(1_300_000)
+        .run(&[arg])
+        .is_ok());
+}
+
 #[test]
 fn random_arguments_over_the_limit_are_refused() {
     let shape = Shape::array(ElementType::F32, vec![100_000, 100_000]);

@@ -1,7 +1,9 @@
 //! `hloc`: a compiler and indexing analyzer for XLA HLO.
 //!
 //! Exit codes: 0 success (and `equal`), 1 a negative answer (`different`, verification
-//! errors), 2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.
+//! errors, `run` outputs that differ from `--expect` or `--check-reference`), 2 bad input
+//! (syntax errors, unreadable files, bad flags, a run over its time or memory limit), 3
+//! `unknown`.
 
 mod cache_cmd;
 mod compile_cmd;
@@ -15,6 +17,7 @@ mod opt_cmd;
 mod run_cmd;
 mod source;
 mod tile_cmd;
+mod timeout;
 
 use std::process::ExitCode;
 
@@ -33,8 +36,9 @@ EXAMPLES:
   hloc map simplify '(d0) -> (d0 floordiv 8 * 8 + d0 mod 8), domain: d0 in [0, 63]'
 
 EXIT CODES:
-  0 success (and `equal`), 1 a negative answer (`different`, verification errors),
-  2 bad input (syntax errors, unreadable files, bad flags), 3 `unknown`.";
+  0 success (and `equal`), 1 a negative answer (`different`, verification errors,
+  `run` outputs that differ from --expect/--check-reference), 2 bad input (syntax errors,
+  unreadable files, bad flags, a run over --timeout or --max-memory), 3 `unknown`.";
 
 /// hloc — compile and analyze XLA HLO.
 ///

@@ -12,8 +12,11 @@ use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{Literal, Module};
 use hlo_eval::memory::{self, MAX_MEMORY_ENV};
 use hlo_eval::npy::{adapt_to, read_npy_from, read_npz_from, write_npz_to, NpyError};
+use hlo_eval::report::OutputReport;
 use hlo_eval::{random::random_literal, EvalError, Evaluator};
 use runtime::ProfileTable;
+
+use crate::timeout::{TimeLimit, Watchdog, TIMEOUT_ENV};
 
 /// Arguments of `hloc run`.
 #[derive(Args)]
@@ -45,8 +48,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = hlo_eval::DEFAULT_WHILE_LIMIT)]
     pub max_while_iterations: u64,
     /// The memory limit: all inputs together (read or random), and then every buffer the
-    /// compiled executable allocates together (`cpu`) or each result on its own
-    /// (`reference`). A number of bytes or K/M/G/T (powers of 1024), e.g. 8G. Without it,
+    /// compiled executable allocates together (`cpu`), or every value the evaluator holds
+    /// at once, inputs included (`reference`). A number of bytes or K/M/G/T (powers of 1024), e.g. 8G. Without it,
     /// the HLOC_MAX_MEMORY environment variable (same syntax), else half of the machine's
     /// available memory (4G where that is unknown). Anything larger stops with an error
     /// before it is allocated.
@@ -58,10 +61,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub repeat: Option<usize>,
     /// Also run the reference evaluator on the same inputs and compare every output with
-    /// the documented per-type tolerance (hlo_eval::tolerance); fails naming the first
-    /// differing output and element.
+    /// the documented per-type tolerance (hlo_eval::tolerance) at the precision the value
+    /// was last rounded to (an f32 result converted to f64 is checked as f32). On success
+    /// one line `check-reference: N outputs match (max abs error X, max rel error Y)`; else
+    /// every differing output on stderr with its count of differing elements, largest
+    /// errors and first differing index, and exit code 1 (the outputs are still printed
+    /// and written). Infinity against NaN (an overflow that a fused multiply-add keeps
+    /// exact) is a note, not a difference.
     #[arg(long)]
     pub check_reference: bool,
+    /// Compare the outputs with the arrays of this .npz (keys out0, out1, ... as
+    /// `--outputs` writes them, or arr_0, ... as numpy.savez names them; bf16 as uint16
+    /// bits), with the same tolerance as --check-reference, and print one line per output:
+    /// `expect: outN: SHAPE ok (max abs error X, max rel error Y; tolerance ...)` or
+    /// `... DIFFERS in K of N elements (...); first at [i,j]: got A, expected B`. Exit
+    /// code 1 when any output differs (the outputs are still written).
+    #[arg(long, value_name = "PATH")]
+    pub expect: Option<PathBuf>,
     /// Compiled backend only: print each compilation stage's wall time to stderr, one
     /// `TIME ms  STAGE` line per stage (parse, verify, `pass NAME` per HLO pass, `fusion
     /// NAME` per fusion pass, codegen, print-c, cache-lookup, cc on a cache miss, load,
@@ -80,6 +96,13 @@ pub struct RunArgs {
     /// is unchanged.
     #[arg(long)]
     pub profile: bool,
+    /// Stop the whole run (parsing, compiling, running, `--check-reference`) with an error
+    /// and exit code 2 once it has taken this long, on every backend: seconds (`30`,
+    /// `0.5`) or `500ms`, `90s`, `2m`, `1h`. Nothing is printed or written for a stopped
+    /// run. Without it, the HLOC_TIMEOUT environment variable (same syntax), else no limit.
+    /// (`--max-while-iterations` bounds each loop; this bounds the run.)
+    #[arg(long, value_name = "SECONDS", value_parser = crate::timeout::parse_seconds)]
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Parses `--max-memory`.
@@ -134,7 +157,9 @@ impl Limit {
     /// An evaluation error, with the hint when it is about the limit.
     fn eval_error(&self, e: EvalError) -> anyhow::Error {
         match e {
-            EvalError::TooLarge { .. } => anyhow!("{e}; {}", self.hint()),
+            EvalError::TooLarge { .. } | EvalError::LiveTooLarge { .. } => {
+                anyhow!("{e}; {}", self.hint())
+            }
             e => e.into(),
         }
     }
@@ -175,6 +200,8 @@ pub enum Backend {
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let first = Instant::now();
+    let time_limit = TimeLimit::resolve(args.timeout, std::env::var(TIMEOUT_ENV))?;
+    let watchdog = Watchdog::start(time_limit, first);
     let mut stages = Vec::new();
     let module = crate::compile_cmd::read_module(&args.file, &mut stages)?;
     let read_time = first.elapsed();
@@ -239,9 +266,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
     };
     let elapsed = start.elapsed();
-    if args.check_reference {
-        runtime::check_reference(&module, &inputs, &outputs).map_err(|e| anyhow!("{e}"))?;
-    }
+    let reference = if args.check_reference {
+        Some(runtime::reference_reports(&module, &inputs, &outputs).map_err(|e| anyhow!("{e}"))?)
+    } else {
+        None
+    };
+    let expected = match &args.expect {
+        Some(path) => Some(expect_reports(&module, path, &outputs, &limit)?),
+        None => None,
+    };
+    // Within the time limit: from here on nothing stops the printing and writing.
+    watchdog.finish();
     for (i, out) in outputs.iter().enumerate() {
         println!("out{i}: {}", summary(out));
     }
@@ -257,6 +292,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
             .collect();
         write_outputs(path, &entries)?;
+    }
+    let mut failed = false;
+    if let Some(reports) = &reference {
+        failed |= !print_reference_check(reports, &outputs);
+    }
+    if let Some(reports) = &expected {
+        for (i, r) in reports.iter().enumerate() {
+            println!(
+                "expect: {}",
+                r.line(&format!("out{i}"), &shape_text(&outputs[i]), "expected")
+            );
+        }
+        let bad = reports.iter().filter(|r| !r.matches).count();
+        if bad > 0 {
+            eprintln!(
+                "{bad} of {} outputs differ from the expected ones",
+                reports.len()
+            );
+            failed = true;
+        }
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -279,6 +337,96 @@ fn write_outputs(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> 
         let _ = std::fs::remove_file(&tmp);
         anyhow!("cannot write {shown}: {e}")
     })
+}
+
+/// The shape of an output without its layout.
+fn shape_text(l: &Literal) -> String {
+    l.shape().to_string_without_layout()
+}
+
+/// Prints the reference check: one summary line on stdout when every output matches,
+/// else each differing output on stderr; notes (infinity against NaN) on stderr either
+/// way. Returns whether every output matched.
+fn print_reference_check(reports: &[OutputReport], outputs: &[Literal]) -> bool {
+    let bad: Vec<usize> = (0..reports.len())
+        .filter(|&i| !reports[i].matches)
+        .collect();
+    for (i, r) in reports.iter().enumerate() {
+        if !r.matches || r.inf_vs_nan > 0 {
+            eprintln!(
+                "{}",
+                r.line(&format!("out{i}"), &shape_text(&outputs[i]), "reference")
+            );
+        }
+    }
+    if !bad.is_empty() {
+        eprintln!(
+            "{} of {} outputs differ from the reference",
+            bad.len(),
+            reports.len()
+        );
+        return false;
+    }
+    let abs = reports.iter().map(|r| r.max_abs_error).fold(0.0, f64::max);
+    let rel = reports.iter().map(|r| r.max_rel_error).fold(0.0, f64::max);
+    println!(
+        "check-reference: {} outputs match (max abs error {}, max rel error {})",
+        reports.len(),
+        hlo::literal::format_g(abs, 3),
+        hlo::literal::format_g(rel, 3)
+    );
+    true
+}
+
+/// Every output compared with its array in the `--expect` file (keys out0.. or arr_0..),
+/// at the precision of its last rounding.
+fn expect_reports(
+    module: &Module,
+    path: &Path,
+    outputs: &[Literal],
+    limit: &Limit,
+) -> Result<Vec<OutputReport>> {
+    let shown = path.display();
+    let mut arrays = read_arrays(path, limit)?;
+    let prefix = ["out", "arr_", "in"]
+        .into_iter()
+        .find(|p| (0..outputs.len()).all(|n| arrays.iter().any(|(k, _)| *k == format!("{p}{n}"))))
+        .ok_or_else(|| {
+            let n = (0..outputs.len())
+                .find(|n| !arrays.iter().any(|(k, _)| *k == format!("out{n}")))
+                .unwrap_or(0);
+            anyhow!(
+                "{shown} has no array out{n} for output {n}; keys must be out0.. (hloc run \
+                 --outputs) or arr_0.. (numpy's savez), one per output ({} outputs)",
+                outputs.len()
+            )
+        })?;
+    let precision = hlo_eval::report::rounding_types(module);
+    let mut reports = Vec::with_capacity(outputs.len());
+    for (n, out) in outputs.iter().enumerate() {
+        let key = format!("{prefix}{n}");
+        let pos = arrays
+            .iter()
+            .position(|(k, _)| *k == key)
+            .ok_or_else(|| anyhow!("{shown} has no array {key}"))?;
+        let (_, want) = arrays.swap_remove(pos);
+        let got = out
+            .as_array()
+            .ok_or_else(|| anyhow!("output {n} is not an array"))?;
+        let want = adapt_to(want, got.shape(), &format!("{shown}: {key} for output {n}"))?;
+        let p = precision.get(n).copied().flatten();
+        reports.push(hlo_eval::report::compare_report(got, &want, p));
+    }
+    if !arrays.is_empty() {
+        let mut extra: Vec<&str> = arrays.iter().map(|(k, _)| k.as_str()).collect();
+        extra.sort_unstable();
+        eprintln!(
+            "warning: {shown}: array(s) {} unused (the module has {} output(s): {prefix}0..)",
+            extra.join(", "),
+            outputs.len()
+        );
+    }
+    Ok(reports)
 }
 
 /// Leaves of a nested tuple in flattened order.

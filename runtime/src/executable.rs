@@ -6,10 +6,30 @@ use hlo::Literal;
 use crate::{Executable, Prepared, Profile, RawOutputs, RuntimeError};
 
 impl Executable {
-    /// Converts `args` (one literal per entry parameter) into the parameters' physical
-    /// layouts once, for any number of [`Executable::run_prepared`] calls.
+    /// Converts `args` (one array per parameter of the compiled program: a tuple-shaped
+    /// entry parameter's leaves, as [`Executable::flatten_arguments`] gives them) into the
+    /// parameters' physical layouts once, for any number of [`Executable::run_prepared`]
+    /// calls.
     pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, RuntimeError> {
+        if args.iter().any(|a| matches!(a, Literal::Tuple(_))) {
+            return Err(RuntimeError::Internal(
+                "prepare takes arrays: pass a tuple argument's leaves \
+                 (Executable::flatten_arguments)"
+                    .into(),
+            ));
+        }
         Ok(self.cpu.prepare(args)?)
+    }
+
+    /// The arguments as the compiled program takes them: a tuple argument (of a
+    /// tuple-shaped entry parameter) replaced by its array leaves in flattened order
+    /// (borrowed unchanged when there is none).
+    pub fn flatten_arguments<'a>(&self, args: &'a [Literal]) -> std::borrow::Cow<'a, [Literal]> {
+        if args.iter().any(|a| matches!(a, Literal::Tuple(_))) {
+            std::borrow::Cow::Owned(crate::boundary::flatten_arguments(args))
+        } else {
+            std::borrow::Cow::Borrowed(args)
+        }
     }
 
     /// Runs on prepared arguments; the outputs stay in their physical layouts until
@@ -33,9 +53,10 @@ impl Executable {
         self.cpu.take_profile()
     }
 
-    /// Runs on `args` (one literal per entry parameter); returns the outputs, the root's
-    /// leaves in flattened tuple order.
+    /// Runs on `args` (one literal per entry parameter, a [`Literal::Tuple`] for a
+    /// tuple-shaped one); returns the outputs, the root's leaves in flattened tuple order
+    /// (nested tuples included).
     pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
-        Ok(self.cpu.run(args)?)
+        Ok(self.cpu.run(&self.flatten_arguments(args))?)
     }
 }

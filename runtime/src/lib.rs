@@ -14,6 +14,7 @@
 //! println!("{}", exe.stats().to_text());
 //! ```
 
+mod boundary;
 mod bytes;
 mod error;
 mod executable;
@@ -35,7 +36,7 @@ pub use backend_cpu::{cache_dir, BackendError, Prepared, RawOutputs};
 pub use error::RuntimeError;
 pub use predict::Predictions;
 pub use profile::{Profile, ProfileTable, Summary};
-pub use timing::{check_reference, run_repeated, Timing};
+pub use timing::{check_reference, reference_reports, run_repeated, Timing};
 
 /// Options of [`compile`].
 #[derive(Clone, Debug)]
@@ -192,6 +193,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         list: Vec::new(),
     };
     let mut m = module.clone();
+    boundary::flatten_tuple_parameters(&mut m);
     if options.run_passes {
         let mut ctx = PassContext::new();
         hlo_transforms::default_pipeline()

@@ -44,7 +44,8 @@ pub fn run_repeated(
     args: &[Literal],
     repeat: usize,
 ) -> Result<(Vec<Literal>, Timing), RuntimeError> {
-    let prepared = exe.prepare(args)?;
+    let args = exe.flatten_arguments(args);
+    let prepared = exe.prepare(&args)?;
     let mut raw = exe.run_prepared(&prepared)?;
     if repeat > 0 {
         // A profile covers the timed runs only.
@@ -77,12 +78,47 @@ pub fn run_repeated(
 }
 
 /// Compares `outputs` (flattened leaves) with the reference evaluator's on `args`, with the
-/// one documented tolerance; `Err` names the first differing output and element.
+/// one documented tolerance at each output's precision of last rounding
+/// ([`hlo_eval::report`]); `Err` lists every differing output with its first differing
+/// element.
 pub fn check_reference(
     module: &Module,
     args: &[Literal],
     outputs: &[Literal],
 ) -> Result<(), String> {
+    let reports = reference_reports(module, args, outputs)?;
+    let bad: Vec<String> = reports
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.matches)
+        .map(|(i, r)| {
+            let shape = outputs[i]
+                .as_array()
+                .map(|a| a.shape().to_string_without_layout())
+                .unwrap_or_default();
+            r.line(&format!("out{i}"), &shape, "reference")
+        })
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} of {} outputs differ from the reference:\n{}",
+            bad.len(),
+            reports.len(),
+            bad.join("\n")
+        ))
+    }
+}
+
+/// Every output (flattened leaves) compared with the reference evaluator's on `args`:
+/// one [`hlo_eval::report::OutputReport`] per output; `Err` when the reference fails or
+/// the outputs do not line up with its results.
+pub fn reference_reports(
+    module: &Module,
+    args: &[Literal],
+    outputs: &[Literal],
+) -> Result<Vec<hlo_eval::report::OutputReport>, String> {
     let want = hlo_eval::evaluate(module, args).map_err(|e| format!("reference evaluator: {e}"))?;
     let mut leaves = Vec::new();
     flatten(want, &mut leaves);
@@ -93,20 +129,19 @@ pub fn check_reference(
             leaves.len()
         ));
     }
-    for (i, (g, w)) in outputs.iter().zip(&leaves).enumerate() {
-        let (Some(g), Some(w)) = (g.as_array(), w.as_array()) else {
-            return Err(format!("out{i}: not an array"));
-        };
-        let c = hlo_eval::tolerance::compare(g, w);
-        if !c.matches {
-            let detail = c
-                .first_mismatch
-                .map(|(k, got, want)| format!(" at element {k}: got {got}, reference {want}"))
-                .unwrap_or_default();
-            return Err(format!("out{i} differs from the reference{detail}"));
-        }
-    }
-    Ok(())
+    let precision = hlo_eval::report::rounding_types(module);
+    outputs
+        .iter()
+        .zip(&leaves)
+        .enumerate()
+        .map(|(i, (g, w))| {
+            let (Some(g), Some(w)) = (g.as_array(), w.as_array()) else {
+                return Err(format!("out{i}: not an array"));
+            };
+            let p = precision.get(i).copied().flatten();
+            Ok(hlo_eval::report::compare_report(g, w, p))
+        })
+        .collect()
 }
 
 fn flatten(l: Literal, out: &mut Vec<Literal>) {

@@ -673,3 +673,45 @@ ENTRY e {
     let outs = exe.run(&args).expect("run");
     runtime::check_reference(&m, &args, &outs).expect("matches the evaluator");
 }
+
+/// Nested tuples at every boundary (issue 36 item 3): in the root, as an entry parameter
+/// (flattened at the boundary, the argument given as a tuple literal), returned by a
+/// conditional and carried by a while loop; each against the evaluator.
+#[test]
+fn nested_tuples_at_every_boundary_match_the_evaluator() {
+    let cases = [
+        "HloModule root\nENTRY e {\n  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n  \
+         s = f32[4] add(a, b)\n  m = f32[4] multiply(a, b)\n  in = (f32[4], f32[4]) tuple(s, m)\n  \
+         ROOT t = (f32[4], (f32[4], f32[4])) tuple(a, in)\n}",
+        "HloModule param\nENTRY e {\n  p = (f32[4], (f32[4], s32[3])) parameter(0)\n  \
+         a = f32[4] get-tuple-element(p), index=0\n  q = (f32[4], s32[3]) get-tuple-element(p), index=1\n  \
+         b = f32[4] get-tuple-element(q), index=0\n  c = s32[3] get-tuple-element(q), index=1\n  \
+         s = f32[4] add(a, b)\n  ROOT t = (f32[4], s32[3], (f32[4], s32[3])) tuple(s, c, q)\n}",
+        "HloModule cond\ntb {\n  x = f32[4] parameter(0)\n  n = f32[4] negate(x)\n  \
+         i = (f32[4], f32[4]) tuple(x, n)\n  ROOT r = ((f32[4], f32[4]), f32[4]) tuple(i, x)\n}\n\
+         fb {\n  x = f32[4] parameter(0)\n  e = f32[4] exponential(x)\n  i = (f32[4], f32[4]) tuple(e, e)\n  \
+         ROOT r = ((f32[4], f32[4]), f32[4]) tuple(i, x)\n}\n\
+         ENTRY e {\n  p = pred[] parameter(0)\n  x = f32[4] parameter(1)\n  \
+         c = ((f32[4], f32[4]), f32[4]) conditional(p, x, x), true_computation=tb, false_computation=fb\n  \
+         i = (f32[4], f32[4]) get-tuple-element(c), index=0\n  y = f32[4] get-tuple-element(i), index=1\n  \
+         z = f32[4] get-tuple-element(c), index=1\n  ROOT t = (f32[4], ((f32[4], f32[4]), f32[4])) tuple(y, c)\n}",
+        "HloModule loop\ncond {\n  s = (s32[], (f32[4], f32[4])) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  \
+         n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n\
+         body {\n  s = (s32[], (f32[4], f32[4])) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  \
+         v = (f32[4], f32[4]) get-tuple-element(s), index=1\n  a = f32[4] get-tuple-element(v), index=0\n  \
+         b = f32[4] get-tuple-element(v), index=1\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  \
+         c = f32[4] add(a, b)\n  w = (f32[4], f32[4]) tuple(c, a)\n  ROOT r = (s32[], (f32[4], f32[4])) tuple(j, w)\n}\n\
+         ENTRY e {\n  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n  zero = s32[] constant(0)\n  \
+         v = (f32[4], f32[4]) tuple(x, y)\n  init = (s32[], (f32[4], f32[4])) tuple(zero, v)\n  \
+         ROOT l = (s32[], (f32[4], f32[4])) while(init), condition=cond, body=body\n}",
+    ];
+    for text in cases {
+        let m = hlo::parse_module(text).expect("parse");
+        let args = random_args(&m);
+        let exe = runtime::compile(&m, &options()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let outs = exe.run(&args).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        if let Err(e) = runtime::check_reference(&m, &args, &outs) {
+            panic!("{e}\n{text}");
+        }
+    }
+}

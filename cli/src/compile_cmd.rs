@@ -1,5 +1,6 @@
 //! `hloc compile`: compile a module for this CPU (passes, kernels, C, the system C
-//! compiler, the object cache); print statistics and write XLA-named dumps.
+//! compiler, the object cache) or for a GPU (`--target h100|h200`: CUDA C and NVRTC, see
+//! `compile_gpu.rs`); print statistics and write XLA-named dumps.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
+
+pub use crate::compile_report::stage_times_text;
+use crate::compile_report::{print_stats, write, write_memory_dumps};
 
 /// What `--stats` prints and the dumps `--dump-to` writes.
 pub const FORMATS: &str = "\
@@ -19,7 +23,15 @@ pub const FORMATS: &str = "\
   temp_bytes: N       the temporary allocations
   peak_bytes: N       live bytes at the schedule's peak
 --dump-to DIR writes module_0000.<name>.before_optimizations.txt, .after_optimizations.txt,
-.kernels.c, .thunks.txt and .after_optimizations-buffer-assignment.txt.
+.kernels.c, .thunks.txt, and in XLA's layout .after_optimizations-buffer-assignment.txt and
+.after_optimizations-memory-usage-report.txt.
+--target h100|h200 compiles for that GPU on any machine (no GPU needed): the GPU emitters
+(each kernel's thread map, launch dimensions and operand maps in its leading comment), one
+CUDA C module compiled by NVRTC for sm_90 (tools/setup.sh installs NVRTC). --dump-to then
+writes .kernels.cu (the module, written before NVRTC runs) and .kernels.txt (per kernel:
+launch dimensions, emitter and thread map, registers, shared bytes, stack and spills)
+instead of .kernels.c; `cache:` is always `miss` (cubins are not cached yet) and
+--time-passes adds `print-cuda` and `nvrtc` instead of the C stages.
 --time-passes prints to stderr one `TIME ms  STAGE` line per stage, in the order they ran:
   parse, verify       reading the module
   pass NAME           each pass of the default HLO pipeline (summed over its runs)
@@ -59,28 +71,25 @@ pub struct CompileArgs {
 }
 
 /// Compilation targets.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum Target {
     /// This machine's CPU (C compiled with the system `cc`).
     Cpu,
+    /// An NVIDIA H100 (sm_90): CUDA C compiled by NVRTC.
+    H100,
+    /// An NVIDIA H200 (sm_90, the H100's chip with HBM3e): CUDA C compiled by NVRTC.
+    H200,
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
-}
-
-/// The `--time-passes` text (of `hloc compile` and `hloc run`): one line per stage in
-/// order, then the total wall time with the cache state.
-pub fn stage_times_text(stages: &[(String, Duration)], total: Duration, cache_hit: bool) -> String {
-    let ms = |d: &Duration| d.as_secs_f64() * 1e3;
-    let mut out = String::new();
-    for (name, time) in stages {
-        out.push_str(&format!("{:>10.3} ms  {name}\n", ms(time)));
+impl Target {
+    /// The GPU description's name, `None` for the CPU.
+    pub fn gpu(self) -> Option<&'static str> {
+        match self {
+            Target::Cpu => None,
+            Target::H100 => Some("h100"),
+            Target::H200 => Some("h200"),
+        }
     }
-    let cache = if cache_hit { "hit" } else { "miss" };
-    out.push_str(&format!("{:>10.3} ms  total (cache {cache})\n", ms(&total)));
-    out
 }
 
 /// Parses and verifies `file` (rendering verifier errors with file:line:column); with
@@ -102,10 +111,19 @@ pub fn read_module(file: &Path, stages: &mut Vec<(String, Duration)>) -> Result<
 
 /// Runs the command.
 pub fn run(args: CompileArgs) -> Result<ExitCode> {
-    let Target::Cpu = args.target;
     let first = Instant::now();
     let mut stages = Vec::new();
     let module = read_module(&args.file, &mut stages)?;
+    if let Some(gpu) = args.target.gpu() {
+        let request = crate::compile_gpu::Request {
+            gpu,
+            dump_to: args.dump_to.as_deref(),
+            stats: args.stats,
+            no_timing: args.no_timing,
+            time_passes: args.time_passes,
+        };
+        return crate::compile_gpu::run(&request, &module, stages, first);
+    }
     let start = Instant::now();
     let opts = runtime::CompileOptions {
         time_passes: args.time_passes,
@@ -130,11 +148,7 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         )?;
         write(dir, &format!("{prefix}.kernels.c"), &plan.source)?;
         write(dir, &format!("{prefix}.thunks.txt"), &plan::thunks_text(p))?;
-        write(
-            dir,
-            &format!("{prefix}.after_optimizations-buffer-assignment.txt"),
-            &plan::buffer_assignment_text(p),
-        )?;
+        write_memory_dumps(dir, &plan)?;
         if args.time_passes {
             plan.timings.push(("dump".into(), dump_start.elapsed()));
         }
@@ -146,12 +160,7 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         eprint!("{text}");
     }
     if args.stats {
-        for line in exe.stats().to_text().lines() {
-            let timing = line.starts_with("compile:") || line.starts_with("cache:");
-            if !(args.no_timing && timing) {
-                println!("{line}");
-            }
-        }
+        print_stats(exe.stats(), args.no_timing);
     }
     Ok(ExitCode::SUCCESS)
 }

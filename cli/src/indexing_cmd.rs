@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 
-use indexing::coalescing::{first_warp, linear_thread_map, SEGMENT, WARP};
+use indexing::coalescing::{first_warp, first_warp_of_launch, SEGMENT, WARP};
 use indexing::utilization::count_reads;
 use indexing::{GroupedIndexing, OperandIndexing};
 
@@ -54,9 +54,12 @@ OUTPUT FORMATS (stable; other tools parse them):
   distinct map is one access; `not counted: ...` when a domain exceeds 2^24 points or
   positions depend on runtime values).
   --coalescing: `coalescing:` then `  operand id = N map M: L loads, T transactions, ideal
-  I: coalesced|not coalesced` for the first warp (32 threads) under the loop emitter's
-  linear thread mapping (thread t computes output element t, row-major), addresses from
-  the operand's layout, 128-byte segments; each point of the range variables is one load.
+  I: coalesced|not coalesced` for the first warp (32 threads of block 0) under the thread
+  map of the GPU emitter the instruction gets on --target (h100 unless given; the same map
+  `hloc compile --target` builds the kernel from), printed first as `  thread map: ...`
+  (per output of a multi-output instruction); addresses from the operand's layout,
+  128-byte segments; each point of the operand map's range variables is one load, and a
+  thread's unrolled elements (`unroll_id`) belong to the same load.
   A map prints in XLA's syntax on one line: (d0, d1)[s0]{rt0} -> (...), domain: ...
   Exit codes: 0 success, 2 bad input (unreadable file, syntax error, unknown name).";
 
@@ -111,6 +114,28 @@ pub struct IndexingArgs {
     /// Add the coalescing report (out-to-in).
     #[arg(long)]
     coalescing: bool,
+    /// The GPU whose emitters' thread maps --coalescing uses.
+    #[arg(long, value_enum, default_value = "h100", requires = "coalescing")]
+    target: GpuTarget,
+}
+
+/// GPU targets of --coalescing.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum GpuTarget {
+    /// NVIDIA H100 (132 SMs).
+    H100,
+    /// NVIDIA H200 (132 SMs, HBM3e).
+    H200,
+}
+
+impl GpuTarget {
+    /// The device description's name.
+    fn name(self) -> &'static str {
+        match self {
+            GpuTarget::H100 => "h100",
+            GpuTarget::H200 => "h200",
+        }
+    }
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
@@ -223,17 +248,36 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
         }
     }
     if args.coalescing {
+        let device = device::load(args.target.name())?;
         let _ = writeln!(
             out,
-            "coalescing: first warp of {WARP} threads, linear thread mapping, {SEGMENT}-byte segments"
+            "coalescing: first warp of {WARP} threads on {}, {SEGMENT}-byte segments",
+            args.target.name()
         );
         for (k, g) in grouped.iter().enumerate() {
-            let out_dims = if instr.shape().is_tuple() {
-                instr.shape().tuple_shapes()[k].dims().to_vec()
+            let shape = if instr.shape().is_tuple() {
+                instr.shape().tuple_shapes()[k].clone()
             } else {
-                instr.shape().dims().to_vec()
+                instr.shape().clone()
             };
-            let threads = linear_thread_map(&out_dims)?;
+            let m2m = shape
+                .layout()
+                .map(|l| l.minor_to_major.clone())
+                .unwrap_or_default();
+            let bytes = shape
+                .element_type()
+                .and_then(|t| t.byte_width())
+                .map_or(1, i64::from);
+            let launch = fusion::gpu_launch::loop_launch(shape.dims(), &m2m, bytes, &device)?;
+            let _ = writeln!(
+                out,
+                "  {}{}\n  {}thread map: {}",
+                output_prefix(&grouped, k),
+                launch.dims_text(),
+                output_prefix(&grouped, k),
+                launch.thread_map_text()
+            );
+            let threads = first_warp_of_launch(&launch.thread_map)?;
             for (j, s) in g.operands.iter().enumerate().filter(|(j, _)| selected(*j)) {
                 if let OperandIndexing::Undefined(r) = s {
                     let _ = writeln!(

@@ -7,6 +7,8 @@
 
 mod cache_cmd;
 mod compile_cmd;
+mod compile_gpu;
+mod compile_report;
 mod fuse_cmd;
 mod hlo_cmd;
 mod indexing_cmd;

@@ -28,6 +28,10 @@ pub struct EmitTarget {
     /// GPU, whose kernels then run each emitted block as one thread of a larger block
     /// ([`crate::kir::blocks_as_threads`]) until the emitters give them thread maps.
     pub threads_per_block: i64,
+    /// Whether the GPU emitters build the kernels they cover from their thread maps
+    /// (`fusion::gpu_launch`; the loop emitter so far); the other kernels run each emitted
+    /// block as a thread ([`Self::threads_per_block`]).
+    pub gpu_emitters: bool,
 }
 
 impl EmitTarget {
@@ -45,6 +49,7 @@ impl EmitTarget {
             small_kernel_elements: 16384,
             device: device::load("cpu").expect("the shipped `cpu` description parses"),
             threads_per_block: 1,
+            gpu_emitters: false,
         }
     }
 
@@ -54,6 +59,19 @@ impl EmitTarget {
         EmitTarget {
             threads_per_block: 128,
             ..EmitTarget::cpu()
+        }
+    }
+}
+
+impl EmitTarget {
+    /// A GPU of description `device` (`h100`, `h200`): the GPU emitters where they apply,
+    /// blocks of 128 threads elsewhere; the CPU's lanes and transpose tiles for the
+    /// emitters not rewritten for the GPU yet.
+    pub fn gpu(device: Device) -> EmitTarget {
+        EmitTarget {
+            device,
+            gpu_emitters: true,
+            ..EmitTarget::cpu_blocks_as_threads()
         }
     }
 }

@@ -47,6 +47,7 @@ mod dot_strength;
 mod emitter_reach;
 mod error;
 mod gather_lookups;
+pub mod gpu_launch;
 pub mod hero;
 mod horizontal;
 mod materialize;

@@ -102,6 +102,42 @@ pub fn linear_thread_map(out_dims: &[i64]) -> Result<IndexingMap, IndexingError>
     Ok(m)
 }
 
+/// The first warp of a GPU emitter's thread map in XLA's form `(th_x, th_y, th_z, bl_x,
+/// bl_y, bl_z)[chunk_id, unroll_id] -> (output index)`: a map `(lane, unroll_id) -> (output
+/// index)` of block 0's threads 0–31 and the first chunk. The unroll step becomes a
+/// dimension, so a thread's unrolled elements count in the same load as its neighbours'
+/// (they are one vector access, or consecutive accesses the same cache lines serve), as
+/// XLA's coalescing analysis counts them.
+pub fn first_warp_of_launch(thread_map: &IndexingMap) -> Result<IndexingMap, IndexingError> {
+    if thread_map.dims().len() != 6 || thread_map.ranges().len() != 2 {
+        return Err(IndexingError::Map(affine::MapError::Special(
+            "a thread map has 6 dimensions and 2 range variables",
+        )));
+    }
+    let lanes = thread_map.dims()[0].intersect(Interval::new(0, WARP - 1));
+    let unroll = thread_map.ranges()[1];
+    let mut bind = |v: affine::Var| {
+        Some(match (v.kind, v.index) {
+            (affine::VarKind::Dim, 0) => Expr::dim(0),
+            (affine::VarKind::Range, 1) => Expr::dim(1),
+            _ => Expr::constant(0),
+        })
+    };
+    let results = thread_map
+        .results()
+        .iter()
+        .map(|e| e.substitute(&mut bind))
+        .collect();
+    let constraints = thread_map
+        .constraints()
+        .iter()
+        .map(|c| (c.expr.substitute(&mut bind), c.interval))
+        .collect();
+    let mut m = IndexingMap::new(vec![lanes, unroll], vec![], vec![], results, constraints)?;
+    m.simplify();
+    Ok(m)
+}
+
 /// Strides (in elements) of each logical dimension under the shape's layout.
 fn strides(shape: &Shape) -> Option<Vec<i64>> {
     let rank = shape.rank();
@@ -120,7 +156,9 @@ fn strides(shape: &Shape) -> Option<Vec<i64>> {
 }
 
 /// Counts the first warp's transactions for the operand access `map` (output to operand),
-/// with threads mapped to outputs by `thread_map` (one dimension: the thread id).
+/// with threads mapped to outputs by `thread_map`: its first dimension is the thread id
+/// (limited to the first 32); further dimensions (the unroll step of
+/// [`first_warp_of_launch`]) are enumerated within each load.
 pub fn first_warp(
     thread_map: &IndexingMap,
     map: &IndexedMap,

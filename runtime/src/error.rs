@@ -12,6 +12,12 @@ pub enum RuntimeError {
     /// The backend failed to compile or run the program.
     #[error(transparent)]
     Backend(#[from] backend_cpu::BackendError),
+    /// The CUDA backend failed (printing the module, or NVRTC).
+    #[error(transparent)]
+    Cuda(#[from] backend_cuda::CudaError),
+    /// An unknown or unreadable device description.
+    #[error("device description: {0}")]
+    Device(String),
     /// The allocations would exceed the size limit (checked before anything is allocated).
     #[error("the executable needs {bytes} bytes, over the limit of {limit} bytes")]
     TooLarge {

@@ -18,6 +18,7 @@ mod boundary;
 mod bytes;
 mod error;
 mod executable;
+mod gpu;
 pub mod pipeline;
 mod predict;
 mod profile;
@@ -33,7 +34,9 @@ use hlo::Module;
 use plan::{Backend, Program};
 
 pub use backend_cpu::{cache_dir, BackendError, Prepared, RawOutputs};
+pub use backend_cuda::{nvrtc_present, Cubin, KernelResources};
 pub use error::RuntimeError;
+pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use predict::Predictions;
 pub use profile::{Profile, ProfileTable, Summary};
 pub use timing::{check_reference, reference_reports, run_repeated, Timing};
@@ -58,6 +61,10 @@ pub struct CompileOptions {
     /// CUDA C and compiled as host C++ with `backend-cuda`'s emulation (`--backend
     /// cuda-host`), so the CUDA printer and the threading are tested on this CPU.
     pub cuda_host: bool,
+    /// The GPU description the kernels are emitted for (`h100`, `h200`: the GPU emitters
+    /// with their thread maps, fusion on that description); `None` for the CPU, or `h100`
+    /// with [`CompileOptions::cuda_host`].
+    pub gpu: Option<String>,
     /// Most bytes the executable may allocate (default: the evaluator's limit, half the
     /// available memory).
     pub size_limit: Option<u64>,
@@ -83,6 +90,7 @@ impl Default for CompileOptions {
             max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
             compiler: None,
             cuda_host: false,
+            gpu: None,
             size_limit: None,
             time_passes: false,
             stream_min_bytes: None,
@@ -201,10 +209,10 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());
     }
-    let target = if options.cuda_host {
-        codegen::EmitTarget::cpu_blocks_as_threads()
-    } else {
-        codegen::EmitTarget::cpu()
+    let gpu = gpu_device(options)?;
+    let target = match &gpu {
+        Some(d) => codegen::EmitTarget::gpu(d.clone()),
+        None => codegen::EmitTarget::cpu(),
     };
     {
         let mut ctx = PassContext::new();
@@ -216,9 +224,12 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     if options.fuse {
         // hloc's own emitters' reach, not XLA:CPU's rules (those keep `hloc fuse --target
         // cpu`'s output compilable by XLA:CPU).
-        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let fusion_device = match &gpu {
+            Some(d) => d.clone(),
+            None => device::load("cpu").map_err(|e| RuntimeError::Device(e.to_string()))?,
+        };
         let mut ctx = PassContext::new();
-        pipeline::hloc_fusion_pipeline(&cpu, &target)
+        pipeline::hloc_fusion_pipeline(&fusion_device, &target)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("fusion", ctx.stats());
@@ -245,13 +256,34 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
             limit,
         });
     }
-    let source = stages.time("print-c", || cpu_backend(options).source(&program));
+    let source = if gpu.is_some() && !options.cuda_host {
+        stages.time("print-cuda", || backend_cuda::module_cu(&program.kernels))?
+    } else {
+        stages.time("print-c", || cpu_backend(options).source(&program))
+    };
     Ok(Plan {
         module: m,
         program: Arc::new(program),
         source,
         timings: stages.list,
     })
+}
+
+/// The GPU description `options` compile for: [`CompileOptions::gpu`], else `h100` for
+/// the CUDA host emulation, else none (the CPU).
+fn gpu_device(options: &CompileOptions) -> Result<Option<device::Device>, RuntimeError> {
+    let name = match (&options.gpu, options.cuda_host) {
+        (Some(name), _) => name.as_str(),
+        (None, true) => "h100",
+        (None, false) => return Ok(None),
+    };
+    let d = device::load(name).map_err(|e| RuntimeError::Device(e.to_string()))?;
+    if d.kind != device::DeviceKind::Gpu {
+        return Err(RuntimeError::Device(format!(
+            "`{name}` is not a GPU description"
+        )));
+    }
+    Ok(Some(d))
 }
 
 /// A compiled module, ready to run.

@@ -236,10 +236,21 @@ pub(super) fn finish_grid(
     body: Vec<Stmt>,
     grid: Option<(Var, i64)>,
 ) -> Result<EmittedKernel, CodegenError> {
-    let (block_var, blocks) = match grid {
-        Some((v, n)) => (Some(v), n),
-        None => (None, 1),
+    let grid = match grid {
+        Some((v, n)) => Grid::blocks(n, Some(v)),
+        None => Grid::blocks(1, None),
     };
+    finish_launch(b, name, title, body, grid)
+}
+
+/// [`finish_grid`] for a launch `grid` of blocks of any number of threads.
+pub(super) fn finish_launch(
+    b: Builder<'_>,
+    name: &str,
+    title: String,
+    body: Vec<Stmt>,
+    grid: Grid,
+) -> Result<EmittedKernel, CodegenError> {
     let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
     let mut body = kir::hoist_invariants(body, &b.buffers);
@@ -247,7 +258,7 @@ pub(super) fn finish_grid(
     let kernel = Kernel {
         name: name.to_string(),
         buffers: b.buffers,
-        grid: Grid::blocks(blocks, block_var),
+        grid,
         dims: b.dims,
         ranges: b.ranges,
         runtimes: b.runtimes,

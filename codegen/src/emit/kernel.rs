@@ -159,6 +159,9 @@ fn emit(
     if stage == Stage::Body {
         return Ok(None);
     }
+    if target.gpu_emitters {
+        return super::gpu_loop::loop_kernel(b, name, title, body, &dims, out_bufs[0]).map(Some);
+    }
     if let Some(tiled) = transpose::tile_transposed(&mut b, &body, &dims, &order) {
         let title = format!("{title}\n{}", tiled.note);
         return finish_grid(b, name, title, tiled.body, Some(tiled.grid)).map(Some);

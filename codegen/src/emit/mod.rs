@@ -6,6 +6,7 @@ mod assemble;
 mod builder;
 mod column;
 mod elemental;
+mod gpu_loop;
 mod grouped;
 mod in_place;
 mod kernel;

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 pub use crate::compile_report::stage_times_text;
-use crate::compile_report::{print_stats, write, write_memory_dumps};
+use crate::compile_report::{print_stats, write_plan_dumps};
 
 /// What `--stats` prints and the dumps `--dump-to` writes.
 pub const FORMATS: &str = "\
@@ -132,23 +132,7 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
     let mut plan = runtime::plan(&module, &opts)?;
     let dump_start = Instant::now();
     if let Some(dir) = &args.dump_to {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
-        let prefix = hlo::pass::module_dump_prefix(0, module.name());
-        let p = &plan.program;
-        write(
-            dir,
-            &format!("{prefix}.before_optimizations.txt"),
-            &hlo::print_module(&module),
-        )?;
-        write(
-            dir,
-            &format!("{prefix}.after_optimizations.txt"),
-            &hlo::print_module(&plan.module),
-        )?;
-        write(dir, &format!("{prefix}.kernels.c"), &plan.source)?;
-        write(dir, &format!("{prefix}.thunks.txt"), &plan::thunks_text(p))?;
-        write_memory_dumps(dir, &plan)?;
+        write_plan_dumps(dir, &module, &plan, "c")?;
         if args.time_passes {
             plan.timings.push(("dump".into(), dump_start.elapsed()));
         }

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 
-use crate::compile_report::{print_stats, stage_times_text, write, write_memory_dumps};
+use crate::compile_report::{print_stats, stage_times_text, write, write_plan_dumps};
 
 /// What `hloc compile --target GPU` was asked for.
 pub struct Request<'a> {
@@ -42,7 +42,7 @@ pub fn run(
     let prefix = hlo::pass::module_dump_prefix(0, module.name());
     if let Some(dir) = args.dump_to {
         let t = Instant::now();
-        write_plan_dumps(dir, &prefix, module, &plan)?;
+        write_plan_dumps(dir, module, &plan, "cu")?;
         if args.time_passes {
             plan.timings.push(("dump".into(), t.elapsed()));
         }
@@ -71,28 +71,4 @@ pub fn run(
         print_stats(&build.stats, args.no_timing);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The dumps that exist before NVRTC runs (so the CUDA source is there when it fails).
-fn write_plan_dumps(
-    dir: &Path,
-    prefix: &str,
-    module: &hlo::Module,
-    plan: &runtime::Plan,
-) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
-    let p = &plan.program;
-    write(
-        dir,
-        &format!("{prefix}.before_optimizations.txt"),
-        &hlo::print_module(module),
-    )?;
-    write(
-        dir,
-        &format!("{prefix}.after_optimizations.txt"),
-        &hlo::print_module(&plan.module),
-    )?;
-    write(dir, &format!("{prefix}.kernels.cu"), &plan.source)?;
-    write(dir, &format!("{prefix}.thunks.txt"), &plan::thunks_text(p))?;
-    write_memory_dumps(dir, plan)
 }

@@ -13,6 +13,34 @@ pub fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     std::fs::write(&path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
 }
 
+/// Writes `--dump-to`'s files of a planned module into `dir` (created): the module before
+/// and after optimizations, the kernels' source as `.kernels.EXT` (`c` or `cu`), the thunks
+/// and the memory dumps. Called before the backend compiles, so the source is there when
+/// the compiler fails.
+pub fn write_plan_dumps(
+    dir: &Path,
+    module: &hlo::Module,
+    plan: &runtime::Plan,
+    source_ext: &str,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+    let prefix = hlo::pass::module_dump_prefix(0, module.name());
+    let modules = [
+        ("before_optimizations", module),
+        ("after_optimizations", &plan.module),
+    ];
+    for (stage, m) in modules {
+        write(dir, &format!("{prefix}.{stage}.txt"), &hlo::print_module(m))?;
+    }
+    write(dir, &format!("{prefix}.kernels.{source_ext}"), &plan.source)?;
+    write(
+        dir,
+        &format!("{prefix}.thunks.txt"),
+        &plan::thunks_text(&plan.program),
+    )?;
+    write_memory_dumps(dir, plan)
+}
+
 /// Writes the memory planner's dumps in XLA's layout: the buffer assignment and the
 /// memory-usage report of the optimized module.
 pub fn write_memory_dumps(dir: &Path, plan: &runtime::Plan) -> Result<()> {

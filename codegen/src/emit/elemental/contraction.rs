@@ -88,10 +88,11 @@ impl Builder<'_> {
         self.memo.pop();
         res?;
         if !guard.is_true() {
+            let else_body = self.padding_products(comp, instr.operands()[1], (acc, acc_ty), &r)?;
             body = vec![Stmt::If {
                 guard,
                 body,
-                else_body: vec![],
+                else_body,
             }];
         }
         out.extend(self.wrap_loops(&l.ranges, body));
@@ -101,5 +102,48 @@ impl Builder<'_> {
         } else {
             Value::Convert(Box::new(v), ty)
         })
+    }
+
+    /// The statements of a convolution tap that falls in padding or a dilation hole of the
+    /// input: HLO's padding is zero-valued elements, so the tap still adds `0 · w` (NaN for
+    /// an infinite or NaN weight `w`), in the same order as every other tap — the reference
+    /// evaluator's rule and the GEMM path's (its patches hold the zeros). Nothing for
+    /// integer and boolean accumulators, where the product is always 0. The weight's index
+    /// lies in its bounds at every tap (the map's constraints are the input's: padding and
+    /// holes), so it is read unguarded; the kernel verifier checks every offset's range.
+    fn padding_products(
+        &mut self,
+        comp: CompId,
+        rhs: InstrId,
+        (acc, acc_ty): (crate::kir::VarId, ScalarType),
+        r: &Applied,
+    ) -> Result<Vec<Stmt>, CodegenError> {
+        if !acc_ty.is_float() {
+            return Ok(Vec::new());
+        }
+        let mut body = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(Guard::default());
+        let w = self.value(comp, rhs, &r.index, false, &mut body);
+        self.guards.pop();
+        self.memo.pop();
+        let w = w?;
+        let w = if w.ty() == acc_ty {
+            w
+        } else {
+            Value::Convert(Box::new(w), acc_ty)
+        };
+        let zero = Value::Const(acc_ty, Const::Float(0.0));
+        let prod = Value::Binary(BinOp::Mul, Box::new(zero), Box::new(w), acc_ty);
+        body.push(Stmt::Assign {
+            var: acc,
+            value: Value::Binary(
+                BinOp::Add,
+                Box::new(Value::Var(acc, acc_ty)),
+                Box::new(prod),
+                acc_ty,
+            ),
+        });
+        Ok(body)
     }
 }

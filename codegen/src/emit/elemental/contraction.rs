@@ -72,16 +72,7 @@ impl Builder<'_> {
                     Value::Convert(Box::new(v), acc_ty)
                 }
             };
-            let prod = Value::Binary(BinOp::Mul, Box::new(cv(a)), Box::new(cv(b)), acc_ty);
-            body.push(Stmt::Assign {
-                var: acc,
-                value: Value::Binary(
-                    BinOp::Add,
-                    Box::new(Value::Var(acc, acc_ty)),
-                    Box::new(prod),
-                    acc_ty,
-                ),
-            });
+            body.push(multiply_add((acc, acc_ty), cv(a), cv(b)));
             Ok::<(), CodegenError>(())
         })();
         self.guards.pop();
@@ -134,16 +125,21 @@ impl Builder<'_> {
             Value::Convert(Box::new(w), acc_ty)
         };
         let zero = Value::Const(acc_ty, Const::Float(0.0));
-        let prod = Value::Binary(BinOp::Mul, Box::new(zero), Box::new(w), acc_ty);
-        body.push(Stmt::Assign {
-            var: acc,
-            value: Value::Binary(
-                BinOp::Add,
-                Box::new(Value::Var(acc, acc_ty)),
-                Box::new(prod),
-                acc_ty,
-            ),
-        });
+        body.push(multiply_add((acc, acc_ty), zero, w));
         Ok(body)
+    }
+}
+
+/// `acc = acc + a * b`, in the accumulator's type.
+fn multiply_add((acc, acc_ty): (crate::kir::VarId, ScalarType), a: Value, b: Value) -> Stmt {
+    let prod = Value::Binary(BinOp::Mul, Box::new(a), Box::new(b), acc_ty);
+    Stmt::Assign {
+        var: acc,
+        value: Value::Binary(
+            BinOp::Add,
+            Box::new(Value::Var(acc, acc_ty)),
+            Box::new(prod),
+            acc_ty,
+        ),
     }
 }

@@ -34,13 +34,13 @@ pub fn gpu_arch(device: &str) -> Result<&'static str, RuntimeError> {
 /// Compiles a [`crate::plan`] made for GPU [`CompileOptions::gpu`] (its source is the CUDA
 /// module) with NVRTC; `start` is when the compilation began.
 pub fn compile_gpu_plan(
-    plan: Plan,
+    mut plan: Plan,
     options: &CompileOptions,
     start: Instant,
 ) -> Result<GpuBuild, RuntimeError> {
     let device = options.gpu.as_deref().unwrap_or("h100");
     let arch = gpu_arch(device)?;
-    let mut timings = plan.timings.clone();
+    let mut timings = std::mem::take(&mut plan.timings);
     let t = Instant::now();
     let cubin = compile_cubin(&plan.source, arch)?;
     if options.time_passes {

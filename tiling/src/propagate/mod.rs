@@ -38,6 +38,7 @@ mod derive;
 mod nested;
 mod ops;
 mod regions;
+mod reshape;
 mod space;
 mod tile;
 mod tile_text;

@@ -8,6 +8,7 @@ use hlo::InstrRef;
 use indexing::{IndexedMap, OperandIndexing};
 
 use super::derive::derive;
+use super::reshape::reshape_tile;
 use super::space::{output_dims, own_dims, TilingSpace};
 use super::tile::Tile;
 use crate::TilingError;
@@ -149,12 +150,22 @@ pub fn to_outputs(
     tile.check_vars()?;
     space.fit(tile);
     let sets = indexing::input_to_output(instr, operand)?;
+    let target = (instr.opcode() == hlo::Opcode::Reshape)
+        .then(|| output_dims(instr.instr(), 0))
+        .flatten();
     let tiles = sets
         .iter()
         .map(|set| {
             single_map(set).and_then(|m| {
                 let seq = vec![None; m.map.ranges().len()];
-                derive(space, &tile.dims, &m, &seq).map(|d| space.tile(d))
+                let derived = derive(space, &tile.dims, &m, &seq);
+                // A reshape whose map sums or splits indices: by its dimension groups.
+                let derived = match (derived, &target) {
+                    (Err(e), Some(to)) => reshape_tile(space, &tile.dims, shape.dims(), to)
+                        .map_err(|r| format!("{e}; by dimension groups: {r}")),
+                    (d, _) => d,
+                };
+                derived.map(|d| space.tile(d))
             })
         })
         .collect();

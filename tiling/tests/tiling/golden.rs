@@ -47,7 +47,7 @@ fn single_map(set: &indexing::OperandIndexing) -> Option<indexing::IndexedMap> {
 /// Tile propagation through instruction `name`: from the symbolic (or `# tile-sizes:`)
 /// root tile of its output `# output: K` (default 0) to every operand, or with
 /// `# from-operand: N` from the root tile of operand N (or the `# tile:` given, over the
-/// tiling space of the output) to every output. Every tile is parsed back and checked
+/// tiling space of the output, or of `# space-extents:`) to every output. Every tile is parsed back and checked
 /// against the indexing maps by enumeration.
 fn propagate_case(case: &Case, name: &str) -> String {
     use tiling::propagate::{to_operands, to_outputs, TilingSpace};
@@ -67,7 +67,17 @@ fn propagate_case(case: &Case, name: &str) -> String {
     let given: Option<tiling::propagate::Tile> = case
         .header_value("tile")
         .map(|t| t.parse().expect("a tile"));
+    // `# space-extents: e0,...`: the extents of the tiling space a given tile is written over.
+    let extents: Option<Vec<i64>> = case.header_value("space-extents").map(|l| {
+        l.split(',')
+            .map(|s| s.trim().parse().expect("an extent"))
+            .collect()
+    });
     let (mut space, label) = match (from, &given) {
+        (Some(_), Some(_)) if extents.is_some() => (
+            TilingSpace::parallel(extents.as_deref().unwrap_or_default()),
+            "output",
+        ),
         // A given tile of the operand, over the tiling space of the instruction's output
         // (whose tile ids may run past the operand's extents: the tile is empty there).
         (Some(_), Some(_)) => (TilingSpace::for_op(&instr, 0).expect("space"), "output"),

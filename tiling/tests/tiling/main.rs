@@ -8,5 +8,6 @@ mod golden;
 mod propagation;
 mod property;
 mod regions;
+mod reshape;
 mod search;
 mod support;

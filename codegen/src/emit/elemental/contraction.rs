@@ -36,16 +36,18 @@ impl Builder<'_> {
             var: acc,
             value: zero,
         });
-        let (Some(ml), Some(mr)) = (
-            self.single(instr.opcode(), &g, 0)?,
-            self.single(instr.opcode(), &g, 1)?,
-        ) else {
-            // An operand no output element reads (a convolution whose every tap lands in
-            // padding or a dilation hole): every sum is empty.
-            return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
+        let (ml, mr) = (
+            self.single(instr.opcode(), &g, 0)?.cloned(),
+            self.single(instr.opcode(), &g, 1)?.cloned(),
+        );
+        let l = match &ml {
+            Some(ml) => self.apply(ml, index, None, false, out)?,
+            None => None,
         };
-        let (ml, mr) = (ml.clone(), mr.clone());
-        let Some(l) = self.apply(&ml, index, None, false, out)? else {
+        let (Some(l), Some(mr)) = (l, mr) else {
+            // An input no output element reads (a convolution whose every tap lands in
+            // padding or a dilation hole): every tap still adds `0 · w`.
+            self.all_padding_taps(comp, id, index, (acc, acc_ty), out)?;
             return Ok(Value::Convert(Box::new(Value::Var(acc, acc_ty)), ty));
         };
         let Some(r) = self.apply(&mr, index, Some(&l.ranges), false, out)? else {
@@ -93,6 +95,61 @@ impl Builder<'_> {
         } else {
             Value::Convert(Box::new(v), ty)
         })
+    }
+
+    /// A convolution none of whose taps reads the input: the sum over every tap of `0 · w`.
+    /// The indexing maps are empty here (the weights share the input's constraints), so the
+    /// taps are the weights' own: every element of the kernel's column of the output's
+    /// feature (with feature or batch groups too, a column is one output feature's).
+    fn all_padding_taps(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        index: &[Expr],
+        (acc, acc_ty): (crate::kir::VarId, ScalarType),
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let instr = self.module.computation(comp).instr(id);
+        if !acc_ty.is_float() || instr.opcode() != Opcode::Convolution {
+            return Ok(());
+        }
+        let rhs = instr.operands()[1];
+        let dn = instr.conv_dimension_numbers().ok_or_else(|| {
+            CodegenError::Internal("a convolution without dimension numbers".into())
+        })?;
+        let (k_out, o_feat) = (
+            dn.kernel_output_feature_dimension as usize,
+            dn.output_feature_dimension as usize,
+        );
+        let dims = self
+            .module
+            .computation(comp)
+            .instr(rhs)
+            .shape()
+            .dims()
+            .to_vec();
+        if dims.contains(&0) || o_feat >= index.len() {
+            return Ok(());
+        }
+        let mut ranges = Vec::new();
+        let mut rhs_index = Vec::with_capacity(dims.len());
+        for (k, &n) in dims.iter().enumerate() {
+            if k == k_out {
+                rhs_index.push(index[o_feat]);
+            } else {
+                let r = self.new_range(Interval::new(0, n - 1));
+                ranges.push(r);
+                rhs_index.push(Expr::var(r));
+            }
+        }
+        let taps = Applied {
+            index: rhs_index,
+            guard: Guard::default(),
+            ranges,
+        };
+        let body = self.padding_products(comp, rhs, (acc, acc_ty), &taps)?;
+        out.extend(self.wrap_loops(&taps.ranges, body));
+        Ok(())
     }
 
     /// The statements of a convolution tap that falls in padding or a dilation hole of the

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what hloc's test suite needs on a fresh machine, idempotently:
-#   - libz3 (>= 4.13.3) from the z3-solver PyPI wheel, into .deps/z3/lib (git-ignored),
-#     registered with ldconfig so test binaries find libz3.so.5.4 at run time;
-#   - NVRTC from the nvidia-cuda-nvrtc PyPI wheel, into .deps/nvrtc/lib, registered likewise,
-#     so CUDA C can be compiled to PTX on a machine with no GPU;
+#   - libz3 (>= 4.13.3) from the z3-solver PyPI wheel, into .deps/z3/lib (git-ignored);
+#   - NVRTC from the nvidia-cuda-nvrtc PyPI wheel, into .deps/nvrtc/lib, so CUDA C can be
+#     compiled to PTX on a machine with no GPU;
 #   - the rustfmt and clippy components and cargo-nextest, if they are missing.
 # Wheels are downloaded with pip (PyPI only) and unpacked with Python's zipfile: no pip
-# install into any environment, nothing outside .deps/ except the ldconfig entry.
+# install into any environment, nothing written outside the checkout but cargo's and
+# rustup's own directories, no root needed. Nothing is registered with the system loader:
+# tools/test.sh puts both directories on LD_LIBRARY_PATH for the processes it starts, and the
+# `hloc` binary carries them as its run path (cli/build.rs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="$root/.deps"
@@ -47,20 +49,6 @@ if [ -z "$(find "$deps/nvrtc/lib" -name 'libnvrtc.so*' 2>/dev/null | head -n 1)"
   mkdir -p "$deps/nvrtc/lib"
   find "$deps/nvrtc/wheel" -name 'libnvrtc*.so*' -exec cp -P {} "$deps/nvrtc/lib/" \;
   ( cd "$deps/nvrtc/lib" && for f in libnvrtc.so.*; do [ -e libnvrtc.so ] || ln -sf "$f" libnvrtc.so; done )
-fi
-
-# Register both directories with the dynamic loader (needs root, as CI and dev machines are).
-conf=/etc/ld.so.conf.d/hloc-deps.conf
-want="$(printf '%s\n%s\n' "$deps/z3/lib" "$deps/nvrtc/lib")"
-if [ "$(cat "$conf" 2>/dev/null)" != "$want" ]; then
-  if [ -w /etc/ld.so.conf.d ]; then
-    printf '%s\n' "$want" > "$conf"
-    ldconfig
-  else
-    echo "setup: cannot write $conf; export LD_LIBRARY_PATH=$deps/z3/lib:$deps/nvrtc/lib" >&2
-  fi
-else
-  ldconfig
 fi
 
 # rustfmt and clippy: the test script checks formatting and lints.

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs (tools/setup.sh: libz3
-# and NVRTC from PyPI wheels into .deps/, cargo-nextest), checks formatting (rustfmt), the
-# crate edges against ARCHITECTURE.md, that no crate has a circle of files, and lints
-# (clippy with warnings as errors, so missing docs fail), checks that the benches build,
+# and NVRTC from PyPI wheels into .deps/, cargo-nextest), puts .deps' libraries on the loader
+# path of every process it starts (no root, nothing written to /etc), checks formatting
+# (rustfmt), the crate edges against ARCHITECTURE.md, that no crate has a circle of files, and
+# lints (clippy with warnings as errors, so missing docs fail), checks that the benches build,
 # runs the doc tests and the Python package's pytest suite (tools/test_python.sh), then
 # unit, integration, property and z3 tests with nextest (last, so its summary closes the
 # output).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 tools/setup.sh
+# Test binaries link libz3 (the `z3` feature) and open NVRTC at run time; the loader finds
+# both here, before anything else on the machine's path.
+export LD_LIBRARY_PATH="$PWD/.deps/z3/lib:$PWD/.deps/nvrtc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 cargo fmt --all --check
 python3 tools/check_crate_edges.py

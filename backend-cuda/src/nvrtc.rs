@@ -43,8 +43,38 @@ pub struct Cubin {
 /// this is asked before every first use).
 pub fn nvrtc_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
-    // SAFETY: only tries to open the library with libloading; no symbol is called.
-    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
+    *PRESENT.get_or_init(|| {
+        // SAFETY: only tries to open the library with libloading; no symbol is called.
+        let present = unsafe { sys::is_culib_present() };
+        if present {
+            preload_builtins();
+        }
+        present
+    })
+}
+
+/// NVRTC opens its builtins library (`libnvrtc-builtins.so.MAJOR.MINOR`) with `dlopen` from
+/// its own code, where the loader searches `LD_LIBRARY_PATH` and the system's directories but
+/// not the run path of the binary that found NVRTC itself (hloc's points at the checkout's
+/// `.deps/nvrtc/lib`, so no `ldconfig` is needed). Opened first from here, through that run
+/// path, it stays loaded, and NVRTC's own `dlopen` of the same name finds it. Nothing happens
+/// when it cannot be opened here: NVRTC then searches as before.
+fn preload_builtins() {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded (checked by the caller); the arguments are two out-parameters.
+    if unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .is_err()
+    {
+        return;
+    }
+    let name = format!("libnvrtc-builtins.so.{major}.{minor}");
+    // SAFETY: opening runs the library's initializers, as NVRTC's own opening of it would;
+    // no symbol is called here.
+    if let Ok(lib) = unsafe { libloading::Library::new(&name) } {
+        // Kept loaded for the process's life, as NVRTC keeps it.
+        std::mem::forget(lib);
+    }
 }
 
 /// Compiles `source` for `arch` (`sm_90`) to a cubin, with `ptxas -v`'s report per kernel.

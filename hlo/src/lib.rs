@@ -99,8 +99,10 @@
 //! num_carries=N, to_apply=body` with optional `is_reverse=` and `is_associative=` is
 //! parsed like every opcode, its result shape inferred when not written.
 //!
-//! Rejected as XLA rejects them: malformed `input_output_alias`/`buffer_donor`, tiled
-//! shardings whose device list (or iota) does not have one device per tile, unknown or
+//! `sharding={...}` is read into a typed [`sharding::Sharding`] (and printed back as
+//! written). Rejected as XLA rejects them: malformed `input_output_alias`/`buffer_donor`,
+//! malformed shardings (a device list or iota without one device per tile, unknown
+//! attributes, axes not in the mesh), unknown or
 //! unspecified custom-call `api_version`s, `result_accuracy` other than `{mode=...}` or
 //! `{tolerance={rtol=, atol=, ulps=}}`, an async step on another thread or computation
 //! than its chain, an async-done as a chain's state, dimension level types other than
@@ -120,9 +122,8 @@
 //! Deliberate limits: opcodes whose result is part of the operation (`parameter`,
 //! `constant`, `reshape`, `broadcast`, `convert`, `custom-call`, `iota`, the async starts,
 //! ...) need their result shape written; operands and called computations must be defined
-//! before use (as XLA requires); buffer shapes `b(...)` are not accepted; shardings other
-//! than the tiled form
-//! (`{maximal ...}`, named meshes, ...) are kept verbatim, not checked.
+//! before use (as XLA requires); buffer shapes `b(...)` are not accepted; a sharding
+//! with an open dimension (`{?}` in the named-mesh form) is an error.
 //!
 //! ## Printer normalizations
 //!
@@ -232,6 +233,13 @@ pub mod parser;
 pub mod pass;
 pub mod printer;
 pub mod shape;
+pub mod sharding;
+mod sharding_named;
+mod sharding_print;
+mod sharding_text;
+mod sharding_tiles;
+mod sharding_types;
+mod sharding_verify;
 pub mod source_map;
 mod text;
 pub mod verifier;

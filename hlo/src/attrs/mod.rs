@@ -212,8 +212,10 @@ pub enum AttrValue {
     Instructions(Vec<InstrId>),
     /// `{true, false}` (`parameter_replication=`).
     Bools(Vec<bool>),
-    /// A known attribute kept verbatim because nothing interprets it yet (`sharding=`,
-    /// `origin=`, `statistics=`, `domain=`, `result_accuracy=`).
+    /// `sharding={...}`: the typed sharding with the text it was read from.
+    Sharding(Box<crate::sharding_types::ShardingAttr>),
+    /// A known attribute kept verbatim because nothing interprets it yet (`origin=`,
+    /// `statistics=`, `domain=`, `result_accuracy=`).
     Opaque(String),
     /// An attribute the parser does not know, kept verbatim.
     Raw(String),

@@ -198,9 +198,18 @@ impl Instruction {
         }
     }
 
-    /// `sharding={...}`, verbatim.
-    pub fn sharding(&self) -> Option<&str> {
+    /// `sharding={...}`, typed.
+    pub fn sharding(&self) -> Option<&crate::sharding_types::Sharding> {
         match self.attr(&AttrName::Sharding)? {
+            AttrValue::Sharding(s) => Some(&s.sharding),
+            _ => None,
+        }
+    }
+
+    /// `sharding={...}` as written.
+    pub fn sharding_text(&self) -> Option<&str> {
+        match self.attr(&AttrName::Sharding)? {
+            AttrValue::Sharding(s) => Some(&s.text),
             AttrValue::Opaque(s) => Some(s),
             _ => None,
         }

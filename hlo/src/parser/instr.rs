@@ -444,10 +444,18 @@ impl<'a> Parser<'a> {
                 if name == AttrName::Algorithm && opcode != Opcode::RngBitGenerator {
                     check_dot_algorithm(&v).map_err(|m| self.error_at(value_at, m))?;
                 }
-                if let (AttrName::Sharding, AttrValue::Opaque(text)) = (&name, &v) {
-                    check_sharding(text).map_err(|m| self.error_at(value_at, m))?;
+                match (&name, v) {
+                    (AttrName::Sharding, AttrValue::Opaque(text)) => {
+                        let at = value_at + text.len() - text.trim_start().len();
+                        let sharding = crate::sharding_text::parse_sharding(text.trim())
+                            .map_err(|e| self.error_at(at + e.offset, e.message))?;
+                        AttrValue::Sharding(Box::new(crate::sharding_types::ShardingAttr {
+                            text,
+                            sharding,
+                        }))
+                    }
+                    (_, v) => v,
                 }
-                v
             }
             // A name hloc knows, on an opcode that does not take it: an error, as in XLA.
             None if !matches!(name, AttrName::Other(_)) => {
@@ -520,91 +528,6 @@ impl<'a> Parser<'a> {
         self.expect(Tok::RBrace, "expects '}' at the end of result_accuracy")?;
         Ok(())
     }
-}
-
-/// Checks every tiled sharding (`devices=[2,2]0,1,2,3`, `devices=[2,2]<=[4]`,
-/// `devices=[4]<=[2,2]T(1,0)`) in a sharding's text: the device list, or the iota it is
-/// built from, has exactly one device per tile. Other forms are not inspected.
-pub(crate) fn check_sharding(text: &str) -> Result<(), String> {
-    fn ints(list: &str, what: &str) -> Result<Vec<i64>, String> {
-        list.split(',')
-            .map(str::trim)
-            .map(|x| {
-                x.parse::<i64>()
-                    .ok()
-                    .filter(|&v| v >= 0)
-                    .ok_or_else(|| format!("{what} must be non-negative integers, not `{x}`"))
-            })
-            .collect()
-    }
-    fn product(dims: &[i64]) -> Option<i64> {
-        dims.iter().try_fold(1i64, |acc, &d| acc.checked_mul(d))
-    }
-    const KEY: &str = "devices=[";
-    let mut rest = text;
-    while let Some(i) = rest.find(KEY) {
-        let after = &rest[i + KEY.len()..];
-        let close = after
-            .find(']')
-            .ok_or("expects ']' after the tile assignment dimensions")?;
-        let dims = ints(&after[..close], "tile assignment dimensions")?;
-        let shown = &after[..close];
-        let tiles = product(&dims).ok_or("the tile assignment has too many tiles")?;
-        let tail = &after[close + 1..];
-        if let Some(iota) = tail.strip_prefix("<=[") {
-            let c = iota
-                .find(']')
-                .ok_or("expects ']' after the iota reshape dimensions")?;
-            let reshape = ints(&iota[..c], "iota reshape dimensions")?;
-            if product(&reshape) != Some(tiles) {
-                return Err(format!(
-                    "sharding devices=[{shown}] has {tiles} tiles but its iota <=[{}] has {} devices",
-                    &iota[..c],
-                    product(&reshape).map_or("too many".to_string(), |n| n.to_string())
-                ));
-            }
-            let mut tail = &iota[c + 1..];
-            if let Some(t) = tail.strip_prefix("T(") {
-                let c = t.find(')').ok_or("expects ')' after the iota transpose")?;
-                let mut perm = ints(&t[..c], "iota transpose")?;
-                perm.sort_unstable();
-                if !perm.iter().enumerate().all(|(k, &p)| p == k as i64)
-                    || perm.len() != reshape.len()
-                {
-                    return Err(format!(
-                        "the iota transpose T({}) is not a permutation of its {} dimensions",
-                        &t[..c],
-                        reshape.len()
-                    ));
-                }
-                tail = &t[c + 1..];
-            }
-            rest = tail;
-        } else {
-            let end = tail
-                .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == ' '))
-                .unwrap_or(tail.len());
-            let list = tail[..end].trim();
-            let ids = if list.is_empty() {
-                Vec::new()
-            } else {
-                ints(list.trim_end_matches(','), "device ids")?
-            };
-            if ids.len() as i64 != tiles {
-                return Err(format!(
-                    "sharding devices=[{shown}] has {tiles} tiles but lists {} device ids",
-                    ids.len()
-                ));
-            }
-            let mut sorted = ids.clone();
-            sorted.sort_unstable();
-            if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-                return Err(format!("sharding lists device {} twice", w[0]));
-            }
-            rest = &tail[end..];
-        }
-    }
-    Ok(())
 }
 
 /// The `algorithm=` of a dot or convolution names one of XLA's dot algorithms

@@ -44,6 +44,7 @@ impl Printer<'_> {
             }
             AttrValue::String(s) => write_quoted(&mut self.out, s),
             AttrValue::Ident(s) | AttrValue::Opaque(s) | AttrValue::Raw(s) => self.out.push_str(s),
+            AttrValue::Sharding(s) => self.out.push_str(&s.text),
             AttrValue::IdentList(l) => {
                 self.out.push('{');
                 self.out.push_str(&l.join(","));

@@ -66,6 +66,7 @@ pub fn verify(module: &Module) -> Result<(), Vec<VerifyError>> {
 /// [`verify`] with options.
 pub fn verify_with(module: &Module, options: &VerifyOptions) -> Result<(), Vec<VerifyError>> {
     let mut errors = structure::verify_module(module);
+    errors.extend(crate::sharding_verify::check(module));
     if options.layout_sensitive {
         errors.extend(layouts::check(module));
     }
@@ -89,6 +90,7 @@ pub fn verify_parsed_with(
     options: &VerifyOptions,
 ) -> Result<(), Vec<VerifyError>> {
     let mut errors = structure::verify_module(&parsed.module);
+    errors.extend(crate::sharding_verify::check(&parsed.module));
     if options.layout_sensitive {
         errors.extend(layouts::check(&parsed.module));
     }

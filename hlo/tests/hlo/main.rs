@@ -9,5 +9,6 @@ mod graph;
 mod limits;
 mod mutations;
 mod pass_framework;
+mod sharding;
 mod verifier;
 mod verify_corpus;

@@ -28,6 +28,13 @@ impl<'a> Block<'a> {
         Block(words.as_mut_ptr(), words.len(), PhantomData)
     }
 
+    /// Whether `bytes` bytes at byte `offset` lie inside the block.
+    pub fn holds(self, offset: u64, bytes: u64) -> bool {
+        offset
+            .checked_add(bytes)
+            .is_some_and(|end| end <= self.1 as u64 * 8)
+    }
+
     /// The slice of `bytes` bytes at byte `offset` (8-byte aligned), clamped to the block.
     pub fn view(self, offset: u64, bytes: u64) -> Memory<'a> {
         let at = (offset as usize / 8).min(self.1);
@@ -124,11 +131,12 @@ const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// The size of a transparent huge page on x86-64.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// Zeroed owned memory of at least `bytes` bytes (8-byte aligned).
-pub fn owned(bytes: u64) -> Memory<'static> {
+/// Zeroed owned words holding at least `bytes` bytes (at least one word, 8-byte
+/// aligned).
+pub fn owned_words(bytes: u64) -> Vec<u64> {
     let v = vec![0u64; (bytes as usize).div_ceil(8).max(1)];
     advise_huge_pages(&v);
-    Memory::Owned(v)
+    v
 }
 
 /// Asks for transparent huge pages over the 2 MiB-aligned part of a large, not yet touched

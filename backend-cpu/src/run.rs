@@ -108,6 +108,11 @@ fn temp_memory(
     bytes: u64,
     spare: &Spare,
 ) -> Memory<'static> {
+    Memory::Owned(temp_words(pooled, a, bytes, spare))
+}
+
+/// The words of [`temp_memory`].
+fn temp_words(pooled: &mut [Option<Vec<u64>>], a: usize, bytes: u64, spare: &Spare) -> Vec<u64> {
     let words = (bytes as usize).div_ceil(8).max(1);
     let reused = pooled
         .get_mut(a)
@@ -121,9 +126,9 @@ fn temp_memory(
             if cfg!(debug_assertions) {
                 v.fill(0x7fc0_0001_7fc0_0001);
             }
-            Memory::Owned(v)
+            v
         }
-        _ => memory::owned(bytes),
+        _ => memory::owned_words(bytes),
     }
 }
 
@@ -271,6 +276,27 @@ impl CpuExecutable {
             Memory::Owned(v) => memory::Block::new(v),
             _ => return Err(BackendError::Internal("temp block not owned".into())),
         };
+        // Each output allocation's memory lives apart: the output and the temporaries it
+        // holds before the output is written are views of it, and it is moved out whole.
+        let is_host: Vec<bool> = p
+            .allocations
+            .iter()
+            .map(|a| matches!(a.kind, AllocationKind::Output(_)) && a.offset.is_none())
+            .collect();
+        let mut hosts: Vec<(usize, Vec<u64>)> = Vec::new();
+        for (i, a) in p.allocations.iter().enumerate() {
+            if is_host[i] {
+                // Padded as the temp block's values are: the temporaries it holds have
+                // their 16-byte rooms (plan::memory::assign).
+                let bytes = a.bytes.div_ceil(16) * 16;
+                let words = temp_words(&mut pooled, i, bytes, &self.run_state.spare);
+                hosts.push((i, words));
+            }
+        }
+        let mut host_blocks: Vec<Option<memory::Block<'_>>> = vec![None; p.allocations.len()];
+        for (i, words) in hosts.iter_mut() {
+            host_blocks[*i] = Some(memory::Block::new(words));
+        }
         let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
         for (i, a) in p.allocations.iter().enumerate() {
             mem.push(match &a.kind {
@@ -284,10 +310,26 @@ impl CpuExecutable {
                     Some(words) => Memory::Borrowed(memory::word_bytes(words)),
                     None => return Err(BackendError::Internal("constant without data".into())),
                 },
-                AllocationKind::Temp | AllocationKind::Output(_) => match a.offset {
-                    Some(offset) => block.view(offset, a.bytes),
-                    None => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
-                },
+                AllocationKind::Temp | AllocationKind::Output(_) => {
+                    let within = match (a.offset, a.parent) {
+                        (Some(offset), Some(h)) => {
+                            Some((host_blocks.get(h).copied().flatten(), offset))
+                        }
+                        (Some(offset), None) => Some((Some(block), offset)),
+                        (None, _) => host_blocks[i].map(|b| (Some(b), 0)),
+                    };
+                    match within {
+                        Some((Some(b), offset)) if b.holds(offset, a.bytes) => {
+                            b.view(offset, a.bytes)
+                        }
+                        Some(_) => {
+                            return Err(BackendError::Internal(format!(
+                                "allocation {i} lies outside the memory holding it"
+                            )))
+                        }
+                        None => temp_memory(&mut pooled, i, a.bytes, &self.run_state.spare),
+                    }
+                }
             });
         }
         let mut profile = self
@@ -308,20 +350,15 @@ impl CpuExecutable {
             *slot = done.into_inner().ok();
         }
         ran?;
+        // Outputs in borrowed memory are copied; those in an output allocation are moved
+        // out of it once the views are gone (two outputs of one allocation: a copy).
         let mut bufs: Vec<Vec<u64>> = Vec::with_capacity(p.outputs.len());
-        // Which output took an allocation's memory (two outputs may share one).
-        let mut taken: Vec<Option<usize>> = vec![None; mem.len()];
         for spec in &p.outputs {
             let b = &p.buffers[spec.buffer];
-            let words = match (taken[b.allocation], &mut mem[b.allocation]) {
-                (Some(k), _) => bufs[k].clone(),
-                (None, Memory::Owned(v)) => {
-                    taken[b.allocation] = Some(bufs.len());
-                    std::mem::take(v)
-                }
-                (None, borrowed) => memory::words_of(borrowed.bytes(b.bytes as usize)),
-            };
-            bufs.push(words);
+            bufs.push(match is_host[b.allocation] {
+                true => Vec::new(),
+                false => memory::words_of(mem[b.allocation].bytes(b.bytes as usize)),
+            });
         }
         pooled.resize_with(block_at + 1, || None);
         for (i, m) in mem.into_iter().enumerate() {
@@ -330,6 +367,24 @@ impl CpuExecutable {
                     pooled[i] = Some(v);
                 }
             }
+        }
+        let mut taken: Vec<Option<usize>> = vec![None; p.allocations.len()];
+        for (k, spec) in p.outputs.iter().enumerate() {
+            let a = p.buffers[spec.buffer].allocation;
+            if !is_host[a] {
+                continue;
+            }
+            bufs[k] = match taken[a] {
+                Some(first) => bufs[first].clone(),
+                None => {
+                    taken[a] = Some(k);
+                    hosts
+                        .iter_mut()
+                        .find(|(i, _)| *i == a)
+                        .map(|(_, w)| std::mem::take(w))
+                        .unwrap_or_default()
+                }
+            };
         }
         if let Memory::Owned(v) = block_memory {
             pooled[block_at] = Some(v);

@@ -68,6 +68,17 @@ pub struct CompileArgs {
     /// the total (see below); stdout is unchanged.
     #[arg(long)]
     pub time_passes: bool,
+    /// Most bytes the program's allocations may take together (`buffer_bytes`: parameters,
+    /// constants, outputs, temporaries), a number or K/M/G/T (powers of 1024): the memory
+    /// planner picks a schedule and GEMM streaming that fit, or stops with an error giving
+    /// the least it reached and the largest values live at that program's peak.
+    #[arg(long, value_name = "BYTES", value_parser = parse_memory_limit)]
+    pub memory_limit: Option<u64>,
+}
+
+/// Parses `--memory-limit` (as `--max-memory`: bytes, or K/M/G/T).
+pub fn parse_memory_limit(text: &str) -> Result<u64, String> {
+    hlo_eval::memory::parse_size(text).map_err(|e| e.to_string())
 }
 
 /// Compilation targets.
@@ -121,12 +132,14 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
             stats: args.stats,
             no_timing: args.no_timing,
             time_passes: args.time_passes,
+            memory_limit: args.memory_limit,
         };
         return crate::compile_gpu::run(&request, &module, stages, first);
     }
     let start = Instant::now();
     let opts = runtime::CompileOptions {
         time_passes: args.time_passes,
+        memory_limit: args.memory_limit,
         ..Default::default()
     };
     let mut plan = runtime::plan(&module, &opts)?;

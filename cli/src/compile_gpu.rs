@@ -22,6 +22,8 @@ pub struct Request<'a> {
     pub no_timing: bool,
     /// `--time-passes`.
     pub time_passes: bool,
+    /// `--memory-limit`.
+    pub memory_limit: Option<u64>,
 }
 
 /// Compiles `module` as `args` ask; `stages` holds the parse and verify times, `first`
@@ -36,6 +38,7 @@ pub fn run(
     let opts = runtime::CompileOptions {
         time_passes: args.time_passes,
         gpu: Some(args.gpu.to_string()),
+        memory_limit: args.memory_limit,
         ..Default::default()
     };
     let mut plan = runtime::plan(module, &opts)?;

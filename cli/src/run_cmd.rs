@@ -103,6 +103,11 @@ pub struct RunArgs {
     /// (`--max-while-iterations` bounds each loop; this bounds the run.)
     #[arg(long, value_name = "SECONDS", value_parser = crate::timeout::parse_seconds)]
     pub timeout: Option<std::time::Duration>,
+    /// Compiled backends only: most bytes the program's allocations may take together, as
+    /// `hloc compile --memory-limit` (the planner picks a schedule and streaming that fit,
+    /// or stops with an error giving the least it reached).
+    #[arg(long, value_name = "BYTES", value_parser = crate::compile_cmd::parse_memory_limit)]
+    pub memory_limit: Option<u64>,
 }
 
 /// Parses `--max-memory`.
@@ -219,6 +224,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.profile && matches!(args.backend, Backend::Reference) {
         bail!("--profile times compiled code: add --backend cpu");
     }
+    if args.memory_limit.is_some() && matches!(args.backend, Backend::Reference) {
+        bail!("--memory-limit bounds a compiled program's allocations: add --backend cpu (the evaluator's bound is --max-memory)");
+    }
     let start = Instant::now();
     let mut timing_line = None;
     let outputs = match args.backend {
@@ -238,6 +246,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 max_while_iterations: args.max_while_iterations,
                 size_limit: Some(limit.bytes),
                 time_passes: args.time_passes,
+                memory_limit: args.memory_limit,
                 ..Default::default()
             };
             let compile_start = Instant::now();

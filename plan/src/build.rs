@@ -98,6 +98,7 @@ impl State<'_> {
             kind,
             bytes,
             offset: None,
+            parent: None,
         });
         self.buffers.push(Buffer {
             name: name.to_string(),
@@ -668,6 +669,10 @@ pub struct BuildOptions {
     pub stream_min_bytes: u64,
     /// What the kernels are emitted for.
     pub target: codegen::EmitTarget,
+    /// Which of the entry's candidate schedules the builder walks (an index into
+    /// [`super::memory::schedule::Schedule::candidates`]; `None` or out of range: the
+    /// lowest peak). [`super::memory::limit`] tries the others under a memory limit.
+    pub entry_schedule: Option<usize>,
 }
 
 impl Default for BuildOptions {
@@ -677,6 +682,7 @@ impl Default for BuildOptions {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             stream_min_bytes: super::stream::STREAM_MIN_BYTES,
             target: codegen::EmitTarget::cpu(),
+            entry_schedule: None,
         }
     }
 }
@@ -703,13 +709,17 @@ pub fn build_program_with(
         slots: HashMap::new(),
         depth: 0,
         top: 0,
-        entry_order: super::memory::schedule::schedule(
-            module,
-            module.entry_id(),
-            &super::memory::dataflow(module),
-        )
-        .order()
-        .to_vec(),
+        entry_order: {
+            let s = super::memory::schedule::schedule(
+                module,
+                module.entry_id(),
+                &super::memory::dataflow(module),
+            );
+            match options.entry_schedule.and_then(|k| s.candidates.get(k)) {
+                Some(c) => c.order.clone(),
+                None => s.order().to_vec(),
+            }
+        },
     };
     let mut thunks = Vec::new();
     let leaves = st.sequence(module.entry_id(), None, &mut thunks)?;

@@ -61,9 +61,14 @@ pub struct Allocation {
     pub kind: AllocationKind,
     /// Size in bytes.
     pub bytes: u64,
-    /// Where a temporary lies in the temp block ([`Program::temp_block_bytes`]); `None`
-    /// for memory of its own (parameters, constants, outputs).
+    /// Where a temporary lies in the temp block ([`Program::temp_block_bytes`]), or in
+    /// its [`Allocation::parent`]; `None` for memory of its own (parameters, constants,
+    /// outputs).
     pub offset: Option<u64>,
+    /// The output allocation whose memory holds this temporary at `offset` (it dies
+    /// before that output is written, as in XLA's maybe-live-out allocations); `None`:
+    /// the temp block, or memory of its own.
+    pub parent: Option<usize>,
 }
 
 /// A buffer value: where an instruction's (array) result lives.

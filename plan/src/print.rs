@@ -63,7 +63,7 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                 let _ = writeln!(
                     out,
                     "{pad}{i}: gemm.{} m={} n={} k={} batch={} (%{} x %{} -> %{})",
-                    shape.ty,
+                    shape.type_label(),
                     shape.m,
                     shape.n,
                     shape.k,
@@ -147,10 +147,11 @@ pub fn buffer_assignment_text(p: &Program) -> String {
             AllocationKind::Temp => "temp".to_string(),
             AllocationKind::Output(n) => format!("output {n}"),
         };
-        let at = a
-            .offset
-            .map(|o| format!(", temp block offset {o}"))
-            .unwrap_or_default();
+        let at = match (a.offset, a.parent) {
+            (Some(o), Some(host)) => format!(", in allocation {host} at offset {o}"),
+            (Some(o), None) => format!(", temp block offset {o}"),
+            (None, _) => String::new(),
+        };
         let _ = writeln!(out, "allocation {i}: size {}, {kind}{at}", a.bytes);
     }
     for (i, b) in p.buffers.iter().enumerate() {

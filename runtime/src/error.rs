@@ -26,6 +26,10 @@ pub enum RuntimeError {
         /// The limit.
         limit: u64,
     },
+    /// No schedule or streaming the planner tried fits `--memory-limit` (the least it
+    /// reached and what is live at its peak).
+    #[error(transparent)]
+    MemoryLimit(#[from] plan::memory::limit::OverLimit),
     /// Any other internal inconsistency.
     #[error("internal error: {0}")]
     Internal(String),

@@ -78,6 +78,10 @@ pub struct CompileOptions {
     /// (default [`plan::stream::STREAM_MIN_BYTES`]; tests lower it to run
     /// streaming on small shapes).
     pub stream_min_bytes: Option<u64>,
+    /// Most bytes the program's allocations may take (`--memory-limit`): the planner then
+    /// picks a schedule and streaming that fit, or compiling fails with
+    /// [`RuntimeError::MemoryLimit`] ([`plan::memory::limit`]).
+    pub memory_limit: Option<u64>,
 }
 
 impl Default for CompileOptions {
@@ -94,6 +98,7 @@ impl Default for CompileOptions {
             size_limit: None,
             time_passes: false,
             stream_min_bytes: None,
+            memory_limit: None,
         }
     }
 }
@@ -244,7 +249,12 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     if let Some(bytes) = options.stream_min_bytes {
         build.stream_min_bytes = bytes;
     }
-    let program = stages.time("codegen", || plan::build_program_with(&m, &build))?;
+    let program = match options.memory_limit {
+        Some(limit) => stages.time("codegen", || {
+            plan::memory::limit::build_within(&m, &build, limit)
+        })??,
+        None => stages.time("codegen", || plan::build_program_with(&m, &build))?,
+    };
     // Every allocation is live during a run: check their sum against the machine's
     // memory before anything is allocated.
     let limit = options

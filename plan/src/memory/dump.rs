@@ -3,8 +3,9 @@
 //! allocation with its size and kind, the values in it with offset and size, the total,
 //! then each used value's positions) and `*.after_optimizations-memory-usage-report.txt`
 //! (the total, then the allocations largest first with cumulative sizes). hloc's
-//! allocations as XLA counts them: one per parameter, constant and output, and one
-//! `preallocated-temp` holding every temporary at its offset.
+//! allocations as XLA counts them: one per parameter, constant and output (with the
+//! temporaries it holds before the output is written), and one `preallocated-temp`
+//! holding every other temporary at its offset.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -112,10 +113,12 @@ fn xla_allocations(module: &Module, p: &Program) -> Vec<XlaAllocation> {
         let Some(a) = p.allocations.get(buf.allocation) else {
             continue;
         };
-        match (a.offset, index_of.get(&buf.allocation)) {
-            (Some(offset), _) => temps.push((b, offset)),
-            (None, Some(&k)) => own[k].values.push((b, 0)),
-            (None, None) => {}
+        let host = a.parent.and_then(|h| index_of.get(&h));
+        match (a.offset, host, index_of.get(&buf.allocation)) {
+            (Some(offset), Some(&k), _) => own[k].values.push((b, offset)),
+            (Some(offset), None, _) => temps.push((b, offset)),
+            (None, _, Some(&k)) => own[k].values.push((b, 0)),
+            (None, _, None) => {}
         }
     }
     if p.temp_block_bytes > 0 {

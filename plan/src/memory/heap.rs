@@ -49,29 +49,51 @@ pub fn best_fit(intervals: &[Interval], align: u64) -> Placement {
     let mut size = 0u64;
     for i in order {
         let need = padded(intervals[i].bytes, align);
-        let mut busy: Vec<(u64, u64)> = placed
+        let busy: Vec<(u64, u64)> = placed
             .iter()
             .filter(|&&j| intervals[j].overlaps(&intervals[i]))
             .map(|&j| (offsets[j], offsets[j] + padded(intervals[j].bytes, align)))
             .collect();
-        busy.sort_unstable();
-        let mut cursor = 0u64;
-        let mut best: Option<(u64, u64)> = None; // (gap size, offset)
-        for (lo, hi) in busy {
-            if lo > cursor {
-                let gap = lo - cursor;
-                if gap >= need && best.is_none_or(|(g, _)| gap < g) {
-                    best = Some((gap, cursor));
-                }
-            }
-            cursor = cursor.max(hi);
-        }
-        let offset = best.map_or(cursor, |(_, o)| o);
+        let past = busy.iter().map(|&(_, hi)| hi).max().unwrap_or(0);
+        let offset = smallest_gap(busy, need, need, u64::MAX).map_or(past, |(_, o)| o);
         offsets[i] = offset;
         size = size.max(offset + need);
         placed.push(i);
     }
     Placement { offsets, size }
+}
+
+/// The narrowest gap between the `busy` ranges (`[lo, hi)`, any order) below `limit`
+/// that holds `need` bytes, as (width, offset); the room from the last busy range up to
+/// `limit` counts too, and needs only `tail_need` bytes (a value ending at a region's end
+/// needs no padding past it). `None` when nothing holds it. With `limit` unbounded that
+/// last room always does, so a value goes past the others only where no gap between them
+/// fits.
+pub fn smallest_gap(
+    mut busy: Vec<(u64, u64)>,
+    need: u64,
+    tail_need: u64,
+    limit: u64,
+) -> Option<(u64, u64)> {
+    busy.sort_unstable();
+    let mut cursor = 0u64;
+    let mut best: Option<(u64, u64)> = None;
+    let mut consider = |gap: u64, at: u64, need: u64| {
+        if gap >= need && best.is_none_or(|(g, _)| gap < g) {
+            best = Some((gap, at));
+        }
+    };
+    for (lo, hi) in busy {
+        let lo = lo.min(limit);
+        if lo > cursor {
+            consider(lo - cursor, cursor, need);
+        }
+        cursor = cursor.max(hi);
+    }
+    if limit > cursor {
+        consider(limit - cursor, cursor, tail_need);
+    }
+    best
 }
 
 /// The most bytes live at one step: the sum of the intervals live there, maximized over
@@ -158,5 +180,18 @@ mod tests {
         ];
         let p = best_fit(&ivs, 64);
         assert_eq!(p.offsets, vec![0, 128, 192, 256, 192]);
+    }
+
+    #[test]
+    fn a_region_end_needs_no_padding() {
+        // A 20-byte region: a 20-byte value fits at 0 (its padded 32 bytes would not); a
+        // 16-byte value past a busy [0, 16) does not, as only 4 bytes remain.
+        assert_eq!(smallest_gap(vec![], 32, 20, 20), Some((20, 0)));
+        assert_eq!(smallest_gap(vec![(0, 16)], 16, 16, 20), None);
+        // Between busy ranges the padded size counts: the 16-byte gap at 16 holds 16.
+        assert_eq!(
+            smallest_gap(vec![(0, 16), (32, 48)], 16, 16, 64),
+            Some((16, 16))
+        );
     }
 }

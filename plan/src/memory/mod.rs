@@ -1,10 +1,13 @@
 //! The memory planner (issue 32): dataflow values and their aliasing over the fused
 //! module, schedules costed by a heap simulation, buffer assignment into parameter,
-//! constant, output and one temp block at offsets, and XLA-style dumps of the result.
+//! constant, output and one temp block at offsets (temporaries also inside outputs not
+//! yet written), the choice of schedule and streaming under a memory limit, and
+//! XLA-style dumps of the result.
 
 pub mod assign;
 mod dump;
 pub mod heap;
+pub mod limit;
 pub mod schedule;
 pub mod values;
 mod values_text;

@@ -4,4 +4,5 @@
 
 mod gemm_dots;
 mod golden;
+mod memory_limit;
 mod memory_overlap;

@@ -76,6 +76,14 @@ pub fn to_operands(
     let first = space.add_own_dims(instr);
     let own = own_dims(instr);
     let grouped = crate::ragged::output_to_input(instr)?;
+    // A reshape's operand dimensions (its tile by dimension groups where the map fails).
+    let source_dims = (instr.opcode() == hlo::Opcode::Reshape)
+        .then(|| {
+            let op = *instr.instr().operands().first()?;
+            let s = instr.computation().instr(op).shape();
+            (!s.is_tuple()).then(|| s.dims().to_vec())
+        })
+        .flatten();
     let Some(g) = grouped.get(output) else {
         return Ok(Vec::new());
     };
@@ -94,7 +102,14 @@ pub fn to_operands(
                     }
                 }
             }
-            derive(space, &tile.dims, &m, &seq).map(|d| space.tile(d))
+            let derived = derive(space, &tile.dims, &m, &seq);
+            // A reshape whose map sums or splits indices: by its dimension groups.
+            let derived = match (derived, &source_dims) {
+                (Err(e), Some(to)) => reshape_tile(space, &tile.dims, &dims, to)
+                    .map_err(|r| format!("{e}; by dimension groups: {r}")),
+                (d, _) => d,
+            };
+            derived.map(|d| space.tile(d))
         });
         tiles.push(t);
     }

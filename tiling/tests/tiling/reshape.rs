@@ -136,3 +136,35 @@ fn strided_tiles_through_reshapes_are_exact() {
     }
     assert!(tiled > 0);
 }
+
+#[test]
+fn reshapes_to_the_operand_are_exact() {
+    use tiling::propagate::to_operands;
+    let (mut tiled, mut total) = (0usize, 0usize);
+    for n in [6, 8, 12] {
+        let all = shapes(n);
+        for from in &all {
+            for to in &all {
+                let m = module(from, to);
+                let r = m.instr("r").expect("root");
+                for sizes in size_vectors(to) {
+                    total += 1;
+                    let mut space = TilingSpace::parallel(to);
+                    space.set_tile_sizes(&sizes).expect("sizes");
+                    let tile = space.root_tile();
+                    let tiles = to_operands(&mut space, &r, 0, &tile).expect("propagates");
+                    let maps = tiling::output_to_input(&r).expect("indexing");
+                    let mut map = maps[0].operands[0].maps().next().expect("a map").clone();
+                    map.normalize().expect("normalize");
+                    if let Ok(t) = &tiles[0] {
+                        if let Err(e) = check_propagation(&space, &tile, &map, t, BUDGET) {
+                            panic!("{from:?} -> {to:?}, {tile}\n{t}\nnot exact: {e}");
+                        }
+                        tiled += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(tiled * 4 > total, "{tiled} of {total} reshapes tiled");
+}

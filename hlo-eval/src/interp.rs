@@ -21,6 +21,8 @@ pub struct Evaluator<'m> {
     /// Bytes the enclosing activations hold (their values and arguments) while a nested
     /// computation runs: the limit bounds every live value of the run together.
     outer_live: u64,
+    /// The device this evaluator runs as in an N-device run (none: a lone device).
+    device: Option<crate::device::Device>,
 }
 
 /// Values of one computation activation.
@@ -95,7 +97,20 @@ impl<'m> Evaluator<'m> {
             limit: crate::memory::default_size_limit(),
             while_limit: DEFAULT_WHILE_LIMIT,
             outer_live: 0,
+            device: None,
         }
+    }
+
+    /// Runs as `device` of an N-device run: its replica and partition ids, and the
+    /// collectives it meets the other devices at.
+    pub fn with_device(mut self, device: crate::device::Device) -> Evaluator<'m> {
+        self.device = Some(device);
+        self
+    }
+
+    /// The device this evaluator runs as, if any.
+    pub fn device(&self) -> Option<&crate::device::Device> {
+        self.device.as_ref()
     }
 
     /// Sets the most bytes the run's live values may take together (arguments, every
@@ -347,6 +362,26 @@ impl<'m> Evaluator<'m> {
                 .ok_or_else(|| EvalError::invalid(what, "missing dimensions="))
         };
         let opcode = instr.opcode();
+        if crate::collectives::handles(opcode)
+            || opcode == Opcode::CustomCall
+                && crate::spmd_calls::handles(instr.custom_call_target())
+        {
+            let had = self.device.is_some();
+            let mut dev = self
+                .device
+                .take()
+                .unwrap_or_else(crate::device::Device::single);
+            let r = if opcode == Opcode::CustomCall {
+                crate::spmd_calls::evaluate(&mut dev, c, instr, vals)
+            } else {
+                let mut call = |c: CompId, a: Vec<Literal>| self.call(c, a);
+                crate::collectives::evaluate(&mut dev, instr, vals, &mut call)
+            };
+            if had {
+                self.device = Some(dev);
+            }
+            return r;
+        }
         if numeric::handles(opcode, instr) {
             let module = self.module;
             let mut calls = KernelCalls { ev: self };
@@ -517,7 +552,14 @@ impl<'m> Evaluator<'m> {
             }
             O::CopyDone => control::tuple_part(vals, 0, what),
             O::AfterAll => Ok(Literal::Elided(Shape::token())),
-            O::ReplicaId | O::PartitionId => control::zeros(shape, what),
+            O::ReplicaId | O::PartitionId => {
+                let id = match (&self.device, opcode) {
+                    (None, _) => 0,
+                    (Some(d), O::ReplicaId) => d.replica,
+                    (Some(d), _) => d.partition,
+                };
+                super::data::make(shape, hlo::literal::ArrayData::U32(vec![id as u32]), what)
+            }
             O::GetDimensionSize => {
                 let d = dims_attr()?;
                 let dim = d.first().and_then(|&d| {

@@ -71,6 +71,15 @@
 //! iterations of one loop (adjustable with [`Evaluator::with_while_limit`]) with
 //! [`EvalError::LoopLimit`], so that evaluation always ends.
 //!
+//! ## N devices
+//!
+//! [`multi_device::evaluate_on_devices`] runs a module on a grid of replicas x partitions,
+//! one thread per device, each with its `replica-id` and `partition-id`; the collectives
+//! (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute,
+//! collective-broadcast and their async pairs) meet at a rendezvous with XLA's group
+//! modes, and the `Sharding`, `SPMDFullToShardShape` and `SPMDShardToFullShape` custom
+//! calls have their global meaning. A single-device run is a 1 x 1 grid.
+//!
 //! ## Comparing with XLA
 //!
 //! [`tolerance`] holds the one float tolerance every comparison against XLA's recorded
@@ -78,22 +87,28 @@
 //! rounding and reports every mismatch (`hloc run --expect`, `--check-reference`).
 
 mod async_chain;
+mod collective_groups;
+mod collectives;
 mod complex;
 mod control;
 mod convert;
 mod data;
+pub mod device;
 mod elementwise;
 mod error;
 mod interp;
 pub mod memory;
 mod movement;
+pub mod multi_device;
 pub mod npy;
 pub mod numeric;
 pub mod random;
 mod reduce;
+mod rendezvous;
 pub mod report;
 mod scalar;
 mod special;
+mod spmd_calls;
 pub mod tolerance;
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 
 mod prelude;
 mod printer;
+mod units;
 mod vecmath;
 
 pub use prelude::{parts, prelude_for, PreludePart, BASE_PRELUDE, PRELUDE};
 pub use printer::{
-    c_type, expr_c, kernel_c, math_style, stmts_c, translation_unit, translation_units, value_c,
-    value_in, CDialect, CpuDialect, MathStyle, SMALL_KERNEL_ELEMENTS,
+    c_type, expr_c, kernel_c, math_style, stmts_c, value_c, value_in, CDialect, CpuDialect,
+    MathStyle, SMALL_KERNEL_ELEMENTS,
 };
+pub use units::{translation_unit, translation_units};
 pub use vecmath::VECMATH;

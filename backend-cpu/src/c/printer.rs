@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 
 use affine::{Expr, ExprKind};
 
-use super::prelude::prelude_for;
 use codegen::kir::{
     binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, LoopKind, ScalarType, Stmt,
     UnOp, Value, VarId,
@@ -770,50 +769,4 @@ pub fn kernel_c(k: &Kernel) -> String {
         args.join(", ")
     );
     out
-}
-
-/// One translation unit: the prelude (with the vectorizable functions only when a kernel
-/// calls one) and every kernel.
-pub fn translation_unit(kernels: &[Kernel]) -> String {
-    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
-    let mut out = prelude_for(texts.iter().map(String::as_str));
-    for t in &texts {
-        out.push('\n');
-        out.push_str(t);
-    }
-    out
-}
-
-/// The kernels split into at most `n` translation units of about equal size, each with
-/// the prelude and at least `min_bytes` of kernel text (as far as there is enough), so a C
-/// compiler can build them in parallel: the largest kernels first, each into the smallest
-/// unit so far; within a unit, kernels keep their order.
-pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
-    let texts: Vec<String> = kernels.iter().map(kernel_c).collect();
-    let total: usize = texts.iter().map(String::len).sum();
-    let n = n
-        .min(total / min_bytes.max(1))
-        .clamp(1, kernels.len().max(1));
-    let mut by_size: Vec<usize> = (0..texts.len()).collect();
-    by_size.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
-    let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
-    for i in by_size {
-        if let Some(u) = units.iter_mut().min_by_key(|u| u.0) {
-            u.0 += texts[i].len();
-            u.1.push(i);
-        }
-    }
-    units
-        .into_iter()
-        .filter(|u| !u.1.is_empty() || n == 1)
-        .map(|(_, mut members)| {
-            members.sort_unstable();
-            let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
-            for i in members {
-                out.push('\n');
-                out.push_str(&texts[i]);
-            }
-            out
-        })
-        .collect()
 }

@@ -93,3 +93,57 @@ fn emit_target_matches_the_c_printer() {
         backend_cpu::c::SMALL_KERNEL_ELEMENTS
     );
 }
+
+/// A chain of `n` identical transpose, exp, reduce and broadcast groups.
+fn chain(n: usize) -> String {
+    let mut s = String::from(
+        "HloModule chain\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+         ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[32,64] parameter(0)\n  \
+         z = f32[] constant(0)\n",
+    );
+    let mut prev = "p".to_string();
+    for i in 0..n {
+        let root = if i + 1 == n { "ROOT " } else { "" };
+        s += &format!(
+            "  t{i} = f32[64,32] transpose({prev}), dimensions={{1,0}}\n  \
+             e{i} = f32[64,32] exponential(t{i})\n  \
+             r{i} = f32[32] reduce(e{i}, z), dimensions={{0}}, to_apply=add\n  \
+             {root}b{i} = f32[32,64] broadcast(r{i}), dimensions={{0}}\n"
+        );
+        prev = format!("b{i}");
+    }
+    s + "}\n"
+}
+
+/// Kernels whose C differs only in names and comments share one function: each entry
+/// point is the first such kernel's or an alias of it, in the same unit after it, and the
+/// units hold only a few functions.
+#[test]
+fn identical_kernels_share_one_function() {
+    let m = hlo::parse_module(&chain(40)).expect("parse");
+    let p = plan::build_program(&m).expect("codegen");
+    let names: Vec<String> = p.kernels.iter().map(|k| k.name.clone()).collect();
+    assert!(names.len() >= 40, "{names:?}");
+    for n in [1, 2, 3] {
+        let units = backend_cpu::c::translation_units(&p.kernels, n, 1);
+        let bodies: usize = units.iter().map(|u| u.matches("_body(\n").count()).sum();
+        assert!(bodies <= 8, "{bodies} bodies for {} kernels", names.len());
+        for k in &names {
+            let entry =
+                format!("void {k}(void *const *bufs, int64_t block_begin, int64_t block_end)");
+            let holding: Vec<&String> = units.iter().filter(|u| u.contains(&entry)).collect();
+            assert_eq!(holding.len(), 1, "{k} in {n} units");
+            let unit = holding[0];
+            let at = unit.find(&entry).expect("entry") + entry.len();
+            if let Some(rest) = unit[at..].strip_prefix(" __attribute__((alias(\"") {
+                let target = &rest[..rest.find('"').expect("alias")];
+                let defined = unit
+                    .find(&format!("void {target}(void *const *bufs, int64_t block_begin, int64_t block_end) {{"))
+                    .expect("the alias's target in the unit");
+                assert!(defined < at, "{k} aliases {target} before its definition");
+            } else {
+                assert!(unit[at..].starts_with(" {"), "{k}: {}", &unit[at..at + 40]);
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! limits, and each numeric routine on hand-made cases.
 
 mod async_chains;
+mod devices;
 mod eval_corpus;
 mod eval_limits;
 mod eval_npy;

@@ -1,0 +1,150 @@
+//! A module's kernels as translation units, each kernel's code printed once: kernels whose
+//! C is the same but for their names and comments (a layer repeated, a chain of identical
+//! groups) share one function, each kernel's entry point an alias of the first's. The
+//! system C compiler's time grows with the code it is given, so a module of thousands of
+//! identical kernels compiles in the time of a few (issue 36 item 9: 2,500 transpose, exp,
+//! reduce and broadcast groups spent 22 s in `cc`).
+
+use codegen::kir::Kernel;
+
+use super::prelude::prelude_for;
+use super::printer::kernel_c;
+
+/// Each kernel's text, and which earlier kernel's code it shares (`None`: its own). A
+/// kernel that shares another's is printed as an alias of that kernel's entry point.
+fn kernel_texts(kernels: &[Kernel]) -> (Vec<String>, Vec<Option<usize>>) {
+    let mut first: std::collections::HashMap<String, usize> = Default::default();
+    let mut texts = Vec::with_capacity(kernels.len());
+    let mut owner = Vec::with_capacity(kernels.len());
+    for (i, k) in kernels.iter().enumerate() {
+        let text = kernel_c(k);
+        let entry = format!("void {}(void *const *bufs", k.name);
+        let Some(at) = text.find(&entry) else {
+            texts.push(text);
+            owner.push(None);
+            continue;
+        };
+        let body = &text[..at];
+        let own = format!(" {}_body(", k.name);
+        let Some(key) = body
+            .contains(&own)
+            .then(|| code_without_comments(&body.replacen(&own, " @_body(", 1)))
+            .flatten()
+        else {
+            texts.push(text);
+            owner.push(None);
+            continue;
+        };
+        match first.get(&key) {
+            Some(&j) => {
+                // The same entry point as kernel `j`'s: an alias of it (no function of its
+                // own for the compiler to build; with a thousand small ones, that was most
+                // of its time).
+                texts.push(format!(
+                    "void {}(void *const *bufs, int64_t block_begin, int64_t block_end) \
+                     __attribute__((alias(\"{}\")));\n",
+                    k.name, kernels[j].name
+                ));
+                owner.push(Some(j));
+            }
+            None => {
+                first.insert(key, i);
+                texts.push(text);
+                owner.push(None);
+            }
+        }
+    }
+    (texts, owner)
+}
+
+/// `c` without its `/* */` and `//` comments, or `None` where a string or character literal
+/// makes that uncertain (the printer writes none inside a kernel but for attributes, which
+/// hold no comment markers).
+fn code_without_comments(c: &str) -> Option<String> {
+    let mut out = String::with_capacity(c.len());
+    let mut rest = c;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("/*") {
+            rest = &r[r.find("*/")? + 2..];
+        } else if let Some(r) = rest.strip_prefix("//") {
+            rest = &r[r.find('\n').unwrap_or(r.len())..];
+        } else if let Some(r) = rest.strip_prefix('"') {
+            let end = r.find('"')?;
+            if r[..end].contains(['\\', '/', '\n']) {
+                return None;
+            }
+            out.push('"');
+            out.push_str(&r[..=end]);
+            rest = &r[end + 1..];
+        } else if rest.starts_with('\'') {
+            return None;
+        } else {
+            let ch = rest.chars().next()?;
+            out.push(ch);
+            rest = &rest[ch.len_utf8()..];
+        }
+    }
+    Some(out)
+}
+
+/// One translation unit: the prelude (with the vectorizable functions only when a kernel
+/// calls one) and every kernel.
+pub fn translation_unit(kernels: &[Kernel]) -> String {
+    let (texts, _) = kernel_texts(kernels);
+    let mut out = prelude_for(texts.iter().map(String::as_str));
+    for t in &texts {
+        out.push('\n');
+        out.push_str(t);
+    }
+    out
+}
+
+/// The kernels split into at most `n` translation units of about equal size, each with
+/// the prelude and at least `min_bytes` of kernel text (as far as there is enough), so a C
+/// compiler can build them in parallel: the largest kernels first, each into the smallest
+/// unit so far, a kernel that shares another's code into that kernel's unit (an alias and
+/// its target are in one unit); within a
+/// unit, kernels keep their order.
+pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
+    let (texts, owner) = kernel_texts(kernels);
+    let total: usize = texts.iter().map(String::len).sum();
+    let n = n
+        .min(total / min_bytes.max(1))
+        .clamp(1, kernels.len().max(1));
+    // The size of each body's group: its own text and its sharers' entry points.
+    let mut size: Vec<usize> = texts.iter().map(String::len).collect();
+    for (i, o) in owner.iter().enumerate() {
+        if let Some(j) = *o {
+            size[j] += size[i];
+        }
+    }
+    let mut by_size: Vec<usize> = (0..texts.len()).filter(|&i| owner[i].is_none()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(size[i]));
+    let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
+    let mut unit_of = vec![0; texts.len()];
+    for i in by_size {
+        if let Some((u, unit)) = units.iter_mut().enumerate().min_by_key(|(_, u)| u.0) {
+            unit.0 += size[i];
+            unit.1.push(i);
+            unit_of[i] = u;
+        }
+    }
+    for (i, o) in owner.iter().enumerate() {
+        if let Some(j) = *o {
+            units[unit_of[j]].1.push(i);
+        }
+    }
+    units
+        .into_iter()
+        .filter(|u| !u.1.is_empty() || n == 1)
+        .map(|(_, mut members)| {
+            members.sort_unstable();
+            let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
+            for i in members {
+                out.push('\n');
+                out.push_str(&texts[i]);
+            }
+            out
+        })
+        .collect()
+}

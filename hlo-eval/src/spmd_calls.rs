@@ -1,0 +1,199 @@
+//! The SPMD custom calls with their global meaning, on the devices of an N-device run of
+//! an unpartitioned module (every device holds the global value outside manual regions):
+//! `Sharding` annotates its operand and returns it; `SPMDFullToShardShape` gives this
+//! partition's shard of the global value (by its operand's sharding, padded with zeros
+//! to the per-device shape); `SPMDShardToFullShape` assembles the global value from every
+//! partition's shard (by its own sharding) and gives it to every device.
+
+use hlo::ir::Computation;
+use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
+use hlo::{Instruction, Literal};
+
+use crate::collectives::index_scalar;
+use crate::control::zeros;
+use crate::data::array;
+use crate::device::Device;
+use crate::error::EvalError;
+use crate::movement as mv;
+use hlo::attrs::SliceDim;
+use hlo::shape::Shape;
+
+/// The custom-call targets [`evaluate`] handles.
+pub(crate) fn handles(target: Option<&str>) -> bool {
+    matches!(
+        target,
+        Some("Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape")
+    )
+}
+
+/// Evaluates SPMD custom call `instr` on this device.
+pub(crate) fn evaluate(
+    dev: &mut Device,
+    c: &Computation,
+    instr: &Instruction,
+    vals: &[&Literal],
+) -> Result<Literal, EvalError> {
+    let what = instr.name();
+    let v = *vals
+        .first()
+        .ok_or_else(|| EvalError::invalid(what, "missing operand"))?;
+    match instr.custom_call_target() {
+        Some("Sharding") => Ok(v.clone()),
+        Some("SPMDFullToShardShape") => {
+            let operand = instr.operand(0).map(|o| c.instr(o));
+            let s = operand.and_then(Instruction::sharding).ok_or_else(|| {
+                EvalError::invalid(what, "SPMDFullToShardShape needs its operand's sharding=")
+            })?;
+            check_supported(instr, s)?;
+            full_to_shard(dev, s, v, instr.shape(), what)
+        }
+        Some("SPMDShardToFullShape") => {
+            let s = instr.sharding().ok_or_else(|| {
+                EvalError::invalid(what, "SPMDShardToFullShape needs its sharding=")
+            })?;
+            check_supported(instr, s)?;
+            shard_to_full(dev, s, v, instr.shape(), what)
+        }
+        other => Err(EvalError::invalid(
+            what,
+            format!("not an SPMD custom call: {other:?}"),
+        )),
+    }
+}
+
+/// Partially manual shardings (a `manual` subgroup) are not taken yet.
+fn check_supported(instr: &Instruction, s: &Sharding) -> Result<(), EvalError> {
+    if let ShardingKind::Tiled(t) = &s.kind {
+        if t.subgroups.contains(&SubgroupKind::Manual) {
+            return Err(EvalError::Unsupported {
+                opcode: instr.opcode(),
+                instr: instr.name().to_string(),
+                detail: Some("a partially manual sharding (last_tile_dims={manual})".to_string()),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn slice_dims(offsets: &[i64], sizes: &[i64]) -> Vec<SliceDim> {
+    offsets
+        .iter()
+        .zip(sizes)
+        .map(|(&o, &n)| SliceDim {
+            start: o,
+            limit: o + n,
+            stride: 1,
+        })
+        .collect()
+}
+
+fn array_shape(like: &Shape, dims: Vec<i64>, what: &str) -> Result<Shape, EvalError> {
+    let ty = like
+        .element_type()
+        .ok_or_else(|| EvalError::invalid(what, "expects an array"))?;
+    Ok(Shape::array(ty, dims))
+}
+
+/// This partition's shard of global value `v`, zero-padded to `shape`.
+fn full_to_shard(
+    dev: &Device,
+    s: &Sharding,
+    v: &Literal,
+    shape: &Shape,
+    what: &str,
+) -> Result<Literal, EvalError> {
+    let a = array(v, what)?;
+    let dims = a.shape().dims().to_vec();
+    let shard = s
+        .shard(dev.partition, &dims)
+        .map_err(|m| EvalError::invalid(what, m))?;
+    let out = zeros(shape, what)?;
+    let Some(shard) = shard else {
+        return Ok(out);
+    };
+    if shard.shape != shape.dims() {
+        return Err(EvalError::invalid(
+            what,
+            format!(
+                "the shard of {dims:?} is {:?} but the result is {}",
+                shard.shape, shape
+            ),
+        ));
+    }
+    if shard.valid.contains(&0) {
+        return Ok(out);
+    }
+    let piece = mv::slice(
+        a,
+        &slice_dims(&shard.offsets, &shard.valid),
+        &array_shape(shape, shard.valid.clone(), what)?,
+        what,
+    )?;
+    let Literal::Array(out) = out else {
+        return Err(EvalError::invalid(what, "expects an array"));
+    };
+    let zero = (0..dims.len())
+        .map(|_| index_scalar(0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let zero: Vec<_> = zero.iter().collect();
+    mv::dynamic_update_slice(out, array(&piece, what)?, &zero, shape, what)
+}
+
+/// The global value of `shape` assembled from every partition's shard `v`.
+fn shard_to_full(
+    dev: &mut Device,
+    s: &Sharding,
+    v: &Literal,
+    shape: &Shape,
+    what: &str,
+) -> Result<Literal, EvalError> {
+    let g = dev.grid;
+    let scope: Vec<i64> = (0..g.partitions)
+        .map(|p| dev.replica * g.partitions + p)
+        .collect();
+    let all = dev.exchange(&scope, v.clone(), what)?;
+    let dims = shape.dims().to_vec();
+    let Literal::Array(mut full) = zeros(shape, what)? else {
+        return Err(EvalError::invalid(what, "expects an array"));
+    };
+    let mut filled = false;
+    for (p, value) in all.iter().enumerate() {
+        let shard = s
+            .shard(p as i64, &dims)
+            .map_err(|m| EvalError::invalid(what, m))?;
+        let Some(shard) = shard else { continue };
+        filled = true;
+        if shard.valid.contains(&0) {
+            continue;
+        }
+        let zero = vec![0; dims.len()];
+        let piece = mv::slice(
+            array(value, what)?,
+            &slice_dims(&zero, &shard.valid),
+            &array_shape(shape, shard.valid.clone(), what)?,
+            what,
+        )?;
+        let at = shard
+            .offsets
+            .iter()
+            .map(|&o| index_scalar(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let at: Vec<_> = at.iter().collect();
+        let Literal::Array(next) =
+            mv::dynamic_update_slice(full, array(&piece, what)?, &at, shape, what)?
+        else {
+            return Err(EvalError::invalid(what, "expects an array"));
+        };
+        full = next;
+    }
+    if !filled {
+        return Err(EvalError::invalid(
+            what,
+            format!(
+                "no partition of {} holds a shard of sharding {s}",
+                g.partitions
+            ),
+        ));
+    }
+    Ok(Literal::Array(full))
+}

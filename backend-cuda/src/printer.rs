@@ -1,12 +1,13 @@
 //! Kernels as CUDA C: `extern "C" __global__` functions of one block, the block index from
 //! `blockIdx.x`, loops over the block's threads strided by `blockDim.x`, block-shared locals
-//! in `__shared__` memory and barriers as `__syncthreads()`. Everything else (values, index
+//! in `__shared__` memory, barriers as `__syncthreads()` and warp shuffles as
+//! `__shfl_*_sync` on 32-bit words. Everything else (values, index
 //! arithmetic, control flow) is the C printer's.
 
 use std::fmt::Write as _;
 
 use backend_cpu::c::{c_type, stmts_c, CDialect, MathStyle};
-use codegen::kir::{Access, Kernel, LoopKind, MemorySpace, Stmt};
+use codegen::kir::{Access, Kernel, LoopKind, MemorySpace, ScalarType, ShuffleKind, Stmt};
 
 use crate::error::CudaError;
 use crate::prelude::cuda_prelude;
@@ -33,6 +34,21 @@ impl CDialect for CudaDialect {
 
     fn barrier(&self) -> &'static str {
         "__syncthreads();"
+    }
+
+    fn shuffle(
+        &self,
+        t: ScalarType,
+        kind: ShuffleKind,
+        value: &str,
+        offset: i64,
+        width: i64,
+    ) -> Option<String> {
+        Some(format!(
+            "hloc_shfl_{}<{}>({value}, {offset}u, {width})",
+            kind.name(),
+            c_type(t)
+        ))
     }
 }
 

@@ -254,10 +254,16 @@ fn barriers_rendezvous_and_a_divergent_one_aborts() {
     assert_eq!(out, [4.0, 3.0, 2.0, 1.0]);
     // The printed text with the barrier moved under a thread-dependent branch (the
     // verifier forbids this in the kernel IR; the emulation must still catch it).
-    let unit = host_unit(std::slice::from_ref(&k)).unwrap().replacen(
-        "  __syncthreads();",
-        "  if (threadIdx.x < 2) __syncthreads();",
-        1,
+    let unit = host_unit(std::slice::from_ref(&k)).unwrap();
+    let kernel_at = unit.find("extern \"C\" __global__").unwrap();
+    let unit = format!(
+        "{}{}",
+        &unit[..kernel_at],
+        unit[kernel_at..].replacen(
+            "  __syncthreads();",
+            "  if (threadIdx.x < 2) __syncthreads();",
+            1,
+        )
     );
     let so = build(&dir, "divergent", "cpp", &unit);
     let child = Command::new(std::env::current_exe().unwrap())
@@ -268,6 +274,64 @@ fn barriers_rendezvous_and_a_divergent_one_aborts() {
     assert!(!child.status.success());
     let stderr = String::from_utf8_lossy(&child.stderr);
     assert!(stderr.contains("divergent barrier"), "{stderr}");
+}
+
+/// Two blocks of two warps: a shuffle down by 5 in warps of 32 (a lane past the warp's end
+/// keeps its own value), and a butterfly by 4 in groups of 8 of 64-bit values (both
+/// halves travel).
+const SHUFFLES: &str = "\
+kernel k blocks=2 threads=64 (d0 = block)
+  b0 in p: s32[128]{0}
+  b1 out down: s32[128]{0}
+  b2 out butterfly: s64[128]{0}
+  for.threads s0 in [0, 63] {
+    let v0: s32 = b0[d0 * 64 + s0]
+    shuffle.down v1: s32 = v0 by 5 width 32
+    b1[d0 * 64 + s0] = v1
+    let v2: s64 = mul(convert.s64(v0), 8589934593:s64)
+    shuffle.xor v3: s64 = v2 by 4 width 8
+    b2[d0 * 64 + s0] = add(v2, v3)
+  }
+";
+
+#[test]
+fn shuffles_exchange_lanes_within_their_groups() {
+    let dir = tempdir();
+    let k = parse_kernel(SHUFFLES).unwrap();
+    codegen::kir::verify(&k).unwrap();
+    let so = build(
+        &dir,
+        "shuffles",
+        "cpp",
+        &host_unit(std::slice::from_ref(&k)).unwrap(),
+    );
+    // SAFETY: built above from a verified kernel.
+    let lib = unsafe { libloading::Library::new(&so).unwrap() };
+    // SAFETY: a kernel entry point of the signature `Entry`.
+    let h: Entry = unsafe { *lib.get::<Entry>(host_entry("k").as_bytes()).unwrap() };
+    let p: Vec<i32> = (0..128).map(|i| i * 7 - 300).collect();
+    let mut bufs = vec![
+        p.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        vec![0u8; 128 * 4],
+        vec![0u8; 128 * 8],
+    ];
+    run(h, &mut bufs, 2);
+    let down: Vec<i32> = bufs[1]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let butterfly: Vec<i64> = bufs[2]
+        .chunks(8)
+        .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for t in 0..128usize {
+        let lane = t % 32;
+        let want = if lane + 5 < 32 { p[t + 5] } else { p[t] };
+        assert_eq!(down[t], want, "down, thread {t}");
+        let wide = |i: usize| i64::from(p[i]) * 8589934593;
+        let partner = t - t % 8 + ((t % 8) ^ 4);
+        assert_eq!(butterfly[t], wide(t) + wide(partner), "xor, thread {t}");
+    }
 }
 
 /// Run by the test above in a child process: aborts.

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use affine::{Expr, ExprKind};
 
 use codegen::kir::{
-    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, LoopKind, ScalarType, Stmt,
-    UnOp, Value, VarId,
+    binop_name, guard_text, Access, BinOp, CmpOp, Const, Guard, Kernel, LoopKind, ScalarType,
+    ShuffleKind, Stmt, UnOp, Value, VarId,
 };
 
 /// The C type holding a value of `t`.
@@ -556,6 +556,18 @@ pub trait CDialect {
     fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String;
     /// The statement of a barrier.
     fn barrier(&self) -> &'static str;
+    /// The value of a warp shuffle of `value` (C text of type `t`), or `None` where the
+    /// dialect has no warps.
+    fn shuffle(
+        &self,
+        _t: ScalarType,
+        _kind: ShuffleKind,
+        _value: &str,
+        _offset: i64,
+        _width: i64,
+    ) -> Option<String> {
+        None
+    }
 }
 
 /// The CPU's C: a block's threads run one after another, so every loop is a plain loop and
@@ -650,6 +662,29 @@ fn stmts_cx(
                     "{pad}const int64_t {var} = (int64_t)({});",
                     value_c(value)
                 );
+            }
+            Stmt::Shuffle {
+                var,
+                value,
+                kind,
+                offset,
+                width,
+            } => {
+                let t = k
+                    .vars
+                    .get(var.0 as usize)
+                    .copied()
+                    .unwrap_or(ScalarType::F32);
+                // Only the GPU emitters write shuffles: a CPU kernel with one is a
+                // compiler bug, which the C compiler then reports.
+                match dialect.shuffle(t, *kind, &value_c(value), *offset, *width) {
+                    Some(v) => {
+                        let _ = writeln!(out, "{pad}const {} v{} = {v};", c_type(t), var.0);
+                    }
+                    None => {
+                        let _ = writeln!(out, "#error \"hloc: a warp shuffle in a CPU kernel\"");
+                    }
+                }
             }
             Stmt::If {
                 guard,

@@ -1,7 +1,8 @@
 /* hloc's CUDA host emulation: the exact CUDA C that NVRTC compiles, compiled as host C++
    after this header. Every thread of a block is a fiber (ucontext) when the kernel has
    barriers: __syncthreads() is a real rendezvous, and a barrier that some thread never
-   reaches aborts with "divergent barrier" instead of hanging. Kernels without barriers run
+   reaches aborts with "divergent barrier" instead of hanging; warp shuffles are rendezvous
+   too (see hloc_host::shuffle). Kernels without barriers or shuffles run
    their threads as a plain loop. Shared memory is one copy per block (function-scope
    thread_local: an OS thread runs one block at a time). HLOC_CUDA_HOST_ORDER=reverse runs
    each block's threads in reverse order: a correct kernel gives the same bits either way. */
@@ -100,4 +101,30 @@ static inline void __syncthreads() {
   hloc_host::Fiber *f = hloc_host::current;
   f->waiting = true;
   swapcontext(&f->ctx, &hloc_host::scheduler);
+}
+
+namespace hloc_host {
+/* The 32-bit words the block's threads offer to a shuffle, one per thread. */
+static thread_local std::vector<unsigned> offered;
+
+/* A shuffle is two rendezvous: every thread offers its word, reads its source lane's,
+   and waits until all have read before any offers again. The kernel IR's verifier puts
+   shuffles only where every thread of the block reaches them (fibers run the block). */
+static inline unsigned shuffle(unsigned v, unsigned src_lane, int width) {
+  unsigned t = threadIdx.x;
+  if (offered.size() < blockDim.x) offered.resize(blockDim.x);
+  offered[t] = v;
+  __syncthreads();
+  unsigned lane = t % (unsigned)width;
+  unsigned r = src_lane < (unsigned)width ? offered[t - lane + src_lane] : v;
+  __syncthreads();
+  return r;
+}
+}  // namespace hloc_host
+
+static inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned off, int width) {
+  return hloc_host::shuffle(v, threadIdx.x % (unsigned)width + off, width);
+}
+static inline unsigned __shfl_xor_sync(unsigned, unsigned v, unsigned mask, int width) {
+  return hloc_host::shuffle(v, (threadIdx.x % (unsigned)width) ^ mask, width);
 }

@@ -130,6 +130,12 @@ impl Collector<'_> {
                 self.value(value);
                 self.bind(Slot::Scalar(*var));
             }
+            // A shuffle is a meeting point of the warp's threads: it never moves either.
+            Stmt::Shuffle { var, value, .. } => {
+                self.value(value);
+                self.bind(Slot::Scalar(*var));
+                self.fx.stores = true;
+            }
             Stmt::BindIndex { var, value } => {
                 self.value(value);
                 self.bind(Slot::Runtime(var.index));

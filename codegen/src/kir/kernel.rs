@@ -209,6 +209,25 @@ pub enum Stmt {
     /// writes to block-shared locals before it are visible after it. Only at block level
     /// (never inside a `Threads` loop or under a guard that depends on one).
     Barrier,
+    /// A warp shuffle: binds `var` (immutable, like [`Stmt::Let`]) to `value` as another
+    /// thread of the same warp computed it. Threads are lanes in groups of `width`
+    /// consecutive threads; lane `l` reads lane `l + offset` ([`ShuffleKind::Down`]) or
+    /// `l ^ offset` ([`ShuffleKind::Xor`]), and its own value where that lane lies outside
+    /// its group. Only directly inside a `Threads` loop giving each thread of the block one
+    /// iteration (never under a guard or in a nested loop: every thread of the warp must
+    /// reach it), so the warp's threads exchange registers without shared memory.
+    Shuffle {
+        /// The variable bound to the other lane's value.
+        var: VarId,
+        /// The value each lane offers.
+        value: Value,
+        /// Which lane is read.
+        kind: ShuffleKind,
+        /// The lane distance (`1 <= offset < width`).
+        offset: i64,
+        /// Lanes per group: a power of two, at most a warp (32), dividing the block.
+        width: i64,
+    },
     /// Stores `value` at element `offset` of buffer `buf`.
     Store {
         /// Buffer parameter number.
@@ -219,6 +238,28 @@ pub enum Stmt {
         value: Value,
     },
 }
+
+/// Which lane a [`Stmt::Shuffle`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleKind {
+    /// Lane `l + offset` (a tree reduction toward lane 0).
+    Down,
+    /// Lane `l ^ offset` (a butterfly: every lane ends with the whole result).
+    Xor,
+}
+
+impl ShuffleKind {
+    /// The word in the text form (`shuffle.down`, `shuffle.xor`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ShuffleKind::Down => "down",
+            ShuffleKind::Xor => "xor",
+        }
+    }
+}
+
+/// Number of lanes in a warp: the widest [`Stmt::Shuffle`].
+pub const WARP_LANES: i64 = 32;
 
 /// A local array of a kernel: scratch memory (e.g. the accumulators of a tile of
 /// column-reduction outputs), uninitialized until stored.
@@ -247,11 +288,11 @@ impl Stmt {
     }
 }
 
-/// Whether `body` has a barrier at any depth (a GPU backend then runs the block's threads
-/// together; nothing moves across one).
+/// Whether `body` has a barrier or a warp shuffle at any depth (a GPU backend then runs the
+/// block's threads together; nothing moves across one).
 pub fn has_barrier(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
-        Stmt::Barrier => true,
+        Stmt::Barrier | Stmt::Shuffle { .. } => true,
         Stmt::Loop { body, .. } => has_barrier(body),
         Stmt::If {
             body, else_body, ..

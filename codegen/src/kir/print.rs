@@ -162,6 +162,25 @@ fn stmts(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
             Stmt::BindIndex { var, value } => {
                 let _ = writeln!(out, "{pad}bind {var} = {}", value_text(value));
             }
+            Stmt::Shuffle {
+                var,
+                value,
+                kind,
+                offset,
+                width,
+            } => {
+                let ty = k
+                    .vars
+                    .get(var.0 as usize)
+                    .map_or("?".to_string(), |t| t.to_string());
+                let _ = writeln!(
+                    out,
+                    "{pad}shuffle.{} v{}: {ty} = {} by {offset} width {width}",
+                    kind.name(),
+                    var.0,
+                    value_text(value)
+                );
+            }
             Stmt::If {
                 guard,
                 body,

@@ -23,6 +23,7 @@ pub fn rewrite_exprs(stmts: &mut [Stmt], f: &mut dyn FnMut(Expr) -> Expr) {
             Stmt::Let { value, .. }
             | Stmt::Decl { value, .. }
             | Stmt::Assign { value, .. }
+            | Stmt::Shuffle { value, .. }
             | Stmt::BindIndex { value, .. } => rewrite_value(value, f),
             Stmt::If {
                 guard,
@@ -82,6 +83,7 @@ pub fn for_each_load(stmts: &[Stmt], visit: &mut dyn FnMut(usize, Expr)) {
             | Stmt::Decl { value, .. }
             | Stmt::Assign { value, .. }
             | Stmt::BindIndex { value, .. }
+            | Stmt::Shuffle { value, .. }
             | Stmt::Store { value, .. }
             | Stmt::LocalStore { value, .. } => value_loads(value, visit),
             Stmt::If {

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use affine::{Expr, IndexingMap, Interval, Var, VarKind};
 
-use super::kernel::{Access, Kernel, LoopKind, MemorySpace, Stmt};
+use super::kernel::{Access, Kernel, LoopKind, MemorySpace, Stmt, WARP_LANES};
 use super::types::ScalarType;
 use super::value::{BinOp, Guard, UnOp, Value, VarId};
 
@@ -37,6 +37,9 @@ struct Verifier<'k> {
     /// Where each private local is used: `None` at block level, `Some(n)` inside thread
     /// loop `n`. A thread's copy does not outlive its loop.
     private_homes: std::collections::HashMap<usize, Option<usize>>,
+    /// Whether a warp shuffle may stand here: directly inside a loop giving each thread
+    /// of the block one iteration, under no guard or further loop of that loop.
+    lanes_converged: bool,
 }
 
 /// Checks a kernel.
@@ -52,6 +55,7 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
         in_threads: false,
         thread_loops: 0,
         private_homes: Default::default(),
+        lanes_converged: false,
     };
     let err = |message: String| VerifyError {
         kernel: k.name.clone(),
@@ -157,7 +161,10 @@ impl Verifier<'_> {
                     self.thread_loops += 1;
                 }
                 self.in_threads |= threads;
+                let outer_converged = self.lanes_converged;
+                self.lanes_converged = threads && *lo == 0 && *hi == self.k.grid.threads - 1;
                 let r = self.block(body);
+                self.lanes_converged = outer_converged;
                 self.in_threads = outer_threads;
                 self.loops.pop();
                 self.bound.remove(var);
@@ -197,6 +204,50 @@ impl Verifier<'_> {
                 }
                 Ok(())
             }
+            Stmt::Shuffle {
+                var,
+                value,
+                offset,
+                width,
+                ..
+            } => {
+                let t = self.value(value)?;
+                if !self.lanes_converged {
+                    return Err(format!(
+                        "shuffle into v{} outside a loop giving every thread of the block one \
+                         iteration, or under a guard or loop there",
+                        var.0
+                    ));
+                }
+                let w = *width;
+                if !(2..=WARP_LANES).contains(&w)
+                    || w & (w - 1) != 0
+                    || self.k.grid.threads % w != 0
+                {
+                    return Err(format!(
+                        "shuffle width {w}: not a power of two in [2, {WARP_LANES}] dividing \
+                         the block's {} threads",
+                        self.k.grid.threads
+                    ));
+                }
+                if *offset < 1 || *offset >= w {
+                    return Err(format!("shuffle offset {offset} outside [1, {}]", w - 1));
+                }
+                if t.is_complex() {
+                    return Err(format!("shuffle of a {t} value"));
+                }
+                if t != self.var_type(*var)? {
+                    return Err(format!(
+                        "v{} declared {} but shuffles {t}",
+                        var.0,
+                        self.var_type(*var)?
+                    ));
+                }
+                if !self.defined.insert(*var) {
+                    return Err(format!("v{} is defined twice", var.0));
+                }
+                Ok(())
+            }
             Stmt::BindIndex { var, value } => {
                 let t = self.value(value)?;
                 if !(t.is_int() || t == ScalarType::Pred) {
@@ -215,7 +266,9 @@ impl Verifier<'_> {
             } => {
                 self.guard(guard)?;
                 self.guards += 1;
+                let outer_converged = std::mem::replace(&mut self.lanes_converged, false);
                 let r = self.block(body).and_then(|()| self.block(else_body));
+                self.lanes_converged = outer_converged;
                 self.guards -= 1;
                 r
             }

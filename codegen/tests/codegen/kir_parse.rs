@@ -238,3 +238,45 @@ fn threads_and_spaces_parse_errors() {
     let e = err(&THREADED.replacen("l0 shared", "l0 global", 1));
     assert!(e.message.contains("unknown memory space `global`"), "{e}");
 }
+
+/// A warp's sum by shuffles: down toward lane 0, then a butterfly (xor) of 64-bit values.
+const SHUFFLED: &str = "\
+kernel k blocks=1 threads=32
+  b0 in p: f32[32]{0}
+  b1 out r: f64[32]{0}
+  for.threads s0 in [0, 31] {
+    let v0: f32 = b0[s0]
+    shuffle.down v1: f32 = v0 by 16 width 32
+    let v2: f64 = convert.f64(add(v0, v1))
+    shuffle.xor v3: f64 = v2 by 1 width 2
+    b1[s0] = add(v2, v3)
+  }
+";
+
+#[test]
+fn shuffles_round_trip_and_verify() {
+    use codegen::kir::{ShuffleKind, Stmt};
+    let k = parse_kernel(SHUFFLED).unwrap();
+    assert_eq!(kernel_text(&k), SHUFFLED);
+    let Stmt::Loop { body, .. } = &k.body[0] else {
+        panic!("{:?}", k.body[0])
+    };
+    assert!(matches!(
+        body[1],
+        Stmt::Shuffle {
+            kind: ShuffleKind::Down,
+            offset: 16,
+            width: 32,
+            ..
+        }
+    ));
+    verify(&k).unwrap();
+    // The declared type must be the shuffled value's.
+    let e = parse_kernel(&SHUFFLED.replace("shuffle.down v1: f32", "shuffle.down v1: f64"))
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("declared f64 but shuffles a f32 value"),
+        "{e}"
+    );
+}

@@ -172,3 +172,53 @@ fn a_loop_over_part_of_its_bounds_checks_offsets_over_that_part() {
         "loop d0 in [2, 4] leaves its bounds [0, 3]"
     );
 }
+
+/// A warp of 32 threads, each offering `b0[s0]` to `shuffle` (a statement's text), under a
+/// guard when `guarded`, in a loop over threads `[0, last_thread]`.
+fn shuffling(shuffle: &str, guarded: bool, last_thread: i64) -> Kernel {
+    let line = if guarded {
+        format!("if s0 in [0, 15] {{\n{shuffle}\n}}")
+    } else {
+        shuffle.to_string()
+    };
+    let text = format!(
+        "kernel k blocks=1 threads=32\n  b0 in x: f32[32]{{0}}\n  b1 out y: f32[32]{{0}}\n  \
+         for.threads s0 in [0, {last_thread}] {{\n    let v0: f32 = b0[s0]\n{line}\n    \
+         b1[s0] = v0\n  }}\n"
+    );
+    codegen::kir::parse_kernel(&text).unwrap()
+}
+
+#[test]
+fn shuffles_stand_where_every_thread_of_the_warp_reaches_them() {
+    let ok = "shuffle.down v1: f32 = v0 by 16 width 32";
+    assert_eq!(message(&shuffling(ok, false, 31)), "ok");
+    assert_eq!(
+        message(&shuffling(
+            "shuffle.xor v1: f32 = v0 by 3 width 4",
+            false,
+            31
+        )),
+        "ok"
+    );
+    let outside = "shuffle into v1 outside a loop giving every thread of the block one \
+                   iteration, or under a guard or loop there";
+    assert_eq!(message(&shuffling(ok, true, 31)), outside);
+    assert_eq!(message(&shuffling(ok, false, 15)), outside);
+    assert_eq!(
+        message(&shuffling(
+            "shuffle.down v1: f32 = v0 by 16 width 24",
+            false,
+            31
+        )),
+        "shuffle width 24: not a power of two in [2, 32] dividing the block's 32 threads"
+    );
+    assert_eq!(
+        message(&shuffling(
+            "shuffle.down v1: f32 = v0 by 32 width 32",
+            false,
+            31
+        )),
+        "shuffle offset 32 outside [1, 31]"
+    );
+}

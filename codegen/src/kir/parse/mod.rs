@@ -5,7 +5,7 @@
 //! (with ` (VAR = block)` when the grid binds a variable), buffer lines
 //! `bI ACCESS NAME: TY[dims]{minor_to_major}`, local lines `lI local NAME: TY[LEN]`, then
 //! one statement a line (`//` comments, `for VAR in [LO, HI] {`, `let`/`var vN: TY = V`,
-//! `vN = V`, `bind rtK = V`, `if GUARD {` ... `} else {` ... `}`, `bI[OFFSET] = V`,
+//! `vN = V`, `bind rtK = V`, `shuffle.down|xor vN: TY = V by OFFSET width W`, `if GUARD {` ... `} else {` ... `}`, `bI[OFFSET] = V`,
 //! `lI[OFFSET] = V`). Index expressions use `affine`'s expression syntax. Indentation is not
 //! checked; blank lines are skipped.
 //!
@@ -34,7 +34,9 @@ use std::collections::BTreeMap;
 
 use affine::{Interval, VarKind};
 
-use crate::kir::kernel::{Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, Stmt};
+use crate::kir::kernel::{
+    Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, ShuffleKind, Stmt,
+};
 use crate::kir::types::ScalarType;
 
 mod cursor;
@@ -329,6 +331,47 @@ impl<'a> Parser<'a> {
                 guard,
                 body,
                 else_body,
+            });
+        }
+        if c.eat("shuffle.") {
+            let kind = if c.eat("down ") {
+                ShuffleKind::Down
+            } else {
+                c.keyword("xor ")?;
+                ShuffleKind::Xor
+            };
+            let id_at = c.pos;
+            let var = c.var_id()?;
+            c.keyword(": ")?;
+            let ty = c.ty()?;
+            c.keyword(" = ")?;
+            let value_at = c.pos;
+            let value = c.value(ctx)?;
+            c.keyword(" by ")?;
+            let offset = c.int()?;
+            c.keyword(" width ")?;
+            let width = c.int()?;
+            c.end()?;
+            if value.ty() != ty {
+                return Err(self.err(
+                    value_at,
+                    format!(
+                        "v{} declared {ty} but shuffles a {} value",
+                        var.0,
+                        value.ty()
+                    ),
+                ));
+            }
+            if ctx.vars.get(&var.0).is_some_and(|&old| old != ty) {
+                return Err(self.err(id_at, format!("v{} declared twice", var.0)));
+            }
+            ctx.vars.insert(var.0, ty);
+            return Ok(Stmt::Shuffle {
+                var,
+                value,
+                kind,
+                offset,
+                width,
             });
         }
         if t.starts_with("let ") || t.starts_with("var ") {

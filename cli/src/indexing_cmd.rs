@@ -260,15 +260,14 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             } else {
                 instr.shape().clone()
             };
-            let m2m = shape
-                .layout()
-                .map(|l| l.minor_to_major.clone())
-                .unwrap_or_default();
-            let bytes = shape
-                .element_type()
-                .and_then(|t| t.byte_width())
-                .map_or(1, i64::from);
-            let launch = fusion::gpu_launch::loop_launch(shape.dims(), &m2m, bytes, &device)?;
+            let counted = crate::coalescing_launch::CountedLaunch::choose(
+                &module,
+                handle.computation(),
+                instr,
+                &shape,
+                &device,
+            )?;
+            let launch = &counted.launch;
             let _ = writeln!(
                 out,
                 "  {}{}\n  {}thread map: {}",
@@ -288,7 +287,16 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
                     continue;
                 }
                 for (m, map) in s.maps().enumerate() {
-                    let c = first_warp(&threads, map, &operand_shape(j), ENUMERATION_LIMIT)?;
+                    let Some(map) = counted.operand_map(map) else {
+                        let _ = writeln!(
+                            out,
+                            "  {}operand id = {j} map {m}: not counted: the reduction's \
+                             dimensions are not the map's range variables",
+                            output_prefix(&grouped, k)
+                        );
+                        continue;
+                    };
+                    let c = first_warp(&threads, &map, &operand_shape(j), ENUMERATION_LIMIT)?;
                     let _ = writeln!(
                         out,
                         "  {}operand id = {j} map {m}: {c}",

@@ -6,6 +6,7 @@
 //! `unknown`.
 
 mod cache_cmd;
+mod coalescing_launch;
 mod compile_cmd;
 mod compile_gpu;
 mod compile_report;

@@ -30,13 +30,22 @@ pub enum GpuEmitter {
     /// One output element per (thread, unroll step), consecutive threads on consecutive
     /// elements in the output's physical order.
     Loop,
+    /// A reduction over the input's minor-most physical dimensions: `lanes` consecutive
+    /// threads (at most a warp) per row stride through the row together, then combine
+    /// their partial results by warp shuffles; the thread map goes to the reduction's
+    /// input ([`crate::gpu_row_reduction`]).
+    RowReduction {
+        /// Threads per row (a power of two, at most [`WARP`]).
+        lanes: i64,
+    },
 }
 
 impl fmt::Display for GpuEmitter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            GpuEmitter::Loop => "loop",
-        })
+        match self {
+            GpuEmitter::Loop => f.write_str("loop"),
+            GpuEmitter::RowReduction { lanes } => write!(f, "row-reduction ({lanes} lanes/row)"),
+        }
     }
 }
 
@@ -51,8 +60,9 @@ pub struct Launch {
     pub threads: i64,
     /// Output elements one thread computes in a row (`unroll_id`'s extent).
     pub unroll: i64,
-    /// `(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] -> (output index)`, the
-    /// output's logical dimensions, with the domain of the threads that compute something.
+    /// `(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] -> (index)`, with the
+    /// domain of the threads that compute something: the output's logical index for the
+    /// loop emitter, the reduction input's for a reduction emitter (what each thread reads).
     pub thread_map: IndexingMap,
 }
 
@@ -175,7 +185,7 @@ pub fn loop_launch(
 /// The logical index of element `linear` of an array of logical `dims` stored in
 /// `minor_to_major` order (row-major when empty): the physical position of each dimension
 /// is `(linear floordiv stride) mod size`, the most major without the `mod`.
-fn delinearize(linear: Expr, dims: &[i64], minor_to_major: &[i64]) -> Vec<Expr> {
+pub(crate) fn delinearize(linear: Expr, dims: &[i64], minor_to_major: &[i64]) -> Vec<Expr> {
     let rank = dims.len();
     let order: Vec<usize> = if minor_to_major.len() == rank {
         minor_to_major.iter().map(|&d| d as usize).collect()

@@ -48,6 +48,7 @@ mod emitter_reach;
 mod error;
 mod gather_lookups;
 pub mod gpu_launch;
+pub mod gpu_row_reduction;
 pub mod hero;
 mod horizontal;
 mod materialize;

@@ -154,6 +154,14 @@ fn emit(
         )
         .map(Some);
     }
+    if target.gpu_emitters && stage == Stage::Kernel {
+        if let Some(plan) = b.row_reduction_plan(ecomp, eroot) {
+            return super::gpu_row_reduce::row_reduction_kernel(
+                b, name, title, ecomp, &out_bufs, plan,
+            )
+            .map(Some);
+        }
+    }
     let mut body = Vec::new();
     store_outputs(&mut b, (ecomp, eroot), &out_bufs, &index, &mut body)?;
     if stage == Stage::Body {

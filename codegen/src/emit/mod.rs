@@ -7,6 +7,7 @@ mod builder;
 mod column;
 mod elemental;
 mod gpu_loop;
+mod gpu_row_reduce;
 mod grouped;
 mod in_place;
 mod kernel;

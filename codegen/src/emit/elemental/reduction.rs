@@ -362,7 +362,7 @@ impl Builder<'_> {
     }
 
     /// The reducer `red` applied to `a` and `b` (statements appended to `body`).
-    fn combine(
+    pub(crate) fn combine(
         &mut self,
         red: CompId,
         a: Value,

@@ -1,0 +1,155 @@
+//! The GPU launch `hloc indexing --coalescing` counts an instruction's loads through: the
+//! same emitter choice the GPU code generator makes. A reduce over its input's minor-most
+//! physical dimensions (alone, or the root of a fusion) gets the row-reduction emitter,
+//! whose thread map goes to the reduce's input; every other instruction the loop emitter,
+//! whose thread map goes to the output.
+
+use affine::{Expr, IndexingMap, Var, VarKind};
+use device::Device;
+use fusion::gpu_launch::{loop_launch, Launch};
+use fusion::gpu_row_reduction::row_reduction_launch;
+use hlo::{Computation, Instruction, Module, Opcode, Shape};
+use indexing::IndexedMap;
+
+/// A launch, and for a reduction emitter how the reduce's input index is made of an
+/// operand map's variables.
+pub(crate) struct CountedLaunch {
+    /// The emitter's launch.
+    pub launch: Launch,
+    /// For a reduction: the input position of each output dimension, of each reduced
+    /// dimension (the reduce's range variables, in input order), and the input's sizes.
+    reduce: Option<(Vec<usize>, Vec<usize>, Vec<i64>)>,
+}
+
+impl CountedLaunch {
+    /// The launch of instruction `instr` (of computation `comp` of `module`) computing
+    /// output `shape`.
+    pub(crate) fn choose(
+        module: &Module,
+        comp: &Computation,
+        instr: &Instruction,
+        shape: &Shape,
+        device: &Device,
+    ) -> Result<CountedLaunch, affine::MapError> {
+        if let Some(c) = row_reduction(module, comp, instr, device)? {
+            return Ok(c);
+        }
+        let m2m = shape
+            .layout()
+            .map(|l| l.minor_to_major.clone())
+            .unwrap_or_default();
+        let bytes = shape
+            .element_type()
+            .and_then(|t| t.byte_width())
+            .map_or(1, i64::from);
+        Ok(CountedLaunch {
+            launch: loop_launch(shape.dims(), &m2m, bytes, device)?,
+            reduce: None,
+        })
+    }
+
+    /// Operand access `map` (output to operand) as a map from the index the thread map
+    /// gives: itself for the loop emitter; for a reduction, from the reduce's input index,
+    /// its output dimensions and its first range variables (the reduced dimensions)
+    /// becoming the input's dimensions. `None` when the map has range variables, but fewer
+    /// than the reduce reduces.
+    pub(crate) fn operand_map(&self, map: &IndexedMap) -> Option<IndexedMap> {
+        let Some((kept, reduced, sizes)) = &self.reduce else {
+            return Some(map.clone());
+        };
+        let m = &map.map;
+        // A map without range variables (the initial value, a per-row operand of a
+        // fusion) reads the same element along the reduced dimensions.
+        let reduced_here = if m.ranges().is_empty() {
+            &[][..]
+        } else {
+            &reduced[..]
+        };
+        if m.dims().len() != kept.len() || m.ranges().len() < reduced_here.len() {
+            return None;
+        }
+        let rank = kept.len() + reduced.len();
+        let mut dims = vec![affine::Interval::new(0, 0); rank];
+        for (i, &p) in kept.iter().enumerate() {
+            dims[p] = m.dims()[i];
+        }
+        for (j, &p) in reduced.iter().enumerate() {
+            dims[p] = m
+                .ranges()
+                .get(j)
+                .copied()
+                .unwrap_or(affine::Interval::new(0, sizes[p] - 1));
+        }
+        let r = reduced_here.len();
+        let mut bind = |v: Var| match v.kind {
+            VarKind::Dim => kept.get(v.index as usize).map(|&p| Expr::dim(p as u32)),
+            VarKind::Range => Some(match reduced_here.get(v.index as usize) {
+                Some(&p) => Expr::dim(p as u32),
+                None => Expr::range(v.index - r as u32),
+            }),
+            VarKind::Runtime => None,
+        };
+        let results = m
+            .results()
+            .iter()
+            .map(|e| e.substitute(&mut bind))
+            .collect();
+        let constraints = m
+            .constraints()
+            .iter()
+            .map(|c| (c.expr.substitute(&mut bind), c.interval))
+            .collect();
+        let out = IndexingMap::new(
+            dims,
+            m.ranges()[r..].to_vec(),
+            m.runtimes().to_vec(),
+            results,
+            constraints,
+        )
+        .ok()?;
+        Some(IndexedMap {
+            map: out,
+            runtime: map.runtime.clone(),
+        })
+    }
+}
+
+/// The row-reduction launch of `instr` (of computation `comp`) when it, or its fusion's
+/// root, is a single-input reduce over the minor-most physical dimensions of its input.
+fn row_reduction(
+    module: &Module,
+    comp: &Computation,
+    instr: &Instruction,
+    device: &Device,
+) -> Result<Option<CountedLaunch>, affine::MapError> {
+    let (body, reduce) = match (instr.opcode(), instr.calls()) {
+        (Opcode::Fusion, Some(fc)) => {
+            let c = module.computation(fc);
+            (c, c.instr(c.root()))
+        }
+        (Opcode::Reduce, _) => (comp, instr),
+        _ => return Ok(None),
+    };
+    if reduce.opcode() != Opcode::Reduce || reduce.operands().len() != 2 {
+        return Ok(None);
+    }
+    let Some(input) = body.instr(reduce.operands()[0]).shape().as_array() else {
+        return Ok(None);
+    };
+    let Some(reduced) = reduce.dimensions() else {
+        return Ok(None);
+    };
+    let m2m = input
+        .layout()
+        .map(|l| l.minor_to_major.clone())
+        .unwrap_or_default();
+    let Some(launch) = row_reduction_launch(input.dims(), &m2m, reduced, device)? else {
+        return Ok(None);
+    };
+    let (red, kept): (Vec<usize>, Vec<usize>) =
+        (0..input.dims().len()).partition(|&p| reduced.contains(&(p as i64)));
+    Ok(Some(CountedLaunch {
+        launch,
+        reduce: Some((kept, red, input.dims().to_vec())),
+    }))
+}

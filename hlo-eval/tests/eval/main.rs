@@ -4,6 +4,7 @@
 
 mod async_chains;
 mod devices;
+mod devices_corpus;
 mod eval_corpus;
 mod eval_limits;
 mod eval_npy;

@@ -11,9 +11,11 @@ use plan::GemmShape;
 use rayon::prelude::*;
 
 use crate::error::BackendError;
+use crate::gemm_half::Widened;
 use crate::thin_gemm::{self, Part};
 
-/// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`.
+/// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`; one with
+/// `bf16`/`f16` operands or result on [`crate::gemm_half`].
 ///
 /// The pointers are the allocations of the thunk's buffers, which the thunk builder
 /// checked against the shape's strides; `out` is writable and aliases neither operand.
@@ -22,6 +24,25 @@ pub(crate) fn gemm(
     (lhs, rhs, out): (*mut c_void, *mut c_void, *mut c_void),
     threads: usize,
 ) -> Result<(), BackendError> {
+    if !shape.uniform() {
+        // SAFETY: the caller's contract.
+        let widened =
+            unsafe { Widened::new(shape, (lhs.cast(), rhs.cast(), out.cast()), threads)? };
+        let Some(w) = widened else { return Ok(()) };
+        let f32_shape = GemmShape {
+            lhs_ty: ScalarType::F32,
+            rhs_ty: ScalarType::F32,
+            out_ty: ScalarType::F32,
+            ..shape.clone()
+        };
+        let (a, b, c) = w.ptrs();
+        // The `f32` copies keep the operands' strides and batch offsets, the result
+        // scratch the result's.
+        gemm_batches::<f32>(&f32_shape, a, b, c, threads);
+        // SAFETY: the caller's contract for the result.
+        unsafe { w.finish(threads) };
+        return Ok(());
+    }
     match shape.ty {
         ScalarType::F32 => gemm_batches::<f32>(shape, lhs.cast(), rhs.cast(), out.cast(), threads),
         ScalarType::F64 => gemm_batches::<f64>(shape, lhs.cast(), rhs.cast(), out.cast(), threads),

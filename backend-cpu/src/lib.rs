@@ -19,6 +19,7 @@ mod data;
 mod error;
 mod exec;
 mod gemm;
+mod gemm_half;
 mod kernel_source;
 mod launch;
 mod library;

@@ -1,5 +1,6 @@
-//! Dots as library calls: a dot whose operands and result are all `f32` or all `f64`
-//! becomes a [`GemmShape`] (strided matrices, element strides from the layouts, and a
+//! Dots as library calls: a dot whose operands and result are all `f64`, or each `f32`,
+//! `bf16` or `f16` (computed in `f32`: half operands widened exactly, the sums in `f32`,
+//! a half result rounded once, as XLA:CPU runs them), becomes a [`GemmShape`] (strided matrices, element strides from the layouts, and a
 //! batch loop, for a GEMM library) when its dimensions merge into matrices: the
 //! contracting dimensions into one (each stepping over the next one whole in both
 //! operands, in one order), each operand's free dimensions into one (likewise in the
@@ -21,8 +22,15 @@ use codegen::kir::ScalarType;
 /// strides for every matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GemmShape {
-    /// Element type (`f32` or `f64`).
+    /// The type the product is computed in (`f32` or `f64`).
     pub ty: ScalarType,
+    /// The lhs's stored type: `ty`, or `bf16`/`f16` where `ty` is `f32` (widened while
+    /// the library packs it, so no separate convert writes an `f32` copy).
+    pub lhs_ty: ScalarType,
+    /// The rhs's stored type (as `lhs_ty`).
+    pub rhs_ty: ScalarType,
+    /// The result's stored type: `ty`, or `bf16`/`f16` (the `f32` sums rounded once).
+    pub out_ty: ScalarType,
     /// Rows of the result.
     pub m: usize,
     /// Columns of the result.
@@ -37,6 +45,35 @@ pub struct GemmShape {
     pub out: (isize, isize),
     /// Batch dimensions: extent and the element stride of lhs, rhs and result.
     pub batch: Vec<(usize, isize, isize, isize)>,
+}
+
+/// The type a GEMM of these stored types computes in: `f64` when all are `f64`, `f32`
+/// when each is `f32`, `bf16` or `f16`; `None` for any other mix.
+fn compute_type(types: [ScalarType; 3]) -> Option<ScalarType> {
+    if types.iter().all(|&t| t == ScalarType::F64) {
+        return Some(ScalarType::F64);
+    }
+    types
+        .iter()
+        .all(|t| matches!(t, ScalarType::F32 | ScalarType::BF16 | ScalarType::F16))
+        .then_some(ScalarType::F32)
+}
+
+impl GemmShape {
+    /// Whether every operand and the result are stored in the compute type.
+    pub fn uniform(&self) -> bool {
+        self.lhs_ty == self.ty && self.rhs_ty == self.ty && self.out_ty == self.ty
+    }
+
+    /// The profile and thunk-listing name of the product's types: `f32`, or
+    /// `bf16xbf16->bf16` where a type is stored in another type than it computes in.
+    pub fn type_label(&self) -> String {
+        if self.uniform() {
+            self.ty.to_string()
+        } else {
+            format!("{}x{}->{}", self.lhs_ty, self.rhs_ty, self.out_ty)
+        }
+    }
 }
 
 /// Element strides of every logical dimension of an array shape.
@@ -107,14 +144,10 @@ pub fn gemm_form(
     out: &Shape,
     dn: &DotDimensionNumbers,
 ) -> Option<GemmShape> {
-    let ty = ScalarType::from_element(out.element_type()?)?;
-    if !matches!(ty, ScalarType::F32 | ScalarType::F64)
-        || lhs.element_type() != out.element_type()
-        || rhs.element_type() != out.element_type()
-        || lhs.is_dynamic()
-        || rhs.is_dynamic()
-        || out.is_dynamic()
-    {
+    let stored = |s: &Shape| ScalarType::from_element(s.element_type()?);
+    let (lhs_ty, rhs_ty, out_ty) = (stored(lhs)?, stored(rhs)?, stored(out)?);
+    let ty = compute_type([lhs_ty, rhs_ty, out_ty])?;
+    if lhs.is_dynamic() || rhs.is_dynamic() || out.is_dynamic() {
         return None;
     }
     let idx = |v: &[i64], rank: usize| -> Option<Vec<usize>> {
@@ -170,6 +203,9 @@ pub fn gemm_form(
     let (n, rn, on) = merged(&rcols)?;
     Some(GemmShape {
         ty,
+        lhs_ty,
+        rhs_ty,
+        out_ty,
         m,
         n,
         k,

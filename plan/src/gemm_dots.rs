@@ -6,10 +6,10 @@
 //!   *packed*: transposed into `[batch..., free..., contracting...]` (lhs) or
 //!   `[batch..., contracting..., free...]` (rhs), row-major, so that they merge; the
 //!   dot's dimension numbers follow the new order and its result keeps its dimensions;
-//! - `bf16`/`f16` operands are converted to `f32` (`f64` when a type of the dot is `f64`),
-//!   the result rounded once to its type at the end, as XLA:CPU accumulates in `f32`; a
-//!   converted operand keeps its layout, or is packed where it must be (the transpose
-//!   fuses with the convert into one copy);
+//! - `bf16`/`f16` operands and results stay in their types where the product computes in
+//!   `f32` (the GEMM widens the operands as it packs them and rounds the result once, as
+//!   XLA:CPU accumulates in `f32`; a packed operand is transposed in its own type); they
+//!   are converted to `f64` when a type of the dot is `f64`;
 //! - integer dots run as `f32` or `f64` products when every partial sum is exact there
 //!   (`K * max|lhs| * max|rhs|` at most `2^24` or `2^53`), the result converted back
 //!   (through `s64` where it must wrap to its type); other integer dots stay loops;
@@ -89,6 +89,8 @@ impl Pass for DotsToGemms {
 struct Rewrite {
     /// The type the product is computed in (`f32` or `f64`).
     compute: ElementType,
+    /// The types the new dot's lhs, rhs and result are stored in (see [`stored_type`]).
+    stored: [ElementType; 3],
     /// Per operand: the order its dimensions are packed in (row-major), if packed.
     pack: [Option<Vec<usize>>; 2],
     /// The new dot's dimension numbers.
@@ -150,6 +152,17 @@ fn compute_type(
         !l.is_signed_integral() && !r.is_signed_integral() && bound <= max_magnitude(o)?
     };
     Some((ct, o != S64 && !fits))
+}
+
+/// The type a value of type `t` takes in a GEMM computing in `ct`: `bf16` and `f16` stay
+/// as they are in an `f32` product (the GEMM widens them exactly and rounds its `f32`
+/// sums once into a half result), anything else becomes `ct`.
+fn stored_type(t: ElementType, ct: ElementType) -> ElementType {
+    if ct == ElementType::F32 && matches!(t, ElementType::BF16 | ElementType::F16) {
+        t
+    } else {
+        ct
+    }
 }
 
 /// Element strides of the logical dimensions of `s` (row-major without a layout).
@@ -225,7 +238,15 @@ fn plan(comp: &Computation, id: InstrId) -> Option<Rewrite> {
     let (lf, rf) = (free(ld.len(), &lb, &lc), free(rd.len(), &rb, &rc));
     let nb = lb.len();
     let nc = lc.len();
-    let converts = [l.element_type() != Some(ct), r.element_type() != Some(ct)];
+    let stored = [
+        stored_type(l.element_type()?, ct),
+        stored_type(r.element_type()?, ct),
+        stored_type(out.element_type()?, ct),
+    ];
+    let converts = [
+        l.element_type() != Some(stored[0]),
+        r.element_type() != Some(stored[1]),
+    ];
     let elements = |s: &Shape| s.dims().iter().product::<i64>().max(0);
     let mut best: Option<(i64, Rewrite)> = None;
     for relayout in [false, true] {
@@ -279,19 +300,22 @@ fn plan(comp: &Computation, id: InstrId) -> Option<Rewrite> {
                     dn.rhs_contracting_dims.clone()
                 },
             };
-            let operand = |s: &Shape, packed: bool, perm: &[usize]| {
+            let operand = |s: &Shape, packed: bool, perm: &[usize], st: ElementType| {
                 if packed {
-                    row_major(ct, perm.iter().map(|&d| s.dims()[d]).collect())
+                    row_major(st, perm.iter().map(|&d| s.dims()[d]).collect())
                 } else {
-                    retyped(s, ct)
+                    retyped(s, st)
                 }
             };
             let new_out = if relayout {
-                row_major(ct, out.dims().to_vec())
+                row_major(stored[2], out.dims().to_vec())
             } else {
-                retyped(out, ct)
+                retyped(out, stored[2])
             };
-            let (nl, nr) = (operand(l, pl, &lperm), operand(r, pr, &rperm));
+            let (nl, nr) = (
+                operand(l, pl, &lperm, stored[0]),
+                operand(r, pr, &rperm, stored[1]),
+            );
             if gemm_form(&nl, &nr, &new_out, &new_dn).is_none() {
                 continue;
             }
@@ -305,6 +329,7 @@ fn plan(comp: &Computation, id: InstrId) -> Option<Rewrite> {
                     cost,
                     Rewrite {
                         compute: ct,
+                        stored,
                         pack: [pl.then_some(lperm), pr.then_some(rperm)],
                         dn: new_dn,
                         layout: new_out.layout().cloned(),
@@ -380,13 +405,13 @@ fn prepare(
 fn rewrite(comp: &mut Computation, id: InstrId, rw: &Rewrite, names: &mut NameGen) -> InstrId {
     let dot = comp.instr(id).clone();
     let base = dot.name().to_string();
-    let ct = rw.compute;
+    let [lt, rt, ct] = rw.stored;
     let l = prepare(
         comp,
         names,
         &format!("{base}.lhs"),
         dot.operands()[0],
-        ct,
+        lt,
         rw.pack[0].as_deref(),
     );
     let r = prepare(
@@ -394,7 +419,7 @@ fn rewrite(comp: &mut Computation, id: InstrId, rw: &Rewrite, names: &mut NameGe
         names,
         &format!("{base}.rhs"),
         dot.operands()[1],
-        ct,
+        rt,
         rw.pack[1].as_deref(),
     );
     let mut shape = retyped(dot.shape(), ct);
@@ -404,7 +429,7 @@ fn rewrite(comp: &mut Computation, id: InstrId, rw: &Rewrite, names: &mut NameGe
     nd.operands = vec![l, r];
     nd.name = names.fresh(&format!("{base}.gemm"));
     nd.set_shape(shape.clone());
-    // An algorithm names the operand types; the product is now in `ct`.
+    // An algorithm names the operand types; the product is now in `rw.compute`.
     nd.remove_attr(&AttrName::Algorithm);
     for (name, dims) in [
         (AttrName::LhsBatchDims, &rw.dn.lhs_batch_dims),

@@ -47,7 +47,7 @@ pub fn profile_label(p: &Program, t: &Thunk) -> String {
         }
         Thunk::Gemm { shape, out, .. } => format!(
             "gemm.{} m={} n={} k={} batch={} -> %{}",
-            shape.ty,
+            shape.type_label(),
             shape.m,
             shape.n,
             shape.k,

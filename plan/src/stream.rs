@@ -99,6 +99,7 @@ fn streamable(
     };
     let (m, k) = (shape.m as i64, shape.k as i64);
     let whole_rows = shape.batch.is_empty()
+        && shape.uniform()
         && m > 0
         && k > 0
         && shape.n > 0

@@ -69,8 +69,13 @@ impl Geometry {
             &comp.instr(conv.operands[1]).shape,
         );
         let ty = conv.shape.element_type()?;
-        if !matches!(ty, ElementType::F32 | ElementType::F64)
-            || lhs.element_type() != Some(ty)
+        // Half types too: the patches are data movement, exact in any type, and the dot
+        // of half operands computes in `f32` and rounds once (the GEMM path), as XLA:CPU
+        // and the evaluator compute a half convolution.
+        if !matches!(
+            ty,
+            ElementType::F32 | ElementType::F64 | ElementType::BF16 | ElementType::F16
+        ) || lhs.element_type() != Some(ty)
             || rhs.element_type() != Some(ty)
             || !conv.shape.is_array()
             || conv.shape.is_dynamic()

@@ -50,7 +50,8 @@
 //!
 //! Exact up to summation order: the same products are summed. Only convolutions with
 //! `feature_group_count` and `batch_group_count` 1, no window reversal, static non-empty
-//! shapes and operands and result all `f32` or all `f64` (the GEMM types) are rewritten,
+//! shapes and operands and result all of one type of `f32`, `f64`, `bf16` or `f16` (the
+//! GEMM types; a half convolution computes in `f32` there) are rewritten,
 //! and only when [`ConvToGemm`]'s limits say it pays: enough multiply-adds (small
 //! convolutions run faster as the direct loop nest than as several kernels and a library
 //! call), a patches array of bounded size and a bounded number of slices. Convolutions

@@ -9,6 +9,7 @@ mod differential;
 mod dots;
 mod fallbacks;
 mod gen;
+mod half_dots;
 mod half_reductions;
 mod library;
 mod padding_only_convolutions;

@@ -1,0 +1,114 @@
+//! Differential test of the GEMM path's `bf16`/`f16` products: dots whose operands or
+//! result are half types (alone or mixed with `f32`), in random layouts, optionally
+//! batched, at sizes that split among the threads by batch elements, rows, columns and
+//! the contraction, and half convolutions (rewritten to a GEMM), compiled and compared
+//! with the reference evaluator (`f32` sums rounded once). Each must run as one library
+//! GEMM that widens its operands itself: no generated kernel converts them.
+
+use crate::gen::{self, shape, Rng};
+
+/// A random half dot `[b..., m, k] x [b..., k, n]` in random layouts.
+fn module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let (lt, rt, ot) = *rng.pick(&[
+        ("bf16", "bf16", "bf16"),
+        ("bf16", "bf16", "f32"),
+        ("f16", "f16", "f16"),
+        ("f16", "f16", "f32"),
+        ("bf16", "f32", "f32"),
+        ("f32", "f16", "bf16"),
+        ("f32", "f32", "bf16"),
+    ]);
+    let (m, n, k) = match rng.below(5) {
+        // Large enough to split by rows or columns.
+        0 => (rng.range(200, 600), rng.range(20, 90), rng.range(16, 128)),
+        1 => (rng.range(20, 90), rng.range(200, 600), rng.range(16, 128)),
+        // A long contraction with a small result (split into summed parts).
+        2 => (rng.range(2, 16), rng.range(2, 16), rng.range(1200, 2500)),
+        // Thin and tiny products.
+        3 => (rng.range(2, 40), rng.range(16, 200), rng.range(2, 64)),
+        _ => (rng.range(1, 9), rng.range(1, 9), rng.range(2, 40)),
+    };
+    let batched = rng.below(3) == 0;
+    let b: Vec<i64> = if batched {
+        vec![rng.range(2, 6)]
+    } else {
+        Vec::new()
+    };
+    let dims = |x: i64, y: i64| -> Vec<i64> { b.iter().copied().chain([x, y]).collect() };
+    let batch_dims = if batched { "0" } else { "" };
+    let (lc, rc) = (b.len() + 1, b.len());
+    let ls = shape(&mut rng, lt, &dims(m, k));
+    let rs = shape(&mut rng, rt, &dims(k, n));
+    let os = shape(&mut rng, ot, &dims(m, n));
+    format!(
+        "HloModule half\nENTRY e {{\n  a = {ls} parameter(0)\n  b = {rs} parameter(1)\n  \
+         ROOT d = {os} dot(a, b), lhs_batch_dims={{{batch_dims}}}, rhs_batch_dims={{{batch_dims}}}, \
+         lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n"
+    )
+}
+
+/// Compiles and checks `text` against the evaluator; a failure unless it runs as one
+/// library GEMM and no kernel (`kernels_allowed` for the convolutions' patch copies).
+fn check_one(seed: u64, text: &str, kernels_allowed: bool, failures: &mut Vec<String>) {
+    let options = gen::options("hloc-cache-half-dots");
+    let m = gen::parse(seed, text);
+    let args = gen::random_args(&m, seed);
+    let calls = gen::check(seed, (&m, text), &args, &options, failures);
+    if calls != 1 {
+        failures.push(format!(
+            "seed {seed}: {calls} library calls, not one GEMM\n{text}"
+        ));
+    }
+    if !kernels_allowed {
+        match runtime::compile(&m, &options) {
+            Ok(exe) if exe.stats().kernels > 0 => failures.push(format!(
+                "seed {seed}: {} kernels beside the GEMM (a separate convert?)\n{text}",
+                exe.stats().kernels
+            )),
+            Ok(_) => {}
+            Err(e) => failures.push(format!("seed {seed}: {e}\n{text}")),
+        }
+    }
+}
+
+#[test]
+fn half_dots_match_the_reference_evaluator() {
+    let mut failures = Vec::new();
+    for seed in gen::seeds(0..40) {
+        let text = module(seed);
+        // Every layout of these operands and results merges into matrices (one free
+        // dimension a side): nothing but the GEMM runs.
+        check_one(seed, &text, false, &mut failures);
+    }
+    gen::assert_none(&failures);
+}
+
+/// A random half convolution (NHWC input, HWIO kernel), large enough to be rewritten.
+fn conv_module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let ty = *rng.pick(&["bf16", "f16"]);
+    let (n, h, w) = (rng.range(1, 3), rng.range(12, 24), rng.range(12, 24));
+    let (ci, co) = (rng.range(8, 32), rng.range(8, 48));
+    let kk = *rng.pick(&[1i64, 3, 5]);
+    let s = *rng.pick(&[1i64, 2]);
+    let p = kk / 2;
+    let oh = (h + 2 * p - kk) / s + 1;
+    let ow = (w + 2 * p - kk) / s + 1;
+    format!(
+        "HloModule halfconv\nENTRY e {{\n  x = {ty}[{n},{h},{w},{ci}] parameter(0)\n  \
+         k = {ty}[{kk},{kk},{ci},{co}] parameter(1)\n  \
+         ROOT c = {ty}[{n},{oh},{ow},{co}] convolution(x, k), \
+         window={{size={kk}x{kk} stride={s}x{s} pad={p}_{p}x{p}_{p}}}, dim_labels=b01f_01io->b01f\n}}\n"
+    )
+}
+
+#[test]
+fn half_convolutions_run_as_gemms_and_match_the_reference_evaluator() {
+    let mut failures = Vec::new();
+    for seed in gen::seeds(100..112) {
+        let text = conv_module(seed);
+        check_one(seed, &text, true, &mut failures);
+    }
+    gen::assert_none(&failures);
+}

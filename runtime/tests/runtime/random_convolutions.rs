@@ -157,9 +157,9 @@ fn nans(a: &hlo::Literal) -> Vec<bool> {
 /// HLO's padding and dilation holes are zero-valued elements: a tap there adds `0 · w`,
 /// NaN for an infinite weight. The same random convolutions with one infinite weight give
 /// NaN exactly where the evaluator gives NaN (the tolerance check alone counts infinity
-/// against NaN as a note), on the elemental and the GEMM paths alike. Left out (issue 36
-/// item 4, still open): a convolution none of whose taps reads the input (an all-NaN input
-/// leaves every output finite), which the compiled kernel sums as empty.
+/// against NaN as a note), on the elemental and the GEMM paths alike. A convolution none of
+/// whose taps reads the input (an all-NaN input leaves every output finite) is skipped here;
+/// `padding_only_convolutions` checks those.
 #[test]
 fn taps_in_padding_multiply_the_zero_as_the_evaluator_does() {
     let options = gen::options("hloc-cache-convs");

@@ -15,7 +15,12 @@ their paths below xla/codegen/tiling/ or flat:
   `--tile-sizes DOT=...`, with `--regions` for SymbolicTileAnalysisRegionsTest, whose
   instructions under a contraction are numbered over programs x contraction steps);
 - experimental/tile_propagation_test.cc: tile propagation to the operands or the outputs
-  of one instruction (`hloc tile FILE --instr I --to-operands|--to-output ...`).
+  of one instruction (`hloc tile FILE --instr I --to-operands|--to-output ...`);
+- experimental/reshape_tile_propagation_test.cc: the table of tiles propagated to a
+  reshape's output, which XLA checks equivalent to the input tile or expects an error for
+  (`hloc tile FILE --instr r --to-output --operand 0 --tile T --space-extents ...
+  --space-tile-sizes ...`); hloc's tile is equal when it reads the same elements (row-major
+  linear indices) as the input tile at every sampled tile id.
 
 Every expectation the script can read is one case; the others are counted as not
 extracted, with the reason. A case is equal when hloc's answer means the same as XLA's:
@@ -27,7 +32,8 @@ the index (or masked) of every position of every dimension at sampled tile ids, 
 sizes and runtime values; constraints by the sampled sizes they admit; `no tile` and
 `not tileable` answers by their presence. XLA's texts are read, never copied anywhere.
 
-The first line of the output names the XLA revision read (parser_compat.revision). XLA's maps
+The first line of the output names the XLA revision read (parser_compat.revision); a file
+whose first lines name `commit HEX` (an excerpt) is also reported with that commit. XLA's maps
 are read in both printings: `floordiv`/`mod` and, since 2026, `/` and `%`.
 
 Standard library only.
@@ -906,9 +912,84 @@ def reshape_to_output_case(label, parts, expected):
            f"  ROOT r = f32[{dims(out_shape)}] reshape(p0)\n}}\n")
     return Case("propagation", f"ReshapeTilePropagationTest/{label}",
                 ["--instr", "r", "--to-output", "--operand", "0", "--tile", tile,
-                 "--space-extents", dims(shape)],
+                 "--space-extents", dims(shape)]
+                + (["--space-tile-sizes", dims(sizes)] if sizes else []),
                 split_xla_tiles(expected) if expected.strip() else None,
                 ("tiles", shape, sizes or None), files={"hlo": hlo})
+
+
+def reshape_examples_cases(src, hloc):
+    """The entries {name, shape, to_shape, tile sizes, offsets, strides, upper bounds,
+    expected error} of ReshapeExamplesTilePropagationTest: the input tile (symbolic sizes
+    where none are given) propagated to the output of `reshape`."""
+    cases, skipped = [], []
+    dims = lambda d: ",".join(str(x) for x in d)  # noqa: E731
+    for m in re.finditer(r"ValuesIn<ReshapeTestCase>\s*\(\s*\{", src):
+        end = matching_close(src, m.end() - 1, "{", "}")
+        j = m.end()
+        while j < end:
+            k = src.find("{", j, end)
+            if k < 0:
+                break
+            e = matching_close(src, k, "{", "}")
+            parts = [re.sub(r"/\*.*?\*/", "", p) for p in split_top_level(src[k + 1:e - 1])]
+            j = e
+            if len(parts) != 8:
+                skipped.append((f"ReshapeExamples/{literal(parts[0])}", "entry of another form"))
+                continue
+            name = literal(parts[0])
+            shape, to_shape, sizes, strides = (ints(parts[i]) for i in (1, 2, 3, 5))
+            offsets = [literal(x) for x in split_top_level(parts[4].strip()[1:-1])]
+            upper = [literal(x) for x in split_top_level(parts[6].strip()[1:-1])]
+            error = literal(parts[7])
+            r = range(len(shape))
+            size = [str(sizes[i]) if sizes else f"ts_{i}" for i in r]
+            tile = (f"({', '.join(f'tid_{i}' for i in r)}) -> offsets [{', '.join(offsets)}] "
+                    f"sizes [{', '.join(size)}] strides [{', '.join(str(x) for x in strides)}] "
+                    f"upper bounds [{', '.join(upper)}]")
+            hlo = (f"HloModule m\nENTRY e {{\n  p0 = f32[{dims(shape)}] parameter(0)\n"
+                   f"  ROOT r = f32[{dims(to_shape)}] reshape(p0)\n}}\n")
+            args = ["--instr", "r", "--to-output", "--operand", "0", "--tile", tile,
+                    "--space-extents", dims(shape)]
+            if sizes:
+                args += ["--space-tile-sizes", dims(sizes)]
+            cases.append(Case("reshape", f"ReshapeExamples/{name}", args, error or None,
+                              ("equivalent", shape, to_shape, sizes or None, tile),
+                              files={"hlo": hlo}))
+    return cases, skipped
+
+
+def linear_elements(tile, env, shape):
+    """The row-major linear indices of the elements `tile` reads at `env`."""
+    pos = positions(tile, env, cap=1 << 16)
+    weights = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        weights[i] = weights[i + 1] * shape[i + 1]
+    return sorted(sum(w * x for w, x in zip(weights, p)) for p in itertools.product(*pos))
+
+
+def compare_equivalent(case, out):
+    """An answer to a reshape table entry: equal when hloc's output tile reads the linear
+    elements the input tile reads (or both fail)."""
+    _, shape, to_shape, sizes, tile_text = case.compare
+    got = split_hloc_tiles(out)
+    if not got or got[0] is None:
+        if case.expect is not None:
+            return None
+        return "hloc: " + next((l for l in out.splitlines() if l.startswith("no tile")), "?")
+    src = parse_tile(tile_text)
+    rng = random.Random(SAMPLE_SEED)
+    for _ in range(200):
+        env = {}
+        for i, d in enumerate(shape):
+            ts = sizes[i] if sizes else rng.choice([1, 2, 3, 4, 8])
+            env[f"ts_{i}"] = ts
+            env[f"tid_{i}"] = rng.randint(0, max(0, -(-d // ts) - 1))
+        a, b = linear_elements(src, env, shape), linear_elements(got[0], env, to_shape)
+        if a != b:
+            return f"at {env}: the input tile reads {a[:16]}, hloc's output tile {b[:16]}"
+    return None if case.expect is None else \
+        MORE + f"hloc propagates (checked equivalent), XLA: {case.expect}"
 
 
 def sizes_before(body, start, am):
@@ -1246,6 +1327,8 @@ def candidates(dims):
 def judge(case, out):
     """None when hloc's answer `out` means the same as XLA's expectation, else why not."""
     kind = case.compare[0]
+    if kind == "equivalent":
+        return compare_equivalent(case, out)
     if kind == "symbolic":
         xla = parse_symbolic_tile(case.expect) if case.expect is not None else None
         got = first_symbolic_tile(out)
@@ -1326,7 +1409,14 @@ def instruction_dims(case, name):
 
 FILES = (("symbolic_tile", "symbolic_tile_test.cc", symbolic_tile_cases),
          ("analysis", "symbolic_tile_analysis_test.cc", analysis_cases),
-         ("propagation", "experimental/tile_propagation_test.cc", propagation_cases))
+         ("propagation", "experimental/tile_propagation_test.cc", propagation_cases),
+         ("reshape", "experimental/reshape_tile_propagation_test.cc", reshape_examples_cases))
+
+
+def named_commit(text):
+    """The commit an excerpt names in its first lines (`commit HEX`), or None."""
+    m = re.search(r"\bcommit\s+([0-9a-f]{7,40})\b", "\n".join(text.splitlines()[:6]))
+    return m.group(1) if m else None
 
 
 def resolve_tiles(case, answers):
@@ -1381,7 +1471,11 @@ def main():
                 exit_code = 2
                 continue
             with open(path, encoding="utf-8") as f:
-                cases, skipped = extract(f.read(), args.hloc)
+                text = f.read()
+            commit = named_commit(text)
+            if commit:
+                print(f"{rel}: an excerpt at XLA commit {commit}")
+            cases, skipped = extract(text, args.hloc)
             equal = more = 0
             failures = []
             answers = {}

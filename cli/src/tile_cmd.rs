@@ -50,8 +50,9 @@ OUTPUT FORMATS (stable; other tools parse them):
   (the program-id -> tile-offsets map in the text form of `hloc map`, with runtime variables
   rtK where offsets are dynamic), or `not tileable: <reason>`.
   --instr I --to-operands [--output K] [--tile TILE | --tile-sizes s0,...] and
-  --instr I --to-output --operand N --tile TILE [--space-extents e0,...]: tile propagation
-  through I (the tile's tile ids inside the extents given, else any). A TILE, in and
+  --instr I --to-output --operand N --tile TILE [--space-extents e0,... [--space-tile-sizes
+  s0,...]]: tile propagation through I (the tile's tile ids inside the extents given, with
+  the concrete tile sizes given, else any). A TILE, in and
   out, is one line over tile ids tid_i, tile sizes ts_i and runtime values rt_i:
     (tid_0, tid_1){rt_0} -> offsets [tid_0 * ts_0, tid_1 * ts_1 + rt_0] sizes [ts_0, ts_1] strides [1, 2] upper bounds [10, 15]
   (along each dimension the indices offset + k * stride, k < size, those outside
@@ -105,6 +106,11 @@ pub struct TileArgs {
     /// its one index); default: unknown (any tile id).
     #[arg(long = "space-extents", requires = "to_output")]
     space_extents: Option<String>,
+    /// With --space-extents: the concrete tile size of every dimension of that space (tile
+    /// ids then stay inside the tiles that fit the extents, as for a tile of those sizes);
+    /// default: symbolic sizes ts_i.
+    #[arg(long = "space-tile-sizes", requires = "space_extents")]
+    space_tile_sizes: Option<String>,
     /// With --fusion F --tile-sizes: number the programs of the instructions under a nested
     /// tiling as XLA's regions do (program ids over programs x steps).
     #[arg(long, requires_all = ["fusion", "tile_sizes"])]
@@ -328,7 +334,13 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
                         tile.num_tids
                     );
                 }
-                TilingSpace::parallel(&extents)
+                let mut space = TilingSpace::parallel(&extents);
+                if let Some(sizes) = &args.space_tile_sizes {
+                    space
+                        .set_tile_sizes(&parse_sizes(sizes)?)
+                        .map_err(|e| anyhow!("--space-tile-sizes: {e}"))?;
+                }
+                space
             }
             None => TilingSpace::default(),
         };

@@ -26,6 +26,7 @@ pub struct RunArgs {
     /// Inputs: an .npz with keys in0, in1, ... in parameter order (or arr_0, arr_1, ... as
     /// numpy.savez names unnamed arrays, or out0, out1, ... so that one run's --outputs
     /// feeds the next), or an .npy for a single-parameter module. bf16 travels as uint16 bit patterns, f8 as uint8.
+    /// A tuple-shaped parameter's elements are keys in1.0, in1.1, ... (nested: in1.0.2).
     /// Without it, inputs are random (floats uniform in [-1, 1), f8e8m0fnu scales 2^k for k
     /// in [-2, 2], signed ints in [-10, 10], unsigned ints in [0, 20], pred a fair coin).
     #[arg(long, value_name = "PATH")]
@@ -495,16 +496,7 @@ fn read_inputs(module: &Module, path: &Path, limit: &Limit) -> Result<Vec<Litera
     let mut out = Vec::with_capacity(params.len());
     for (n, (pname, shape)) in params.iter().enumerate() {
         let key = format!("{prefix}{n}");
-        let pos = arrays
-            .iter()
-            .position(|(k, _)| *k == key)
-            .ok_or_else(|| anyhow!("{shown} has no array {key} for parameter {n} (`{pname}`)"))?;
-        let (_, a) = arrays.swap_remove(pos);
-        if shape.is_tuple() {
-            bail!("parameter {n} (`{pname}`) is a tuple; tuple inputs are not supported");
-        }
-        let a = adapt_to(a, shape, &format!("{key} for parameter {n} (`{pname}`)"))?;
-        out.push(Literal::Array(a));
+        out.push(input_literal(&mut arrays, &key, shape, (n, pname), &shown)?);
     }
     if !arrays.is_empty() {
         let mut extra: Vec<&str> = arrays.iter().map(|(k, _)| k.as_str()).collect();
@@ -518,12 +510,45 @@ fn read_inputs(module: &Module, path: &Path, limit: &Limit) -> Result<Vec<Litera
     Ok(out)
 }
 
+/// Parameter `n`'s value from the arrays named `key`: the array `key` for an array
+/// parameter; for a tuple, each element from `key.i` (nested: `in1.0.2`), in the tuple's
+/// order.
+fn input_literal(
+    arrays: &mut Vec<(String, ArrayLiteral)>,
+    key: &str,
+    shape: &hlo::Shape,
+    (n, pname): (usize, &str),
+    shown: &std::path::Display<'_>,
+) -> Result<Literal> {
+    if shape.is_tuple() {
+        let elements = shape
+            .tuple_shapes()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| input_literal(arrays, &format!("{key}.{i}"), s, (n, pname), shown))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(Literal::Tuple(elements));
+    }
+    let pos = arrays
+        .iter()
+        .position(|(k, _)| *k == key)
+        .ok_or_else(|| anyhow!("{shown} has no array {key} for parameter {n} (`{pname}`)"))?;
+    let (_, a) = arrays.swap_remove(pos);
+    let a = adapt_to(a, shape, &format!("{key} for parameter {n} (`{pname}`)"))?;
+    Ok(Literal::Array(a))
+}
+
 /// The naming convention of an inputs file with `count` arrays: `in` (hloc's own), `arr_`
 /// (what `numpy.savez` writes for unnamed arrays) or `out` (a previous `hloc run --outputs`,
 /// so runs chain). The first that names every parameter wins; otherwise the first parameter
 /// number that `in` lacks.
 fn key_prefix(arrays: &[(String, ArrayLiteral)], count: usize) -> Result<&'static str, usize> {
-    let has = |key: String| arrays.iter().any(|(k, _)| *k == key);
+    // A tuple parameter's elements are `in1.0`, `in1.1`, ...: any of them names it.
+    let has = |key: String| {
+        arrays
+            .iter()
+            .any(|(k, _)| *k == key || k.starts_with(&format!("{key}.")))
+    };
     ["in", "arr_", "out"]
         .into_iter()
         .find(|p| (0..count).all(|n| has(format!("{p}{n}"))))

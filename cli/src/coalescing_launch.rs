@@ -1,13 +1,14 @@
 //! The GPU launch `hloc indexing --coalescing` counts an instruction's loads through: the
 //! same emitter choice the GPU code generator makes. A reduce over its input's minor-most
-//! physical dimensions (alone, or the root of a fusion) gets the row-reduction emitter,
+//! physical dimensions (alone, or a fusion's root or hero of an elementwise epilogue) gets
+//! the row-reduction emitter,
 //! whose thread map goes to the reduce's input; every other instruction the loop emitter,
 //! whose thread map goes to the output.
 
 use affine::{Expr, IndexingMap, Var, VarKind};
 use device::Device;
 use fusion::gpu_launch::{loop_launch, Launch};
-use fusion::gpu_row_reduction::row_reduction_launch;
+use fusion::gpu_row_reduction::{epilogue_hero, row_reduction_launch};
 use hlo::{Computation, Instruction, Module, Opcode, Shape};
 use indexing::IndexedMap;
 
@@ -125,7 +126,10 @@ fn row_reduction(
     let (body, reduce) = match (instr.opcode(), instr.calls()) {
         (Opcode::Fusion, Some(fc)) => {
             let c = module.computation(fc);
-            (c, c.instr(c.root()))
+            let Some(hero) = epilogue_hero(c, c.root()) else {
+                return Ok(None);
+            };
+            (c, c.instr(hero))
         }
         (Opcode::Reduce, _) => (comp, instr),
         _ => return Ok(None),

@@ -11,6 +11,7 @@
 
 use affine::{Expr, IndexingMap, Interval, Var};
 use device::Device;
+use hlo::{InstrId, Opcode};
 
 use crate::gpu_launch::{coords, delinearize, GpuEmitter, Launch, LOOP_THREADS, WARP};
 
@@ -89,6 +90,54 @@ pub fn row_reduction_launch(
         unroll: 1,
         thread_map,
     }))
+}
+
+/// The reduce that `root` is, or that `root`'s elementwise ops read at their own index
+/// (the only reduce reached from `root`, and only through elementwise ops of `root`'s
+/// dimensions, so that its value at the output index is all they need); `None` otherwise.
+pub fn epilogue_hero(c: &hlo::Computation, root: InstrId) -> Option<InstrId> {
+    use std::collections::HashMap;
+    let dims = c.instr(root).shape().as_array()?.dims().to_vec();
+    // Which instructions reach a reduce, by a walk from the root.
+    fn reaches(
+        c: &hlo::Computation,
+        id: InstrId,
+        memo: &mut HashMap<InstrId, bool>,
+        found: &mut Vec<InstrId>,
+    ) -> bool {
+        if let Some(&r) = memo.get(&id) {
+            return r;
+        }
+        let instr = c.instr(id);
+        let r = if instr.opcode() == Opcode::Reduce {
+            if !found.contains(&id) {
+                found.push(id);
+            }
+            true
+        } else {
+            let mut any = false;
+            for &o in instr.operands() {
+                any |= reaches(c, o, memo, found);
+            }
+            any
+        };
+        memo.insert(id, r);
+        r
+    }
+    let (mut memo, mut found) = (HashMap::new(), Vec::new());
+    reaches(c, root, &mut memo, &mut found);
+    let [hero] = found[..] else {
+        return None;
+    };
+    // Every instruction on a path to the hero is elementwise at the root's index.
+    let on_path_ok = memo
+        .iter()
+        .filter(|(&id, &r)| r && id != hero)
+        .all(|(&id, _)| {
+            let i = c.instr(id);
+            i.opcode().is_elementwise() && i.shape().as_array().is_some_and(|a| a.dims() == dims)
+        });
+    on_path_ok.then_some(hero)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The GPU row-reduction emitter: a kernel whose root is a reduce over its input's
-//! minor-most physical dimensions runs with the launch and thread map of
+//! minor-most physical dimensions (or elementwise ops over one, an epilogue) runs with the launch and thread map of
 //! [`fusion::gpu_row_reduction::row_reduction_launch`]. Each thread folds the elements the
 //! map gives it at chunks `0, 1, ..` (its first element starts its partial, so the
 //! reduce's initial value enters once per row, whatever it is), the lanes of a row combine
@@ -15,7 +15,7 @@
 
 use affine::{Expr, Interval, Var, VarKind};
 use fusion::gpu_launch::{coords, GpuEmitter, Launch};
-use fusion::gpu_row_reduction::row_reduction_launch;
+use fusion::gpu_row_reduction::{epilogue_hero, row_reduction_launch};
 use hlo::ir::reducer::{classify, Reducer};
 use hlo::{CompId, InstrId, Opcode};
 
@@ -26,8 +26,10 @@ use crate::kir::{self, Const, Grid, LoopKind, ShuffleKind, Stmt, Value};
 
 /// A kernel that the row-reduction emitter takes.
 pub(super) struct RowPlan {
-    /// The reduce (the kernel's root).
+    /// The reduce (the hero).
     reduce: InstrId,
+    /// The kernel's root: the reduce, or elementwise ops over it (an epilogue).
+    root: InstrId,
     /// Its reducer computation.
     reducer: CompId,
     /// The launch and thread map.
@@ -41,10 +43,12 @@ pub(super) struct RowPlan {
 impl Builder<'_> {
     /// The row-reduction plan of the kernel rooted at `(comp, root)`, when its root is a
     /// single-input reduce over the minor-most physical dimensions with a reducer the
-    /// lanes may reassociate.
+    /// lanes may reassociate, or elementwise ops reading such a reduce only at their own
+    /// index (an epilogue: `sum * (1/n)`, `rsqrt(var + eps)`).
     pub(super) fn row_reduction_plan(&self, comp: CompId, root: InstrId) -> Option<RowPlan> {
         let c = self.module.computation(comp);
-        let instr = c.instr(root);
+        let hero = epilogue_hero(c, root)?;
+        let instr = c.instr(hero);
         if instr.opcode() != Opcode::Reduce || instr.operands().len() != 2 {
             return None;
         }
@@ -68,7 +72,8 @@ impl Builder<'_> {
         };
         let row_len = reduced.iter().map(|&d| input.dims()[d as usize]).product();
         Some(RowPlan {
-            reduce: root,
+            reduce: hero,
+            root,
             reducer,
             launch,
             lanes,
@@ -88,6 +93,7 @@ pub(super) fn row_reduction_kernel(
 ) -> Result<EmittedKernel, CodegenError> {
     let RowPlan {
         reduce,
+        root,
         reducer,
         ref launch,
         lanes,
@@ -294,7 +300,7 @@ pub(super) fn row_reduction_kernel(
         .insert((comp, reduce), Leaf::Value(Value::Var(acc, ty)));
     let out_dims: Vec<Expr> = (0..out_index.len() as u32).map(Expr::dim).collect();
     let stored =
-        b.in_memo_frame(|b| store_outputs(b, (comp, reduce), out_bufs, &out_dims, &mut store));
+        b.in_memo_frame(|b| store_outputs(b, (comp, root), out_bufs, &out_dims, &mut store));
     b.leaves.remove(&(comp, reduce));
     stored?;
     at_threads(&b, &mut store, 0, &out_index);

@@ -41,7 +41,9 @@ pub struct RunArgs {
     /// every corpus program runs compiled), `reference` interprets it with the evaluator.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
-    /// Do not print the wall time (for reproducible output).
+    /// Do not print the wall time (for reproducible output): the `time: X ms` line and, on
+    /// the compiled backends, the next one, `time split: compile X ms (cache hit|miss), run
+    /// Y ms`.
     #[arg(long)]
     pub no_timing: bool,
     /// Stop with an error when one `while` loop runs more iterations than this (a program
@@ -230,6 +232,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let start = Instant::now();
     let mut timing_line = None;
+    // The compiled backend's split of the `time:` line: compile, then run.
+    let mut split_line = None;
     let outputs = match args.backend {
         Backend::Reference => {
             let result = Evaluator::new(&module)
@@ -260,10 +264,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                     crate::compile_cmd::stage_times_text(&stages, total, exe.stats().cache_hit);
                 eprint!("{text}");
             }
+            let compile_time = compile_start.elapsed();
             exe.set_profiling(args.profile);
             let runs = args.repeat.unwrap_or(0);
+            let run_start = Instant::now();
             let (outputs, timing) =
                 runtime::run_repeated(&exe, &inputs, runs).map_err(|e| limit.runtime_error(e))?;
+            split_line = Some(format!(
+                "time split: compile {:.3} ms (cache {}), run {:.3} ms",
+                compile_time.as_secs_f64() * 1e3,
+                if exe.stats().cache_hit { "hit" } else { "miss" },
+                run_start.elapsed().as_secs_f64() * 1e3
+            ));
             if let Some(profile) = exe.take_profile() {
                 // The model's figures are computed after the timed runs, from the plan.
                 let model = exe.predictions().map_err(|e| limit.runtime_error(e))?;
@@ -292,7 +304,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     match timing_line {
         Some(line) => println!("{line}"),
-        None if !args.no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
+        None if !args.no_timing => {
+            println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3);
+            if let Some(line) = &split_line {
+                println!("{line}");
+            }
+        }
         None => {}
     }
     if let Some(path) = &args.outputs {

@@ -506,3 +506,52 @@ fn gpu_compile_writes_the_cuda_module_and_each_kernels_launch() {
         "the kernels' comments carry their maps"
     );
 }
+
+/// `hloc run` prints `time: X ms`, then on the compiled backend `time split: compile X ms
+/// (cache miss|hit), run Y ms` (the first cold, the second from the cache); the reference
+/// backend prints the `time:` line alone and `--no-timing` neither.
+#[test]
+fn run_time_is_split_into_compile_and_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-time-split");
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+            .args(["run", "cli/tests/cli/run/negate.hlo"])
+            .args(extra)
+            .current_dir(&root)
+            .env("HLOC_CACHE_DIR", &cache)
+            .output()
+            .expect("hloc runs");
+        assert!(out.status.success(), "{out:?}");
+        let stdout = String::from_utf8(out.stdout).expect("utf-8");
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("time"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let ms = |s: &str| {
+        s.parse::<f64>()
+            .unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    };
+    for want in ["miss", "hit"] {
+        let lines = run(&[]);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        let total = lines[0].strip_prefix("time: ").expect("time line");
+        assert!(ms(total.strip_suffix(" ms").expect("ms")) >= 0.0);
+        let rest = lines[1]
+            .strip_prefix("time split: compile ")
+            .expect("split line");
+        let (compile, rest) = rest.split_once(" ms (cache ").expect("compile");
+        let (cache, run_ms) = rest.split_once("), run ").expect("run");
+        assert_eq!(cache, want, "{lines:?}");
+        assert!(ms(compile) >= 0.0 && ms(run_ms.strip_suffix(" ms").expect("ms")) >= 0.0);
+    }
+    let reference = run(&["--backend", "reference"]);
+    assert!(
+        reference.len() == 1 && reference[0].starts_with("time: "),
+        "{reference:?}"
+    );
+    assert!(run(&["--no-timing"]).is_empty());
+}

@@ -116,3 +116,20 @@ fn random_variadic_reductions_over_zero_sized_dimensions_match_the_reference_eva
         Some(variadic_module(seed))
     });
 }
+
+/// The same random reductions as CUDA C on the host emulation: the GPU emitters' kernels
+/// (row reductions by lanes and warp shuffles, with the elementwise consumer as their
+/// epilogue; the rest by the loop emitter), against the reference evaluator.
+#[test]
+fn random_reductions_on_the_cuda_host_match_the_reference_evaluator() {
+    let mut options = gen::options("hloc-cache-reductions-cuda-host");
+    options.cuda_host = true;
+    let mut failures = Vec::new();
+    for seed in gen::seeds(0..40) {
+        let text = module(seed);
+        let m = gen::parse(seed, &text);
+        let args = gen::random_args(&m, seed);
+        gen::check(seed, (&m, &text), &args, &options, &mut failures);
+    }
+    gen::assert_none(&failures);
+}

@@ -45,21 +45,17 @@ template <typename T> static __device__ inline bool hloc_unordered(T a, T b) {
   return a != a || b != b;
 }
 /* Warp shuffles of any scalar of up to 8 bytes as one or two 32-bit shuffles (the
-   hardware's own unit; 16-bit floats travel as their bit patterns). */
-template <typename T> static __device__ inline T hloc_shfl_down(T x, unsigned off, int width) {
-  unsigned long long b = 0;
-  memcpy(&b, &x, sizeof x);
-  unsigned lo = __shfl_down_sync(0xffffffffu, (unsigned)b, off, width);
-  unsigned hi = sizeof x > 4 ? __shfl_down_sync(0xffffffffu, (unsigned)(b >> 32), off, width) : 0u;
-  b = ((unsigned long long)hi << 32) | lo;
-  memcpy(&x, &b, sizeof x);
-  return x;
+   hardware's own unit; 16-bit floats travel as their bit patterns): lane + arg (down) or
+   lane ^ arg (XOR) within groups of `width` lanes. */
+template <bool XOR> static __device__ inline unsigned hloc_shfl32(unsigned w, unsigned arg, int width) {
+  return XOR ? __shfl_xor_sync(0xffffffffu, w, arg, width)
+             : __shfl_down_sync(0xffffffffu, w, arg, width);
 }
-template <typename T> static __device__ inline T hloc_shfl_xor(T x, unsigned mask, int width) {
+template <bool XOR, typename T> static __device__ inline T hloc_shfl(T x, unsigned arg, int width) {
   unsigned long long b = 0;
   memcpy(&b, &x, sizeof x);
-  unsigned lo = __shfl_xor_sync(0xffffffffu, (unsigned)b, mask, width);
-  unsigned hi = sizeof x > 4 ? __shfl_xor_sync(0xffffffffu, (unsigned)(b >> 32), mask, width) : 0u;
+  unsigned lo = hloc_shfl32<XOR>((unsigned)b, arg, width);
+  unsigned hi = sizeof x > 4 ? hloc_shfl32<XOR>((unsigned)(b >> 32), arg, width) : 0u;
   b = ((unsigned long long)hi << 32) | lo;
   memcpy(&x, &b, sizeof x);
   return x;

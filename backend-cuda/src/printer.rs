@@ -45,8 +45,8 @@ impl CDialect for CudaDialect {
         width: i64,
     ) -> Option<String> {
         Some(format!(
-            "hloc_shfl_{}<{}>({value}, {offset}u, {width})",
-            kind.name(),
+            "hloc_shfl<{}, {}>({value}, {offset}u, {width})",
+            kind == ShuffleKind::Xor,
             c_type(t)
         ))
     }

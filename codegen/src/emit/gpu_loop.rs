@@ -10,6 +10,7 @@ use fusion::gpu_launch::{coords, loop_launch, Launch};
 
 use super::assemble::{finish_launch, EmittedKernel};
 use super::builder::Builder;
+use super::gpu_coords::LaunchVars;
 use crate::error::CodegenError;
 use crate::kir::{self, Grid, LoopKind, Stmt};
 
@@ -39,18 +40,16 @@ pub(super) fn loop_kernel(
     let step = (unroll > 1).then(|| b.new_range(Interval::new(0, unroll - 1)));
     // The thread map's variables as the kernel's: th_x, bl_x and unroll_id; the other
     // coordinates (y, z, the chunk) are 0 in this launch.
-    let mut bind = |v: Var| {
-        Some(match (v.kind, v.index) {
-            (VarKind::Dim, coords::TH_X) => Expr::var(thread),
-            (VarKind::Dim, coords::BL_X) => Expr::var(block),
-            (VarKind::Range, coords::UNROLL) => step.map_or(Expr::constant(0), Expr::var),
-            _ => Expr::constant(0),
-        })
+    let vars = LaunchVars {
+        thread: Expr::var(thread),
+        block: Expr::var(block),
+        chunk: Expr::constant(0),
+        unroll: step.map_or(Expr::constant(0), Expr::var),
     };
     let index: Vec<Expr> = thread_map
         .results()
         .iter()
-        .map(|e| b.simplify(e.substitute(&mut bind)))
+        .map(|&e| b.simplify(vars.apply(e)))
         .collect();
     // The map's domain: its constraints, and the bounds of the launch's coordinates where
     // the map's are tighter (a tiny output's block has more threads than elements).
@@ -66,12 +65,12 @@ pub(super) fn loop_kernel(
             _ => thread_map.ranges()[v.index as usize],
         };
         if bound.lo > 0 || bound.hi < extent - 1 {
-            let e = Expr::var(v).substitute(&mut bind);
+            let e = vars.bind(v);
             conds.push((e, bound.lo, bound.hi));
         }
     }
     for c in thread_map.constraints() {
-        let e = b.simplify(c.expr.substitute(&mut bind));
+        let e = b.simplify(vars.apply(c.expr));
         conds.push((e, c.interval.lo, c.interval.hi));
     }
     let guard = kir::Guard { conds };

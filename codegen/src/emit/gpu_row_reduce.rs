@@ -21,8 +21,9 @@ use hlo::{CompId, InstrId, Opcode};
 
 use super::assemble::{finish_launch, store_outputs, EmittedKernel};
 use super::builder::{Builder, Leaf};
+use super::gpu_coords::LaunchVars;
 use crate::error::CodegenError;
-use crate::kir::{self, Const, Grid, LoopKind, ShuffleKind, Stmt, Value};
+use crate::kir::{self, Const, Grid, LoopKind, ShuffleKind, Stmt, Value, WARP_LANES};
 
 /// A kernel that the row-reduction emitter takes.
 pub(super) struct RowPlan {
@@ -117,18 +118,16 @@ pub(super) fn row_reduction_kernel(
     // chunk, and the element's (a row's last chunk), each without the conditions that
     // the variables' bounds already decide.
     let at = |b: &Builder<'_>, chunk: Expr| {
-        let mut bind = |v: Var| {
-            Some(match (v.kind, v.index) {
-                (VarKind::Dim, coords::TH_X) => Expr::var(thread),
-                (VarKind::Dim, coords::BL_X) => Expr::var(block),
-                (VarKind::Range, coords::CHUNK) => chunk,
-                _ => Expr::constant(0),
-            })
+        let vars = LaunchVars {
+            thread: Expr::var(thread),
+            block: Expr::var(block),
+            chunk,
+            unroll: Expr::constant(0),
         };
         let index: Vec<Expr> = map
             .results()
             .iter()
-            .map(|e| b.simplify(e.substitute(&mut bind)))
+            .map(|&e| b.simplify(vars.apply(e)))
             .collect();
         // The constraints, and the map's bounds of its thread, block and chunk variables
         // (the simplifier moves a constraint on one variable into its bounds).
@@ -146,7 +145,7 @@ pub(super) fn row_reduction_kernel(
             .chain(map.constraints().iter().map(|c| (c.expr, c.interval)));
         let (mut row, mut element) = (kir::Guard::default(), kir::Guard::default());
         for (expr, interval) in conds {
-            let e = b.simplify(expr.substitute(&mut bind));
+            let e = b.simplify(vars.apply(expr));
             let decided = b.range_of(e).is_ok_and(|r| interval.contains_interval(r));
             if decided {
                 continue;
@@ -172,7 +171,7 @@ pub(super) fn row_reduction_kernel(
         }
     };
     let mut body = Vec::new();
-    let partial = b.new_var(ty);
+    let mut partial = b.new_var(ty);
     body.push(Stmt::Decl {
         var: partial,
         value: zero(ty),
@@ -241,50 +240,97 @@ pub(super) fn row_reduction_kernel(
     }
     body.extend(guarded(row_guard.clone(), row_body));
     // The lanes' tree toward lane 0; a lane without an element (a row shorter than the
-    // lanes) is never combined in.
-    let lane = Expr::var(thread).modulo(Expr::constant(lanes));
-    let holding = row_len.min(lanes);
-    let mut offset = lanes / 2;
-    while offset >= 1 {
-        let other = b.new_var(ty);
-        body.push(Stmt::Shuffle {
-            var: other,
-            value: Value::Var(partial, ty),
-            kind: ShuffleKind::Down,
-            offset,
-            width: lanes,
+    // lanes) is never combined in. A row of several warps: each warp's lane 0 leaves its
+    // result in shared memory, and after a barrier the first warp combines those.
+    let width = lanes.min(WARP_LANES);
+    let lane = Expr::var(thread).modulo(Expr::constant(width));
+    body.extend(lane_tree(
+        &mut b,
+        reducer,
+        (partial, ty),
+        lane,
+        width,
+        row_len.min(width),
+    )?);
+    let mut loops = Vec::new();
+    let (store_thread, row_guard) = if lanes > WARP_LANES {
+        let warps = lanes / WARP_LANES;
+        let shared = b.new_local("the row's warp results".into(), ty, warps);
+        b.locals[shared].space = kir::MemorySpace::Block;
+        body.push(Stmt::If {
+            guard: kir::Guard {
+                conds: vec![(b.simplify(lane), 0, 0)],
+            },
+            body: vec![Stmt::LocalStore {
+                local: shared,
+                offset: b.simplify(Expr::var(thread).floor_div(Expr::constant(WARP_LANES))),
+                value: Value::Var(partial, ty),
+            }],
+            else_body: Vec::new(),
         });
-        let mut step = Vec::new();
-        let v = b.in_memo_frame(|b| {
-            b.combine(
-                reducer,
-                Value::Var(partial, ty),
-                Value::Var(other, ty),
-                &mut step,
-            )
-        })?;
-        step.push(Stmt::Assign {
-            var: partial,
-            value: v,
+        loops.push(threads_loop(
+            thread,
+            launch.threads,
+            std::mem::take(&mut body),
+        ));
+        loops.push(Stmt::Barrier);
+        if !row_guard.is_true() {
+            return Err(CodegenError::Internal(format!(
+                "a row of several warps with rows out of range in `{}`",
+                b.instr_name
+            )));
+        }
+        let second = b.new_range(Interval::new(0, launch.threads - 1));
+        let partial2 = b.new_var(ty);
+        body.push(Stmt::Decl {
+            var: partial2,
+            value: zero(ty),
         });
-        let guard = if holding < lanes {
-            let src = b.simplify(lane + Expr::constant(offset));
-            kir::Guard {
-                conds: vec![(src, 0, holding - 1)],
-            }
-        } else {
-            kir::Guard::default()
-        };
-        body.extend(guarded(guard, step));
-        offset /= 2;
-    }
+        body.push(Stmt::If {
+            guard: kir::Guard {
+                conds: vec![(Expr::var(second), 0, warps - 1)],
+            },
+            body: vec![Stmt::Assign {
+                var: partial2,
+                value: Value::LocalLoad {
+                    local: shared,
+                    offset: Expr::var(second),
+                    ty,
+                },
+            }],
+            else_body: Vec::new(),
+        });
+        // The first warp's lanes below the warp count hold a value: groups as wide as
+        // that count rounded up to a power of two combine them.
+        let width2 = (warps as u64)
+            .next_power_of_two()
+            .clamp(2, WARP_LANES as u64) as i64;
+        let lane2 = Expr::var(second).modulo(Expr::constant(width2));
+        body.extend(lane_tree(
+            &mut b,
+            reducer,
+            (partial2, ty),
+            lane2,
+            width2,
+            warps,
+        )?);
+        partial = partial2;
+        (second, kir::Guard::default())
+    } else {
+        (thread, row_guard)
+    };
     // Lane 0 of a row in range: the initial value, then the row's result, as the reduce's
     // first step combines them; the root is computed from it at the output index.
     let out_index: Vec<Expr> = first_index
         .iter()
         .enumerate()
         .filter(|(d, _)| !reduced.contains(&(*d as i64)))
-        .map(|(_, e)| *e)
+        .map(|(_, &e)| {
+            // A row of a whole block: its index is the block's, whichever thread stores.
+            b.simplify(e.substitute(&mut |v| {
+                (v == thread && store_thread != thread).then_some(Expr::constant(0))
+            }))
+        })
         .collect();
     let mut store = Vec::new();
     let result = b.in_memo_frame(|b| -> Result<Value, CodegenError> {
@@ -305,15 +351,11 @@ pub(super) fn row_reduction_kernel(
     stored?;
     at_threads(&b, &mut store, 0, &out_index);
     let mut store_guard = row_guard;
-    store_guard.conds.push((b.simplify(lane), 0, 0));
+    let store_lane = Expr::var(store_thread).modulo(Expr::constant(lanes));
+    store_guard.conds.push((b.simplify(store_lane), 0, 0));
     body.extend(guarded(store_guard, store));
-    let body = vec![Stmt::Loop {
-        kind: LoopKind::Threads,
-        var: thread,
-        lo: 0,
-        hi: launch.threads - 1,
-        body,
-    }];
+    loops.push(threads_loop(store_thread, launch.threads, body));
+    let body = loops;
     let title = format!(
         "{title}\n{}\nthread map: {}",
         launch.dims_text(),
@@ -325,6 +367,66 @@ pub(super) fn row_reduction_kernel(
         threads: launch.threads,
     };
     finish_launch(b, name, title, body, grid)
+}
+
+/// A loop over the block's threads giving each one iteration.
+fn threads_loop(var: Var, threads: i64, body: Vec<Stmt>) -> Stmt {
+    Stmt::Loop {
+        kind: LoopKind::Threads,
+        var,
+        lo: 0,
+        hi: threads - 1,
+        body,
+    }
+}
+
+/// The shuffle tree combining the partials `(acc, ty)` of groups of `width` lanes toward
+/// each group's lane 0 (`lane` is a thread's lane in its group), where only lanes below
+/// `holding` hold a value.
+fn lane_tree(
+    b: &mut Builder<'_>,
+    reducer: CompId,
+    (acc, ty): (kir::VarId, kir::ScalarType),
+    lane: Expr,
+    width: i64,
+    holding: i64,
+) -> Result<Vec<Stmt>, CodegenError> {
+    let mut out = Vec::new();
+    let mut offset = width / 2;
+    while offset >= 1 {
+        let other = b.new_var(ty);
+        out.push(Stmt::Shuffle {
+            var: other,
+            value: Value::Var(acc, ty),
+            kind: ShuffleKind::Down,
+            offset,
+            width,
+        });
+        let mut step = Vec::new();
+        let v = b.in_memo_frame(|b| {
+            b.combine(
+                reducer,
+                Value::Var(acc, ty),
+                Value::Var(other, ty),
+                &mut step,
+            )
+        })?;
+        step.push(Stmt::Assign { var: acc, value: v });
+        if holding < width {
+            let src = b.simplify(lane + Expr::constant(offset));
+            out.push(Stmt::If {
+                guard: kir::Guard {
+                    conds: vec![(src, 0, holding - 1)],
+                },
+                body: step,
+                else_body: Vec::new(),
+            });
+        } else {
+            out.extend(step);
+        }
+        offset /= 2;
+    }
+    Ok(out)
 }
 
 /// A zero of type `ty` (a partial's value before its first element; never read then).

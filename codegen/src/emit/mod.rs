@@ -6,6 +6,7 @@ mod assemble;
 mod builder;
 mod column;
 mod elemental;
+mod gpu_coords;
 mod gpu_loop;
 mod gpu_row_reduce;
 mod grouped;

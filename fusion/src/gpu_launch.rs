@@ -35,7 +35,7 @@ pub enum GpuEmitter {
     /// their partial results by warp shuffles; the thread map goes to the reduction's
     /// input ([`crate::gpu_row_reduction`]).
     RowReduction {
-        /// Threads per row (a power of two, at most [`WARP`]).
+        /// Threads per row: a power of two, at most [`WARP`], or a block of several warps.
         lanes: i64,
     },
 }

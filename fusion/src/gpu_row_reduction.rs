@@ -3,7 +3,8 @@
 //! consecutive threads, at most a warp. Lane `l` reads elements `l`, `l + lanes`, ... of
 //! its row, so a warp's loads are consecutive addresses at every step (a thread per row
 //! would stride by the row length); the lanes then combine their partials by warp shuffles.
-//! Short rows take fewer lanes and several rows share a warp.
+//! Short rows take fewer lanes and several rows share a warp; few long rows take a block of
+//! [`BLOCK_ROW_THREADS`] each, whose warps then combine through shared memory.
 //!
 //! The thread map goes to the reduction's input: `(th_x, ..)[chunk_id, unroll_id] ->
 //! (input index)`, row `bl_x * rows_per_block + th_x floordiv lanes` and element
@@ -15,6 +16,12 @@ use hlo::{InstrId, Opcode};
 
 use crate::gpu_launch::{coords, delinearize, GpuEmitter, Launch, LOOP_THREADS, WARP};
 
+/// Rows at least this long, when there are few of them, take a block each.
+pub const LONG_ROW: i64 = 4096;
+
+/// Threads per row (8 warps) of a row that takes a block.
+pub const BLOCK_ROW_THREADS: i64 = 256;
+
 /// The row-reduction launch for a reduction of an input of logical `dims`, laid out by
 /// `minor_to_major` (empty: row-major), over dimensions `reduced`; `None` when those are
 /// not the input's minor-most physical dimensions or a row has fewer than 2 elements
@@ -23,7 +30,7 @@ pub fn row_reduction_launch(
     dims: &[i64],
     minor_to_major: &[i64],
     reduced: &[i64],
-    _device: &Device,
+    device: &Device,
 ) -> Result<Option<Launch>, affine::MapError> {
     let rank = dims.len();
     let order: Vec<usize> = if minor_to_major.len() == rank {
@@ -41,7 +48,15 @@ pub fn row_reduction_launch(
     if row_len < 2 || rows < 1 {
         return Ok(None);
     }
-    let lanes = (row_len as u64).next_power_of_two().min(WARP as u64) as i64;
+    let units = i64::from(device.compute.units).max(1);
+    // Few long rows (a loss summed over everything, a norm over few channels): a block of
+    // several warps per row, so the device still gets a block per multiprocessor; the
+    // warps combine through shared memory.
+    let lanes = if row_len >= LONG_ROW && rows < units * 4 {
+        BLOCK_ROW_THREADS
+    } else {
+        (row_len as u64).next_power_of_two().min(WARP as u64) as i64
+    };
     let mut rows_per_block = (LOOP_THREADS / lanes).max(1);
     if rows < rows_per_block {
         // Few rows: one block, rounded up to whole warps.
@@ -176,6 +191,16 @@ mod tests {
     }
 
     #[test]
+    fn few_long_rows_take_a_block_each() {
+        let l = launch(&[8, 1 << 20], &[1, 0], &[1]).unwrap();
+        assert_eq!(l.emitter, GpuEmitter::RowReduction { lanes: 256 });
+        assert_eq!((l.blocks, l.threads), (8, 256));
+        // Many long rows keep a warp each.
+        let l = launch(&[4096, 8192], &[1, 0], &[1]).unwrap();
+        assert_eq!(l.emitter, GpuEmitter::RowReduction { lanes: 32 });
+    }
+
+    #[test]
     fn column_reductions_and_single_element_rows_are_not_rows() {
         assert!(launch(&[64, 32], &[1, 0], &[0]).is_none());
         assert!(launch(&[64, 32], &[0, 1], &[1]).is_none());
@@ -187,8 +212,9 @@ mod tests {
     #[test]
     fn every_element_is_read_once_by_its_rows_lanes() {
         use affine::enumerate::for_each_in_box;
-        let cases: [(&[i64], &[i64], &[i64]); 5] = [
+        let cases: [(&[i64], &[i64], &[i64]); 6] = [
             (&[9, 70], &[1, 0], &[1]),
+            (&[2, 4100], &[1, 0], &[1]),
             (&[3, 4, 5], &[2, 1, 0], &[1, 2]),
             (&[4, 3, 6], &[1, 0, 2], &[0, 1]),
             (&[2, 3], &[], &[1]),

@@ -99,6 +99,12 @@ pub struct RunArgs {
     /// is unchanged.
     #[arg(long)]
     pub profile: bool,
+    /// Compiled backends: the `--profile` figures also as JSON in PATH, for tools: per run
+    /// and slowest first, `{"runs", "total_ms", "thunks": [{"label", "ms", "share",
+    /// "calls", "model_ms", "model_over_measured"}]}` (`null` where the model has no
+    /// figure). Without `--profile` the table is not printed.
+    #[arg(long, value_name = "PATH")]
+    pub profile_json: Option<std::path::PathBuf>,
     /// Stop the whole run (parsing, compiling, running, `--check-reference`) with an error
     /// and exit code 2 once it has taken this long, on every backend: seconds (`30`,
     /// `0.5`) or `500ms`, `90s`, `2m`, `1h`. Nothing is printed or written for a stopped
@@ -224,7 +230,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.time_passes && matches!(args.backend, Backend::Reference) {
         bail!("--time-passes times the compiler: add --backend cpu");
     }
-    if args.profile && matches!(args.backend, Backend::Reference) {
+    let profiling = args.profile || args.profile_json.is_some();
+    if profiling && matches!(args.backend, Backend::Reference) {
         bail!("--profile times compiled code: add --backend cpu");
     }
     if args.memory_limit.is_some() && matches!(args.backend, Backend::Reference) {
@@ -265,7 +272,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 eprint!("{text}");
             }
             let compile_time = compile_start.elapsed();
-            exe.set_profiling(args.profile);
+            exe.set_profiling(profiling);
             let runs = args.repeat.unwrap_or(0);
             let run_start = Instant::now();
             let (outputs, timing) =
@@ -279,7 +286,15 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             if let Some(profile) = exe.take_profile() {
                 // The model's figures are computed after the timed runs, from the plan.
                 let model = exe.predictions().map_err(|e| limit.runtime_error(e))?;
-                eprint!("{}", profile.table(runs.max(1) as u64, &model));
+                if args.profile {
+                    eprint!("{}", profile.table(runs.max(1) as u64, &model));
+                }
+                if let Some(path) = &args.profile_json {
+                    let json = runtime::profile_json(&profile, runs.max(1) as u64, &model);
+                    let text = serde_json::to_string_pretty(&json)?;
+                    std::fs::write(path, text + "\n")
+                        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+                }
             }
             if args.repeat.is_some() {
                 timing_line = Some(timing.line(exe.stats()));

@@ -244,6 +244,46 @@ fn profile_lists_every_thunk_of_the_timed_runs() {
     );
 }
 
+/// `--profile-json PATH` holds the table's rows: the same labels, shares summing to 100,
+/// a model figure for every fusion of the softmax; the table is printed only with
+/// `--profile`.
+#[test]
+fn profile_json_holds_the_tables_rows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let json_path = tmp.join("profile-softmax.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_hloc"))
+        .args([
+            "run",
+            "corpus/softmax/before_optimizations.hlo",
+            "--no-timing",
+        ])
+        .arg("--profile-json")
+        .arg(&json_path)
+        .current_dir(&root)
+        .env("HLOC_CACHE_DIR", tmp.join("hloc-cache-profile"))
+        .output()
+        .expect("hloc runs");
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let text = std::fs::read_to_string(&json_path).expect("the JSON is written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let thunks = v["thunks"].as_array().expect("thunks");
+    assert!(thunks.len() >= 2, "{text}");
+    let shares: f64 = thunks.iter().map(|t| t["share"].as_f64().unwrap()).sum();
+    assert!((shares - 100.0).abs() < 1.0, "{text}");
+    for t in thunks {
+        assert!(
+            t["label"].as_str().unwrap().starts_with("kernel hloc_k"),
+            "{text}"
+        );
+        assert_eq!(t["calls"].as_f64(), Some(1.0), "{text}");
+        assert!(t["model_ms"].as_f64().unwrap() > 0.0, "{text}");
+    }
+    let ms: Vec<f64> = thunks.iter().map(|t| t["ms"].as_f64().unwrap()).collect();
+    assert!(ms.windows(2).all(|w| w[0] >= w[1]), "slowest first: {text}");
+}
+
 /// Column `k` of a `--profile` row as a number (NaN for `-`).
 fn profile_column(row: &str, k: usize) -> f64 {
     row.split_whitespace()

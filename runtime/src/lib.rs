@@ -38,7 +38,7 @@ pub use backend_cuda::{nvrtc_present, Cubin, KernelResources};
 pub use error::RuntimeError;
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use predict::Predictions;
-pub use profile::{Profile, ProfileTable, Summary};
+pub use profile::{json as profile_json, Profile, ProfileTable, Summary};
 pub use timing::{check_reference, reference_reports, run_repeated, Timing};
 
 /// Options of [`compile`].

@@ -75,6 +75,43 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
     out
 }
 
+/// The figures of [`table`] as JSON (`hloc run --profile-json`), for tools to read:
+/// `{"runs", "total_ms", "thunks": [{"label", "ms", "share", "calls", "model_ms",
+/// "model_over_measured"}]}`, per run, slowest first; `null` where the model has no figure.
+pub fn json(profile: &Profile, runs: u64, model: &Predictions) -> serde_json::Value {
+    let per_run = runs.max(1) as f64;
+    let total: Duration = profile.entries().iter().map(|e| e.1).sum();
+    let mut rows: Vec<&(String, Duration, u64)> = profile.entries().iter().collect();
+    rows.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let thunks: Vec<serde_json::Value> = rows
+        .into_iter()
+        .map(|(label, took, calls)| {
+            let seconds = took.as_secs_f64() / per_run;
+            let modelled = model
+                .seconds_per_call(label)
+                .map(|s| s * *calls as f64 / per_run);
+            let share = if total.is_zero() {
+                0.0
+            } else {
+                100.0 * took.as_secs_f64() / total.as_secs_f64()
+            };
+            serde_json::json!({
+                "label": label,
+                "ms": seconds * 1e3,
+                "share": share,
+                "calls": *calls as f64 / per_run,
+                "model_ms": modelled.map(|m| m * 1e3),
+                "model_over_measured": modelled.and_then(|m| ratio(m, seconds)),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "runs": runs.max(1),
+        "total_ms": total.as_secs_f64() * 1e3 / per_run,
+        "thunks": thunks,
+    })
+}
+
 /// Model against measurement over every thunk with both figures.
 pub fn summary(profile: &Profile, model: &Predictions) -> Summary {
     let total: f64 = profile.entries().iter().map(|e| e.1.as_secs_f64()).sum();

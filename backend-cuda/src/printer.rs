@@ -52,7 +52,11 @@ impl CDialect for CudaDialect {
     }
 }
 
-/// Checks what the printer cannot print yet: complex values (their C helpers use GNU
+/// Bytes of static `__shared__` arrays one block may declare: CUDA's limit on every
+/// architecture (more needs dynamic shared memory and an opt-in the printer does not use).
+pub const STATIC_SHARED_BYTES: i64 = 48 * 1024;
+
+/// Checks what the printer cannot print yet (or CUDA cannot compile): complex values (their C helpers use GNU
 /// statement expressions) and, in blocks of several threads, stores outside the loops over
 /// threads (every thread would store).
 fn check_printable(k: &Kernel) -> Result<(), CudaError> {
@@ -83,6 +87,13 @@ fn check_printable(k: &Kernel) -> Result<(), CudaError> {
             } => block_level_store(k, body) || block_level_store(k, else_body),
             _ => false,
         })
+    }
+    if k.block_local_bytes() > STATIC_SHARED_BYTES {
+        return Err(unsupported(format!(
+            "{} bytes of shared memory per block, over CUDA's {STATIC_SHARED_BYTES} for \
+             static __shared__ arrays",
+            k.block_local_bytes()
+        )));
     }
     if k.grid.threads > 1 && block_level_store(k, &k.body) {
         return Err(unsupported(

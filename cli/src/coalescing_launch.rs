@@ -8,8 +8,8 @@
 use affine::{Expr, IndexingMap, Var, VarKind};
 use device::Device;
 use fusion::gpu_launch::{loop_launch, Launch};
-use fusion::gpu_row_reduction::{epilogue_hero, row_reduction_launch};
-use hlo::{Computation, Instruction, Module, Opcode, Shape};
+use fusion::gpu_row_reduction::row_reduction_of;
+use hlo::{Computation, InstrId, Module, Opcode, Shape};
 use indexing::IndexedMap;
 
 /// A launch, and for a reduction emitter how the reduce's input index is made of an
@@ -23,16 +23,16 @@ pub(crate) struct CountedLaunch {
 }
 
 impl CountedLaunch {
-    /// The launch of instruction `instr` (of computation `comp` of `module`) computing
+    /// The launch of instruction `id` (of computation `comp` of `module`) computing
     /// output `shape`.
     pub(crate) fn choose(
         module: &Module,
         comp: &Computation,
-        instr: &Instruction,
+        id: InstrId,
         shape: &Shape,
         device: &Device,
     ) -> Result<CountedLaunch, affine::MapError> {
-        if let Some(c) = row_reduction(module, comp, instr, device)? {
+        if let Some(c) = row_reduction(module, comp, id, device)? {
             return Ok(c);
         }
         let m2m = shape
@@ -115,39 +115,30 @@ impl CountedLaunch {
     }
 }
 
-/// The row-reduction launch of `instr` (of computation `comp`) when it, or its fusion's
-/// root, is a single-input reduce over the minor-most physical dimensions of its input.
+/// The row-reduction launch of `instr` (of computation `comp`), or of its fusion's root,
+/// where the code generator gives it one ([`row_reduction_of`]).
 fn row_reduction(
     module: &Module,
     comp: &Computation,
-    instr: &Instruction,
+    id: InstrId,
     device: &Device,
 ) -> Result<Option<CountedLaunch>, affine::MapError> {
-    let (body, reduce) = match (instr.opcode(), instr.calls()) {
+    let instr = comp.instr(id);
+    let (body, root, fused) = match (instr.opcode(), instr.calls()) {
         (Opcode::Fusion, Some(fc)) => {
             let c = module.computation(fc);
-            let Some(hero) = epilogue_hero(c, c.root()) else {
-                return Ok(None);
-            };
-            (c, c.instr(hero))
+            (c, c.root(), true)
         }
-        (Opcode::Reduce, _) => (comp, instr),
-        _ => return Ok(None),
+        _ => (comp, id, false),
     };
-    if reduce.opcode() != Opcode::Reduce || reduce.operands().len() != 2 {
-        return Ok(None);
-    }
-    let Some(input) = body.instr(reduce.operands()[0]).shape().as_array() else {
+    let Some((hero, launch)) = row_reduction_of(module, body, root, fused, device) else {
         return Ok(None);
     };
-    let Some(reduced) = reduce.dimensions() else {
-        return Ok(None);
-    };
-    let m2m = input
-        .layout()
-        .map(|l| l.minor_to_major.clone())
-        .unwrap_or_default();
-    let Some(launch) = row_reduction_launch(input.dims(), &m2m, reduced, device)? else {
+    let reduce = body.instr(hero);
+    let (Some(input), Some(reduced)) = (
+        body.instr(reduce.operands()[0]).shape().as_array(),
+        reduce.dimensions(),
+    ) else {
         return Ok(None);
     };
     let (red, kept): (Vec<usize>, Vec<usize>) =

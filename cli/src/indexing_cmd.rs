@@ -263,7 +263,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             let counted = crate::coalescing_launch::CountedLaunch::choose(
                 &module,
                 handle.computation(),
-                instr,
+                handle.id(),
                 &shape,
                 &device,
             )?;

@@ -107,6 +107,48 @@ pub fn row_reduction_launch(
     }))
 }
 
+/// The row-reduction emitter's choice for the kernel rooted at `root` of `comp` (`fused`:
+/// `comp` is a fusion's computation; otherwise the kernel is `root` alone, its operands
+/// other kernels' results): its hero (a single-input reduce over its input's minor-most
+/// physical dimensions, the root itself or, in a fusion, read by elementwise ops at their
+/// own index, see [`epilogue_hero`]) and the launch,
+/// when the reducer is one associative and commutative op the lanes may reassociate
+/// (`hlo::ir::reducer`) on a type of 32 bits or more, or a max or min of narrower floats
+/// (exact in any order; a 16-bit float sum keeps its in-order loop). The code generator
+/// and `hloc indexing --coalescing` both ask this, so they cannot disagree.
+pub fn row_reduction_of(
+    module: &hlo::Module,
+    comp: &hlo::Computation,
+    root: InstrId,
+    fused: bool,
+    device: &Device,
+) -> Option<(InstrId, Launch)> {
+    use hlo::ir::reducer::{classify, Reducer};
+    let hero = if fused {
+        epilogue_hero(comp, root)?
+    } else {
+        root
+    };
+    let instr = comp.instr(hero);
+    if instr.opcode() != Opcode::Reduce || instr.operands().len() != 2 {
+        return None;
+    }
+    let kind = classify(module, instr.to_apply()?)?;
+    let ty = instr.shape().element_type()?;
+    let exact_in_any_order = matches!(kind, Reducer::Max | Reducer::Min);
+    let narrow = ty.byte_width().is_some_and(|w| w < 4);
+    if ty.is_complex() || (ty.is_float() && narrow && !exact_in_any_order) {
+        return None;
+    }
+    let input = comp.instr(instr.operands()[0]).shape().as_array()?;
+    let m2m = input
+        .layout()
+        .map(|l| l.minor_to_major.clone())
+        .unwrap_or_default();
+    let launch = row_reduction_launch(input.dims(), &m2m, instr.dimensions()?, device).ok()??;
+    Some((hero, launch))
+}
+
 /// The reduce that `root` is, or that `root`'s elementwise ops read at their own index
 /// (the only reduce reached from `root`, and only through elementwise ops of `root`'s
 /// dimensions, so that its value at the output index is all they need); `None` otherwise.

@@ -15,9 +15,8 @@
 
 use affine::{Expr, Interval, Var, VarKind};
 use fusion::gpu_launch::{coords, GpuEmitter, Launch};
-use fusion::gpu_row_reduction::{epilogue_hero, row_reduction_launch};
-use hlo::ir::reducer::{classify, Reducer};
-use hlo::{CompId, InstrId, Opcode};
+use fusion::gpu_row_reduction::row_reduction_of;
+use hlo::{CompId, InstrId};
 
 use super::assemble::{finish_launch, store_outputs, EmittedKernel};
 use super::builder::{Builder, Leaf};
@@ -42,40 +41,30 @@ pub(super) struct RowPlan {
 }
 
 impl Builder<'_> {
-    /// The row-reduction plan of the kernel rooted at `(comp, root)`, when its root is a
-    /// single-input reduce over the minor-most physical dimensions with a reducer the
-    /// lanes may reassociate, or elementwise ops reading such a reduce only at their own
-    /// index (an epilogue: `sum * (1/n)`, `rsqrt(var + eps)`).
-    pub(super) fn row_reduction_plan(&self, comp: CompId, root: InstrId) -> Option<RowPlan> {
+    /// The row-reduction plan of the kernel rooted at `(comp, root)` (`fused`: `comp` is a
+    /// fusion's computation), where [`row_reduction_of`] takes it.
+    pub(super) fn row_reduction_plan(
+        &self,
+        comp: CompId,
+        root: InstrId,
+        fused: bool,
+    ) -> Option<RowPlan> {
         let c = self.module.computation(comp);
-        let hero = epilogue_hero(c, root)?;
+        let (hero, launch) = row_reduction_of(self.module, c, root, fused, &self.target.device)?;
         let instr = c.instr(hero);
-        if instr.opcode() != Opcode::Reduce || instr.operands().len() != 2 {
-            return None;
-        }
-        let reducer = instr.to_apply()?;
-        let kind = classify(self.module, reducer)?;
-        let ty = kir::ScalarType::from_element(instr.shape().element_type()?)?;
-        let exact_in_any_order = matches!(kind, Reducer::Max | Reducer::Min);
-        if ty.is_complex() || (ty.is_float() && ty.byte_width() < 4 && !exact_in_any_order) {
-            return None;
-        }
-        let input = c.instr(instr.operands()[0]).shape().as_array()?;
-        let m2m = input
-            .layout()
-            .map(|l| l.minor_to_major.clone())
-            .unwrap_or_default();
-        let reduced = instr.dimensions()?;
-        let launch =
-            row_reduction_launch(input.dims(), &m2m, reduced, &self.target.device).ok()??;
         let GpuEmitter::RowReduction { lanes } = launch.emitter else {
             return None;
         };
-        let row_len = reduced.iter().map(|&d| input.dims()[d as usize]).product();
+        let input = c.instr(instr.operands()[0]).shape();
+        let row_len = instr
+            .dimensions()?
+            .iter()
+            .map(|&d| input.dims()[d as usize])
+            .product();
         Some(RowPlan {
             reduce: hero,
             root,
-            reducer,
+            reducer: instr.to_apply()?,
             launch,
             lanes,
             row_len,

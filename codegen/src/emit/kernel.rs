@@ -155,7 +155,8 @@ fn emit(
         .map(Some);
     }
     if target.gpu_emitters && stage == Stage::Kernel {
-        if let Some(plan) = b.row_reduction_plan(ecomp, eroot) {
+        let fused = instr.opcode() == Opcode::Fusion;
+        if let Some(plan) = b.row_reduction_plan(ecomp, eroot, fused) {
             return super::gpu_row_reduce::row_reduction_kernel(
                 b, name, title, ecomp, &out_bufs, plan,
             )

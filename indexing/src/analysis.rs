@@ -62,7 +62,7 @@ fn through_call(instr: &InstrRef<'_>) -> Result<FusionIndexing, IndexingError> {
 /// Output-to-input maps of any instruction: one [`GroupedIndexing`] per output (one for an
 /// array result; one per tuple element otherwise). A fusion, call or async op is analysed
 /// through the computation it calls (for `async-done`, the operands are those of the
-/// `async-start` of its chain); a scan's stacked output that reads no carry through its body
+/// `async-start` of its chain); a scan through its body where its carries are simple
 /// (`scan_body`). Maps are simplified, runtime variables produced by constants and iotas
 /// folded.
 pub fn output_to_input(instr: &InstrRef<'_>) -> Result<Vec<GroupedIndexing>, IndexingError> {
@@ -72,8 +72,8 @@ pub fn output_to_input(instr: &InstrRef<'_>) -> Result<Vec<GroupedIndexing>, Ind
     let v = OpView::of(instr);
     (0..output_count(v.instr))
         .map(|k| {
-            // A scan's stacked output through its body, where that is exact.
-            let sets = match crate::scan_body::stacked_out_to_in(instr, k)? {
+            // A scan through its body, where that is exact.
+            let sets = match crate::scan_body::through_body(instr, k)? {
                 Some(sets) => sets,
                 None => op_out_to_in(&v, k)?,
             };

@@ -15,5 +15,6 @@ mod walk;
 pub(crate) use called::{async_start, called};
 pub(crate) use epilogue::{forward, forward_to};
 pub(crate) use region::region;
+pub(crate) use sets::compose_sets;
 pub(crate) use start::{from_start, Start};
 pub(crate) use walk::through_computation;

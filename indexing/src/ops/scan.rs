@@ -2,8 +2,8 @@
 //! dimension may read every input slice up to `t` (from `t` on for a reverse scan) and
 //! every initial carry; a final carry may read every element of every operand. Supersets:
 //! the body may read less. `indexing::output_to_input` first looks into the body
-//! (`crate::scan_body`): a stacked output that reads no carry gets the exact maps of its own
-//! slice.
+//! (`crate::scan_body`): where every carry an output reads is fresh or accumulating, the
+//! output gets the exact maps (its own slice, the earlier slices its carries gathered).
 
 use affine::{Expr, Interval};
 

@@ -1,7 +1,10 @@
 //! `reduce` (variadic) and `map`. Single-operand reductions whose computation is one
 //! add/multiply/maximum/minimum/and/or/xor of its two parameters (as
 //! [`hlo::ir::reducer::classify`] recognises) run as typed loops; the rest
-//! call the reducer computation per element.
+//! call the reducer computation per element. Sums and products of 16-bit floats follow
+//! XLA:CPU's order ([`xla_order`]): their results are XLA's bit for bit.
+
+mod xla_order;
 
 use super::data::{make, map_data, udims, View};
 use super::elementwise::{fmax, fmin};
@@ -86,11 +89,12 @@ fn float_fn(op: Reducer) -> Option<fn(f64, f64) -> f64> {
     })
 }
 
-/// The typed-loop reduction; `None` when the op does not apply to the type.
+/// The typed-loop reduction; `None` when the op does not apply to the type. `shape` is
+/// the input's dimensions and which of them are reduced.
 fn fast_reduce(
     a: &ArrayLiteral,
     init: &ArrayLiteral,
-    view: &View,
+    (view, shape): (&View, (&[usize], &[bool])),
     n: usize,
     op: Reducer,
 ) -> Option<ArrayData> {
@@ -134,9 +138,14 @@ fn fast_reduce(
         (ArrayData::Bits16(s), ArrayData::Bits16(i)) => {
             let f = float_fn(op)?;
             let c = SmallFloat::of(ty)?;
-            ArrayData::Bits16(fold(s, i[0], view, n, |x, y| {
-                c.encode(f(c.decode(u32::from(x)), c.decode(u32::from(y)))) as u16
-            }))
+            let step =
+                |x: u16, y: u16| c.encode(f(c.decode(u32::from(x)), c.decode(u32::from(y)))) as u16;
+            // Their max and min are the same in any order.
+            ArrayData::Bits16(if matches!(op, Reducer::Add | Reducer::Mul) {
+                xla_order::tree_fold(s, shape.0, shape.1, i[0], step)
+            } else {
+                fold(s, i[0], view, n, step)
+            })
         }
         _ => return None,
     })
@@ -212,7 +221,11 @@ pub(crate) fn reduce(
     }
     if inputs.len() == 1 {
         if let Some(op) = classify(module, comp) {
-            if let Some(data) = fast_reduce(first, inits[0], &view, n, op) {
+            let is_reduced: Vec<bool> = (0..in_dims.len() as i64)
+                .map(|d| dims.contains(&d))
+                .collect();
+            let shape = (&in_dims[..], &is_reduced[..]);
+            if let Some(data) = fast_reduce(first, inits[0], (&view, shape), n, op) {
                 return make(&out_shapes[0], data, what);
             }
         }

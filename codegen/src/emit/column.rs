@@ -8,7 +8,9 @@
 //! computes the outputs. A remainder tile covers an extent no tile size divides.
 //!
 //! Each output still accumulates its elements in the reduction's own order: no float math
-//! is reordered here.
+//! is reordered here (sums of 16-bit floats take XLA's tree order, [`xla_tree`]).
+
+mod xla_tree;
 
 use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
@@ -200,6 +202,18 @@ impl Builder<'_> {
             locals.push((l, ty));
         }
         out.push(loop_over(t, len, init_body));
+        if self.column_tree(comp, id, index, (&access, &ranges), &locals, (t, len), out)? {
+            let vals = locals
+                .iter()
+                .map(|&(l, ty)| Value::LocalLoad {
+                    local: l,
+                    offset: Expr::var(t),
+                    ty,
+                })
+                .collect();
+            self.memo_put((comp, id, index.to_vec()), vals);
+            return Ok(true);
+        }
         let (outer, last) = match ranges.split_last() {
             Some((&r, outer)) => (outer, Some(r)),
             None => (&ranges[..], None),

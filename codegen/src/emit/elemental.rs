@@ -20,6 +20,7 @@ mod map;
 mod precision;
 mod reduction;
 mod reinterpret;
+pub(crate) mod xla_order;
 
 use precision::reduce_precision;
 

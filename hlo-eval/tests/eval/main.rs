@@ -25,3 +25,4 @@ mod npy_formats;
 mod npy_limits;
 mod support;
 mod tuple_operands;
+mod xla_reduce_order;

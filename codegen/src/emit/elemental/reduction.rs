@@ -62,6 +62,10 @@ impl Builder<'_> {
             .first()
             .map(|a| a.guard.clone())
             .unwrap_or_default();
+        if let Some(stmts) = self.xla_tree(comp, id, red, &accesses, &accs, &ranges, &guard)? {
+            out.extend(stmts);
+            return Ok(accs.iter().map(|(v, t)| Value::Var(*v, *t)).collect());
+        }
         if let Some(stmts) =
             self.multi_accumulator(comp, id, red, &accesses, &accs, &ranges, &guard)?
         {
@@ -143,6 +147,106 @@ impl Builder<'_> {
             });
         }
         Ok(())
+    }
+
+    /// A reduce of 16-bit floats in XLA:CPU's tree order ([`super::xla_order`]): per window
+    /// level an accumulator starting from the initial value, the elements folded into the
+    /// innermost, each level's result into the one above (under the guards where windows
+    /// overhang), the last into the reduce's accumulator. `None` when the order is not
+    /// XLA's tree (see [`super::xla_order::follows_tree`]) or no reduced dimension exceeds
+    /// a window.
+    #[allow(clippy::too_many_arguments)]
+    fn xla_tree(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        accesses: &[Applied],
+        accs: &[(crate::kir::VarId, ScalarType)],
+        ranges: &[Var],
+        guard: &Guard,
+    ) -> Result<Option<Vec<Stmt>>, CodegenError> {
+        let module = self.module;
+        let ([(acc, ty)], [access]) = (accs, accesses) else {
+            return Ok(None);
+        };
+        if module.computation(comp).instr(id).opcode() != hlo::Opcode::Reduce
+            || !super::xla_order::follows_tree(module, red, *ty)
+        {
+            return Ok(None);
+        }
+        let Some(tree) = self.tree_vars(ranges) else {
+            return Ok(None);
+        };
+        let (acc, ty) = (*acc, *ty);
+        let at = |b: &Self, e: &Expr| {
+            b.simplify(
+                e.substitute(&mut |v| ranges.iter().position(|&r| r == v).map(|i| tree.element[i])),
+            )
+        };
+        let element = Applied {
+            index: access.index.iter().map(|e| at(self, e)).collect(),
+            guard: Guard::default(),
+            ranges: vec![],
+        };
+        let mut inner_guard = tree.levels[0].1.clone();
+        inner_guard.conds.extend(
+            guard
+                .conds
+                .iter()
+                .map(|(e, lo, hi)| (at(self, e), *lo, *hi)),
+        );
+        let mut stmts = Vec::new();
+        let init = self.new_var(ty);
+        stmts.push(Stmt::Decl {
+            var: init,
+            value: Value::Var(acc, ty),
+        });
+        let parts: Vec<crate::kir::VarId> = tree.levels.iter().map(|_| self.new_var(ty)).collect();
+        // The elements into the innermost window's accumulator.
+        let mut step = Vec::new();
+        self.memo.push(Default::default());
+        self.guards.push(inner_guard.clone());
+        let r = self.reduce_body(comp, id, red, &[element], &[(parts[0], ty)], &mut step);
+        self.guards.pop();
+        self.memo.pop();
+        r?;
+        let mut block = guarded(inner_guard, step);
+        block = self.wrap_loops(&tree.levels[0].0, block);
+        block.insert(
+            0,
+            Stmt::Decl {
+                var: parts[0],
+                value: Value::Var(init, ty),
+            },
+        );
+        // Each level's windows into the level above.
+        for l in 1..tree.levels.len() {
+            let v = self.combine(
+                red,
+                Value::Var(parts[l], ty),
+                Value::Var(parts[l - 1], ty),
+                &mut block,
+            )?;
+            block.push(Stmt::Assign {
+                var: parts[l],
+                value: v,
+            });
+            block = guarded(tree.levels[l].1.clone(), block);
+            block = self.wrap_loops(&tree.levels[l].0, block);
+            block.insert(
+                0,
+                Stmt::Decl {
+                    var: parts[l],
+                    value: Value::Var(init, ty),
+                },
+            );
+        }
+        let top = parts[parts.len() - 1];
+        let v = self.combine(red, Value::Var(acc, ty), Value::Var(top, ty), &mut block)?;
+        block.push(Stmt::Assign { var: acc, value: v });
+        stmts.extend(self.wrap_loops(&tree.outer, block));
+        Ok(Some(stmts))
     }
 
     /// The loop nest of a reduction with `L` partial accumulators over its innermost range
@@ -398,6 +502,19 @@ fn wide_max_min(kind: Reducer, ty: ScalarType) -> Option<crate::kir::BinOp> {
         Reducer::Max => Some(crate::kir::BinOp::Max),
         Reducer::Min => Some(crate::kir::BinOp::Min),
         _ => None,
+    }
+}
+
+/// `body` under `guard` (as it is when the guard always holds).
+pub(super) fn guarded(guard: Guard, body: Vec<Stmt>) -> Vec<Stmt> {
+    if guard.is_true() {
+        body
+    } else {
+        vec![Stmt::If {
+            guard,
+            body,
+            else_body: vec![],
+        }]
     }
 }
 

@@ -1,14 +1,13 @@
 //! The GPU launch `hloc indexing --coalescing` counts an instruction's loads through: the
-//! same emitter choice the GPU code generator makes. A reduce over its input's minor-most
-//! physical dimensions (alone, or a fusion's root or hero of an elementwise epilogue) gets
-//! the row-reduction emitter,
-//! whose thread map goes to the reduce's input; every other instruction the loop emitter,
-//! whose thread map goes to the output.
+//! same emitter choice the GPU code generator makes. A reduce (alone, or a fusion's root or
+//! hero of an elementwise epilogue) that a reduction emitter takes gets the row or column
+//! emitter ([`reduction_of`]), whose thread map goes to the reduce's input; every other
+//! instruction the loop emitter, whose thread map goes to the output.
 
 use affine::{Expr, IndexingMap, Var, VarKind};
 use device::Device;
 use fusion::gpu_launch::{loop_launch, Launch};
-use fusion::gpu_row_reduction::row_reduction_of;
+use fusion::gpu_reduction::reduction_of;
 use hlo::{Computation, InstrId, Module, Opcode, Shape};
 use indexing::IndexedMap;
 
@@ -32,7 +31,7 @@ impl CountedLaunch {
         shape: &Shape,
         device: &Device,
     ) -> Result<CountedLaunch, affine::MapError> {
-        if let Some(c) = row_reduction(module, comp, id, device)? {
+        if let Some(c) = reduction(module, comp, id, device)? {
             return Ok(c);
         }
         let m2m = shape
@@ -115,9 +114,9 @@ impl CountedLaunch {
     }
 }
 
-/// The row-reduction launch of `instr` (of computation `comp`), or of its fusion's root,
-/// where the code generator gives it one ([`row_reduction_of`]).
-fn row_reduction(
+/// The reduction emitter's launch of `instr` (of computation `comp`), or of its fusion's
+/// root, where the code generator gives it one ([`reduction_of`]).
+fn reduction(
     module: &Module,
     comp: &Computation,
     id: InstrId,
@@ -131,7 +130,7 @@ fn row_reduction(
         }
         _ => (comp, id, false),
     };
-    let Some((hero, launch)) = row_reduction_of(module, body, root, fused, device) else {
+    let Some((hero, launch)) = reduction_of(module, body, root, fused, device) else {
         return Ok(None);
     };
     let reduce = body.instr(hero);

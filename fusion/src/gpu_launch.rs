@@ -38,6 +38,16 @@ pub enum GpuEmitter {
         /// Threads per row: a power of two, at most [`WARP`], or a block of several warps.
         lanes: i64,
     },
+    /// A reduction over dimensions with kept dimensions minor to them: a block's threads
+    /// cover a tile of `columns` consecutive columns by `parts` rows, fold their column's
+    /// rows `parts` apart, and combine the partials through a transposed shared tile and
+    /// warp shuffles ([`crate::gpu_column_reduction`]).
+    ColumnReduction {
+        /// Consecutive columns per tile: a power of two, at most [`WARP`].
+        columns: i64,
+        /// Rows of the tile: the partials each column combines, a power of two.
+        parts: i64,
+    },
 }
 
 impl fmt::Display for GpuEmitter {
@@ -45,6 +55,12 @@ impl fmt::Display for GpuEmitter {
         match self {
             GpuEmitter::Loop => f.write_str("loop"),
             GpuEmitter::RowReduction { lanes } => write!(f, "row-reduction ({lanes} lanes/row)"),
+            GpuEmitter::ColumnReduction { columns, parts } => {
+                write!(
+                    f,
+                    "column-reduction ({columns} columns x {parts} rows/tile)"
+                )
+            }
         }
     }
 }

@@ -128,6 +128,15 @@ fn emit(
         .map(|&d| d as usize)
         .collect();
     let title = format!("{} {}", instr.opcode().as_str(), instr.name());
+    if target.gpu_emitters && stage == Stage::Kernel {
+        let fused = instr.opcode() == Opcode::Fusion;
+        if let Some(plan) = b.reduction_plan(ecomp, eroot, fused) {
+            return super::gpu_reduce_kernel::reduction_kernel(
+                b, name, title, ecomp, &out_bufs, plan,
+            )
+            .map(Some);
+        }
+    }
     if let Some(plan) = b.scan_plan(ecomp, eroot, &dims) {
         return scan_kernel(
             b,
@@ -153,15 +162,6 @@ fn emit(
             &order,
         )
         .map(Some);
-    }
-    if target.gpu_emitters && stage == Stage::Kernel {
-        let fused = instr.opcode() == Opcode::Fusion;
-        if let Some(plan) = b.row_reduction_plan(ecomp, eroot, fused) {
-            return super::gpu_row_reduce::row_reduction_kernel(
-                b, name, title, ecomp, &out_bufs, plan,
-            )
-            .map(Some);
-        }
     }
     let mut body = Vec::new();
     store_outputs(&mut b, (ecomp, eroot), &out_bufs, &index, &mut body)?;

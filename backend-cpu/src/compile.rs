@@ -62,9 +62,6 @@ impl CpuBackend {
 }
 
 impl Backend for CpuBackend {
-    type Executable = CpuExecutable;
-    type Error = BackendError;
-
     fn name(&self) -> &'static str {
         "cpu"
     }
@@ -77,6 +74,19 @@ impl Backend for CpuBackend {
     }
 
     fn compile(
+        &self,
+        program: Arc<Program>,
+        source: &str,
+        stages: &mut Vec<(&'static str, Duration)>,
+    ) -> Result<Box<dyn plan::Executable>, BackendError> {
+        Ok(Box::new(self.compile_cpu(program, source, stages)?))
+    }
+}
+
+impl CpuBackend {
+    /// [`Backend::compile`], keeping the executable's type (for callers that use the CPU
+    /// backend directly).
+    pub fn compile_cpu(
         &self,
         program: Arc<Program>,
         source: &str,

@@ -3,9 +3,9 @@
 //! [`CpuBackend`] prints the program's kernels as C translation units ([`c`]), compiles
 //! them in parallel with the system `cc` (`-O2 -ftree-vectorize -march=native
 //! -fno-math-errno`, never `-ffast-math`), caches the shared object by content hash and
-//! loads it; a [`CpuExecutable`] runs the thunk sequence on a rayon pool, with library
-//! calls (GEMM through faer, sort and top-k, scatter, FFT, LAPACK, RNG) for what no kernel
-//! does well.
+//! loads it; a [`CpuExecutable`] (the driver's [`plan::Executable`]) runs the thunk
+//! sequence on a rayon pool, with library calls (GEMM through faer, sort and top-k,
+//! scatter, FFT, LAPACK, RNG) for what no kernel does well.
 //!
 //! With the CUDA backend, this is the only kind of crate with `unsafe` code: the loader,
 //! the kernel calls and the library calls' raw buffers.
@@ -18,6 +18,7 @@ mod compile;
 mod data;
 mod error;
 mod exec;
+mod executable;
 mod gemm;
 mod gemm_half;
 mod kernel_source;
@@ -36,4 +37,4 @@ pub mod cache_admin {
 pub use compile::CpuBackend;
 pub use error::BackendError;
 pub use kernel_source::{KernelSource, UnitPrinter};
-pub use run::{CpuExecutable, Prepared, RawOutputs};
+pub use run::{CpuExecutable, CpuOutputs, CpuPrepared};

@@ -20,19 +20,19 @@ use crate::memory::{self, Memory};
 use plan::Profile;
 
 /// The arguments of a run, in the executable's parameter layouts ([`CpuExecutable::prepare`]).
-pub struct Prepared<'a> {
+pub struct CpuPrepared<'a> {
     args: Vec<Memory<'a>>,
 }
 
 /// The outputs of a run in their physical layouts ([`CpuExecutable::run_prepared`]); turned into
 /// literals by [`CpuExecutable::literals`]. Dropped, their memory returns to the executable
 /// (if it still exists) for later runs.
-pub struct RawOutputs {
+pub struct CpuOutputs {
     bufs: Vec<Vec<u64>>,
     spare: Weak<Spare>,
 }
 
-impl Drop for RawOutputs {
+impl Drop for CpuOutputs {
     fn drop(&mut self) {
         if let Some(spare) = self.spare.upgrade() {
             spare.give(std::mem::take(&mut self.bufs));
@@ -177,7 +177,7 @@ impl CpuExecutable {
 
     /// Checks `args` (one literal per entry parameter) against the parameters and puts each
     /// in its parameter's physical layout; a row-major numeric literal is borrowed as is.
-    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, BackendError> {
+    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<CpuPrepared<'a>, BackendError> {
         let p = &self.program;
         self.check_count(args.len())?;
         let mut prepared = Vec::with_capacity(args.len());
@@ -206,14 +206,14 @@ impl CpuExecutable {
                 })?,
             );
         }
-        Ok(Prepared { args: prepared })
+        Ok(CpuPrepared { args: prepared })
     }
 
     /// Checks `args` (each parameter's elements as row-major native-endian bytes, one byte
     /// per `pred`) against the parameters' sizes and puts each in its parameter's physical
     /// layout: a row-major parameter is borrowed as is, without a copy (the Python
     /// package's path for C-contiguous numpy arrays).
-    pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<Prepared<'a>, BackendError> {
+    pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<CpuPrepared<'a>, BackendError> {
         let p = &self.program;
         self.check_count(args.len())?;
         let mut prepared = Vec::with_capacity(args.len());
@@ -239,13 +239,13 @@ impl CpuExecutable {
                 },
             );
         }
-        Ok(Prepared { args: prepared })
+        Ok(CpuPrepared { args: prepared })
     }
 
     /// Output `k` of a run as row-major native-endian bytes (one byte per `pred`):
     /// borrowed from the run's buffer when the output's layout is row-major, else
     /// permuted once; `None` past the last output.
-    pub fn output_bytes<'r>(&self, raw: &'r RawOutputs, k: usize) -> Option<Cow<'r, [u8]>> {
+    pub fn output_bytes<'r>(&self, raw: &'r CpuOutputs, k: usize) -> Option<Cow<'r, [u8]>> {
         let p = &self.program;
         let spec = p.outputs.get(k)?;
         let bytes = memory::word_bytes(raw.bufs.get(k)?);
@@ -261,7 +261,7 @@ impl CpuExecutable {
 
     /// Runs on prepared arguments: parameters are read in place, temporaries come from the
     /// pool, and the outputs are returned in their physical layouts.
-    pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, BackendError> {
+    pub fn run_prepared(&self, args: &CpuPrepared<'_>) -> Result<CpuOutputs, BackendError> {
         let p = &self.program;
         let mut pooled = self.run_state.pool.take_all();
         // The temp block, pooled after the allocations.
@@ -390,14 +390,14 @@ impl CpuExecutable {
             pooled[block_at] = Some(v);
         }
         self.run_state.pool.put_all(pooled);
-        Ok(RawOutputs {
+        Ok(CpuOutputs {
             bufs,
             spare: Arc::downgrade(&self.run_state.spare),
         })
     }
 
     /// The outputs of a run as literals, the root's leaves in flattened tuple order.
-    pub fn literals(&self, raw: &RawOutputs) -> Result<Vec<Literal>, BackendError> {
+    pub fn literals(&self, raw: &CpuOutputs) -> Result<Vec<Literal>, BackendError> {
         let p = &self.program;
         let mut outs = Vec::with_capacity(p.outputs.len());
         for (spec, words) in p.outputs.iter().zip(&raw.bufs) {

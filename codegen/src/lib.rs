@@ -6,12 +6,14 @@
 //! - [`EmitTarget`]: the parameters the emitters generate code for (lanes, tile sizes, the
 //!   description the root tiling is costed on), handed in by the backend.
 //! - [`HlocReach`]: what the emitters generate, as the fusion passes ask it
-//!   ([`fusion::EmitterReach`]); [`UnfuseUnemittable`] unfuses the fusions they cannot.
+//!   ([`fusion::EmitterReach`]), confirming each fusion by emitting it before it forms;
+//!   [`UnfuseUnemittable`] unfuses the fusions a module arrives with that they cannot.
 //!
 //! Targets print the kernel IR (`backend-cpu`'s C printer); the `plan` crate decides
 //! which kernels a program needs. The crate emits data only: it runs no compiler and
 //! loads nothing.
 
+mod candidate;
 pub mod emit;
 mod error;
 pub mod kir;

@@ -2,17 +2,23 @@
 //! fusions they generate, and the switches the passes follow for them.
 
 use fusion::{Candidate, EmitterReach, EmitterRules, Unemittable};
+use hlo::Module;
+
+use crate::EmitTarget;
 
 /// What hloc's emitters generate: a candidate fusion is refused where one of its members is
 /// an op the elemental emitter lacks, a value of an element type kernels lack, or a complex
 /// operation they do not compute (the tables the emitter's own dispatch follows,
-/// `emit::unemittable`). How an op is indexed inside a fusion can still make the emitter
-/// refuse a formed fusion; [`crate::UnfuseUnemittable`] runs the emitter on each one and
-/// unfuses those.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `emit::unemittable`: cheap, asked of every candidate). How an op is indexed inside a
+/// fusion can still make the emitter refuse, so right before a fusion forms the emitter
+/// itself runs on it ([`EmitterReach::confirm`], `candidate::check`): the fusion passes
+/// form no fusion the emitters cannot take.
+#[derive(Clone, Debug, PartialEq)]
 pub struct HlocReach {
     /// The switches ([`HlocReach::cpu`]).
     pub rules: EmitterRules,
+    /// The emitters' target, whose emitters confirm a fusion before it forms.
+    pub target: EmitTarget,
 }
 
 impl HlocReach {
@@ -27,7 +33,14 @@ impl HlocReach {
     /// - transposes of several kinds in one fusion: the loop emitter indexes any, and
     ///   cache-blocks a transposed read.
     pub fn cpu() -> HlocReach {
+        HlocReach::for_target(EmitTarget::cpu())
+    }
+
+    /// [`HlocReach::cpu`]'s switches, confirmed by the emitters of `target` (the GPU's
+    /// emitters take the fusions the CPU's rules form).
+    pub fn for_target(target: EmitTarget) -> HlocReach {
         HlocReach {
+            target,
             rules: EmitterRules {
                 max_operands: 64,
                 max_instructions: 1000,
@@ -72,6 +85,10 @@ impl EmitterReach for HlocReach {
             }
         }
         Ok(())
+    }
+
+    fn confirm(&self, module: &Module, c: &Candidate<'_>) -> Result<(), Unemittable> {
+        crate::candidate::check(module, &self.target, c)
     }
 }
 
@@ -171,6 +188,46 @@ ENTRY e {
             root.opcode(),
             hlo::Opcode::DynamicUpdateSlice,
             "{}",
+            hlo::print_module(&m)
+        );
+    }
+
+    /// A sine and cosine concatenated, broadcast and concatenated beside an input: the
+    /// tables take every member, yet fused into the concatenates the cosine would be read
+    /// under a guard the elemental emitter refuses. The emitter itself refuses it before
+    /// the fusion forms, and the report says so.
+    #[test]
+    fn the_emitter_confirms_a_fusion_before_it_forms() {
+        let text = "HloModule m
+ENTRY e {
+  t = f32[] parameter(0)
+  x = f32[64,128] parameter(1)
+  i = f32[32] iota(), iota_dimension=0
+  tb = f32[32] broadcast(t), dimensions={}
+  a = f32[32] multiply(tb, i)
+  s = f32[32] sine(a)
+  c = f32[32] cosine(a)
+  cat = f32[64] concatenate(s, c), dimensions={0}
+  b = f32[64,64] broadcast(cat), dimensions={1}
+  r = f32[64,192] concatenate(x, b), dimensions={1}
+  ROOT n = f32[64,192] negate(r)
+}";
+        let (m, report) = fused(text, Arc::new(HlocReach::cpu()));
+        let target = crate::EmitTarget::cpu();
+        let entry = m.entry_id();
+        for (id, i) in m.entry().instructions() {
+            if i.opcode() == hlo::Opcode::Fusion {
+                crate::emit::check_instruction(&m, &target, entry, id).unwrap();
+            }
+        }
+        let refused: Vec<_> = report
+            .edges()
+            .filter(|e| e.reason.code() == "target-incompatible")
+            .filter_map(|e| e.detail.clone())
+            .collect();
+        assert!(
+            refused.iter().any(|d| d.contains("emitter refuses")),
+            "{refused:?}\n{}",
             hlo::print_module(&m)
         );
     }

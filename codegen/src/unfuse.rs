@@ -1,9 +1,10 @@
 //! The `unfuse-unemittable` pass: every fusion that hloc's emitters cannot generate (the
 //! emitter itself says so, [`crate::emit::check_instruction`]) is replaced by the
-//! instructions of its fused computation, so they run as kernels of their own. The fusion
-//! passes keep out what the emitters' tables refuse ([`crate::HlocReach`]); this pass
-//! catches the rest (how an op is indexed inside a fusion) and the fusions a module
-//! arrives with (written by XLA or `hloc fuse`). A fusion of one instruction stays: unfused
+//! instructions of its fused computation, so they run as kernels of their own. hloc's
+//! fusion passes form no such fusion ([`crate::HlocReach`] asks the emitter before each
+//! one forms); this pass is for the fusions a module arrives with (written by XLA or
+//! `hloc fuse`, for XLA's emitters), which the driver runs it on before hloc's own fusion.
+//! A fusion of one instruction stays: unfused
 //! it would be the same instruction, which the program builder runs the same way (XLA's
 //! fusions wrapping one scatter, sort or custom call run as library calls). Dots an
 //! unfused fusion held are left as dots: a caller that runs them as library GEMMs runs its
@@ -131,6 +132,8 @@ mod tests {
     /// A sine and cosine of a time embedding concatenated, then concatenated again beside
     /// an input (a diffusion model's): the fusion of the concatenates reads the cosine under
     /// a guard its emitter does not take. The exponential chain beside it is emitted.
+    /// hloc's reach refuses that fusion before it forms; a reach that asks only the
+    /// emitters' tables ([`TablesOnly`], as a module fused elsewhere arrives) forms it.
     const EMBEDDING: &str = "HloModule m
 ENTRY e {
   t = f32[] parameter(0)
@@ -149,12 +152,42 @@ ENTRY e {
   ROOT o = (f32[64,192], f32[64,128]) tuple(r, y)
 }";
 
+    /// [`crate::HlocReach`] without its confirmation by the emitter: the fusions a module
+    /// fused by the emitters' tables alone arrives with.
+    #[derive(Debug)]
+    struct TablesOnly(crate::HlocReach);
+
+    impl fusion::EmitterReach for TablesOnly {
+        fn name(&self) -> &str {
+            "tables-only"
+        }
+
+        fn rules(&self) -> &fusion::EmitterRules {
+            self.0.rules()
+        }
+
+        fn can_emit(&self, c: &fusion::Candidate<'_>) -> Result<(), fusion::Unemittable> {
+            self.0.can_emit(c)
+        }
+    }
+
+    #[test]
+    fn hlocs_reach_never_forms_what_this_pass_would_unfuse() {
+        let mut m = hlo::parse_module(EMBEDDING).unwrap();
+        let cpu = device::load("cpu").unwrap();
+        fusion::fuse_logged_with(&mut m, &cpu, Arc::new(crate::HlocReach::cpu())).unwrap();
+        assert!(!fusion_names(&m).is_empty(), "{}", hlo::print_module(&m));
+        let mut pass = UnfuseUnemittable::default();
+        assert!(!pass.run(&mut m).unwrap(), "{:?}", pass.unfused);
+    }
+
     #[test]
     fn a_fusion_the_emitter_refuses_runs_unfused_and_the_others_stay() {
         let before = hlo::parse_module(EMBEDDING).unwrap();
         let mut m = before.clone();
         let cpu = device::load("cpu").unwrap();
-        fusion::fuse_logged_with(&mut m, &cpu, Arc::new(crate::HlocReach::cpu())).unwrap();
+        let reach = Arc::new(TablesOnly(crate::HlocReach::cpu()));
+        fusion::fuse_logged_with(&mut m, &cpu, reach).unwrap();
         let fused = fusion_names(&m);
         let mut pass = UnfuseUnemittable::default();
         assert!(pass.run(&mut m).unwrap());

@@ -7,14 +7,16 @@
 //! horizontal fusion merging independent kernels) they ask the pipeline's
 //! [`EmitterReach`] whether one kernel of that set can be emitted, and they read the code
 //! generator's switches ([`EmitterRules`]: what kinds of fusion it emits at all, and how
-//! large) from it. The reaches of XLA's emitters live in `xla_reach` ([`crate::XlaCpuReach`],
+//! large) from it. Right before priority fusion forms a kernel it asks once more
+//! ([`EmitterReach::confirm`]): hloc's emitters answer that by emitting the kernel's body,
+//! since how members index each other (a guard, a read over a range) can refuse too. The reaches of XLA's emitters live in `xla_reach` ([`crate::XlaCpuReach`],
 //! [`crate::XlaGpuReach`]); hloc's own emitters answer through `codegen`'s implementation.
 //!
 //! The device description keeps the hardware's facts (rates, bandwidths, caches, the cost
 //! of a launch); these switches belong to the code generator, so they come with the reach.
 
 use hlo::attrs::FusionKind;
-use hlo::{Computation, InstrId};
+use hlo::{Computation, InstrId, Module};
 
 /// The switches of a code generator that the fusion passes follow.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +78,19 @@ pub trait EmitterReach: std::fmt::Debug + Send + Sync {
     /// that keeps it from being one. Called for every candidate a pass is about to form,
     /// so it must be cheap (a walk over the members).
     fn can_emit(&self, candidate: &Candidate<'_>) -> Result<(), Unemittable>;
+
+    /// The exact answer for a candidate a pass is about to form (after [`EmitterReach::can_emit`]
+    /// and the cost model accepted it): a code generator whose reach depends on how the
+    /// members index each other, not only on which ops they are, runs its emitter here on
+    /// the kernel as it would be formed, so no fusion it cannot take is ever formed.
+    /// `module` holds `candidate.comp` and the computations its members call. Called once
+    /// per fusion formed (or grown), not for every candidate considered; XLA's reaches
+    /// need no more than [`EmitterReach::can_emit`].
+    fn confirm(&self, module: &Module, candidate: &Candidate<'_>) -> Result<(), Unemittable> {
+        let _ = module;
+        let _ = candidate;
+        Ok(())
+    }
 
     /// Whether the passes rewrite ops into the forms this code generator's fusions take
     /// before fusing (XLA:CPU's: concatenates as pads, canonical gathers, unit reshapes as

@@ -15,7 +15,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use hlo::{Computation, InstrId};
+use hlo::{Computation, InstrId, Module};
 
 use crate::cost::{evaluate, CompInfo, CostModel, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
@@ -81,6 +81,8 @@ struct Candidate {
 }
 
 struct Planner<'a> {
+    /// The module `comp` belongs to (for [`EmitterReach::confirm`]).
+    module: &'a Module,
     comp: &'a Computation,
     /// What the code generator can emit: asked before a producer fuses into its consumers.
     reach: &'a dyn EmitterReach,
@@ -102,6 +104,7 @@ struct Planner<'a> {
 /// Plans priority fusion of `comp` (`per_element`: whether XLA:CPU may emit it with its
 /// per-element IR emitter, which needs more layouts).
 pub fn plan(
+    module: &Module,
     comp: &Computation,
     per_element: bool,
     info: &CompInfo,
@@ -109,6 +112,7 @@ pub fn plan(
     reach: &dyn EmitterReach,
 ) -> Plan {
     let mut p = Planner {
+        module,
         comp,
         reach,
         per_element,
@@ -148,7 +152,12 @@ pub fn plan(
             continue;
         }
         match p.candidate(e.kernel) {
-            Some(Ok(c)) => p.apply(e.kernel, c),
+            Some(Ok(c)) => match p.confirm(e.kernel, c) {
+                Ok(c) => p.apply(e.kernel, c),
+                Err(d) => {
+                    p.refusals.insert(p.kernels[e.kernel].root, *d);
+                }
+            },
             Some(Err(d)) => {
                 p.refusals.insert(p.kernels[e.kernel].root, d);
             }
@@ -421,6 +430,27 @@ impl Planner<'_> {
             let n = self.info.op(*r).map_or(0.0, |o| o.elements);
             e <= n * (1.0 + 1e-9)
         })
+    }
+
+    /// `c` if the code generator confirms every kernel it would form
+    /// ([`EmitterReach::confirm`]), else the refusal of the first it does not.
+    fn confirm(&self, k: usize, c: Candidate) -> Result<Candidate, Box<Decision>> {
+        for (&ci, merged) in c.consumers.iter().zip(&c.merged) {
+            let croot = self.kernels[ci].root;
+            let candidate = emitter_reach::Candidate {
+                comp: self.comp,
+                members: merged,
+                roots: &[croot],
+                per_element: self.per_element,
+                position: &|i| self.info.pos(i),
+            };
+            if let Err(u) = self.reach.confirm(self.module, &candidate) {
+                let mut d = self.refuse(k, croot, Reason::TargetIncompatible, c.cost.clone());
+                d.detail = Some(format!("{} is {}", self.name(u.at), u.why));
+                return Err(Box::new(d));
+            }
+        }
+        Ok(c)
     }
 
     fn apply(&mut self, k: usize, c: Candidate) {

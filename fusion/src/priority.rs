@@ -99,6 +99,7 @@ impl Pass for PriorityFusion {
         for cid in control_flow_computations(module) {
             let info = CompInfo::new(module, cid);
             let p = plan(
+                module,
                 module.computation(cid),
                 per_element.contains(&cid),
                 &info,

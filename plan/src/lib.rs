@@ -9,7 +9,8 @@
 //! Also here: the HLO rewrites the program builder relies on ([`OutlineFusedGemms`],
 //! [`DotsToGemms`], [`MatchBoundaryLayouts`]; the driver registers them in its pipeline),
 //! the comparator recognizer that picks sort library calls ([`sort_order`]), the
-//! [`Backend`] trait every target implements, and the [`Profile`] a backend records.
+//! [`Backend`] and [`Executable`] traits every target implements (the runtime drives
+//! them as trait objects), and the [`Profile`] a backend records.
 //!
 //! The crate produces data only: it runs no compiler and loads nothing.
 
@@ -25,7 +26,7 @@ mod profile;
 pub mod sort_order;
 pub mod stream;
 
-pub use backend::Backend;
+pub use backend::{Backend, BackendError, Executable, Prepared, PreparedRun, RawOutputs};
 pub use boundary_layouts::MatchBoundaryLayouts;
 pub use build::{build_program, build_program_with, BuildOptions};
 pub use gemm::{gemm_form, gemm_shape, GemmShape};

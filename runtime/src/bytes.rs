@@ -11,13 +11,13 @@ impl Executable {
     /// Prepares `args`, one slice per entry parameter holding its elements as row-major
     /// native-endian bytes (one byte per `pred`), for [`Executable::run_prepared`]; a
     /// slice of the wrong length is an argument error naming the parameter.
-    pub fn prepare_bytes<'a>(&self, args: &[&'a [u8]]) -> Result<Prepared<'a>, RuntimeError> {
-        Ok(self.cpu.prepare_bytes(args)?)
+    pub fn prepare_bytes<'a>(&'a self, args: &[&'a [u8]]) -> Result<Prepared<'a>, RuntimeError> {
+        Ok(self.exe.prepare_bytes(args)?)
     }
 
     /// Output `k` of a run (the root's leaves in flattened tuple order) as row-major
     /// native-endian bytes; `None` past the last output.
     pub fn output_bytes<'r>(&self, raw: &'r RawOutputs, k: usize) -> Option<Cow<'r, [u8]>> {
-        self.cpu.output_bytes(raw, k)
+        self.exe.output_bytes(raw, k)
     }
 }

@@ -1,4 +1,4 @@
-//! Errors of compiling and running on the CPU.
+//! Errors of compiling and running a module.
 
 /// Why compiling or running failed.
 #[derive(Debug, thiserror::Error)]
@@ -11,7 +11,7 @@ pub enum RuntimeError {
     Pass(String),
     /// The backend failed to compile or run the program.
     #[error(transparent)]
-    Backend(#[from] backend_cpu::BackendError),
+    Backend(#[from] plan::BackendError),
     /// The CUDA backend failed (printing the module, or NVRTC).
     #[error(transparent)]
     Cuda(#[from] backend_cuda::CudaError),

@@ -1,5 +1,5 @@
-//! Running a compiled module: the backend's executable does the work; errors come back as
-//! the driver's.
+//! Running a compiled module: the backend's executable ([`plan::Executable`]) does the
+//! work; errors come back as the driver's.
 
 use hlo::Literal;
 
@@ -10,7 +10,7 @@ impl Executable {
     /// entry parameter's leaves, as [`Executable::flatten_arguments`] gives them) into the
     /// parameters' physical layouts once, for any number of [`Executable::run_prepared`]
     /// calls.
-    pub fn prepare<'a>(&self, args: &'a [Literal]) -> Result<Prepared<'a>, RuntimeError> {
+    pub fn prepare<'a>(&'a self, args: &'a [Literal]) -> Result<Prepared<'a>, RuntimeError> {
         if args.iter().any(|a| matches!(a, Literal::Tuple(_))) {
             return Err(RuntimeError::Internal(
                 "prepare takes arrays: pass a tuple argument's leaves \
@@ -18,7 +18,7 @@ impl Executable {
                     .into(),
             ));
         }
-        Ok(self.cpu.prepare(args)?)
+        Ok(self.exe.prepare(args)?)
     }
 
     /// The arguments as the compiled program takes them: a tuple argument (of a
@@ -32,31 +32,36 @@ impl Executable {
         }
     }
 
-    /// Runs on prepared arguments; the outputs stay in their physical layouts until
-    /// [`Executable::literals`].
+    /// Runs on prepared arguments (prepared by this executable: others' are refused); the
+    /// outputs stay in the backend's form until [`Executable::literals`].
     pub fn run_prepared(&self, args: &Prepared<'_>) -> Result<RawOutputs, RuntimeError> {
-        Ok(self.cpu.run_prepared(args)?)
+        if !args.made_by(self.exe.as_ref()) {
+            return Err(RuntimeError::Internal(
+                "arguments prepared by another executable".into(),
+            ));
+        }
+        Ok(args.run()?)
     }
 
     /// The outputs of a run as literals, the root's leaves in flattened tuple order.
     pub fn literals(&self, raw: &RawOutputs) -> Result<Vec<Literal>, RuntimeError> {
-        Ok(self.cpu.literals(raw)?)
+        Ok(self.exe.literals(raw)?)
     }
 
     /// Starts (or stops) recording per-thunk times ([`Executable::take_profile`]).
     pub fn set_profiling(&self, on: bool) {
-        self.cpu.set_profiling(on)
+        self.exe.set_profiling(on)
     }
 
     /// The per-thunk times recorded since profiling started (then starts afresh).
     pub fn take_profile(&self) -> Option<Profile> {
-        self.cpu.take_profile()
+        self.exe.take_profile()
     }
 
     /// Runs on `args` (one literal per entry parameter, a [`Literal::Tuple`] for a
     /// tuple-shaped one); returns the outputs, the root's leaves in flattened tuple order
     /// (nested tuples included).
     pub fn run(&self, args: &[Literal]) -> Result<Vec<Literal>, RuntimeError> {
-        Ok(self.cpu.run(&self.flatten_arguments(args))?)
+        Ok(self.exe.run(&self.flatten_arguments(args))?)
     }
 }

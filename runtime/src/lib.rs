@@ -3,10 +3,12 @@
 //! [`compile`] runs the default target-independent pass pipeline of `hlo-transforms`, the
 //! CPU lowering and the fusion passes ([`pipeline`]: the fusion passes ask the emitters
 //! before they fuse), builds the program with `plan` (one kernel per instruction, fusions
-//! included, from `codegen`'s emitters; library calls; loops) and hands it to the CPU
-//! backend (`backend-cpu`: C, the system compiler, the cache, the loader) through
-//! [`plan::Backend`]. [`Executable::run`] executes the thunk sequence on a rayon pool;
-//! [`Predictions`] and [`Profile`] set the cost model beside measured times.
+//! included, from `codegen`'s emitters; library calls; loops) and hands it to the backend
+//! the options select (`backends`: the CPU's `backend-cpu`, C through the system compiler,
+//! or the CUDA host emulation) as a [`plan::Backend`] trait object. [`Executable`] drives
+//! the [`plan::Executable`] it returns (prepare, run, outputs, profile) without knowing
+//! which backend made it; [`Predictions`] and [`Profile`] set the cost model beside
+//! measured times.
 //!
 //! ```no_run
 //! let m = hlo::parse_module("HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}").unwrap();
@@ -14,6 +16,7 @@
 //! println!("{}", exe.stats().to_text());
 //! ```
 
+mod backends;
 mod boundary;
 mod bytes;
 mod error;
@@ -28,14 +31,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use backend_cpu::{CpuBackend, CpuExecutable};
 use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
-use plan::{Backend, Program};
+use plan::Program;
 
-pub use backend_cpu::{cache_dir, BackendError, Prepared, RawOutputs};
+pub use backend_cpu::cache_dir;
 pub use backend_cuda::{nvrtc_present, Cubin, KernelResources};
 pub use error::RuntimeError;
+pub use plan::{BackendError, Prepared, RawOutputs};
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use predict::Predictions;
 pub use profile::{json as profile_json, Profile, ProfileTable, Summary};
@@ -82,6 +85,19 @@ pub struct CompileOptions {
     /// picks a schedule and streaming that fit, or compiling fails with
     /// [`RuntimeError::MemoryLimit`] ([`plan::memory::limit`]).
     pub memory_limit: Option<u64>,
+}
+
+impl CompileOptions {
+    /// The options that select and configure the backend.
+    fn backend_choice(&self) -> backends::Choice<'_> {
+        backends::Choice {
+            cuda_host: self.cuda_host,
+            cache_dir: self.cache_dir.as_deref(),
+            compiler: self.compiler.clone(),
+            threads: self.threads,
+            max_while_iterations: self.max_while_iterations,
+        }
+    }
 }
 
 impl Default for CompileOptions {
@@ -269,7 +285,9 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     let source = if gpu.is_some() && !options.cuda_host {
         stages.time("print-cuda", || backend_cuda::module_cu(&program.kernels))?
     } else {
-        stages.time("print-c", || cpu_backend(options).source(&program))
+        stages.time("print-c", || {
+            backends::backend(options.backend_choice()).source(&program)
+        })
     };
     Ok(Plan {
         module: m,
@@ -299,7 +317,7 @@ fn gpu_device(options: &CompileOptions) -> Result<Option<device::Device>, Runtim
 /// A compiled module, ready to run.
 pub struct Executable {
     plan: Plan,
-    cpu: CpuExecutable,
+    exe: Box<dyn plan::Executable>,
     stats: Stats,
 }
 
@@ -313,42 +331,17 @@ impl std::fmt::Debug for Executable {
     }
 }
 
-/// Compiles `module` for this CPU.
+/// Compiles `module` for the backend `options` select (this CPU unless
+/// [`CompileOptions::cuda_host`]).
 pub fn compile(module: &Module, options: &CompileOptions) -> Result<Executable, RuntimeError> {
     let start = Instant::now();
     let plan = plan(module, options)?;
     compile_plan(plan, options, start)
 }
 
-/// The CPU backend as `options` configure it.
-fn cpu_backend(options: &CompileOptions) -> CpuBackend {
-    if !options.cuda_host {
-        return CpuBackend::new(
-            options.cache_dir.as_deref(),
-            options.compiler.clone(),
-            options.threads,
-            options.max_while_iterations,
-        );
-    }
-    let cxx = options.compiler.clone().unwrap_or_else(|| {
-        std::env::var("HLOC_CXX")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "c++".into())
-    });
-    CpuBackend {
-        kernel_source: backend_cuda::host_kernel_source(),
-        ..CpuBackend::new(
-            options.cache_dir.as_deref(),
-            Some(cxx),
-            options.threads,
-            options.max_while_iterations,
-        )
-    }
-}
-
-/// Compiles a [`plan`]ned module (C compiler, cache, loading); `start` is when the
-/// compilation began, for [`Stats::compile_ms`].
+/// Compiles a [`plan`]ned module on the backend `options` select (for the CPU: C
+/// compiler, cache, loading); `start` is when the compilation began, for
+/// [`Stats::compile_ms`].
 pub fn compile_plan(
     mut plan: Plan,
     options: &CompileOptions,
@@ -359,8 +352,11 @@ pub fn compile_plan(
         list: std::mem::take(&mut plan.timings),
     };
     let mut backend_times = Vec::new();
-    let cpu =
-        cpu_backend(options).compile(plan.program.clone(), &plan.source, &mut backend_times)?;
+    let exe = backends::backend(options.backend_choice()).compile(
+        plan.program.clone(),
+        &plan.source,
+        &mut backend_times,
+    )?;
     for (name, time) in backend_times {
         stages.add(name, time);
     }
@@ -369,13 +365,13 @@ pub fn compile_plan(
         kernels: p.kernels.len(),
         library_calls: p.library_calls(),
         compile_ms: start.elapsed().as_secs_f64() * 1e3,
-        cache_hit: cpu.cache_hit(),
+        cache_hit: exe.cache_hit(),
         buffer_bytes: p.buffer_bytes(),
         temp_bytes: p.temp_bytes(),
         peak_bytes: p.peak_bytes,
         timings: stages.list,
     };
-    Ok(Executable { plan, cpu, stats })
+    Ok(Executable { plan, exe, stats })
 }
 
 impl Executable {

@@ -6,7 +6,9 @@
 //! The fusion passes form only fusions the code generator behind them can emit
 //! ([`fusion::EmitterReach`]): XLA's emitters for the fused modules `hloc fuse` and
 //! `hloc opt` write ([`fusion::xla_reach`]), hloc's own for the modules the runtime
-//! compiles ([`hloc_fusion_pipeline`], with [`codegen::HlocReach`]).
+//! compiles ([`hloc_fusion_pipeline`], with [`codegen::HlocReach`], whose emitters confirm
+//! each fusion before it forms). Only fusions a module arrives with can be beyond hloc's
+//! emitters; [`UnfuseUnemittable`] unfuses those, before hloc fuses.
 
 use std::sync::Arc;
 
@@ -49,19 +51,20 @@ pub fn fusion_pipeline_with(device: &Device, reach: Arc<dyn fusion::EmitterReach
 }
 
 /// The fusion pipeline of the modules hloc compiles for `device`: [`fusion_pipeline_with`]
-/// hloc's emitters' reach ([`codegen::HlocReach`]), then [`UnfuseUnemittable`]: every fusion
-/// the emitters of `target` still cannot generate (one the module arrived with, or one
-/// whose members are indexed in a way the emitter does not take) runs unfused, its dots as
-/// library GEMMs.
+/// hloc's emitters' reach for `target` ([`codegen::HlocReach`]), whose emitters confirm
+/// every fusion before it forms, so none needs unfusing afterwards.
 pub fn hloc_fusion_pipeline(device: &Device, target: &codegen::EmitTarget) -> Pipeline {
-    fusion_pipeline_with(device, Arc::new(codegen::HlocReach::cpu()))
-        .with(UnfuseUnemittable::new(target.clone()))
+    fusion_pipeline_with(
+        device,
+        Arc::new(codegen::HlocReach::for_target(target.clone())),
+    )
 }
 
 /// [`codegen::UnfuseUnemittable`], then, where it unfused anything, the GEMM lowering of
 /// the dots the unfused fusions held ([`plan::DotsToGemms`]); what it unfused
-/// goes to the log. Run it on a module that arrives fused, before code generation, when
-/// it is not fused again.
+/// goes to the log. Only for fusions a module arrives with (XLA's dumps, `hloc fuse`'s
+/// output), which no reach of hloc's emitters formed: [`cpu_lowering_pipeline`] runs it
+/// before hloc's own fusion.
 #[derive(Debug)]
 pub struct UnfuseUnemittable(codegen::UnfuseUnemittable);
 
@@ -99,7 +102,8 @@ impl Pass for UnfuseUnemittable {
 /// XLA dumps them) outlined as library GEMMs that keep their fusion's epilogue, every other
 /// dot a GEMM (with the transposes and converts that make it one), one layout at every
 /// computation boundary, and the module's own fusions that the emitters of `target`
-/// cannot generate unfused (fused again by hloc's rules in [`hloc_fusion_pipeline`]).
+/// cannot generate unfused (fused again by hloc's rules in [`hloc_fusion_pipeline`]: the
+/// only unfusing left, for fusions the module arrived with).
 pub fn cpu_lowering_pipeline(
     convolutions_as_gemms: bool,
     target: &codegen::EmitTarget,
@@ -157,6 +161,63 @@ mod tests {
         assert!(pipeline_from_list("t", "default,fusion,dce", &cpu).is_ok());
         let err = pipeline_from_list("t", "dce,nope", &cpu).unwrap_err();
         assert!(err.contains("`nope`"), "{err}");
+    }
+
+    /// A sine and cosine concatenated and broadcast beside an input (a diffusion model's
+    /// time embedding): fusing the cosine into the concatenate puts it under a guard its
+    /// emitter does not take. hloc's pipeline never forms that fusion (it used to form it
+    /// and unfuse it afterwards); every fusion it forms the emitter takes, and the results
+    /// are the module's.
+    #[test]
+    fn hlocs_pipeline_forms_only_fusions_the_emitters_take() {
+        let text = "HloModule m
+ENTRY e {
+  t = f32[] parameter(0)
+  x = f32[64,128] parameter(1)
+  i = f32[32] iota(), iota_dimension=0
+  tb = f32[32] broadcast(t), dimensions={}
+  a = f32[32] multiply(tb, i)
+  s = f32[32] sine(a)
+  c = f32[32] cosine(a)
+  cat = f32[64] concatenate(s, c), dimensions={0}
+  b = f32[64,64] broadcast(cat), dimensions={1}
+  n = f32[64,128] negate(x)
+  ex = f32[64,128] exponential(n)
+  y = f32[64,128] add(ex, x)
+  r = f32[64,192] concatenate(x, b), dimensions={1}
+  ROOT o = (f32[64,192], f32[64,128]) tuple(r, y)
+}";
+        let cpu = device::load("cpu").unwrap();
+        let target = codegen::EmitTarget::cpu();
+        let before = hlo::parse_module(text).unwrap();
+        let mut m = before.clone();
+        assert!(hloc_fusion_pipeline(&cpu, &target).run(&mut m).unwrap());
+        let entry = m.entry_id();
+        let fusions: Vec<_> = m
+            .entry()
+            .instructions()
+            .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
+            .map(|(id, _)| id)
+            .collect();
+        assert!(!fusions.is_empty(), "{}", hlo::print_module(&m));
+        for id in fusions {
+            codegen::emit::check_instruction(&m, &target, entry, id).unwrap();
+        }
+        let mut unfuse = codegen::UnfuseUnemittable::new(target);
+        assert!(!unfuse.run(&mut m).unwrap(), "{:?}", unfuse.unfused);
+        let args: Vec<_> = before
+            .entry()
+            .parameters()
+            .iter()
+            .enumerate()
+            .map(|(k, &p)| {
+                let shape = before.entry().instr(p).shape();
+                hlo_eval::random::random_literal(shape, k as u64, 0, 1 << 20).unwrap()
+            })
+            .collect();
+        let want = hlo_eval::evaluate(&before, &args).unwrap();
+        let got = hlo_eval::evaluate(&m, &args).unwrap();
+        assert!(hlo_eval::tolerance::literals_match(&got, &want));
     }
 
     #[test]

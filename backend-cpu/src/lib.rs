@@ -14,6 +14,7 @@ mod bound_loop;
 pub mod c;
 mod cache;
 mod cc;
+mod collective_exec;
 mod compile;
 mod data;
 mod error;
@@ -21,11 +22,13 @@ mod exec;
 mod executable;
 mod gemm;
 mod gemm_half;
+mod inprocess;
 mod kernel_source;
 mod launch;
 mod library;
 mod loaded;
 mod memory;
+mod reduce_bytes;
 mod run;
 mod thin_gemm;
 
@@ -35,6 +38,7 @@ pub mod cache_admin {
     pub use crate::cache::{entries, prune, Entry, DEFAULT_MAX_BYTES};
 }
 pub use compile::CpuBackend;
+pub use inprocess::{InProcess, DEFAULT_TIMEOUT as DEFAULT_COLLECTIVE_TIMEOUT};
 pub use error::BackendError;
 pub use kernel_source::{KernelSource, UnitPrinter};
 pub use run::{CpuExecutable, CpuOutputs, CpuPrepared};

@@ -18,6 +18,7 @@ mod logging;
 mod map_cmd;
 mod opt_cmd;
 mod run_cmd;
+mod run_devices;
 mod source;
 mod tile_cmd;
 mod timeout;

@@ -34,6 +34,16 @@ pub struct RunArgs {
     /// Write the outputs to this .npz (keys out0, out1, ... in flattened tuple order).
     #[arg(long, value_name = "PATH")]
     pub outputs: Option<PathBuf>,
+    /// Run on N devices in this process (issue 35): a module already partitioned for N
+    /// devices (`num_partitions` x `replica_count` = N, as XLA's per-device modules after
+    /// its SPMD partitioner), each device a thread meeting the others at every
+    /// collective. --inputs then holds every device's arguments as in<i>.dev<k>
+    /// (parameter i of device k; a tuple's elements in<i>.dev<k>.<j>), random per device
+    /// without it; the outputs are printed and written as out<i>.dev<k>, --check-reference
+    /// compares them with the N-device reference evaluator's, --repeat times the whole
+    /// N-device step. A partitioned module run without --devices is an error.
+    #[arg(long, value_name = "N")]
+    pub devices: Option<usize>,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -220,6 +230,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let module = crate::compile_cmd::read_module(&args.file, &mut stages)?;
     let read_time = first.elapsed();
     let limit = Limit::resolve(args.max_memory, std::env::var(MAX_MEMORY_ENV))?;
+    if let Some(code) = crate::run_devices::run_if_partitioned(&args, &module, limit.bytes)? {
+        watchdog.finish();
+        return Ok(code);
+    }
     let inputs = match &args.inputs {
         Some(path) => read_inputs(&module, path, &limit)?,
         None => random_inputs(&module, args.seed, &limit)?,
@@ -620,7 +634,7 @@ fn random_inputs(module: &Module, seed: u64, limit: &Limit) -> Result<Vec<Litera
 }
 
 /// `f32[8,10] min=... max=... mean=... checksum=...`.
-fn summary(l: &Literal) -> String {
+pub(crate) fn summary(l: &Literal) -> String {
     let Some(a) = l.as_array() else {
         return l.shape().to_string_without_layout();
     };

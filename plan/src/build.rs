@@ -16,6 +16,7 @@ use codegen::emit::{emit_instruction, BufferSource};
 use codegen::kir::ScalarType;
 use codegen::CodegenError;
 
+mod collectives;
 mod custom_calls;
 mod in_place;
 mod library;
@@ -330,6 +331,17 @@ impl State<'_> {
                     let call = self.library_call(fc, root)?;
                     self.library_with(comp, id, call, &operands, out)?
                 }
+            }
+            op if collectives::is_collective_step(op) => self.collective(comp, id, out)?,
+            Opcode::Fusion
+                if super::collective::Grid::of_module(module).count() > 1
+                    && collectives::fuses_device_id(module, comp, id) =>
+            {
+                return Err(CodegenError::unsupported(
+                    "fusion",
+                    name,
+                    "a replica or partition id inside a fused kernel of a multi-device module",
+                ))
             }
             Opcode::CustomCall => {
                 return Err(CodegenError::unsupported(

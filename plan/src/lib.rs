@@ -17,6 +17,8 @@
 mod backend;
 mod boundary_layouts;
 mod build;
+pub mod collective;
+mod communicator;
 mod gemm;
 mod gemm_dots;
 pub mod memory;
@@ -29,6 +31,10 @@ pub mod stream;
 pub use backend::{Backend, BackendError, Executable, Prepared, PreparedRun, RawOutputs};
 pub use boundary_layouts::MatchBoundaryLayouts;
 pub use build::{build_program, build_program_with, BuildOptions};
+pub use collective::{Collective, CollectiveKind, Grid, Phase};
+pub use communicator::{
+    current_communicator, with_communicator, CommError, CommOp, Communicator, Request, Ticket,
+};
 pub use gemm::{gemm_form, gemm_shape, GemmShape};
 pub use gemm_dots::DotsToGemms;
 pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
@@ -187,6 +193,10 @@ pub enum Thunk {
         /// The results' buffers and layouts (the leaves of the result).
         outputs: Vec<ArraySpec>,
     },
+    /// A step of an SPMD run that depends on the device: a collective (or one half of an
+    /// async pair) or a replica/partition id, run through the backend's
+    /// [`Communicator`].
+    Collective(Box<Collective>),
     /// Copies `bytes` bytes from `src` to `dst`.
     Copy {
         /// Source.

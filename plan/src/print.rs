@@ -88,6 +88,21 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                     names(p, &outs)
                 );
             }
+            Thunk::Collective(c) => {
+                let ins: Vec<usize> = c.inputs.iter().map(|a| a.buffer).collect();
+                let outs: Vec<usize> = c.outputs.iter().map(|a| a.buffer).collect();
+                let groups = match c.groups.is_empty() {
+                    true => String::new(),
+                    false => format!(" groups={}", c.groups_text()),
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}{i}: {}{groups} ({}) -> ({})",
+                    c.label(),
+                    names(p, &ins),
+                    names(p, &outs)
+                );
+            }
             Thunk::Copy { src, dst, bytes } => {
                 let _ = writeln!(
                     out,

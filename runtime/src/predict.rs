@@ -178,7 +178,7 @@ impl Context<'_> {
             Thunk::Library { outputs, .. } => self
                 .names
                 .buffer(&p.buffers.get(outputs.first()?.buffer)?.name),
-            Thunk::Copy { .. } | Thunk::While { .. } | Thunk::Conditional { .. } => None,
+            Thunk::Copy { .. } | Thunk::While { .. } | Thunk::Conditional { .. } | Thunk::Collective(_) => None,
         }
     }
 

@@ -1,0 +1,271 @@
+//! `hloc run FILE --devices N` on an already-partitioned module (issue 35 item 5): XLA's
+//! per-device program (its header's `num_partitions` x `replica_count` devices) run on N
+//! devices in this process, each on its own arguments: the npz holds `in<i>.dev<k>`
+//! (parameter `i` of device `k`; random per device without `--inputs`), and the outputs
+//! are `out<i>.dev<k>`, printed, written and checked (`--check-reference`: the N-device
+//! reference evaluator on the same arguments) per device.
+
+use std::io::BufReader;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+use hlo::literal::ArrayLiteral;
+use hlo::{Literal, Module};
+use hlo_eval::npy::{adapt_to, read_npz_from, write_npz_to};
+
+use crate::run_cmd::{Backend, RunArgs};
+
+/// How long a device waits at a collective for the others.
+const COLLECTIVE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs `module` on its devices when it is partitioned or `--devices` asks for more than
+/// one; `None` for a single-device run (the usual path).
+pub fn run_if_partitioned(
+    args: &RunArgs,
+    module: &Module,
+    memory_limit: u64,
+) -> Result<Option<ExitCode>> {
+    let grid = runtime::device_grid(module, args.devices).map_err(|e| anyhow!("{e}"))?;
+    let n = grid.count() as usize;
+    if n <= 1 {
+        return Ok(None);
+    }
+    for (flag, set) in [
+        ("--profile", args.profile || args.profile_json.is_some()),
+        ("--time-passes", args.time_passes),
+        ("--expect", args.expect.is_some()),
+        ("--memory-limit", args.memory_limit.is_some()),
+    ] {
+        if set {
+            bail!("{flag} is not supported with --devices yet");
+        }
+    }
+    let per_device = memory_limit / n as u64;
+    let inputs = match &args.inputs {
+        Some(path) => read_device_inputs(module, path, n, per_device)?,
+        None => (0..n)
+            .map(|k| random_inputs(module, args.seed.wrapping_add(k as u64), per_device))
+            .collect::<Result<_>>()?,
+    };
+    let start = Instant::now();
+    let mut timing_line = None;
+    let outputs: Vec<Vec<Literal>> = match args.backend {
+        Backend::Reference => {
+            if args.repeat.is_some() {
+                bail!("--repeat times compiled code: add --backend cpu");
+            }
+            let eval_grid = hlo_eval::device::DeviceGrid {
+                replicas: grid.replicas,
+                partitions: grid.partitions,
+            };
+            hlo_eval::multi_device::evaluate_on_devices(module, eval_grid, &inputs)
+                .map_err(|e| anyhow!("{e}"))?
+                .into_iter()
+                .map(|l| {
+                    let mut leaves = Vec::new();
+                    flatten(l, &mut leaves);
+                    leaves
+                })
+                .collect()
+        }
+        Backend::Cpu | Backend::CudaHost => {
+            let options = runtime::CompileOptions {
+                cuda_host: matches!(args.backend, Backend::CudaHost),
+                max_while_iterations: args.max_while_iterations,
+                size_limit: Some(per_device),
+                ..Default::default()
+            };
+            let exe = runtime::compile(module, &options).map_err(|e| anyhow!("{e}"))?;
+            let run = || {
+                runtime::run_on_devices(&exe, grid, &inputs, COLLECTIVE_TIMEOUT)
+                    .map_err(|e| anyhow!("{e}"))
+            };
+            let mut outputs = run()?;
+            if let Some(k) = args.repeat {
+                let mut times = Vec::with_capacity(k);
+                for _ in 0..k {
+                    let t = Instant::now();
+                    outputs = run()?;
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                times.sort_by(f64::total_cmp);
+                let stats = exe.stats();
+                timing_line = Some(format!(
+                    "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
+                    times.get(times.len() / 2).copied().unwrap_or(0.0),
+                    times.first().copied().unwrap_or(0.0),
+                    times.len(),
+                    stats.compile_ms,
+                    stats.cache_word()
+                ));
+            }
+            outputs
+        }
+    };
+    let elapsed = start.elapsed();
+    let reference = match args.check_reference {
+        true => Some(
+            runtime::reference_reports_on_devices(module, grid, &inputs, &outputs)
+                .map_err(|e| anyhow!("{e}"))?,
+        ),
+        false => None,
+    };
+    for (k, outs) in outputs.iter().enumerate() {
+        for (i, o) in outs.iter().enumerate() {
+            println!("out{i}.dev{k}: {}", crate::run_cmd::summary(o));
+        }
+    }
+    match timing_line {
+        Some(line) => println!("{line}"),
+        None if !args.no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
+        None => {}
+    }
+    if let Some(path) = &args.outputs {
+        let entries: Vec<(String, ArrayLiteral)> = outputs
+            .iter()
+            .enumerate()
+            .flat_map(|(k, outs)| {
+                outs.iter().enumerate().filter_map(move |(i, o)| {
+                    Some((format!("out{i}.dev{k}"), o.as_array()?.clone()))
+                })
+            })
+            .collect();
+        write_npz(path, &entries)?;
+    }
+    if let Some(reports) = reference {
+        let mut bad = 0;
+        let mut total = 0;
+        let (mut abs, mut rel) = (0f64, 0f64);
+        for (k, device) in reports.iter().enumerate() {
+            for (i, r) in device.iter().enumerate() {
+                total += 1;
+                abs = abs.max(r.max_abs_error);
+                rel = rel.max(r.max_rel_error);
+                if !r.matches || r.inf_vs_nan > 0 {
+                    let shape = outputs[k][i].shape().to_string_without_layout();
+                    eprintln!("{}", r.line(&format!("out{i}.dev{k}"), &shape, "reference"));
+                }
+                bad += usize::from(!r.matches);
+            }
+        }
+        if bad > 0 {
+            eprintln!("{bad} of {total} outputs differ from the reference");
+            return Ok(Some(ExitCode::from(1)));
+        }
+        println!(
+            "check-reference: {total} outputs on {n} devices match (max abs error {}, max rel error {})",
+            hlo::literal::format_g(abs, 3),
+            hlo::literal::format_g(rel, 3)
+        );
+    }
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+fn flatten(l: Literal, out: &mut Vec<Literal>) {
+    match l {
+        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
+        other => out.push(other),
+    }
+}
+
+/// Entry parameter shapes in parameter-number order, with their names.
+fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
+    let entry = module.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let id = entry
+                .parameter(n)
+                .ok_or_else(|| anyhow!("the entry computation has no parameter {n}"))?;
+            let instr = entry.instr(id);
+            Ok((instr.name().to_string(), instr.shape().clone()))
+        })
+        .collect()
+}
+
+/// Every device's arguments from the npz: `in<i>.dev<k>` (a tuple parameter's elements
+/// `in<i>.dev<k>.<j>`).
+fn read_device_inputs(
+    module: &Module,
+    path: &Path,
+    devices: usize,
+    limit: u64,
+) -> Result<Vec<Vec<Literal>>> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
+    let arrays = read_npz_from(BufReader::new(file), limit.saturating_mul(devices as u64))
+        .map_err(|e| anyhow!("{shown}: {e}"))?;
+    let params = parameters(module)?;
+    let mut used = vec![false; arrays.len()];
+    let mut take = |key: &str, shape: &hlo::Shape, what: &str| -> Result<ArrayLiteral> {
+        let pos = arrays.iter().position(|(k, _)| k == key).ok_or_else(|| {
+            anyhow!(
+                "{shown} has no array {key} for {what} (a module run on {devices} devices \
+                 takes in<i>.dev<k>: parameter i of device k)"
+            )
+        })?;
+        used[pos] = true;
+        adapt_to(arrays[pos].1.clone(), shape, &format!("{key} for {what}"))
+            .map_err(|e| anyhow!("{shown}: {e}"))
+    };
+    let mut out = Vec::with_capacity(devices);
+    for k in 0..devices {
+        let mut device = Vec::with_capacity(params.len());
+        for (i, (pname, shape)) in params.iter().enumerate() {
+            let key = format!("in{i}.dev{k}");
+            let what = format!("parameter {i} (`{pname}`) of device {k}");
+            device.push(match shape.is_tuple() {
+                false => Literal::Array(take(&key, shape, &what)?),
+                true => Literal::Tuple(
+                    shape
+                        .tuple_shapes()
+                        .iter()
+                        .enumerate()
+                        .map(|(j, s)| Ok(Literal::Array(take(&format!("{key}.{j}"), s, &what)?)))
+                        .collect::<Result<_>>()?,
+                ),
+            });
+        }
+        out.push(device);
+    }
+    let unused: Vec<&str> = arrays
+        .iter()
+        .zip(&used)
+        .filter(|(_, u)| !**u)
+        .map(|((k, _), _)| k.as_str())
+        .collect();
+    if !unused.is_empty() {
+        eprintln!("warning: {shown}: array(s) {} unused", unused.join(", "));
+    }
+    Ok(out)
+}
+
+/// Random arguments of one device (seeded per device).
+fn random_inputs(module: &Module, seed: u64, limit: u64) -> Result<Vec<Literal>> {
+    parameters(module)?
+        .iter()
+        .enumerate()
+        .map(|(n, (pname, shape))| {
+            hlo_eval::random::random_literal(shape, seed, n as u64, limit)
+                .map_err(|e| anyhow!("parameter {n} (`{pname}`): {e}"))
+        })
+        .collect()
+}
+
+/// Writes the outputs .npz whole or not at all (a temporary file renamed over `path`).
+fn write_npz(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::File::create(&tmp).and_then(|file| {
+        let mut writer = write_npz_to(std::io::BufWriter::new(file), entries)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        std::io::Write::flush(&mut writer)?;
+        std::fs::rename(&tmp, path)
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow!("cannot write {}: {e}", path.display())
+    })
+}

@@ -40,6 +40,9 @@ struct State<'m> {
     /// The entry computation's schedule (the lowest-peak order,
     /// [`super::memory::schedule`]).
     entry_order: Vec<InstrId>,
+    /// Kernel outputs that may be written over an operand's buffer
+    /// ([`super::memory::in_place`]), kept where the operand dies at the kernel.
+    in_place: Vec<super::memory::in_place::Candidate>,
 }
 
 fn spec_of(shape: &Shape, buffer: BufferId, what: &str) -> Result<ArraySpec, CodegenError> {
@@ -660,6 +663,9 @@ impl State<'_> {
                 self.use_at(b, t);
             }
         }
+        if self.depth == 0 {
+            self.in_place_candidates(comp, id, &outs);
+        }
         out.push(Thunk::Kernel {
             kernel: self.kernels.len(),
             args,
@@ -721,6 +727,7 @@ pub fn build_program_with(
         slots: HashMap::new(),
         depth: 0,
         top: 0,
+        in_place: Vec::new(),
         entry_order: {
             let s = super::memory::schedule::schedule(
                 module,
@@ -766,8 +773,14 @@ pub fn build_program_with(
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
-    let assigned =
-        super::memory::assign::assign(&mut st.buffers, &mut st.allocations, &output_buffers);
+    let shares =
+        super::memory::in_place::accept(&thunks, &st.buffers, &mut st.kernels, &st.in_place);
+    let assigned = super::memory::assign::assign(
+        &mut st.buffers,
+        &mut st.allocations,
+        &output_buffers,
+        &shares,
+    );
     Ok(Program {
         name: module.name().to_string(),
         kernels: st.kernels,

@@ -70,6 +70,47 @@ impl State<'_> {
             && is_body()
     }
 
+    /// Records the outputs of the kernel just built for `(comp, id)` (its buffers `outs`)
+    /// that the indexing maps allow over an operand's buffer
+    /// ([`super::super::memory::in_place::shareable_operands`]): an operand buffer that
+    /// another operand of the kernel also reads is kept only when every such operand may
+    /// be shared with the same output. Whether the operand dies here is decided once the
+    /// sequence is complete.
+    pub(super) fn in_place_candidates(&mut self, comp: CompId, id: InstrId, outs: &[BufferId]) {
+        let module = self.module;
+        let Some(instr) = module.instr_ref(comp, id) else {
+            return;
+        };
+        let pairs = crate::memory::in_place::shareable_operands(&instr);
+        if pairs.is_empty() {
+            return;
+        }
+        let operands = instr.instr().operands().to_vec();
+        // Only buffers the operands already have (a constant read as an immediate has none).
+        let bufs: Vec<Vec<BufferId>> = operands
+            .iter()
+            .map(|&op| self.slots.get(&(comp, op)).cloned().unwrap_or_default())
+            .collect();
+        for &(k, j) in &pairs {
+            let (Some(&output), Some(&[operand])) = (outs.get(k), bufs.get(j).map(Vec::as_slice))
+            else {
+                continue;
+            };
+            let all_shared = bufs
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.contains(&operand))
+                .all(|(jj, _)| pairs.contains(&(k, jj)));
+            if all_shared {
+                self.in_place.push(crate::memory::in_place::Candidate {
+                    kernel: self.kernels.len(),
+                    output,
+                    operand,
+                });
+            }
+        }
+    }
+
     /// A dynamic-update-slice updating its base in place.
     pub(super) fn dus_in_place(
         &mut self,

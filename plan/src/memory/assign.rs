@@ -55,18 +55,46 @@ impl Host {
     }
 }
 
+/// Groups of buffers that share one place: each `(output, operand)` pair of `shares` (an
+/// in-place kernel, [`super::in_place`]) joins the two; every other buffer is alone. The
+/// root of a buffer's group is its smallest member.
+fn groups(n: usize, shares: &[(BufferId, BufferId)]) -> Vec<BufferId> {
+    let mut root: Vec<BufferId> = (0..n).collect();
+    fn find(root: &mut [BufferId], mut b: BufferId) -> BufferId {
+        while root[b] != b {
+            root[b] = root[root[b]];
+            b = root[b];
+        }
+        b
+    }
+    for &(o, b) in shares {
+        if o >= n || b >= n {
+            continue;
+        }
+        let (x, y) = (find(&mut root, o), find(&mut root, b));
+        root[x.max(y)] = x.min(y);
+    }
+    (0..n).map(|b| find(&mut root, b)).collect()
+}
+
 /// Assigns every buffer the builder left unassigned (those with `defined_at`): output
 /// buffers (`outputs`, in output order) to an allocation of their own, the others to
 /// the outputs' allocations where they die before the output is written, else to slices
 /// of the temp block. A buffer live `defined_at..=last_use` never shares bytes with
-/// another live at one of those steps.
+/// another live at one of those steps, except the pairs of `shares` (`(output, operand)`:
+/// a kernel writing `output` over `operand`, which dies there), which take the same
+/// bytes: the operand in its output's allocation at offset 0, or both at one offset.
 pub fn assign(
     buffers: &mut [Buffer],
     allocations: &mut Vec<Allocation>,
     outputs: &[BufferId],
+    shares: &[(BufferId, BufferId)],
 ) -> Assigned {
     let fixed: u64 = allocations.iter().map(|a| a.bytes).sum();
+    let group = groups(buffers.len(), shares);
     let mut hosts: Vec<Host> = Vec::new();
+    // The output allocation holding each group with an output in it.
+    let mut hosted_group: std::collections::HashMap<BufferId, usize> = Default::default();
     for (n, &b) in outputs.iter().enumerate() {
         if let (Some(at), usize::MAX) = (buffers[b].defined_at, buffers[b].allocation) {
             allocations.push(Allocation {
@@ -76,6 +104,7 @@ pub fn assign(
                 parent: None,
             });
             buffers[b].allocation = allocations.len() - 1;
+            hosted_group.insert(group[b], hosts.len());
             hosts.push(Host {
                 allocation: allocations.len() - 1,
                 bytes: buffers[b].bytes,
@@ -84,29 +113,54 @@ pub fn assign(
             });
         }
     }
-    let mut live: Vec<Interval> = Vec::new();
-    let mut temps: Vec<(BufferId, Interval)> = Vec::new();
+    // Each group's live range: from its first definition to its last use.
+    let mut span: std::collections::BTreeMap<BufferId, Interval> = Default::default();
     for (b, buf) in buffers.iter().enumerate() {
         let Some(start) = buf.defined_at else {
             continue;
         };
         let end = buf.last_use.unwrap_or(start).max(start);
-        let iv = Interval {
+        let iv = span.entry(group[b]).or_insert(Interval {
             bytes: buf.bytes,
             start,
             end,
-        };
-        live.push(iv);
+        });
+        iv.bytes = iv.bytes.max(buf.bytes);
+        iv.start = iv.start.min(start);
+        iv.end = iv.end.max(end);
+    }
+    let live: Vec<Interval> = span.values().copied().collect();
+    // A group with an output in it: its temporaries at offset 0 of the output's memory,
+    // there until the output is written.
+    let mut placed: Vec<(BufferId, u64, Option<usize>)> = Vec::new();
+    let mut temps: Vec<(BufferId, Interval)> = Vec::new();
+    for (&g, &iv) in &span {
+        match hosted_group.get(&g) {
+            Some(&h) => {
+                let held = Interval {
+                    end: hosts[h].written_at,
+                    ..iv
+                };
+                if held.start < held.end {
+                    hosts[h].held.push((held, 0));
+                }
+            }
+            None => temps.push((g, iv)),
+        }
+    }
+    for (b, buf) in buffers.iter().enumerate() {
         if buf.allocation == usize::MAX {
-            temps.push((b, iv));
+            if let Some(&h) = hosted_group.get(&group[b]) {
+                placed.push((b, 0, Some(hosts[h].allocation)));
+            }
         }
     }
     // Largest first into the outputs' rooms (ties: earlier start, then buffer order).
     temps.sort_by_key(|&(b, iv)| (std::cmp::Reverse(iv.bytes), iv.start, b));
     let mut in_block: Vec<(BufferId, Interval)> = Vec::new();
-    // (buffer, offset, the output allocation holding it or `None` for the block).
-    let mut placed: Vec<(BufferId, u64, Option<usize>)> = Vec::new();
-    for (b, iv) in temps {
+    // (group, offset, the output allocation holding it or `None` for the block).
+    let mut placed_groups: Vec<(BufferId, u64, Option<usize>)> = Vec::new();
+    for (g, iv) in temps {
         let best = hosts
             .iter()
             .enumerate()
@@ -115,20 +169,31 @@ pub fn assign(
         match best {
             Some((_, h, offset)) => {
                 hosts[h].held.push((iv, offset));
-                placed.push((b, offset, Some(hosts[h].allocation)));
+                placed_groups.push((g, offset, Some(hosts[h].allocation)));
             }
-            None => in_block.push((b, iv)),
+            None => in_block.push((g, iv)),
         }
     }
-    in_block.sort_by_key(|&(b, _)| b);
+    in_block.sort_by_key(|&(g, _)| g);
     let ranges: Vec<Interval> = in_block.iter().map(|&(_, iv)| iv).collect();
     let block = best_fit(&ranges, TEMP_ALIGN);
-    placed.extend(
+    placed_groups.extend(
         in_block
             .iter()
             .zip(&block.offsets)
-            .map(|(&(b, _), &o)| (b, o, None)),
+            .map(|(&(g, _), &o)| (g, o, None)),
     );
+    let at: std::collections::HashMap<BufferId, (u64, Option<usize>)> = placed_groups
+        .into_iter()
+        .map(|(g, o, parent)| (g, (o, parent)))
+        .collect();
+    for (b, buf) in buffers.iter().enumerate() {
+        if buf.allocation == usize::MAX && buf.defined_at.is_some() {
+            if let Some(&(o, parent)) = at.get(&group[b]) {
+                placed.push((b, o, parent));
+            }
+        }
+    }
     // Allocations in buffer order, whatever holds them.
     placed.sort_by_key(|&(b, _, _)| b);
     for (b, offset, parent) in placed {
@@ -172,7 +237,7 @@ mod tests {
             temp("out", 256, 3, usize::MAX),
         ];
         let mut allocations = Vec::new();
-        let r = assign(&mut buffers, &mut allocations, &[3]);
+        let r = assign(&mut buffers, &mut allocations, &[3], &[]);
         let out = buffers[3].allocation;
         assert_eq!(allocations[out].kind, AllocationKind::Output(0));
         let a = &allocations[buffers[0].allocation];
@@ -197,7 +262,7 @@ mod tests {
             temp("out", 256, 3, usize::MAX),
         ];
         let mut allocations = Vec::new();
-        let r = assign(&mut buffers, &mut allocations, &[4]);
+        let r = assign(&mut buffers, &mut allocations, &[4], &[]);
         let out = buffers[4].allocation;
         let at = |b: usize| {
             let a = &allocations[buffers[b].allocation];

@@ -65,13 +65,18 @@ pub fn live_at_peak(p: &Program) -> Vec<(String, u64)> {
         .flatten()
         .max()
         .unwrap_or(0);
-    let range = |b: &crate::Buffer| match b.defined_at {
+    // A buffer an in-place kernel writes over ends the step before: from there its bytes
+    // are the output's.
+    let range = |n: usize, b: &crate::Buffer| match b.defined_at {
         None => (0, last),
-        Some(d) => (d, b.last_use.map_or(d, |u| u.min(last)).max(d)),
+        Some(d) => match super::in_place::overwritten_at(p, n) {
+            Some(t) if t > d => (d, t - 1),
+            _ => (d, b.last_use.map_or(d, |u| u.min(last)).max(d)),
+        },
     };
     let mut at = vec![0u64; last + 1];
-    for b in &p.buffers {
-        let (s, e) = range(b);
+    for (n, b) in p.buffers.iter().enumerate() {
+        let (s, e) = range(n, b);
         for slot in &mut at[s..=e] {
             *slot += b.bytes;
         }
@@ -83,11 +88,12 @@ pub fn live_at_peak(p: &Program) -> Vec<(String, u64)> {
     let mut live: Vec<(String, u64)> = p
         .buffers
         .iter()
-        .filter(|b| {
-            let (s, e) = range(b);
+        .enumerate()
+        .filter(|&(n, b)| {
+            let (s, e) = range(n, b);
             s <= step && step <= e
         })
-        .map(|b| (b.name.clone(), b.bytes))
+        .map(|(_, b)| (b.name.clone(), b.bytes))
         .collect();
     live.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     live.truncate(LIVE_LISTED);

@@ -7,6 +7,7 @@
 pub mod assign;
 mod dump;
 pub mod heap;
+pub mod in_place;
 pub mod limit;
 pub mod schedule;
 pub mod values;

@@ -19,10 +19,17 @@ Markdown for a README. A module whose compares carry `order=TOTAL`, which an old
 parser refuses, is given to XLA without it (marked `*`: it changes how floats compare, not
 any buffer's size).
 
+`--xla-cache FILE` keeps XLA's figures per module text (a JSON file keyed by the text's
+SHA-256), so a second run compiles nothing with XLA; `--before HLOC` adds a `buffer
+before` column (another hloc binary's buffer_bytes of the same module).
+
 usage: tools/memory_stats_compare.py OLD_HLOC NEW_HLOC [--corpus DIR]
        tools/memory_stats_compare.py --xla HLOC [--corpus DIR] [--dir DIR ...] [--markdown]
+                                     [--xla-cache FILE] [--before HLOC]
 """
 import argparse
+import hashlib
+import json
 import math
 import pathlib
 import re
@@ -125,26 +132,44 @@ def compare_xla(a):
             if f.exists():
                 programs.append((d.name, f))
     rows = []
+    cache_path = pathlib.Path(a.xla_cache) if a.xla_cache else None
+    cache = json.loads(cache_path.read_text()) if cache_path and cache_path.exists() else {}
+    before = {}
     with tempfile.TemporaryDirectory() as tmp:
         for k, (name, f) in enumerate(programs):
             h = stats(a.hloc, f)
             if h is None:
                 print(f"{name}: hloc gave no stats", file=sys.stderr)
                 continue
-            try:
-                x, edited = xla_figures(f, pathlib.Path(tmp) / str(k))
-            except Exception as e:  # XLA refusing a module is reported, not fatal
-                print(f"{name}: XLA: {e}", file=sys.stderr)
-                continue
+            key = hashlib.sha256(f.read_bytes()).hexdigest()
+            if key in cache:
+                *x, edited = cache[key]
+                x = tuple(x)
+            else:
+                try:
+                    x, edited = xla_figures(f, pathlib.Path(tmp) / str(k))
+                except Exception as e:  # XLA refusing a module is reported, not fatal
+                    print(f"{name}: XLA: {e}", file=sys.stderr)
+                    continue
+                cache[key] = [*x, edited]
+                if cache_path:
+                    cache_path.write_text(json.dumps(cache, indent=0, sort_keys=True))
+            if a.before:
+                b = stats(a.before, f)
+                before[name] = b["buffer_bytes"] if b else None
             rows.append((name + (" *" if edited else ""), h, x))
     cols = ("program", "hloc temp", "XLA temp", "hloc peak", "XLA peak", "hloc buffer",
-            "XLA total", "temp", "peak", "buffer")
+            "XLA total", "temp", "peak", "buffer") + (("buffer before",) if a.before else ())
     ratio = (lambda n, d: f"{n / d:.3f}" if d > 0 else ("1.000" if n == 0 else "inf"))
     lines = []
     for name, h, (xt, xtemp, xpeak) in rows:
-        lines.append((name, h["temp_bytes"], xtemp, h["peak_bytes"], xpeak, h["buffer_bytes"],
-                      xt, ratio(h["temp_bytes"], xtemp), ratio(h["peak_bytes"], xpeak),
-                      ratio(h["buffer_bytes"], xt)))
+        line = (name, h["temp_bytes"], xtemp, h["peak_bytes"], xpeak, h["buffer_bytes"],
+                xt, ratio(h["temp_bytes"], xtemp), ratio(h["peak_bytes"], xpeak),
+                ratio(h["buffer_bytes"], xt))
+        if a.before:
+            b = before.get(name.removesuffix(" *"))
+            line += (ratio(b, xt) if b is not None else "-",)
+        lines.append(line)
     if a.markdown:
         print("| " + " | ".join(cols) + " |")
         print("|" + "---|" * len(cols))
@@ -160,6 +185,13 @@ def compare_xla(a):
         th, tx = sum(h[key] for _, h, _ in rows), sum(x[xi] for _, _, x in rows)
         summary.append(f"# {key}: geomean hloc/XLA {geomean(ratios):.3f} over {len(ratios)}; "
                        f"total hloc {th} XLA {tx} ({th / tx if tx else float('nan'):.3f})")
+    if a.before:
+        pairs = [(before.get(name.removesuffix(" *")), x[0]) for name, _, x in rows]
+        pairs = [(b, xt) for b, xt in pairs if b and xt > 0]
+        tb, tx = sum(b for b, _ in pairs), sum(xt for _, xt in pairs)
+        summary.append(f"# buffer_bytes before: geomean hloc/XLA "
+                       f"{geomean([b / xt for b, xt in pairs]):.3f} over {len(pairs)}; "
+                       f"total hloc {tb} XLA {tx} ({tb / tx if tx else float('nan'):.3f})")
     print("\n".join(summary))
     if any(name.endswith(" *") for name, _, _ in rows):
         print("# *: XLA compiled the module without `order=TOTAL` (its parser predates it)")
@@ -173,6 +205,8 @@ def main():
     ap.add_argument("--dir", action="append", default=[],
                     help="more program directories (NAME/before_optimizations.hlo), --xla only")
     ap.add_argument("--markdown", action="store_true", help="--xla: a Markdown table")
+    ap.add_argument("--xla-cache", help="--xla: JSON file keeping XLA's figures per module text")
+    ap.add_argument("--before", help="--xla: another hloc whose buffer_bytes/XLA is a column")
     a = ap.parse_args()
     if a.xla:
         a.hloc = a.xla

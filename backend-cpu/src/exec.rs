@@ -172,7 +172,7 @@ fn run_seq(
                     // Stop the clock first: locking and labelling are no part of the thunk.
                     let took = start.elapsed();
                     if let Ok(mut prof) = profile.lock() {
-                        prof.record(plan::profile_label(p, other), took);
+                        prof.record_call(plan::profile_label(p, other), start, took);
                     }
                 }
                 None => run_one(p, other, env, mem)?,

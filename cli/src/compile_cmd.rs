@@ -74,6 +74,11 @@ pub struct CompileArgs {
     /// the least it reached and the largest values live at that program's peak.
     #[arg(long, value_name = "BYTES", value_parser = parse_memory_limit)]
     pub memory_limit: Option<u64>,
+    /// Show which stage is running and for how long (CPU target): `auto` on a terminal
+    /// only, `always` also when stderr is not a terminal (a `progress: STAGE` line per
+    /// stage), `never`; as `hloc run --progress`.
+    #[arg(long, value_enum, default_value_t = crate::progress::ProgressMode::Auto)]
+    pub progress: crate::progress::ProgressMode,
 }
 
 /// Parses `--memory-limit` (as `--max-memory`: bytes, or K/M/G/T).
@@ -142,6 +147,8 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         memory_limit: args.memory_limit,
         ..Default::default()
     };
+    let mut progress = crate::progress::Progress::new(args.progress);
+    progress.stage("optimizing and generating kernels");
     let mut plan = runtime::plan(&module, &opts)?;
     let dump_start = Instant::now();
     if let Some(dir) = &args.dump_to {
@@ -150,7 +157,9 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
             plan.timings.push(("dump".into(), dump_start.elapsed()));
         }
     }
+    progress.stage(&crate::progress::compiling(plan.program.kernels.len()));
     let exe = runtime::compile_plan(plan, &opts, start)?;
+    progress.finish();
     if args.time_passes {
         stages.extend(exe.timings().iter().cloned());
         let text = stage_times_text(&stages, first.elapsed(), exe.stats().cache_hit);

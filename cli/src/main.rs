@@ -17,6 +17,7 @@ mod input;
 mod logging;
 mod map_cmd;
 mod opt_cmd;
+mod progress;
 mod run_cmd;
 mod run_devices;
 mod source;

@@ -16,6 +16,7 @@ use hlo_eval::report::OutputReport;
 use hlo_eval::{random::random_literal, EvalError, Evaluator};
 use runtime::ProfileTable;
 
+use crate::progress::{Progress, ProgressMode};
 use crate::timeout::{TimeLimit, Watchdog, TIMEOUT_ENV};
 
 /// Arguments of `hloc run`.
@@ -103,18 +104,36 @@ pub struct RunArgs {
     /// `thunks.txt`), slowest first: milliseconds per run, share of the total and calls per
     /// run, averaged over the `--repeat` runs (or the one run), then the fusion cost
     /// model's prediction for the thunk on the `cpu` device description (`model ms`, per
-    /// run; `-` where the model has no figure, e.g. a copy) and `model/measured`; the last
-    /// line is the geometric mean of model/measured over the thunks with both figures and
-    /// the share of the time they cover (all thunks, then generated kernels only); stdout
-    /// is unchanged.
+    /// run; `-` where the model has no figure, e.g. a copy) and `model/measured`, the
+    /// rates reached (`GFLOP/s`: flops counted from the HLO, a dot or convolution 2·M·N·K,
+    /// elementwise arithmetic one per element, `-` where none are counted; `GB/s`: the
+    /// bytes of the buffers the thunk reads and writes), the label and in brackets the
+    /// `op_name` metadata of the instructions it runs (JAX's `jit(f)/.../dot_general`:
+    /// the user's code; the first three, `+N` more); the last line is the geometric mean
+    /// of model/measured over the thunks with both figures and the share of the time they
+    /// cover (all thunks, then generated kernels only); stdout is unchanged.
     #[arg(long)]
     pub profile: bool,
     /// Compiled backends: the `--profile` figures also as JSON in PATH, for tools: per run
     /// and slowest first, `{"runs", "total_ms", "thunks": [{"label", "ms", "share",
-    /// "calls", "model_ms", "model_over_measured"}]}` (`null` where the model has no
-    /// figure). Without `--profile` the table is not printed.
+    /// "calls", "model_ms", "model_over_measured", "flops", "bytes", "gflops_per_s",
+    /// "gb_per_s", "op_names"}]}` (`flops` and `bytes` per call; `null` where there is
+    /// no figure). Without `--profile` the table is not printed.
     #[arg(long, value_name = "PATH")]
     pub profile_json: Option<std::path::PathBuf>,
+    /// Compiled backends: every thunk call of the timed runs (the `--repeat` runs, else
+    /// the one run) as a Chrome trace in PATH, for chrome://tracing or
+    /// https://ui.perfetto.dev: one event per call with its start and duration, named as
+    /// in `--profile`, with the call's flops, bytes and `op_name`s as arguments. A line on
+    /// stderr says how many calls it holds. Without `--profile` the table is not printed.
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<std::path::PathBuf>,
+    /// Show which stage is running (compiling, running, checking) and for how long:
+    /// `auto` on a terminal only (a status line redrawn in place and erased at the end),
+    /// `always` also when stderr is not a terminal (then a `progress: STAGE` line per
+    /// stage), `never`.
+    #[arg(long, value_enum, default_value_t = ProgressMode::Auto)]
+    pub progress: ProgressMode,
     /// Stop the whole run (parsing, compiling, running, `--check-reference`) with an error
     /// and exit code 2 once it has taken this long, on every backend: seconds (`30`,
     /// `0.5`) or `500ms`, `90s`, `2m`, `1h`. Nothing is printed or written for a stopped
@@ -226,6 +245,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let first = Instant::now();
     let time_limit = TimeLimit::resolve(args.timeout, std::env::var(TIMEOUT_ENV))?;
     let watchdog = Watchdog::start(time_limit, first);
+    let mut progress = Progress::new(args.progress);
+    progress.stage("reading the module");
     let mut stages = Vec::new();
     let module = crate::compile_cmd::read_module(&args.file, &mut stages)?;
     let read_time = first.elapsed();
@@ -244,9 +265,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if args.time_passes && matches!(args.backend, Backend::Reference) {
         bail!("--time-passes times the compiler: add --backend cpu");
     }
-    let profiling = args.profile || args.profile_json.is_some();
+    let profiling = args.profile || args.profile_json.is_some() || args.trace.is_some();
     if profiling && matches!(args.backend, Backend::Reference) {
-        bail!("--profile times compiled code: add --backend cpu");
+        let flag = match (args.profile, &args.profile_json) {
+            (true, _) => "--profile",
+            (false, Some(_)) => "--profile-json",
+            (false, None) => "--trace",
+        };
+        bail!("{flag} times compiled code: add --backend cpu");
     }
     if args.memory_limit.is_some() && matches!(args.backend, Backend::Reference) {
         bail!("--memory-limit bounds a compiled program's allocations: add --backend cpu (the evaluator's bound is --max-memory)");
@@ -257,6 +283,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut split_line = None;
     let outputs = match args.backend {
         Backend::Reference => {
+            progress.stage("evaluating (reference backend)");
             let result = Evaluator::new(&module)
                 .with_while_limit(args.max_while_iterations)
                 .with_size_limit(limit.bytes)
@@ -276,7 +303,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 ..Default::default()
             };
             let compile_start = Instant::now();
-            let exe = runtime::compile(&module, &options).map_err(|e| limit.runtime_error(e))?;
+            progress.stage("optimizing and generating kernels");
+            let plan = runtime::plan(&module, &options).map_err(|e| limit.runtime_error(e))?;
+            progress.stage(&crate::progress::compiling(plan.program.kernels.len()));
+            let exe = runtime::compile_plan(plan, &options, compile_start)
+                .map_err(|e| limit.runtime_error(e))?;
             if args.time_passes {
                 stages.extend(exe.timings().iter().cloned());
                 // Parsing and compiling, without reading the inputs in between.
@@ -286,8 +317,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 eprint!("{text}");
             }
             let compile_time = compile_start.elapsed();
+            // Profiles created from here on keep every call for the trace.
+            runtime::Profile::set_tracing(args.trace.is_some());
             exe.set_profiling(profiling);
             let runs = args.repeat.unwrap_or(0);
+            progress.stage(&match runs {
+                0 => "running".to_string(),
+                n => format!("running: a warm-up and {n} timed runs"),
+            });
             let run_start = Instant::now();
             let (outputs, timing) =
                 runtime::run_repeated(&exe, &inputs, runs).map_err(|e| limit.runtime_error(e))?;
@@ -298,16 +335,28 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 run_start.elapsed().as_secs_f64() * 1e3
             ));
             if let Some(profile) = exe.take_profile() {
-                // The model's figures are computed after the timed runs, from the plan.
+                // The model's figures and the work are computed after the timed runs, from
+                // the plan.
                 let model = exe.predictions().map_err(|e| limit.runtime_error(e))?;
+                let work = exe.thunk_work();
+                let runs = runs.max(1) as u64;
                 if args.profile {
-                    eprint!("{}", profile.table(runs.max(1) as u64, &model));
+                    eprint!("{}", profile.table(runs, &model, &work));
                 }
                 if let Some(path) = &args.profile_json {
-                    let json = runtime::profile_json(&profile, runs.max(1) as u64, &model);
-                    let text = serde_json::to_string_pretty(&json)?;
-                    std::fs::write(path, text + "\n")
-                        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+                    let json = runtime::profile_json(&profile, runs, &model, &work);
+                    write_json(path, &json)?;
+                }
+                if let Some(path) = &args.trace {
+                    let trace = runtime::chrome_trace(&profile, &work, module.name())
+                        .ok_or_else(|| anyhow!("internal error: the profile kept no calls"))?;
+                    write_json(path, &trace)?;
+                    eprintln!(
+                        "trace: {} calls of {} thunks in {}",
+                        profile.calls().map_or(0, <[_]>::len),
+                        profile.entries().len(),
+                        path.display()
+                    );
                 }
             }
             if args.repeat.is_some() {
@@ -318,16 +367,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     };
     let elapsed = start.elapsed();
     let reference = if args.check_reference {
+        progress.stage("checking against the reference evaluator");
         Some(runtime::reference_reports(&module, &inputs, &outputs).map_err(|e| anyhow!("{e}"))?)
     } else {
         None
     };
     let expected = match &args.expect {
-        Some(path) => Some(expect_reports(&module, path, &outputs, &limit)?),
+        Some(path) => Some({
+            progress.stage("comparing with the expected outputs");
+            expect_reports(&module, path, &outputs, &limit)?
+        }),
         None => None,
     };
     // Within the time limit: from here on nothing stops the printing and writing.
     watchdog.finish();
+    progress.finish();
     for (i, out) in outputs.iter().enumerate() {
         println!("out{i}: {}", summary(out));
     }
@@ -373,6 +427,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `value` as pretty JSON to `path`.
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    std::fs::write(path, text + "\n").map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes the outputs .npz whole or not at all: into a temporary file beside `path`,

@@ -77,6 +77,8 @@ enum At {
     Offset(i64),
     /// Every position strictly before the output's in scan order (stacked outputs).
     Before,
+    /// Every position up to the output's in scan order, its own included (stacked outputs).
+    UpTo,
     /// One fixed position (final carries).
     Fixed(i64),
     /// Every position in `[lo, hi]` (final carries).
@@ -119,17 +121,15 @@ pub(crate) fn through_body(
     }
     let g = |b: usize, p: usize| &body_maps[b].operands[p];
     let mut result = vec![OperandIndexing::none(); arity];
-    // The input slices the output reads at its own step.
+    // The input slices the output reads at its own step; then those its carries gathered.
     let own = if stacked {
         At::Offset(0)
     } else {
         At::Fixed(s.last())
     };
-    for (p, res) in result.iter_mut().enumerate().take(s.inputs) {
-        if !place_all(res, g(k, p), &s, stacked, Some(own), None) {
-            return Ok(None);
-        }
-    }
+    let mut reads: Vec<Vec<Read>> = (0..s.inputs)
+        .map(|p| vec![(g(k, p).clone(), own, None)])
+        .collect();
     for j in 0..s.carries {
         let through = g(k, s.inputs + j);
         match through {
@@ -175,14 +175,46 @@ pub(crate) fn through_body(
         if s.len < 2 {
             continue;
         }
-        for (p, res) in result.iter_mut().enumerate().take(s.inputs) {
+        for (p, input_reads) in reads.iter_mut().enumerate() {
             let composed = compose_sets(module, through, g(s.stacked + j, p))?;
-            if !place_all(res, &composed, &s, stacked, Some(at), when) {
+            input_reads.push((composed, at, when));
+        }
+    }
+    for (p, input_reads) in reads.iter_mut().enumerate() {
+        join_own_and_earlier(input_reads, &s);
+        for (set, at, when) in input_reads.iter() {
+            if !place_all(&mut result[p], set, &s, stacked, Some(*at), *when) {
                 return Ok(None);
             }
         }
     }
     Ok(Some(result))
+}
+
+/// One read of an input: the body's maps, where along the scanned dimension, and for which
+/// output positions.
+type Read = (OperandIndexing, At, Option<Interval>);
+
+/// Where an input is read through the same maps at the output's own step and at every
+/// earlier one (an accumulating carry gathering what the output reads directly, a running
+/// sum), the two reads become one over every step up to the output's: one map, where a
+/// tile can cover it.
+fn join_own_and_earlier(reads: &mut Vec<Read>, s: &Scan) {
+    let Some((own_set, own_at, None)) = reads.first().cloned() else {
+        return;
+    };
+    let joined = match own_at {
+        At::Offset(0) => At::UpTo,
+        At::Fixed(_) => At::Span(0, s.len - 1),
+        _ => return,
+    };
+    let earlier = reads.iter().position(|(set, at, when)| {
+        when.is_none() && matches!(at, At::Before | At::Span(..)) && *set == own_set
+    });
+    if let Some(e) = earlier {
+        reads.remove(e);
+        reads[0].1 = joined;
+    }
 }
 
 /// The scan's facts, or `None` for anything malformed (the per-op table reports it).
@@ -316,11 +348,12 @@ fn place(
     if let Some(at) = at {
         let position = match (at, stacked) {
             (At::Offset(k), true) => t + Expr::constant(k),
-            (At::Before, true) => {
+            (At::Before | At::UpTo, true) => {
                 let r = Expr::range(ranges.len() as u32);
                 ranges.push(Interval::new(0, s.len - 1));
                 let order = if s.reverse { r - t } else { t - r };
-                constraints.push((order, Interval::new(1, s.len - 1)));
+                let nearest = if matches!(at, At::UpTo) { 0 } else { 1 };
+                constraints.push((order, Interval::new(nearest, s.len - 1)));
                 r
             }
             (At::Fixed(c), false) => Expr::constant(c),

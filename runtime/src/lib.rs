@@ -27,6 +27,7 @@ pub mod pipeline;
 mod predict;
 mod profile;
 mod timing;
+mod work;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,8 +44,9 @@ pub use multi_device::{device_grid, reference_reports_on_devices, run_on_devices
 pub use plan::{BackendError, Prepared, RawOutputs};
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use predict::Predictions;
-pub use profile::{json as profile_json, Profile, ProfileTable, Summary};
+pub use profile::{chrome_trace, json as profile_json, Profile, ProfileTable, Summary};
 pub use timing::{check_reference, reference_reports, run_repeated, Timing};
+pub use work::{ThunkWork, Work};
 
 /// Options of [`compile`].
 #[derive(Clone, Debug)]

@@ -75,14 +75,14 @@ impl Executable {
 }
 
 /// Instructions by name, outside fused computations (whose instructions no thunk runs).
-struct NameIndex {
+pub(crate) struct NameIndex {
     exact: HashMap<String, (CompId, InstrId)>,
     /// By the name as a C identifier (what kernel names hold); `None` when two collide.
     clean: HashMap<String, Option<(CompId, InstrId)>>,
 }
 
 impl NameIndex {
-    fn new(module: &Module) -> NameIndex {
+    pub(crate) fn new(module: &Module) -> NameIndex {
         let fused: std::collections::HashSet<CompId> = module
             .computations()
             .flat_map(|(_, c)| c.instructions())
@@ -112,6 +112,21 @@ impl NameIndex {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         let clean = rest[digits..].strip_prefix('_')?;
         self.clean.get(clean).copied().flatten()
+    }
+
+    /// The instruction thunk `t` of `p` runs (a streamed GEMM: its GEMM's; `None` for
+    /// copies, loops and branches).
+    pub(crate) fn instruction(&self, p: &Program, t: &Thunk) -> Option<(CompId, InstrId)> {
+        match t {
+            Thunk::Kernel { kernel, .. } => self.kernel(&p.kernels.get(*kernel)?.name),
+            Thunk::Gemm { out, .. } => self.buffer(&p.buffers.get(*out)?.name),
+            Thunk::StreamedGemm { gemm, .. } => self.instruction(p, gemm),
+            Thunk::Library { outputs, .. } => {
+                self.buffer(&p.buffers.get(outputs.first()?.buffer)?.name)
+            }
+            // Copies, loops and branches run no instruction of their own.
+            _ => None,
+        }
     }
 
     /// The instruction whose result buffer is called `buffer` (the instruction's name, or
@@ -170,16 +185,7 @@ impl Context<'_> {
 
     /// The instruction a thunk runs (`None` for copies).
     fn instruction(&self, t: &Thunk) -> Option<(CompId, InstrId)> {
-        let p = self.program;
-        match t {
-            Thunk::Kernel { kernel, .. } => self.names.kernel(&p.kernels.get(*kernel)?.name),
-            Thunk::Gemm { out, .. } => self.names.buffer(&p.buffers.get(*out)?.name),
-            Thunk::StreamedGemm { gemm, .. } => self.instruction(gemm),
-            Thunk::Library { outputs, .. } => self
-                .names
-                .buffer(&p.buffers.get(outputs.first()?.buffer)?.name),
-            Thunk::Copy { .. } | Thunk::While { .. } | Thunk::Conditional { .. } | Thunk::Collective(_) => None,
-        }
+        self.names.instruction(self.program, t)
     }
 
     /// Modelled seconds of one call of `t`.

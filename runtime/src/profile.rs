@@ -1,11 +1,13 @@
 //! Per-thunk run times (`hloc run --profile`): where a compiled program spends its time,
 //! by kernel, library call and copy, summed over runs, beside the cost model's prediction
-//! ([`crate::Predictions`]).
+//! ([`crate::Predictions`]), the rates the thunk reached (GFLOP/s, GB/s, from the work
+//! [`crate::ThunkWork`] counts in the HLO) and the `op_name`s of the instructions it runs.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::predict::Predictions;
+use crate::work::{ThunkWork, Work};
 
 /// A backend's record of one or more runs: time and calls per step label.
 pub use plan::Profile;
@@ -13,14 +15,14 @@ pub use plan::Profile;
 /// The profile's figures beside the cost model's.
 pub trait ProfileTable {
     /// A table, slowest first (see [`table`]).
-    fn table(&self, runs: u64, model: &Predictions) -> String;
+    fn table(&self, runs: u64, model: &Predictions, work: &ThunkWork) -> String;
     /// Model against measurement over every thunk with both figures.
     fn summary(&self, model: &Predictions) -> Summary;
 }
 
 impl ProfileTable for Profile {
-    fn table(&self, runs: u64, model: &Predictions) -> String {
-        table(self, runs, model)
+    fn table(&self, runs: u64, model: &Predictions, work: &ThunkWork) -> String {
+        table(self, runs, model, work)
     }
 
     fn summary(&self, model: &Predictions) -> Summary {
@@ -30,10 +32,12 @@ impl ProfileTable for Profile {
 
 /// A table, slowest first: total milliseconds, share of the profiled total, calls,
 /// the model's milliseconds (`model`'s prediction per call times the calls; `-` where
-/// it has none), model over measured, and the label; `runs` divides the totals into
-/// per-run figures. After the `total` row, one line compares model and measurement
-/// over the thunks with both figures (see [`Summary`]).
-pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
+/// it has none), model over measured, the rates reached (GFLOP/s where `work` counts
+/// flops, GB/s of the thunk's buffers), the label and, in brackets, the `op_name`s of
+/// the instructions the thunk runs (the first [`OP_NAMES_SHOWN`], then how many more);
+/// `runs` divides the totals into per-run figures. After the `total` row, one line
+/// compares model and measurement over the thunks with both figures (see [`Summary`]).
+pub fn table(profile: &Profile, runs: u64, model: &Predictions, work: &ThunkWork) -> String {
     let runs = runs.max(1) as f64;
     let total: Duration = profile.entries().iter().map(|e| e.1).sum();
     let mut rows: Vec<&(String, Duration, u64)> = profile.entries().iter().collect();
@@ -41,8 +45,8 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>10} {:>6} {:>7} {:>10} {:>14}  thunk (per run)",
-        "ms", "%", "calls", "model ms", "model/measured"
+        "{:>10} {:>6} {:>7} {:>10} {:>14} {:>9} {:>8}  thunk (per run) [op_name]",
+        "ms", "%", "calls", "model ms", "model/measured", "GFLOP/s", "GB/s"
     );
     for (label, took, calls) in rows {
         let share = if total.is_zero() {
@@ -54,14 +58,19 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
             .seconds_per_call(label)
             .map(|s| s * *calls as f64 / runs);
         let ratio = modelled.and_then(|m| ratio(m, took.as_secs_f64() / runs));
+        let rates = Rates::of(work.get(label), *calls, *took);
+        let fixed = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
         let _ = writeln!(
             out,
-            "{:>10.3} {:>6.1} {:>7} {:>10} {:>14}  {label}",
+            "{:>10.3} {:>6.1} {:>7} {:>10} {:>14} {:>9} {:>8}  {label}{}",
             took.as_secs_f64() * 1e3 / runs,
             share,
             (*calls as f64 / runs).round() as u64,
             modelled.map_or("-".into(), |m| format!("{:.4}", m * 1e3)),
             ratio.map_or("-".into(), |r| hlo::literal::format_g(r, 3)),
+            fixed(rates.gflops),
+            fixed(rates.gbs),
+            op_names_text(work.get(label)),
         );
     }
     let _ = writeln!(
@@ -75,10 +84,54 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions) -> String {
     out
 }
 
+/// `op_name`s shown per row of [`table`] (the JSON has them all).
+pub const OP_NAMES_SHOWN: usize = 3;
+
+/// ` [a, b, c +N]`, or nothing when the thunk runs no instruction with an `op_name`.
+fn op_names_text(work: Option<&Work>) -> String {
+    let names = work.map_or(&[][..], |w| &w.op_names[..]);
+    if names.is_empty() {
+        return String::new();
+    }
+    let shown = names[..names.len().min(OP_NAMES_SHOWN)].join(", ");
+    match names.len().saturating_sub(OP_NAMES_SHOWN) {
+        0 => format!(" [{shown}]"),
+        more => format!(" [{shown} +{more}]"),
+    }
+}
+
+/// The rates one thunk reached over all its calls.
+struct Rates {
+    /// Flops per second over 1e9; `None` where no flops are counted, or none are done.
+    gflops: Option<f64>,
+    /// Bytes per second over 1e9; `None` without a count or a measured time.
+    gbs: Option<f64>,
+}
+
+impl Rates {
+    fn of(work: Option<&Work>, calls: u64, took: Duration) -> Rates {
+        let seconds = took.as_secs_f64();
+        let rate = |per_call: f64| {
+            (seconds > 0.0 && per_call > 0.0).then(|| per_call * calls as f64 / seconds / 1e9)
+        };
+        Rates {
+            gflops: work.and_then(|w| w.flops).and_then(rate),
+            gbs: work.and_then(|w| rate(w.bytes)),
+        }
+    }
+}
+
 /// The figures of [`table`] as JSON (`hloc run --profile-json`), for tools to read:
 /// `{"runs", "total_ms", "thunks": [{"label", "ms", "share", "calls", "model_ms",
-/// "model_over_measured"}]}`, per run, slowest first; `null` where the model has no figure.
-pub fn json(profile: &Profile, runs: u64, model: &Predictions) -> serde_json::Value {
+/// "model_over_measured", "flops", "bytes", "gflops_per_s", "gb_per_s", "op_names"}]}`,
+/// per run (`flops` and `bytes` per call), slowest first; `null` where there is no
+/// figure.
+pub fn json(
+    profile: &Profile,
+    runs: u64,
+    model: &Predictions,
+    work: &ThunkWork,
+) -> serde_json::Value {
     let per_run = runs.max(1) as f64;
     let total: Duration = profile.entries().iter().map(|e| e.1).sum();
     let mut rows: Vec<&(String, Duration, u64)> = profile.entries().iter().collect();
@@ -95,6 +148,8 @@ pub fn json(profile: &Profile, runs: u64, model: &Predictions) -> serde_json::Va
             } else {
                 100.0 * took.as_secs_f64() / total.as_secs_f64()
             };
+            let w = work.get(label);
+            let rates = Rates::of(w, *calls, *took);
             serde_json::json!({
                 "label": label,
                 "ms": seconds * 1e3,
@@ -102,6 +157,11 @@ pub fn json(profile: &Profile, runs: u64, model: &Predictions) -> serde_json::Va
                 "calls": *calls as f64 / per_run,
                 "model_ms": modelled.map(|m| m * 1e3),
                 "model_over_measured": modelled.and_then(|m| ratio(m, seconds)),
+                "flops": w.and_then(|w| w.flops),
+                "bytes": w.map(|w| w.bytes),
+                "gflops_per_s": rates.gflops,
+                "gb_per_s": rates.gbs,
+                "op_names": w.map_or(Vec::new(), |w| w.op_names.clone()),
             })
         })
         .collect();
@@ -110,6 +170,43 @@ pub fn json(profile: &Profile, runs: u64, model: &Predictions) -> serde_json::Va
         "total_ms": total.as_secs_f64() * 1e3 / per_run,
         "thunks": thunks,
     })
+}
+
+/// The calls of a tracing profile ([`Profile::set_tracing`]) in the Chrome trace event
+/// format (`hloc run --trace`; chrome://tracing, <https://ui.perfetto.dev>): one complete
+/// event (`"ph": "X"`) per call, in microseconds from the first call, named by its label,
+/// its category the label's first word (`kernel`, `gemm.f32`, `library`, `copy`), its
+/// `args` the work of one call (`flops`, `bytes`, `op_names`; see [`ThunkWork`]); `None`
+/// when the profile kept no calls. `name` names the process (the module).
+pub fn chrome_trace(profile: &Profile, work: &ThunkWork, name: &str) -> Option<serde_json::Value> {
+    let calls = profile.calls()?;
+    let origin = calls.iter().map(|c| c.start).min().unwrap_or_default();
+    let micros = |d: Duration| d.as_secs_f64() * 1e6;
+    let mut events = vec![serde_json::json!({
+        "name": "process_name", "ph": "M", "pid": 1, "tid": 1,
+        "args": {"name": name},
+    })];
+    for c in calls {
+        let Some((label, _, _)) = profile.entries().get(c.entry) else {
+            continue;
+        };
+        let w = work.get(label);
+        events.push(serde_json::json!({
+            "name": label,
+            "cat": label.split(' ').next().unwrap_or_default(),
+            "ph": "X",
+            "ts": micros(c.start - origin),
+            "dur": micros(c.took),
+            "pid": 1,
+            "tid": 1,
+            "args": {
+                "flops": w.and_then(|w| w.flops),
+                "bytes": w.map(|w| w.bytes),
+                "op_names": w.map_or(Vec::new(), |w| w.op_names.clone()),
+            },
+        }));
+    }
+    Some(serde_json::json!({ "traceEvents": events, "displayTimeUnit": "ms" }))
 }
 
 /// Model against measurement over every thunk with both figures.
@@ -240,32 +337,104 @@ mod tests {
             ("gemm b".to_string(), Some(16e-3)),
             ("copy 8 bytes -> %c".to_string(), None),
         ]);
-        let table = p.table(2, &model);
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
+        let work = ThunkWork::from_parts([
+            (
+                "kernel a".to_string(),
+                Work {
+                    flops: Some(1e6),
+                    bytes: 2e6,
+                    op_names: names(&["f/a", "f/b", "f/c", "f/d"]),
+                },
+            ),
+            (
+                "gemm b".to_string(),
+                Work {
+                    flops: Some(8e6),
+                    bytes: 4e6,
+                    op_names: names(&["f/matmul"]),
+                },
+            ),
+            (
+                "copy 8 bytes -> %c".to_string(),
+                Work {
+                    flops: Some(0.0),
+                    bytes: 16.0,
+                    op_names: Vec::new(),
+                },
+            ),
+        ]);
+        let table = p.table(2, &model, &work);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines,
             [
-                "        ms      %   calls   model ms model/measured  thunk (per run)",
-                "     4.000   50.0       1    16.0000              4  gemm b",
-                "     2.000   25.0       2     1.0000            0.5  kernel a",
-                "     2.000   25.0       1          -              -  copy 8 bytes -> %c",
+                "        ms      %   calls   model ms model/measured   GFLOP/s     GB/s  thunk (per run) [op_name]",
+                "     4.000   50.0       1    16.0000              4     2.000    1.000  gemm b [f/matmul]",
+                "     2.000   25.0       2     1.0000            0.5     1.000    2.000  kernel a [f/a, f/b, f/c +1]",
+                "     2.000   25.0       1          -              -         -    0.000  copy 8 bytes -> %c",
                 "     8.000  100.0          total",
                 "model/measured: geomean 1.41 over 2 of 3 thunks (75.0% of the time); kernels 0.5 over 1 (25.0%)",
             ],
             "{table}"
         );
+        let json = json(&p, 2, &model, &work);
+        let rows = json["thunks"].as_array().unwrap();
+        assert_eq!(rows[0]["label"], "gemm b");
+        assert_eq!(rows[0]["gflops_per_s"].as_f64(), Some(2.0));
+        assert_eq!(rows[1]["op_names"].as_array().unwrap().len(), 4);
+        assert!(rows[2]["gflops_per_s"].is_null());
         let s = p.summary(&model);
         assert_eq!((s.compared, s.kernels), (2, 1));
         assert!((s.geomean.unwrap() - 2f64.sqrt()).abs() < 1e-9);
     }
 
     #[test]
+    fn a_tracing_profile_becomes_one_event_per_call() {
+        Profile::set_tracing(true);
+        let mut p = Profile::default();
+        Profile::set_tracing(false);
+        assert!(Profile::default().calls().is_none());
+        let t0 = std::time::Instant::now();
+        p.record_call("kernel a".into(), t0, ms(1.0));
+        p.record_call("gemm.f32 b".into(), t0 + ms(1.5), ms(2.0));
+        p.record_call("kernel a".into(), t0 + ms(4.0), ms(1.0));
+        assert_eq!(p.entries().len(), 2);
+        let trace = chrome_trace(&p, &ThunkWork::default(), "m").unwrap();
+        let events = trace["traceEvents"].as_array().unwrap();
+        assert_eq!(events.len(), 4, "{trace}");
+        assert_eq!(events[0]["ph"], "M");
+        let x: Vec<(&str, &str, f64, f64)> = events[1..]
+            .iter()
+            .map(|e| {
+                assert_eq!(e["ph"], "X");
+                (
+                    e["name"].as_str().unwrap(),
+                    e["cat"].as_str().unwrap(),
+                    e["ts"].as_f64().unwrap(),
+                    e["dur"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+        assert_eq!(x[0].0, "kernel a");
+        assert_eq!(x[1].1, "gemm.f32");
+        assert!(close(x[0].2, 0.0) && close(x[0].3, 1000.0), "{x:?}");
+        assert!(close(x[1].2, 1500.0) && close(x[1].3, 2000.0), "{x:?}");
+        assert!(close(x[2].2, 4000.0), "{x:?}");
+        // Without tracing, no calls are kept and there is no trace.
+        let mut q = Profile::default();
+        q.record_call("kernel a".into(), t0, ms(1.0));
+        assert!(chrome_trace(&q, &ThunkWork::default(), "m").is_none());
+    }
+
+    #[test]
     fn without_predictions_nothing_is_compared() {
         let mut p = Profile::default();
         p.record("kernel a".into(), ms(1.0));
-        let table = p.table(1, &Predictions::default());
+        let table = p.table(1, &Predictions::default(), &ThunkWork::default());
         assert!(
-            table.contains("          -              -  kernel a"),
+            table.contains("          -              -         -        -  kernel a"),
             "{table}"
         );
         assert_eq!(

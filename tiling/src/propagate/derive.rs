@@ -16,7 +16,9 @@
 //! `(o + size - 1) floordiv q - o floordiv q + 1`, upper bound `(end - 1) floordiv q + c + 1`.
 //! A constraint `result in [0, hi]` (an all-gather's shard of one participant) caps that
 //! result's upper bound at `hi + 1`, and target positions below 0 are then masked rather
-//! than refused. A source dimension of one index that no result reads (a transpose or
+//! than refused. A constraint ordering a range variable after or before a dimension (a
+//! scan's rows up to or from its position, `order.rs`) reads the window the source tile
+//! reaches. A source dimension of one index that no result reads (a transpose or
 //! reshape moving a unit dimension) is paired with a constant result, so the target tile is
 //! empty wherever the source tile is (its one index masked).
 //! Anything else (sums of indices, other divisions and remainders from reshapes, products,
@@ -26,6 +28,7 @@ use affine::linear::Linear;
 use affine::{Expr, ExprKind, IndexingMap, Interval, MapForm, VarKind};
 use indexing::IndexedMap;
 
+use super::order::{order_of, window, Order};
 use super::space::TilingSpace;
 use super::tile::DimTile;
 
@@ -54,17 +57,20 @@ pub(crate) fn derive(
         MapForm::KnownEmpty => return Err("the map reads no element".into()),
         MapForm::Normal => {}
     }
-    // A constraint `result in [0, hi]` is the target's own bounds: the tile masks it.
+    // A constraint `result in [0, hi]` is the target's own bounds: the tile masks it. An
+    // order between a dimension and a range variable (a scan's rows) is a window.
     let mut caps: Vec<Option<i64>> = vec![None; m.results().len()];
+    let mut orders: Vec<Order> = Vec::new();
     for c in m.constraints() {
         let j = m
             .results()
             .iter()
             .position(|&r| r == c.expr)
             .filter(|&j| c.interval.lo == 0 && caps[j].is_none());
-        match j {
-            Some(j) => caps[j] = Some(c.interval.hi.saturating_add(1)),
-            None => {
+        match (j, order_of(m, c)) {
+            (Some(j), _) => caps[j] = Some(c.interval.hi.saturating_add(1)),
+            (None, Some(o)) if !orders.iter().any(|p| p.range == o.range) => orders.push(o),
+            _ => {
                 return Err(format!(
                     "the map's domain is constrained (`{} in {}`)",
                     c.expr, c.interval
@@ -90,7 +96,23 @@ pub(crate) fn derive(
             s.tile = source[i];
             s.domain = m.dims()[i];
         }
+        if let Some(o) = orders.iter().find(|o| r == Expr::range(o.range as u32)) {
+            if seq.get(o.range).copied().flatten().is_some() {
+                return Err(format!("`{r}`: an ordered sequential dimension"));
+            }
+            s.tile = window(space, &source[o.dim], m.ranges()[o.range], o.side)?;
+        }
         out.push(scale(space, s, r, caps[j])?);
+    }
+    // An ordered range variable must be a whole result, read once.
+    for o in &orders {
+        let v = affine::Var::range(o.range as u32);
+        let whole = m.results().iter().filter(|&&r| r == Expr::var(v)).count() == 1;
+        if !whole || m.results().iter().filter(|r| r.may_use(v)).count() != 1 {
+            return Err(format!(
+                "`{v}`: an ordered range variable not read as a whole result"
+            ));
+        }
     }
     Ok(out)
 }

@@ -37,6 +37,7 @@
 mod derive;
 mod nested;
 mod ops;
+mod order;
 mod regions;
 mod reshape;
 mod space;

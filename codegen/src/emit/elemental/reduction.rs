@@ -179,6 +179,11 @@ impl Builder<'_> {
             return Ok(None);
         };
         let (acc, ty) = (*acc, *ty);
+        if let Some(stmts) =
+            self.xla_tree_lanes(comp, id, red, access, (acc, ty), ranges, &tree, guard)?
+        {
+            return Ok(Some(stmts));
+        }
         let at = |b: &Self, e: &Expr| {
             b.simplify(
                 e.substitute(&mut |v| ranges.iter().position(|&r| r == v).map(|i| tree.element[i])),
@@ -246,6 +251,124 @@ impl Builder<'_> {
         let v = self.combine(red, Value::Var(acc, ty), Value::Var(top, ty), &mut block)?;
         block.push(Stmt::Assign { var: acc, value: v });
         stmts.extend(self.wrap_loops(&tree.outer, block));
+        Ok(Some(stmts))
+    }
+
+    /// XLA's tree over one reduced dimension of at most `WINDOW * WINDOW` elements (one
+    /// window level: the windows, then their fold) with one lane per window in a local
+    /// array: each step over the offset `k` in the windows combines element `WINDOW * j + k
+    /// - low` into lane `j` for every window `j` (the first and last under their guards,
+    /// the rest in a loop of independent chains the C compiler overlaps or vectorizes),
+    /// then the lanes fold in order into the accumulator. The same steps in the same order
+    /// per window as [`Self::xla_tree`]'s nest, whose windows' chains run one after
+    /// another. `None` for any other tree.
+    #[allow(clippy::too_many_arguments)]
+    fn xla_tree_lanes(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        access: &Applied,
+        (acc, ty): (crate::kir::VarId, ScalarType),
+        ranges: &[Var],
+        tree: &super::xla_order::TreeVars,
+        guard: &Guard,
+    ) -> Result<Option<Vec<Stmt>>, CodegenError> {
+        let ([r], [(offsets, _)], [outer]) = (ranges, &tree.levels[..], &tree.outer[..]) else {
+            return Ok(None);
+        };
+        if !guard.is_true() {
+            return Ok(None);
+        }
+        let n = self.ranges[r.index as usize].hi + 1;
+        let w = self.ranges[offsets[0].index as usize].hi + 1;
+        let lanes_n = self.ranges[outer.index as usize].hi + 1;
+        let low = (lanes_n * w - n) / 2;
+        let name = self.module.computation(comp).instr(id).name().to_string();
+        let lanes = self.new_local(format!("{name} window lanes"), ty, lanes_n);
+        let k = offsets[0];
+        let lane = |j: Expr| Value::LocalLoad {
+            local: lanes,
+            offset: j,
+            ty,
+        };
+        let mut stmts = Vec::new();
+        let init = self.new_var(ty);
+        stmts.push(Stmt::Decl {
+            var: init,
+            value: Value::Var(acc, ty),
+        });
+        let j = self.new_range(Interval::new(0, lanes_n - 1));
+        stmts.push(Stmt::Loop {
+            kind: crate::kir::LoopKind::Serial,
+            var: j,
+            lo: 0,
+            hi: lanes_n - 1,
+            body: vec![Stmt::LocalStore {
+                local: lanes,
+                offset: Expr::var(j),
+                value: Value::Var(init, ty),
+            }],
+        });
+        // One step of lane `j` (an expression over `k`), under `cond` on the element index.
+        let operand = self.module.computation(comp).instr(id).operands()[0];
+        let step_of =
+            |b: &mut Self, j: Expr, cond: Option<(i64, i64)>| -> Result<Vec<Stmt>, CodegenError> {
+                let e = b.simplify(j * Expr::constant(w) + Expr::var(k) - Expr::constant(low));
+                let g = Guard {
+                    conds: cond.map(|(lo, hi)| (e, lo, hi)).into_iter().collect(),
+                };
+                let element = b.at_range(access, *r, e);
+                let mut body = Vec::new();
+                b.memo.push(Default::default());
+                b.guards.push(g.clone());
+                let v = b.value(comp, operand, &element.index, false, &mut body);
+                let v = v.and_then(|v| b.combine(red, lane(j), v, &mut body));
+                b.guards.pop();
+                b.memo.pop();
+                body.push(Stmt::LocalStore {
+                    local: lanes,
+                    offset: j,
+                    value: v?,
+                });
+                Ok(guarded(g, body))
+            };
+        let mut per_k = step_of(self, Expr::constant(0), (low > 0).then_some((0, n - 1)))?;
+        if lanes_n > 2 {
+            let mid = self.new_range(Interval::new(1, lanes_n - 2));
+            let body = step_of(self, Expr::var(mid), None)?;
+            per_k.push(Stmt::Loop {
+                kind: crate::kir::LoopKind::Serial,
+                var: mid,
+                lo: 1,
+                hi: lanes_n - 2,
+                body,
+            });
+        }
+        let last_full = lanes_n * w - low == n;
+        per_k.extend(step_of(
+            self,
+            Expr::constant(lanes_n - 1),
+            (!last_full).then_some((0, n - 1)),
+        )?);
+        stmts.push(Stmt::Loop {
+            kind: crate::kir::LoopKind::Serial,
+            var: k,
+            lo: 0,
+            hi: w - 1,
+            body: per_k,
+        });
+        let mut fold = Vec::new();
+        let jf = self.new_range(Interval::new(0, lanes_n - 1));
+        let v = self.combine(red, Value::Var(acc, ty), lane(Expr::var(jf)), &mut fold)?;
+        fold.push(Stmt::Assign { var: acc, value: v });
+        stmts.push(Stmt::Loop {
+            kind: crate::kir::LoopKind::Serial,
+            var: jf,
+            lo: 0,
+            hi: lanes_n - 1,
+            body: fold,
+        });
         Ok(Some(stmts))
     }
 

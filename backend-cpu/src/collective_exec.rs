@@ -50,8 +50,16 @@ thread_local! {
     static PENDING: RefCell<HashMap<usize, Vec<Posted>>> = RefCell::new(HashMap::new());
 }
 
-/// Runs collective step `c` of `p` on this device.
-pub(crate) fn run(p: &Program, c: &Collective, mem: &mut [Memory<'_>]) -> Result<(), BackendError> {
+/// The operands and results of a step.
+type Arrays<'t> = (&'t [ArraySpec], &'t [ArraySpec]);
+
+/// Runs collective step `c` of `p` (its operands and results `io`) on this device.
+pub(crate) fn run(
+    p: &Program,
+    c: &Collective,
+    io: Arrays<'_>,
+    mem: &mut [Memory<'_>],
+) -> Result<(), BackendError> {
     let comm: Arc<dyn Communicator> =
         plan::current_communicator().unwrap_or_else(|| Arc::new(Lone));
     let fail = |e: CommError| {
@@ -66,15 +74,15 @@ pub(crate) fn run(p: &Program, c: &Collective, mem: &mut [Memory<'_>]) -> Result
                 CollectiveKind::ReplicaId => comm.replica_id(),
                 _ => comm.partition_id(),
             };
-            let out = c.outputs.first().ok_or_else(|| internal(c, "no result"))?;
+            let out = io.1.first().ok_or_else(|| internal(c, "no result"))?;
             mem[p.buffers[out.buffer].allocation].write(&(id as u32).to_ne_bytes())
         }
         (_, Phase::Sync) => {
-            let posted = post(p, c, mem, comm.as_ref()).map_err(|e| e.map(fail))?;
-            complete(p, c, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
+            let posted = post(p, c, io.0, mem, comm.as_ref()).map_err(|e| e.map(fail))?;
+            complete(p, c, io.1, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
         }
         (_, Phase::Start(id)) => {
-            let posted = post(p, c, mem, comm.as_ref()).map_err(|e| e.map(fail))?;
+            let posted = post(p, c, io.0, mem, comm.as_ref()).map_err(|e| e.map(fail))?;
             PENDING.with(|t| t.borrow_mut().insert(id, posted));
             Ok(())
         }
@@ -82,7 +90,7 @@ pub(crate) fn run(p: &Program, c: &Collective, mem: &mut [Memory<'_>]) -> Result
             let posted = PENDING
                 .with(|t| t.borrow_mut().remove(&id))
                 .ok_or_else(|| internal(c, "a done without its start"))?;
-            complete(p, c, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
+            complete(p, c, io.1, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
         }
     }
 }
@@ -172,6 +180,7 @@ fn outer_major(src: &[u8], dst: &mut [u8], members: usize, outer: usize, chunk: 
 fn post(
     p: &Program,
     c: &Collective,
+    inputs: &[ArraySpec],
     mem: &[Memory<'_>],
     comm: &dyn Communicator,
 ) -> Result<Vec<Posted>, StepError> {
@@ -191,10 +200,10 @@ fn post(
     };
     let mut posted = Vec::new();
     if let CollectiveKind::AllToAll { split_dim: None } = c.kind {
-        if c.inputs.len() != members {
+        if inputs.len() != members {
             return Err(internal(c, "a tuple all-to-all needs one operand per member").into());
         }
-        let send: Vec<u8> = c.inputs.iter().flat_map(|s| read(s).to_vec()).collect();
+        let send: Vec<u8> = inputs.iter().flat_map(|s| read(s).to_vec()).collect();
         let n = send.len();
         return Ok(vec![start(
             CommOp::AllToAll,
@@ -203,7 +212,7 @@ fn post(
             Unpack::Split(members),
         )?]);
     }
-    for (k, spec) in c.inputs.iter().enumerate() {
+    for (k, spec) in inputs.iter().enumerate() {
         let bytes = read(spec);
         let n = bytes.len();
         let split = |dim: usize| {
@@ -261,6 +270,7 @@ fn post(
 fn complete(
     p: &Program,
     c: &Collective,
+    outputs: &[ArraySpec],
     mem: &mut [Memory<'_>],
     comm: &dyn Communicator,
     posted: Vec<Posted>,
@@ -269,8 +279,7 @@ fn complete(
         let mut recv = vec![0u8; post.recv_bytes];
         let received = comm.finish(post.ticket, &mut recv)?;
         let mut write = |k: usize, data: &[u8]| -> Result<(), BackendError> {
-            let spec = c
-                .outputs
+            let spec = outputs
                 .get(k)
                 .ok_or_else(|| internal(c, "no such result"))?;
             if data.len() != bytes_of(spec) {

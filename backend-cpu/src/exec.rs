@@ -270,7 +270,11 @@ fn run_one(
             inputs,
             outputs,
         } => crate::library::run(p, call, inputs, outputs, env.kernels, mem)?,
-        Thunk::Collective(c) => crate::collective_exec::run(p, c, mem)?,
+        Thunk::Collective {
+            step,
+            inputs,
+            outputs,
+        } => crate::collective_exec::run(p, step, (inputs, outputs), mem)?,
         Thunk::Copy { src, dst, bytes } => {
             let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
             copy_allocation(mem, s, d, *bytes as usize)?;

@@ -106,6 +106,7 @@ fn main() -> ExitCode {
         Command::Graph(args) => hlo_cmd::graph(args),
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
+        Command::Run(args) if args.devices.is_some() => run_devices::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Fuse(args) => fuse_cmd::run(args),
         Command::Compile(args) => compile_cmd::run(args),

@@ -41,8 +41,10 @@ pub struct RunArgs {
     /// collective. --inputs then holds every device's arguments as in<i>.dev<k>
     /// (parameter i of device k; a tuple's elements in<i>.dev<k>.<j>), random per device
     /// without it; the outputs are printed and written as out<i>.dev<k>, --check-reference
-    /// compares them with the N-device reference evaluator's, --repeat times the whole
-    /// N-device step. A partitioned module run without --devices is an error.
+    /// compares them with the N-device reference evaluator's, --expect with the
+    /// out<i>.dev<k> of its npz (XLA's, as tools/spmd_corpus.py records them; such keys in
+    /// the --inputs file are not reported unused), --repeat times the whole N-device step.
+    /// A partitioned module run without --devices is an error.
     #[arg(long, value_name = "N")]
     pub devices: Option<usize>,
     /// Seed of the random inputs.
@@ -251,10 +253,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let module = crate::compile_cmd::read_module(&args.file, &mut stages)?;
     let read_time = first.elapsed();
     let limit = Limit::resolve(args.max_memory, std::env::var(MAX_MEMORY_ENV))?;
-    if let Some(code) = crate::run_devices::run_if_partitioned(&args, &module, limit.bytes)? {
-        watchdog.finish();
-        return Ok(code);
-    }
+    // A partitioned module runs with --devices (crate::run_devices).
+    runtime::device_grid(&module, None).map_err(|e| anyhow!("{e}"))?;
     let inputs = match &args.inputs {
         Some(path) => read_inputs(&module, path, &limit)?,
         None => random_inputs(&module, args.seed, &limit)?,

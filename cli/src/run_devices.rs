@@ -15,27 +15,24 @@ use hlo::literal::ArrayLiteral;
 use hlo::{Literal, Module};
 use hlo_eval::npy::{adapt_to, read_npz_from, write_npz_to};
 
-use crate::run_cmd::{Backend, RunArgs};
+use crate::run_cmd::{summary, Backend, RunArgs};
 
 /// How long a device waits at a collective for the others.
 const COLLECTIVE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Runs `module` on its devices when it is partitioned or `--devices` asks for more than
-/// one; `None` for a single-device run (the usual path).
-pub fn run_if_partitioned(
-    args: &RunArgs,
-    module: &Module,
-    memory_limit: u64,
-) -> Result<Option<ExitCode>> {
-    let grid = runtime::device_grid(module, args.devices).map_err(|e| anyhow!("{e}"))?;
+/// `hloc run --devices N`: reads the module and runs it on its devices.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let module = crate::compile_cmd::read_module(&args.file, &mut Vec::new())?;
+    let grid = runtime::device_grid(&module, args.devices).map_err(|e| anyhow!("{e}"))?;
     let n = grid.count() as usize;
-    if n <= 1 {
-        return Ok(None);
-    }
+    let memory_limit = args
+        .max_memory
+        .unwrap_or_else(hlo_eval::memory::default_size_limit);
+    let module = &module;
+    let args = &args;
     for (flag, set) in [
         ("--profile", args.profile || args.profile_json.is_some()),
         ("--time-passes", args.time_passes),
-        ("--expect", args.expect.is_some()),
         ("--memory-limit", args.memory_limit.is_some()),
     ] {
         if set {
@@ -114,7 +111,7 @@ pub fn run_if_partitioned(
     };
     for (k, outs) in outputs.iter().enumerate() {
         for (i, o) in outs.iter().enumerate() {
-            println!("out{i}.dev{k}: {}", crate::run_cmd::summary(o));
+            println!("out{i}.dev{k}: {}", summary(o));
         }
     }
     match timing_line {
@@ -134,6 +131,10 @@ pub fn run_if_partitioned(
             .collect();
         write_npz(path, &entries)?;
     }
+    let mut failed = false;
+    if let Some(path) = &args.expect {
+        failed |= !check_expected(module, path, &outputs, memory_limit)?;
+    }
     if let Some(reports) = reference {
         let mut bad = 0;
         let mut total = 0;
@@ -152,15 +153,61 @@ pub fn run_if_partitioned(
         }
         if bad > 0 {
             eprintln!("{bad} of {total} outputs differ from the reference");
-            return Ok(Some(ExitCode::from(1)));
+            failed = true;
+        } else {
+            println!(
+                "check-reference: {total} outputs on {n} devices match (max abs error {}, max rel error {})",
+                hlo::literal::format_g(abs, 3),
+                hlo::literal::format_g(rel, 3)
+            );
         }
-        println!(
-            "check-reference: {total} outputs on {n} devices match (max abs error {}, max rel error {})",
-            hlo::literal::format_g(abs, 3),
-            hlo::literal::format_g(rel, 3)
-        );
     }
-    Ok(Some(ExitCode::SUCCESS))
+    Ok(match failed {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// Compares every device's outputs with `out<i>.dev<k>` of the `--expect` npz (as
+/// tools/spmd_corpus.py records XLA's), at the precision of each output's last rounding;
+/// prints an `expect:` line per output and returns whether all match.
+fn check_expected(
+    module: &Module,
+    path: &Path,
+    outputs: &[Vec<Literal>],
+    limit: u64,
+) -> Result<bool> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
+    let arrays = read_npz_from(BufReader::new(file), limit).map_err(|e| anyhow!("{shown}: {e}"))?;
+    let precision = hlo_eval::report::rounding_types(module);
+    let mut bad = 0;
+    let mut total = 0;
+    for (k, outs) in outputs.iter().enumerate() {
+        for (i, got) in outs.iter().enumerate() {
+            let key = format!("out{i}.dev{k}");
+            let want = arrays
+                .iter()
+                .find(|(name, _)| *name == key)
+                .map(|(_, a)| a)
+                .ok_or_else(|| anyhow!("{shown} has no array {key}"))?;
+            let got_array = got
+                .as_array()
+                .ok_or_else(|| anyhow!("{key}: not an array"))?;
+            let want =
+                adapt_to(want.clone(), &got.shape(), &key).map_err(|e| anyhow!("{shown}: {e}"))?;
+            let p = precision.get(i).copied().flatten();
+            let r = hlo_eval::report::compare_report(got_array, &want, p);
+            let shape = got.shape().to_string_without_layout();
+            println!("expect: {}", r.line(&key, &shape, "expected"));
+            total += 1;
+            bad += usize::from(!r.matches);
+        }
+    }
+    if bad > 0 {
+        eprintln!("{bad} of {total} outputs differ from the expected ones");
+    }
+    Ok(bad == 0)
 }
 
 fn flatten(l: Literal, out: &mut Vec<Literal>) {
@@ -229,10 +276,11 @@ fn read_device_inputs(
         }
         out.push(device);
     }
+    // Expected outputs may share the file (`out<i>.dev<k>`, for --expect).
     let unused: Vec<&str> = arrays
         .iter()
         .zip(&used)
-        .filter(|(_, u)| !**u)
+        .filter(|((k, _), u)| !**u && !k.starts_with("out"))
         .map(|((k, _), _)| k.as_str())
         .collect();
     if !unused.is_empty() {

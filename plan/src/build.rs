@@ -335,10 +335,10 @@ impl State<'_> {
                     self.library_with(comp, id, call, &operands, out)?
                 }
             }
-            op if collectives::is_collective_step(op) => self.collective(comp, id, out)?,
+            op if self.is_collective_step(op) => self.collective(comp, id, out)?,
             Opcode::Fusion
                 if super::collective::Grid::of_module(module).count() > 1
-                    && collectives::fuses_device_id(module, comp, id) =>
+                    && self.fuses_device_id(comp, id) =>
             {
                 return Err(CodegenError::unsupported(
                     "fusion",

@@ -9,7 +9,6 @@ use hlo::ir::reducer::Reducer;
 use hlo::ir::ModuleAttrValue;
 use hlo::{Instruction, Module, Opcode};
 
-use crate::ArraySpec;
 use codegen::CodegenError;
 
 /// How many replicas and partitions a program runs on (the module header's
@@ -112,7 +111,8 @@ pub enum Phase {
     Done(usize),
 }
 
-/// One collective step of the program (see [`crate::Thunk::Collective`]).
+/// One collective step of the program (see [`crate::Thunk::Collective`], which holds its
+/// operands and results).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collective {
     /// The instruction (for messages and dumps).
@@ -124,10 +124,6 @@ pub struct Collective {
     pub groups: Vec<Vec<i64>>,
     /// Start or done of an async pair, or both at once.
     pub phase: Phase,
-    /// The operands (read by `Sync` and `Start`; empty for `Done`).
-    pub inputs: Vec<ArraySpec>,
-    /// The results (written by `Sync` and `Done`; empty for `Start`).
-    pub outputs: Vec<ArraySpec>,
 }
 
 impl Collective {

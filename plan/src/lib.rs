@@ -196,7 +196,14 @@ pub enum Thunk {
     /// A step of an SPMD run that depends on the device: a collective (or one half of an
     /// async pair) or a replica/partition id, run through the backend's
     /// [`Communicator`].
-    Collective(Box<Collective>),
+    Collective {
+        /// What it exchanges, with whom, and its phase.
+        step: Box<Collective>,
+        /// The operands (read by a whole collective and a start; none for a done).
+        inputs: Vec<ArraySpec>,
+        /// The results (written by a whole collective and a done; none for a start).
+        outputs: Vec<ArraySpec>,
+    },
     /// Copies `bytes` bytes from `src` to `dst`.
     Copy {
         /// Source.

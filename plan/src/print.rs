@@ -88,9 +88,13 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                     names(p, &outs)
                 );
             }
-            Thunk::Collective(c) => {
-                let ins: Vec<usize> = c.inputs.iter().map(|a| a.buffer).collect();
-                let outs: Vec<usize> = c.outputs.iter().map(|a| a.buffer).collect();
+            Thunk::Collective {
+                step: c,
+                inputs,
+                outputs,
+            } => {
+                let ins: Vec<usize> = inputs.iter().map(|a| a.buffer).collect();
+                let outs: Vec<usize> = outputs.iter().map(|a| a.buffer).collect();
                 let groups = match c.groups.is_empty() {
                     true => String::new(),
                     false => format!(" groups={}", c.groups_text()),

@@ -139,7 +139,7 @@ pub fn profile_label(p: &Program, t: &Thunk) -> String {
         Thunk::Copy { dst, bytes, .. } => {
             format!("copy {bytes} bytes -> %{}", p.buffers[*dst].name)
         }
-        Thunk::Collective(c) => c.label(),
+        Thunk::Collective { step, .. } => step.label(),
         Thunk::While { name, .. } => format!("while {name}"),
         Thunk::Conditional { .. } => "conditional".into(),
     }

@@ -12,8 +12,20 @@ use crate::collective::{device_groups, permute_pairs, Collective, CollectiveKind
 use crate::{ArraySpec, BufferId, Thunk};
 use codegen::CodegenError;
 
-/// Whether `op` is a step [`State::collective`] builds.
-pub(super) fn is_collective_step(op: Opcode) -> bool {
+impl State<'_> {
+    /// Whether `op` is a step [`State::collective`] builds.
+    pub(super) fn is_collective_step(&self, op: Opcode) -> bool {
+        is_collective_opcode(op)
+    }
+
+    /// Whether fusion `id` computes a replica or partition id inside its kernel (a kernel
+    /// shared by every device cannot know which device runs it).
+    pub(super) fn fuses_device_id(&self, comp: CompId, id: InstrId) -> bool {
+        fuses_device_id(self.module, comp, id)
+    }
+}
+
+fn is_collective_opcode(op: Opcode) -> bool {
     matches!(
         op,
         Opcode::AllReduce
@@ -33,9 +45,7 @@ pub(super) fn is_collective_step(op: Opcode) -> bool {
     )
 }
 
-/// Whether fusion `id` computes a replica or partition id inside its kernel (a kernel
-/// shared by every device cannot know which device runs it).
-pub(super) fn fuses_device_id(module: &hlo::Module, comp: CompId, id: InstrId) -> bool {
+fn fuses_device_id(module: &hlo::Module, comp: CompId, id: InstrId) -> bool {
     let mut todo: Vec<CompId> = module
         .computation(comp)
         .instr(id)
@@ -132,13 +142,12 @@ impl State<'_> {
             kind,
             groups,
             phase,
-            inputs: match phase {
-                Phase::Start(_) | Phase::Sync => inputs,
-                Phase::Done(_) => Vec::new(),
-            },
-            outputs: written,
         };
-        out.push(Thunk::Collective(Box::new(step)));
+        out.push(Thunk::Collective {
+            step: Box::new(step),
+            inputs,
+            outputs: written,
+        });
         self.slots.insert((comp, id), slots);
         Ok(())
     }
@@ -238,14 +247,17 @@ impl State<'_> {
             .get(skip)
             .copied()
             .ok_or_else(|| CodegenError::Internal(format!("`{name}`: start without results")))?;
-        out.push(Thunk::Collective(Box::new(Collective {
+        let step = Collective {
             name,
             kind,
             groups: Vec::new(),
             phase: Phase::Done(pair),
+        };
+        out.push(Thunk::Collective {
+            step: Box::new(step),
             inputs: Vec::new(),
             outputs,
-        })));
+        });
         self.slots.insert((comp, id), bufs.to_vec());
         Ok(())
     }

@@ -105,7 +105,9 @@ fn touched(t: &Thunk, out: &mut Vec<usize>) {
             lhs, rhs, out: o, ..
         } => out.extend([*lhs, *rhs, *o]),
         Thunk::Copy { src, dst, .. } => out.extend([*src, *dst]),
-        Thunk::Collective(c) => out.extend(c.inputs.iter().chain(&c.outputs).map(|s| s.buffer)),
+        Thunk::Collective {
+            inputs, outputs, ..
+        } => out.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
         Thunk::StreamedGemm { producer, gemm, .. } => {
             touched(producer, out);
             touched(gemm, out);

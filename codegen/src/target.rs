@@ -32,6 +32,43 @@ pub struct EmitTarget {
     /// (`fusion::gpu_launch`; the loop emitter so far); the other kernels run each emitted
     /// block as a thread ([`Self::threads_per_block`]).
     pub gpu_emitters: bool,
+    /// How the scan emitter tiles the lanes it carries along the scanned dimension.
+    pub scan: ScanLanes,
+}
+
+/// The scan emitter's lane tiles: a contiguous lane dimension runs as a loop over a local
+/// array of accumulators, a strided one as a few independent chains.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanLanes {
+    /// Most lanes of a contiguous tile.
+    pub max_lanes: i64,
+    /// Fewest lanes of a contiguous tile when the extent has more.
+    pub min_lanes: i64,
+    /// Lines of a strided tile (or of a contiguous one of fewer than twice as many
+    /// lanes): independent chains of the reducer, one variable each.
+    pub strided_lanes: i64,
+    /// Blocks a scan kernel prefers (to split across threads), within `min_lanes`.
+    pub min_blocks: i64,
+}
+
+impl ScanLanes {
+    /// The C backend's scan lanes:
+    /// - `max_lanes` 1024: the accumulators stay in L1 (4 KiB of `f32`);
+    /// - `min_lanes` 256: a tile reads a short run of each of many rows far apart, and
+    ///   hardware prefetchers follow runs within a page (a 4096² `f32` column cumsum, one
+    ///   thread: 1024 lanes 17-22 ms, 512 25-34, 256 27-39, 64 25-32);
+    /// - `strided_lanes` 4: four chains hide the latency of an add; eight lines of a
+    ///   power-of-two length share L1 sets (a 4096² row cumsum, one thread: 1 line 20 ms,
+    ///   4 lines 16 ms, 8 lines 43-63 ms, 16 lines 133 ms);
+    /// - `min_blocks` 4.
+    pub fn cpu() -> ScanLanes {
+        ScanLanes {
+            max_lanes: 1024,
+            min_lanes: 256,
+            strided_lanes: 4,
+            min_blocks: 4,
+        }
+    }
 }
 
 impl EmitTarget {
@@ -41,7 +78,8 @@ impl EmitTarget {
     /// - `transpose_tile` 32: 32 x 32 `f32` is 4 KiB read and 4 KiB written, both in L1;
     /// - `small_kernel_elements` 16384: the C printer's scalar-math threshold
     ///   (`backend_cpu::c::SMALL_KERNEL_ELEMENTS`, which it must equal: a test there checks);
-    /// - `device`: the shipped `cpu` description.
+    /// - `device`: the shipped `cpu` description;
+    /// - `scan`: [`ScanLanes::cpu`].
     pub fn cpu() -> EmitTarget {
         EmitTarget {
             lanes: 32,
@@ -50,6 +88,7 @@ impl EmitTarget {
             device: device::load("cpu").expect("the shipped `cpu` description parses"),
             threads_per_block: 1,
             gpu_emitters: false,
+            scan: ScanLanes::cpu(),
         }
     }
 

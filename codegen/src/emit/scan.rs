@@ -28,21 +28,6 @@ use super::elemental::Applied;
 use crate::error::CodegenError;
 use crate::kir::{Guard, ScalarType, Stmt, Value, VarId};
 
-/// Most lanes of a contiguous tile (its accumulators stay in L1: 4 KiB of `f32`).
-const MAX_LANES: i64 = 1024;
-/// Fewest lanes of a contiguous tile when the extent has more: a tile reads a short run
-/// of each of many rows far apart, and hardware prefetchers follow runs within a page
-/// (measured on a 4096² `f32` column cumsum, one thread: 1024 lanes 17-22 ms, 512 25-34,
-/// 256 27-39, 64 25-32).
-const MIN_LANES: i64 = 256;
-/// Lines of a strided tile (or of a contiguous one of fewer than twice as many lanes):
-/// independent chains of the reducer, one variable each. Four hide the latency of an
-/// add; eight lines of a power-of-two length share L1 sets (a 4096² row cumsum, one
-/// thread: 1 line 20 ms, 4 lines 16 ms, 8 lines 43-63 ms, 16 lines 133 ms).
-const STRIDED_LANES: i64 = 4;
-/// Blocks a scan kernel prefers (to split across threads), within [`MIN_LANES`].
-const MIN_BLOCKS: i64 = 4;
-
 /// How a kernel computes its scans.
 pub(crate) struct ScanPlan {
     /// The scans evaluated jointly (at the kernel's index): one dimension and direction.
@@ -118,17 +103,17 @@ struct Tile {
     contiguous: bool,
 }
 
-/// The lane tile for a lane dimension of `extent` elements, `outer` blocks besides: a
-/// contiguous one as large as keeps [`MIN_BLOCKS`] blocks, from [`MIN_LANES`] to
-/// [`MAX_LANES`] lanes (at most the extent), a divisor of the extent when one is near; a
-/// strided one [`STRIDED_LANES`].
-fn tile_size(extent: i64, outer: i64, contiguous: bool) -> i64 {
+/// The lane tile for a lane dimension of `extent` elements, `outer` blocks besides, under
+/// the target's scan lanes `p` ([`crate::target::ScanLanes`]): a contiguous one as large
+/// as keeps `min_blocks` blocks, from `min_lanes` to `max_lanes` lanes (at most the
+/// extent), a divisor of the extent when one is near; a strided one `strided_lanes`.
+fn tile_size(extent: i64, outer: i64, contiguous: bool, p: &crate::target::ScanLanes) -> i64 {
     if !contiguous {
-        return extent.min(STRIDED_LANES);
+        return extent.min(p.strided_lanes);
     }
-    let tiles = ((MIN_BLOCKS + outer - 1) / outer).max(1);
+    let tiles = ((p.min_blocks + outer - 1) / outer).max(1);
     let want = ((extent + tiles - 1) / tiles + 15) / 16 * 16;
-    let want = want.clamp(MIN_LANES, MAX_LANES).min(extent);
+    let want = want.clamp(p.min_lanes, p.max_lanes).min(extent);
     super::builder::near_divisor(extent, want)
 }
 
@@ -158,10 +143,13 @@ pub(super) fn scan_kernel(
     let (extent, contiguous) = match lane {
         // Fewer contiguous lanes than a vector's worth are interleaved lines too: a loop
         // over a handful of lanes would carry each chain through memory.
-        Some(l) => (dims[l], strides[l] == 1 && dims[l] >= 2 * STRIDED_LANES),
+        Some(l) => (
+            dims[l],
+            strides[l] == 1 && dims[l] >= 2 * b.target.scan.strided_lanes,
+        ),
         None => (1, false),
     };
-    let len = tile_size(extent, outer_count, contiguous);
+    let len = tile_size(extent, outer_count, contiguous, &b.target.scan);
     let (full, rest) = (extent / len, extent % len);
     let tiles = full + i64::from(rest > 0);
     let blocks = outer_count * tiles;

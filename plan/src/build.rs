@@ -773,14 +773,18 @@ pub fn build_program_with(
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
-    let shares =
-        super::memory::in_place::accept(&thunks, &st.buffers, &mut st.kernels, &st.in_place);
-    let assigned = super::memory::assign::assign(
+    let accepted = super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);
+    let shares: Vec<(BufferId, BufferId)> =
+        accepted.iter().map(|c| (c.output, c.operand)).collect();
+    let (assigned, in_place) = super::memory::assign::assign_best(
         &mut st.buffers,
         &mut st.allocations,
         &output_buffers,
         &shares,
     );
+    if in_place {
+        super::memory::in_place::mark(&thunks, &mut st.kernels, &accepted);
+    }
     Ok(Program {
         name: module.name().to_string(),
         kernels: st.kernels,

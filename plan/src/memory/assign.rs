@@ -211,6 +211,30 @@ pub fn assign(
     }
 }
 
+/// [`assign`] with the in-place pairs `shares` and without them, keeping the smaller temp
+/// block (the pairs on a tie: they lower the peak). A pair lengthens one value's live
+/// range, which can keep a later value from reusing its bytes, so sharing is not always
+/// the smaller assignment. Returns whether the pairs were kept.
+pub fn assign_best(
+    buffers: &mut [Buffer],
+    allocations: &mut Vec<Allocation>,
+    outputs: &[BufferId],
+    shares: &[(BufferId, BufferId)],
+) -> (Assigned, bool) {
+    if shares.is_empty() {
+        return (assign(buffers, allocations, outputs, &[]), false);
+    }
+    let (mut b2, mut a2) = (buffers.to_vec(), allocations.clone());
+    let apart = assign(&mut b2, &mut a2, outputs, &[]);
+    let shared = assign(buffers, allocations, outputs, shares);
+    if apart.temp_block_bytes < shared.temp_block_bytes {
+        buffers.clone_from_slice(&b2);
+        *allocations = a2;
+        return (apart, false);
+    }
+    (shared, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,10 @@
 //! before (or while) the one output element that depends on it is written; nothing else of
 //! the kernel reads `j` (no other output reads it at all). The program builder collects the
 //! candidates ([`shareable_operands`]) while it emits kernels; once the whole entry sequence
-//! is known, [`accept`] keeps those whose operand dies at the kernel and marks the kernel's
-//! parameter [`Access::InOut`] (its memory is written, through the output's pointer), so
-//! that the C and CUDA printers declare no pointer of that kernel `restrict`.
+//! is known, [`accept`] keeps those whose operand dies at the kernel; where the assignment
+//! keeps them ([`super::assign::assign_best`]), [`mark`] makes the kernel's parameter
+//! [`Access::InOut`] (its memory is written, through the output's pointer), so that the C
+//! and CUDA printers declare no pointer of that kernel `restrict`.
 
 use affine::{Expr, MapForm};
 use codegen::kir::{Access, Kernel};
@@ -121,19 +122,18 @@ pub fn shareable_operands(instr: &InstrRef<'_>) -> Vec<(usize, usize)> {
 /// The candidates whose kernel is a top-level kernel thunk (not streamed into a GEMM) at
 /// the step the output is defined, whose operand is a temporary that dies there with the
 /// output's size (no other thunk reads it after), one operand per output and one output per
-/// operand. Marks each accepted operand's kernel parameters [`Access::InOut`]. Returns the
-/// accepted `(output, operand)` pairs.
+/// operand, its kernel parameters all read-only ones.
 pub fn accept(
     thunks: &[Thunk],
     buffers: &[Buffer],
-    kernels: &mut [Kernel],
+    kernels: &[Kernel],
     candidates: &[Candidate],
-) -> Vec<(BufferId, BufferId)> {
+) -> Vec<Candidate> {
     let (mut written, mut overwritten) = (
         std::collections::HashSet::new(),
         std::collections::HashSet::new(),
     );
-    let mut shares = Vec::new();
+    let mut accepted = Vec::new();
     for c in candidates {
         let (o, b) = (&buffers[c.output], &buffers[c.operand]);
         let Some(t) = o.defined_at else {
@@ -153,24 +153,40 @@ pub fn accept(
             && b.bytes == o.bytes
             && !written.contains(&c.output)
             && !overwritten.contains(&c.operand);
-        let Some(k) = kernels.get_mut(c.kernel).filter(|_| fits) else {
+        let Some(k) = kernels.get(c.kernel).filter(|_| fits) else {
             continue;
         };
-        let params: Vec<usize> = (0..args.len()).filter(|&i| args[i] == c.operand).collect();
-        if params
+        let read_only = args
             .iter()
-            .any(|&i| k.buffers.get(i).is_none_or(|p| p.access == Access::Out))
-        {
-            continue;
+            .zip(&k.buffers)
+            .all(|(&a, p)| a != c.operand || p.access == Access::In);
+        if read_only && args.len() == k.buffers.len() {
+            written.insert(c.output);
+            overwritten.insert(c.operand);
+            accepted.push(*c);
         }
-        for i in params {
-            k.buffers[i].access = Access::InOut;
-        }
-        written.insert(c.output);
-        overwritten.insert(c.operand);
-        shares.push((c.output, c.operand));
     }
-    shares
+    accepted
+}
+
+/// Marks the operand parameters of every accepted candidate's kernel [`Access::InOut`]:
+/// its memory is written (through the output's pointer), so no pointer of that kernel is
+/// declared `restrict` by the printers.
+pub fn mark(thunks: &[Thunk], kernels: &mut [Kernel], accepted: &[Candidate]) {
+    for c in accepted {
+        let args = thunks.iter().find_map(|t| match t {
+            Thunk::Kernel { kernel, args, .. } if *kernel == c.kernel => Some(args),
+            _ => None,
+        });
+        let (Some(args), Some(k)) = (args, kernels.get_mut(c.kernel)) else {
+            continue;
+        };
+        for (&a, p) in args.iter().zip(k.buffers.iter_mut()) {
+            if a == c.operand {
+                p.access = Access::InOut;
+            }
+        }
+    }
 }
 
 /// Where a buffer's bytes lie: (region, offset), the region the temp block (`None`), an

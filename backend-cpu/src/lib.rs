@@ -38,7 +38,7 @@ pub mod cache_admin {
     pub use crate::cache::{entries, prune, Entry, DEFAULT_MAX_BYTES};
 }
 pub use compile::CpuBackend;
-pub use inprocess::{InProcess, DEFAULT_TIMEOUT as DEFAULT_COLLECTIVE_TIMEOUT};
 pub use error::BackendError;
+pub use inprocess::{InProcess, DEFAULT_TIMEOUT as DEFAULT_COLLECTIVE_TIMEOUT};
 pub use kernel_source::{KernelSource, UnitPrinter};
 pub use run::{CpuExecutable, CpuOutputs, CpuPrepared};

@@ -564,12 +564,21 @@ impl CostModel<'_> {
             flops: ev.flops,
             ..KernelCost::default()
         };
+        // A contraction of 16-bit floats widens its operands to `f32` where it packs them
+        // (hloc's GEMM and XLA's alike): their re-reads move `f32` bytes.
+        let widens = members.iter().filter_map(|&m| info.op(m)).any(|o| {
+            matches!(o.opcode, Opcode::Dot | Opcode::Convolution)
+                && matches!(o.element_type, Some(ElementType::BF16 | ElementType::F16))
+        });
         for (&input, &reads) in &ev.reads {
             let Some(op) = info.op(input) else { continue };
             if op.elements <= 0.0 {
                 continue;
             }
-            let per_element = op.bytes / op.elements;
+            let mut per_element = op.bytes / op.elements;
+            if widens {
+                per_element = per_element.max(4.0);
+            }
             let first = reads.min(op.elements) * per_element;
             let again = (reads - op.elements).max(0.0) * per_element;
             c.bytes_read += first;

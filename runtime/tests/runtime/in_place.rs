@@ -21,7 +21,7 @@ fn module(seed: u64) -> String {
     let dims = [n, m];
     // Mostly one layout for every value (another physical order is never in place).
     let one_layout = rng.below(3) != 0;
-    let mut shape = move |rng: &mut Rng| match one_layout {
+    let shape = move |rng: &mut Rng| match one_layout {
         true => format!("f32[{n},{m}]{{1,0}}"),
         false => gen::shape(rng, "f32", &dims),
     };

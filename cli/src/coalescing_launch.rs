@@ -1,13 +1,17 @@
 //! The GPU launch `hloc indexing --coalescing` counts an instruction's loads through: the
 //! same emitter choice the GPU code generator makes. A reduce (alone, or a fusion's root or
 //! hero of an elementwise epilogue) that a reduction emitter takes gets the row or column
-//! emitter ([`reduction_of`]), whose thread map goes to the reduce's input; every other
-//! instruction the loop emitter, whose thread map goes to the output.
+//! emitter ([`reduction_of`]), whose thread map goes to the reduce's input; a transpose or
+//! a layout-changing copy (or a fusion with one as its hero) the transpose emitter
+//! ([`transpose_of`]), whose prologue reads through its read map and epilogue through
+//! its write map; every other instruction the loop emitter, whose thread map goes to the
+//! output.
 
 use affine::{Expr, IndexingMap, Var, VarKind};
 use device::Device;
 use fusion::gpu_launch::{loop_launch, Launch};
 use fusion::gpu_reduction::reduction_of;
+use fusion::gpu_transpose::transpose_of;
 use hlo::{Computation, InstrId, Module, Opcode, Shape};
 use indexing::IndexedMap;
 
@@ -19,6 +23,9 @@ pub(crate) struct CountedLaunch {
     /// For a reduction: the input position of each output dimension, of each reduced
     /// dimension (the reduce's range variables, in input order), and the input's sizes.
     reduce: Option<(Vec<usize>, Vec<usize>, Vec<i64>)>,
+    /// For a transpose: its read map and the operands its hero's prologue reads (through
+    /// that map; the others are read by the epilogue through the write map).
+    pub transpose_reads: Option<(IndexingMap, Vec<usize>)>,
 }
 
 impl CountedLaunch {
@@ -38,6 +45,9 @@ impl CountedLaunch {
             .layout()
             .map(|l| l.minor_to_major.clone())
             .unwrap_or_default();
+        if let Some(c) = transpose(module, comp, id, &m2m) {
+            return Ok(c);
+        }
         let bytes = shape
             .element_type()
             .and_then(|t| t.byte_width())
@@ -45,7 +55,17 @@ impl CountedLaunch {
         Ok(CountedLaunch {
             launch: loop_launch(shape.dims(), &m2m, bytes, device)?,
             reduce: None,
+            transpose_reads: None,
         })
+    }
+
+    /// The thread map operand `operand` is read through: the transpose's read map for
+    /// the operands its prologue reads, the launch's thread map otherwise.
+    pub(crate) fn thread_map_for(&self, operand: usize) -> &IndexingMap {
+        match &self.transpose_reads {
+            Some((read, prologue)) if prologue.contains(&operand) => read,
+            _ => &self.launch.thread_map,
+        }
     }
 
     /// Operand access `map` (output to operand) as a map from the index the thread map
@@ -145,5 +165,55 @@ fn reduction(
     Ok(Some(CountedLaunch {
         launch,
         reduce: Some((kept, red, input.dims().to_vec())),
+        transpose_reads: None,
     }))
+}
+
+/// The transpose emitter's launch of `instr` (of computation `comp`), or of its fusion's
+/// root, where the code generator gives it one ([`transpose_of`]), with the operands its
+/// hero's prologue reads.
+fn transpose(
+    module: &Module,
+    comp: &Computation,
+    id: InstrId,
+    out_minor_to_major: &[i64],
+) -> Option<CountedLaunch> {
+    let instr = comp.instr(id);
+    let (body, root, fused) = match (instr.opcode(), instr.calls()) {
+        (Opcode::Fusion, Some(fc)) => {
+            let c = module.computation(fc);
+            (c, c.root(), true)
+        }
+        _ => (comp, id, false),
+    };
+    let (hero, t) = transpose_of(body, root, fused, out_minor_to_major)?;
+    let prologue = if fused {
+        parameters_under(body, hero)
+    } else {
+        vec![0]
+    };
+    Some(CountedLaunch {
+        launch: t.launch,
+        reduce: None,
+        transpose_reads: Some((t.read_map, prologue)),
+    })
+}
+
+/// The parameter numbers of computation `c` that instruction `id` reads, directly or not.
+fn parameters_under(c: &Computation, id: InstrId) -> Vec<usize> {
+    let mut stack = vec![id];
+    let mut seen = std::collections::HashSet::new();
+    let mut params = Vec::new();
+    while let Some(i) = stack.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        let instr = c.instr(i);
+        if let (Opcode::Parameter, Some(n)) = (instr.opcode(), instr.parameter_number()) {
+            params.push(n as usize);
+        }
+        stack.extend(instr.operands().iter().copied());
+    }
+    params.sort_unstable();
+    params
 }

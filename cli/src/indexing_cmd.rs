@@ -276,8 +276,20 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
                 output_prefix(&grouped, k),
                 launch.thread_map_text()
             );
-            let threads = first_warp_of_launch(&launch.thread_map)?;
+            if let Some((read, prologue)) = &counted.transpose_reads {
+                let shown = fusion::gpu_launch::Launch {
+                    thread_map: read.clone(),
+                    ..launch.clone()
+                };
+                let _ = writeln!(
+                    out,
+                    "  {}read map (operands {prologue:?}): {}",
+                    output_prefix(&grouped, k),
+                    shown.thread_map_text()
+                );
+            }
             for (j, s) in g.operands.iter().enumerate().filter(|(j, _)| selected(*j)) {
+                let threads = first_warp_of_launch(counted.thread_map_for(j))?;
                 if let OperandIndexing::Undefined(r) = s {
                     let _ = writeln!(
                         out,

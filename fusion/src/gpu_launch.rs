@@ -48,6 +48,10 @@ pub enum GpuEmitter {
         /// Rows of the tile: the partials each column combines, a power of two.
         parts: i64,
     },
+    /// A hero that moves data across physical dimensions: a block reads a tile along the
+    /// operand's minor dimension into shared memory and writes it along the output's
+    /// ([`crate::gpu_transpose`]).
+    Transpose,
 }
 
 impl fmt::Display for GpuEmitter {
@@ -61,6 +65,7 @@ impl fmt::Display for GpuEmitter {
                     "column-reduction ({columns} columns x {parts} rows/tile)"
                 )
             }
+            GpuEmitter::Transpose => f.write_str("transpose (32x32 shared tile)"),
         }
     }
 }

@@ -9,13 +9,14 @@ use device::Device;
 use hlo::{InstrId, Opcode};
 
 use crate::gpu_column_reduction::column_reduction_launch;
+use crate::gpu_hero::hero_under_epilogue;
 use crate::gpu_launch::Launch;
 use crate::gpu_row_reduction::row_reduction_launch;
 
 /// The reduction emitter's choice for the kernel rooted at `root` of `comp` (`fused`:
 /// `comp` is a fusion's computation; otherwise the kernel is `root` alone, its operands
 /// other kernels' results): its hero (a single-input reduce, the root itself or, in a
-/// fusion, read by elementwise ops at their own index, see [`epilogue_hero`]) and the
+/// fusion, read by elementwise ops at their own index, see [`hero_under_epilogue`]) and the
 /// launch — the row emitter's over the input's minor-most physical dimensions, the column
 /// emitter's over dimensions with kept ones minor to them — when the reducer is one associative and commutative op the lanes may reassociate
 /// (`hlo::ir::reducer`) on a type of 32 bits or more, or a max or min of narrower floats
@@ -30,7 +31,7 @@ pub fn reduction_of(
 ) -> Option<(InstrId, Launch)> {
     use hlo::ir::reducer::{classify, Reducer};
     let hero = if fused {
-        epilogue_hero(comp, root)?
+        hero_under_epilogue(comp, root, |i| i.opcode() == Opcode::Reduce)?
     } else {
         root
     };
@@ -56,52 +57,4 @@ pub fn reduction_of(
         None => column_reduction_launch(input.dims(), &m2m, reduced, device).ok()??,
     };
     Some((hero, launch))
-}
-
-/// The reduce that `root` is, or that `root`'s elementwise ops read at their own index
-/// (the only reduce reached from `root`, and only through elementwise ops of `root`'s
-/// dimensions, so that its value at the output index is all they need); `None` otherwise.
-pub fn epilogue_hero(c: &hlo::Computation, root: InstrId) -> Option<InstrId> {
-    use std::collections::HashMap;
-    let dims = c.instr(root).shape().as_array()?.dims().to_vec();
-    // Which instructions reach a reduce, by a walk from the root.
-    fn reaches(
-        c: &hlo::Computation,
-        id: InstrId,
-        memo: &mut HashMap<InstrId, bool>,
-        found: &mut Vec<InstrId>,
-    ) -> bool {
-        if let Some(&r) = memo.get(&id) {
-            return r;
-        }
-        let instr = c.instr(id);
-        let r = if instr.opcode() == Opcode::Reduce {
-            if !found.contains(&id) {
-                found.push(id);
-            }
-            true
-        } else {
-            let mut any = false;
-            for &o in instr.operands() {
-                any |= reaches(c, o, memo, found);
-            }
-            any
-        };
-        memo.insert(id, r);
-        r
-    }
-    let (mut memo, mut found) = (HashMap::new(), Vec::new());
-    reaches(c, root, &mut memo, &mut found);
-    let [hero] = found[..] else {
-        return None;
-    };
-    // Every instruction on a path to the hero is elementwise at the root's index.
-    let on_path_ok = memo
-        .iter()
-        .filter(|(&id, &r)| r && id != hero)
-        .all(|(&id, _)| {
-            let i = c.instr(id);
-            i.opcode().is_elementwise() && i.shape().as_array().is_some_and(|a| a.dims() == dims)
-        });
-    on_path_ok.then_some(hero)
 }

@@ -62,7 +62,7 @@ impl Builder<'_> {
         let per_chunk = match launch.emitter {
             GpuEmitter::RowReduction { lanes } => lanes,
             GpuEmitter::ColumnReduction { parts, .. } => parts,
-            GpuEmitter::Loop => return None,
+            GpuEmitter::Loop | GpuEmitter::Transpose => return None,
         };
         Some(ReductionPlan {
             reduce: hero,

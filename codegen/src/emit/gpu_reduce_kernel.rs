@@ -33,9 +33,9 @@ pub(super) fn reduction_kernel(
         GpuEmitter::ColumnReduction { columns, parts } => {
             super::gpu_column_reduce::column_body(b, comp, out_bufs, &plan, columns, parts)?
         }
-        GpuEmitter::Loop => {
+        GpuEmitter::Loop | GpuEmitter::Transpose => {
             return Err(CodegenError::Internal(format!(
-                "a loop launch in the reduction emitter for `{}`",
+                "a launch of another emitter in the reduction emitter for `{}`",
                 b.instr_name
             )))
         }

@@ -5,6 +5,7 @@
 //! root at that index.
 
 use affine::{Expr, Interval, Var};
+use fusion::gpu_transpose::transpose_of;
 use hlo::{CompId, InstrId, Opcode};
 
 use super::assemble::{finish, finish_grid, loop_nest, store_outputs, EmittedKernel};
@@ -133,6 +134,20 @@ fn emit(
         if let Some(plan) = b.reduction_plan(ecomp, eroot, fused) {
             return super::gpu_reduce_kernel::reduction_kernel(
                 b, name, title, ecomp, &out_bufs, plan,
+            )
+            .map(Some);
+        }
+        let out_m2m = b.buffers[out_bufs[0]].minor_to_major.clone();
+        let body = module.computation(ecomp);
+        if let Some((hero, t)) = transpose_of(body, eroot, fused, &out_m2m) {
+            return super::gpu_transpose::transpose_kernel(
+                b,
+                name,
+                title,
+                (ecomp, eroot),
+                &out_bufs,
+                hero,
+                t,
             )
             .map(Some);
         }

@@ -12,6 +12,7 @@ mod gpu_loop;
 mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
+mod gpu_transpose;
 mod grouped;
 mod in_place;
 mod kernel;

@@ -15,7 +15,7 @@
 use affine::{Expr, IndexingMap, Interval, Var};
 use device::Device;
 
-use crate::gpu_launch::{coords, delinearize, GpuEmitter, Launch, WARP};
+use crate::gpu_launch::{coords, physical_order, place_groups, GpuEmitter, Launch, WARP};
 
 /// Most warps a column-reduction block has (8: 256 threads, a tile of 32 columns by 8
 /// rows, whose transposed partials combine within groups of 8 lanes).
@@ -33,11 +33,7 @@ pub fn column_reduction_launch(
 ) -> Result<Option<Launch>, affine::MapError> {
     let _ = device;
     let rank = dims.len();
-    let order: Vec<usize> = if minor_to_major.len() == rank {
-        minor_to_major.iter().map(|&d| d as usize).collect()
-    } else {
-        (0..rank).rev().collect()
-    };
+    let order = physical_order(rank, minor_to_major);
     let is_reduced = |d: usize| reduced.contains(&(d as i64));
     let minor_kept = order.iter().take_while(|&&d| !is_reduced(d)).count();
     let reduced_run = order[minor_kept..]
@@ -72,17 +68,10 @@ pub fn column_reduction_launch(
     let row = Expr::var(Var::range(coords::CHUNK)) * Expr::constant(parts)
         + th.floor_div(Expr::constant(columns));
     let outer_index = bl.floor_div(Expr::constant(tiles_per_row));
-    let mut results = vec![Expr::constant(0); rank];
-    for (sub, linear) in [(major, outer_index), (middle, row), (minor, column)] {
-        let sub_dims: Vec<i64> = sub.iter().map(|&d| dims[d]).collect();
-        let sub_m2m: Vec<i64> = (0..sub.len() as i64).collect();
-        for (p, e) in delinearize(linear, &sub_dims, &sub_m2m)
-            .into_iter()
-            .enumerate()
-        {
-            results[sub[p]] = e;
-        }
-    }
+    let results = place_groups(
+        dims,
+        &[(major, outer_index), (middle, row), (minor, column)],
+    );
     let mut domain = vec![Interval::new(0, 0); 6];
     domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
     domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
@@ -167,7 +156,7 @@ mod tests {
     /// addresses at every chunk (by enumeration).
     #[test]
     fn every_element_is_read_once_and_warps_read_consecutive_columns() {
-        use affine::enumerate::for_each_in_box;
+        use crate::gpu_launch::for_each_thread_point;
         let cases: [(&[i64], &[i64], &[i64]); 6] = [
             (&[70, 9], &[1, 0], &[0]),
             (&[5, 40, 3], &[2, 1, 0], &[1]),
@@ -183,41 +172,27 @@ mod tests {
             };
             let m = &l.thread_map;
             let n: i64 = dims.iter().product();
-            let order: Vec<usize> = if m2m.is_empty() {
-                (0..dims.len()).rev().collect()
-            } else {
-                m2m.iter().map(|&d| d as usize).collect()
-            };
+            let order = physical_order(dims.len(), m2m);
             let physical =
                 |idx: &[i64]| order.iter().rev().fold(0, |acc, &d| acc * dims[d] + idx[d]);
             let mut seen = vec![0u32; n as usize];
             let mut slots = std::collections::HashMap::new();
             let mut tile_rows: std::collections::HashMap<(i64, i64, i64), Vec<i64>> =
                 Default::default();
-            let bounds: Vec<Interval> = m.dims().iter().chain(m.ranges()).copied().collect();
-            for_each_in_box(&bounds, |flat| {
-                let p = affine::Point {
-                    dims: &flat[..6],
-                    ranges: &flat[6..],
-                    runtimes: &[],
-                };
-                if m.constraints_satisfied(&p).unwrap() {
-                    let idx = m.evaluate(&p).unwrap();
-                    let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
-                    seen[row_major as usize] += 1;
-                    let kept: Vec<i64> = (0..dims.len())
-                        .filter(|&d| !reduced.contains(&(d as i64)))
-                        .map(|d| idx[d])
-                        .collect();
-                    let slot = (flat[3], flat[0] % columns);
-                    let first = slots.entry(slot).or_insert_with(|| kept.clone());
-                    assert_eq!(*first, kept, "{dims:?} {m2m:?} {reduced:?}");
-                    tile_rows
-                        .entry((flat[3], flat[0] / columns, flat[6]))
-                        .or_default()
-                        .push(physical(&idx));
-                }
-                true
+            for_each_thread_point(m, |flat, idx| {
+                let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
+                seen[row_major as usize] += 1;
+                let kept: Vec<i64> = (0..dims.len())
+                    .filter(|&d| !reduced.contains(&(d as i64)))
+                    .map(|d| idx[d])
+                    .collect();
+                let slot = (flat[3], flat[0] % columns);
+                let first = slots.entry(slot).or_insert_with(|| kept.clone());
+                assert_eq!(*first, kept, "{dims:?} {m2m:?} {reduced:?}");
+                tile_rows
+                    .entry((flat[3], flat[0] / columns, flat[6]))
+                    .or_default()
+                    .push(physical(&idx));
             });
             assert!(seen.iter().all(|&c| c == 1), "{dims:?} {m2m:?} {reduced:?}");
             // The consecutive lanes reading one row of a tile at a chunk read consecutive

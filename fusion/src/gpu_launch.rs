@@ -203,16 +203,60 @@ pub fn loop_launch(
     })
 }
 
+/// The dimensions of a rank-`rank` array in physical order, minor-most first, from its
+/// `minor_to_major` layout (row-major when empty).
+pub(crate) fn physical_order(rank: usize, minor_to_major: &[i64]) -> Vec<usize> {
+    if minor_to_major.len() == rank {
+        minor_to_major.iter().map(|&d| d as usize).collect()
+    } else {
+        (0..rank).rev().collect()
+    }
+}
+
+/// A rank-`rank` index of an array of logical `dims` whose dimensions fall into `groups`:
+/// each group's dimensions (listed minor-most first) hold its linear expression,
+/// delinearized over them; dimensions in no group are 0.
+pub(crate) fn place_groups(dims: &[i64], groups: &[(&[usize], Expr)]) -> Vec<Expr> {
+    let mut results = vec![Expr::constant(0); dims.len()];
+    for &(sub, linear) in groups {
+        let sub_dims: Vec<i64> = sub.iter().map(|&d| dims[d]).collect();
+        // Within the group, physical position p holds its p-th dimension.
+        let sub_m2m: Vec<i64> = (0..sub.len() as i64).collect();
+        for (p, e) in delinearize(linear, &sub_dims, &sub_m2m)
+            .into_iter()
+            .enumerate()
+        {
+            results[sub[p]] = e;
+        }
+    }
+    results
+}
+
+/// Every point of `map`'s domain that satisfies its constraints: its coordinates (the six
+/// dimensions, then the range variables) and its index, by enumeration (the launch tests'
+/// oracle).
+#[cfg(test)]
+pub(crate) fn for_each_thread_point(map: &IndexingMap, mut f: impl FnMut(&[i64], Vec<i64>)) {
+    let bounds: Vec<Interval> = map.dims().iter().chain(map.ranges()).copied().collect();
+    affine::enumerate::for_each_in_box(&bounds, |flat| {
+        let p = affine::Point {
+            dims: &flat[..6],
+            ranges: &flat[6..],
+            runtimes: &[],
+        };
+        if map.constraints_satisfied(&p).unwrap() {
+            f(flat, map.evaluate(&p).unwrap());
+        }
+        true
+    });
+}
+
 /// The logical index of element `linear` of an array of logical `dims` stored in
 /// `minor_to_major` order (row-major when empty): the physical position of each dimension
 /// is `(linear floordiv stride) mod size`, the most major without the `mod`.
 pub(crate) fn delinearize(linear: Expr, dims: &[i64], minor_to_major: &[i64]) -> Vec<Expr> {
     let rank = dims.len();
-    let order: Vec<usize> = if minor_to_major.len() == rank {
-        minor_to_major.iter().map(|&d| d as usize).collect()
-    } else {
-        (0..rank).rev().collect()
-    };
+    let order = physical_order(rank, minor_to_major);
     let mut results = vec![Expr::constant(0); rank];
     let mut stride = 1i64;
     for (pos, &d) in order.iter().enumerate() {
@@ -273,7 +317,6 @@ mod tests {
     /// warp's threads write consecutive physical addresses (by enumeration).
     #[test]
     fn thread_maps_cover_every_element_once() {
-        use affine::enumerate::for_each_in_box;
         let cases: [(&[i64], &[i64], i64); 5] = [
             (&[256, 4096], &[1, 0], 4),
             (&[7, 5, 3], &[0, 2, 1], 4),
@@ -286,19 +329,9 @@ mod tests {
             let m = &l.thread_map;
             let n: i64 = dims.iter().product();
             let mut seen = vec![0u32; n as usize];
-            let bounds: Vec<Interval> = m.dims().iter().chain(m.ranges()).copied().collect();
-            for_each_in_box(&bounds, |flat| {
-                let p = affine::Point {
-                    dims: &flat[..6],
-                    ranges: &flat[6..],
-                    runtimes: &[],
-                };
-                if m.constraints_satisfied(&p).unwrap() {
-                    let idx = m.evaluate(&p).unwrap();
-                    let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
-                    seen[row_major as usize] += 1;
-                }
-                true
+            for_each_thread_point(m, |_, idx| {
+                let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
+                seen[row_major as usize] += 1;
             });
             assert!(seen.iter().all(|&c| c == 1), "{dims:?} {m2m:?}");
         }

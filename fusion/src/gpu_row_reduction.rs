@@ -13,7 +13,9 @@
 use affine::{Expr, IndexingMap, Interval, Var};
 use device::Device;
 
-use crate::gpu_launch::{coords, delinearize, GpuEmitter, Launch, LOOP_THREADS, WARP};
+use crate::gpu_launch::{
+    coords, physical_order, place_groups, GpuEmitter, Launch, LOOP_THREADS, WARP,
+};
 
 /// Rows at least this long, when there are few of them, take a block each.
 pub const LONG_ROW: i64 = 4096;
@@ -32,11 +34,7 @@ pub fn row_reduction_launch(
     device: &Device,
 ) -> Result<Option<Launch>, affine::MapError> {
     let rank = dims.len();
-    let order: Vec<usize> = if minor_to_major.len() == rank {
-        minor_to_major.iter().map(|&d| d as usize).collect()
-    } else {
-        (0..rank).rev().collect()
-    };
+    let order = physical_order(rank, minor_to_major);
     let is_reduced = |d: usize| reduced.contains(&(d as i64));
     let minor_reduced = order.iter().take_while(|&&d| is_reduced(d)).count();
     if reduced.is_empty() || minor_reduced != reduced.len() {
@@ -69,21 +67,13 @@ pub fn row_reduction_launch(
         + th.floor_div(Expr::constant(lanes));
     let element = Expr::var(Var::range(coords::CHUNK)) * Expr::constant(lanes)
         + th.modulo(Expr::constant(lanes));
-    let mut results = vec![Expr::constant(0); rank];
-    for (sub, linear) in [
-        (&order[minor_reduced..], row),
-        (&order[..minor_reduced], element),
-    ] {
-        let sub_dims: Vec<i64> = sub.iter().map(|&d| dims[d]).collect();
-        // Within the sub-array, physical position p holds its p-th dimension.
-        let sub_m2m: Vec<i64> = (0..sub.len() as i64).collect();
-        for (p, e) in delinearize(linear, &sub_dims, &sub_m2m)
-            .into_iter()
-            .enumerate()
-        {
-            results[sub[p]] = e;
-        }
-    }
+    let results = place_groups(
+        dims,
+        &[
+            (&order[minor_reduced..], row),
+            (&order[..minor_reduced], element),
+        ],
+    );
     let mut domain = vec![Interval::new(0, 0); 6];
     domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
     domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
@@ -162,7 +152,7 @@ mod tests {
     /// row group read one row (by enumeration).
     #[test]
     fn every_element_is_read_once_by_its_rows_lanes() {
-        use affine::enumerate::for_each_in_box;
+        use crate::gpu_launch::for_each_thread_point;
         let cases: [(&[i64], &[i64], &[i64]); 6] = [
             (&[9, 70], &[1, 0], &[1]),
             (&[2, 4100], &[1, 0], &[1]),
@@ -180,27 +170,17 @@ mod tests {
             let n: i64 = dims.iter().product();
             let mut seen = vec![0u32; n as usize];
             let mut rows = std::collections::HashMap::new();
-            let bounds: Vec<Interval> = m.dims().iter().chain(m.ranges()).copied().collect();
-            for_each_in_box(&bounds, |flat| {
-                let p = affine::Point {
-                    dims: &flat[..6],
-                    ranges: &flat[6..],
-                    runtimes: &[],
-                };
-                if m.constraints_satisfied(&p).unwrap() {
-                    let idx = m.evaluate(&p).unwrap();
-                    let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
-                    seen[row_major as usize] += 1;
-                    // The lanes of one row group read one row.
-                    let group = flat[3] * l.threads + flat[0];
-                    let kept: Vec<i64> = (0..dims.len())
-                        .filter(|&d| !reduced.contains(&(d as i64)))
-                        .map(|d| idx[d])
-                        .collect();
-                    let first = rows.entry(group / lanes).or_insert_with(|| kept.clone());
-                    assert_eq!(*first, kept, "{dims:?} {m2m:?} {reduced:?}");
-                }
-                true
+            for_each_thread_point(m, |flat, idx| {
+                let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
+                seen[row_major as usize] += 1;
+                // The lanes of one row group read one row.
+                let group = flat[3] * l.threads + flat[0];
+                let kept: Vec<i64> = (0..dims.len())
+                    .filter(|&d| !reduced.contains(&(d as i64)))
+                    .map(|d| idx[d])
+                    .collect();
+                let first = rows.entry(group / lanes).or_insert_with(|| kept.clone());
+                assert_eq!(*first, kept, "{dims:?} {m2m:?} {reduced:?}");
             });
             assert!(seen.iter().all(|&c| c == 1), "{dims:?} {m2m:?} {reduced:?}");
         }

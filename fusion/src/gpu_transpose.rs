@@ -20,7 +20,7 @@ use affine::{Expr, IndexingMap, Interval, Var};
 use hlo::{InstrId, Opcode};
 
 use crate::gpu_hero::hero_under_epilogue;
-use crate::gpu_launch::{coords, delinearize, GpuEmitter, Launch, WARP};
+use crate::gpu_launch::{coords, delinearize, physical_order, GpuEmitter, Launch, WARP};
 
 /// The tile's side: a warp's lanes read or write one of its rows.
 pub const TILE: i64 = WARP;
@@ -52,11 +52,7 @@ pub fn transpose_launch(
     y: usize,
 ) -> Result<Option<TransposeLaunch>, affine::MapError> {
     let rank = dims.len();
-    let order: Vec<usize> = if minor_to_major.len() == rank {
-        minor_to_major.iter().map(|&d| d as usize).collect()
-    } else {
-        (0..rank).rev().collect()
-    };
+    let order = physical_order(rank, minor_to_major);
     let x = order[0];
     if x == y || y >= rank || dims[x] < MIN_TILED_EXTENT || dims[y] < MIN_TILED_EXTENT {
         return Ok(None);
@@ -182,7 +178,7 @@ mod tests {
     /// block's tile (by enumeration).
     #[test]
     fn both_maps_cover_every_element_once_and_walk_their_minor_dimensions() {
-        use affine::enumerate::for_each_in_box;
+        use crate::gpu_launch::for_each_thread_point;
         let cases: [(&[i64], &[i64], usize); 4] = [
             (&[100, 64], &[0, 1], 1),
             (&[3, 40, 50], &[1, 2, 0], 2),
@@ -197,23 +193,13 @@ mod tests {
                 let mut seen = vec![0u32; n as usize];
                 let mut lanes: std::collections::HashMap<(i64, i64, i64), Vec<i64>> =
                     Default::default();
-                let bounds: Vec<Interval> = m.dims().iter().chain(m.ranges()).copied().collect();
-                for_each_in_box(&bounds, |flat| {
-                    let p = affine::Point {
-                        dims: &flat[..6],
-                        ranges: &flat[6..],
-                        runtimes: &[],
-                    };
-                    if m.constraints_satisfied(&p).unwrap() {
-                        let idx = m.evaluate(&p).unwrap();
-                        let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
-                        seen[row_major as usize] += 1;
-                        lanes
-                            .entry((flat[3], flat[0] / WARP, flat[7]))
-                            .or_default()
-                            .push(idx[walked]);
-                    }
-                    true
+                for_each_thread_point(m, |flat, idx| {
+                    let row_major = idx.iter().zip(dims).fold(0, |acc, (i, d)| acc * d + i);
+                    seen[row_major as usize] += 1;
+                    lanes
+                        .entry((flat[3], flat[0] / WARP, flat[7]))
+                        .or_default()
+                        .push(idx[walked]);
                 });
                 assert!(seen.iter().all(|&c| c == 1), "{dims:?} {m2m:?} {y}");
                 for walk in lanes.values() {

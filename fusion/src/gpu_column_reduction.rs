@@ -12,10 +12,12 @@
 //! chunk_id * parts + th_x floordiv columns, column (bl_x mod K) * columns + th_x mod
 //! columns)`, each delinearized in physical order.
 
-use affine::{Expr, IndexingMap, Interval, Var};
+use affine::{Expr, Interval, Var};
 use device::Device;
 
-use crate::gpu_launch::{coords, physical_order, place_groups, GpuEmitter, Launch, WARP};
+use crate::gpu_launch::{
+    coords, physical_order, place_groups, thread_map, GpuEmitter, Launch, WARP,
+};
 
 /// Most warps a column-reduction block has (8: 256 threads, a tile of 32 columns by 8
 /// rows, whose transposed partials combine within groups of 8 lanes).
@@ -72,10 +74,6 @@ pub fn column_reduction_launch(
         dims,
         &[(major, outer_index), (middle, row), (minor, column)],
     );
-    let mut domain = vec![Interval::new(0, 0); 6];
-    domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
-    domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
-    let ranges = vec![Interval::new(0, chunks - 1), Interval::new(0, 0)];
     let mut constraints = Vec::new();
     if tiles_per_row * columns > cols {
         constraints.push((column, Interval::new(0, cols - 1)));
@@ -83,8 +81,7 @@ pub fn column_reduction_launch(
     if chunks * parts > rows {
         constraints.push((row, Interval::new(0, rows - 1)));
     }
-    let mut thread_map = IndexingMap::new(domain, ranges, vec![], results, constraints)?;
-    thread_map.simplify();
+    let thread_map = thread_map((blocks, threads), (chunks, 1), results, constraints)?;
     Ok(Some(Launch {
         emitter: GpuEmitter::ColumnReduction { columns, parts },
         blocks,

@@ -183,17 +183,12 @@ pub fn loop_launch(
         * Expr::constant(unroll)
         + Expr::var(Var::range(coords::UNROLL));
     let results = delinearize(linear, dims, minor_to_major);
-    let mut domain = vec![Interval::new(0, 0); 6];
-    domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
-    domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
-    let ranges = vec![Interval::new(0, 0), Interval::new(0, unroll - 1)];
     let constraints = if blocks * threads * unroll > n {
         vec![(linear, Interval::new(0, n - 1))]
     } else {
         vec![]
     };
-    let mut thread_map = IndexingMap::new(domain, ranges, vec![], results, constraints)?;
-    thread_map.simplify();
+    let thread_map = thread_map((blocks, threads), (1, unroll), results, constraints)?;
     Ok(Launch {
         emitter: GpuEmitter::Loop,
         blocks,
@@ -201,6 +196,24 @@ pub fn loop_launch(
         unroll,
         thread_map,
     })
+}
+
+/// The thread map of a launch of `blocks` blocks of `threads` threads, with `chunks`
+/// chunk steps and `unroll` unroll steps per thread: `results` over the launch's
+/// coordinates, under `constraints`, simplified.
+pub(crate) fn thread_map(
+    (blocks, threads): (i64, i64),
+    (chunks, unroll): (i64, i64),
+    results: Vec<Expr>,
+    constraints: Vec<(Expr, Interval)>,
+) -> Result<IndexingMap, affine::MapError> {
+    let mut domain = vec![Interval::new(0, 0); 6];
+    domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
+    domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
+    let ranges = vec![Interval::new(0, chunks - 1), Interval::new(0, unroll - 1)];
+    let mut map = IndexingMap::new(domain, ranges, vec![], results, constraints)?;
+    map.simplify();
+    Ok(map)
 }
 
 /// The dimensions of a rank-`rank` array in physical order, minor-most first, from its

@@ -10,11 +10,11 @@
 //! (input index)`, row `bl_x * rows_per_block + th_x floordiv lanes` and element
 //! `chunk_id * lanes + th_x mod lanes` of the row, each delinearized in physical order.
 
-use affine::{Expr, IndexingMap, Interval, Var};
+use affine::{Expr, Interval, Var};
 use device::Device;
 
 use crate::gpu_launch::{
-    coords, physical_order, place_groups, GpuEmitter, Launch, LOOP_THREADS, WARP,
+    coords, physical_order, place_groups, thread_map, GpuEmitter, Launch, LOOP_THREADS, WARP,
 };
 
 /// Rows at least this long, when there are few of them, take a block each.
@@ -74,10 +74,6 @@ pub fn row_reduction_launch(
             (&order[..minor_reduced], element),
         ],
     );
-    let mut domain = vec![Interval::new(0, 0); 6];
-    domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
-    domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
-    let ranges = vec![Interval::new(0, chunks - 1), Interval::new(0, 0)];
     let mut constraints = Vec::new();
     if blocks * rows_per_block > rows {
         constraints.push((row, Interval::new(0, rows - 1)));
@@ -85,8 +81,7 @@ pub fn row_reduction_launch(
     if chunks * lanes > row_len {
         constraints.push((element, Interval::new(0, row_len - 1)));
     }
-    let mut thread_map = IndexingMap::new(domain, ranges, vec![], results, constraints)?;
-    thread_map.simplify();
+    let thread_map = thread_map((blocks, threads), (chunks, 1), results, constraints)?;
     Ok(Some(Launch {
         emitter: GpuEmitter::RowReduction { lanes },
         blocks,

@@ -20,7 +20,9 @@ use affine::{Expr, IndexingMap, Interval, Var};
 use hlo::{InstrId, Opcode};
 
 use crate::gpu_hero::hero_under_epilogue;
-use crate::gpu_launch::{coords, delinearize, physical_order, GpuEmitter, Launch, WARP};
+use crate::gpu_launch::{
+    coords, delinearize, physical_order, thread_map, GpuEmitter, Launch, WARP,
+};
 
 /// The tile's side: a warp's lanes read or write one of its rows.
 pub const TILE: i64 = WARP;
@@ -85,10 +87,6 @@ pub fn transpose_launch(
         for (p, &e) in outer_results.iter().enumerate() {
             results[others[p]] = e;
         }
-        let mut domain = vec![Interval::new(0, 0); 6];
-        domain[coords::TH_X as usize] = Interval::new(0, threads - 1);
-        domain[coords::BL_X as usize] = Interval::new(0, blocks - 1);
-        let ranges = vec![Interval::new(0, 0), Interval::new(0, unroll - 1)];
         let mut constraints = Vec::new();
         if tiles_x * TILE > nx {
             constraints.push((xe, Interval::new(0, nx - 1)));
@@ -96,9 +94,7 @@ pub fn transpose_launch(
         if tiles_y * TILE > ny {
             constraints.push((ye, Interval::new(0, ny - 1)));
         }
-        let mut m = IndexingMap::new(domain, ranges, vec![], results, constraints)?;
-        m.simplify();
-        Ok(m)
+        thread_map((blocks, threads), (1, unroll), results, constraints)
     };
     let write = map(tile_x + lane, tile_y + row)?;
     let read = map(tile_x + row, tile_y + lane)?;

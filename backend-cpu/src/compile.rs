@@ -144,7 +144,7 @@ impl CpuBackend {
 }
 
 /// The layout of a constant's literal, as the executor binds it.
-fn constant_spec(lit: &hlo::literal::ArrayLiteral) -> Result<ArraySpec, BackendError> {
+pub fn constant_spec(lit: &hlo::literal::ArrayLiteral) -> Result<ArraySpec, BackendError> {
     let shape = lit.shape();
     let et = lit.element_type();
     let ty = codegen::kir::ScalarType::from_element(et)

@@ -29,6 +29,7 @@ mod library;
 mod loaded;
 mod memory;
 mod reduce_bytes;
+pub mod reuse;
 mod run;
 mod thin_gemm;
 

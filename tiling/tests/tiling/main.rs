@@ -1,6 +1,7 @@
 //! The tiling crate's integration tests, in one binary: golden tiles per op and fusion,
 //! properties on random maps and fusions, the corpus fusions, tile propagation against the
-//! symbolic-tile analysis, and the tile-size search; every tile checked by enumeration.
+//! symbolic-tile analysis, the tile-size search, and the cases where XLA's expectations
+//! differ (checked against the evaluator); every tile checked by enumeration.
 
 mod analysis_text;
 mod corpus;
@@ -11,3 +12,4 @@ mod regions;
 mod reshape;
 mod search;
 mod support;
+mod xla_differences;

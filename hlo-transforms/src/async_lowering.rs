@@ -6,8 +6,11 @@
 //! tuples, get-tuple-elements, copies, barriers and metadata custom calls, not through a
 //! loop, whose body may move the chain on) is replaced by a copy of
 //! the wrapped computation's body on the bound operands; the starts and updates left
-//! without users go. A chain whose state crosses a loop or a computation boundary, or
-//! that binds another number of operands than its computation takes, is left as it is.
+//! without users go. A chain whose state crosses a loop or a computation boundary is then
+//! written as the tuples its states are (`async_tuples`): the start a tuple of its
+//! operands and zeros, each update that tuple grown, the done the body on the operands it
+//! holds. The done of a chain that binds another number of operands than its computation
+//! takes is left as it is (the verifier judges it).
 
 use hlo::ir::async_link::{trace_async_link, AsyncLink};
 use hlo::ir::{call_graph, edit};
@@ -62,6 +65,14 @@ impl Pass for AsyncLowering {
             let mut comp = module.computations[ci].clone();
             edit::remove_dead_code(module, &mut comp);
             module.computations[ci] = comp;
+        }
+        if crate::async_tuples::materialize_async_states(module, &mut names) {
+            for ci in 0..module.computations.len() {
+                let mut comp = module.computations[ci].clone();
+                edit::remove_dead_code(module, &mut comp);
+                module.computations[ci] = comp;
+            }
+            changed = true;
         }
         if changed {
             call_graph::remove_unreachable_computations(module);

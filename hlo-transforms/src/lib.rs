@@ -3,6 +3,7 @@
 
 pub mod algsimp;
 pub mod async_lowering;
+mod async_tuples;
 pub mod batchnorm_expander;
 pub mod call_inliner;
 pub mod conditional_simplifier;

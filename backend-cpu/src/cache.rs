@@ -201,7 +201,8 @@ pub fn load_or_build(
         })?;
         srcs.push(src);
     }
-    let compiled = cc::compile(compiler, &srcs, &tmp).and_then(|()| seal(&tmp));
+    let per_unit = cc::kernels_in(&units, kernels);
+    let compiled = cc::compile(compiler, &srcs, &per_unit, &tmp).and_then(|()| seal(&tmp));
     for src in &srcs {
         let _ = std::fs::remove_file(src);
     }

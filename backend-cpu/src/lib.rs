@@ -34,6 +34,7 @@ mod run;
 mod thin_gemm;
 
 pub use cache::cache_dir;
+pub use cc::{reporting_to, Listener as CompileListener};
 /// The object cache's entries and their management (`hloc cache`).
 pub mod cache_admin {
     pub use crate::cache::{entries, prune, Entry, DEFAULT_MAX_BYTES};

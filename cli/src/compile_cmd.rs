@@ -148,6 +148,10 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         ..Default::default()
     };
     let mut progress = crate::progress::Progress::new(args.progress);
+    let opts = runtime::CompileOptions {
+        progress: progress.compile_listener(),
+        ..opts
+    };
     progress.stage("optimizing and generating kernels");
     let mut plan = runtime::plan(&module, &opts)?;
     let dump_start = Instant::now();

@@ -6,7 +6,10 @@
 //! erased when it ends, so nothing of it stays on the screen or in the command's output.
 //! Piped, nothing is shown. `--progress always` shows it anyway: on a terminal as above,
 //! elsewhere one `progress: STAGE` line per stage as it starts (no times, so logs and
-//! tests can read it); `--progress never` shows nothing.
+//! tests can read it); `--progress never` shows nothing. While the C compiler runs, the
+//! status line counts the kernels compiled (`compiling: kernels compiled 1250/2500`, after
+//! each compiler process; [`Progress::compile_listener`]); the lines do not, since a cache
+//! hit compiles nothing and the lines would depend on the cache.
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Condvar, Mutex};
@@ -102,6 +105,22 @@ impl Progress {
         }
     }
 
+    /// What the runtime tells of the C compiler's progress
+    /// ([`runtime::CompileOptions::progress`]): on the status line, the compile stage
+    /// becomes `compiling: kernels compiled N/M` (its time keeps running); `None` when no
+    /// status line is drawn.
+    pub fn compile_listener(&self) -> Option<runtime::CompileListener> {
+        let Kind::Status(shared, _) = &self.kind else {
+            return None;
+        };
+        let shared = Arc::clone(shared);
+        Some(runtime::CompileListener(Arc::new(move |done, all| {
+            if let Ok(mut s) = shared.state.lock() {
+                s.stage = kernels_compiled(done, all);
+            }
+        })))
+    }
+
     /// Erases the status line and stops its thread (before anything else is printed).
     pub fn finish(&mut self) {
         if let Kind::Status(shared, thread) = &mut self.kind {
@@ -159,6 +178,11 @@ pub fn compiling(kernels: usize) -> String {
     }
 }
 
+/// The compile stage's phrase once the compiler reports: `compiling: kernels compiled 3/12`.
+fn kernels_compiled(done: usize, all: usize) -> String {
+    format!("compiling: kernels compiled {done}/{all}")
+}
+
 /// `hloc: STAGE (3.2 s; 10.5 s in all)`.
 fn status_line(stage: &str, in_stage: Duration, in_all: Duration) -> String {
     format!(
@@ -192,6 +216,27 @@ mod tests {
         // Finishing before the line is due stops the thread without drawing.
         p.finish();
         assert!(matches!(p.kind, Kind::Off));
+    }
+
+    #[test]
+    fn the_compilers_reports_count_kernels_on_the_status_line_only() {
+        assert!(Progress::for_terminal(ProgressMode::Always, false)
+            .compile_listener()
+            .is_none());
+        assert!(Progress::for_terminal(ProgressMode::Never, true)
+            .compile_listener()
+            .is_none());
+        let mut p = Progress::for_terminal(ProgressMode::Always, true);
+        p.stage(&compiling(12));
+        let listener = p.compile_listener().expect("a status line has a listener");
+        (listener.0)(5, 12);
+        let Kind::Status(shared, _) = &p.kind else {
+            panic!("not a status line")
+        };
+        let s = shared.state.lock().unwrap();
+        assert_eq!(s.stage, "compiling: kernels compiled 5/12");
+        drop(s);
+        p.finish();
     }
 
     #[test]

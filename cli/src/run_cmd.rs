@@ -300,6 +300,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 size_limit: Some(limit.bytes),
                 time_passes: args.time_passes,
                 memory_limit: args.memory_limit,
+                progress: progress.compile_listener(),
                 ..Default::default()
             };
             let compile_start = Instant::now();

@@ -37,8 +37,8 @@ use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
 use plan::Program;
 
-pub use backend_cpu::cache_dir;
-pub use backend_cuda::{nvrtc_present, Cubin, KernelResources};
+pub use backend_cpu::{cache_dir, CompileListener};
+pub use backend_cuda::{nvrtc_present, Cubin, CudaError, KernelResources};
 pub use error::RuntimeError;
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use multi_device::{device_grid, reference_reports_on_devices, run_on_devices};
@@ -89,6 +89,9 @@ pub struct CompileOptions {
     /// picks a schedule and streaming that fit, or compiling fails with
     /// [`RuntimeError::MemoryLimit`] ([`plan::memory::limit`]).
     pub memory_limit: Option<u64>,
+    /// Told `(kernels compiled, kernels in all)` as each C compiler process finishes
+    /// (`--progress`; default none).
+    pub progress: Option<backend_cpu::CompileListener>,
 }
 
 impl CompileOptions {
@@ -96,6 +99,7 @@ impl CompileOptions {
     fn backend_choice(&self) -> backends::Choice<'_> {
         backends::Choice {
             cuda_host: self.cuda_host,
+            gpu: self.gpu.as_deref(),
             cache_dir: self.cache_dir.as_deref(),
             compiler: self.compiler.clone(),
             threads: self.threads,
@@ -119,6 +123,7 @@ impl Default for CompileOptions {
             time_passes: false,
             stream_min_bytes: None,
             memory_limit: None,
+            progress: None,
         }
     }
 }
@@ -356,11 +361,13 @@ pub fn compile_plan(
         list: std::mem::take(&mut plan.timings),
     };
     let mut backend_times = Vec::new();
-    let exe = backends::backend(options.backend_choice()).compile(
-        plan.program.clone(),
-        &plan.source,
-        &mut backend_times,
-    )?;
+    let exe = backend_cpu::reporting_to(options.progress.clone(), || {
+        backends::backend(options.backend_choice()).compile(
+            plan.program.clone(),
+            &plan.source,
+            &mut backend_times,
+        )
+    })?;
     for (name, time) in backend_times {
         stages.add(name, time);
     }

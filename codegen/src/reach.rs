@@ -31,16 +31,20 @@ impl HlocReach {
     ///   shapes included), but forming them changes what every module runs and is to be
     ///   measured on its own (so is lifting the same-dimensions rule that goes with them);
     /// - transposes of several kinds in one fusion: the loop emitter indexes any, and
-    ///   cache-blocks a transposed read.
+    ///   cache-blocks a transposed read;
+    /// - loop invariants hoisted: every kernel's body goes through
+    ///   [`crate::kir::hoist_invariants`], so a row's reduction read through a broadcast
+    ///   runs once per row.
     pub fn cpu() -> HlocReach {
         HlocReach::for_target(EmitTarget::cpu())
     }
 
     /// [`HlocReach::cpu`]'s switches, confirmed by the emitters of `target` (the GPU's
-    /// emitters take the fusions the CPU's rules form).
+    /// emitters take the fusions the CPU's rules form). Where `target` has GPU emitters
+    /// ([`EmitTarget::gpu_emitters`]) no invariant is counted as hoisted: a reduction
+    /// there is its kernel's hero, not a value computed before a loop.
     pub fn for_target(target: EmitTarget) -> HlocReach {
         HlocReach {
-            target,
             rules: EmitterRules {
                 max_operands: 64,
                 max_instructions: 1000,
@@ -48,7 +52,9 @@ impl HlocReach {
                 multi_output: false,
                 multi_output_same_dims: true,
                 one_transpose_kind_per_fusion: false,
+                hoists_invariant_values: !target.gpu_emitters,
             },
+            target,
         }
     }
 }

@@ -7,9 +7,9 @@
 //! fusions, how large) is not the hardware's: it comes with the code generator
 //! (`fusion::EmitterRules`).
 //!
-//! One switch remains here for now: `kernel.hoists_invariant_values` (read by the fusion
-//! cost model, built by value elsewhere); it moves to the code generator's rules with its
-//! readers.
+//! The last such switch, `kernel.hoists_invariant_values`, moved there too
+//! (`fusion::EmitterRules::hoists_invariant_values`); a description that still writes it
+//! is refused with a message that says where it went.
 //!
 //! Three descriptions ship with hloc, embedded at build time from `descriptions/*.toml`:
 //! `cpu` (measured defaults for the machine class hloc is developed on; [`probe_cpu`]
@@ -124,14 +124,12 @@ mod tests {
             parse("x.toml", &t).unwrap_err().to_string(),
             format!("x.toml:{line}: field `memory.dram_bytes_per_s`: must be positive, found -1")
         );
-        let t = cpu_text().replace(
-            "hoists_invariant_values = true",
-            "hoists_invariant_values = 1",
-        );
+        // A code generator's switch a description once held names where it went.
+        let t = cpu_text().replace("[kernel]", "[kernel]\nhoists_invariant_values = true");
         let line = line_of(&t, "hoists_invariant_values");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
-            format!("x.toml:{line}: field `kernel.hoists_invariant_values`: expected true or false, found Number(1.0)")
+            format!("x.toml:{line}: field `kernel.hoists_invariant_values`: a switch of the code generator, not of the machine: it moved to `fusion::EmitterRules::hoists_invariant_values`")
         );
         let t = cpu_text().replace("launch_s = 1.5e-6", "");
         assert_eq!(

@@ -49,17 +49,12 @@ pub struct Cache {
     pub shared_memory_per_unit: u64,
 }
 
-/// Kernel launch cost, and the two code-generator switches not yet moved to the code
-/// generator's rules (see the crate's documentation).
+/// What one kernel costs the machine to start. What a code generator emits and how (its
+/// switches) is the code generator's (`fusion::EmitterRules`), not the machine's.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelLimits {
     /// Seconds to launch (or, on the CPU, to call) one kernel.
     pub launch_s: f64,
-    /// Whether the code generator computes a value that does not change along a kernel's
-    /// innermost loop once before that loop (loop-invariant code motion): a reduction read
-    /// through a broadcast along the minor dimensions then runs once per row, so it may
-    /// fuse into its consumer (a softmax or a layer norm in one kernel).
-    pub hoists_invariant_values: bool,
 }
 
 /// A target machine.

@@ -24,6 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use smallvec::SmallVec;
 
+use crate::emitter_reach::EmitterRules;
 use crate::ops::{self, OpClass};
 
 /// What the model knows about one instruction.
@@ -450,7 +451,7 @@ impl Spaces {
 /// roots). A value read by several members at their own index (elementwise readers of its
 /// shape) is evaluated once per element for all of them, as the emitters memoize it; reads
 /// under other maps (slices, broadcasts, gathers, ...) each evaluate it anew. With `hoist`
-/// (the device's code generator moves loop-invariant values out of the innermost loop), a
+/// (the code generator moves loop-invariant values out of the innermost loop), a
 /// member read through a broadcast along the trailing dimensions is computed once per
 /// index of its own, not once per element of the broadcast.
 pub fn evaluate(
@@ -547,18 +548,32 @@ pub fn evaluate(
     ev
 }
 
-/// The cost model of one device.
+/// The cost model of one device and the code generator that emits its kernels.
 #[derive(Clone, Debug)]
 pub struct CostModel<'d> {
     /// The device.
     pub device: &'d Device,
+    /// Whether the code generator computes loop invariants once before the innermost loop
+    /// ([`EmitterRules::hoists_invariant_values`]): [`evaluate`]'s `hoist`.
+    pub hoists_invariant_values: bool,
+}
+
+impl<'d> CostModel<'d> {
+    /// The model of kernels that the code generator whose switches are `rules` emits for
+    /// `device`: the machine's facts from the one, how its kernels compute from the other.
+    pub fn new(device: &'d Device, rules: &EmitterRules) -> CostModel<'d> {
+        CostModel {
+            device,
+            hoists_invariant_values: rules.hoists_invariant_values,
+        }
+    }
 }
 
 impl CostModel<'_> {
     /// The cost of a kernel made of `members` whose outputs are `roots`.
     pub fn kernel(&self, info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> KernelCost {
         let d = self.device;
-        let ev = evaluate(info, members, roots, d.kernel.hoists_invariant_values);
+        let ev = evaluate(info, members, roots, self.hoists_invariant_values);
         let mut c = KernelCost {
             launch_s: d.kernel.launch_s,
             flops: ev.flops,

@@ -13,7 +13,8 @@
 //! [`crate::XlaGpuReach`]); hloc's own emitters answer through `codegen`'s implementation.
 //!
 //! The device description keeps the hardware's facts (rates, bandwidths, caches, the cost
-//! of a launch); these switches belong to the code generator, so they come with the reach.
+//! of a launch); these switches belong to the code generator, so they come with the reach
+//! (the cost model reads one of them, [`EmitterRules::hoists_invariant_values`]).
 
 use hlo::attrs::FusionKind;
 use hlo::{Computation, InstrId, Module};
@@ -37,6 +38,12 @@ pub struct EmitterRules {
     /// Whether a fusion may hold transposes of one permutation only (a tiled transpose
     /// emitter) rather than any (a loop emitter indexing each).
     pub one_transpose_kind_per_fusion: bool,
+    /// Whether the code generator computes a value that does not change along a kernel's
+    /// innermost loop once before that loop (loop-invariant code motion): a reduction read
+    /// through a broadcast along the minor dimensions then runs once per row, so the cost
+    /// model prices it so and it may fuse into its consumer (a softmax or a layer norm in
+    /// one kernel). A switch of the code generator, not a fact of the machine.
+    pub hoists_invariant_values: bool,
 }
 
 /// A kernel the fusion passes consider forming: `members` of `comp`, in def-before-use

@@ -71,7 +71,7 @@ fn choose(
     let c = module.computation(cid);
     let order = c.def_before_use_order().into_owned();
     let info = CompInfo::with_cache(module, cid, cache);
-    let model = CostModel { device };
+    let model = CostModel::new(device, emitter.rules());
     let launch = device.kernel.launch_s;
     // Small kernels with their output dimensions.
     let small: Vec<(InstrId, Vec<i64>)> = order

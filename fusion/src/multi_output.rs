@@ -115,9 +115,7 @@ impl MultiOutputFusion {
         };
         let reach = Reachability::new(c);
         let info = CompInfo::with_cache(module, cid, cache);
-        let model = CostModel {
-            device: &self.device,
-        };
+        let model = CostModel::new(&self.device, self.reach.rules());
         let max_operands = self.reach.rules().max_operands;
         let same_dims = self.reach.rules().multi_output_same_dims;
         // Whether two kernels' outputs may share a multi-output fusion on this device.

@@ -376,8 +376,8 @@ impl Planner<'_> {
 
     /// One transpose kind per fusion where the device's transpose emitter tiles one
     /// permutation (equal input shapes and permutations), one reduction kind per fusion (equal input shapes and
-    /// dimensions), never a reduction recomputed per element of its consumer (with the
-    /// device's hoisting, read through broadcasts along the minor dimensions, it is
+    /// dimensions), never a reduction recomputed per element of its consumer (where the
+    /// code generator hoists invariants, read through broadcasts along the minor dimensions, it is
     /// computed once per row), never a
     /// reduction with a transpose hero or an in-place update.
     fn heroes_compatible(&self, members: &[InstrId], root: InstrId) -> bool {
@@ -423,7 +423,7 @@ impl Planner<'_> {
         if reductions.iter().any(|&r| signature(r) != first) {
             return false;
         }
-        let hoist = self.model.device.kernel.hoists_invariant_values;
+        let hoist = self.model.hoists_invariant_values;
         let ev = evaluate(self.info, members, &[root], hoist);
         reductions.iter().all(|r| {
             let e = ev.evals.get(r).copied().unwrap_or(0.0);

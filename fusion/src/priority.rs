@@ -61,9 +61,7 @@ impl Pass for PriorityFusion {
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
-        let model = CostModel {
-            device: &self.device,
-        };
+        let model = CostModel::new(&self.device, self.reach.rules());
         let mut names = NameGen::new(module);
         let mut changed = false;
         // The loops XLA:CPU emits per element (the rewrites below add none and move none).

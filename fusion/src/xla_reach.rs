@@ -20,7 +20,10 @@ impl EmitterRules {
     ///   0.824 off);
     /// - where they are on, outputs of the same dimensions only: XLA:CPU's loop emitter
     ///   needs that of a multi-output fusion;
-    /// - transposes of several kinds in one fusion: the loop emitter indexes any.
+    /// - transposes of several kinds in one fusion: the loop emitter indexes any;
+    /// - loop invariants hoisted, as the `cpu` description said before this switch moved
+    ///   here (kept so that `hloc fuse --target cpu` fuses as it did; whether XLA:CPU's
+    ///   LLVM pipeline moves every such row value out of the loop is not measured).
     pub fn xla_cpu() -> EmitterRules {
         EmitterRules {
             max_operands: 64,
@@ -29,14 +32,15 @@ impl EmitterRules {
             multi_output: false,
             multi_output_same_dims: true,
             one_transpose_kind_per_fusion: false,
+            hoists_invariant_values: true,
         }
     }
 
     /// XLA:GPU's rules: 96 operands and outputs per fusion (XLA's own limit), 400
     /// instructions, reductions in `kInput` fusions (its reduction emitter), multi-output
-    /// fusions with reductions beside elementwise outputs of their input's shape, and one
+    /// fusions with reductions beside elementwise outputs of their input's shape, one
     /// transpose permutation per fusion (the transpose emitter tiles one through shared
-    /// memory).
+    /// memory), and no loop invariants hoisted (a reduction stays its kernel's hero).
     pub fn xla_gpu() -> EmitterRules {
         EmitterRules {
             max_operands: 96,
@@ -45,6 +49,7 @@ impl EmitterRules {
             multi_output: true,
             multi_output_same_dims: false,
             one_transpose_kind_per_fusion: true,
+            hoists_invariant_values: false,
         }
     }
 }

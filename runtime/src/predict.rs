@@ -4,7 +4,8 @@
 //! A thunk runs one instruction of the optimized module: a kernel the instruction its name
 //! was made from (`hloc_k6_fusion_4` runs `fusion.4`), a GEMM the dot whose buffer it
 //! writes, a library call the instruction whose result it writes. The prediction is
-//! [`fusion::cost::CostModel::kernel`] of the `cpu` description on that instruction: for a
+//! [`fusion::cost::CostModel::kernel`] of the `cpu` description and hloc's CPU emitters'
+//! switches ([`codegen::HlocReach::cpu`]) on that instruction: for a
 //! fusion, its fused computation (every instruction but the parameters, with the root or
 //! the root tuple's operands as outputs); for any other instruction, that op alone in its
 //! computation (library calls included, as the model costs them: from their indexing maps
@@ -28,12 +29,17 @@ pub struct Predictions {
 
 impl Predictions {
     /// Predicts every thunk of `program` (nested loop and branch sequences included), built
-    /// from `module`, on `device`.
-    pub fn new(module: &Module, program: &Program, device: &Device) -> Predictions {
+    /// from `module`, on `device` for the code generator whose switches are `rules`.
+    pub fn new(
+        module: &Module,
+        program: &Program,
+        device: &Device,
+        rules: &fusion::EmitterRules,
+    ) -> Predictions {
         let mut cx = Context {
             module,
             program,
-            model: CostModel { device },
+            model: CostModel::new(device, rules),
             names: NameIndex::new(module),
             infos: HashMap::new(),
         };
@@ -65,12 +71,13 @@ impl Predictions {
 }
 
 impl Executable {
-    /// The `cpu` description's modelled time of each thunk of this executable (computed
-    /// on every call: for profiles, not for runs).
+    /// The `cpu` description's modelled time of each thunk of this executable, for hloc's
+    /// CPU emitters (computed on every call: for profiles, not for runs).
     pub fn predictions(&self) -> Result<Predictions, RuntimeError> {
         let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
         let plan = self.plan();
-        Ok(Predictions::new(&plan.module, &plan.program, &cpu))
+        let rules = codegen::HlocReach::cpu().rules;
+        Ok(Predictions::new(&plan.module, &plan.program, &cpu, &rules))
     }
 }
 
@@ -246,8 +253,9 @@ mod tests {
         .unwrap();
         let plan = crate::plan(&m, &crate::CompileOptions::default()).unwrap();
         let cpu = device::load("cpu").unwrap();
-        let pred = Predictions::new(&plan.module, &plan.program, &cpu);
-        let model = CostModel { device: &cpu };
+        let rules = codegen::HlocReach::cpu().rules;
+        let pred = Predictions::new(&plan.module, &plan.program, &cpu, &rules);
+        let model = CostModel::new(&cpu, &rules);
         let mut kinds = Vec::new();
         let mut fusions = 0;
         for t in &plan.program.thunks {

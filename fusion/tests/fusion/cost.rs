@@ -5,13 +5,20 @@
 use fusion::cost::{CompInfo, CostModel, KernelCost};
 use hlo::InstrId;
 
-/// The cost of the kernel made of the named instructions of ENTRY, rooted at the last.
+/// The cost of the kernel made of the named instructions of ENTRY, rooted at the last,
+/// for a code generator that hoists loop invariants (XLA:CPU's rules).
 fn cost(text: &str, members: &[&str]) -> KernelCost {
-    cost_on(&device::load("cpu").unwrap(), text, members)
+    let rules = fusion::EmitterRules::xla_cpu();
+    cost_on(&device::load("cpu").unwrap(), &rules, text, members)
 }
 
-/// [`cost`] on `cpu`.
-fn cost_on(cpu: &device::Device, text: &str, members: &[&str]) -> KernelCost {
+/// [`cost`] on `cpu`, for a code generator with `rules`.
+fn cost_on(
+    cpu: &device::Device,
+    rules: &fusion::EmitterRules,
+    text: &str,
+    members: &[&str],
+) -> KernelCost {
     let module = hlo::parse_module(text).unwrap();
     let info = CompInfo::new(&module, module.entry_id());
     let ids: Vec<InstrId> = members
@@ -19,7 +26,7 @@ fn cost_on(cpu: &device::Device, text: &str, members: &[&str]) -> KernelCost {
         .map(|n| module.entry().find(n).unwrap())
         .collect();
     let root = *ids.last().unwrap();
-    CostModel { device: cpu }.kernel(&info, &ids, &[root])
+    CostModel::new(cpu, rules).kernel(&info, &ids, &[root])
 }
 
 fn close(got: f64, want: f64) {
@@ -111,12 +118,13 @@ fn fusing_a_chain_saves_a_launch_and_the_intermediate() {
 #[test]
 fn a_reduction_behind_a_broadcast_is_recomputed_per_element_without_hoisting() {
     let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[64,64] parameter(0)\n  z = f32[] constant(0)\n  r = f32[64] reduce(p, z), dimensions={1}, to_apply=add\n  ROOT bc = f32[64,64] broadcast(r), dimensions={0}\n}";
-    let mut cpu = device::load("cpu").unwrap();
-    cpu.kernel.hoists_invariant_values = false;
-    let fused = cost_on(&cpu, text, &["r", "bc"]);
+    let cpu = device::load("cpu").unwrap();
+    let mut rules = fusion::EmitterRules::xla_cpu();
+    rules.hoists_invariant_values = false;
+    let fused = cost_on(&cpu, &rules, text, &["r", "bc"]);
     // 4096 broadcast elements each recompute a 64-element row sum.
     close(fused.flops, 4096.0 * 64.0);
-    let separate = cost_on(&cpu, text, &["r"]);
+    let separate = cost_on(&cpu, &rules, text, &["r"]);
     close(separate.flops, 4096.0);
 }
 
@@ -124,7 +132,7 @@ fn a_reduction_behind_a_broadcast_is_recomputed_per_element_without_hoisting() {
 fn a_row_reduction_behind_a_trailing_broadcast_runs_once_per_row_with_hoisting() {
     let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[64,64] parameter(0)\n  z = f32[] constant(0)\n  r = f32[64] reduce(p, z), dimensions={1}, to_apply=add\n  bc = f32[64,64] broadcast(r), dimensions={0}\n  ROOT s = f32[64,64] subtract(p, bc)\n}";
     let fused = cost(text, &["r", "bc", "s"]);
-    // The shipped cpu description hoists: 64 row sums of 64 elements, then 4096
+    // XLA:CPU's rules hoist: 64 row sums of 64 elements, then 4096
     // subtractions (the broadcast itself costs nothing).
     close(fused.flops, 64.0 * 64.0 + 4096.0);
     // p (16 KiB) is read once by the sums and re-read once by the subtractions, within

@@ -22,18 +22,21 @@ fn keys(v: &serde_json::Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-/// The `cpu` description without loop-invariant hoisting: a reduction read through a
-/// broadcast would be recomputed per element, so it stays out of its consumer.
-fn cpu_without_hoisting() -> device::Device {
-    let mut cpu = device::load("cpu").unwrap();
-    cpu.kernel.hoists_invariant_values = false;
-    cpu
+/// Fuses `module` for the `cpu` description and XLA:CPU's rules without loop-invariant
+/// hoisting: a reduction read through a broadcast would be recomputed per element, so it
+/// stays out of its consumer.
+fn fuse_without_hoisting(module: &mut hlo::Module) -> fusion::FusionReport {
+    let cpu = device::load("cpu").unwrap();
+    let mut reach = fusion::XlaCpuReach::default();
+    reach.rules.hoists_invariant_values = false;
+    let log = fusion::fuse_logged_with(module, &cpu, std::sync::Arc::new(reach)).unwrap();
+    fusion::FusionReport::build(module, &log)
 }
 
 #[test]
 fn json_lines_follow_the_schema() {
     let mut module = hlo::parse_module(SOFTMAX).unwrap();
-    let report = fusion::fuse(&mut module, &cpu_without_hoisting()).unwrap();
+    let report = fuse_without_hoisting(&mut module);
     let lines: Vec<serde_json::Value> = report
         .to_json_lines()
         .lines()
@@ -81,7 +84,7 @@ fn json_lines_follow_the_schema() {
 }
 
 #[test]
-fn a_row_reduction_fuses_into_its_consumer_where_the_device_hoists() {
+fn a_row_reduction_fuses_into_its_consumer_where_the_code_generator_hoists() {
     let mut module = hlo::parse_module(SOFTMAX).unwrap();
     let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
     let lines: Vec<serde_json::Value> = report

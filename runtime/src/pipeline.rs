@@ -163,62 +163,10 @@ mod tests {
         assert!(err.contains("`nope`"), "{err}");
     }
 
-    /// A sine and cosine concatenated and broadcast beside an input (a diffusion model's
-    /// time embedding): fusing the cosine into the concatenate puts it under a guard its
-    /// emitter does not take. hloc's pipeline never forms that fusion (it used to form it
-    /// and unfuse it afterwards); every fusion it forms the emitter takes, and the results
-    /// are the module's.
-    #[test]
-    fn hlocs_pipeline_forms_only_fusions_the_emitters_take() {
-        let text = "HloModule m
-ENTRY e {
-  t = f32[] parameter(0)
-  x = f32[64,128] parameter(1)
-  i = f32[32] iota(), iota_dimension=0
-  tb = f32[32] broadcast(t), dimensions={}
-  a = f32[32] multiply(tb, i)
-  s = f32[32] sine(a)
-  c = f32[32] cosine(a)
-  cat = f32[64] concatenate(s, c), dimensions={0}
-  b = f32[64,64] broadcast(cat), dimensions={1}
-  n = f32[64,128] negate(x)
-  ex = f32[64,128] exponential(n)
-  y = f32[64,128] add(ex, x)
-  r = f32[64,192] concatenate(x, b), dimensions={1}
-  ROOT o = (f32[64,192], f32[64,128]) tuple(r, y)
-}";
-        let cpu = device::load("cpu").unwrap();
-        let target = codegen::EmitTarget::cpu();
-        let before = hlo::parse_module(text).unwrap();
-        let mut m = before.clone();
-        assert!(hloc_fusion_pipeline(&cpu, &target).run(&mut m).unwrap());
-        let entry = m.entry_id();
-        let fusions: Vec<_> = m
-            .entry()
-            .instructions()
-            .filter(|(_, i)| i.opcode() == hlo::Opcode::Fusion)
-            .map(|(id, _)| id)
-            .collect();
-        assert!(!fusions.is_empty(), "{}", hlo::print_module(&m));
-        for id in fusions {
-            codegen::emit::check_instruction(&m, &target, entry, id).unwrap();
-        }
-        let mut unfuse = codegen::UnfuseUnemittable::new(target);
-        assert!(!unfuse.run(&mut m).unwrap(), "{:?}", unfuse.unfused);
-        let args: Vec<_> = before
-            .entry()
-            .parameters()
-            .iter()
-            .enumerate()
-            .map(|(k, &p)| {
-                let shape = before.entry().instr(p).shape();
-                hlo_eval::random::random_literal(shape, k as u64, 0, 1 << 20).unwrap()
-            })
-            .collect();
-        let want = hlo_eval::evaluate(&before, &args).unwrap();
-        let got = hlo_eval::evaluate(&m, &args).unwrap();
-        assert!(hlo_eval::tolerance::literals_match(&got, &want));
-    }
+    // That hloc's reach forms no fusion its emitters refuse is checked where the reach
+    // is (`codegen`'s `unfuse` and `reach` tests, on a diffusion model's time embedding),
+    // and through this pipeline by `runtime::plan` on the same module against the
+    // evaluator (`tests/runtime/fallbacks.rs`).
 
     #[test]
     fn hlocs_pipeline_refuses_what_the_emitters_cannot_take_and_xlas_fuses_it() {

@@ -1,12 +1,13 @@
-//! What the compiler does when code generation cannot take a fusion the fusion passes
-//! formed: that fusion runs unfused, every other fusion stays, and the outputs still
-//! match the reference evaluator.
+//! What the compiler does where fusing would give a kernel code generation cannot take:
+//! the fusion passes, asking the emitters before each fusion forms, leave that one
+//! unformed, every other fusion forms, and the outputs match the reference evaluator.
 
 use crate::gen;
 
 /// A sine and cosine of a time embedding concatenated (a diffusion model's): the
-/// concatenate's fusion reads the cosine under a guard its emitter does not take yet. The
-/// exponential chain beside it fuses on its own.
+/// concatenate's fusion would read the cosine under a guard its emitter does not take yet,
+/// so the emitter refuses it before it forms. The exponential chain beside it fuses on its
+/// own.
 const MODULE: &str = "HloModule m
 ENTRY e {
   t = f32[] parameter(0)
@@ -27,7 +28,7 @@ ENTRY e {
 ";
 
 #[test]
-fn a_fusion_the_emitters_cannot_take_runs_unfused_and_the_others_stay_fused() {
+fn a_fusion_the_emitters_cannot_take_is_not_formed_and_the_others_are() {
     let m = gen::parse(0, MODULE);
     let options = gen::options("hloc-cache-fallbacks");
     let plan = runtime::plan(&m, &options).expect("plan");

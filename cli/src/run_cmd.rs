@@ -438,8 +438,8 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
 
 /// Writes the outputs .npz whole or not at all: into a temporary file beside `path`,
 /// renamed over it once complete (a failed write removes the temporary file and leaves
-/// any earlier `path` as it was).
-fn write_outputs(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> {
+/// any earlier `path` as it was). `hloc run --devices` writes its outputs with it too.
+pub(crate) fn write_outputs(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> {
     let shown = path.display();
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".{}.tmp", std::process::id()));
@@ -547,7 +547,7 @@ fn expect_reports(
 }
 
 /// Leaves of a nested tuple in flattened order.
-fn flatten(l: Literal, out: &mut Vec<Literal>) {
+pub(crate) fn flatten(l: Literal, out: &mut Vec<Literal>) {
     match l {
         Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
         other => out.push(other),
@@ -555,7 +555,7 @@ fn flatten(l: Literal, out: &mut Vec<Literal>) {
 }
 
 /// Entry parameter shapes in parameter-number order, with their names.
-fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
+pub(crate) fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
     let entry = module.entry();
     (0..entry.parameters().len())
         .map(|n| {

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Result};
 use hlo::literal::ArrayLiteral;
 use hlo::{Literal, Module};
-use hlo_eval::npy::{adapt_to, read_npz_from, write_npz_to};
+use hlo_eval::npy::{adapt_to, read_npz_from};
 
-use crate::run_cmd::{summary, Backend, RunArgs};
+use crate::run_cmd::{flatten, parameters, summary, write_outputs, Backend, RunArgs};
 
 /// How long a device waits at a collective for the others.
 const COLLECTIVE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -129,7 +129,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 })
             })
             .collect();
-        write_npz(path, &entries)?;
+        write_outputs(path, &entries)?;
     }
     let mut failed = false;
     if let Some(path) = &args.expect {
@@ -210,27 +210,6 @@ fn check_expected(
     Ok(bad == 0)
 }
 
-fn flatten(l: Literal, out: &mut Vec<Literal>) {
-    match l {
-        Literal::Tuple(t) => t.into_iter().for_each(|x| flatten(x, out)),
-        other => out.push(other),
-    }
-}
-
-/// Entry parameter shapes in parameter-number order, with their names.
-fn parameters(module: &Module) -> Result<Vec<(String, hlo::Shape)>> {
-    let entry = module.entry();
-    (0..entry.parameters().len())
-        .map(|n| {
-            let id = entry
-                .parameter(n)
-                .ok_or_else(|| anyhow!("the entry computation has no parameter {n}"))?;
-            let instr = entry.instr(id);
-            Ok((instr.name().to_string(), instr.shape().clone()))
-        })
-        .collect()
-}
-
 /// Every device's arguments from the npz: `in<i>.dev<k>` (a tuple parameter's elements
 /// `in<i>.dev<k>.<j>`).
 fn read_device_inputs(
@@ -299,21 +278,4 @@ fn random_inputs(module: &Module, seed: u64, limit: u64) -> Result<Vec<Literal>>
                 .map_err(|e| anyhow!("parameter {n} (`{pname}`): {e}"))
         })
         .collect()
-}
-
-/// Writes the outputs .npz whole or not at all (a temporary file renamed over `path`).
-fn write_npz(path: &Path, entries: &[(String, ArrayLiteral)]) -> Result<()> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = std::fs::File::create(&tmp).and_then(|file| {
-        let mut writer = write_npz_to(std::io::BufWriter::new(file), entries)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        std::io::Write::flush(&mut writer)?;
-        std::fs::rename(&tmp, path)
-    });
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow!("cannot write {}: {e}", path.display())
-    })
 }

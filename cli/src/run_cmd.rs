@@ -240,6 +240,11 @@ pub enum Backend {
     /// `HLOC_CUDA_HOST_ORDER=reverse` runs each block's threads in reverse order.
     #[value(name = "cuda-host")]
     CudaHost,
+    /// The kernels as CUDA C on this machine's NVIDIA GPU (device 0): NVRTC compiles them
+    /// for sm_90 (cubins cached by content hash), the CUDA driver runs them on one stream,
+    /// GEMMs through cuBLAS, library calls (sort, scatter, FFT, ...) on the host. The same
+    /// executor as `cuda-host`; needs libcuda.so.1, NVRTC and cuBLAS.
+    Cuda,
 }
 
 /// Runs the command.
@@ -293,9 +298,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             flatten(result, &mut outputs);
             outputs
         }
-        Backend::Cpu | Backend::CudaHost => {
+        Backend::Cpu | Backend::CudaHost | Backend::Cuda => {
             let options = runtime::CompileOptions {
                 cuda_host: matches!(args.backend, Backend::CudaHost),
+                gpu: matches!(args.backend, Backend::Cuda).then(|| "h100".to_string()),
                 max_while_iterations: args.max_while_iterations,
                 size_limit: Some(limit.bytes),
                 time_passes: args.time_passes,

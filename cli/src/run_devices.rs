@@ -67,6 +67,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 })
                 .collect()
         }
+        Backend::Cuda => bail!("--devices runs on --backend cpu or cuda-host"),
         Backend::Cpu | Backend::CudaHost => {
             let options = runtime::CompileOptions {
                 cuda_host: matches!(args.backend, Backend::CudaHost),

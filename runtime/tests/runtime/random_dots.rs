@@ -9,7 +9,7 @@
 use crate::gen::{self, list, shape, Rng};
 
 /// A random dot module, and whether it must run as a library GEMM.
-fn module(seed: u64) -> (String, bool) {
+pub(crate) fn module(seed: u64) -> (String, bool) {
     let mut rng = Rng::new(seed);
     let (ty, out_ty) = *rng.pick(&[
         ("f32", "f32"),

@@ -8,7 +8,7 @@
 use crate::gen::{self, Rng};
 
 /// A random while loop (most seeds) or conditional (every fourth).
-fn module(seed: u64) -> String {
+pub(crate) fn module(seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let n = rng.range(2, 6);
     let sq = gen::shape(&mut rng, "f32", &[n, n]);

@@ -257,7 +257,7 @@ impl Gen {
 
 /// A random module; `large` draws dimensions up to 71 (kernels split into tiles and
 /// across threads) instead of up to 5 (size-0 and size-1 dimensions often).
-fn module(seed: u64, large: bool) -> String {
+pub(crate) fn module(seed: u64, large: bool) -> String {
     let mut rng = Rng::new(seed);
     let ty = *rng.pick(TYPES);
     let rank = 1 + rng.below(3);

@@ -7,9 +7,10 @@
 //! A propagated tile is exact: at every tile id, tile size and runtime value, its unmasked
 //! elements are exactly the elements the op reads for (or writes from) the unmasked
 //! elements of the given tile, the tiles of a sequential dimension (a reduction or
-//! contraction) together covering what the output tile reads. Where no tile is exact, the
-//! answer is `Err(reason)` (printed `no tile: <reason>`), e.g. for a reshape that mixes
-//! dimensions.
+//! contraction) together covering what the output tile reads (a ragged dot's contracting
+//! form through runtime values its group sizes hold, `ragged_steps.rs`). Where no tile is
+//! exact, the answer is `Err(reason)` (printed `no tile: <reason>`), e.g. for a reshape
+//! that mixes dimensions.
 //!
 //! [`tiled_by_propagation`] builds a fusion's tiled computation this way, with nested
 //! tilings of its dots' contracting and its reduces' reduced dimensions
@@ -38,6 +39,7 @@ mod derive;
 mod nested;
 mod ops;
 mod order;
+mod ragged_steps;
 mod regions;
 mod reshape;
 mod space;
@@ -46,6 +48,7 @@ mod tile_text;
 
 pub use nested::{tiled_by_propagation, tiled_by_propagation_with};
 pub use ops::{to_operands, to_outputs, Propagated};
+pub use ragged_steps::PREFIX_SUM;
 pub use regions::TilingMode;
 pub use space::{SpaceDim, SpaceRt, TilingSpace};
 pub use tile::{DimTile, Tile, MAX_DIM_VALUES};

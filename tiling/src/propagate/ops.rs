@@ -113,6 +113,10 @@ pub fn to_operands(
         });
         tiles.push(t);
     }
+    // A ragged dot's contracting form: each step reads only its tile's groups' positions.
+    if output == 0 {
+        super::ragged_steps::narrow_contracting(space, instr, tile, &mut tiles);
+    }
     Ok(finish(space, tiles))
 }
 

@@ -50,7 +50,7 @@ fn single_map(set: &indexing::OperandIndexing) -> Option<indexing::IndexedMap> {
 /// tiling space of the output, or of `# space-extents:`) to every output. Every tile is parsed back and checked
 /// against the indexing maps by enumeration.
 fn propagate_case(case: &Case, name: &str) -> String {
-    use tiling::propagate::{to_operands, to_outputs, TilingSpace};
+    use tiling::propagate::{to_operands, to_outputs, TilingSpace, PREFIX_SUM};
     let module = hlo::parse_module(&case.input).expect("module parses");
     let instr = module.instr(name).expect("instruction exists");
     let sizes: Option<Vec<i64>> = case.header_value("tile-sizes").map(|l| {
@@ -122,6 +122,17 @@ fn propagate_case(case: &Case, name: &str) -> String {
                     text.parse().unwrap_or_else(|e| panic!("{text}\n{e}"));
                 assert_eq!(back.to_string(), text, "print -> parse -> print");
                 let map = single_map(&maps[j]).expect("one map");
+                // A ragged dot's contracting form reads less than its map (groups are
+                // data): tests/tiling/ragged_runtime.rs checks it against the evaluator.
+                let ragged = space.rt.iter().any(|r| {
+                    r.source
+                        .as_ref()
+                        .is_some_and(|(_, m)| m.starts_with(PREFIX_SUM))
+                });
+                if ragged {
+                    let _ = writeln!(out, "{text}");
+                    continue;
+                }
                 if let Err(e) = check_propagation(&space, &root, &map, t, BUDGET) {
                     panic!("{label} {j}: {text}\nnot exact: {e}");
                 }

@@ -131,6 +131,12 @@ def cases():
                    [data(4, (40, 50, 16), dt)])
             yield (f"{t}_outer_dims_37x45", lambda a: lax.reduce(a, z, lax.add, (0, 2)),
                    [data(6, (37, 2, 45), dt)])
+            # Windows without padding: the column kernel combines 4 rows of a window per
+            # load of its window array (30: 7 groups and 2 rows left over).
+            yield (f"{t}_bias_grad_64x96", lambda a: lax.reduce(a, z, lax.add, (0, 1)),
+                   [data(10, (64, 96, 4), dt)])
+            yield (f"{t}_bias_grad_64x30", lambda a: lax.reduce(a, z, lax.add, (0, 1)),
+                   [data(11, (64, 30, 8), dt)])
         yield (f"{t}_fused_product_sum", lambda a, b: lax.reduce(a * b, z, lax.add, (1,)),
                [data(7, (8, 200), dt), data(8, (8, 200), dt)])
     one = jnp.ones((), BF16)

@@ -2,17 +2,18 @@
 //! ([`crate::emit::elemental::xla_order`]): the tile's accumulators as in the plain column
 //! kernel, plus one local array per window level, so every output folds its elements in
 //! XLA's order while each step is still a loop over the tile's adjacent outputs (vector
-//! code).
+//! code). When the first level needs no padding, each step combines [`ROWS`] consecutive
+//! elements of a window per load and store of its window array, as the plain kernel does.
 
-use affine::{Expr, Var};
+use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
 
 use super::super::builder::Builder;
 use super::super::elemental::xla_order::follows_tree;
 use super::super::elemental::Applied;
-use super::loop_over;
+use super::{loop_over, ROWS};
 use crate::error::CodegenError;
-use crate::kir::{Guard, ScalarType, Stmt, Value};
+use crate::kir::{Guard, LoopKind, ScalarType, Stmt, Value};
 
 impl Builder<'_> {
     /// Emits reduce `id`'s reduction into the tile's accumulator array `acc` in XLA's tree
@@ -62,12 +63,24 @@ impl Builder<'_> {
             guard: Guard::default(),
             ranges: vec![],
         };
-        let inner_guard = tree.levels[0].1.clone();
-        self.guards.push(inner_guard.clone());
-        let step = self.tile_step(comp, id, red, &[(parts[0], ty)], t, &[vec![element]]);
-        self.guards.pop();
-        let mut block = guarded(inner_guard, vec![loop_over(t, len, step?)]);
-        block = self.wrap_loops(&tree.levels[0].0, block);
+        let (offsets, inner_guard) = tree.levels[0].clone();
+        let mut block = match offsets.split_last() {
+            // Without padding in the first level, consecutive elements of the innermost
+            // window dimension combine in groups of ROWS per load and store of the window
+            // array (their order unchanged), as the plain column kernel groups its rows.
+            Some((&k, outer)) if inner_guard.is_true() && self.extent(k) >= 2 * ROWS => {
+                let rows =
+                    self.grouped_rows(comp, id, red, (parts[0], ty), &element, k, (t, len))?;
+                self.wrap_loops(outer, rows)
+            }
+            _ => {
+                self.guards.push(inner_guard.clone());
+                let step = self.tile_step(comp, id, red, &[(parts[0], ty)], t, &[vec![element]]);
+                self.guards.pop();
+                let block = guarded(inner_guard, vec![loop_over(t, len, step?)]);
+                self.wrap_loops(&offsets, block)
+            }
+        };
         block.insert(0, self.init_loop(comp, id, index, parts[0], (t, len))?);
         for l in 1..tree.levels.len() {
             block.push(self.fold_loop(red, (parts[l], parts[l - 1]), ty, (t, len))?);
@@ -79,6 +92,57 @@ impl Builder<'_> {
         block.push(self.fold_loop(red, (acc, top), ty, (t, len))?);
         out.extend(self.wrap_loops(&tree.outer, block));
         Ok(true)
+    }
+
+    /// The loops of one window level's innermost offset `k` over the tile: its elements
+    /// (`element`, a function of `k`) combined into `part` in order, [`ROWS`] of them per
+    /// load and store of the window array, then the ones left over one at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn grouped_rows(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        red: CompId,
+        part: (usize, ScalarType),
+        element: &Applied,
+        k: Var,
+        (t, len): (Var, i64),
+    ) -> Result<Vec<Stmt>, CodegenError> {
+        let extent = self.extent(k);
+        let groups = extent / ROWS;
+        let g = self.new_range(Interval::new(0, groups - 1));
+        let rows: Vec<Vec<Applied>> = (0..ROWS)
+            .map(|u| {
+                let at = Expr::var(g) * Expr::constant(ROWS) + Expr::constant(u);
+                vec![self.at_range(element, k, at)]
+            })
+            .collect();
+        let step = self.tile_step(comp, id, red, &[part], t, &rows)?;
+        let mut out = vec![Stmt::Loop {
+            kind: LoopKind::Serial,
+            var: g,
+            lo: 0,
+            hi: groups - 1,
+            body: vec![loop_over(t, len, step)],
+        }];
+        if groups * ROWS < extent {
+            let one = self.at_range(element, k, Expr::var(k));
+            let step = self.tile_step(comp, id, red, &[part], t, &[vec![one]])?;
+            out.push(Stmt::Loop {
+                kind: LoopKind::Serial,
+                var: k,
+                lo: groups * ROWS,
+                hi: extent - 1,
+                body: vec![loop_over(t, len, step)],
+            });
+        }
+        Ok(out)
+    }
+
+    /// The number of values range variable `v` takes.
+    fn extent(&self, v: Var) -> i64 {
+        let iv = self.ranges[v.index as usize];
+        iv.hi - iv.lo + 1
     }
 
     /// `for t { local[t] = init }` with reduce `id`'s initial value at `index`.

@@ -25,4 +25,48 @@ pub enum CudaError {
     /// An NVRTC call failed.
     #[error("NVRTC: {0}")]
     Nvrtc(String),
+    /// No CUDA driver library could be loaded.
+    #[error("no CUDA driver (libcuda.so.1) on this machine; use --backend cuda-host")]
+    NoDriver,
+    /// cuBLAS could not be loaded (the program has GEMMs).
+    #[error("cuBLAS not found (libcublas.so.13): put the directory holding it on LD_LIBRARY_PATH")]
+    NoCublas,
+    /// A CUDA driver call failed.
+    #[error("CUDA driver: {0}")]
+    Driver(String),
+    /// A cuBLAS call failed.
+    #[error("cuBLAS: {0}")]
+    Cublas(String),
+    /// The host device refused an access (outside its allocations) or could not run a
+    /// step: a bug in the executor.
+    #[error("host device: {0}")]
+    Host(String),
+    /// A step of the program the CUDA executor does not run.
+    #[error("unsupported on CUDA: {0}")]
+    UnsupportedStep(String),
+}
+
+impl From<CudaError> for plan::BackendError {
+    fn from(e: CudaError) -> plan::BackendError {
+        match e {
+            CudaError::NoDriver | CudaError::NoCublas | CudaError::NoNvrtc => {
+                plan::BackendError::Load {
+                    path: match e {
+                        CudaError::NoDriver => "libcuda.so.1",
+                        CudaError::NoCublas => "libcublas.so.13",
+                        _ => "libnvrtc.so.13",
+                    }
+                    .into(),
+                    message: e.to_string(),
+                }
+            }
+            CudaError::Unsupported { .. } | CudaError::UnsupportedStep(_) => {
+                plan::BackendError::Unsupported {
+                    printer: "cuda",
+                    what: e.to_string(),
+                }
+            }
+            e => plan::BackendError::Internal(e.to_string()),
+        }
+    }
 }

@@ -20,9 +20,17 @@ mod host;
 mod nvrtc;
 mod prelude;
 mod printer;
+mod run;
 
 pub use error::CudaError;
 pub use host::{host_entry, host_kernel_source, host_unit, EMULATION_HEADER};
-pub use nvrtc::{compile_cubin, nvrtc_present, Cubin, KernelResources};
+pub use nvrtc::{compile_cubin, nvrtc_present, nvrtc_version, Cubin, KernelResources};
 pub use prelude::cuda_prelude;
 pub use printer::{kernel_cu, module_cu, CudaDialect};
+pub use run::backend::{CudaBackend, CudaTarget};
+pub use run::cublas_plan::{cublas_gemm, CublasGemm, Op};
+pub use run::device::{DevPtr, Device};
+pub use run::driver_device::{cublas_present, driver_present, DriverDevice};
+pub use run::executable::{CudaExecutable, CudaOutputs};
+pub use run::host_device::HostDevice;
+pub use run::layout::{device_layout, DeviceLayout};

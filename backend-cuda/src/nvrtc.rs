@@ -77,6 +77,19 @@ fn preload_builtins() {
     }
 }
 
+/// NVRTC's version (major, minor), once it is known to load ([`nvrtc_present`]).
+pub fn nvrtc_version() -> Option<(i32, i32)> {
+    if !nvrtc_present() {
+        return None;
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: NVRTC is loaded (checked above); the arguments are two out-parameters.
+    unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .ok()
+        .map(|()| (major, minor))
+}
+
 /// Compiles `source` for `arch` (`sm_90`) to a cubin, with `ptxas -v`'s report per kernel.
 pub fn compile_cubin(source: &str, arch: &str) -> Result<Cubin, CudaError> {
     if !nvrtc_present() {

@@ -297,15 +297,23 @@ impl CpuExecutable {
         for (i, words) in hosts.iter_mut() {
             host_blocks[*i] = Some(memory::Block::new(words));
         }
+        // A donated parameter's allocation also holds its output: writable memory starting
+        // as the argument (one copy per run: the caller keeps its array), moved out whole.
+        let donated = plan::memory::donate::donated_allocations(p);
         let mut mem: Vec<Memory<'_>> = Vec::with_capacity(p.allocations.len());
         for (i, a) in p.allocations.iter().enumerate() {
             mem.push(match &a.kind {
-                AllocationKind::Parameter(n) => Memory::Borrowed(
-                    args.args
+                AllocationKind::Parameter(n) => {
+                    let arg = args
+                        .args
                         .get(*n)
                         .ok_or_else(|| BackendError::Internal(format!("no argument {n}")))?
-                        .bytes(usize::MAX),
-                ),
+                        .bytes(usize::MAX);
+                    match donated[i] {
+                        true => Memory::Owned(memory::words_of(arg)),
+                        false => Memory::Borrowed(arg),
+                    }
+                }
                 AllocationKind::Constant(_) => match &self.constants[i] {
                     Some(words) => Memory::Borrowed(memory::word_bytes(words)),
                     None => return Err(BackendError::Internal("constant without data".into())),
@@ -353,11 +361,18 @@ impl CpuExecutable {
         // Outputs in borrowed memory are copied; those in an output allocation are moved
         // out of it once the views are gone (two outputs of one allocation: a copy).
         let mut bufs: Vec<Vec<u64>> = Vec::with_capacity(p.outputs.len());
-        for spec in &p.outputs {
+        let mut taken: Vec<Option<usize>> = vec![None; p.allocations.len()];
+        for (k, spec) in p.outputs.iter().enumerate() {
             let b = &p.buffers[spec.buffer];
-            bufs.push(match is_host[b.allocation] {
-                true => Vec::new(),
-                false => memory::words_of(mem[b.allocation].bytes(b.bytes as usize)),
+            let a = b.allocation;
+            bufs.push(match (is_host[a], donated[a], taken[a], &mut mem[a]) {
+                (true, ..) => Vec::new(),
+                (false, true, None, Memory::Owned(v)) => {
+                    taken[a] = Some(k);
+                    std::mem::take(v)
+                }
+                (false, true, Some(first), _) => bufs[first].clone(),
+                (false, ..) => memory::words_of(mem[a].bytes(b.bytes as usize)),
             });
         }
         pooled.resize_with(block_at + 1, || None);
@@ -368,7 +383,6 @@ impl CpuExecutable {
                 }
             }
         }
-        let mut taken: Vec<Option<usize>> = vec![None; p.allocations.len()];
         for (k, spec) in p.outputs.iter().enumerate() {
             let a = p.buffers[spec.buffer].allocation;
             if !is_host[a] {

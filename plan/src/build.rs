@@ -773,7 +773,24 @@ pub fn build_program_with(
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
-    let accepted = super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);
+    let mut accepted =
+        super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);
+    let donations = super::memory::donate::donations(
+        module,
+        &thunks,
+        &st.buffers,
+        &st.kernels,
+        &st.in_place,
+        (&parameters, &outputs),
+    );
+    for d in &donations {
+        // The output lives in its parameter's allocation, not over a temporary.
+        let (o, p) = (outputs[d.output].buffer, parameters[d.parameter].buffer);
+        st.buffers[o].allocation = st.buffers[p].allocation;
+        accepted.retain(|c| c.output != o);
+    }
+    let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
+    super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
     let shares: Vec<(BufferId, BufferId)> =
         accepted.iter().map(|c| (c.output, c.operand)).collect();
     let (assigned, in_place) = super::memory::assign::assign_best(

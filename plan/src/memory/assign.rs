@@ -92,6 +92,10 @@ pub fn assign(
 ) -> Assigned {
     let fixed: u64 = allocations.iter().map(|a| a.bytes).sum();
     let group = groups(buffers.len(), shares);
+    let preplaced: Vec<bool> = buffers
+        .iter()
+        .map(|b| b.defined_at.is_some() && b.allocation != usize::MAX)
+        .collect();
     let mut hosts: Vec<Host> = Vec::new();
     // The output allocation holding each group with an output in it.
     let mut hosted_group: std::collections::HashMap<BufferId, usize> = Default::default();
@@ -116,7 +120,9 @@ pub fn assign(
     // Each group's live range: from its first definition to its last use.
     let mut span: std::collections::BTreeMap<BufferId, Interval> = Default::default();
     for (b, buf) in buffers.iter().enumerate() {
-        let Some(start) = buf.defined_at else {
+        // A buffer placed before (an output in its donated parameter's allocation,
+        // [`super::donate`]) takes no room here.
+        let (Some(start), false) = (buf.defined_at, preplaced[b]) else {
             continue;
         };
         let end = buf.last_use.unwrap_or(start).max(start);

@@ -82,10 +82,14 @@ fn xla_allocations(module: &Module, p: &Program) -> Vec<XlaAllocation> {
                     .get(*k)
                     .map(|s| p.buffers[s.buffer].name.clone())
                     .unwrap_or_default();
+                // A donated parameter's allocation holds its output too (XLA's aliased
+                // parameter allocations are maybe-live-out).
+                let live_out = super::donate::donated_allocations(p)[i];
                 format!(
-                    "allocation {n}: size {}, parameter {k}, shape |{}| at ShapeIndex {{}}:",
+                    "allocation {n}: size {}, parameter {k}, shape |{}| at ShapeIndex {{}}{}:",
                     a.bytes,
-                    shape_text(&shapes, &name)
+                    shape_text(&shapes, &name),
+                    if live_out { ", maybe-live-out" } else { "" }
                 )
             }
             AllocationKind::Constant(_) => format!("allocation {n}: size {}, constant:", a.bytes),

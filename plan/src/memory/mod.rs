@@ -1,10 +1,11 @@
 //! The memory planner (issue 32): dataflow values and their aliasing over the fused
 //! module, schedules costed by a heap simulation, buffer assignment into parameter,
 //! constant, output and one temp block at offsets (temporaries also inside outputs not
-//! yet written), the choice of schedule and streaming under a memory limit, and
+//! yet written; a donated parameter's bytes taken by its output), the choice of schedule and streaming under a memory limit, and
 //! XLA-style dumps of the result.
 
 pub mod assign;
+pub mod donate;
 mod dump;
 pub mod heap;
 pub mod in_place;

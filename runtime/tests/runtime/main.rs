@@ -7,6 +7,7 @@ mod corpus;
 mod cuda_executor;
 mod cuda_host;
 mod differential;
+mod donation;
 mod dots;
 mod fallbacks;
 mod gen;

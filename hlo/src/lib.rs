@@ -224,6 +224,7 @@
 //! schema, [`graph::to_dot`] Graphviz with `subgraph cluster_N`; both deterministic.
 
 pub mod attrs;
+pub mod collective_groups;
 mod error;
 pub mod graph;
 pub mod ir;

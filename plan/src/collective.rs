@@ -1,44 +1,15 @@
 //! Collectives as steps of the program (issue 35): what each device of an SPMD run
 //! exchanges with the others, as data a backend executes through a
-//! [`crate::Communicator`]. The replica groups of every XLA group mode are resolved here,
-//! once, into groups of global device ids (device `r * partitions + p` is replica `r`,
-//! partition `p`, XLA's default assignment), so that a backend needs no HLO to run them.
+//! [`crate::Communicator`]. The replica groups of every XLA group mode are resolved at
+//! build time into groups of global device ids (by [`hlo::collective_groups`], the one
+//! copy of XLA's group semantics), so that a backend needs no HLO to run them.
 
-use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::reducer::Reducer;
-use hlo::ir::ModuleAttrValue;
-use hlo::{Instruction, Module, Opcode};
+use hlo::Instruction;
 
 use codegen::CodegenError;
 
-/// How many replicas and partitions a program runs on (the module header's
-/// `replica_count` and `num_partitions`, 1 each when absent).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Grid {
-    /// Replicas.
-    pub replicas: i64,
-    /// Partitions.
-    pub partitions: i64,
-}
-
-impl Grid {
-    /// The grid `module`'s header asks for.
-    pub fn of_module(module: &Module) -> Grid {
-        let int = |name| match module.attr(name) {
-            Some(ModuleAttrValue::Int(n)) if *n > 0 => *n,
-            _ => 1,
-        };
-        Grid {
-            replicas: int("replica_count"),
-            partitions: int("num_partitions"),
-        }
-    }
-
-    /// The number of devices.
-    pub fn count(&self) -> i64 {
-        self.replicas.saturating_mul(self.partitions)
-    }
-}
+pub use hlo::collective_groups::Grid;
 
 /// What a collective step computes on each device.
 #[derive(Clone, Debug, PartialEq)]
@@ -136,126 +107,19 @@ impl Collective {
     }
 }
 
-/// XLA's `CollectiveOpGroupMode`: what the ids of `replica_groups` name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum GroupMode {
-    /// Replica ids; each partition runs its own groups (no `channel_id`).
-    CrossReplica,
-    /// Partition ids; each replica runs its own (a channel id on an op that takes no
-    /// `use_global_device_ids`).
-    CrossPartition,
-    /// Replica ids whose every partition joins (a channel id,
-    /// `use_global_device_ids=false`).
-    CrossReplicaAndPartition,
-    /// Global device ids (`use_global_device_ids=true`).
-    FlattenedId,
-}
-
-fn group_mode(instr: &Instruction) -> GroupMode {
-    let channel = instr.channel_id().is_some();
-    let global = matches!(
-        instr.attr(&AttrName::UseGlobalDeviceIds),
-        Some(AttrValue::Bool(true))
-    );
-    let takes_global_ids = matches!(
-        instr.opcode(),
-        Opcode::AllReduce
-            | Opcode::AllReduceStart
-            | Opcode::AllGather
-            | Opcode::AllGatherStart
-            | Opcode::ReduceScatter
-    );
-    match (channel, takes_global_ids, global) {
-        (false, _, _) => GroupMode::CrossReplica,
-        (true, false, _) => GroupMode::CrossPartition,
-        (true, true, false) => GroupMode::CrossReplicaAndPartition,
-        (true, true, true) => GroupMode::FlattenedId,
-    }
-}
-
 fn invalid(instr: &Instruction, detail: String) -> CodegenError {
     CodegenError::unsupported(instr.opcode().as_str(), instr.name(), detail)
 }
 
 /// The groups of global device ids collective `instr` forms on `grid`: each device in
-/// exactly one, members in the order XLA combines and concatenates them.
+/// exactly one, members in the order XLA combines and concatenates them (the semantics
+/// live in [`hlo::collective_groups`], shared with the evaluator).
 pub fn device_groups(instr: &Instruction, grid: Grid) -> Result<Vec<Vec<i64>>, CodegenError> {
-    let mode = group_mode(instr);
-    let written = match instr.replica_groups() {
-        None => Vec::new(),
-        Some(g) => g.groups(grid.count().max(1)).ok_or_else(|| {
-            invalid(
-                instr,
-                format!("replica_groups={g} do not fit {} devices", grid.count()),
-            )
-        })?,
-    };
-    let (ids, outer) = match mode {
-        GroupMode::CrossReplica | GroupMode::CrossReplicaAndPartition => {
-            (grid.replicas, grid.partitions)
-        }
-        GroupMode::CrossPartition => (grid.partitions, grid.replicas),
-        GroupMode::FlattenedId => (grid.count(), 1),
-    };
-    let written: Vec<Vec<i64>> = if written.iter().all(Vec::is_empty) {
-        if mode == GroupMode::FlattenedId {
-            return Err(invalid(
-                instr,
-                "use_global_device_ids=true needs explicit replica_groups".into(),
-            ));
-        }
-        vec![(0..ids).collect()]
-    } else {
-        written
-    };
-    let mut seen = vec![false; ids.max(0) as usize];
-    for &i in written.iter().flatten() {
-        match seen.get_mut(usize::try_from(i).unwrap_or(usize::MAX)) {
-            Some(s) if !*s => *s = true,
-            _ => {
-                return Err(invalid(
-                    instr,
-                    format!("replica group member {i} is outside 0..{ids} or repeated ({mode:?})"),
-                ))
-            }
-        }
-    }
-    if seen.contains(&false) {
-        return Err(invalid(
-            instr,
-            format!("replica_groups {written:?} leave out some of 0..{ids} ({mode:?})"),
-        ));
-    }
-    let p = grid.partitions;
-    Ok(match mode {
-        GroupMode::CrossReplica => (0..outer)
-            .flat_map(|part| {
-                written
-                    .iter()
-                    .map(move |g| g.iter().map(|r| r * p + part).collect())
-            })
-            .collect(),
-        GroupMode::CrossPartition => (0..outer)
-            .flat_map(|rep| {
-                written
-                    .iter()
-                    .map(move |g| g.iter().map(|q| rep * p + q).collect())
-            })
-            .collect(),
-        GroupMode::CrossReplicaAndPartition => written
-            .iter()
-            .map(|g| {
-                g.iter()
-                    .flat_map(|r| (0..p).map(move |q| r * p + q))
-                    .collect()
-            })
-            .collect(),
-        GroupMode::FlattenedId => written,
-    })
+    hlo::collective_groups::device_groups(instr, grid).map_err(|e| invalid(instr, e))
 }
 
 /// (source, target) pairs of global device ids.
-pub type Pairs = Vec<(i64, i64)>;
+pub type Pairs = hlo::collective_groups::Pairs;
 
 /// The scopes and global (source, target) pairs of collective-permute `instr` on `grid`:
 /// with a channel id the pairs number partitions, within each replica; without, they
@@ -264,49 +128,7 @@ pub fn permute_pairs(
     instr: &Instruction,
     grid: Grid,
 ) -> Result<(Vec<Vec<i64>>, Pairs), CodegenError> {
-    let written = match instr.attr(&AttrName::SourceTargetPairs) {
-        Some(AttrValue::IntListList(p)) => p.clone(),
-        None => Vec::new(),
-        _ => return Err(invalid(instr, "malformed source_target_pairs".into())),
-    };
-    let p = grid.partitions;
-    let cross_partition = instr.channel_id().is_some();
-    let (size, outer) = match cross_partition {
-        true => (grid.partitions, grid.replicas),
-        false => (grid.replicas, grid.partitions),
-    };
-    let global = |o: i64, i: i64| match cross_partition {
-        true => o * p + i,
-        false => i * p + o,
-    };
-    let mut targets = Vec::new();
-    for pair in &written {
-        match pair[..] {
-            [s, t] if (0..size).contains(&s) && (0..size).contains(&t) => {
-                if targets.contains(&t) {
-                    return Err(invalid(instr, format!("target {t} receives twice")));
-                }
-                targets.push(t);
-            }
-            _ => {
-                return Err(invalid(
-                    instr,
-                    format!("source-target pair {pair:?} is outside 0..{size}"),
-                ))
-            }
-        }
-    }
-    let scopes = (0..outer)
-        .map(|o| (0..size).map(|i| global(o, i)).collect())
-        .collect();
-    let pairs = (0..outer)
-        .flat_map(|o| {
-            written
-                .iter()
-                .map(move |q| (global(o, q[0]), global(o, q[1])))
-        })
-        .collect();
-    Ok((scopes, pairs))
+    hlo::collective_groups::permute_pairs(instr, grid).map_err(|e| invalid(instr, e))
 }
 
 impl Collective {

@@ -7,6 +7,9 @@ Each program is jitted over 4 forced host devices (XLA_FLAGS=
   NAME.hlo         XLA:CPU's module after optimizations (one program per device),
   NAME.npz         per-device inputs in<i>.dev<k> and XLA's per-device outputs
                    out<i>.dev<k> (k: the partition, the device's place in the mesh),
+  NAME.global.npz  the global inputs in<i> and XLA's global outputs out<i>, what
+                   `hloc run NAME.before.hlo --devices N` (hloc's partitioner) reads and
+                   is checked against,
 the forms `hloc run FILE --devices N` reads (issue 35). Run: python3 tools/spmd_corpus.py
 """
 
@@ -115,6 +118,9 @@ def main():
                     k = devices.index(shard.device)
                     arrays[f"{kind}{i}.dev{k}"] = np.asarray(shard.data)
         np.savez(OUT / f"{name}.npz", **arrays)
+        whole = {f"in{i}": np.asarray(v) for i, v in enumerate(args)}
+        whole.update({f"out{i}": np.asarray(v) for i, v in enumerate(outs)})
+        np.savez(OUT / f"{name}.global.npz", **whole)
         print(f"{name}: {len(args)} inputs, {len(outs)} outputs on {len(devices)} devices")
 
 

@@ -100,6 +100,7 @@ mod interp;
 pub mod memory;
 mod movement;
 pub mod multi_device;
+pub mod multi_device_shards;
 pub mod npy;
 pub mod numeric;
 pub mod random;

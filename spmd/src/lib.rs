@@ -3,10 +3,31 @@
 //! [`propagate`] chooses every instruction's sharding, each with the reason, and
 //! [`partition`] writes the one program every device runs: per-device shapes, and the
 //! collectives the choices need (an all-reduce of partial sums where a dot contracts or a
-//! reduce reduces a sharded dimension, all-gathers and partition-id dynamic-slices where a
+//! reduce reduces a split dimension, all-gathers and partition-id dynamic-slices where a
 //! consumer needs another sharding). An op it does not handle yet is an
 //! [`SpmdError::Unsupported`] naming it.
+//!
+//! Every sharding is reasoned about as a [`Tiling`]: tiles per dimension and the tile
+//! each device holds, so that two shardings agree exactly when their tilings are equal and
+//! a collective's groups are read off the devices' tiles. Propagation runs forward from
+//! the parameters and `with_sharding_constraint` calls (`propagate.rs`, one file of rules
+//! per op family: `rules_simple.rs`, `rules_reduce.rs`, `rules_dot.rs`); `partition.rs`
+//! copies each instruction with its per-device shape and `emit.rs` adds the collectives.
+//! Shapes must split evenly (uneven shards are Unsupported for now).
 
+mod context;
+mod decision;
+mod emit;
 mod error;
+mod partition;
+mod propagate;
+mod rules_dot;
+mod rules_reduce;
+mod rules_simple;
+mod tiling;
 
+pub use decision::{Decision, Decisions, PartialSums, ValueTiling};
 pub use error::SpmdError;
+pub use partition::{partition, Partitioned};
+pub use propagate::propagate;
+pub use tiling::{zip_groups, Tiling};

@@ -1,0 +1,71 @@
+//! What every propagation rule reads: the module, the entry computation, the device
+//! count and the decisions made so far (operands come before their users).
+
+use hlo::{Computation, InstrId, Instruction, Module};
+
+use crate::decision::{Decision, Decisions, ValueTiling};
+use crate::error::SpmdError;
+use crate::tiling::Tiling;
+
+/// The state of propagation over the entry computation.
+pub(crate) struct Ctx<'a> {
+    /// The module (with calls inlined).
+    pub module: &'a Module,
+    /// Its entry computation.
+    pub comp: &'a Computation,
+    /// How many devices the program runs on.
+    pub devices: usize,
+    /// The decisions so far.
+    pub decisions: Decisions,
+}
+
+impl Ctx<'_> {
+    /// The decided sharding of operand `i` of `instr`.
+    pub fn operand(&self, instr: &Instruction, i: usize) -> Result<&ValueTiling, SpmdError> {
+        let id = instr
+            .operand(i)
+            .ok_or_else(|| SpmdError::invalid(instr.name(), format!("no operand {i}")))?;
+        self.decided(id)
+    }
+
+    /// The decided sharding of `id`.
+    pub fn decided(&self, id: InstrId) -> Result<&ValueTiling, SpmdError> {
+        self.decisions.get(id).map(|d| &d.out).ok_or_else(|| {
+            SpmdError::invalid(
+                self.comp.instr(id).name(),
+                "used before its sharding is decided",
+            )
+        })
+    }
+
+    /// The decided array tiling of operand `i` of `instr` (an error for a tuple).
+    pub fn operand_array(&self, instr: &Instruction, i: usize) -> Result<&Tiling, SpmdError> {
+        self.operand(instr, i)?
+            .array()
+            .ok_or_else(|| SpmdError::unsupported(instr, format!("operand {i} is a tuple")))
+    }
+
+    /// The dimensions of operand `i` of `instr`.
+    pub fn operand_dims(&self, instr: &Instruction, i: usize) -> Vec<i64> {
+        instr
+            .operand(i)
+            .map(|o| self.comp.instr(o).shape().dims().to_vec())
+            .unwrap_or_default()
+    }
+}
+
+/// A decision whose value keeps the local op's sharding and needs no partial sums.
+pub(crate) fn simple(out: Tiling, operands: Vec<Option<Tiling>>, why: String) -> Decision {
+    Decision {
+        out: ValueTiling::Array(out.clone()),
+        local: ValueTiling::Array(out),
+        operands,
+        partial: None,
+        why,
+    }
+}
+
+/// `{...}` text of a tiling, for reasons.
+pub(crate) fn text(t: &Tiling) -> String {
+    t.to_sharding().to_string()
+}

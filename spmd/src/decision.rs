@@ -1,0 +1,94 @@
+//! What propagation decides for one instruction, and its text form: the sharding the
+//! instruction's value gets, what its operands must be resharded to first, the partial
+//! sums its local result holds (and the groups that all-reduce them), and why.
+
+use std::fmt::Write as _;
+
+use hlo::{Computation, InstrId};
+
+use crate::tiling::Tiling;
+
+/// The sharding of a value: one tiling per array, one per element of a tuple.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueTiling {
+    /// An array's tiling.
+    Array(Tiling),
+    /// A tuple's elements' tilings.
+    Tuple(Vec<Tiling>),
+}
+
+impl ValueTiling {
+    /// The array tiling, `None` for a tuple.
+    pub fn array(&self) -> Option<&Tiling> {
+        match self {
+            ValueTiling::Array(t) => Some(t),
+            ValueTiling::Tuple(_) => None,
+        }
+    }
+
+    /// XLA's text of the sharding (`{replicated}`, `{devices=[2,1]<=[2]}`, tuples in braces).
+    pub fn text(&self) -> String {
+        match self {
+            ValueTiling::Array(t) => t.to_sharding().to_string(),
+            ValueTiling::Tuple(ts) => {
+                let parts: Vec<String> = ts.iter().map(|t| t.to_sharding().to_string()).collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// Partial sums the local op leaves: an all-reduce over `groups` (global device ids)
+/// completes them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartialSums {
+    /// The groups of the all-reduce.
+    pub groups: Vec<Vec<i64>>,
+}
+
+/// One instruction's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The value's sharding after partitioning.
+    pub out: ValueTiling,
+    /// The sharding the local op's result has (before a reshard to `out`, which an
+    /// annotation on the instruction may ask for).
+    pub local: ValueTiling,
+    /// What each operand must be resharded to before the local op (`None`: as it is).
+    pub operands: Vec<Option<Tiling>>,
+    /// Partial sums to all-reduce after the local op.
+    pub partial: Option<PartialSums>,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Every instruction's decision, indexed by the entry computation's instruction ids.
+#[derive(Clone, Debug, Default)]
+pub struct Decisions {
+    /// `by_id[id.index()]`, `None` for instructions not reached.
+    pub by_id: Vec<Option<Decision>>,
+}
+
+impl Decisions {
+    /// The decision of `id`.
+    pub fn get(&self, id: InstrId) -> Option<&Decision> {
+        self.by_id.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// The text `hloc partition --explain` prints: one line per instruction of `entry`, in
+    /// order, `name: sharding <- why`.
+    pub fn explain(&self, entry: &Computation) -> String {
+        let mut out = String::new();
+        for id in entry.def_before_use_order().iter() {
+            let Some(d) = self.get(*id) else { continue };
+            let _ = writeln!(
+                out,
+                "{}: {} <- {}",
+                entry.instr(*id).name(),
+                d.out.text(),
+                d.why
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,226 @@
+//! Building the per-device entry computation: the instructions partitioning adds
+//! (partition-id offsets, all-gathers, all-reduces, dynamic-slices) and resharding a
+//! value from one tiling to another — an all-gather along each dimension whose tiles the
+//! target does not refine, then a dynamic-slice at offsets looked up by partition id where
+//! the target splits finer.
+
+use std::collections::HashMap;
+
+use hlo::attrs::{AttrName, AttrValue, ReplicaGroups};
+use hlo::ir::edit::NameGen;
+use hlo::ir::ComputationBuilder;
+use hlo::literal::{ArrayData, ArrayLiteral};
+use hlo::{CompId, ElementType, InstrId, Instruction, Literal, Opcode, Shape};
+
+use crate::error::SpmdError;
+use crate::tiling::Tiling;
+
+/// The per-device shape of `global` under `t`.
+pub(crate) fn local_shape(global: &Shape, t: &Tiling, what: &str) -> Result<Shape, SpmdError> {
+    let a = global
+        .as_array()
+        .ok_or_else(|| SpmdError::invalid(what, "expected an array"))?;
+    let dims = t.shard_dims(a.dims()).map_err(|e| SpmdError::Unsupported {
+        opcode: "shape".into(),
+        instr: what.to_string(),
+        detail: e,
+    })?;
+    Ok(Shape::array_with(
+        a.element_type(),
+        dims,
+        Vec::new(),
+        a.layout().cloned(),
+    ))
+}
+
+/// The entry computation under construction.
+pub(crate) struct Emit {
+    /// The instructions so far.
+    pub b: ComputationBuilder,
+    /// Fresh names.
+    pub names: NameGen,
+    channel: i64,
+    partition: Option<InstrId>,
+    offsets: HashMap<Vec<i32>, InstrId>,
+}
+
+impl Emit {
+    /// An empty computation named `name`.
+    pub fn new(name: &str, names: NameGen) -> Emit {
+        Emit {
+            b: ComputationBuilder::new(name),
+            names,
+            channel: 0,
+            partition: None,
+            offsets: HashMap::new(),
+        }
+    }
+
+    fn op(
+        &mut self,
+        base: &str,
+        opcode: Opcode,
+        shape: Shape,
+        operands: Vec<InstrId>,
+    ) -> Instruction {
+        Instruction::new(self.names.fresh(base), opcode, shape, operands)
+    }
+
+    fn next_channel(&mut self) -> i64 {
+        self.channel += 1;
+        self.channel
+    }
+
+    /// This device's partition id as an `s32[]` (made once).
+    fn partition_id(&mut self) -> InstrId {
+        if let Some(p) = self.partition {
+            return p;
+        }
+        let u = self.op(
+            "partition-id",
+            Opcode::PartitionId,
+            Shape::scalar(ElementType::U32),
+            vec![],
+        );
+        let u = self.b.add(u);
+        let s = self.op(
+            "partition-id.s32",
+            Opcode::Convert,
+            Shape::scalar(ElementType::S32),
+            vec![u],
+        );
+        let s = self.b.add(s);
+        self.partition = Some(s);
+        s
+    }
+
+    /// `table[partition id]` as an `s32[]` (a constant where every device's is the same).
+    fn offset(&mut self, table: Vec<i32>) -> Result<InstrId, SpmdError> {
+        if let Some(&id) = self.offsets.get(&table) {
+            return Ok(id);
+        }
+        let scalar = Shape::scalar(ElementType::S32);
+        let literal = |shape: Shape, data: Vec<i32>| {
+            ArrayLiteral::new(shape, ArrayData::S32(data))
+                .map(Literal::Array)
+                .ok_or_else(|| SpmdError::invalid("offset table", "literal does not fit its shape"))
+        };
+        let id = if table.iter().all(|&v| v == table[0]) {
+            let c = Instruction::constant(
+                self.names.fresh("constant"),
+                scalar.clone(),
+                literal(scalar, vec![table[0]])?,
+            );
+            self.b.add(c)
+        } else {
+            let pid = self.partition_id();
+            let n = table.len() as i64;
+            let shape = Shape::array(ElementType::S32, vec![n]);
+            let c = Instruction::constant(
+                self.names.fresh("offsets"),
+                shape.clone(),
+                literal(shape, table.clone())?,
+            );
+            let c = self.b.add(c);
+            let one = Shape::array(ElementType::S32, vec![1]);
+            let ds = self
+                .op("offset", Opcode::DynamicSlice, one, vec![c, pid])
+                .with_attr(AttrName::DynamicSliceSizes, AttrValue::IntList(vec![1]));
+            let ds = self.b.add(ds);
+            let r = self.op("offset", Opcode::Reshape, scalar, vec![ds]);
+            self.b.add(r)
+        };
+        self.offsets.insert(table, id);
+        Ok(id)
+    }
+
+    /// `all-reduce(v)` over `groups` (global device ids) with `to_apply`.
+    pub fn all_reduce(
+        &mut self,
+        v: InstrId,
+        shape: Shape,
+        groups: Vec<Vec<i64>>,
+        to_apply: CompId,
+    ) -> InstrId {
+        let channel = self.next_channel();
+        let i = self
+            .op("all-reduce", Opcode::AllReduce, shape, vec![v])
+            .with_attr(AttrName::ChannelId, AttrValue::Int(channel))
+            .with_attr(
+                AttrName::ReplicaGroups,
+                AttrValue::ReplicaGroups(Box::new(ReplicaGroups::List(groups))),
+            )
+            .with_attr(AttrName::UseGlobalDeviceIds, AttrValue::Bool(true))
+            .with_attr(AttrName::ToApply, AttrValue::Computation(to_apply));
+        self.b.add(i)
+    }
+
+    fn all_gather(
+        &mut self,
+        v: InstrId,
+        shape: Shape,
+        dim: usize,
+        groups: Vec<Vec<i64>>,
+    ) -> InstrId {
+        let channel = self.next_channel();
+        let i = self
+            .op("all-gather", Opcode::AllGather, shape, vec![v])
+            .with_attr(AttrName::ChannelId, AttrValue::Int(channel))
+            .with_attr(
+                AttrName::ReplicaGroups,
+                AttrValue::ReplicaGroups(Box::new(ReplicaGroups::List(groups))),
+            )
+            .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![dim as i64]))
+            .with_attr(AttrName::UseGlobalDeviceIds, AttrValue::Bool(true));
+        self.b.add(i)
+    }
+
+    /// `v` (of global shape `global`, tiled `from`) as tiled `to`.
+    pub fn reshard(
+        &mut self,
+        v: InstrId,
+        global: &Shape,
+        from: &Tiling,
+        to: &Tiling,
+        what: &str,
+    ) -> Result<InstrId, SpmdError> {
+        if from == to {
+            return Ok(v);
+        }
+        let rank = from.tiles.len();
+        let mut cur = from.clone();
+        let mut v = v;
+        for d in 0..rank {
+            if cur.refines(to, d) {
+                continue;
+            }
+            let groups = cur
+                .groups_along(&[d])
+                .map_err(|e| SpmdError::invalid(what, e))?;
+            cur = cur.gathered(&[d]);
+            let shape = local_shape(global, &cur, what)?;
+            v = self.all_gather(v, shape, d, groups);
+        }
+        if cur == *to {
+            return Ok(v);
+        }
+        let out = local_shape(global, to, what)?;
+        let sizes = out.dims().to_vec();
+        let mut indices = Vec::with_capacity(rank);
+        for d in 0..rank {
+            let ratio = to.tiles[d] / cur.tiles[d];
+            let table: Vec<i32> = to
+                .of_device
+                .iter()
+                .map(|idx| ((idx[d] % ratio) * sizes[d]) as i32)
+                .collect();
+            indices.push(self.offset(table)?);
+        }
+        let mut operands = vec![v];
+        operands.extend(indices);
+        let ds = self
+            .op("dynamic-slice", Opcode::DynamicSlice, out, operands)
+            .with_attr(AttrName::DynamicSliceSizes, AttrValue::IntList(sizes));
+        Ok(self.b.add(ds))
+    }
+}

@@ -1,0 +1,223 @@
+//! Partitioning: the module every device runs, from the propagation's decisions. Each
+//! instruction of the entry computation is copied with its per-device shape after its
+//! operands are resharded to what its decision asks; partial sums are all-reduced; the
+//! `Sharding` custom calls disappear into the reshards they ask for. Parameters and the
+//! root carry their (global) shardings, as in XLA's partitioned modules, so that a runner
+//! knows how to split the global inputs and assemble the global outputs.
+
+use std::collections::HashMap;
+
+use hlo::attrs::{AttrName, AttrValue};
+use hlo::ir::edit::{add_scalar_binary_computation, NameGen};
+use hlo::ir::{call_graph, ComputationLayout, ModuleAttr, ModuleAttrValue};
+use hlo::pass::Pass;
+use hlo::sharding::{Sharding, ShardingAttr, ShardingKind};
+use hlo::{CompId, ElementType, InstrId, Module, Opcode, Shape};
+
+use crate::decision::{Decisions, ValueTiling};
+use crate::emit::{local_shape, Emit};
+use crate::error::SpmdError;
+use crate::propagate::propagate;
+
+/// A partitioned module and the decisions that made it.
+#[derive(Clone, Debug)]
+pub struct Partitioned {
+    /// The per-device module (`num_partitions` = the device count).
+    pub module: Module,
+    /// The decisions, as `hloc partition --explain` prints them.
+    pub explain: String,
+}
+
+/// The per-device module of annotated `module` on `devices` devices.
+pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdError> {
+    let grid = hlo::collective_groups::Grid::of_module(module);
+    if grid.count() > 1 {
+        return Err(SpmdError::invalid(
+            "module",
+            format!(
+                "already partitioned (replica_count={}, num_partitions={})",
+                grid.replicas, grid.partitions
+            ),
+        ));
+    }
+    let mut m = module.clone();
+    hlo_transforms::call_inliner::CallInliner
+        .run(&mut m)
+        .map_err(|e| SpmdError::invalid("module", format!("call inlining: {e}")))?;
+    let decisions = propagate(&m, devices)?;
+    let explain = decisions.explain(m.entry());
+    let adds = add_computations(&mut m, &decisions)?;
+    let entry = build_entry(&m, &decisions, &adds)?;
+    let new = m.add_computation(entry);
+    m.set_entry(new)
+        .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
+    call_graph::remove_unreachable_computations(&mut m);
+    call_graph::sort_computations(&mut m);
+    set_header(&mut m, devices);
+    if let Err(errors) = hlo::verifier::verify(&m) {
+        let text: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        return Err(SpmdError::invalid(
+            "partitioned module",
+            format!("fails verification: {}", text.join("; ")),
+        ));
+    }
+    Ok(Partitioned { module: m, explain })
+}
+
+/// One scalar `add` computation per element type whose dots leave partial sums.
+fn add_computations(
+    m: &mut Module,
+    decisions: &Decisions,
+) -> Result<HashMap<ElementType, CompId>, SpmdError> {
+    let mut names = NameGen::new(m);
+    let mut types = Vec::new();
+    for (id, instr) in m.entry().instructions() {
+        let partial = decisions.get(id).is_some_and(|d| d.partial.is_some());
+        if partial && instr.opcode() == Opcode::Dot {
+            let ty = instr
+                .shape()
+                .element_type()
+                .ok_or_else(|| SpmdError::invalid(instr.name(), "a dot of no element type"))?;
+            if !types.contains(&ty) {
+                types.push(ty);
+            }
+        }
+    }
+    Ok(types
+        .into_iter()
+        .map(|ty| {
+            let c = add_scalar_binary_computation(m, &mut names, "add", Opcode::Add, ty);
+            (ty, c)
+        })
+        .collect())
+}
+
+/// The per-device entry computation.
+fn build_entry(
+    m: &Module,
+    decisions: &Decisions,
+    adds: &HashMap<ElementType, CompId>,
+) -> Result<hlo::Computation, SpmdError> {
+    let comp = m.entry();
+    let mut e = Emit::new(&format!("{}_spmd", comp.name()), NameGen::new(m));
+    let mut value: HashMap<InstrId, InstrId> = HashMap::new();
+    let decided = |id: InstrId| {
+        decisions
+            .get(id)
+            .ok_or_else(|| SpmdError::invalid(comp.instr(id).name(), "no sharding decided"))
+    };
+    for &id in comp.def_before_use_order().iter() {
+        let instr = comp.instr(id);
+        let d = decided(id)?;
+        if !instr.control_predecessors().is_empty() {
+            return Err(SpmdError::unsupported(instr, "control predecessors"));
+        }
+        let mut operands = Vec::with_capacity(instr.operands().len());
+        for (i, &op) in instr.operands().iter().enumerate() {
+            let v = value[&op];
+            let v = match (d.operands.get(i).cloned().flatten(), &decided(op)?.out) {
+                (Some(to), ValueTiling::Array(from)) => {
+                    e.reshard(v, comp.instr(op).shape(), from, &to, instr.name())?
+                }
+                _ => v,
+            };
+            operands.push(v);
+        }
+        if instr.opcode() == Opcode::CustomCall {
+            // The Sharding call: its operand, resharded, is its value.
+            value.insert(id, operands[0]);
+            continue;
+        }
+        let shape = match &d.local {
+            ValueTiling::Array(t) => local_shape(instr.shape(), t, instr.name())?,
+            ValueTiling::Tuple(_) => Shape::tuple(
+                operands
+                    .iter()
+                    .filter_map(|&o| e.b.get(o).map(|i| i.shape().clone()))
+                    .collect(),
+            ),
+        };
+        let mut copy = instr.clone();
+        copy.operands = operands;
+        copy.users.clear();
+        copy.remove_attr(&AttrName::Sharding);
+        if instr.opcode() == Opcode::GetTupleElement {
+            let tuple = e.b.get(copy.operands[0]).map(|i| i.shape().clone());
+            let index = instr.tuple_index().unwrap_or(0) as usize;
+            let element = tuple.and_then(|t| t.tuple_shapes().get(index).cloned());
+            copy.set_shape(element.ok_or_else(|| SpmdError::invalid(instr.name(), "tuple index"))?);
+        } else {
+            copy.set_shape(shape.clone());
+        }
+        if instr.opcode() == Opcode::Parameter {
+            copy.set_attr(AttrName::Sharding, sharding_attr(&d.out));
+        }
+        let mut v = e.b.add(copy);
+        if let Some(p) = &d.partial {
+            let to_apply = match instr.opcode() {
+                Opcode::Reduce => instr.to_apply(),
+                _ => instr
+                    .shape()
+                    .element_type()
+                    .and_then(|t| adds.get(&t).copied()),
+            }
+            .ok_or_else(|| {
+                SpmdError::invalid(instr.name(), "no computation for the partial sums")
+            })?;
+            v = e.all_reduce(v, shape, p.groups.clone(), to_apply);
+        }
+        if let (ValueTiling::Array(from), ValueTiling::Array(to)) = (&d.local, &d.out) {
+            v = e.reshard(v, instr.shape(), from, to, instr.name())?;
+        }
+        value.insert(id, v);
+    }
+    let root = value[&comp.root()];
+    let root_out = &decided(comp.root())?.out;
+    let mut c =
+        e.b.build(Some(root))
+            .map_err(|err| SpmdError::invalid("partitioned entry", err.to_string()))?;
+    // The root carries its global sharding.
+    c.instr_mut(root)
+        .set_attr(AttrName::Sharding, sharding_attr(root_out));
+    c.is_entry = true;
+    Ok(c)
+}
+
+/// `sharding=` for a decided value.
+fn sharding_attr(t: &ValueTiling) -> AttrValue {
+    let s = match t {
+        ValueTiling::Array(t) => t.to_sharding(),
+        ValueTiling::Tuple(ts) => Sharding::new(ShardingKind::Tuple(
+            ts.iter().map(|t| t.to_sharding()).collect(),
+        )),
+    };
+    AttrValue::Sharding(Box::new(ShardingAttr::new(s)))
+}
+
+/// `num_partitions` set to the device count, `entry_computation_layout` (if written) to
+/// the per-device shapes.
+fn set_header(m: &mut Module, devices: usize) {
+    let entry = m.entry();
+    let layout = ComputationLayout {
+        parameters: entry
+            .parameters()
+            .iter()
+            .map(|&p| entry.instr(p).shape().clone())
+            .collect(),
+        result: entry.root_instr().shape().clone(),
+    };
+    let n = devices as i64;
+    let attrs = m.attrs_mut();
+    for a in attrs.iter_mut() {
+        if a.name == "entry_computation_layout" {
+            a.value = ModuleAttrValue::Layout(layout.clone());
+        }
+    }
+    match attrs.iter_mut().find(|a| a.name == "num_partitions") {
+        Some(a) => a.value = ModuleAttrValue::Int(n),
+        None => attrs.push(ModuleAttr {
+            name: "num_partitions".into(),
+            value: ModuleAttrValue::Int(n),
+        }),
+    }
+}

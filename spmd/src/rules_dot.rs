@@ -1,0 +1,166 @@
+//! Propagation of `dot`: each device multiplies its blocks when both operands split their
+//! batch and contracting dimensions alike (the same tiles on every device); the result
+//! keeps the batch tiles and each operand's free-dimension tiles, and a split contracting
+//! dimension leaves partial sums that an all-reduce over the devices splitting it
+//! completes. When the operands do not agree, the less split one is resharded to the
+//! other's batch and contracting tiles (its free dimensions whole).
+
+use hlo::Instruction;
+
+use crate::context::{text, Ctx};
+use crate::decision::{Decision, PartialSums, ValueTiling};
+use crate::error::SpmdError;
+use crate::rules_reduce::groups_text;
+use crate::tiling::{zip_groups, Tiling};
+
+/// The dimensions of one dot operand by role.
+struct Roles {
+    batch: Vec<usize>,
+    contracting: Vec<usize>,
+    free: Vec<usize>,
+}
+
+impl Roles {
+    fn new(rank: usize, batch: &[i64], contracting: &[i64]) -> Roles {
+        let batch: Vec<usize> = batch.iter().map(|&d| d as usize).collect();
+        let contracting: Vec<usize> = contracting.iter().map(|&d| d as usize).collect();
+        let free = (0..rank)
+            .filter(|d| !batch.contains(d) && !contracting.contains(d))
+            .collect();
+        Roles {
+            batch,
+            contracting,
+            free,
+        }
+    }
+
+    /// Batch then contracting dimensions, the ones both operands must split alike.
+    fn paired(&self) -> Vec<usize> {
+        self.batch
+            .iter()
+            .chain(&self.contracting)
+            .copied()
+            .collect()
+    }
+}
+
+/// The local result's tiling and the partial-sum groups, when `l` and `r` split their
+/// paired dimensions alike.
+fn plan(l: &Tiling, r: &Tiling, lr: &Roles, rr: &Roles) -> Option<(Tiling, Option<Vec<Vec<i64>>>)> {
+    for (&a, &b) in lr.paired().iter().zip(&rr.paired()) {
+        if l.tiles[a] != r.tiles[b]
+            || l.of_device
+                .iter()
+                .zip(&r.of_device)
+                .any(|(x, y)| x[a] != y[b])
+        {
+            return None;
+        }
+    }
+    let pick =
+        |t: &Tiling, dims: &[usize], idx: &[i64], out: &mut Vec<i64>, tiles: &mut Vec<i64>| {
+            for &d in dims {
+                out.push(idx[d]);
+                tiles.push(t.tiles[d]);
+            }
+        };
+    let mut tiles = Vec::new();
+    let mut of_device = Vec::new();
+    for (x, y) in l.of_device.iter().zip(&r.of_device) {
+        let mut idx = Vec::new();
+        tiles.clear();
+        pick(l, &lr.batch, x, &mut idx, &mut tiles);
+        pick(l, &lr.free, x, &mut idx, &mut tiles);
+        pick(r, &rr.free, y, &mut idx, &mut tiles);
+        of_device.push(idx);
+    }
+    let out = Tiling { tiles, of_device };
+    out.check().ok()?;
+    let split: Vec<usize> = lr
+        .contracting
+        .iter()
+        .copied()
+        .filter(|&d| l.tiles[d] > 1)
+        .collect();
+    if split.is_empty() {
+        return Some((out, None));
+    }
+    let keyed: Vec<(Vec<i64>, i64)> = out
+        .of_device
+        .iter()
+        .zip(&l.of_device)
+        .map(|(o, x)| {
+            let sub = split.iter().fold(0, |acc, &d| acc * l.tiles[d] + x[d]);
+            (o.clone(), sub)
+        })
+        .collect();
+    let buckets = split.iter().map(|&d| l.tiles[d]).product();
+    let groups = zip_groups(&keyed, buckets).ok()?;
+    Some((out, Some(groups)))
+}
+
+/// `other` resharded to `driver`'s tiles on the paired dimensions, its free ones whole.
+fn follow(driver: &Tiling, dr: &Roles, other: &Tiling, or: &Roles) -> Tiling {
+    let rank = other.tiles.len();
+    let mut from: Vec<Option<usize>> = vec![None; rank];
+    for (&a, &b) in dr.paired().iter().zip(&or.paired()) {
+        from[b] = Some(a);
+    }
+    driver.remap(&from)
+}
+
+/// The decision for dot `instr`.
+pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
+    let dn = instr.dot_dimension_numbers();
+    let l = ctx.operand_array(instr, 0)?;
+    let r = ctx.operand_array(instr, 1)?;
+    let lr = Roles::new(l.tiles.len(), &dn.lhs_batch_dims, &dn.lhs_contracting_dims);
+    let rr = Roles::new(r.tiles.len(), &dn.rhs_batch_dims, &dn.rhs_contracting_dims);
+    let (operands, planned, how) = match plan(l, r, &lr, &rr) {
+        Some(p) => (
+            vec![None, None],
+            p,
+            "operands split batch and contracting dimensions alike".to_string(),
+        ),
+        None => {
+            let lhs_leads = l.tile_count() >= r.tile_count();
+            let (nl, nr) = match lhs_leads {
+                true => (l.clone(), follow(l, &lr, r, &rr)),
+                false => (follow(r, &rr, l, &lr), r.clone()),
+            };
+            let p = plan(&nl, &nr, &lr, &rr).ok_or_else(|| {
+                SpmdError::unsupported(instr, "no per-device plan for these operand shardings")
+            })?;
+            let (which, to) = match lhs_leads {
+                true => ("rhs", text(&nr)),
+                false => ("lhs", text(&nl)),
+            };
+            let operands = match lhs_leads {
+                true => vec![None, Some(nr)],
+                false => vec![Some(nl), None],
+            };
+            (
+                operands,
+                p,
+                format!(
+                    "{which} resharded to {to} to split batch and contracting dimensions alike"
+                ),
+            )
+        }
+    };
+    let (out, groups) = planned;
+    let why = match &groups {
+        None => format!("dot: {how}"),
+        Some(g) => format!(
+            "dot: {how}; contracting dimension split: partial sums all-reduced over {}",
+            groups_text(g)
+        ),
+    };
+    Ok(Decision {
+        out: ValueTiling::Array(out.clone()),
+        local: ValueTiling::Array(out),
+        operands,
+        partial: groups.map(|groups| PartialSums { groups }),
+        why,
+    })
+}

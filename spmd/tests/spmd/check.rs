@@ -1,0 +1,117 @@
+//! The oracle the tests share: a module partitioned by `spmd`, evaluated on N devices by
+//! the N-device reference evaluator from the global inputs split by the parameters'
+//! shardings, its outputs assembled by the root's sharding, equals the global evaluation.
+
+use hlo::{Literal, Module};
+use hlo_eval::device::DeviceGrid;
+use hlo_eval::multi_device::evaluate_on_devices;
+use hlo_eval::multi_device_shards::{assemble_global, split_global};
+
+/// The leaves of a literal, depth first.
+pub fn leaves(l: Literal) -> Vec<Literal> {
+    match l {
+        Literal::Tuple(t) => t.into_iter().flat_map(leaves).collect(),
+        other => vec![other],
+    }
+}
+
+/// The global outputs of partitioned module `p` run on `devices` devices from global
+/// arguments `args`.
+pub fn run_partitioned(
+    p: &Module,
+    devices: usize,
+    args: &[Literal],
+) -> Result<Vec<Literal>, String> {
+    let entry = p.entry();
+    let mut per_device: Vec<Vec<Literal>> = vec![Vec::new(); devices];
+    for (i, a) in args.iter().enumerate() {
+        let param = entry.instr(entry.parameter(i).ok_or("missing parameter")?);
+        let s = param.sharding().ok_or("a parameter without sharding")?;
+        let shards = split_global(a, s, devices as i64, param.name()).map_err(|e| e.to_string())?;
+        for (d, s) in shards.into_iter().enumerate() {
+            per_device[d].push(s);
+        }
+    }
+    let grid = DeviceGrid {
+        replicas: 1,
+        partitions: devices as i64,
+    };
+    let outs = evaluate_on_devices(p, grid, &per_device).map_err(|e| e.to_string())?;
+    let per_device: Vec<Vec<Literal>> = outs.into_iter().map(leaves).collect();
+    let root = entry.root_instr();
+    let s = root.sharding().ok_or("the root has no sharding")?;
+    let shardings = s.leaves();
+    let shapes: Vec<hlo::Shape> = match root.shape().is_tuple() {
+        true => root.shape().tuple_shapes().to_vec(),
+        false => vec![root.shape().clone()],
+    };
+    (0..shardings.len())
+        .map(|i| {
+            let pieces: Vec<Literal> = per_device.iter().map(|d| d[i].clone()).collect();
+            let local = &shapes[i];
+            // The global shape: the local one times the tiles (the shard's shape is the
+            // local shape; Sharding::shard gives the tiles per dimension).
+            let tiles = match shardings[i]
+                .as_tiled(local.dims().len())
+                .map_err(|e| e.to_string())?
+            {
+                Some(t) => t.data_tiles().to_vec(),
+                None => vec![1; local.dims().len()],
+            };
+            let dims: Vec<i64> = local
+                .dims()
+                .iter()
+                .zip(&tiles)
+                .map(|(n, t)| n * t)
+                .collect();
+            let ty = local.element_type().ok_or("a tuple output leaf")?;
+            let global = hlo::Shape::array(ty, dims);
+            assemble_global(&pieces, shardings[i], &global, "output").map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Partitions `module` on `devices` devices, runs it on `args` and compares every output
+/// with the global evaluation; the partitioned module, or why it differs.
+pub fn check_module(
+    module: &Module,
+    devices: usize,
+    args: &[Literal],
+) -> Result<spmd::Partitioned, String> {
+    let p = spmd::partition(module, devices).map_err(|e| e.to_string())?;
+    let want = leaves(hlo_eval::evaluate(module, args).map_err(|e| e.to_string())?);
+    let got = run_partitioned(&p.module, devices, args)?;
+    if got.len() != want.len() {
+        return Err(format!(
+            "{} outputs, the global evaluation has {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (Some(g), Some(w)) = (g.as_array(), w.as_array()) else {
+            return Err(format!("output {i} is not an array"));
+        };
+        let r = hlo_eval::report::compare_report(g, w, None);
+        if !r.matches {
+            return Err(format!(
+                "output {i} differs from the global evaluation: {}\n{}",
+                r.line(&format!("out{i}"), "", "global"),
+                hlo::print_module(&p.module)
+            ));
+        }
+    }
+    Ok(p)
+}
+
+/// Random global arguments of `module`'s entry parameters.
+pub fn random_args(module: &Module, seed: u64) -> Vec<Literal> {
+    let entry = module.entry();
+    (0..entry.parameters().len())
+        .map(|n| {
+            let shape = entry.instr(entry.parameters()[n]).shape();
+            hlo_eval::random::random_literal(shape, seed, n as u64, 1 << 28)
+                .expect("random argument")
+        })
+        .collect()
+}

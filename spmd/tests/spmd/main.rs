@@ -1,0 +1,8 @@
+//! spmd's integration tests (one binary): golden propagation and partitioned modules,
+//! random annotated modules evaluated on N devices against the global evaluation, and
+//! JAX's annotated modules of `corpus/spmd` against XLA's global outputs.
+
+mod check;
+mod corpus;
+mod golden;
+mod random_modules;

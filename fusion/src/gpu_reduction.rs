@@ -58,3 +58,109 @@ pub fn reduction_of(
     };
     Some((hero, launch))
 }
+
+/// Elements each thread of a reduction folds serially below which a small grid is left
+/// alone: splitting would add a kernel to save little.
+pub const SPLIT_MIN_SERIAL: i64 = 64;
+
+/// Where the GPU splits reduce `id` of `comp` into two reduces (the tree-reduction
+/// rewriting before fusion): `(reduced dimension of its input, parts)`, or `None` when its
+/// launch ([`reduction_of`]) already gives every multiprocessor of `device` a block, or
+/// leaves each thread little to fold. A long reduction into few outputs (a loss summed over
+/// everything, the per-channel sums of a huge batch over few channels) would otherwise run
+/// on as many blocks as it has outputs while the other multiprocessors idle. The split
+/// dimension is the longest reduced one, cut in about `sqrt(n)` parts (a divisor of `n`
+/// where one is near, so that no padding is needed): the first reduce then has
+/// `sqrt(n)` times the outputs, enough blocks for the device, and the second reads only
+/// those partials.
+pub fn split_of(
+    module: &hlo::Module,
+    comp: &hlo::Computation,
+    id: InstrId,
+    device: &Device,
+) -> Option<(usize, i64)> {
+    let (_, launch) = reduction_of(module, comp, id, false, device)?;
+    let instr = comp.instr(id);
+    let input = comp.instr(instr.operands()[0]).shape().as_array()?;
+    let elements: i64 = input.dims().iter().product();
+    let units = i64::from(device.compute.units).max(1);
+    let threads = (launch.blocks * launch.threads).max(1);
+    if launch.blocks >= units || elements / threads < SPLIT_MIN_SERIAL {
+        return None;
+    }
+    let (dim, n) = instr
+        .dimensions()?
+        .iter()
+        .filter_map(|&r| Some((usize::try_from(r).ok()?, *input.dims().get(r as usize)?)))
+        .max_by_key(|&(d, n)| (n, std::cmp::Reverse(d)))?;
+    if n < 4 {
+        return None;
+    }
+    Some((dim, split_parts(n)))
+}
+
+/// About `sqrt(n)` parts of `n` (`n >= 4`): the largest divisor of `n` from `sqrt(n)` down
+/// to half of it, else `ceil(sqrt(n))` (the last part then padded).
+fn split_parts(n: i64) -> i64 {
+    let mut k = (n as f64).sqrt() as i64;
+    while k * k < n {
+        k += 1;
+    }
+    (k / 2..=k)
+        .rev()
+        .find(|&p| p >= 2 && n % p == 0)
+        .unwrap_or(k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{split_of, split_parts};
+
+    /// `split_of` of the reduce named `r` in the one-reduce module of input `input`, result
+    /// `output`, over `dims`.
+    fn split(input: &str, output: &str, dims: &str, ty: &str) -> Option<(usize, i64)> {
+        let text = format!(
+            "HloModule m\nadd {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  ROOT s = {ty}[] add(a, b)\n}}\nENTRY e {{\n  p = {ty}{input} parameter(0)\n  z = {ty}[] constant(0)\n  ROOT r = {ty}{output} reduce(p, z), dimensions={{{dims}}}, to_apply=add\n}}\n"
+        );
+        let m = hlo::parse_module(&text).unwrap();
+        let comp = m.entry();
+        let id = comp.instructions().find(|(_, i)| i.name == "r").unwrap().0;
+        split_of(&m, comp, id, &device::load("h200").unwrap())
+    }
+
+    #[test]
+    fn long_reductions_into_few_outputs_split_and_wide_grids_do_not() {
+        // One output of 2^24 elements: one block otherwise.
+        assert_eq!(split("[16777216]", "[]", "0", "f32"), Some((0, 4096)));
+        // Four columns of 2^20 rows: one column tile.
+        assert_eq!(split("[1048576,4]", "[4]", "0", "f32"), Some((0, 1024)));
+        // Several reduced dimensions: the longest splits.
+        assert_eq!(split("[64,4096,9]", "[9]", "0,1", "f32"), Some((1, 64)));
+        // A softmax's 4096 rows of 8192: 512 blocks already.
+        assert_eq!(split("[4096,8192]", "[4096]", "1", "f32"), None);
+        // Little to fold per thread: one block of 3 x 256 threads over 15,000 elements.
+        assert_eq!(split("[3,5000]", "[3]", "1", "f32"), None);
+        // A 16-bit float sum keeps its in-order loop: no reduction launch, no split.
+        assert_eq!(split("[16777216]", "[]", "0", "f16"), None);
+    }
+
+    #[test]
+    fn split_parts_cover_the_dimension_in_about_sqrt_parts() {
+        for n in 4..5000i64 {
+            let p = split_parts(n);
+            let inner = (n + p - 1) / p;
+            assert!(p >= 2 && p < n, "{n} -> {p}");
+            assert!(
+                p * inner >= n && p * (inner - 1) < n,
+                "{n} -> {p} x {inner}"
+            );
+            let s = (n as f64).sqrt();
+            assert!(
+                (p as f64) <= s.ceil() && (p as f64) >= s / 2.0 - 1.0,
+                "{n} -> {p}"
+            );
+        }
+        assert_eq!(split_parts(16_777_216), 4096);
+        assert_eq!(split_parts(1_048_576), 1024);
+    }
+}

@@ -1,36 +1,88 @@
-//! Tree-reduction rewriting: a reduce over one dimension longer than
-//! [`TreeReductionRewriter::threshold`] becomes two reduces, so that no single reduction
-//! is long (on GPUs this avoids atomics): with `k = ceil(sqrt(n))`, the input is padded
-//! along the dimension to `k * k` with the init value, reshaped to `[k, k]` there,
-//! reduced over the inner `k`, then over the outer `k`.
+//! Tree-reduction rewriting: a long reduction becomes two reduces, so that no single
+//! reduction is long. One reduced dimension `d` of `n` elements is padded with the init
+//! value to `outer * inner` elements and reshaped to `[outer, inner]` there; the first
+//! reduce folds `inner` and every other reduced dimension, the second folds `outer`.
+//!
+//! Where to split is a rule: by default ([`TreeReductionRewriter::default`]) any reduce over
+//! one dimension longer than 4096 splits it into about `sqrt(n)` by `sqrt(n)`; a target
+//! gives its own ([`TreeReductionRewriter::with_rule`]: a GPU splits a reduction whose
+//! launch would leave the device idle, so that the first reduce spreads over many blocks).
 //!
 //! Only for one-input reduces whose reducer is a recognized binary op (add, multiply,
 //! max, min, and, or) and whose init is that op's identity (padding with the identity
-//! and applying the init twice then changes nothing). Floats: the sum is taken in another
-//! order, so rounding may differ (XLA accepts this).
+//! and applying the init twice then changes nothing), on inputs in the default layout.
+//! Floats: the sum is taken in another order, so rounding may differ (XLA accepts this).
+
+use std::fmt;
+use std::sync::Arc;
 
 use super::algsimp::{reduce_dot::is_identity, reducer_kind, scalar};
 use hlo::attrs::{AttrName, AttrValue, PaddingConfig, PaddingDim};
 use hlo::ir::edit::{self, NameGen};
-use hlo::ir::{InstrId, Instruction, Module};
+use hlo::ir::{Computation, InstrId, Instruction, Module};
 use hlo::pass::{Pass, PassError};
 use hlo::shape::Shape;
 use hlo::Opcode;
 
-/// The pass (`tree-reduction-rewriter`).
-#[derive(Debug)]
-pub struct TreeReductionRewriter {
-    /// Reductions over more elements than this are split.
-    pub threshold: i64,
+/// Where a reduce splits: reduced dimension `dim` of its input, whose `n` elements become
+/// `outer` parts of `ceil(n / outer)` (padded with the init value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceSplit {
+    /// The reduced dimension of the input that splits.
+    pub dim: usize,
+    /// Its parts, folded by the second reduce (at least 2, fewer than its extent).
+    pub outer: i64,
 }
 
-impl Default for TreeReductionRewriter {
-    fn default() -> TreeReductionRewriter {
-        TreeReductionRewriter { threshold: 4096 }
+/// A target's choice of where the reduce `id` of a computation splits (`None`: it stays
+/// whole). Asked only for reduces the rewriting can take (see the module docs).
+pub type SplitRule =
+    Arc<dyn Fn(&Module, &Computation, InstrId) -> Option<ReduceSplit> + Send + Sync>;
+
+/// The pass (`tree-reduction-rewriter`).
+pub struct TreeReductionRewriter {
+    rule: SplitRule,
+}
+
+impl fmt::Debug for TreeReductionRewriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TreeReductionRewriter")
     }
 }
 
-fn ceil_sqrt(n: i64) -> i64 {
+/// Reductions of one dimension longer than this split under the default rule.
+pub const DEFAULT_THRESHOLD: i64 = 4096;
+
+impl Default for TreeReductionRewriter {
+    fn default() -> TreeReductionRewriter {
+        TreeReductionRewriter::with_threshold(DEFAULT_THRESHOLD)
+    }
+}
+
+impl TreeReductionRewriter {
+    /// Splits every reduce over one dimension longer than `threshold` into about
+    /// `sqrt(n)` by `sqrt(n)`.
+    pub fn with_threshold(threshold: i64) -> TreeReductionRewriter {
+        TreeReductionRewriter::with_rule(Arc::new(move |_, comp, id| {
+            let r = comp.instr(id);
+            let &[d] = r.dimensions()? else { return None };
+            let d = usize::try_from(d).ok()?;
+            let n = *comp.instr(r.operands[0]).shape.dims().get(d)?;
+            (n > threshold).then(|| ReduceSplit {
+                dim: d,
+                outer: ceil_sqrt(n),
+            })
+        }))
+    }
+
+    /// Splits where `rule` says.
+    pub fn with_rule(rule: SplitRule) -> TreeReductionRewriter {
+        TreeReductionRewriter { rule }
+    }
+}
+
+/// The smallest `k` with `k * k >= n`.
+pub fn ceil_sqrt(n: i64) -> i64 {
     let mut k = (n as f64).sqrt() as i64;
     while k * k < n {
         k += 1;
@@ -41,13 +93,123 @@ fn ceil_sqrt(n: i64) -> i64 {
     k
 }
 
+/// Whether the rewriting can take reduce `id`: one input in the default layout, a
+/// recognized reducer, its identity as the init, an array result.
+fn splittable(comp: &Computation, id: InstrId, kinds: &[Option<Opcode>]) -> bool {
+    let r = comp.instr(id);
+    if r.opcode != Opcode::Reduce || r.operands.len() != 2 || r.shape.is_tuple() {
+        return false;
+    }
+    let input = &comp.instr(r.operands[0]).shape;
+    let default_layout = input.as_array().is_some_and(|a| {
+        a.layout().is_none_or(|l| {
+            let rank = a.dims().len() as i64;
+            l.minor_to_major.iter().copied().eq((0..rank).rev())
+        })
+    });
+    let Some(ty) = input.element_type() else {
+        return false;
+    };
+    let kind = r
+        .to_apply()
+        .and_then(|c| kinds.get(c.index()).copied().flatten());
+    let identity = match (kind, scalar::splat(comp, r.operands[1])) {
+        (Some(k), Some(v)) => is_identity(k, ty, v),
+        _ => false,
+    };
+    default_layout && identity
+}
+
+/// Rewrites reduce `id` of `comp` as two reduces split at `split`; returns the second.
+fn split_reduce(
+    comp: &mut Computation,
+    id: InstrId,
+    split: ReduceSplit,
+    names: &mut NameGen,
+) -> Option<InstrId> {
+    let r = comp.instr(id).clone();
+    let (x, init) = (r.operands[0], r.operands[1]);
+    let in_shape = (*comp.instr(x).shape).clone();
+    let ty = in_shape.element_type()?;
+    let d = split.dim;
+    let n = *in_shape.dims().get(d)?;
+    let reduced = r.dimensions()?.to_vec();
+    if !reduced.contains(&(d as i64)) || split.outer < 2 || split.outer >= n {
+        return None;
+    }
+    let inner = (n + split.outer - 1) / split.outer;
+    let mut cur = x;
+    let mut dims = in_shape.dims().to_vec();
+    if split.outer * inner > n {
+        let pad = PaddingConfig {
+            dims: (0..dims.len())
+                .map(|i| PaddingDim {
+                    low: 0,
+                    high: if i == d { split.outer * inner - n } else { 0 },
+                    interior: 0,
+                })
+                .collect(),
+        };
+        dims[d] = split.outer * inner;
+        let p = Instruction::new(
+            names.fresh(&r.name),
+            Opcode::Pad,
+            Shape::array(ty, dims.clone()),
+            vec![cur, init],
+        )
+        .with_attr(AttrName::Padding, AttrValue::Padding(pad));
+        cur = edit::add(comp, p);
+    }
+    let mut split_dims = dims.clone();
+    split_dims[d] = split.outer;
+    split_dims.insert(d + 1, inner);
+    cur = edit::add(
+        comp,
+        Instruction::new(
+            names.fresh(&r.name),
+            Opcode::Reshape,
+            Shape::array(ty, split_dims.clone()),
+            vec![cur],
+        ),
+    );
+    // The first reduce folds `inner` and the other reduced dimensions (renumbered past
+    // the new one); `outer` stays, at its place among the kept dimensions.
+    let first_reduced: Vec<i64> = reduced
+        .iter()
+        .map(|&r| if r < d as i64 { r } else { r + 1 })
+        .collect();
+    let first_dims: Vec<i64> = split_dims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !first_reduced.contains(&(*i as i64)))
+        .map(|(_, &e)| e)
+        .collect();
+    let outer_at = d as i64 - reduced.iter().filter(|&&r| r < d as i64).count() as i64;
+    let mut first = r.clone();
+    first.users.clear();
+    first.name = names.fresh(&r.name);
+    first.operands = vec![cur, init];
+    first.set_shape(Shape::array(ty, first_dims));
+    first.set_attr(AttrName::Dimensions, AttrValue::IntList(first_reduced));
+    let first = edit::add(comp, first);
+    let mut second = r.clone();
+    second.users.clear();
+    second.name = names.fresh(&r.name);
+    second.operands = vec![first, init];
+    second.set_attr(AttrName::Dimensions, AttrValue::IntList(vec![outer_at]));
+    let second = edit::add(comp, second);
+    edit::replace_uses(comp, id, second);
+    edit::remove_instructions(comp, &std::iter::once(id).collect());
+    Some(second)
+}
+
 impl Pass for TreeReductionRewriter {
     fn name(&self) -> &str {
         "tree-reduction-rewriter"
     }
 
     fn description(&self) -> &str {
-        "splits a reduce over a long dimension into two reduces over about sqrt(n) elements"
+        "splits a long reduce into two reduces (by default over about sqrt(n) elements each)"
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
@@ -55,89 +217,20 @@ impl Pass for TreeReductionRewriter {
         let kinds: Vec<Option<Opcode>> = module.computations.iter().map(reducer_kind).collect();
         let mut changed = false;
         for ci in 0..module.computations.len() {
-            let comp = &mut module.computations[ci];
-            let candidates: Vec<InstrId> = comp
+            let comp = &module.computations[ci];
+            let splits: Vec<(InstrId, ReduceSplit)> = comp
                 .instructions()
-                .filter(|(_, i)| i.opcode == Opcode::Reduce && i.operands.len() == 2)
-                .map(|(id, _)| id)
+                .filter(|&(id, _)| splittable(comp, id, &kinds))
+                .filter_map(|(id, _)| (self.rule)(module, comp, id).map(|s| (id, s)))
                 .collect();
-            for id in candidates {
-                let r = comp.instr(id).clone();
-                let (x, init) = (r.operands[0], r.operands[1]);
-                let Some(&[d]) = r.dimensions() else { continue };
-                let Ok(d) = usize::try_from(d) else { continue };
-                let in_shape = (*comp.instr(x).shape).clone();
-                let Some(&n) = in_shape.dims().get(d) else {
-                    continue;
-                };
-                let Some(ty) = in_shape.element_type() else {
-                    continue;
-                };
-                let kind = r
-                    .to_apply()
-                    .and_then(|c| kinds.get(c.index()).copied().flatten());
-                let identity = match (kind, scalar::splat(comp, init)) {
-                    (Some(k), Some(v)) => is_identity(k, ty, v),
-                    _ => false,
-                };
-                if n <= self.threshold || !identity || r.shape.is_tuple() {
-                    continue;
-                }
-                let k = ceil_sqrt(n);
-                let mut cur = x;
-                let mut dims = in_shape.dims().to_vec();
-                if k * k > n {
-                    let pad = PaddingConfig {
-                        dims: (0..dims.len())
-                            .map(|i| PaddingDim {
-                                low: 0,
-                                high: if i == d { k * k - n } else { 0 },
-                                interior: 0,
-                            })
-                            .collect(),
-                    };
-                    dims[d] = k * k;
-                    let p = Instruction::new(
-                        names.fresh(&r.name),
-                        Opcode::Pad,
-                        Shape::array(ty, dims.clone()),
-                        vec![cur, init],
-                    )
-                    .with_attr(AttrName::Padding, AttrValue::Padding(pad));
-                    cur = edit::add(comp, p);
-                }
-                let mut split = dims.clone();
-                split[d] = k;
-                split.insert(d + 1, k);
-                cur = edit::add(
-                    comp,
-                    Instruction::new(
-                        names.fresh(&r.name),
-                        Opcode::Reshape,
-                        Shape::array(ty, split.clone()),
-                        vec![cur],
-                    ),
-                );
-                let mut inner_dims = split.clone();
-                inner_dims.remove(d + 1);
-                let mut inner = r.clone();
-                inner.users.clear();
-                inner.name = names.fresh(&r.name);
-                inner.operands = vec![cur, init];
-                inner.set_shape(Shape::array(ty, inner_dims));
-                inner.set_attr(AttrName::Dimensions, AttrValue::IntList(vec![d as i64 + 1]));
-                let inner = edit::add(comp, inner);
-                let mut outer = r.clone();
-                outer.users.clear();
-                outer.name = names.fresh(&r.name);
-                outer.operands = vec![inner, init];
-                let outer = edit::add(comp, outer);
-                edit::replace_uses(comp, id, outer);
-                edit::remove_instructions(comp, &std::iter::once(id).collect());
-                changed = true;
+            let comp = &mut module.computations[ci];
+            let mut comp_changed = false;
+            for (id, split) in splits {
+                comp_changed |= split_reduce(comp, id, split, &mut names).is_some();
             }
-            if changed {
+            if comp_changed {
                 edit::repair_order(comp);
+                changed = true;
             }
         }
         Ok(changed)

@@ -53,11 +53,30 @@ pub fn fusion_pipeline_with(device: &Device, reach: Arc<dyn fusion::EmitterReach
 /// The fusion pipeline of the modules hloc compiles for `device`: [`fusion_pipeline_with`]
 /// hloc's emitters' reach for `target` ([`codegen::HlocReach`]), whose emitters confirm
 /// every fusion before it forms, so none needs unfusing afterwards.
+///
+/// On a GPU, the long reductions the device would run on few blocks split first
+/// ([`gpu_reduction_splitter`]).
 pub fn hloc_fusion_pipeline(device: &Device, target: &codegen::EmitTarget) -> Pipeline {
-    fusion_pipeline_with(
+    let fusion = fusion_pipeline_with(
         device,
         Arc::new(codegen::HlocReach::for_target(target.clone())),
-    )
+    );
+    if !target.gpu_emitters {
+        return fusion;
+    }
+    Pipeline::new("gpu-fusion")
+        .with(gpu_reduction_splitter(device))
+        .with(fusion)
+}
+
+/// The tree-reduction rewriting where GPU `device`'s reduction launches would leave
+/// multiprocessors idle ([`fusion::gpu_reduction::split_of`]).
+pub fn gpu_reduction_splitter(device: &Device) -> hlo_transforms::TreeReductionRewriter {
+    let device = device.clone();
+    hlo_transforms::TreeReductionRewriter::with_rule(Arc::new(move |module, comp, id| {
+        fusion::gpu_reduction::split_of(module, comp, id, &device)
+            .map(|(dim, outer)| hlo_transforms::tree_reduction::ReduceSplit { dim, outer })
+    }))
 }
 
 /// [`codegen::UnfuseUnemittable`], then, where it unfused anything, the GEMM lowering of

@@ -1,8 +1,10 @@
-//! XLA:CPU's order for a sum or product of 16-bit floats.
+//! XLA:CPU's order for a sum or product of floats.
 //!
-//! HLO rounds every step of a `bf16` or `f16` reduction to the element type, so the order
-//! of the steps decides the result's bits (two orders differ in most outputs; near-zero
-//! sums even in sign). Users compare against XLA, and XLA:CPU's compiler rewrites every
+//! HLO rounds every step of a float reduction to the element type, so the order of the
+//! steps decides the result's bits (for `bf16`/`f16` two orders differ in most outputs,
+//! near-zero sums even in sign; for `f32` an in-order sum of a million elements drifts
+//! past the comparison's tolerance). Users compare against XLA, and XLA:CPU's compiler
+//! rewrites every
 //! reduce some of whose reduced dimensions exceed [`WINDOW`] elements
 //! (`TreeReductionRewriter`, repeated until no reduced dimension exceeds it) into a
 //! `reduce-window` whose window spans `min(size, WINDOW)` along each reduced dimension

@@ -55,3 +55,43 @@ fn float_max_exact_and_sum_close() {
     let (a, b) = run_both(&module("f32", "add", "0"), arg);
     assert!(tolerance::compare(b.as_array().unwrap(), a.as_array().unwrap()).matches);
 }
+
+/// A rule may split any reduced dimension of a reduce over several, with padding or
+/// without: the result is the same (integers bit for bit), for every dimension and every
+/// part count tried, and the second reduce folds the parts.
+#[test]
+fn a_rule_splits_any_reduced_dimension_of_a_multi_dimensional_reduce() {
+    use hlo_transforms::tree_reduction::ReduceSplit;
+    use hlo_transforms::TreeReductionRewriter;
+    use std::sync::Arc;
+    let text = "HloModule m\nr {\n  x = s32[] parameter(0)\n  y = s32[] parameter(1)\n  ROOT s = s32[] add(x, y)\n}\nENTRY e {\n  p = s32[6,7,5,9] parameter(0)\n  z = s32[] constant(0)\n  ROOT o = s32[7,9] reduce(p, z), dimensions={0,2}, to_apply=r\n}\n";
+    let m = hlo::parse_module(text).unwrap();
+    let v: Vec<i32> = (0..6 * 7 * 5 * 9)
+        .map(|i| (i * 7919 % 1013) - 500)
+        .collect();
+    let arg = Literal::Array(
+        ArrayLiteral::new(
+            Shape::array(ElementType::S32, vec![6, 7, 5, 9]),
+            ArrayData::S32(v),
+        )
+        .unwrap(),
+    );
+    let want = hlo_eval::evaluate(&m, std::slice::from_ref(&arg)).unwrap();
+    for (dim, outer) in [(0, 2), (0, 3), (0, 4), (2, 2), (2, 3), (2, 4)] {
+        let mut t = m.clone();
+        let mut pass = TreeReductionRewriter::with_rule(Arc::new(move |_, _, _| {
+            Some(ReduceSplit { dim, outer })
+        }));
+        assert!(pass.run(&mut t).unwrap(), "dim {dim} outer {outer}");
+        hlo::pass::verify::verify(&t).unwrap();
+        let reduces = t
+            .computations
+            .iter()
+            .flat_map(|c| c.instructions())
+            .filter(|(_, i)| i.opcode == hlo::Opcode::Reduce)
+            .count();
+        assert_eq!(reduces, 2, "dim {dim} outer {outer}:\n{t}");
+        let got = hlo_eval::evaluate(&t, std::slice::from_ref(&arg)).unwrap();
+        assert_eq!(got, want, "dim {dim} outer {outer}:\n{t}");
+    }
+}

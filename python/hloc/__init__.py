@@ -94,23 +94,35 @@ def _source(source: Any) -> tuple[str, str]:
 
 
 def compile(source: Any, *, target: str = "cpu", memory_limit: int | str | None = None) -> Executable:  # noqa: A001
-    """Compile an HLO module for this CPU and return an :class:`Executable`.
+    """Compile an HLO module and return an :class:`Executable`.
 
     ``source`` is HLO text (str), a path (``os.PathLike``, or a str naming an existing
-    ``.hlo``/``.txt`` file) or a JAX ``Lowered`` (``jax.jit(f).lower(*args)``). ``target`` is
-    ``"cpu"`` (the only compiled target). ``memory_limit`` caps the bytes the executable may
-    allocate: an int, or a size such as ``"8G"`` (K/M/G/T are powers of 1024); by default
-    ``$HLOC_MAX_MEMORY``, else half the available memory. Kernels are generated as C, built
-    by the system C compiler and cached (``$HLOC_CACHE_DIR``, default ``~/.cache/hloc``).
+    ``.hlo``/``.txt`` file) or a JAX ``Lowered`` (``jax.jit(f).lower(*args)``).
+
+    ``target="cpu"`` (the default) compiles for this CPU: kernels are generated as C, built
+    by the system C compiler and cached (``$HLOC_CACHE_DIR``, default ``~/.cache/hloc``);
+    call the executable on numpy arrays. ``target="h100"`` or ``"h200"`` compiles for that
+    GPU without needing one: the GPU emitters' kernels as one CUDA module, compiled by NVRTC
+    for sm_90 (NVRTC must be found: ``pip install nvidia-cuda-nvrtc==13.0.88`` and its
+    ``lib/`` on ``LD_LIBRARY_PATH``, else ``RuntimeError`` says so). Such an executable has
+    ``.stats``, ``.kernel_source`` (the CUDA module) and ``.kernel_report`` (per kernel its
+    launch, thread map, registers and spills) but cannot be called here: calling it raises
+    :class:`UnsupportedError` (the CLI runs the CUDA kernels with ``hloc run --backend
+    cuda-host``, on a GPU with ``--backend cuda``).
+
+    ``memory_limit`` caps the bytes the executable may allocate: an int, or a size such as
+    ``"8G"`` (K/M/G/T are powers of 1024); by default ``$HLOC_MAX_MEMORY``, else half the
+    available memory.
 
     Raises :class:`HloError` when the module does not parse or verify,
-    :class:`UnsupportedError` for an operation hloc cannot compile, ``MemoryError`` when
-    the executable would need more than the limit. The GIL is released while compiling.
+    :class:`UnsupportedError` for an operation hloc cannot compile (for the target),
+    ``MemoryError`` when the executable would need more than the limit, ``ValueError`` for
+    an unknown target. The GIL is released while compiling.
     """
-    if target != "cpu":
-        raise ValueError(f'target must be "cpu" (the only compiled target), not {target!r}')
+    if target not in ("cpu", "h100", "h200"):
+        raise ValueError(f'target must be "cpu", "h100" or "h200", not {target!r}')
     text, name = _source(source)
-    return _hloc.compile(text, name, memory_limit)
+    return _hloc.compile(text, name, memory_limit, target)
 
 
 @functools.lru_cache(maxsize=64)

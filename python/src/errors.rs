@@ -60,9 +60,20 @@ pub fn runtime_error(e: runtime::RuntimeError, limit_hint: &str) -> PyErr {
     match e {
         R::TooLarge { .. } => PyMemoryError::new_err(format!("{e}; {limit_hint}")),
         R::Codegen(codegen_error) => codegen_err(codegen_error),
+        R::Cuda(backend_cuda_error) => cuda_err(backend_cuda_error),
         R::Backend(runtime::BackendError::Argument { .. }) => PyValueError::new_err(e.to_string()),
         e => PyRuntimeError::new_err(e.to_string()),
     }
+}
+
+/// `target=GPU` without NVRTC: a `RuntimeError` saying how to get it.
+pub fn no_nvrtc(target: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "target={target:?} compiles the kernels with NVRTC, which was not found \
+         (libnvrtc.so.13): install it (`pip install nvidia-cuda-nvrtc==13.0.88`, or run \
+         tools/setup.sh in hloc's checkout, which puts it in .deps/nvrtc/lib) and put the \
+         directory holding libnvrtc.so.13 on LD_LIBRARY_PATH before starting Python"
+    ))
 }
 
 /// A code generation error: `UnsupportedError` for an unsupported op.
@@ -74,6 +85,15 @@ fn codegen_err(e: CodegenError) -> PyErr {
 }
 
 use codegen::CodegenError;
+
+/// A CUDA printing or NVRTC error: `UnsupportedError` for what the CUDA printer cannot
+/// print (complex values, ...), else `RuntimeError`.
+fn cuda_err(e: runtime::CudaError) -> PyErr {
+    match e {
+        runtime::CudaError::Unsupported { .. } => UnsupportedError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
 
 /// An error of the reference evaluator.
 pub fn eval_error(e: hlo_eval::EvalError, limit_hint: &str) -> PyErr {

@@ -1,5 +1,6 @@
 //! `hloc.compile` and `hloc.Executable`: a module compiled for this CPU, called on numpy
-//! arrays; and the reference evaluator on the same arguments.
+//! arrays, or compiled for a GPU (`target="h100"|"h200"`: CUDA through NVRTC, inspected but
+//! not run here); and the reference evaluator on the same arguments.
 
 use hlo::Literal;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -136,13 +137,25 @@ fn results(py: Python<'_>, outs: &[Literal], specs: &[Spec], tuple: bool) -> PyR
     }
 }
 
-/// A module compiled for this CPU by `hloc.compile`. Call it on numpy arrays (or anything
-/// with `__array__`; Python scalars for rank-0 parameters): it returns one numpy array for
-/// a non-tuple root, a tuple of arrays for a tuple root. The GIL is released while it
-/// runs, so threads may call it (and other executables) in parallel.
+/// What `hloc.compile` built: an executable for this CPU, or a GPU's cubin.
+enum Compiled {
+    /// Loaded and ready to run.
+    Cpu(Box<runtime::Executable>),
+    /// NVRTC's cubin for the GPU description named (`h100`, `h200`); the package has no
+    /// GPU executor yet, so it is inspected (source, report, stats), not run.
+    Gpu(Box<runtime::GpuBuild>, String),
+}
+
+/// A module compiled by `hloc.compile`. For this CPU (`target="cpu"`), call it on numpy
+/// arrays (or anything with `__array__`; Python scalars for rank-0 parameters): it returns
+/// one numpy array for a non-tuple root, a tuple of arrays for a tuple root. The GIL is
+/// released while it runs, so threads may call it (and other executables) in parallel. For
+/// a GPU (`target="h100"|"h200"`) it holds the CUDA module and NVRTC's cubin: `.stats`,
+/// `.kernel_source` and `.kernel_report` describe it; calling it raises
+/// `hloc.UnsupportedError`.
 #[pyclass(frozen, module = "hloc")]
 pub struct Executable {
-    exe: runtime::Executable,
+    compiled: Compiled,
     params: Vec<Spec>,
     outputs: Vec<Spec>,
     tuple_root: bool,
@@ -157,6 +170,19 @@ impl Executable {
     /// `ValueError` for a wrong shape, naming the parameter).
     #[pyo3(signature = (*args))]
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let exe = match &self.compiled {
+            Compiled::Cpu(exe) => exe,
+            Compiled::Gpu(_, target) => {
+                return Err(errors::UnsupportedError::new_err(format!(
+                    "this executable was compiled for the GPU `{target}`, which the Python \
+                     package cannot run yet (no GPU executor): its `.kernel_source`, \
+                     `.kernel_report` and `.stats` describe it. Run the module on this CPU with \
+                     hloc.compile(source) (target=\"cpu\"), or test its CUDA kernels with \
+                     `hloc run FILE --backend cuda-host` (a GPU: `--backend cuda`, once that \
+                     executor lands)"
+                )))
+            }
+        };
         let d = dtypes::get(py)?;
         if args.len() != self.params.len() {
             return Err(PyTypeError::new_err(format!(
@@ -178,7 +204,6 @@ impl Executable {
             .ok_or_else(|| {
                 PyRuntimeError::new_err("internal error: an argument is not contiguous")
             })?;
-        let exe = &self.exe;
         let raw = py
             .detach(|| {
                 let prepared = exe.prepare_bytes(&slices)?;
@@ -225,7 +250,10 @@ impl Executable {
     /// `buffer_bytes`, `temp_bytes`, `peak_bytes`.
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.exe.stats();
+        let s = match &self.compiled {
+            Compiled::Cpu(exe) => exe.stats(),
+            Compiled::Gpu(build, _) => &build.stats,
+        };
         let d = PyDict::new(py);
         d.set_item("kernels", s.kernels)?;
         d.set_item("library_calls", s.library_calls)?;
@@ -246,13 +274,48 @@ impl Executable {
     /// The module after hloc's passes and fusion, as text.
     #[getter]
     fn optimized_hlo(&self) -> String {
-        hlo::print_module(&self.exe.plan().module)
+        hlo::print_module(&self.plan().module)
     }
 
-    /// `Executable(NAME, N parameters -> M outputs)`.
+    /// What it was compiled for: "cpu", "h100" or "h200".
+    #[getter]
+    fn target(&self) -> &str {
+        match &self.compiled {
+            Compiled::Cpu(_) => "cpu",
+            Compiled::Gpu(_, target) => target,
+        }
+    }
+
+    /// The kernels' source as the compiler was given it: the C of every kernel for the CPU,
+    /// the CUDA module (what `hloc compile --target GPU --dump-to` writes as `.kernels.cu`)
+    /// for a GPU.
+    #[getter]
+    fn kernel_source(&self) -> &str {
+        &self.plan().source
+    }
+
+    /// For a GPU: per kernel its launch, emitter and thread map, and what `ptxas` reports
+    /// (registers, shared bytes, stack, spills), as `hloc compile --target GPU --dump-to`
+    /// writes `.kernels.txt`. `ValueError` for the CPU, which has no such report.
+    #[getter]
+    fn kernel_report(&self) -> PyResult<String> {
+        match &self.compiled {
+            Compiled::Gpu(build, _) => Ok(runtime::kernels_text(build)),
+            Compiled::Cpu(_) => Err(PyValueError::new_err(
+                "the kernel report (launch, registers, spills) is NVRTC's, for a GPU target; \
+                 this executable was compiled for the CPU (see .kernel_source and .stats)",
+            )),
+        }
+    }
+
+    /// `Executable(NAME, N parameters -> M outputs)`, with `, target=T` for a GPU.
     fn __repr__(&self) -> String {
+        let target = match &self.compiled {
+            Compiled::Cpu(_) => String::new(),
+            Compiled::Gpu(_, t) => format!(", target={t}"),
+        };
         format!(
-            "Executable({}, {} parameter(s) -> {} output(s))",
+            "Executable({}, {} parameter(s) -> {} output(s){target})",
             self.name,
             self.params.len(),
             self.outputs.len()
@@ -260,30 +323,71 @@ impl Executable {
     }
 }
 
-/// Compiles HLO text (`name` shown in error messages) for this CPU with the memory limit
-/// `memory_limit` (bytes or a size such as "8G"; default `HLOC_MAX_MEMORY`, else half the
-/// available memory). The GIL is released while compiling.
+impl Executable {
+    /// The optimized module, program and kernel source.
+    fn plan(&self) -> &runtime::Plan {
+        match &self.compiled {
+            Compiled::Cpu(exe) => exe.plan(),
+            Compiled::Gpu(build, _) => &build.plan,
+        }
+    }
+}
+
+/// Compiles HLO text (`name` shown in error messages) for `target`: "cpu" (this CPU, with
+/// the memory limit `memory_limit`: bytes or a size such as "8G"; default
+/// `HLOC_MAX_MEMORY`, else half the available memory), or "h100"/"h200" (the GPU emitters,
+/// one CUDA module compiled by NVRTC for sm_90; no GPU needed, but NVRTC must be found).
+/// The GIL is released while compiling.
 #[pyfunction]
-#[pyo3(signature = (text, name = None, memory_limit = None))]
+#[pyo3(signature = (text, name = None, memory_limit = None, target = "cpu"))]
 pub fn compile(
     py: Python<'_>,
     text: &str,
     name: Option<&str>,
     memory_limit: Option<&Bound<'_, PyAny>>,
+    target: &str,
 ) -> PyResult<Executable> {
+    let gpu = match target {
+        "cpu" => None,
+        "h100" | "h200" => Some(target.to_string()),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "target must be \"cpu\", \"h100\" or \"h200\", not {other:?}"
+            )))
+        }
+    };
     let limit = Limit::resolve(memory_limit)?;
     let file = name.unwrap_or("<string>");
     let module = py.detach(|| parse_verified(text, file))?;
     let (params, outputs, tuple_root) = signature(py, &module)?;
     let options = runtime::CompileOptions {
         size_limit: Some(limit.bytes),
+        gpu: gpu.clone(),
         ..Default::default()
     };
-    let exe = py
-        .detach(|| runtime::compile(&module, &options))
-        .map_err(|e| errors::runtime_error(e, &limit.hint))?;
+    let compiled = match gpu {
+        None => Compiled::Cpu(Box::new(
+            py.detach(|| runtime::compile(&module, &options))
+                .map_err(|e| errors::runtime_error(e, &limit.hint))?,
+        )),
+        Some(device) => {
+            // Asked before planning: a missing NVRTC is the user's to fix, whatever the
+            // module holds.
+            if !runtime::nvrtc_present() {
+                return Err(errors::no_nvrtc(&device));
+            }
+            let build = py
+                .detach(|| {
+                    let start = std::time::Instant::now();
+                    let plan = runtime::plan(&module, &options)?;
+                    runtime::compile_gpu_plan(plan, &options, start)
+                })
+                .map_err(|e| errors::runtime_error(e, &limit.hint))?;
+            Compiled::Gpu(Box::new(build), device)
+        }
+    };
     Ok(Executable {
-        exe,
+        compiled,
         params,
         outputs,
         tuple_root,

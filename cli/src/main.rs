@@ -17,9 +17,11 @@ mod input;
 mod logging;
 mod map_cmd;
 mod opt_cmd;
+mod partition_cmd;
 mod progress;
 mod run_cmd;
 mod run_devices;
+mod run_global;
 mod source;
 mod tile_cmd;
 mod timeout;
@@ -94,6 +96,8 @@ enum Command {
     /// Symbolic tiles of an instruction's operands, or the tiled computation of a fusion.
     #[command(after_help = tile_cmd::FORMATS)]
     Tile(tile_cmd::TileArgs),
+    /// Partition a module with sharding annotations into the program every device runs.
+    Partition(partition_cmd::PartitionArgs),
 }
 
 fn main() -> ExitCode {
@@ -106,12 +110,13 @@ fn main() -> ExitCode {
         Command::Graph(args) => hlo_cmd::graph(args),
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
-        Command::Run(args) if args.devices.is_some() => run_devices::run(args),
+        Command::Run(args) if args.devices.is_some() => run_global::dispatch(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Fuse(args) => fuse_cmd::run(args),
         Command::Compile(args) => compile_cmd::run(args),
         Command::Tile(args) => tile_cmd::run(args),
         Command::Cache(cmd) => cache_cmd::run(cmd),
+        Command::Partition(args) => partition_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -20,9 +20,8 @@ use crate::run_cmd::{flatten, parameters, summary, write_outputs, Backend, RunAr
 /// How long a device waits at a collective for the others.
 const COLLECTIVE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// `hloc run --devices N`: reads the module and runs it on its devices.
-pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let module = crate::compile_cmd::read_module(&args.file, &mut Vec::new())?;
+/// `hloc run --devices N` on a partitioned `module` (read by `run_global::dispatch`).
+pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
     let grid = runtime::device_grid(&module, args.devices).map_err(|e| anyhow!("{e}"))?;
     let n = grid.count() as usize;
     let memory_limit = args
@@ -47,61 +46,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .collect::<Result<_>>()?,
     };
     let start = Instant::now();
-    let mut timing_line = None;
-    let outputs: Vec<Vec<Literal>> = match args.backend {
-        Backend::Reference => {
-            if args.repeat.is_some() {
-                bail!("--repeat times compiled code: add --backend cpu");
-            }
-            let eval_grid = hlo_eval::device::DeviceGrid {
-                replicas: grid.replicas,
-                partitions: grid.partitions,
-            };
-            hlo_eval::multi_device::evaluate_on_devices(module, eval_grid, &inputs)
-                .map_err(|e| anyhow!("{e}"))?
-                .into_iter()
-                .map(|l| {
-                    let mut leaves = Vec::new();
-                    flatten(l, &mut leaves);
-                    leaves
-                })
-                .collect()
-        }
-        Backend::Cuda => bail!("--devices runs on --backend cpu or cuda-host"),
-        Backend::Cpu | Backend::CudaHost => {
-            let options = runtime::CompileOptions {
-                cuda_host: matches!(args.backend, Backend::CudaHost),
-                max_while_iterations: args.max_while_iterations,
-                size_limit: Some(per_device),
-                ..Default::default()
-            };
-            let exe = runtime::compile(module, &options).map_err(|e| anyhow!("{e}"))?;
-            let run = || {
-                runtime::run_on_devices(&exe, grid, &inputs, COLLECTIVE_TIMEOUT)
-                    .map_err(|e| anyhow!("{e}"))
-            };
-            let mut outputs = run()?;
-            if let Some(k) = args.repeat {
-                let mut times = Vec::with_capacity(k);
-                for _ in 0..k {
-                    let t = Instant::now();
-                    outputs = run()?;
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                }
-                times.sort_by(f64::total_cmp);
-                let stats = exe.stats();
-                timing_line = Some(format!(
-                    "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
-                    times.get(times.len() / 2).copied().unwrap_or(0.0),
-                    times.first().copied().unwrap_or(0.0),
-                    times.len(),
-                    stats.compile_ms,
-                    stats.cache_word()
-                ));
-            }
-            outputs
-        }
-    };
+    let (outputs, timing_line) = execute(module, grid, &inputs, args, per_device)?;
     let elapsed = start.elapsed();
     let reference = match args.check_reference {
         true => Some(
@@ -167,6 +112,74 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         true => ExitCode::from(1),
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Runs `module` on every device of `grid` (device `k` on `inputs[k]`) with the backend
+/// `args` asks for; each device's outputs (the root's leaves), and the `--repeat` timing
+/// line. Shared by partitioned modules and the ones hloc partitions (`run_global.rs`).
+pub(crate) fn execute(
+    module: &Module,
+    grid: plan::Grid,
+    inputs: &[Vec<Literal>],
+    args: &RunArgs,
+    per_device: u64,
+) -> Result<(Vec<Vec<Literal>>, Option<String>)> {
+    let mut timing_line = None;
+    let outputs: Vec<Vec<Literal>> = match args.backend {
+        Backend::Reference => {
+            if args.repeat.is_some() {
+                bail!("--repeat times compiled code: add --backend cpu");
+            }
+            let eval_grid = hlo_eval::device::DeviceGrid {
+                replicas: grid.replicas,
+                partitions: grid.partitions,
+            };
+            hlo_eval::multi_device::evaluate_on_devices(module, eval_grid, inputs)
+                .map_err(|e| anyhow!("{e}"))?
+                .into_iter()
+                .map(|l| {
+                    let mut leaves = Vec::new();
+                    flatten(l, &mut leaves);
+                    leaves
+                })
+                .collect()
+        }
+        Backend::Cuda => bail!("--devices runs on --backend cpu or cuda-host"),
+        Backend::Cpu | Backend::CudaHost => {
+            let options = runtime::CompileOptions {
+                cuda_host: matches!(args.backend, Backend::CudaHost),
+                max_while_iterations: args.max_while_iterations,
+                size_limit: Some(per_device),
+                ..Default::default()
+            };
+            let exe = runtime::compile(module, &options).map_err(|e| anyhow!("{e}"))?;
+            let run = || {
+                runtime::run_on_devices(&exe, grid, inputs, COLLECTIVE_TIMEOUT)
+                    .map_err(|e| anyhow!("{e}"))
+            };
+            let mut outputs = run()?;
+            if let Some(k) = args.repeat {
+                let mut times = Vec::with_capacity(k);
+                for _ in 0..k {
+                    let t = Instant::now();
+                    outputs = run()?;
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                times.sort_by(f64::total_cmp);
+                let stats = exe.stats();
+                timing_line = Some(format!(
+                    "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
+                    times.get(times.len() / 2).copied().unwrap_or(0.0),
+                    times.first().copied().unwrap_or(0.0),
+                    times.len(),
+                    stats.compile_ms,
+                    stats.cache_word()
+                ));
+            }
+            outputs
+        }
+    };
+    Ok((outputs, timing_line))
 }
 
 /// Compares every device's outputs with `out<i>.dev<k>` of the `--expect` npz (as

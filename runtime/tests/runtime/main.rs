@@ -25,6 +25,7 @@ mod random_dynamic;
 mod random_gathers;
 mod random_loops;
 mod random_modules;
+mod random_nested_tuples;
 mod random_reductions;
 mod random_scans;
 mod random_scatters;

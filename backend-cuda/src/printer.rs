@@ -56,21 +56,13 @@ impl CDialect for CudaDialect {
 /// architecture (more needs dynamic shared memory and an opt-in the printer does not use).
 pub const STATIC_SHARED_BYTES: i64 = 48 * 1024;
 
-/// Checks what the printer cannot print yet (or CUDA cannot compile): complex values (their C helpers use GNU
-/// statement expressions) and, in blocks of several threads, stores outside the loops over
-/// threads (every thread would store).
+/// Checks what the printer cannot print yet: in blocks of several threads, stores outside
+/// the loops over threads (every thread would store).
 fn check_printable(k: &Kernel) -> Result<(), CudaError> {
     let unsupported = |what: String| CudaError::Unsupported {
         kernel: k.name.clone(),
         what,
     };
-    let complex = k.buffers.iter().map(|b| b.ty).chain(k.vars.iter().copied());
-    if let Some(t) = complex
-        .chain(k.locals.iter().map(|l| l.ty))
-        .find(|t| t.is_complex())
-    {
-        return Err(unsupported(format!("{t} values")));
-    }
     fn block_level_store(k: &Kernel, body: &[Stmt]) -> bool {
         body.iter().any(|s| match s {
             Stmt::Store { .. } => true,

@@ -121,7 +121,6 @@ fn threaded_cuda_on_the_host_matches_the_cpu_in_both_thread_orders() {
     let dir = tempdir();
     let kernels: Vec<Kernel> = golden_kernels()
         .into_iter()
-        .filter(|k| k.buffers.iter().all(|b| !b.ty.is_complex()))
         .collect();
     assert!(kernels.len() > 30, "only {} kernels", kernels.len());
     let threaded: Vec<Kernel> = kernels.iter().map(|k| blocks_as_threads(k, 8)).collect();
@@ -188,7 +187,6 @@ fn reverse_order_child() {
     let dir = tempdir();
     let threaded: Vec<Kernel> = golden_kernels()
         .into_iter()
-        .filter(|k| k.buffers.iter().all(|b| !b.ty.is_complex()))
         .map(|k| blocks_as_threads(&k, 8))
         .collect();
     let forward_so = build(&dir, "host", "cpp", &host_unit(&threaded).unwrap());

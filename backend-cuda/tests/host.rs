@@ -119,9 +119,7 @@ fn golden_kernels() -> Vec<Kernel> {
 #[test]
 fn threaded_cuda_on_the_host_matches_the_cpu_in_both_thread_orders() {
     let dir = tempdir();
-    let kernels: Vec<Kernel> = golden_kernels()
-        .into_iter()
-        .collect();
+    let kernels: Vec<Kernel> = golden_kernels().into_iter().collect();
     assert!(kernels.len() > 30, "only {} kernels", kernels.len());
     let threaded: Vec<Kernel> = kernels.iter().map(|k| blocks_as_threads(k, 8)).collect();
     let cpu = build(

@@ -134,6 +134,14 @@ impl Emit {
         Ok(id)
     }
 
+    /// `broadcast(scalar)` to `shape`, named after `like`.
+    pub fn broadcast(&mut self, scalar: InstrId, shape: Shape, like: &str) -> InstrId {
+        let i = self
+            .op(like, Opcode::Broadcast, shape, vec![scalar])
+            .with_attr(AttrName::Dimensions, AttrValue::IntList(vec![]));
+        self.b.add(i)
+    }
+
     /// `all-reduce(v)` over `groups` (global device ids) with `to_apply`.
     pub fn all_reduce(
         &mut self,

@@ -51,6 +51,8 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
     let new = m.add_computation(entry);
     m.set_entry(new)
         .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
+    // Values only resharding read (a scalar broadcast made again at each user's shape).
+    hlo::ir::edit::remove_dead_code_in_every_computation(&mut m);
     call_graph::remove_unreachable_computations(&mut m);
     call_graph::sort_computations(&mut m);
     set_header(&mut m, devices);
@@ -116,6 +118,14 @@ fn build_entry(
         for (i, &op) in instr.operands().iter().enumerate() {
             let v = value[&op];
             let v = match (d.operands.get(i).cloned().flatten(), &decided(op)?.out) {
+                (Some(to), _) if is_scalar_broadcast(comp, op) => {
+                    // A scalar broadcast is made again at the shape the user needs
+                    // instead of sliced.
+                    let b = comp.instr(op);
+                    let shape = local_shape(b.shape(), &to, b.name())?;
+                    let scalar = value[&b.operands()[0]];
+                    e.broadcast(scalar, shape, b.name())
+                }
                 (Some(to), ValueTiling::Array(from)) => {
                     e.reshard(v, comp.instr(op).shape(), from, &to, instr.name())?
                 }
@@ -181,6 +191,15 @@ fn build_entry(
         .set_attr(AttrName::Sharding, sharding_attr(root_out));
     c.is_entry = true;
     Ok(c)
+}
+
+/// Whether `id` broadcasts a scalar (any sharding of it is a broadcast of the scalar).
+fn is_scalar_broadcast(comp: &hlo::Computation, id: InstrId) -> bool {
+    let i = comp.instr(id);
+    i.opcode() == Opcode::Broadcast
+        && i.operands()
+            .first()
+            .is_some_and(|&o| comp.instr(o).shape().dims().is_empty())
 }
 
 /// `sharding=` for a decided value.

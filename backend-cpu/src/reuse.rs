@@ -53,3 +53,24 @@ pub fn library_on_host(
         })
         .collect())
 }
+
+/// Runs collective step `step` of program `p` (through the calling thread's
+/// communicator, as the CPU executor does) on host copies of the program's allocations,
+/// as [`library_on_host`] runs library calls. Returns the allocations, the outputs
+/// written.
+pub fn collective_on_host(
+    p: &Program,
+    step: &plan::Collective,
+    (inputs, outputs): (&[ArraySpec], &[ArraySpec]),
+    allocations: Vec<Vec<u64>>,
+) -> Result<Vec<Vec<u64>>, BackendError> {
+    let mut mem: Vec<Memory<'_>> = allocations.into_iter().map(Memory::Owned).collect();
+    crate::collective_exec::run(p, step, (inputs, outputs), &mut mem)?;
+    Ok(mem
+        .into_iter()
+        .map(|m| match m {
+            Memory::Owned(v) => v,
+            _ => Vec::new(),
+        })
+        .collect())
+}

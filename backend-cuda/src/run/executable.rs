@@ -4,13 +4,18 @@
 //! GEMMs in order on the device's stream, reads back a loop's or a conditional's
 //! predicate, runs library calls on the host (operands downloaded, `backend-cpu`'s
 //! routine with the host-compiled scalar functions, results uploaded) and downloads the
-//! outputs. Runs of one executable take turns (they share the device block).
+//! outputs. Each run has a device block of its own, taken from the executable's pool
+//! (constants uploaded once per block), so runs may overlap (the devices of an SPMD run
+//! are threads running one executable at once); collective steps run on the host too,
+//! through the calling thread's communicator.
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use backend_cpu::reuse::{constant_spec, from_buffer, library_on_host, permute, to_buffer};
+use backend_cpu::reuse::{
+    collective_on_host, constant_spec, from_buffer, library_on_host, permute, to_buffer,
+};
 use hlo::Literal;
 use plan::{
     AllocationKind, BackendError, BufferId, GemmShape, Prepared, PreparedRun, Profile, Program,
@@ -29,9 +34,8 @@ pub struct CudaExecutable {
     /// Runs the library calls' scalar functions (the device itself on the host).
     library: Option<Arc<HostDevice>>,
     layout: DeviceLayout,
-    block: DevPtr,
-    /// Held by a run: runs share the device block.
-    turn: Mutex<()>,
+    /// Device blocks of finished runs (their constants in place), for later runs.
+    pool: Mutex<Vec<DevPtr>>,
     profile: Mutex<Option<Profile>>,
     max_while_iterations: u64,
     cache_hit: bool,
@@ -52,41 +56,61 @@ impl CudaExecutable {
         cache_hit: bool,
     ) -> Result<CudaExecutable, BackendError> {
         let layout = device_layout(&program).map_err(BackendError::Internal)?;
-        let block = device.alloc(layout.bytes)?;
         let exe = CudaExecutable {
             program,
             device,
             library,
             layout,
-            block,
-            turn: Mutex::new(()),
+            pool: Mutex::new(Vec::new()),
             profile: Mutex::new(None),
             max_while_iterations,
             cache_hit,
         };
-        for (i, a) in exe.program.allocations.iter().enumerate() {
+        // The first run's block, constants uploaded now (compile time, not run time).
+        let block = exe.fresh_block()?;
+        exe.give_back(block);
+        Ok(exe)
+    }
+
+    /// A new device block with the program's constants uploaded.
+    fn fresh_block(&self) -> Result<DevPtr, BackendError> {
+        let block = self.device.alloc(self.layout.bytes)?;
+        for (i, a) in self.program.allocations.iter().enumerate() {
             if let AllocationKind::Constant(lit) = &a.kind {
-                let spec = constant_spec(lit)?;
-                let bytes = to_buffer(lit, &spec).ok_or_else(|| {
-                    BackendError::Internal("constant of an unsupported element type".into())
-                })?;
-                exe.device.upload(exe.alloc_addr(i), &bytes)?;
+                let uploaded = constant_spec(lit).and_then(|spec| {
+                    let bytes = to_buffer(lit, &spec).ok_or_else(|| {
+                        BackendError::Internal("constant of an unsupported element type".into())
+                    })?;
+                    Ok(self.device.upload(block + self.layout.offsets[i], &bytes)?)
+                });
+                if let Err(e) = uploaded {
+                    self.device.free(block);
+                    return Err(e);
+                }
             }
         }
-        Ok(exe)
+        Ok(block)
+    }
+
+    /// A block for one run: a pooled one, else a fresh one.
+    fn take_block(&self) -> Result<DevPtr, BackendError> {
+        match self.pool.lock().ok().and_then(|mut p| p.pop()) {
+            Some(b) => Ok(b),
+            None => self.fresh_block(),
+        }
+    }
+
+    /// Returns a run's block to the pool.
+    fn give_back(&self, block: DevPtr) {
+        match self.pool.lock() {
+            Ok(mut p) => p.push(block),
+            Err(_) => self.device.free(block),
+        }
     }
 
     /// The program it runs.
     pub fn program(&self) -> &Program {
         &self.program
-    }
-
-    fn alloc_addr(&self, a: usize) -> DevPtr {
-        self.block + self.layout.offsets[a]
-    }
-
-    fn addr(&self, b: BufferId) -> DevPtr {
-        self.alloc_addr(self.program.buffers[b].allocation)
     }
 
     fn check_count(&self, given: usize) -> Result<(), BackendError> {
@@ -102,11 +126,38 @@ impl CudaExecutable {
 
     /// Runs once on arguments in the parameters' physical layouts.
     fn run_prepared(&self, args: &[Cow<'_, [u8]>]) -> Result<CudaOutputs, BackendError> {
+        let base = self.take_block()?;
+        let outs = Run { exe: self, base }.run(args);
+        self.give_back(base);
+        outs
+    }
+}
+
+/// One run: the executable and the device block it runs in.
+struct Run<'e> {
+    exe: &'e CudaExecutable,
+    base: DevPtr,
+}
+
+impl std::ops::Deref for Run<'_> {
+    type Target = CudaExecutable;
+
+    fn deref(&self) -> &CudaExecutable {
+        self.exe
+    }
+}
+
+impl Run<'_> {
+    fn alloc_addr(&self, a: usize) -> DevPtr {
+        self.base + self.layout.offsets[a]
+    }
+
+    fn addr(&self, b: BufferId) -> DevPtr {
+        self.alloc_addr(self.program.buffers[b].allocation)
+    }
+
+    fn run(&self, args: &[Cow<'_, [u8]>]) -> Result<CudaOutputs, BackendError> {
         let p = &self.program;
-        let _turn = self
-            .turn
-            .lock()
-            .map_err(|_| BackendError::Internal("a run panicked".into()))?;
         for (i, a) in p.allocations.iter().enumerate() {
             if let AllocationKind::Parameter(n) = a.kind {
                 let arg = args
@@ -194,7 +245,7 @@ impl CudaExecutable {
                         let label = plan::profile_label(p, other);
                         if transfers > Duration::ZERO {
                             prof.record_call(
-                                format!("host copies of {label} (library calls run on the host)"),
+                                format!("host copies of {label} (library and collective steps run on the host)"),
                                 start,
                                 transfers,
                             );
@@ -245,34 +296,18 @@ impl CudaExecutable {
                 let lib = self.library.as_ref().ok_or_else(|| {
                     BackendError::Internal("library call without host kernels".into())
                 })?;
-                let t0 = Instant::now();
-                let mut host: Vec<Vec<u64>> = vec![Vec::new(); p.allocations.len()];
-                for spec in inputs.iter().chain(outputs) {
-                    let a = p.buffers[spec.buffer].allocation;
-                    if host[a].is_empty() {
-                        let bytes = p.allocations[a].bytes as usize;
-                        let mut words = vec![0u64; bytes.div_ceil(8).max(1)];
-                        self.device
-                            .download(self.alloc_addr(a), &mut as_bytes_mut(&mut words)[..bytes])?;
-                        host[a] = words;
-                    }
-                }
-                let down = t0.elapsed();
-                let host = library_on_host(p, call, (inputs, outputs), lib.kernels(), host)?;
-                let t1 = Instant::now();
-                for spec in outputs {
-                    let b = &p.buffers[spec.buffer];
-                    let words = &host[b.allocation];
-                    let bytes = &as_bytes(words)[..(b.bytes as usize).min(words.len() * 8)];
-                    self.device.upload(self.addr(spec.buffer), bytes)?;
-                }
-                return Ok(down + t1.elapsed());
+                return self.on_host((inputs, outputs), |host| {
+                    library_on_host(p, call, (inputs, outputs), lib.kernels(), host)
+                });
             }
-            Thunk::Collective { step, .. } => {
-                return Err(CudaError::UnsupportedStep(format!(
-                    "the collective step {step:?} (SPMD runs take --backend cpu or cuda-host)"
-                ))
-                .into())
+            Thunk::Collective {
+                step,
+                inputs,
+                outputs,
+            } => {
+                return self.on_host((inputs, outputs), |host| {
+                    collective_on_host(p, step, (inputs, outputs), host)
+                })
             }
             Thunk::Copy { src, dst, bytes } => {
                 let (s, d) = (p.buffers[*src].allocation, p.buffers[*dst].allocation);
@@ -287,6 +322,39 @@ impl CudaExecutable {
             }
         }
         Ok(Duration::ZERO)
+    }
+
+    /// Runs `step` on host copies of the allocations of `inputs` and `outputs`
+    /// (downloaded after the work issued before), then uploads the outputs; returns the
+    /// time the copies took.
+    fn on_host(
+        &self,
+        (inputs, outputs): (&[plan::ArraySpec], &[plan::ArraySpec]),
+        step: impl FnOnce(Vec<Vec<u64>>) -> Result<Vec<Vec<u64>>, BackendError>,
+    ) -> Result<Duration, BackendError> {
+        let p = &self.program;
+        let t0 = Instant::now();
+        let mut host: Vec<Vec<u64>> = vec![Vec::new(); p.allocations.len()];
+        for spec in inputs.iter().chain(outputs) {
+            let a = p.buffers[spec.buffer].allocation;
+            if host[a].is_empty() {
+                let bytes = p.allocations[a].bytes as usize;
+                let mut words = vec![0u64; bytes.div_ceil(8).max(1)];
+                self.device
+                    .download(self.alloc_addr(a), &mut as_bytes_mut(&mut words)[..bytes])?;
+                host[a] = words;
+            }
+        }
+        let down = t0.elapsed();
+        let host = step(host)?;
+        let t1 = Instant::now();
+        for spec in outputs {
+            let b = &p.buffers[spec.buffer];
+            let words = &host[b.allocation];
+            let bytes = &as_bytes(words)[..(b.bytes as usize).min(words.len() * 8)];
+            self.device.upload(self.addr(spec.buffer), bytes)?;
+        }
+        Ok(down + t1.elapsed())
     }
 
     fn launch(&self, kernel: usize, blocks: i64, args: &[DevPtr]) -> Result<(), BackendError> {
@@ -351,7 +419,7 @@ impl CudaExecutable {
         if shape.k == 0 || block_elements % shape.k as i64 != 0 {
             return Err(BackendError::Internal("malformed streamed gemm".into()));
         }
-        let scratch = self.block + self.layout.scratch;
+        let scratch = self.base + self.layout.scratch;
         let mut addrs: Vec<DevPtr> = args.iter().map(|&b| self.addr(b)).collect();
         *addrs
             .get_mut(lhs_arg)
@@ -422,7 +490,11 @@ fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
 
 impl Drop for CudaExecutable {
     fn drop(&mut self) {
-        self.device.free(self.block);
+        if let Ok(pool) = self.pool.get_mut() {
+            for &b in pool.iter() {
+                self.device.free(b);
+            }
+        }
     }
 }
 

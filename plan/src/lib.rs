@@ -108,6 +108,32 @@ pub struct ArraySpec {
     pub minor_to_major: Vec<i64>,
 }
 
+impl ArraySpec {
+    /// Bytes of its elements, densely packed.
+    pub fn byte_len(&self) -> usize {
+        let count: usize = self.dims.iter().map(|&d| d.max(0) as usize).product();
+        count * self.ty.byte_width() as usize
+    }
+
+    /// Checks that `bytes` holds exactly this array as parameter `index` (every backend's
+    /// `prepare_bytes` asks, so the message is one).
+    pub fn check_bytes(&self, index: usize, bytes: &[u8]) -> Result<(), BackendError> {
+        let want = self.byte_len();
+        if bytes.len() == want {
+            return Ok(());
+        }
+        Err(BackendError::Argument {
+            index,
+            message: format!(
+                "{} bytes for {}{:?} ({want} bytes)",
+                bytes.len(),
+                self.element_type.as_str(),
+                self.dims,
+            ),
+        })
+    }
+}
+
 /// One step of the executable.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Thunk {

@@ -550,19 +550,7 @@ impl plan::Executable for CudaExecutable {
         let mut out = Vec::with_capacity(args.len());
         for (n, (&bytes, spec)) in args.iter().zip(&self.program.parameters).enumerate() {
             let w = spec.ty.byte_width() as usize;
-            let count: usize = spec.dims.iter().map(|&d| d.max(0) as usize).product();
-            if bytes.len() != count * w {
-                return Err(BackendError::Argument {
-                    index: n,
-                    message: format!(
-                        "{} bytes for {}{:?} ({} bytes)",
-                        bytes.len(),
-                        spec.element_type.as_str(),
-                        spec.dims,
-                        count * w
-                    ),
-                });
-            }
+            spec.check_bytes(n, bytes)?;
             out.push(permute(bytes, w, &spec.dims, &spec.minor_to_major, true));
         }
         Ok(Prepared::new(

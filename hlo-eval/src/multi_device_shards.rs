@@ -6,8 +6,9 @@
 //! zero-padded where a dimension does not divide.
 
 use hlo::attrs::SliceDim;
+use hlo::literal::ArrayLiteral;
 use hlo::shape::Shape;
-use hlo::sharding::Sharding;
+use hlo::sharding::{Shard, Sharding};
 use hlo::Literal;
 
 use crate::collectives::index_scalar;
@@ -55,22 +56,7 @@ pub fn split_global(
                 ));
             };
             let shape = shape_like(a.shape(), shard.shape.clone(), what)?;
-            let valid = shape_like(a.shape(), shard.valid.clone(), what)?;
-            if shard.valid == shard.shape {
-                return mv::slice(a, &slice_dims(&shard.offsets, &shard.shape), &shape, what);
-            }
-            let Literal::Array(out) = zeros(&shape, what)? else {
-                return Err(EvalError::invalid(what, "expects an array"));
-            };
-            if shard.valid.contains(&0) {
-                return Ok(Literal::Array(out));
-            }
-            let piece = mv::slice(a, &slice_dims(&shard.offsets, &shard.valid), &valid, what)?;
-            let zero = (0..dims.len())
-                .map(|_| index_scalar(0))
-                .collect::<Result<Vec<_>, _>>()?;
-            let zero: Vec<_> = zero.iter().collect();
-            mv::dynamic_update_slice(out, array(&piece, what)?, &zero, &shape, what)
+            take_shard(v, &shard, &shape, what)
         })
         .collect()
 }
@@ -95,29 +81,70 @@ pub fn assemble_global(
         else {
             continue;
         };
-        if seen.contains(&shard.tile) || shard.valid.contains(&0) {
+        if seen.contains(&shard.tile) {
             continue;
         }
         seen.push(shard.tile.clone());
-        let zero = vec![0; dims.len()];
-        let valid = mv::slice(
-            array(piece, what)?,
-            &slice_dims(&zero, &shard.valid),
-            &shape_like(shape, shard.valid.clone(), what)?,
-            what,
-        )?;
-        let at = shard
-            .offsets
-            .iter()
-            .map(|&o| index_scalar(o))
-            .collect::<Result<Vec<_>, _>>()?;
-        let at: Vec<_> = at.iter().collect();
-        let Literal::Array(next) =
-            mv::dynamic_update_slice(full, array(&valid, what)?, &at, shape, what)?
-        else {
-            return Err(EvalError::invalid(what, "expects an array"));
-        };
-        full = next;
+        full = put_shard(full, piece, &shard, shape, what)?;
     }
     Ok(Literal::Array(full))
+}
+
+/// The shard `shard` of array `v` as a value of the per-device `shape`: its valid part
+/// sliced out at the shard's offsets, zero-padded past it (XLA's padded last shards).
+pub(crate) fn take_shard(
+    v: &Literal,
+    shard: &Shard,
+    shape: &Shape,
+    what: &str,
+) -> Result<Literal, EvalError> {
+    let a = array(v, what)?;
+    if shard.valid == shard.shape && shard.shape == shape.dims() {
+        return mv::slice(a, &slice_dims(&shard.offsets, &shard.shape), shape, what);
+    }
+    let out = zeros(shape, what)?;
+    if shard.valid.contains(&0) {
+        return Ok(out);
+    }
+    let valid = shape_like(shape, shard.valid.clone(), what)?;
+    let piece = mv::slice(a, &slice_dims(&shard.offsets, &shard.valid), &valid, what)?;
+    let Literal::Array(out) = out else {
+        return Err(EvalError::invalid(what, "expects an array"));
+    };
+    let zero = (0..shard.valid.len())
+        .map(|_| index_scalar(0))
+        .collect::<Result<Vec<_>, _>>()?;
+    let zero: Vec<_> = zero.iter().collect();
+    mv::dynamic_update_slice(out, array(&piece, what)?, &zero, shape, what)
+}
+
+/// `full` (a global array of `shape`) with the valid part of `piece`, a device's value of
+/// shard `shard`, written at the shard's offsets.
+pub(crate) fn put_shard(
+    full: ArrayLiteral,
+    piece: &Literal,
+    shard: &Shard,
+    shape: &Shape,
+    what: &str,
+) -> Result<ArrayLiteral, EvalError> {
+    if shard.valid.contains(&0) {
+        return Ok(full);
+    }
+    let zero = vec![0; shard.valid.len()];
+    let valid = mv::slice(
+        array(piece, what)?,
+        &slice_dims(&zero, &shard.valid),
+        &shape_like(shape, shard.valid.clone(), what)?,
+        what,
+    )?;
+    let at = shard
+        .offsets
+        .iter()
+        .map(|&o| index_scalar(o))
+        .collect::<Result<Vec<_>, _>>()?;
+    let at: Vec<_> = at.iter().collect();
+    match mv::dynamic_update_slice(full, array(&valid, what)?, &at, shape, what)? {
+        Literal::Array(next) => Ok(next),
+        _ => Err(EvalError::invalid(what, "expects an array")),
+    }
 }

@@ -9,13 +9,11 @@ use hlo::ir::Computation;
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::{Instruction, Literal};
 
-use crate::collectives::index_scalar;
 use crate::control::zeros;
 use crate::data::array;
 use crate::device::Device;
 use crate::error::EvalError;
-use crate::movement as mv;
-use hlo::attrs::SliceDim;
+use crate::multi_device_shards::{put_shard, take_shard};
 use hlo::shape::Shape;
 
 /// The custom-call targets [`evaluate`] handles.
@@ -75,25 +73,6 @@ fn check_supported(instr: &Instruction, s: &Sharding) -> Result<(), EvalError> {
     Ok(())
 }
 
-fn slice_dims(offsets: &[i64], sizes: &[i64]) -> Vec<SliceDim> {
-    offsets
-        .iter()
-        .zip(sizes)
-        .map(|(&o, &n)| SliceDim {
-            start: o,
-            limit: o + n,
-            stride: 1,
-        })
-        .collect()
-}
-
-fn array_shape(like: &Shape, dims: Vec<i64>, what: &str) -> Result<Shape, EvalError> {
-    let ty = like
-        .element_type()
-        .ok_or_else(|| EvalError::invalid(what, "expects an array"))?;
-    Ok(Shape::array(ty, dims))
-}
-
 /// This partition's shard of global value `v`, zero-padded to `shape`.
 fn full_to_shard(
     dev: &Device,
@@ -107,9 +86,8 @@ fn full_to_shard(
     let shard = s
         .shard(dev.partition, &dims)
         .map_err(|m| EvalError::invalid(what, m))?;
-    let out = zeros(shape, what)?;
     let Some(shard) = shard else {
-        return Ok(out);
+        return zeros(shape, what);
     };
     if shard.shape != shape.dims() {
         return Err(EvalError::invalid(
@@ -120,23 +98,7 @@ fn full_to_shard(
             ),
         ));
     }
-    if shard.valid.contains(&0) {
-        return Ok(out);
-    }
-    let piece = mv::slice(
-        a,
-        &slice_dims(&shard.offsets, &shard.valid),
-        &array_shape(shape, shard.valid.clone(), what)?,
-        what,
-    )?;
-    let Literal::Array(out) = out else {
-        return Err(EvalError::invalid(what, "expects an array"));
-    };
-    let zero = (0..dims.len())
-        .map(|_| index_scalar(0))
-        .collect::<Result<Vec<_>, _>>()?;
-    let zero: Vec<_> = zero.iter().collect();
-    mv::dynamic_update_slice(out, array(&piece, what)?, &zero, shape, what)
+    take_shard(v, &shard, shape, what)
 }
 
 /// The global value of `shape` assembled from every partition's shard `v`.
@@ -163,28 +125,7 @@ fn shard_to_full(
             .map_err(|m| EvalError::invalid(what, m))?;
         let Some(shard) = shard else { continue };
         filled = true;
-        if shard.valid.contains(&0) {
-            continue;
-        }
-        let zero = vec![0; dims.len()];
-        let piece = mv::slice(
-            array(value, what)?,
-            &slice_dims(&zero, &shard.valid),
-            &array_shape(shape, shard.valid.clone(), what)?,
-            what,
-        )?;
-        let at = shard
-            .offsets
-            .iter()
-            .map(|&o| index_scalar(o))
-            .collect::<Result<Vec<_>, _>>()?;
-        let at: Vec<_> = at.iter().collect();
-        let Literal::Array(next) =
-            mv::dynamic_update_slice(full, array(&piece, what)?, &at, shape, what)?
-        else {
-            return Err(EvalError::invalid(what, "expects an array"));
-        };
-        full = next;
+        full = put_shard(full, value, &shard, shape, what)?;
     }
     if !filled {
         return Err(EvalError::invalid(

@@ -23,5 +23,5 @@ mod unfuse;
 
 pub use error::CodegenError;
 pub use reach::HlocReach;
-pub use target::{EmitTarget, ScanLanes};
+pub use target::{ColumnTiles, EmitTarget, ScanLanes};
 pub use unfuse::UnfuseUnemittable;

@@ -34,6 +34,8 @@ pub struct EmitTarget {
     pub gpu_emitters: bool,
     /// How the scan emitter tiles the lanes it carries along the scanned dimension.
     pub scan: ScanLanes,
+    /// The column emitter's tiles.
+    pub column: ColumnTiles,
 }
 
 /// The scan emitter's lane tiles: a contiguous lane dimension runs as a loop over a local
@@ -71,6 +73,35 @@ impl ScanLanes {
     }
 }
 
+/// The column emitter's tiles: a tile of consecutive outputs of the minor-most dimension
+/// keeps its accumulators in a local array while the rows stream past.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColumnTiles {
+    /// Most outputs of one tile.
+    pub max_tile: i64,
+    /// Rows of a tile's reduction combined per load and store of its accumulators.
+    pub rows: i64,
+    /// Tiles a column kernel prefers (blocks to split across threads).
+    pub min_tiles: i64,
+    /// Fewest outputs of a tile worth the local arrays.
+    pub min_tile: i64,
+}
+
+impl ColumnTiles {
+    /// The C backend's column tiles:
+    /// - `max_tile` 2048: the accumulators stay in L1 (8 KiB of `f32`);
+    /// - `rows` 4: each accumulator loaded and stored once per four rows;
+    /// - `min_tiles` 4, `min_tile` 64.
+    pub fn cpu() -> ColumnTiles {
+        ColumnTiles {
+            max_tile: 2048,
+            rows: 4,
+            min_tiles: 4,
+            min_tile: 64,
+        }
+    }
+}
+
 impl EmitTarget {
     /// The C backend's target on the shipped `cpu` description:
     /// - `lanes` 32: two AVX-512 vectors of `f32`, so two independent chains of adds hide
@@ -79,7 +110,8 @@ impl EmitTarget {
     /// - `small_kernel_elements` 16384: the C printer's scalar-math threshold
     ///   (`backend_cpu::c::SMALL_KERNEL_ELEMENTS`, which it must equal: a test there checks);
     /// - `device`: the shipped `cpu` description;
-    /// - `scan`: [`ScanLanes::cpu`].
+    /// - `scan`: [`ScanLanes::cpu`];
+    /// - `column`: [`ColumnTiles::cpu`].
     pub fn cpu() -> EmitTarget {
         EmitTarget {
             lanes: 32,
@@ -89,6 +121,7 @@ impl EmitTarget {
             threads_per_block: 1,
             gpu_emitters: false,
             scan: ScanLanes::cpu(),
+            column: ColumnTiles::cpu(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! each step of the reduction reads contiguous input instead of walking every column with
 //! a large stride. The tile's accumulators live in local arrays: each reduction step is a
 //! loop over the tile (long contiguous rows, which the C compiler vectorizes) combining
-//! [`ROWS`] input rows per load and store of an accumulator, and a last loop over the tile
+//! a few input rows (the target's [`crate::target::ColumnTiles::rows`]) per load and store of an accumulator, and a last loop over the tile
 //! computes the outputs. A remainder tile covers an extent no tile size divides.
 //!
 //! Each output still accumulates its elements in the reduction's own order: no float math
@@ -20,15 +20,7 @@ use super::builder::Builder;
 use super::elemental::Applied;
 use crate::error::CodegenError;
 use crate::kir::{Guard, Stmt, Value};
-
-/// Most outputs of one tile (its accumulators stay in L1: 8 KiB of `f32`).
-const MAX_TILE: i64 = 2048;
-/// Rows of a tile's reduction combined per load and store of its accumulators.
-const ROWS: i64 = 4;
-/// Tiles a column kernel prefers (blocks to split across threads).
-const MIN_TILES: i64 = 4;
-/// Fewest outputs of a tile worth the local arrays.
-const MIN_TILE: i64 = 64;
+use crate::target::ColumnTiles;
 
 /// The accesses of a reduction's inputs and the range variables they share.
 type InputAccesses = (Vec<Applied>, Vec<Var>);
@@ -104,7 +96,7 @@ impl Builder<'_> {
         heroes.sort();
         Some(ColumnPlan {
             heroes,
-            tile: tile_size(extent),
+            tile: tile_size(extent, &self.target.column),
         })
     }
 
@@ -223,16 +215,18 @@ impl Builder<'_> {
             let iv = self.ranges[r.index as usize];
             iv.hi - iv.lo + 1
         });
+        let per_group = self.target.column.rows;
         match last {
-            // Rows in groups of ROWS: each accumulator is loaded and stored once per
+            // Rows in groups of `per_group`: each accumulator is loaded and stored once per
             // group, its elements still combined in their order.
-            Some(r) if extent >= 2 * ROWS => {
+            Some(r) if extent >= 2 * per_group => {
                 let iv = self.ranges[r.index as usize];
-                let groups = extent / ROWS;
+                let groups = extent / per_group;
                 let g = self.new_range(Interval::new(0, groups - 1));
-                let rows: Vec<Vec<Applied>> = (0..ROWS)
+                let rows: Vec<Vec<Applied>> = (0..per_group)
                     .map(|u| {
-                        let at = Expr::var(g) * Expr::constant(ROWS) + Expr::constant(iv.lo + u);
+                        let at =
+                            Expr::var(g) * Expr::constant(per_group) + Expr::constant(iv.lo + u);
                         access.iter().map(|a| self.at_range(a, r, at)).collect()
                     })
                     .collect();
@@ -244,12 +238,12 @@ impl Builder<'_> {
                     hi: groups - 1,
                     body: vec![loop_over(t, len, step)],
                 });
-                if groups * ROWS < extent {
+                if groups * per_group < extent {
                     let step = self.tile_step(comp, id, red, &locals, t, &[access])?;
                     inner.push(Stmt::Loop {
                         kind: crate::kir::LoopKind::Serial,
                         var: r,
-                        lo: iv.lo + groups * ROWS,
+                        lo: iv.lo + groups * per_group,
                         hi: iv.hi,
                         body: vec![loop_over(t, len, step)],
                     });
@@ -348,14 +342,14 @@ fn loop_over(var: Var, len: i64, body: Vec<Stmt>) -> Stmt {
 }
 
 /// The tile size for a minor-most extent: the whole extent when small, else about a
-/// quarter of it (tiles are the blocks threads share), at most [`MAX_TILE`], a divisor of
+/// quarter of it (tiles are the blocks threads share), at most `max_tile`, a divisor of
 /// the extent when one is near (no remainder tile).
-fn tile_size(extent: i64) -> i64 {
-    if extent < MIN_TILES * MIN_TILE {
-        return extent.min(MAX_TILE);
+fn tile_size(extent: i64, t: &ColumnTiles) -> i64 {
+    if extent < t.min_tiles * t.min_tile {
+        return extent.min(t.max_tile);
     }
-    let quarter = (extent + MIN_TILES - 1) / MIN_TILES;
-    let want = ((quarter + 15) / 16 * 16).min(MAX_TILE);
+    let quarter = (extent + t.min_tiles - 1) / t.min_tiles;
+    let want = ((quarter + 15) / 16 * 16).min(t.max_tile);
     super::builder::near_divisor(extent, want)
 }
 

@@ -2,7 +2,7 @@
 //! ([`crate::emit::elemental::xla_order`]): the tile's accumulators as in the plain column
 //! kernel, plus one local array per window level, so every output folds its elements in
 //! XLA's order while each step is still a loop over the tile's adjacent outputs (vector
-//! code). When the first level needs no padding, each step combines [`ROWS`] consecutive
+//! code). When the first level needs no padding, each step combines the target's column rows of consecutive
 //! elements of a window per load and store of its window array, as the plain kernel does.
 
 use affine::{Expr, Interval, Var};
@@ -11,7 +11,7 @@ use hlo::{CompId, InstrId, Opcode};
 use super::super::builder::Builder;
 use super::super::elemental::xla_order::follows_tree;
 use super::super::elemental::Applied;
-use super::{loop_over, ROWS};
+use super::loop_over;
 use crate::error::CodegenError;
 use crate::kir::{Guard, LoopKind, ScalarType, Stmt, Value};
 
@@ -66,9 +66,12 @@ impl Builder<'_> {
         let (offsets, inner_guard) = tree.levels[0].clone();
         let mut block = match offsets.split_last() {
             // Without padding in the first level, consecutive elements of the innermost
-            // window dimension combine in groups of ROWS per load and store of the window
-            // array (their order unchanged), as the plain column kernel groups its rows.
-            Some((&k, outer)) if inner_guard.is_true() && self.extent(k) >= 2 * ROWS => {
+            // window dimension combine in groups of the target's column rows per load and
+            // store of the window array (their order unchanged), as the plain column kernel
+            // groups its rows.
+            Some((&k, outer))
+                if inner_guard.is_true() && self.extent(k) >= 2 * self.target.column.rows =>
+            {
                 let rows =
                     self.grouped_rows(comp, id, red, (parts[0], ty), &element, k, (t, len))?;
                 self.wrap_loops(outer, rows)
@@ -95,7 +98,8 @@ impl Builder<'_> {
     }
 
     /// The loops of one window level's innermost offset `k` over the tile: its elements
-    /// (`element`, a function of `k`) combined into `part` in order, [`ROWS`] of them per
+    /// (`element`, a function of `k`) combined into `part` in order, the target's column
+    /// rows of them per
     /// load and store of the window array, then the ones left over one at a time.
     #[allow(clippy::too_many_arguments)]
     fn grouped_rows(
@@ -109,11 +113,12 @@ impl Builder<'_> {
         (t, len): (Var, i64),
     ) -> Result<Vec<Stmt>, CodegenError> {
         let extent = self.extent(k);
-        let groups = extent / ROWS;
+        let per_group = self.target.column.rows;
+        let groups = extent / per_group;
         let g = self.new_range(Interval::new(0, groups - 1));
-        let rows: Vec<Vec<Applied>> = (0..ROWS)
+        let rows: Vec<Vec<Applied>> = (0..per_group)
             .map(|u| {
-                let at = Expr::var(g) * Expr::constant(ROWS) + Expr::constant(u);
+                let at = Expr::var(g) * Expr::constant(per_group) + Expr::constant(u);
                 vec![self.at_range(element, k, at)]
             })
             .collect();
@@ -125,13 +130,13 @@ impl Builder<'_> {
             hi: groups - 1,
             body: vec![loop_over(t, len, step)],
         }];
-        if groups * ROWS < extent {
+        if groups * per_group < extent {
             let one = self.at_range(element, k, Expr::var(k));
             let step = self.tile_step(comp, id, red, &[part], t, &[vec![one]])?;
             out.push(Stmt::Loop {
                 kind: LoopKind::Serial,
                 var: k,
-                lo: groups * ROWS,
+                lo: groups * per_group,
                 hi: extent - 1,
                 body: vec![loop_over(t, len, step)],
             });

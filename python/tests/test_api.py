@@ -256,7 +256,27 @@ def test_gpu_target_compiles_with_nvrtc_and_refuses_to_run(target: str) -> None:
 
 
 def test_gpu_unsupported_op_is_unsupported_error() -> None:
-    # Complex values are not printed as CUDA yet: the printer's refusal, not a crash.
+    # A custom call hloc does not know: the compiler's refusal, naming it, not a crash.
+    text = """HloModule c
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] custom-call(x), custom_call_target="my_kernel"
+}
+"""
+    try:
+        hloc.compile(text, target="h100")
+    except hloc.UnsupportedError as e:
+        assert "my_kernel" in str(e)
+    except RuntimeError as e:
+        if "NVRTC" in str(e) and not os.environ.get("CI"):
+            pytest.skip(f"NVRTC not found: {e}")
+        raise
+    else:
+        pytest.fail("an unknown custom call compiled for the GPU")
+
+
+def test_gpu_complex_values_compile() -> None:
+    # Complex values print as the C prelude's two-part structs (device functions).
     text = """HloModule c
 ENTRY e {
   x = c64[8] parameter(0)
@@ -264,15 +284,12 @@ ENTRY e {
 }
 """
     try:
-        hloc.compile(text, target="h100")
-    except hloc.UnsupportedError as e:
-        assert "CUDA" in str(e)
+        exe = hloc.compile(text, target="h100")
     except RuntimeError as e:
         if "NVRTC" in str(e) and not os.environ.get("CI"):
             pytest.skip(f"NVRTC not found: {e}")
         raise
-    else:
-        pytest.fail("a complex multiply compiled for the GPU")
+    assert "hloc_mul_c64" in exe.kernel_source
 
 
 def test_gpu_target_without_nvrtc_says_how_to_get_it() -> None:

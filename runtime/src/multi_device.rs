@@ -31,7 +31,8 @@ pub fn device_grid(module: &Module, devices: Option<usize>) -> Result<Grid, Stri
         )),
         Some(n) if n > 1 && want == 1 => Err(format!(
             "--devices {n} on a module that is not partitioned (no num_partitions or replica_count above 1): \
-             hloc does not partition modules yet (issue 35 item 3)"
+             partition it first (`hloc partition FILE --devices {n}`; `hloc run --devices {n}` does so \
+             for a module whose parameters carry shardings)"
         )),
         _ => Ok(grid),
     }

@@ -403,11 +403,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         None => {}
     }
     if let Some(path) = &args.outputs {
-        let entries: Vec<(String, ArrayLiteral)> = outputs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
-            .collect();
+        let entries = output_entries(
+            outputs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (format!("out{i}"), o)),
+        );
         write_outputs(path, &entries)?;
     }
     let mut failed = false;
@@ -440,6 +441,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)?;
     std::fs::write(path, text + "\n").map_err(|e| anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// The `--outputs` entries of `outputs` named `name(i)` (tuples' leaves are flattened
+/// before; a non-array leaf has no entry). `hloc run --devices` names them per device.
+pub(crate) fn output_entries<'a>(
+    outputs: impl IntoIterator<Item = (String, &'a Literal)>,
+) -> Vec<(String, ArrayLiteral)> {
+    outputs
+        .into_iter()
+        .filter_map(|(name, o)| Some((name, o.as_array()?.clone())))
+        .collect()
 }
 
 /// Writes the outputs .npz whole or not at all: into a temporary file beside `path`,

@@ -15,7 +15,9 @@ use hlo::literal::ArrayLiteral;
 use hlo::{Literal, Module};
 use hlo_eval::npy::{adapt_to, read_npz_from};
 
-use crate::run_cmd::{flatten, parameters, summary, write_outputs, Backend, RunArgs};
+use crate::run_cmd::{
+    flatten, output_entries, parameters, summary, write_outputs, Backend, RunArgs,
+};
 
 /// How long a device waits at a collective for the others.
 const COLLECTIVE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -60,21 +62,13 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
             println!("out{i}.dev{k}: {}", summary(o));
         }
     }
-    match timing_line {
-        Some(line) => println!("{line}"),
-        None if !args.no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
-        None => {}
-    }
+    print_time(timing_line, args.no_timing, elapsed);
     if let Some(path) = &args.outputs {
-        let entries: Vec<(String, ArrayLiteral)> = outputs
-            .iter()
-            .enumerate()
-            .flat_map(|(k, outs)| {
-                outs.iter().enumerate().filter_map(move |(i, o)| {
-                    Some((format!("out{i}.dev{k}"), o.as_array()?.clone()))
-                })
-            })
-            .collect();
+        let entries = output_entries(outputs.iter().enumerate().flat_map(|(k, outs)| {
+            outs.iter()
+                .enumerate()
+                .map(move |(i, o)| (format!("out{i}.dev{k}"), o))
+        }));
         write_outputs(path, &entries)?;
     }
     let mut failed = false;
@@ -292,4 +286,18 @@ fn random_inputs(module: &Module, seed: u64, limit: u64) -> Result<Vec<Literal>>
                 .map_err(|e| anyhow!("parameter {n} (`{pname}`): {e}"))
         })
         .collect()
+}
+
+/// The run's time line: the timing's own (`--repeat`) when there is one, else the one run's
+/// wall time unless `--no-timing`.
+pub(crate) fn print_time(
+    timing_line: Option<String>,
+    no_timing: bool,
+    elapsed: std::time::Duration,
+) {
+    match timing_line {
+        Some(line) => println!("{line}"),
+        None if !no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
+        None => {}
+    }
 }

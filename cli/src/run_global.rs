@@ -17,8 +17,8 @@ use hlo::{Literal, Module, Shape};
 use hlo_eval::multi_device_shards::{assemble_global, split_global};
 use hlo_eval::npy::{adapt_to, read_npz_from};
 
-use crate::run_cmd::{flatten, parameters, summary, write_outputs, RunArgs};
-use crate::run_devices::execute;
+use crate::run_cmd::{flatten, output_entries, parameters, summary, write_outputs, RunArgs};
+use crate::run_devices::{execute, print_time};
 
 /// `hloc run --devices N`: a module that is not partitioned (no `num_partitions` or
 /// `replica_count` above 1) on more than one device is partitioned here; any other goes
@@ -80,17 +80,14 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
     for (i, o) in outputs.iter().enumerate() {
         println!("out{i}: {}", summary(o));
     }
-    match timing_line {
-        Some(line) => println!("{line}"),
-        None if !args.no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
-        None => {}
-    }
+    print_time(timing_line, args.no_timing, elapsed);
     if let Some(path) = &args.outputs {
-        let entries: Vec<(String, ArrayLiteral)> = outputs
-            .iter()
-            .enumerate()
-            .filter_map(|(i, o)| Some((format!("out{i}"), o.as_array()?.clone())))
-            .collect();
+        let entries = output_entries(
+            outputs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| (format!("out{i}"), o)),
+        );
         write_outputs(path, &entries)?;
     }
     let mut failed = false;

@@ -12,7 +12,9 @@ use affine::enumerate::for_each_in_box;
 use affine::Interval;
 use hlo::literal::{ArrayData, ArrayLiteral, Literal};
 use hlo::Module;
-use tiling::propagate::{to_operands, Tile, TilingSpace, PREFIX_SUM};
+use tiling::propagate::{to_operands, TilingSpace, PREFIX_SUM};
+
+use crate::support::tile_elements::tile_elements;
 
 const MODULE: &str = "HloModule m
 ENTRY e {
@@ -61,31 +63,6 @@ fn reads(module: &Module, which: usize, sizes: &[i32]) -> Vec<BTreeSet<i64>> {
                 out[o].insert(e as i64);
             }
         }
-    }
-    out
-}
-
-/// The elements of `tile` (fails on a repeat).
-fn elements(tile: &Tile, tids: &[i64], sizes: &[i64], rt: &[i64]) -> Vec<Vec<i64>> {
-    let v = tile
-        .dim_values(
-            &tids[..tile.num_tids],
-            &sizes[..tile.num_tids],
-            &rt[..tile.num_rt],
-        )
-        .expect("the tile evaluates");
-    let mut out = vec![Vec::new()];
-    for vals in &v {
-        out = out
-            .iter()
-            .flat_map(|p| {
-                vals.iter().map(move |&x| {
-                    let mut q = p.clone();
-                    q.push(x);
-                    q
-                })
-            })
-            .collect();
     }
     out
 }
@@ -139,10 +116,11 @@ fn contracting_form_steps_read_exactly_the_groups_of_the_tile() {
                 let first = tids[0] * sizes[0];
                 let end = (first + sizes[0]).min(3);
                 let rt = [start(first), start(end)];
-                let out_tile: BTreeSet<usize> = elements(&root, &[tids, &[0]].concat(), sizes, &rt)
-                    .iter()
-                    .map(|o| linear(o, &OUT) as usize)
-                    .collect();
+                let out_tile: BTreeSet<usize> =
+                    tile_elements(&root, &[tids, &[0]].concat(), sizes, &rt)
+                        .iter()
+                        .map(|o| linear(o, &OUT) as usize)
+                        .collect();
                 for (t, want, dims) in [(lhs, &want_lhs, LHS), (rhs, &want_rhs, RHS)] {
                     let want: BTreeSet<i64> = out_tile
                         .iter()
@@ -151,7 +129,7 @@ fn contracting_form_steps_read_exactly_the_groups_of_the_tile() {
                     let mut got = BTreeMap::new();
                     for step in 0..=(K - 1) / sizes[3] {
                         let all = [tids, &[step]].concat();
-                        for e in elements(t, &all, sizes, &rt) {
+                        for e in tile_elements(t, &all, sizes, &rt) {
                             *got.entry(linear(&e, &dims)).or_insert(0) += 1;
                         }
                     }

@@ -15,6 +15,8 @@ use hlo::literal::{ArrayData, ArrayLiteral, Literal};
 use hlo::Module;
 use tiling::propagate::{to_operands, to_outputs, Tile, TilingSpace};
 
+use crate::support::tile_elements::tile_elements;
+
 /// Row-major linear index of `idx` in an array of dimensions `dims`.
 fn linear(idx: &[i64], dims: &[i64]) -> i64 {
     idx.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
@@ -48,26 +50,7 @@ fn run(module: &Module, args: &[Literal]) -> Vec<i64> {
 
 /// The elements of `tile` at these tile ids, sizes and runtime values (fails on a repeat).
 fn elements(tile: &Tile, tids: &[i64], sizes: &[i64], rt: &[i64]) -> BTreeSet<Vec<i64>> {
-    let v = tile
-        .dim_values(
-            &tids[..tile.num_tids],
-            &sizes[..tile.num_tids],
-            &rt[..tile.num_rt],
-        )
-        .expect("the tile evaluates");
-    let mut out = vec![Vec::new()];
-    for vals in &v {
-        out = out
-            .iter()
-            .flat_map(|p| {
-                vals.iter().map(move |&x| {
-                    let mut q = p.clone();
-                    q.push(x);
-                    q
-                })
-            })
-            .collect();
-    }
+    let out = tile_elements(tile, tids, sizes, rt);
     let n = out.len();
     let set: BTreeSet<Vec<i64>> = out.into_iter().collect();
     assert_eq!(set.len(), n, "a tile holds an element twice at {tids:?}");

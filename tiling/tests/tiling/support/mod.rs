@@ -5,3 +5,4 @@ pub mod corpus;
 pub mod fusions;
 pub mod oracle;
 pub mod propagation;
+pub mod tile_elements;

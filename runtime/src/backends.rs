@@ -1,11 +1,24 @@
 //! Backend selection: the [`plan::Backend`] that compiles and runs a module for the given
 //! options. The driver ([`crate::compile_plan`], [`crate::Executable`]) sees only the trait
 //! objects, so a new target is one more arm here and an implementation in its own crate.
+//!
+//! This is the one runtime file that names a backend crate: the other paths that need a
+//! backend's services reach them through the functions here, so that what the driver asks
+//! of each backend is listed in one place: the compile-only GPU path
+//! ([`crate::compile_gpu_plan`]: [`cuda_module`], [`cubin`]), the compile progress
+//! ([`reporting_to`]) and the SPMD runs' in-process communicators ([`communicators`],
+//! [`is_peer_failure`]).
 
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
-use backend_cpu::CpuBackend;
+use backend_cpu::{CpuBackend, InProcess};
 use backend_cuda::{CudaBackend, CudaTarget};
+use plan::{Communicator, Grid, Program};
+
+pub use backend_cpu::{cache_dir, CompileListener};
+pub use backend_cuda::{nvrtc_present, Cubin, CudaError, KernelResources};
 
 /// What selects and configures a backend (the driver's `CompileOptions` of the same
 /// names).
@@ -57,4 +70,39 @@ pub(crate) fn backend(options: Choice<'_>) -> Box<dyn plan::Backend> {
         options.threads,
         options.max_while_iterations,
     ))
+}
+
+/// The CUDA module of `program`'s kernels for NVRTC (the compile-only GPU path, `hloc
+/// compile --target h100|h200`, which prints without running); the printer's refusal
+/// (an operation it cannot print) is the error.
+pub(crate) fn cuda_module(program: &Program) -> Result<String, CudaError> {
+    backend_cuda::module_cu(&program.kernels)
+}
+
+/// `source` (a [`cuda_module`]) compiled by NVRTC for `arch`, with what `ptxas` reports of
+/// each kernel; no GPU is needed.
+pub(crate) fn cubin(source: &str, arch: &str) -> Result<Cubin, CudaError> {
+    backend_cuda::compile_cubin(source, arch)
+}
+
+/// Runs `f` (a CPU compilation) telling `listener` of each C compiler process that
+/// finishes (`--progress`).
+pub(crate) fn reporting_to<T>(listener: Option<CompileListener>, f: impl FnOnce() -> T) -> T {
+    backend_cpu::reporting_to(listener, f)
+}
+
+/// One in-process communicator per device of `grid`, in device-id order, sharing one
+/// rendezvous whose waits end after `timeout`: each device's collectives meet the others'
+/// (the SPMD runs of [`crate::run_on_devices`]).
+pub(crate) fn communicators(grid: Grid, timeout: Duration) -> Vec<Arc<dyn Communicator>> {
+    InProcess::devices(grid.replicas, grid.partitions, timeout)
+        .into_iter()
+        .map(|d| d as Arc<dyn Communicator>)
+        .collect()
+}
+
+/// Whether a device's error `message` is the consequence of another device's failure
+/// (its communicator ended its wait because a peer failed).
+pub(crate) fn is_peer_failure(message: &str) -> bool {
+    InProcess::is_peer_failure(message)
 }

@@ -12,11 +12,33 @@ use std::collections::HashSet;
 
 use hlo::ir::edit::{self, NameGen};
 use hlo::ir::{Computation, Instruction, Payload};
+use hlo::pass::{Pass, PassError};
 use hlo::{InstrId, Literal, Module, Opcode, Shape};
+
+/// The pass that flattens tuple-shaped entry parameters (see the module docs): the first
+/// of every compilation ([`crate::plan`]), registered with the others
+/// ([`crate::pipeline::all_passes`]) so `hloc opt --passes flatten-tuple-parameters` runs
+/// it alone, its time shows in `--time-passes` and dumps name it.
+#[derive(Debug, Default)]
+pub struct FlattenTupleParameters;
+
+impl Pass for FlattenTupleParameters {
+    fn name(&self) -> &str {
+        "flatten-tuple-parameters"
+    }
+
+    fn description(&self) -> &str {
+        "gives the entry one array parameter per leaf of its tuple-shaped parameters (rebuilt inside with tuples), as the compiled program takes them"
+    }
+
+    fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
+        Ok(flatten_tuple_parameters(module))
+    }
+}
 
 /// Rewrites `module`'s entry so that no parameter is tuple-shaped (see the module docs);
 /// returns whether it changed anything.
-pub(crate) fn flatten_tuple_parameters(module: &mut Module) -> bool {
+fn flatten_tuple_parameters(module: &mut Module) -> bool {
     let entry = module.entry();
     if !entry
         .params

@@ -14,7 +14,7 @@ pub enum RuntimeError {
     Backend(#[from] plan::BackendError),
     /// The CUDA backend failed (printing the module, or NVRTC).
     #[error(transparent)]
-    Cuda(#[from] backend_cuda::CudaError),
+    Cuda(#[from] crate::CudaError),
     /// An unknown or unreadable device description.
     #[error("device description: {0}")]
     Device(String),

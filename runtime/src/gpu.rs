@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use crate::backends::{cubin as compile_cubin, Cubin};
 use crate::{CompileOptions, Plan, RuntimeError, Stats};
-use backend_cuda::{compile_cubin, Cubin};
 use codegen::kir::{Kernel, Stmt};
 
 /// A module compiled for a GPU.

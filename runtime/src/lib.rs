@@ -37,8 +37,8 @@ use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
 use plan::Program;
 
-pub use backend_cpu::{cache_dir, CompileListener};
-pub use backend_cuda::{nvrtc_present, Cubin, CudaError, KernelResources};
+pub use backends::{cache_dir, nvrtc_present, CompileListener, Cubin, CudaError, KernelResources};
+pub use boundary::FlattenTupleParameters;
 pub use error::RuntimeError;
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
 pub use multi_device::{device_grid, reference_reports_on_devices, run_on_devices};
@@ -76,7 +76,9 @@ pub struct CompileOptions {
     /// available memory).
     pub size_limit: Option<u64>,
     /// Record each stage's wall time in [`Stats::timings`] (`--time-passes`; default
-    /// false): `pass NAME` for every pass of the default pipeline and `fusion NAME` for
+    /// false): `pass NAME` for the entry boundary's pass
+    /// ([`pipeline::entry_boundary_pipeline`]) and every pass of the default pipeline and
+    /// the CPU lowering, and `fusion NAME` for
     /// every pass of the fusion pipeline (each summed over its runs, in order of first
     /// run), then `codegen` (kernels and thunks), `print-c`, `cache-lookup` (the compiler's
     /// version and the content hash), `cc` (only on a cache miss), `load` and `constants`.
@@ -91,7 +93,7 @@ pub struct CompileOptions {
     pub memory_limit: Option<u64>,
     /// Told `(kernels compiled, kernels in all)` as each C compiler process finishes
     /// (`--progress`; default none).
-    pub progress: Option<backend_cpu::CompileListener>,
+    pub progress: Option<CompileListener>,
 }
 
 impl CompileOptions {
@@ -231,7 +233,13 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         list: Vec::new(),
     };
     let mut m = module.clone();
-    boundary::flatten_tuple_parameters(&mut m);
+    {
+        let mut ctx = PassContext::new();
+        pipeline::entry_boundary_pipeline()
+            .run_in(&mut m, &mut ctx)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("pass", ctx.stats());
+    }
     if options.run_passes {
         let mut ctx = PassContext::new();
         hlo_transforms::default_pipeline()
@@ -292,7 +300,7 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
         });
     }
     let source = if gpu.is_some() && !options.cuda_host {
-        stages.time("print-cuda", || backend_cuda::module_cu(&program.kernels))?
+        stages.time("print-cuda", || backends::cuda_module(&program))?
     } else {
         stages.time("print-c", || {
             backends::backend(options.backend_choice()).source(&program)
@@ -361,7 +369,7 @@ pub fn compile_plan(
         list: std::mem::take(&mut plan.timings),
     };
     let mut backend_times = Vec::new();
-    let exe = backend_cpu::reporting_to(options.progress.clone(), || {
+    let exe = backends::reporting_to(options.progress.clone(), || {
         backends::backend(options.backend_choice()).compile(
             plan.program.clone(),
             &plan.source,

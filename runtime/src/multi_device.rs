@@ -1,17 +1,16 @@
 //! SPMD runs on N devices in one process (issue 35): one compiled program, N executors on
 //! N threads, each under its own in-process communicator
-//! ([`backend_cpu::InProcess`], installed with [`plan::with_communicator`]), so every
+//! (`crate::backends::communicators`, installed with [`plan::with_communicator`]), so every
 //! collective step of the program meets the other devices' and `replica-id` /
 //! `partition-id` answer per device. A device that fails stops the others at their next
 //! collective; the first failure that is not a consequence of another is the run's error.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use backend_cpu::InProcess;
 use hlo::{Literal, Module};
-use plan::{Communicator, Grid};
+use plan::Grid;
 
+use crate::backends::{communicators, is_peer_failure};
 use crate::{Executable, RuntimeError};
 
 /// The device grid a partitioned module runs on (`replica_count` x `num_partitions`),
@@ -53,15 +52,14 @@ pub fn run_on_devices(
             args.len()
         )));
     }
-    let devices = InProcess::devices(grid.replicas, grid.partitions, timeout);
+    let devices = communicators(grid, timeout);
     let results: Vec<Result<Vec<Literal>, RuntimeError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = devices
             .into_iter()
             .zip(args)
             .map(|(device, a)| {
                 scope.spawn(move || {
-                    let comm: Arc<dyn Communicator> = device.clone();
-                    let r = plan::with_communicator(comm, || exe.run(a));
+                    let r = plan::with_communicator(device.clone(), || exe.run(a));
                     if let Err(e) = &r {
                         device.fail(&e.to_string());
                     }
@@ -84,7 +82,7 @@ pub fn run_on_devices(
         match r {
             Ok(v) => out.push(v),
             Err(e) => {
-                let secondary = InProcess::is_peer_failure(&e.to_string());
+                let secondary = is_peer_failure(&e.to_string());
                 match &first {
                     None => first = Some((secondary, e)),
                     Some((true, _)) if !secondary => first = Some((false, e)),

@@ -18,14 +18,23 @@ use hlo::Module;
 
 /// Every pass the compiler knows for `device`: the target-independent HLO passes, then
 /// the fusion passes (which read the device description), then the CPU lowering that moves
-/// dots out of fusions into GEMM calls, in `--list-passes` order.
+/// dots out of fusions into GEMM calls, then the entry boundary's flattening that every
+/// compilation runs first ([`crate::FlattenTupleParameters`]), in `--list-passes` order.
 pub fn all_passes(device: &Device) -> Vec<Box<dyn Pass>> {
     let mut passes = hlo_transforms::all_passes();
     passes.extend(fusion::passes(device));
     passes.push(Box::new(plan::OutlineFusedGemms));
     passes.push(Box::new(plan::DotsToGemms));
     passes.push(Box::new(plan::MatchBoundaryLayouts));
+    passes.push(Box::new(crate::FlattenTupleParameters));
     passes
+}
+
+/// What every compilation runs first, before the default pipeline: the entry's
+/// tuple-shaped parameters flattened to one array per leaf
+/// ([`crate::FlattenTupleParameters`]), the form the compiled program takes them in.
+pub fn entry_boundary_pipeline() -> Pipeline {
+    Pipeline::new("boundary").with(crate::FlattenTupleParameters)
 }
 
 /// A new instance of the pass named `name`.

@@ -300,22 +300,17 @@ fn run_streamed(
     env: &Env<'_>,
     mem: &mut [Memory<'_>],
 ) -> Result<(), BackendError> {
-    let (
-        Thunk::Kernel {
-            kernel,
-            args,
-            blocks,
-            ..
-        },
-        Thunk::Gemm {
-            shape, rhs, out, ..
-        },
-    ) = (producer, gemm)
-    else {
-        return Err(BackendError::Internal("malformed streamed gemm".into()));
-    };
-    let f = kernel_fn(env, *kernel)?;
-    let bound = kernel_args(p, *kernel, args, mem)?;
+    let plan::StreamedParts {
+        kernel,
+        args,
+        blocks,
+        shape,
+        rhs,
+        out,
+        block_rows: rows,
+    } = plan::streamed_parts(producer, block_elements, gemm)?;
+    let f = kernel_fn(env, kernel)?;
+    let bound = kernel_args(p, kernel, args, mem)?;
     let ptrs = Args(&bound);
     let element_bytes = match shape.ty {
         ScalarType::F32 => 4,
@@ -327,23 +322,22 @@ fn run_streamed(
     let scratch_len = mem[p.buffers[args[lhs_arg]].allocation]
         .bytes(usize::MAX)
         .len();
-    if scratch_len < slots * block_bytes || block_elements % shape.k as i64 != 0 {
+    if scratch_len < slots * block_bytes {
         return Err(BackendError::Internal(
             "streamed gemm scratch too small".into(),
         ));
     }
-    let rhs_ptr = mem[p.buffers[*rhs].allocation].ptr() as usize;
-    let out_ptr = mem[p.buffers[*out].allocation]
+    let rhs_ptr = mem[p.buffers[rhs].allocation].ptr() as usize;
+    let out_ptr = mem[p.buffers[out].allocation]
         .ptr_mut()
         .ok_or_else(|| BackendError::Internal("gemm writes a read-only buffer".into()))?
         as usize;
-    let rows = block_elements as usize / shape.k;
     let block_shape = GemmShape {
         m: rows,
         batch: Vec::new(),
         ..shape.clone()
     };
-    let blocks = *blocks as usize;
+    let blocks = blocks as usize;
     let run = |slot: usize| {
         let slot_ptr = scratch + slot * block_bytes;
         let mut bufs = ptrs.copy();

@@ -27,6 +27,7 @@ mod print;
 mod profile;
 pub mod sort_order;
 pub mod stream;
+mod streamed_parts;
 
 pub use backend::{Backend, BackendError, Executable, Prepared, PreparedRun, RawOutputs};
 pub use boundary_layouts::MatchBoundaryLayouts;
@@ -41,6 +42,7 @@ pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
 pub use profile::{profile_label, Profile};
 pub use sort_order::{recognize_comparator, KeyCompare, SortKey, SortOrder};
+pub use streamed_parts::{streamed_parts, StreamedParts};
 
 use codegen::kir::{Kernel, ScalarType};
 

@@ -402,35 +402,19 @@ impl Run<'_> {
         block_elements: i64,
         gemm: &Thunk,
     ) -> Result<(), BackendError> {
-        let (
-            Thunk::Kernel {
-                kernel,
-                args,
-                blocks,
-                ..
-            },
-            Thunk::Gemm {
-                shape, rhs, out, ..
-            },
-        ) = (producer, gemm)
-        else {
-            return Err(BackendError::Internal("malformed streamed gemm".into()));
-        };
-        if shape.k == 0 || block_elements % shape.k as i64 != 0 {
-            return Err(BackendError::Internal("malformed streamed gemm".into()));
-        }
+        let parts = plan::streamed_parts(producer, block_elements, gemm)?;
         let scratch = self.base + self.layout.scratch;
-        let mut addrs: Vec<DevPtr> = args.iter().map(|&b| self.addr(b)).collect();
+        let mut addrs: Vec<DevPtr> = parts.args.iter().map(|&b| self.addr(b)).collect();
         *addrs
             .get_mut(lhs_arg)
             .ok_or_else(|| BackendError::Internal("streamed gemm lhs argument".into()))? = scratch;
-        self.launch(*kernel, *blocks, &addrs)?;
+        self.launch(parts.kernel, parts.blocks, &addrs)?;
         let whole = GemmShape {
-            m: (*blocks as usize) * (block_elements as usize / shape.k),
+            m: (parts.blocks as usize) * parts.block_rows,
             batch: Vec::new(),
-            ..shape.clone()
+            ..parts.shape.clone()
         };
-        self.gemm(&whole, scratch, *rhs, *out)
+        self.gemm(&whole, scratch, parts.rhs, parts.out)
     }
 
     /// Copies `src[i]` into `dst[i]` for every `i`, every source read before any

@@ -17,8 +17,10 @@
 //! linear algebra) and round once to the result type.
 //!
 //! The XLA semantics the compiled CPU backend shares are public here as pure functions
-//! on row-major values and index vectors: [`fft_values`] (with a [`LineDft`]),
-//! [`rng_bits`], [`ScatterIndexing`] and [`WindowTaps`] (select-and-scatter's choice).
+//! on row-major values and index vectors: [`fft_values`] (with a [`LineDft`]; its shape
+//! rules [`FftGeometry`] and IRFFT's [`ignore_edge_imaginary`] also serve the backend's
+//! own transforms), [`rng_bits`], [`ScatterIndexing`] and [`WindowTaps`]
+//! (select-and-scatter's choice).
 //!
 //! `rng` draws from its distribution with a deterministic per-instruction stream
 //! (`rng_dist.rs`): XLA:CPU seeds it process-wide, so no recorded output can be matched.
@@ -47,7 +49,7 @@ mod widen;
 mod window;
 mod window_taps;
 
-pub use fft::{fft_values, FftType};
+pub use fft::{fft_values, ignore_edge_imaginary, FftGeometry, FftType};
 pub use fft_lines::{LineDft, ReferenceDft};
 pub use kernel::{CallComputation, KernelError};
 pub use linalg::{geqrf_f64, orgqr_f64};

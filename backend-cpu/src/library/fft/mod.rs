@@ -3,7 +3,10 @@
 //! IFFT keep the shape (IFFT scaled by `1/n` for the product `n` of the lengths), RFFT
 //! keeps the first `n/2 + 1` frequencies of the last dimension, IRFFT reads the first
 //! `n/2 + 1` of each row as the Hermitian half of a length-`n` spectrum (the imaginary
-//! parts of its DC and Nyquist terms ignored) and gives the real signal.
+//! parts of its DC and Nyquist terms ignored) and gives the real signal. Those rules are
+//! the evaluator's, called here, not restated: the shapes, the kept half and the inverse
+//! scale come from [`FftGeometry`], IRFFT's reading of its half from
+//! [`ignore_edge_imaginary`]; this module only chooses how lines are transformed.
 //!
 //! The call reads its operand where it lies and writes its result straight into the
 //! result's allocation ([`run_on`]). It computes in the operand's precision (`f32` for
@@ -25,6 +28,7 @@ mod plans;
 mod tests;
 
 use codegen::kir::ScalarType;
+use hlo_eval::numeric::{ignore_edge_imaginary, FftGeometry, FftType};
 use plan::{ArraySpec, FftKind, Program};
 use rustfft::num_complex::Complex;
 
@@ -116,61 +120,37 @@ fn dispatch(
     if x.bytes.len() < x.len() {
         return Err(bad("operand allocation too small"));
     }
-    check_dims(kind, lengths, &x.dims, &y.dims)?;
+    let geometry = FftGeometry::new(fft_type(kind), lengths, &x.dims, &y.dims)
+        .map_err(|e| bad(&format!("{e} ({kind:?} of {:?} to {:?})", x.dims, y.dims)))?;
     use FftKind as K;
     use ScalarType as S;
     match (kind, x.ty, y.ty) {
         (K::Fft | K::Ifft, S::C64, S::C64)
         | (K::Rfft, S::F32, S::C64)
-        | (K::Irfft, S::C64, S::F32) => typed::<f32>(kind, lengths, x, y),
+        | (K::Irfft, S::C64, S::F32) => typed::<f32>(kind, &geometry, x, y),
         (K::Fft | K::Ifft, S::C128, S::C128)
         | (K::Rfft, S::F64, S::C128)
-        | (K::Irfft, S::C128, S::F64) => typed::<f64>(kind, lengths, x, y),
+        | (K::Irfft, S::C128, S::F64) => typed::<f64>(kind, &geometry, x, y),
         (_, a, b) => Err(bad(&format!("{kind:?} of {a} to {b}"))),
     }
 }
 
-/// The evaluator's shape rules: `lengths` are 1 to 3 trailing dimensions of the
-/// complex-side shape, RFFT's result and IRFFT's operand have at least `n/2 + 1` in the
-/// last (exactly that for RFFT).
-fn check_dims(
-    kind: FftKind,
-    lengths: &[usize],
-    xd: &[usize],
-    yd: &[usize],
-) -> Result<(), BackendError> {
-    let r = lengths.len();
-    let rank = xd.len();
-    if r == 0 || r > 3 || r > rank || yd.len() != rank {
-        return Err(bad("fft_length must name 1 to 3 trailing dimensions"));
-    }
-    let n = lengths[r - 1];
-    let trailing =
-        |d: &[usize], last: usize| d[rank - r..rank - 1] == lengths[..r - 1] && d[rank - 1] == last;
-    let ok = match kind {
-        FftKind::Fft | FftKind::Ifft => trailing(xd, n) && xd == yd,
-        FftKind::Rfft => {
-            trailing(xd, n) && trailing(yd, n / 2 + 1) && xd[..rank - 1] == yd[..rank - 1]
-        }
-        FftKind::Irfft => {
-            trailing(yd, n) && xd[rank - 1] > n / 2 && xd[..rank - 1] == yd[..rank - 1]
-        }
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(bad(&format!(
-            "{kind:?} of {xd:?} to {yd:?} does not match fft_length {lengths:?}"
-        )))
+/// The evaluator's name of `kind`.
+fn fft_type(kind: FftKind) -> FftType {
+    match kind {
+        FftKind::Fft => FftType::Fft,
+        FftKind::Ifft => FftType::Ifft,
+        FftKind::Rfft => FftType::Rfft,
+        FftKind::Irfft => FftType::Irfft,
     }
 }
 
 /// The strided passes of a multi-dimensional transform: for each transformed axis
-/// before the last whose length is above 1, `(outer, n, inner)` of a row-major array of
-/// dimensions `dims`.
-fn strided_axes(dims: &[usize], r: usize) -> Vec<(usize, usize, usize)> {
+/// (from `first`) before the last whose length is above 1, `(outer, n, inner)` of a
+/// row-major array of dimensions `dims`.
+fn strided_axes(dims: &[usize], first: usize) -> Vec<(usize, usize, usize)> {
     let rank = dims.len();
-    (rank - r..rank - 1)
+    (first..rank - 1)
         .filter(|&a| dims[a] > 1)
         .map(|a| {
             let outer = dims[..a].iter().product();
@@ -201,27 +181,26 @@ fn failed(failure: Failure) -> Result<(), BackendError> {
 }
 
 /// The transform in precision `T` (`x` and `y` of the matching types, dimensions
-/// checked).
+/// checked into `g`).
 fn typed<T: Precision>(
     kind: FftKind,
-    lengths: &[usize],
+    g: &FftGeometry,
     x: &Array<&[u8]>,
     y: Array<&mut [u8]>,
 ) -> Result<(), BackendError> {
     if x.count() == 0 || y.count() == 0 {
         return Ok(());
     }
-    let r = lengths.len();
-    let n = lengths[r - 1];
-    let total: usize = lengths.iter().product();
-    let scale = T::from_f64(1.0 / total as f64).ok_or_else(|| bad("scale"))?;
+    let (first, n, half) = (g.first_axis(), g.last_length(), g.half());
+    let total: usize = g.lengths.iter().product();
+    let scale = T::from_f64(g.inverse_scale()).ok_or_else(|| bad("scale"))?;
     let src = Rows::of(x);
     let out_dims = y.dims.clone();
     match kind {
         FftKind::Fft | FftKind::Ifft => {
             let inverse = kind == FftKind::Ifft;
             let data = elements::<Complex<T>>(x)?;
-            let axes = strided_axes(&out_dims, r);
+            let axes = strided_axes(&out_dims, first);
             let row_plan = with_planners::<T, _>(|p| p.complex(n, inverse));
             let plans: Vec<_> =
                 with_planners::<T, _>(|p| axes.iter().map(|a| p.complex(a.1, inverse)).collect());
@@ -249,8 +228,7 @@ fn typed<T: Precision>(
         }
         FftKind::Rfft => {
             let data = elements::<T>(x)?;
-            let half = n / 2 + 1;
-            let axes = strided_axes(&out_dims, r);
+            let axes = strided_axes(&out_dims, first);
             let r2c = with_planners::<T, _>(|p| p.forward_real(n));
             let plans: Vec<_> =
                 with_planners::<T, _>(|p| axes.iter().map(|a| p.complex(a.1, false)).collect());
@@ -276,10 +254,9 @@ fn typed<T: Precision>(
         }
         FftKind::Irfft => {
             let data = elements::<Complex<T>>(x)?;
-            let half = n / 2 + 1;
             let mut half_dims = x.dims.clone();
             half_dims[x.dims.len() - 1] = half;
-            let axes = strided_axes(&half_dims, r);
+            let axes = strided_axes(&half_dims, first);
             let c2r = with_planners::<T, _>(|p| p.inverse_real(n));
             let plans: Vec<_> =
                 with_planners::<T, _>(|p| axes.iter().map(|a| p.complex(a.1, true)).collect());
@@ -306,11 +283,7 @@ fn typed<T: Precision>(
                         } else {
                             line.copy_from_slice(&spectrum[i * half..(i + 1) * half]);
                         }
-                        // XLA ignores the imaginary parts of the DC and Nyquist terms.
-                        line[0].im = T::zero();
-                        if n.is_multiple_of(2) {
-                            line[half - 1].im = T::zero();
-                        }
+                        ignore_edge_imaginary(line, n);
                         if let Err(e) = c2r.process_with_scratch(line, row, scratch) {
                             note(&failure, e);
                         }

@@ -26,6 +26,11 @@ by its exit status and its standard error: the same failure from both binaries i
 identical. Both binaries are run through a link named `hloc` and the working folders'
 paths are replaced by `<work>`, so the program name and folder in messages do not differ.
 `--no-run` leaves out `hloc run` (the only step that executes the compiled code).
+`--gpu TARGET` (h100, h200) adds the compile-only GPU path, which needs NVRTC but no GPU:
+
+    hloc compile FILE --target TARGET --stats --dump-to gpu-dump
+                                                          -> gpu-stats, and every dump file
+                                                             as gpu-NAME (kernels.cu, kernels.txt, ...)
 
 Prints one row per module (identical outputs out of those compared, the differing ones),
 under each differing output its first differing line (or byte, for npz members), then
@@ -93,14 +98,16 @@ def dump_key(fname):
     if len(parts) >= 3 and parts[0].startswith("module_"):
         # The module name may hold dots; the known suffixes do not, except the extension.
         for suffix in ("before_optimizations.txt", "after_optimizations.txt",
-                       "after_optimizations-buffer-assignment.txt", "kernels.c", "thunks.txt"):
+                       "after_optimizations-buffer-assignment.txt", "kernels.c", "thunks.txt",
+                       "kernels.cu", "kernels.txt"):
             if fname.endswith("." + suffix):
                 return suffix
     return fname
 
 
-def collect(binary_link, module, inputs, work, cache, timeout, do_run):
-    """Runs the three commands for one module; returns {output name: str or bytes}."""
+def collect(binary_link, module, inputs, work, cache, timeout, do_run, gpu=None):
+    """Runs the three commands (four with `gpu`) for one module; returns {output name: str
+    or bytes}."""
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ, HLOC_CACHE_DIR=cache)
     outs = {}
@@ -119,6 +126,15 @@ def collect(binary_link, module, inputs, work, cache, timeout, do_run):
     if os.path.isdir(dump):
         for f in sorted(os.listdir(dump)):
             outs[dump_key(f)] = open(os.path.join(dump, f), "rb").read()
+
+    if gpu:
+        st, so, se = run_cmd([binary_link, "compile", module, "--target", gpu, "--stats",
+                              "--dump-to", "gpu-dump"], work, env, timeout)
+        outs["gpu-stats"] = mask_stats(as_output(st, so, se, work))
+        dump = os.path.join(work, "gpu-dump")
+        if os.path.isdir(dump):
+            for f in sorted(os.listdir(dump)):
+                outs["gpu-" + dump_key(f)] = open(os.path.join(dump, f), "rb").read()
 
     if do_run and inputs:
         st, so, se = run_cmd([binary_link, "run", module, "--inputs", inputs, "--outputs", "out.npz",
@@ -191,6 +207,8 @@ def main():
                     help=f"comma-separated module files of each program (default {DEFAULT_FILES})")
     ap.add_argument("--programs", help="comma-separated program names (default: all)")
     ap.add_argument("--no-run", action="store_true", help="leave out `hloc run`")
+    ap.add_argument("--gpu", metavar="TARGET",
+                    help="also compare `hloc compile --target TARGET` (h100, h200; needs NVRTC)")
     ap.add_argument("--jobs", type=int, default=2, help="hloc processes at a time (default 2)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per command (default 600)")
     ap.add_argument("--keep", help="keep both sides' outputs in this directory")
@@ -236,7 +254,7 @@ def main():
             module = os.path.abspath(os.path.join(a.corpus, prog, f))
             inputs = os.path.abspath(os.path.join(a.corpus, prog, "inputs.npz"))
             return collect(link, module, inputs if os.path.exists(inputs) else None,
-                           work, cache, a.timeout, not a.no_run)
+                           work, cache, a.timeout, not a.no_run, a.gpu)
 
         results = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:

@@ -11,7 +11,9 @@
 //! - ragged batch dimension: a dot, plus every group size.
 //!
 //! Which elements a group reads depends on the group sizes, so these maps cover what any
-//! data reads (no element outside them), and the tiles they give are exact for the maps: the
+//! data reads (propagation narrows the contracting and non-contracting forms with runtime
+//! values the group sizes hold: `propagate/ragged_steps.rs`, `propagate/ragged_rows.rs`;
+//! no element outside them), and the tiles they give are exact for the maps: the
 //! reads of a tile whose rows fall in several groups are a subset of its tile, never more.
 //! Output dimensions: the contracting form's group dimension, the batch dimensions, the
 //! lhs's free dimensions, then the rhs's free dimensions (neither batch, contracting nor

@@ -8,9 +8,10 @@
 //! elements are exactly the elements the op reads for (or writes from) the unmasked
 //! elements of the given tile, the tiles of a sequential dimension (a reduction or
 //! contraction) together covering what the output tile reads (a ragged dot's contracting
-//! form through runtime values its group sizes hold, `ragged_steps.rs`). Where no tile is
-//! exact, the answer is `Err(reason)` (printed `no tile: <reason>`), e.g. for a reshape
-//! that mixes dimensions.
+//! form through runtime values its group sizes hold, `ragged_steps.rs`; its non-contracting
+//! form's rhs tile, `ragged_rows.rs`, also holds the empty groups between its rows'
+//! groups). Where no tile is exact, the answer is `Err(reason)` (printed `no tile:
+//! <reason>`), e.g. for a reshape that mixes dimensions.
 //!
 //! [`tiled_by_propagation`] builds a fusion's tiled computation this way, with nested
 //! tilings of its dots' contracting and its reduces' reduced dimensions
@@ -39,6 +40,7 @@ mod derive;
 mod nested;
 mod ops;
 mod order;
+mod ragged_rows;
 mod ragged_steps;
 mod regions;
 mod reshape;
@@ -48,6 +50,7 @@ mod tile_text;
 
 pub use nested::{tiled_by_propagation, tiled_by_propagation_with};
 pub use ops::{to_operands, to_outputs, Propagated};
+pub use ragged_rows::{GROUPS_BEFORE, GROUP_OF_ROW};
 pub use ragged_steps::PREFIX_SUM;
 pub use regions::TilingMode;
 pub use space::{SpaceDim, SpaceRt, TilingSpace};

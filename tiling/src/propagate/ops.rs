@@ -113,9 +113,11 @@ pub fn to_operands(
         });
         tiles.push(t);
     }
-    // A ragged dot's contracting form: each step reads only its tile's groups' positions.
+    // A ragged dot's contracting form: each step reads only its tile's groups' positions;
+    // its non-contracting form: only the groups of the tile's rows.
     if output == 0 {
         super::ragged_steps::narrow_contracting(space, instr, tile, &mut tiles);
+        super::ragged_rows::narrow_non_contracting(space, instr, tile, &mut tiles);
     }
     Ok(finish(space, tiles))
 }

@@ -122,8 +122,9 @@ fn propagate_case(case: &Case, name: &str) -> String {
                     text.parse().unwrap_or_else(|e| panic!("{text}\n{e}"));
                 assert_eq!(back.to_string(), text, "print -> parse -> print");
                 let map = single_map(&maps[j]).expect("one map");
-                // A ragged dot's contracting form reads less than its map (groups are
-                // data): tests/tiling/ragged_runtime.rs checks it against the evaluator.
+                // A ragged dot's contracting and non-contracting forms read less than
+                // their maps (groups are data): tests/tiling/ragged_runtime.rs and
+                // ragged_rows.rs check them against the evaluator.
                 let ragged = space.rt.iter().any(|r| {
                     r.source
                         .as_ref()

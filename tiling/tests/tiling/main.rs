@@ -8,6 +8,7 @@ mod corpus;
 mod golden;
 mod propagation;
 mod property;
+mod ragged_rows;
 mod ragged_runtime;
 mod regions;
 mod reshape;

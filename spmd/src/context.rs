@@ -3,6 +3,7 @@
 
 use hlo::{Computation, InstrId, Instruction, Module};
 
+use crate::backward::Hints;
 use crate::decision::{Decision, Decisions, ValueTiling};
 use crate::error::SpmdError;
 use crate::tiling::Tiling;
@@ -17,6 +18,11 @@ pub(crate) struct Ctx<'a> {
     pub devices: usize,
     /// The decisions so far.
     pub decisions: Decisions,
+    /// What users want (backward propagation).
+    pub hints: Hints,
+    /// Operand shardings a rule is asked to assume instead of the decided ones (how a
+    /// backward hint is tried: the operands as they would be sliced).
+    pub assume: Vec<(InstrId, ValueTiling)>,
 }
 
 impl Ctx<'_> {
@@ -30,6 +36,9 @@ impl Ctx<'_> {
 
     /// The decided sharding of `id`.
     pub fn decided(&self, id: InstrId) -> Result<&ValueTiling, SpmdError> {
+        if let Some((_, t)) = self.assume.iter().find(|(a, _)| *a == id) {
+            return Ok(t);
+        }
         self.decisions.get(id).map(|d| &d.out).ok_or_else(|| {
             SpmdError::invalid(
                 self.comp.instr(id).name(),

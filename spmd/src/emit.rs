@@ -15,22 +15,24 @@ use hlo::{CompId, ElementType, InstrId, Instruction, Literal, Opcode, Shape};
 use crate::error::SpmdError;
 use crate::tiling::Tiling;
 
-/// The per-device shape of `global` under `t`.
+/// The per-device shape of `global` under `t` (XLA's padded shards where a dimension
+/// does not split evenly).
 pub(crate) fn local_shape(global: &Shape, t: &Tiling, what: &str) -> Result<Shape, SpmdError> {
     let a = global
         .as_array()
         .ok_or_else(|| SpmdError::invalid(what, "expected an array"))?;
-    let dims = t.shard_dims(a.dims()).map_err(|e| SpmdError::Unsupported {
-        opcode: "shape".into(),
-        instr: what.to_string(),
-        detail: e,
-    })?;
-    Ok(Shape::array_with(
-        a.element_type(),
-        dims,
-        Vec::new(),
-        a.layout().cloned(),
-    ))
+    if t.tiles.len() != a.dims().len() {
+        return Err(SpmdError::invalid(what, "a tiling of another rank"));
+    }
+    Ok(with_dims(global, t.shard_dims(a.dims())))
+}
+
+/// `shape` (an array) with dimensions `dims`, its element type and layout kept.
+pub(crate) fn with_dims(shape: &Shape, dims: Vec<i64>) -> Shape {
+    match shape.as_array() {
+        Some(a) => Shape::array_with(a.element_type(), dims, Vec::new(), a.layout().cloned()),
+        None => shape.clone(),
+    }
 }
 
 /// The entry computation under construction.
@@ -56,7 +58,8 @@ impl Emit {
         }
     }
 
-    fn op(
+    /// A new instruction named after `base` (not yet added).
+    pub(crate) fn op(
         &mut self,
         base: &str,
         opcode: Opcode,
@@ -95,7 +98,7 @@ impl Emit {
     }
 
     /// `table[partition id]` as an `s32[]` (a constant where every device's is the same).
-    fn offset(&mut self, table: Vec<i32>) -> Result<InstrId, SpmdError> {
+    pub(crate) fn offset(&mut self, table: Vec<i32>) -> Result<InstrId, SpmdError> {
         if let Some(&id) = self.offsets.get(&table) {
             return Ok(id);
         }
@@ -183,7 +186,10 @@ impl Emit {
         self.b.add(i)
     }
 
-    /// `v` (of global shape `global`, tiled `from`) as tiled `to`.
+    /// `v` (of global shape `global`, tiled `from`) as tiled `to`: an all-gather along
+    /// each dimension whose tiles `to` does not refine (its padding sliced off), then a
+    /// dynamic-slice at offsets looked up by partition id (after padding a whole dimension
+    /// to a whole number of `to`'s shards).
     pub fn reshard(
         &mut self,
         v: InstrId,
@@ -195,25 +201,37 @@ impl Emit {
         if from == to {
             return Ok(v);
         }
+        let dims = global.dims().to_vec();
         let rank = from.tiles.len();
         let mut cur = from.clone();
         let mut v = v;
         for d in 0..rank {
-            if cur.refines(to, d) {
+            if cur.refines(to, d, dims[d]) {
                 continue;
             }
             let groups = cur
                 .groups_along(&[d])
                 .map_err(|e| SpmdError::invalid(what, e))?;
+            let mut gathered = local_shape(global, &cur, what)?.dims().to_vec();
+            gathered[d] *= cur.tiles[d];
             cur = cur.gathered(&[d]);
-            let shape = local_shape(global, &cur, what)?;
-            v = self.all_gather(v, shape, d, groups);
+            v = self.all_gather(v, with_dims(global, gathered.clone()), d, groups);
+            if gathered[d] != dims[d] {
+                v = self.slice_prefix(v, global, &gathered, d, dims[d]);
+            }
         }
         if cur == *to {
             return Ok(v);
         }
         let out = local_shape(global, to, what)?;
         let sizes = out.dims().to_vec();
+        let have = local_shape(global, &cur, what)?.dims().to_vec();
+        let need: Vec<i64> = (0..rank)
+            .map(|d| sizes[d] * to.tiles[d] / cur.tiles[d])
+            .collect();
+        if have != need {
+            v = self.pad_to(v, global, &have, &need)?;
+        }
         let mut indices = Vec::with_capacity(rank);
         for d in 0..rank {
             let ratio = to.tiles[d] / cur.tiles[d];

@@ -13,21 +13,29 @@
 //! the parameters and `with_sharding_constraint` calls (`propagate.rs`, one file of rules
 //! per op family: `rules_simple.rs`, `rules_reduce.rs`, `rules_dot.rs`); `partition.rs`
 //! copies each instruction with its per-device shape and `emit.rs` adds the collectives.
-//! Shapes must split evenly (uneven shards are Unsupported for now).
+//! A dimension that does not split evenly gets XLA's padded shards (`ceil(n / tiles)`
+//! each, the last ones padded): all-gathers slice the padding off, dynamic-slices pad
+//! first, and a reduce or dot that sums over such a dimension masks the padding with its
+//! neutral value (`emit_pad.rs`, `mask.rs`).
 
+mod backward;
 mod context;
 mod decision;
 mod emit;
+mod emit_pad;
 mod error;
+mod mask;
 mod partition;
 mod propagate;
 mod rules_dot;
 mod rules_reduce;
 mod rules_simple;
+mod stats;
 mod tiling;
 
 pub use decision::{Decision, Decisions, PartialSums, ValueTiling};
 pub use error::SpmdError;
 pub use partition::{partition, Partitioned};
 pub use propagate::propagate;
-pub use tiling::{zip_groups, Tiling};
+pub use stats::{collective_stats, CollectiveStats};
+pub use tiling::{shard_len, zip_groups, Tiling};

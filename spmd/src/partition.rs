@@ -17,6 +17,7 @@ use hlo::{CompId, ElementType, InstrId, Module, Opcode, Shape};
 use crate::decision::{Decisions, ValueTiling};
 use crate::emit::{local_shape, Emit};
 use crate::error::SpmdError;
+use crate::mask::mask_reduced_padding;
 use crate::propagate::propagate;
 
 /// A partitioned module and the decisions that made it.
@@ -115,7 +116,10 @@ fn build_entry(
             return Err(SpmdError::unsupported(instr, "control predecessors"));
         }
         let mut operands = Vec::with_capacity(instr.operands().len());
+        let mut tilings = Vec::with_capacity(instr.operands().len());
         for (i, &op) in instr.operands().iter().enumerate() {
+            let now = decided(op)?.out.array().cloned();
+            tilings.push(d.operands.get(i).cloned().flatten().or(now));
             let v = value[&op];
             let v = match (d.operands.get(i).cloned().flatten(), &decided(op)?.out) {
                 (Some(to), _) if is_scalar_broadcast(comp, op) => {
@@ -133,6 +137,7 @@ fn build_entry(
             };
             operands.push(v);
         }
+        mask_reduced_padding(&mut e, comp, instr, d, &tilings, &mut operands)?;
         if instr.opcode() == Opcode::CustomCall {
             // The Sharding call: its operand, resharded, is its value.
             value.insert(id, operands[0]);

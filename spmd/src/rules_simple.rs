@@ -2,12 +2,14 @@
 //! parameters, constants, elementwise ops, broadcasts, reshapes, transposes, tuples and
 //! the `Sharding` custom call. Each follows its operands' sharding forward.
 
-use hlo::{Instruction, Opcode};
+use hlo::Instruction;
 
 use crate::context::{simple, text, Ctx};
 use crate::decision::{Decision, ValueTiling};
 use crate::error::SpmdError;
 use crate::tiling::Tiling;
+
+pub(crate) use crate::backward::is_elementwise;
 
 /// The annotated tiling of `instr` (`sharding=`), if it has one that tiles or replicates.
 pub(crate) fn annotation(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Option<Tiling>, SpmdError> {
@@ -206,10 +208,4 @@ pub(crate) fn sharding_call(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decisi
         if moved { ": operand resharded" } else { "" }
     );
     Ok(simple(t.clone(), vec![Some(t).filter(|_| moved)], why))
-}
-
-/// True for opcodes [`elementwise`] takes (a bitcast-convert between widths changes the
-/// rank, so it is not one).
-pub(crate) fn is_elementwise(op: Opcode) -> bool {
-    op.is_elementwise() && op != Opcode::BitcastConvert
 }

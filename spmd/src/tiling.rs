@@ -136,16 +136,20 @@ impl Tiling {
         Sharding::tiled(tiles, subgroups)
     }
 
-    /// The per-device dimensions of an array of `dims`, or why they do not divide.
-    pub fn shard_dims(&self, dims: &[i64]) -> Result<Vec<i64>, String> {
+    /// The per-device dimensions of an array of `dims`: XLA's padded shards, each tile
+    /// `ceil(n / tiles)` long (the last ones hold padding past the array's end).
+    pub fn shard_dims(&self, dims: &[i64]) -> Vec<i64> {
         dims.iter()
             .zip(&self.tiles)
-            .map(|(&n, &t)| match n % t {
-                0 => Ok(n / t),
-                _ => Err(format!(
-                    "dimension of size {n} does not split evenly in {t} tiles (uneven shards are not handled yet)"
-                )),
-            })
+            .map(|(&n, &t)| shard_len(n, t))
+            .collect()
+    }
+
+    /// The dimensions (of an array of `dims`) whose shards hold padding: split in tiles
+    /// that do not divide them.
+    pub fn padded_dims(&self, dims: &[i64]) -> Vec<usize> {
+        (0..dims.len())
+            .filter(|&d| dims[d] % self.tiles[d] != 0)
             .collect()
     }
 
@@ -178,14 +182,19 @@ impl Tiling {
         }
     }
 
-    /// Whether along dimension `d` every device's tile under `finer` lies inside its tile
-    /// under `self` (so a local slice gets there without exchanging data).
-    pub fn refines(&self, finer: &Tiling, d: usize) -> bool {
+    /// Whether along dimension `d` (of `n` elements) every device's tile under `finer`
+    /// lies inside its tile under `self` (so a local slice gets there without exchanging
+    /// data). With padded shards that needs this tile to be exactly a whole number of
+    /// `finer`'s (or the dimension not split here at all).
+    pub fn refines(&self, finer: &Tiling, d: usize, n: i64) -> bool {
         let (a, b) = (self.tiles[d], finer.tiles[d]);
         if b % a != 0 {
             return false;
         }
         let ratio = b / a;
+        if a > 1 && shard_len(n, a) != ratio * shard_len(n, b) {
+            return false;
+        }
         self.of_device
             .iter()
             .zip(&finer.of_device)
@@ -210,6 +219,14 @@ impl Tiling {
             .collect();
         let buckets: i64 = dims.iter().map(|&d| self.tiles[d]).product();
         zip_groups(&keyed, buckets)
+    }
+}
+
+/// The length of one shard of `n` elements split in `tiles` (XLA rounds up and pads).
+pub fn shard_len(n: i64, tiles: i64) -> i64 {
+    match tiles {
+        t if t <= 1 => n,
+        t => (n + t - 1) / t,
     }
 }
 

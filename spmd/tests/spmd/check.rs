@@ -15,9 +15,10 @@ pub fn leaves(l: Literal) -> Vec<Literal> {
     }
 }
 
-/// The global outputs of partitioned module `p` run on `devices` devices from global
-/// arguments `args`.
+/// The global outputs of partitioned module `p` (of unpartitioned `module`) run on
+/// `devices` devices from global arguments `args`.
 pub fn run_partitioned(
+    module: &Module,
     p: &Module,
     devices: usize,
     args: &[Literal],
@@ -38,35 +39,21 @@ pub fn run_partitioned(
     };
     let outs = evaluate_on_devices(p, grid, &per_device).map_err(|e| e.to_string())?;
     let per_device: Vec<Vec<Literal>> = outs.into_iter().map(leaves).collect();
-    let root = entry.root_instr();
-    let s = root.sharding().ok_or("the root has no sharding")?;
+    let s = entry
+        .root_instr()
+        .sharding()
+        .ok_or("the root has no sharding")?;
     let shardings = s.leaves();
-    let shapes: Vec<hlo::Shape> = match root.shape().is_tuple() {
-        true => root.shape().tuple_shapes().to_vec(),
-        false => vec![root.shape().clone()],
+    // The global shapes: the unpartitioned module's outputs (shards may be padded).
+    let global = module.entry().root_instr().shape();
+    let shapes: Vec<hlo::Shape> = match global.is_tuple() {
+        true => global.tuple_shapes().to_vec(),
+        false => vec![global.clone()],
     };
     (0..shardings.len())
         .map(|i| {
             let pieces: Vec<Literal> = per_device.iter().map(|d| d[i].clone()).collect();
-            let local = &shapes[i];
-            // The global shape: the local one times the tiles (the shard's shape is the
-            // local shape; Sharding::shard gives the tiles per dimension).
-            let tiles = match shardings[i]
-                .as_tiled(local.dims().len())
-                .map_err(|e| e.to_string())?
-            {
-                Some(t) => t.data_tiles().to_vec(),
-                None => vec![1; local.dims().len()],
-            };
-            let dims: Vec<i64> = local
-                .dims()
-                .iter()
-                .zip(&tiles)
-                .map(|(n, t)| n * t)
-                .collect();
-            let ty = local.element_type().ok_or("a tuple output leaf")?;
-            let global = hlo::Shape::array(ty, dims);
-            assemble_global(&pieces, shardings[i], &global, "output").map_err(|e| e.to_string())
+            assemble_global(&pieces, shardings[i], &shapes[i], "output").map_err(|e| e.to_string())
         })
         .collect()
 }
@@ -80,7 +67,7 @@ pub fn check_module(
 ) -> Result<spmd::Partitioned, String> {
     let p = spmd::partition(module, devices).map_err(|e| e.to_string())?;
     let want = leaves(hlo_eval::evaluate(module, args).map_err(|e| e.to_string())?);
-    let got = run_partitioned(&p.module, devices, args)?;
+    let got = run_partitioned(module, &p.module, devices, args)?;
     if got.len() != want.len() {
         return Err(format!(
             "{} outputs, the global evaluation has {}",

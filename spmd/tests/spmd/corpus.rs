@@ -36,7 +36,8 @@ fn jax_modules_match_xla_outputs() {
             })
             .collect();
         let p = spmd::partition(&module, 4).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let got = run_partitioned(&p.module, 4, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got =
+            run_partitioned(&module, &p.module, 4, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
         for (i, g) in got.iter().enumerate() {
             let want = get(&format!("out{i}"));
             let g = g.as_array().expect("array");

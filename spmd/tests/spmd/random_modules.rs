@@ -1,7 +1,9 @@
 //! Property test: random annotated modules (a dot, an elementwise op, optionally a
 //! sharding constraint and a transpose, a reduce) with random shardings over 2, 4 or 8
-//! devices — tiles per dimension, partial replication, devices in a random order —
-//! partitioned and evaluated on their devices equal the global evaluation.
+//! devices — tiles per dimension, partial replication, devices in a random order, sizes
+//! the tiles do not divide (padded shards) — some parameters left unannotated so that
+//! only backward propagation (from a constraint or the root's tuple sharding) shards
+//! them, partitioned and evaluated on their devices equal the global evaluation.
 
 use rand_core::{Rng as _, SeedableRng};
 use rand_xoshiro::SplitMix64;
@@ -15,9 +17,10 @@ fn pick(rng: &mut SplitMix64, n: usize) -> usize {
 
 /// A random sharding of a `[d0, d1]` array over `devices` devices, in XLA's text.
 fn sharding(rng: &mut SplitMix64, dims: [i64; 2], devices: i64) -> String {
+    // Any tile count of the devices up to twice the size: uneven and empty shards too.
     let divisors = |n: i64| {
-        (1..=n)
-            .filter(|t| n % t == 0 && devices % t == 0)
+        (1..=devices)
+            .filter(|t| devices % t == 0 && *t <= 2 * n)
             .collect::<Vec<_>>()
     };
     let t0s = divisors(dims[0]);
@@ -47,20 +50,26 @@ fn sharding(rng: &mut SplitMix64, dims: [i64; 2], devices: i64) -> String {
 
 /// A random module over `devices` devices.
 fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
-    let sizes = [2i64, 4, 8];
+    let sizes = [2i64, 3, 4, 5, 6, 8];
     let (a, b, c) = (
-        sizes[pick(rng, 3)],
-        sizes[pick(rng, 3)],
-        sizes[pick(rng, 3)],
+        sizes[pick(rng, 6)],
+        sizes[pick(rng, 6)],
+        sizes[pick(rng, 6)],
     );
     let s0 = sharding(rng, [a, b], devices);
     let s1 = sharding(rng, [b, c], devices);
     let s2 = sharding(rng, [a, c], devices);
     let op = ["add", "multiply", "subtract", "maximum"][pick(rng, 4)];
+    // A parameter left unannotated (one in three) takes its users' hint or stays whole.
+    let mut annotate = |s: String| match pick(rng, 3) {
+        0 => String::new(),
+        _ => format!(", sharding={s}"),
+    };
+    let (s0, s1, s2) = (annotate(s0), annotate(s1), annotate(s2));
     let mut body = vec![
-        format!("  p0 = f32[{a},{b}] parameter(0), sharding={s0}"),
-        format!("  p1 = f32[{b},{c}] parameter(1), sharding={s1}"),
-        format!("  p2 = f32[{a},{c}] parameter(2), sharding={s2}"),
+        format!("  p0 = f32[{a},{b}] parameter(0){s0}"),
+        format!("  p1 = f32[{b},{c}] parameter(1){s1}"),
+        format!("  p2 = f32[{a},{c}] parameter(2){s2}"),
         format!("  d = f32[{a},{c}] dot(p0, p1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}"),
         format!("  m = f32[{a},{c}] {op}(d, p2)"),
     ];
@@ -90,8 +99,16 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
     body.push(format!(
         "  r = f32{kept} reduce({last}, init), dimensions={{{rdims}}}, to_apply={reducer}"
     ));
+    // The root's tuple sharding (JAX's out_shardings), one module in three.
+    let root_sharding = match pick(rng, 3) {
+        0 => format!(
+            ", sharding={{{}, {{replicated}}}}",
+            sharding(rng, dims, devices)
+        ),
+        _ => String::new(),
+    };
     body.push(format!(
-        "  ROOT out = (f32[{},{}], f32{kept}) tuple({last}, r)",
+        "  ROOT out = (f32[{},{}], f32{kept}) tuple({last}, r){root_sharding}",
         dims[0], dims[1]
     ));
     format!(
@@ -106,7 +123,7 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
 fn partitioned_random_modules_equal_the_global_evaluation() {
     let mut rng = SplitMix64::seed_from_u64(35);
     let mut failures = Vec::new();
-    let cases = 60;
+    let cases = 90;
     for case in 0..cases {
         let devices = [2i64, 4, 8][case % 3];
         let text = module_text(&mut rng, devices);

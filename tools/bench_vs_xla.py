@@ -340,6 +340,9 @@ def main():
     ap.add_argument("--scaled", action="store_true", help="time the realistic-size programs")
     ap.add_argument("--python", action="store_true",
                     help="time hloc's Executable.__call__ (the hloc package) in this process")
+    ap.add_argument("--allow-debug-build", action="store_true",
+                    help="with --python: time the installed package even if it is not a "
+                         "release build")
     ap.add_argument("files", nargs="*", help="HLO files to time (inputs: FILE.npz, else inputs.npz beside it, else random)")
     ap.add_argument("--dir", help="time every program folder of DIR (the module file and inputs.npz)")
     ap.add_argument("--scaled-dir",
@@ -372,7 +375,17 @@ def main():
     before = a.hloc_before
     if a.python and before:
         ap.error("--python times the installed package: it takes no --hloc-before")
-    shown = "the hloc package, Executable.__call__ from Python" if a.python else a.hloc
+    if a.python:
+        import hloc
+        # A `--profile dev` build (tools/test_python.sh's default) runs the Rust parts of a
+        # program several times slower than the release build `pip install ./python` makes.
+        profile = getattr(hloc, "build_profile", "unknown")
+        if profile != "release" and not a.allow_debug_build:
+            ap.error(f"the installed hloc package is a {profile} build ({hloc.__file__}); "
+                     "time a release build (HLOC_PY_PROFILE=release tools/test_python.sh, or "
+                     "pip install ./python), or pass --allow-debug-build")
+    shown = (f"the hloc package ({getattr(hloc, 'build_profile', 'unknown')} build), "
+             "Executable.__call__ from Python") if a.python else a.hloc
     print(f"XLA:CPU from jax {jax.__version__} (jaxlib {jax.lib.__version__}); hloc {shown}"
           + (f"; before: {before}" if before else ""))
     head = f"{'program':32} {'xla ms':>10} {'hloc ms':>10} {'ratio':>7} {'xla compile':>12} {'hloc compile':>13}"

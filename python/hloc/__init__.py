@@ -52,6 +52,11 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+#: How the native extension was compiled: ``"release"`` (``pip install ./python``) or
+#: ``"debug"`` (a ``--profile dev`` build, as ``tools/test_python.sh`` makes by default;
+#: its runs are several times slower, so ``tools/bench_vs_xla.py --python`` refuses it).
+build_profile: str = _hloc.BUILD_PROFILE
+
 _FILE_SUFFIXES = (".hlo", ".txt")
 
 

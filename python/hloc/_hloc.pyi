@@ -4,6 +4,8 @@ from typing import Any
 
 import numpy as np
 
+BUILD_PROFILE: str  # "release" or "debug" (a --profile dev build)
+
 class HloError(ValueError):
     """A parse or verify error in HLO text (or an indexing map)."""
 

@@ -353,13 +353,41 @@ pub fn hold<'py>(
 }
 
 /// Row-major bytes of an output as a numpy array of `spec`'s dtype and shape (one copy).
+/// Native element types are built at their shape through numpy's C API; the others (pred,
+/// 16-bit and 8-bit floats, complex) as a byte array viewed as the dtype.
 pub fn bytes_to_numpy<'py>(
     py: Python<'py>,
     bytes: &[u8],
     spec: &Spec,
 ) -> PyResult<Bound<'py, PyAny>> {
-    PyArray1::from_slice(py, bytes)
-        .into_any()
-        .call_method1("view", (spec.dtype.bind(py),))?
-        .call_method1("reshape", (PyTuple::new(py, &spec.dims)?,))
+    fn typed<'py, T: Element + bytemuck::Pod>(
+        py: Python<'py>,
+        bytes: &[u8],
+        dims: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let flat = match bytemuck::try_cast_slice::<u8, T>(bytes) {
+            Ok(s) => PyArray1::from_slice(py, s),
+            // Not aligned for `T`: one copy into an aligned vector, handed to numpy.
+            Err(_) => PyArray1::from_vec(py, bytemuck::pod_collect_to_vec::<u8, T>(bytes)),
+        };
+        Ok(flat.reshape(dims)?.into_any())
+    }
+    use ElementType as T;
+    let dims = spec.dims.as_slice();
+    match spec.ty {
+        T::S8 => typed::<i8>(py, bytes, dims),
+        T::U8 => typed::<u8>(py, bytes, dims),
+        T::S16 => typed::<i16>(py, bytes, dims),
+        T::U16 => typed::<u16>(py, bytes, dims),
+        T::S32 => typed::<i32>(py, bytes, dims),
+        T::U32 => typed::<u32>(py, bytes, dims),
+        T::S64 => typed::<i64>(py, bytes, dims),
+        T::U64 => typed::<u64>(py, bytes, dims),
+        T::F32 => typed::<f32>(py, bytes, dims),
+        T::F64 => typed::<f64>(py, bytes, dims),
+        _ => PyArray1::from_slice(py, bytes)
+            .into_any()
+            .call_method1("view", (spec.dtype.bind(py),))?
+            .call_method1("reshape", (PyTuple::new(py, &spec.dims)?,)),
+    }
 }

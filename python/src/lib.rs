@@ -25,6 +25,17 @@ fn _hloc(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "UnsupportedError",
         py.get_type::<errors::UnsupportedError>(),
     )?;
+    // How the extension was compiled: "release" (what `pip install ./python` builds) or
+    // "debug" (a `--profile dev` build, e.g. tools/test_python.sh's default, whose Rust
+    // parts of a run are several times slower: never time one against XLA).
+    m.add(
+        "BUILD_PROFILE",
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+    )?;
     m.add_class::<executable::Executable>()?;
     m.add_class::<module::Module>()?;
     m.add_function(wrap_pyfunction!(executable::compile, m)?)?;

@@ -100,6 +100,46 @@ def test_non_contiguous_and_array_like_inputs() -> None:
     np.testing.assert_array_equal(exe(Wrapped(), Wrapped()), 2 * np.ones((2, 3), np.float32))
 
 
+OUTPUT_KINDS = """HloModule kinds
+ENTRY e {
+  x = f32[2,3,4] parameter(0)
+  i = s64[2,3,4] convert(x)
+  b = pred[2,3,4] compare(x, x), direction=GT
+  h = f16[2,3,4] convert(x)
+  c = c64[2,3,4] convert(x)
+  s = f32[] constant(7)
+  ROOT t = (f32[2,3,4], s64[2,3,4], pred[2,3,4], f16[2,3,4], c64[2,3,4], f32[]) tuple(x, i, b, h, c, s)
+}
+"""
+
+
+def test_outputs_are_owned_arrays_of_their_shape_and_dtype() -> None:
+    # Native element types are built at their shape in one copy; the others are a byte array
+    # viewed as the dtype. Either way: the declared shape and dtype, C-contiguous, writeable,
+    # and no view of the argument.
+    exe = hloc.compile(OUTPUT_KINDS)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 3.5
+    outs = exe(x)
+    assert [(o.shape, o.dtype) for o in outs] == [(s, np.dtype(d)) for s, d in exe.outputs]
+    for o in outs:
+        assert o.flags["C_CONTIGUOUS"] and o.flags["WRITEABLE"]
+        assert not np.shares_memory(o, x)
+    f, i, b, h, c, s = outs
+    np.testing.assert_array_equal(f, x)
+    np.testing.assert_array_equal(i, x.astype(np.int64))
+    np.testing.assert_array_equal(b, np.zeros(x.shape, bool))
+    np.testing.assert_array_equal(h, x.astype(np.float16))
+    np.testing.assert_array_equal(c, x.astype(np.complex64))
+    assert float(s) == 7.0
+    f[0, 0, 0] = 100.0  # writeable, and the next call is not affected
+    np.testing.assert_array_equal(exe(x)[0], x)
+
+
+def test_build_profile() -> None:
+    # tools/bench_vs_xla.py --python refuses a debug build (several times slower).
+    assert hloc.build_profile in ("release", "debug")
+
+
 def test_bf16_is_ml_dtypes() -> None:
     exe = hloc.compile(BF16)
     assert exe.parameters == [((3,), np.dtype(ml_dtypes.bfloat16))]

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""hloc's SPMD partitioner against XLA's on a few sharded JAX MLP layers (issue 35).
+
+Each program is jitted on 8 forced host devices (XLA_FLAGS=
+--xla_force_host_platform_device_count=8); for program NAME this writes into
+corpus/spmd_xla/
+  NAME.before.hlo  the annotated module JAX hands XLA (what hloc partitions),
+  NAME.after.hlo   XLA:CPU's per-device module after optimizations (XLA's partitioning),
+  NAME.global.npz  the global inputs in<i> and XLA's global outputs out<i>,
+then runs hloc (HLOC, default target/debug/hloc):
+  hloc partition NAME.before.hlo --devices 8 --stats   hloc's collectives and bytes
+  hloc partition NAME.after.hlo --stats                XLA's, counted the same way
+  hloc run NAME.before.hlo --devices 8 --inputs NAME.global.npz --expect NAME.global.npz
+and writes the table (kinds and bytes per device per run, and whether hloc's run matches
+XLA's global outputs) to corpus/spmd_xla/collectives.md, printing it too.
+Run: python3 tools/spmd_vs_xla.py [--no-generate]
+"""
+
+import os
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+).strip()
+
+import math  # noqa: E402
+import pathlib  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "corpus" / "spmd_xla"
+DEVICES = 8
+
+
+def programs():
+    """(name, function, shardings, shapes) of each program."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    auto = jax.sharding.AxisType.Auto
+    mesh8 = jax.make_mesh((8,), ("d",), axis_types=(auto,))
+    mesh2x4 = jax.make_mesh((2, 4), ("data", "model"), axis_types=(auto, auto))
+
+    def mlp(x, w1, w2):
+        h = jax.nn.relu(x @ w1)
+        y = h @ w2
+        return y, (y * y).mean()
+
+    def s(mesh, *spec):
+        return NamedSharding(mesh, P(*spec))
+
+    shapes = [(32, 16), (16, 64), (64, 16)]
+    return [
+        # Batch split 8 ways, weights replicated: only the loss's mean is all-reduced.
+        ("data_parallel_mlp", mlp, [s(mesh8, "d", None), s(mesh8), s(mesh8)], shapes),
+        # Megatron: w1's columns and w2's rows split, one all-reduce of the output.
+        (
+            "tensor_parallel_mlp",
+            mlp,
+            [s(mesh8), s(mesh8, None, "d"), s(mesh8, "d", None)],
+            shapes,
+        ),
+        # FSDP: batch and every weight's first dimension split; weights gathered to use.
+        (
+            "fsdp_mlp",
+            mlp,
+            [s(mesh8, "d", None), s(mesh8, "d", None), s(mesh8, "d", None)],
+            shapes,
+        ),
+        # A 2x4 mesh: batch over data, the hidden dimension over model.
+        (
+            "mesh_2x4_mlp",
+            mlp,
+            [s(mesh2x4, "data", None), s(mesh2x4, None, "model"), s(mesh2x4, "model", None)],
+            shapes,
+        ),
+        # A constraint after a replicated computation: backward propagation slices it.
+        (
+            "constrained_tanh",
+            lambda x, w: jax.lax.with_sharding_constraint(
+                jnp.tanh(x) @ w, s(mesh8, "d", None)
+            ).sum(axis=1),
+            [s(mesh8), s(mesh8)],
+            [(32, 16), (16, 8)],
+        ),
+    ]
+
+
+def generate():
+    import jax
+    import numpy as np
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(35)
+    for name, f, shardings, shapes in programs():
+        args = [
+            jax.device_put(rng.standard_normal(shape).astype(np.float32), sh)
+            for shape, sh in zip(shapes, shardings)
+        ]
+        jf = jax.jit(f)
+        lowered = jf.lower(*args)
+        (OUT / f"{name}.before.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.after.hlo").write_text(lowered.compile().as_text())
+        outs = jax.tree_util.tree_leaves(jf(*args))
+        whole = {f"in{i}": np.asarray(v) for i, v in enumerate(args)}
+        whole.update({f"out{i}": np.asarray(v) for i, v in enumerate(outs)})
+        np.savez(OUT / f"{name}.global.npz", **whole)
+
+
+def hloc(*args):
+    exe = os.environ.get("HLOC", str(ROOT / "target" / "debug" / "hloc"))
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def stats(text):
+    """(bytes, {kind: (count, bytes)}) of `hloc partition --stats` output."""
+    m = re.search(r"^collective_bytes: (\d+)$", text, re.M)
+    kinds = {
+        k: (int(c), int(b))
+        for k, c, b in re.findall(r"^  (\S+): (\d+) run\(s\), (\d+) bytes$", text, re.M)
+    }
+    return (int(m.group(1)) if m else None), kinds
+
+
+def kinds_text(kinds):
+    return ", ".join(f"{c} {k}" for k, (c, _) in sorted(kinds.items())) or "none"
+
+
+def main():
+    if "--no-generate" not in sys.argv:
+        generate()
+    names = [p[0] for p in programs()]
+    rows = []
+    ratios = []
+    for name in names:
+        before = f"corpus/spmd_xla/{name}.before.hlo"
+        after = f"corpus/spmd_xla/{name}.after.hlo"
+        npz = f"corpus/spmd_xla/{name}.global.npz"
+        ours = hloc("partition", before, "--devices", str(DEVICES), "--stats")
+        xla = hloc("partition", after, "--stats")
+        run = hloc(
+            "run", before, "--devices", str(DEVICES), "--inputs", npz, "--expect", npz,
+            "--no-timing",
+        )
+        ob, ok = stats(ours.stdout) if ours.returncode == 0 else (None, {})
+        xb, xk = stats(xla.stdout) if xla.returncode == 0 else (None, {})
+        expect = [line for line in run.stdout.splitlines() if line.startswith("expect:")]
+        matched = run.returncode == 0 and expect and all(" ok " in line for line in expect)
+        if ob is None:
+            note = (ours.stderr.strip().splitlines() or ["?"])[-1]
+        else:
+            note = ""
+        if ob is not None and xb:
+            ratios.append(max(ob, 1) / max(xb, 1))
+        rows.append(
+            f"| {name} | {kinds_text(ok)} | {ob if ob is not None else 'error'} | "
+            f"{kinds_text(xk)} | {xb if xb is not None else 'error'} | "
+            f"{'yes' if matched else 'NO'} | {note} |"
+        )
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+    table = "\n".join(
+        [
+            f"# hloc's partitioner against XLA's, {DEVICES} devices (tools/spmd_vs_xla.py)",
+            "",
+            "Bytes per device per run: each collective counts the larger of its result and",
+            "its operands (hloc partition --stats on both modules).",
+            "",
+            "| program | hloc collectives | hloc bytes | XLA collectives | XLA bytes "
+            "| hloc run matches XLA | note |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"geomean hloc/XLA collective_bytes (max(bytes,1)): {geo:.3f}",
+            "",
+        ]
+    )
+    (OUT / "collectives.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,9 @@
 //! Which reduction emitter a GPU kernel gets: one decision, asked by the code generator
 //! and by `hloc indexing --coalescing`, so the code and the analysis cannot disagree. The
-//! hero is a single-input reduce (alone, or a fusion's root, or read by an elementwise
-//! epilogue at the output index); its reducer must be one the lanes may reassociate; the
-//! launch is the row emitter's or the column emitter's, by which physical dimensions are
-//! reduced.
+//! hero is a reduce (alone, or a fusion's root, or read by an elementwise epilogue at the
+//! output index; a variadic one through a tuple root); its reducer must be one the lanes
+//! may reassociate; the launch is the row emitter's or the column emitter's, by which
+//! physical dimensions are reduced.
 
 use device::Device;
 use hlo::{InstrId, Opcode};
@@ -12,6 +12,7 @@ use crate::gpu_column_reduction::column_reduction_launch;
 use crate::gpu_hero::hero_under_epilogue;
 use crate::gpu_launch::Launch;
 use crate::gpu_row_reduction::row_reduction_launch;
+use crate::gpu_variadic::{reassociable_variadic, tuple_hero};
 
 /// The reduction emitter's choice for the kernel rooted at `root` of `comp` (`fused`:
 /// `comp` is a fusion's computation; otherwise the kernel is `root` alone, its operands
@@ -20,8 +21,11 @@ use crate::gpu_row_reduction::row_reduction_launch;
 /// launch — the row emitter's over the input's minor-most physical dimensions, the column
 /// emitter's over dimensions with kept ones minor to them — when the reducer is one associative and commutative op the lanes may reassociate
 /// (`hlo::ir::reducer`) on a type of 32 bits or more, or a max or min of narrower floats
-/// (exact in any order; a 16-bit float sum keeps its in-order loop). The code generator
-/// and `hloc indexing --coalescing` both ask this, so they cannot disagree.
+/// (exact in any order; a 16-bit float sum keeps its in-order loop). A variadic reduce
+/// (an argmax) takes the same launches when its reducer is one the lanes may reassociate
+/// ([`reassociable_variadic`]); in a fusion its hero is found from a tuple root by
+/// [`tuple_hero`]. The code generator and `hloc indexing --coalescing` both ask this, so
+/// they cannot disagree.
 pub fn reduction_of(
     module: &hlo::Module,
     comp: &hlo::Computation,
@@ -30,20 +34,26 @@ pub fn reduction_of(
     device: &Device,
 ) -> Option<(InstrId, Launch)> {
     use hlo::ir::reducer::{classify, Reducer};
-    let hero = if fused {
-        hero_under_epilogue(comp, root, |i| i.opcode() == Opcode::Reduce)?
-    } else {
-        root
+    let tuple_root = comp.instr(root).shape().is_tuple();
+    let hero = match (fused, tuple_root) {
+        (true, false) => hero_under_epilogue(comp, root, |i| i.opcode() == Opcode::Reduce)?,
+        (true, true) => tuple_hero(comp, root)?,
+        (false, _) => root,
     };
     let instr = comp.instr(hero);
-    if instr.opcode() != Opcode::Reduce || instr.operands().len() != 2 {
+    let n = instr.operands().len() / 2;
+    if instr.opcode() != Opcode::Reduce || n == 0 || instr.operands().len() != 2 * n {
         return None;
     }
-    let kind = classify(module, instr.to_apply()?)?;
-    let ty = instr.shape().element_type()?;
-    let exact_in_any_order = matches!(kind, Reducer::Max | Reducer::Min);
-    let narrow = ty.byte_width().is_some_and(|w| w < 4);
-    if ty.is_complex() || (ty.is_float() && narrow && !exact_in_any_order) {
+    if n == 1 {
+        let kind = classify(module, instr.to_apply()?)?;
+        let ty = instr.shape().element_type()?;
+        let exact_in_any_order = matches!(kind, Reducer::Max | Reducer::Min);
+        let narrow = ty.byte_width().is_some_and(|w| w < 4);
+        if ty.is_complex() || (ty.is_float() && narrow && !exact_in_any_order) {
+            return None;
+        }
+    } else if !reassociable_variadic(module, instr.to_apply()?, n) {
         return None;
     }
     let input = comp.instr(instr.operands()[0]).shape().as_array()?;
@@ -79,8 +89,12 @@ pub fn split_of(
     id: InstrId,
     device: &Device,
 ) -> Option<(usize, i64)> {
-    let (_, launch) = reduction_of(module, comp, id, false, device)?;
     let instr = comp.instr(id);
+    // The tree-reduction rewriter splits single-operand reduces only.
+    if instr.operands().len() != 2 {
+        return None;
+    }
+    let (_, launch) = reduction_of(module, comp, id, false, device)?;
     let input = comp.instr(instr.operands()[0]).shape().as_array()?;
     let elements: i64 = input.dims().iter().product();
     let units = i64::from(device.compute.units).max(1);

@@ -14,8 +14,8 @@ use hlo::CompId;
 use super::builder::Builder;
 use super::gpu_coords::LaunchVars;
 use super::gpu_reduce::{
-    guarded, kept_index, lane_tree, map_at, reduce_type, store_result, thread_partial,
-    threads_loop, zero, ReductionPlan,
+    assign_all, combine_all, declare_partials, guarded, kept_index, lane_tree, map_at,
+    partial_values, reduce_types, store_result, thread_partial, threads_loop, ReductionPlan,
 };
 use crate::error::CodegenError;
 use crate::kir::{self, Stmt, Value, WARP_LANES};
@@ -32,24 +32,30 @@ pub(super) fn column_body<'m>(
 ) -> Result<(Builder<'m>, Var, Vec<Stmt>), CodegenError> {
     let launch = &plan.launch;
     let threads = launch.threads;
-    let ty = reduce_type(&b, comp, plan.reduce)?;
+    let types = reduce_types(&b, comp, plan.reduce)?;
     let block = b.new_range(Interval::new(0, launch.blocks - 1));
     let thread = b.new_range(Interval::new(0, threads - 1));
     let folded = thread_partial(&mut b, comp, plan, thread, block)?;
     let mut body = folded.body;
-    // Thread t's partial is tile row t floordiv columns, column t mod columns.
+    // Thread t's partial is tile row t floordiv columns, column t mod columns (a tile per
+    // operand of the reduce).
     let stride = columns + 1;
-    let tile = b.new_local("the tile's partials".into(), ty, parts * stride);
-    b.locals[tile].space = kir::MemorySpace::Block;
     let th = Expr::var(thread);
-    body.push(Stmt::LocalStore {
-        local: tile,
-        offset: b.simplify(
-            th.floor_div(Expr::constant(columns)) * Expr::constant(stride)
-                + th.modulo(Expr::constant(columns)),
-        ),
-        value: Value::Var(folded.partial, ty),
-    });
+    let slot = b.simplify(
+        th.floor_div(Expr::constant(columns)) * Expr::constant(stride)
+            + th.modulo(Expr::constant(columns)),
+    );
+    let mut tiles = Vec::with_capacity(types.len());
+    for &(var, ty) in &folded.partials {
+        let tile = b.new_local("the tile's partials".into(), ty, parts * stride);
+        b.locals[tile].space = kir::MemorySpace::Block;
+        body.push(Stmt::LocalStore {
+            local: tile,
+            offset: slot,
+            value: Value::Var(var, ty),
+        });
+        tiles.push(tile);
+    }
     let mut loops = vec![threads_loop(thread, threads, body), Stmt::Barrier];
     // Read transposed: `width` consecutive lanes per column, each folding the tile rows
     // `lane, lane + width, ..` that hold a partial (rows below the reduced extent).
@@ -59,30 +65,27 @@ pub(super) fn column_body<'m>(
     let s = Expr::var(second);
     let column = s.floor_div(Expr::constant(width));
     let lane = s.modulo(Expr::constant(width));
-    let partial = b.new_var(ty);
-    let mut body = vec![Stmt::Decl {
-        var: partial,
-        value: zero(ty),
-    }];
+    let mut body = Vec::new();
+    let partials = declare_partials(&mut b, &types, &mut body);
     let mut reads = Vec::new();
     for k in 0..parts / width {
         let row = b.simplify(lane + Expr::constant(k * width));
-        let entry = Value::LocalLoad {
-            local: tile,
-            offset: b.simplify(row * Expr::constant(stride) + column),
-            ty,
-        };
+        let offset = b.simplify(row * Expr::constant(stride) + column);
+        let entries: Vec<Value> = tiles
+            .iter()
+            .zip(&types)
+            .map(|(&local, &ty)| Value::LocalLoad { local, offset, ty })
+            .collect();
         let mut step = Vec::new();
-        let value = if k == 0 {
-            entry
+        let values = if k == 0 {
+            entries
         } else {
             let reducer = plan.reducer;
-            b.in_memo_frame(|b| b.combine(reducer, Value::Var(partial, ty), entry, &mut step))?
+            b.in_memo_frame(|b| {
+                combine_all(b, reducer, partial_values(&partials), entries, &mut step)
+            })?
         };
-        step.push(Stmt::Assign {
-            var: partial,
-            value,
-        });
+        step.extend(assign_all(&partials, values));
         let holds = b.range_of(row).is_ok_and(|r| r.hi < plan.elements);
         let guard = if holds {
             kir::Guard::default()
@@ -104,7 +107,7 @@ pub(super) fn column_body<'m>(
     body.extend(lane_tree(
         &mut b,
         plan.reducer,
-        (partial, ty),
+        &partials,
         lane,
         width,
         plan.elements.min(width),
@@ -119,7 +122,7 @@ pub(super) fn column_body<'m>(
     };
     let (index, column_guard, _) = map_at(&b, launch, vars);
     let out_index = kept_index(&b, comp, plan.reduce, &index);
-    let store = store_result(&mut b, comp, plan, out_bufs, partial, &out_index)?;
+    let store = store_result(&mut b, comp, plan, out_bufs, &partials, &out_index)?;
     let mut store_guard = busy_guard;
     store_guard.conds.extend(column_guard.conds);
     store_guard.conds.push((b.simplify(lane), 0, 0));

@@ -75,19 +75,100 @@ impl Builder<'_> {
     }
 }
 
-/// The element type of the reduce at `(comp, reduce)` in the kernel IR.
-pub(super) fn reduce_type(
+/// The element type of each result of the reduce at `(comp, reduce)` in the kernel IR
+/// (one for a single-operand reduce, one per tuple element for a variadic one).
+pub(super) fn reduce_types(
     b: &Builder<'_>,
     comp: CompId,
     reduce: InstrId,
-) -> Result<kir::ScalarType, CodegenError> {
-    b.module
-        .computation(comp)
-        .instr(reduce)
-        .shape()
-        .element_type()
-        .and_then(kir::ScalarType::from_element)
-        .ok_or_else(|| b.unsupported("reduce", "a GPU reduction of this element type"))
+) -> Result<Vec<kir::ScalarType>, CodegenError> {
+    let shape = b.module.computation(comp).instr(reduce).shape();
+    let shapes: Vec<&hlo::Shape> = if shape.is_tuple() {
+        shape.tuple_shapes().iter().collect()
+    } else {
+        vec![shape]
+    };
+    shapes
+        .into_iter()
+        .map(|s| {
+            s.element_type()
+                .and_then(kir::ScalarType::from_element)
+                .ok_or_else(|| b.unsupported("reduce", "a GPU reduction of this element type"))
+        })
+        .collect()
+}
+
+/// Typed partials: one variable per operand of the reduce.
+pub(super) type Partials = Vec<(kir::VarId, kir::ScalarType)>;
+
+/// `partials` as values.
+pub(super) fn partial_values(partials: &[(kir::VarId, kir::ScalarType)]) -> Vec<Value> {
+    partials.iter().map(|&(v, t)| Value::Var(v, t)).collect()
+}
+
+/// New variables of `types`, each declared as a zero (a partial before its first
+/// element; never read then).
+pub(super) fn declare_partials(
+    b: &mut Builder<'_>,
+    types: &[kir::ScalarType],
+    body: &mut Vec<Stmt>,
+) -> Partials {
+    types
+        .iter()
+        .map(|&ty| {
+            let var = b.new_var(ty);
+            body.push(Stmt::Decl {
+                var,
+                value: zero(ty),
+            });
+            (var, ty)
+        })
+        .collect()
+}
+
+/// `partials[k] = values[k]` for every operand.
+pub(super) fn assign_all(
+    partials: &[(kir::VarId, kir::ScalarType)],
+    values: Vec<Value>,
+) -> Vec<Stmt> {
+    partials
+        .iter()
+        .zip(values)
+        .map(|(&(var, _), value)| Stmt::Assign { var, value })
+        .collect()
+}
+
+/// The reducer `red` applied to the tuples `a` (its first parameters) and `b` (its last):
+/// its results, one per operand (statements appended to `body`). With one operand, the
+/// reducer's one result, as [`Builder::combine`] computes it.
+pub(super) fn combine_all(
+    bld: &mut Builder<'_>,
+    red: CompId,
+    a: Vec<Value>,
+    b: Vec<Value>,
+    body: &mut Vec<Stmt>,
+) -> Result<Vec<Value>, CodegenError> {
+    let rc = bld.module.computation(red);
+    let n = a.len();
+    let mut params = Vec::with_capacity(2 * n);
+    for (p, v) in a.into_iter().chain(b).enumerate() {
+        let pid = rc
+            .parameter(p)
+            .ok_or_else(|| bld.unsupported("reduce", "reducer with too few parameters"))?;
+        params.push(pid);
+        bld.leaves.insert((red, pid), Leaf::Value(v));
+    }
+    bld.memo.push(Default::default());
+    let r = bld.values(red, rc.root(), &[], false, body);
+    bld.memo.pop();
+    for pid in params {
+        bld.leaves.remove(&(red, pid));
+    }
+    let r = r?;
+    if r.len() != n {
+        return Err(bld.unsupported("reduce", "reducer result count differs from the inputs"));
+    }
+    Ok(r)
 }
 
 /// A thread map's index at the kernel's `vars`, and its domain split in two guards: the
@@ -163,12 +244,12 @@ pub(super) fn bind_dims(b: &Builder<'_>, stmts: &mut [Stmt], from: usize, index:
 }
 
 /// A thread's partial result: the statements that fold its elements, under the output's
-/// guard, into `partial`.
+/// guard, into `partials`.
 pub(super) struct ThreadPartial {
-    /// The declaration of the partial and the folds.
+    /// The declaration of the partials and the folds.
     pub body: Vec<Stmt>,
-    /// The partial (meaningful where the thread had an element).
-    pub partial: kir::VarId,
+    /// The partials, one per operand (meaningful where the thread had an element).
+    pub partials: Partials,
     /// The input index of the thread's first element, in the kernel's variables.
     pub first_index: Vec<Expr>,
     /// The output's condition (the same at every chunk).
@@ -176,7 +257,7 @@ pub(super) struct ThreadPartial {
 }
 
 /// The fold of the input elements thread `thread` of block `block` reads under `plan`'s
-/// thread map: the first starts the partial, the chunks whole in every output fold in a
+/// thread map: the first starts the partials, the chunks whole in every output fold in a
 /// loop, the partial last chunk under its condition.
 pub(super) fn thread_partial(
     b: &mut Builder<'_>,
@@ -187,8 +268,9 @@ pub(super) fn thread_partial(
 ) -> Result<ThreadPartial, CodegenError> {
     let module = b.module;
     let instr = module.computation(comp).instr(plan.reduce);
-    let input = instr.operands()[0];
-    let ty = reduce_type(b, comp, plan.reduce)?;
+    let n = instr.operands().len() / 2;
+    let inputs: Vec<InstrId> = instr.operands()[..n].to_vec();
+    let types = reduce_types(b, comp, plan.reduce)?;
     let chunks = plan.launch.thread_map.ranges()[coords::CHUNK as usize].hi + 1;
     let vars = |chunk: Expr| LaunchVars {
         thread: Expr::var(thread),
@@ -196,17 +278,14 @@ pub(super) fn thread_partial(
         chunk,
         unroll: Expr::constant(0),
     };
-    let partial = b.new_var(ty);
-    let mut body = vec![Stmt::Decl {
-        var: partial,
-        value: zero(ty),
-    }];
+    let mut body = Vec::new();
+    let partials = declare_partials(b, &types, &mut body);
     // The input's values are built at an index of fresh dimension variables (the
     // elemental emitter checks accesses against their bounds), then those variables are
     // replaced by the thread map's index: the map's constraints guard instead.
     let in_dims: Vec<i64> = module
         .computation(comp)
-        .instr(input)
+        .instr(inputs[0])
         .shape()
         .dims()
         .to_vec();
@@ -219,25 +298,27 @@ pub(super) fn thread_partial(
     let (first_index, outer_guard, first_guard) = map_at(b, &plan.launch, vars(Expr::constant(0)));
     let mut folds = Vec::new();
     let mut first = Vec::new();
-    let v = b.in_memo_frame(|b| b.value(comp, input, &in_index, false, &mut first))?;
-    first.push(Stmt::Assign {
-        var: partial,
-        value: v,
-    });
+    let vs = b.in_memo_frame(|b| -> Result<Vec<Value>, CodegenError> {
+        inputs
+            .iter()
+            .map(|&input| b.value(comp, input, &in_index, false, &mut first))
+            .collect()
+    })?;
+    first.extend(assign_all(&partials, vs));
     bind_dims(b, &mut first, first_dim, &first_index);
     folds.extend(guarded(first_guard, first));
     let reducer = plan.reducer;
     let fold_at = |b: &mut Builder<'_>, chunk: Expr| -> Result<Vec<Stmt>, CodegenError> {
         let (index, _, guard) = map_at(b, &plan.launch, vars(chunk));
         let mut step = Vec::new();
-        let fold = b.in_memo_frame(|b| -> Result<Value, CodegenError> {
-            let v = b.value(comp, input, &in_index, false, &mut step)?;
-            b.combine(reducer, Value::Var(partial, ty), v, &mut step)
+        let fold = b.in_memo_frame(|b| -> Result<Vec<Value>, CodegenError> {
+            let mut vs = Vec::with_capacity(inputs.len());
+            for &input in &inputs {
+                vs.push(b.value(comp, input, &in_index, false, &mut step)?);
+            }
+            combine_all(b, reducer, partial_values(&partials), vs, &mut step)
         })?;
-        step.push(Stmt::Assign {
-            var: partial,
-            value: fold,
-        });
+        step.extend(assign_all(&partials, fold));
         bind_dims(b, &mut step, first_dim, &index);
         Ok(guarded(guard, step))
     };
@@ -253,43 +334,59 @@ pub(super) fn thread_partial(
     body.extend(guarded(outer_guard.clone(), folds));
     Ok(ThreadPartial {
         body,
-        partial,
+        partials,
         first_index,
         outer_guard,
     })
 }
 
 /// The statements storing the kernel's root for the output at `out_index` (in the
-/// kernel's variables) from `partial`, the reduce's result without its initial value:
-/// the initial value, then the result, as the reduce's first step combines them.
+/// kernel's variables) from `partials`, the reduce's results without its initial values:
+/// the initial values, then the results, as the reduce's first step combines them.
 pub(super) fn store_result(
     b: &mut Builder<'_>,
     comp: CompId,
     plan: &ReductionPlan,
     out_bufs: &[usize],
-    partial: kir::VarId,
+    partials: &[(kir::VarId, kir::ScalarType)],
     out_index: &[Expr],
 ) -> Result<Vec<Stmt>, CodegenError> {
     let instr = b.module.computation(comp).instr(plan.reduce);
-    let init = instr.operands()[1];
-    let ty = reduce_type(b, comp, plan.reduce)?;
+    let n = instr.operands().len() / 2;
+    let inits: Vec<InstrId> = instr.operands()[n..].to_vec();
     let reducer = plan.reducer;
     let mut store = Vec::new();
-    let result = b.in_memo_frame(|b| -> Result<Value, CodegenError> {
-        let init = b.value(comp, init, &[], false, &mut store)?;
-        b.combine(reducer, init, Value::Var(partial, ty), &mut store)
+    let results = b.in_memo_frame(|b| -> Result<Vec<Value>, CodegenError> {
+        let mut init = Vec::with_capacity(n);
+        for &i in &inits {
+            init.push(b.value(comp, i, &[], false, &mut store)?);
+        }
+        combine_all(b, reducer, init, partial_values(partials), &mut store)
     })?;
-    let acc = b.new_var(ty);
-    store.push(Stmt::Let {
-        var: acc,
-        value: result,
-    });
-    b.leaves
-        .insert((comp, plan.reduce), Leaf::Value(Value::Var(acc, ty)));
+    let mut accs = Vec::with_capacity(n);
+    for value in results {
+        let ty = value.ty();
+        let acc = b.new_var(ty);
+        store.push(Stmt::Let { var: acc, value });
+        accs.push(Value::Var(acc, ty));
+    }
     let out_dims: Vec<Expr> = (0..out_index.len() as u32).map(Expr::dim).collect();
-    let stored =
-        b.in_memo_frame(|b| store_outputs(b, (comp, plan.root), out_bufs, &out_dims, &mut store));
-    b.leaves.remove(&(comp, plan.reduce));
+    let stored = if let [acc] = &accs[..] {
+        b.leaves
+            .insert((comp, plan.reduce), Leaf::Value(acc.clone()));
+        let stored = b.in_memo_frame(|b| {
+            store_outputs(b, (comp, plan.root), out_bufs, &out_dims, &mut store)
+        });
+        b.leaves.remove(&(comp, plan.reduce));
+        stored
+    } else {
+        // A variadic reduce's results, as the elemental emitter would find them computed
+        // at the output index (its tuple elements read through `get-tuple-element`).
+        b.in_memo_frame(|b| {
+            b.memo_put((comp, plan.reduce, out_dims.clone()), accs);
+            store_outputs(b, (comp, plan.root), out_bufs, &out_dims, &mut store)
+        })
+    };
     stored?;
     bind_dims(b, &mut store, 0, out_index);
     Ok(store)
@@ -328,13 +425,13 @@ pub(super) fn threads_loop(var: Var, threads: i64, body: Vec<Stmt>) -> Stmt {
     }
 }
 
-/// The shuffle tree combining the partials `(acc, ty)` of groups of `width` lanes toward
-/// each group's lane 0 (`lane` is a thread's lane in its group), where only lanes below
-/// `holding` hold a value.
+/// The shuffle tree combining the partials `partials` (one per operand) of groups of
+/// `width` lanes toward each group's lane 0 (`lane` is a thread's lane in its group),
+/// where only lanes below `holding` hold a value.
 pub(super) fn lane_tree(
     b: &mut Builder<'_>,
     reducer: CompId,
-    (acc, ty): (kir::VarId, kir::ScalarType),
+    partials: &[(kir::VarId, kir::ScalarType)],
     lane: Expr,
     width: i64,
     holding: i64,
@@ -342,24 +439,23 @@ pub(super) fn lane_tree(
     let mut out = Vec::new();
     let mut offset = width / 2;
     while offset >= 1 {
-        let other = b.new_var(ty);
-        out.push(Stmt::Shuffle {
-            var: other,
-            value: Value::Var(acc, ty),
-            kind: ShuffleKind::Down,
-            offset,
-            width,
-        });
+        let mut others = Vec::with_capacity(partials.len());
+        for &(acc, ty) in partials {
+            let other = b.new_var(ty);
+            out.push(Stmt::Shuffle {
+                var: other,
+                value: Value::Var(acc, ty),
+                kind: ShuffleKind::Down,
+                offset,
+                width,
+            });
+            others.push(Value::Var(other, ty));
+        }
         let mut step = Vec::new();
         let v = b.in_memo_frame(|b| {
-            b.combine(
-                reducer,
-                Value::Var(acc, ty),
-                Value::Var(other, ty),
-                &mut step,
-            )
+            combine_all(b, reducer, partial_values(partials), others, &mut step)
         })?;
-        step.push(Stmt::Assign { var: acc, value: v });
+        step.extend(assign_all(partials, v));
         if holding < width {
             let src = b.simplify(lane + Expr::constant(offset));
             out.extend(guarded(

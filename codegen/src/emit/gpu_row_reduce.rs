@@ -11,8 +11,8 @@ use hlo::CompId;
 
 use super::builder::Builder;
 use super::gpu_reduce::{
-    guarded, kept_index, lane_tree, reduce_type, store_result, thread_partial, threads_loop, zero,
-    ReductionPlan,
+    declare_partials, guarded, kept_index, lane_tree, reduce_types, store_result, thread_partial,
+    threads_loop, ReductionPlan,
 };
 use crate::error::CodegenError;
 use crate::kir::{self, Stmt, Value, WARP_LANES};
@@ -27,12 +27,12 @@ pub(super) fn row_body<'m>(
     lanes: i64,
 ) -> Result<(Builder<'m>, Var, Vec<Stmt>), CodegenError> {
     let launch = &plan.launch;
-    let ty = reduce_type(&b, comp, plan.reduce)?;
+    let types = reduce_types(&b, comp, plan.reduce)?;
     let block = b.new_range(Interval::new(0, launch.blocks - 1));
     let thread = b.new_range(Interval::new(0, launch.threads - 1));
     let folded = thread_partial(&mut b, comp, plan, thread, block)?;
     let mut body = folded.body;
-    let mut partial = folded.partial;
+    let mut partials = folded.partials;
     // The lanes' tree toward lane 0; a lane without an element (a row shorter than the
     // lanes) is never combined in.
     let width = lanes.min(WARP_LANES);
@@ -40,27 +40,38 @@ pub(super) fn row_body<'m>(
     body.extend(lane_tree(
         &mut b,
         plan.reducer,
-        (partial, ty),
+        &partials,
         lane,
         width,
         plan.elements.min(width),
     )?);
     let mut loops = Vec::new();
     let (store_thread, row_guard) = if lanes > WARP_LANES {
-        // A row of several warps: each warp's lane 0 leaves its result in shared memory,
-        // and after a barrier the first warp combines those.
+        // A row of several warps: each warp's lane 0 leaves its results in shared memory
+        // (an array per operand), and after a barrier the first warp combines those.
         let warps = lanes / WARP_LANES;
-        let shared = b.new_local("the row's warp results".into(), ty, warps);
-        b.locals[shared].space = kir::MemorySpace::Block;
+        let shared: Vec<usize> = types
+            .iter()
+            .map(|&ty| {
+                let l = b.new_local("the row's warp results".into(), ty, warps);
+                b.locals[l].space = kir::MemorySpace::Block;
+                l
+            })
+            .collect();
+        let warp = b.simplify(Expr::var(thread).floor_div(Expr::constant(WARP_LANES)));
         body.push(Stmt::If {
             guard: kir::Guard {
                 conds: vec![(b.simplify(lane), 0, 0)],
             },
-            body: vec![Stmt::LocalStore {
-                local: shared,
-                offset: b.simplify(Expr::var(thread).floor_div(Expr::constant(WARP_LANES))),
-                value: Value::Var(partial, ty),
-            }],
+            body: shared
+                .iter()
+                .zip(&partials)
+                .map(|(&local, &(var, ty))| Stmt::LocalStore {
+                    local,
+                    offset: warp,
+                    value: Value::Var(var, ty),
+                })
+                .collect(),
             else_body: Vec::new(),
         });
         loops.push(threads_loop(
@@ -76,23 +87,23 @@ pub(super) fn row_body<'m>(
             )));
         }
         let second = b.new_range(Interval::new(0, launch.threads - 1));
-        let partial2 = b.new_var(ty);
-        body.push(Stmt::Decl {
-            var: partial2,
-            value: zero(ty),
-        });
+        let partials2 = declare_partials(&mut b, &types, &mut body);
         body.push(Stmt::If {
             guard: kir::Guard {
                 conds: vec![(Expr::var(second), 0, warps - 1)],
             },
-            body: vec![Stmt::Assign {
-                var: partial2,
-                value: Value::LocalLoad {
-                    local: shared,
-                    offset: Expr::var(second),
-                    ty,
-                },
-            }],
+            body: shared
+                .iter()
+                .zip(&partials2)
+                .map(|(&local, &(var, ty))| Stmt::Assign {
+                    var,
+                    value: Value::LocalLoad {
+                        local,
+                        offset: Expr::var(second),
+                        ty,
+                    },
+                })
+                .collect(),
             else_body: Vec::new(),
         });
         // The first warp's lanes below the warp count hold a value: groups as wide as
@@ -104,12 +115,12 @@ pub(super) fn row_body<'m>(
         body.extend(lane_tree(
             &mut b,
             plan.reducer,
-            (partial2, ty),
+            &partials2,
             lane2,
             width2,
             warps,
         )?);
-        partial = partial2;
+        partials = partials2;
         (second, kir::Guard::default())
     } else {
         (thread, folded.outer_guard)
@@ -124,7 +135,7 @@ pub(super) fn row_body<'m>(
             }))
         })
         .collect();
-    let store = store_result(&mut b, comp, plan, out_bufs, partial, &out_index)?;
+    let store = store_result(&mut b, comp, plan, out_bufs, &partials, &out_index)?;
     let mut store_guard = row_guard;
     let store_lane = Expr::var(store_thread).modulo(Expr::constant(lanes));
     store_guard.conds.push((b.simplify(store_lane), 0, 0));

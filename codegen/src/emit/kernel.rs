@@ -152,7 +152,14 @@ fn emit(
             .map(Some);
         }
     }
-    if let Some(plan) = b.scan_plan(ecomp, eroot, &dims) {
+    // The CPU's scan and column emitters walk many outputs per block, which a GPU would
+    // run as one thread each: on the GPU those kernels take the loop emitter instead (a
+    // thread per output element, its window or column folded in order).
+    let cpu_tiles = !target.gpu_emitters;
+    if let Some(plan) = cpu_tiles
+        .then(|| b.scan_plan(ecomp, eroot, &dims))
+        .flatten()
+    {
         return scan_kernel(
             b,
             name,
@@ -165,7 +172,10 @@ fn emit(
         )
         .map(Some);
     }
-    if let Some(plan) = b.column_plan(ecomp, eroot, &dims, &order) {
+    if let Some(plan) = cpu_tiles
+        .then(|| b.column_plan(ecomp, eroot, &dims, &order))
+        .flatten()
+    {
         return column_kernel(
             b,
             name,

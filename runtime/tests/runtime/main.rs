@@ -11,6 +11,7 @@ mod donation;
 mod dots;
 mod fallbacks;
 mod gen;
+mod gpu_emitters;
 mod gpu_split_reductions;
 mod half_dots;
 mod half_reductions;

@@ -33,7 +33,7 @@ fn window(dims: &[i64], dim: usize, size: i64, reverse: bool) -> String {
 }
 
 /// A random scan module.
-fn module(seed: u64) -> String {
+pub(crate) fn module(seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let (ty, op, init) = *rng.pick(&[
         ("f32", "add", "0"),

@@ -12,7 +12,7 @@ fn xs(v: &[i64]) -> String {
 
 /// A random reduce-window (even seeds) or pad (odd seeds) module, or `None` when the
 /// drawn window leaves no output.
-fn module(seed: u64) -> Option<String> {
+pub(crate) fn module(seed: u64) -> Option<String> {
     let mut rng = Rng::new(seed);
     let ty = *rng.pick(&["f32", "f64", "s32"]);
     let rank = 1 + rng.below(3);

@@ -208,7 +208,7 @@ fn split(
     var: Var,
     body: Vec<Stmt>,
     buffers: &[BufferParam],
-    taken: &Taken<'_>,
+    taken: &Taken,
 ) -> (Vec<Stmt>, Vec<Stmt>) {
     let fx: Vec<Effects> = body.iter().map(|s| effects(s, var, buffers)).collect();
     let mut moves: Vec<bool> = body
@@ -226,14 +226,19 @@ fn split(
         .collect();
     // Slots carried from one iteration to the next: read by a statement at or before the
     // first statement that writes them. Their readers and writers all stay.
-    let first_writer = |slot: &Slot| fx.iter().position(|g| g.writes.contains(slot));
+    let mut first_writer: HashMap<Slot, usize> = HashMap::new();
+    for (i, f) in fx.iter().enumerate() {
+        for &slot in &f.writes {
+            first_writer.entry(slot).or_insert(i);
+        }
+    }
     let carried: HashSet<Slot> = fx
         .iter()
         .enumerate()
         .flat_map(|(i, f)| {
             f.reads
                 .iter()
-                .filter(move |slot| first_writer(slot).is_some_and(|w| w >= i))
+                .filter(|slot| first_writer.get(slot).is_some_and(|&w| w >= i))
                 .copied()
                 .collect::<Vec<_>>()
         })
@@ -243,20 +248,21 @@ fn split(
             *m = false;
         }
     }
+    // What a staying statement writes keeps every statement that reads or writes it in the
+    // loop, until nothing changes. `staying` grows as statements stop moving (the result is
+    // the same least set whatever the order, and most chains resolve in one pass).
+    let mut staying: HashSet<Slot> = fx
+        .iter()
+        .zip(&moves)
+        .filter(|(_, &m)| !m)
+        .flat_map(|(f, _)| f.writes.iter().copied())
+        .collect();
     loop {
-        let staying: HashSet<Slot> = fx
-            .iter()
-            .zip(&moves)
-            .filter(|(_, &m)| !m)
-            .flat_map(|(f, _)| f.writes.iter().copied())
-            .collect();
         let mut changed = false;
         for (i, f) in fx.iter().enumerate() {
-            if moves[i]
-                && (f.reads.iter().any(|s| staying.contains(s))
-                    || f.writes.iter().any(|s| staying.contains(s)))
-            {
+            if moves[i] && f.reads.iter().chain(&f.writes).any(|s| staying.contains(s)) {
                 moves[i] = false;
+                staying.extend(f.writes.iter().copied());
                 changed = true;
             }
         }
@@ -278,34 +284,50 @@ fn split(
 /// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
 /// statement can move out of several loops.
 pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
-    let (counts, own) = (HashMap::new(), HashSet::new());
-    let top = Taken {
-        parent: None,
-        counts: &counts,
-        own: &own,
-    };
-    hoist_in(body, buffers, &top)
+    hoist_in(body, buffers, &mut Taken::default())
 }
 
-/// The scalars defined around one statement of a block: by the block's other statements
-/// (`counts` has how many of the block's statements define each scalar, `own` what this
-/// statement defines) and by the scopes around the block (`parent`). Built once per block,
-/// not copied per statement.
-struct Taken<'a> {
-    parent: Option<&'a Taken<'a>>,
-    counts: &'a HashMap<VarId, usize>,
-    own: &'a HashSet<VarId>,
+/// The scalars defined around the statement being hoisted: by the other statements of its
+/// block and of every block around it. `around` counts, for each scalar, the statements of
+/// the enclosing blocks (this one included) that define it; `path` counts those of them
+/// that hold the statement (the statement itself and the statements it lies in). A scalar
+/// is taken where some statement off that path defines it too: `around > path`. Kept as
+/// two flat counts updated on entering and leaving a block or statement, so a question
+/// costs one lookup however deep the loops nest (a chain of 250 fused reductions nests
+/// loops hundreds deep; a walk up the scopes per question made hoisting quadratic in the
+/// depth).
+#[derive(Default)]
+struct Taken {
+    around: HashMap<VarId, usize>,
+    path: HashMap<VarId, usize>,
 }
 
-impl Taken<'_> {
+impl Taken {
     fn contains(&self, v: VarId) -> bool {
-        self.counts.get(&v).copied().unwrap_or(0) > usize::from(self.own.contains(&v))
-            || self.parent.is_some_and(|p| p.contains(v))
+        self.around.get(&v).copied().unwrap_or(0) > self.path.get(&v).copied().unwrap_or(0)
+    }
+
+    fn add(counts: &mut HashMap<VarId, usize>, defs: &HashSet<VarId>) {
+        for v in defs {
+            *counts.entry(*v).or_default() += 1;
+        }
+    }
+
+    fn remove(counts: &mut HashMap<VarId, usize>, defs: &HashSet<VarId>) {
+        for v in defs {
+            if let Some(n) = counts.get_mut(v) {
+                *n -= 1;
+                if *n == 0 {
+                    counts.remove(v);
+                }
+            }
+        }
     }
 }
 
-/// [`hoist_invariants`] in a block inside scopes that define what `outer` holds.
-fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<Stmt> {
+/// [`hoist_invariants`] in a block inside scopes whose definitions `taken` holds (restored
+/// to them on return).
+fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], taken: &mut Taken) -> Vec<Stmt> {
     let defs: Vec<HashSet<VarId>> = body
         .iter()
         .map(|s| {
@@ -314,19 +336,14 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<
             d
         })
         .collect();
-    let mut counts: HashMap<VarId, usize> = HashMap::new();
-    for v in defs.iter().flatten() {
-        *counts.entry(*v).or_default() += 1;
+    for d in &defs {
+        Taken::add(&mut taken.around, d);
     }
     let mut out = Vec::with_capacity(body.len());
-    for (i, s) in body.into_iter().enumerate() {
-        // What the scopes around statement `i` and the other statements of this block
-        // define.
-        let taken = Taken {
-            parent: Some(outer),
-            counts: &counts,
-            own: &defs[i],
-        };
+    for (s, own) in body.into_iter().zip(&defs) {
+        // What the scopes around this statement and the other statements of this block
+        // define: everything counted in `around` but for the statement's own path.
+        Taken::add(&mut taken.path, own);
         match s {
             Stmt::Loop {
                 kind,
@@ -335,13 +352,13 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<
                 hi,
                 body,
             } => {
-                let inner = hoist_in(body, buffers, &taken);
+                let inner = hoist_in(body, buffers, taken);
                 // Nothing moves across a barrier, nor out of a loop over the block's
                 // threads (a thread's private values stay its own).
                 let (moved, stay) = if kind == LoopKind::Threads || has_barrier(&inner) {
                     (Vec::new(), inner)
                 } else {
-                    split(var, inner, buffers, &taken)
+                    split(var, inner, buffers, taken)
                 };
                 out.extend(moved);
                 if !stay.is_empty() {
@@ -358,13 +375,21 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], outer: &Taken<'_>) -> Vec<
                 guard,
                 body,
                 else_body,
-            } => out.push(Stmt::If {
-                guard,
-                body: hoist_in(body, buffers, &taken),
-                else_body: hoist_in(else_body, buffers, &taken),
-            }),
+            } => {
+                let body = hoist_in(body, buffers, taken);
+                let else_body = hoist_in(else_body, buffers, taken);
+                out.push(Stmt::If {
+                    guard,
+                    body,
+                    else_body,
+                });
+            }
             other => out.push(other),
         }
+        Taken::remove(&mut taken.path, own);
+    }
+    for d in &defs {
+        Taken::remove(&mut taken.around, d);
     }
     out
 }

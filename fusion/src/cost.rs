@@ -225,7 +225,18 @@ fn analyse(module: &Module, comp: CompId, id: InstrId, cache: &mut InfoCache) ->
         _ if matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) => {
             2.0 * reads.first().copied().unwrap_or(0.0)
         }
-        _ => ops::flops_per_element(instr.opcode()),
+        _ => match module
+            .instr_ref(comp, id)
+            .and_then(|r| select_scatter_plan(&r).map(|p| (p, r)))
+        {
+            // One comparison per select the kernel runs.
+            Some((p, r)) => {
+                let source = r.instr().operands()[1];
+                let (source_elements, _) = shape_size(r.computation().instr(source).shape());
+                p.per_element(elements, source_elements)[3]
+            }
+            None => ops::flops_per_element(instr.opcode()),
+        },
     };
     CachedOp {
         opcode: instr.opcode(),
@@ -318,6 +329,11 @@ fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f
             .map(|k| if k < n / 2 { 1.0 } else { per_line })
             .collect();
     }
+    if let Some(sas) = select_scatter_plan(instr) {
+        // The kernel's loops, not the maps' box (every source window per element).
+        let [x, src, init, _] = sas.per_element(out_elements, operand_elements[1]);
+        return [x, src, init].into_iter().take(n).collect();
+    }
     let _ = module;
     let Ok(groups) = indexing::output_to_input(instr) else {
         return (0..n).map(fallback).collect();
@@ -338,6 +354,18 @@ fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f
             points / out_elements
         })
         .collect()
+}
+
+/// The kernel plan of a select-and-scatter ([`crate::select_scatter::plan`]); `None` for
+/// any other op or a window the kernel does not take.
+fn select_scatter_plan(instr: &hlo::InstrRef<'_>) -> Option<crate::select_scatter::SasPlan> {
+    let i = instr.instr();
+    if i.opcode() != Opcode::SelectAndScatter || i.operands().len() != 3 {
+        return None;
+    }
+    let c = instr.computation();
+    let dims = |k: usize| c.instr(i.operands()[k]).shape().dims().to_vec();
+    crate::select_scatter::plan(&i.window()?.dims, &dims(0), &dims(1))
 }
 
 /// Points of a map's domain: exact when it has constraints and is small, else its box.

@@ -64,6 +64,7 @@ pub mod plan;
 mod priority;
 pub mod reach;
 mod report;
+pub mod select_scatter;
 pub mod tile_cost;
 mod unit_reshapes;
 pub mod xla_cpu;

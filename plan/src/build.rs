@@ -312,6 +312,20 @@ impl State<'_> {
             }
             Opcode::While => self.while_loop(comp, id, out)?,
             Opcode::Conditional => self.conditional(comp, id, out)?,
+            // A compiled kernel where it takes the window (CPU), else the library's routine.
+            Opcode::SelectAndScatter
+                if self.target.threads_per_block <= 1
+                    && codegen::emit::emit_select_and_scatter(
+                        module,
+                        self.target,
+                        comp,
+                        id,
+                        "k",
+                    )
+                    .is_ok() =>
+            {
+                self.kernel(comp, id, out)?
+            }
             Opcode::Sort
             | Opcode::TopK
             | Opcode::Scatter
@@ -643,7 +657,11 @@ impl State<'_> {
             return Ok(());
         }
         let kname = kernel_name(self.kernels.len(), instr.name());
-        let emitted = emit_instruction(module, self.target, comp, id, &kname)?;
+        let emitted = if instr.opcode() == Opcode::SelectAndScatter {
+            codegen::emit::emit_select_and_scatter(module, self.target, comp, id, &kname)?
+        } else {
+            emit_instruction(module, self.target, comp, id, &kname)?
+        };
         let mut args = Vec::with_capacity(emitted.sources.len());
         for src in &emitted.sources {
             let b = match src {

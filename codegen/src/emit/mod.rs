@@ -20,6 +20,7 @@ mod reach;
 mod scalar_fn;
 mod scalar_ops;
 mod scan;
+mod select_scatter;
 mod tiles;
 mod transpose;
 
@@ -29,3 +30,4 @@ pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
 pub use kernel::{check_instruction, emit_instruction};
 pub(crate) use reach::unemittable;
 pub use scalar_fn::emit_scalar_function;
+pub use select_scatter::emit_select_and_scatter;

@@ -31,6 +31,7 @@ mod random_nested_tuples;
 mod random_reductions;
 mod random_scans;
 mod random_scatters;
+mod random_select_scatter;
 mod random_sorts;
 mod random_windows;
 mod reductions;

@@ -1,0 +1,446 @@
+//! `select-and-scatter` (a max-pool gradient) as a compiled kernel: the select and scatter
+//! computations inlined, the windows' taps as loops, in one of the two parallel forms of
+//! [`fusion::select_scatter`] (its module comment says which covers what):
+//! - tiled: one iteration per window (the source's elements): the select folds the window's
+//!   valid taps into the chosen tap, then every valid tap is written once, the scattered
+//!   `scatter(init, source)` at the chosen one and the init elsewhere;
+//! - gather: one iteration per operand element, folding `scatter(acc, source)` over the
+//!   windows covering it (in the source's row-major order) whose select chose it.
+//!
+//! The select's fold is XLA's (and the evaluator's, `hlo_eval::numeric::WindowTaps`): the
+//! first valid tap, replaced by each later one for which `select(chosen, candidate)` is
+//! false; taps in the padding are skipped. Branch-free: the choice is a `select` of the
+//! value and of the tap's number.
+
+use affine::{Expr, Interval, Var};
+use fusion::select_scatter::{SasForm, SasPlan};
+use hlo::attrs::{AttrName, AttrValue, WindowDim};
+use hlo::{CompId, InstrId, Opcode};
+
+use super::assemble::{finish, EmittedKernel};
+use super::builder::{BufferSource, Builder, Leaf};
+use crate::error::CodegenError;
+use crate::kir::{self, Access, BinOp, CmpOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
+
+/// Emits select-and-scatter `id` of `comp` as kernel `name`. Buffers: the operand, the
+/// source, the init value (a scalar constant is an immediate instead), then the result.
+/// [`CodegenError::Unsupported`] for what [`fusion::select_scatter::plan`] refuses (the
+/// caller then runs the runtime's library routine).
+pub fn emit_select_and_scatter(
+    module: &hlo::Module,
+    target: &crate::EmitTarget,
+    comp: CompId,
+    id: InstrId,
+    name: &str,
+) -> Result<EmittedKernel, CodegenError> {
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let mut b = Builder::new(module, target, instr.name());
+    if instr.opcode() != Opcode::SelectAndScatter || instr.operands().len() != 3 {
+        return Err(CodegenError::Internal(format!(
+            "`{}` is not a select-and-scatter",
+            instr.name()
+        )));
+    }
+    let called = |n: AttrName| match instr.attr(&n) {
+        Some(AttrValue::Computation(cc)) => Ok(*cc),
+        _ => Err(b.unsupported("select-and-scatter", "no select or scatter computation")),
+    };
+    let (select, scatter) = (called(AttrName::Select)?, called(AttrName::Scatter)?);
+    let window: Vec<WindowDim> = instr
+        .window()
+        .ok_or_else(|| b.unsupported("select-and-scatter", "no window"))?
+        .dims
+        .clone();
+    let [x, src, init] = [0, 1, 2].map(|k| instr.operands()[k]);
+    let xdims = c.instr(x).shape().dims().to_vec();
+    let sdims = c.instr(src).shape().dims().to_vec();
+    let plan = fusion::select_scatter::plan(&window, &xdims, &sdims).ok_or_else(|| {
+        b.unsupported(
+            "select-and-scatter",
+            "a dilated, reversed or negatively padded window",
+        )
+    })?;
+    let mut bufs = [0usize; 2];
+    for (k, op) in [x, src].into_iter().enumerate() {
+        let oi = c.instr(op);
+        bufs[k] = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(k))?;
+        b.leaves.insert((comp, op), Leaf::Buffer(bufs[k]));
+    }
+    let ii = c.instr(init);
+    if ii.opcode() != Opcode::Constant && !b.leaves.contains_key(&(comp, init)) {
+        let buf = b.add_buffer(ii.name(), ii.shape(), Access::In, BufferSource::Operand(2))?;
+        b.leaves.insert((comp, init), Leaf::Buffer(buf));
+    }
+    let out = b.add_buffer(
+        instr.name(),
+        instr.shape(),
+        Access::Out,
+        BufferSource::Output(0),
+    )?;
+    if b.buffers[out].ty != b.buffers[bufs[1]].ty {
+        return Err(b.unsupported(
+            "select-and-scatter",
+            "a result of another type than the source",
+        ));
+    }
+    let k = Sas {
+        comp,
+        x: bufs[0],
+        src: bufs[1],
+        out,
+        init,
+        select,
+        scatter,
+        window,
+        xdims,
+        sdims,
+    };
+    // Loops over the iteration space (the source's windows or the operand's elements) in
+    // the physical order of the buffer indexed by it.
+    let (space, over) = match plan.form {
+        SasForm::Tiled => (k.sdims.clone(), k.src),
+        SasForm::Gather => (k.xdims.clone(), k.out),
+    };
+    b.dims = space.iter().map(|&n| Interval::new(0, n - 1)).collect();
+    let index: Vec<Expr> = (0..space.len() as u32).map(Expr::dim).collect();
+    let mut body = Vec::new();
+    match plan.form {
+        SasForm::Tiled => k.tiled(&mut b, &index, &mut body)?,
+        SasForm::Gather => k.gather(&mut b, &plan, &index, &mut body)?,
+    }
+    let order: Vec<usize> = b.buffers[over]
+        .minor_to_major
+        .iter()
+        .rev()
+        .map(|&d| d as usize)
+        .collect();
+    let form = match plan.form {
+        SasForm::Tiled => "tiled: one iteration per window",
+        SasForm::Gather => "gather: one iteration per operand element over its windows",
+    };
+    finish(
+        b,
+        name,
+        format!("select-and-scatter {} ({form})", instr.name()),
+        body,
+        &space,
+        &order,
+    )
+    .map(|e| super::assemble::threaded(target, e))
+}
+
+/// What the kernel's statements are built from.
+struct Sas {
+    comp: CompId,
+    x: usize,
+    src: usize,
+    out: usize,
+    init: InstrId,
+    select: CompId,
+    scatter: CompId,
+    window: Vec<WindowDim>,
+    xdims: Vec<i64>,
+    sdims: Vec<i64>,
+}
+
+impl Sas {
+    /// Per dimension, the operand index of tap `k` of window `s`, and the guard that keeps
+    /// it inside the operand (conditions only where a window can reach the padding).
+    fn tap_index(&self, b: &Builder<'_>, s: &[Expr], k: &[Expr]) -> (Vec<Expr>, Guard) {
+        let mut index = Vec::with_capacity(s.len());
+        let mut guard = Guard::default();
+        for (d, w) in self.window.iter().enumerate() {
+            let t = b.simplify(s[d] * w.stride + k[d] - w.padding_low);
+            let r = b.range_of(t).unwrap_or(Interval::new(i64::MIN, i64::MAX));
+            if r.lo < 0 || r.hi > self.xdims[d] - 1 {
+                guard.conds.push((t, 0, self.xdims[d] - 1));
+            }
+            index.push(t);
+        }
+        (index, guard)
+    }
+
+    /// The tap loops: a range variable per dimension whose window has more than one tap
+    /// (others are tap 0), and the tap's number, row-major over the window.
+    fn tap_vars(&self, b: &mut Builder<'_>) -> (Vec<Expr>, Vec<(Var, i64)>, Expr) {
+        let mut k = Vec::with_capacity(self.window.len());
+        let mut loops = Vec::new();
+        let mut number = Expr::constant(0);
+        for w in &self.window {
+            let e = if w.size > 1 {
+                let v = b.new_range(Interval::new(0, w.size - 1));
+                loops.push((v, w.size));
+                Expr::var(v)
+            } else {
+                Expr::constant(0)
+            };
+            number = number * w.size + e;
+            k.push(e);
+        }
+        (k, loops, b.simplify(number))
+    }
+
+    /// The select over the taps of window `s`, its statements appended to `body`: the
+    /// chosen tap's number (row-major over the window; 0 when no tap is valid).
+    fn select_window(
+        &self,
+        b: &mut Builder<'_>,
+        s: &[Expr],
+        body: &mut Vec<Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let ty = b.buffers[self.x].ty;
+        let found = b.new_var(ScalarType::Pred);
+        let best = b.new_var(ty);
+        let tap = b.new_var(ScalarType::S64);
+        body.push(Stmt::Decl {
+            var: found,
+            value: Value::Const(ScalarType::Pred, Const::Bool(false)),
+        });
+        body.push(Stmt::Decl {
+            var: best,
+            value: Value::Load {
+                buf: self.x,
+                offset: Expr::constant(0),
+                ty,
+            },
+        });
+        body.push(Stmt::Decl {
+            var: tap,
+            value: Value::Const(ScalarType::S64, Const::Int(0)),
+        });
+        let (k, loops, number) = self.tap_vars(b);
+        let (at, guard) = self.tap_index(b, s, &k);
+        let mut inner = Vec::new();
+        let cand = self.load(b, self.x, &at, &guard);
+        let keep = b.in_memo_frame(|b| {
+            call_scalar(
+                b,
+                self.select,
+                vec![Value::Var(best, ty), cand.clone()],
+                ScalarType::Pred,
+                &mut inner,
+            )
+        })?;
+        let not = |v: Value| Value::Unary(UnOp::Not, Box::new(v), ScalarType::Pred);
+        let take = Value::Binary(
+            BinOp::Or,
+            Box::new(not(Value::Var(found, ScalarType::Pred))),
+            Box::new(not(keep)),
+            ScalarType::Pred,
+        );
+        let took = b.new_var(ScalarType::Pred);
+        inner.push(Stmt::Let {
+            var: took,
+            value: take,
+        });
+        let took = Value::Var(took, ScalarType::Pred);
+        let pick = |a: Value, old: Value| {
+            Value::Select(Box::new(took.clone()), Box::new(a), Box::new(old))
+        };
+        inner.push(Stmt::Assign {
+            var: best,
+            value: pick(cand, Value::Var(best, ty)),
+        });
+        inner.push(Stmt::Assign {
+            var: tap,
+            value: pick(Value::Index(number), Value::Var(tap, ScalarType::S64)),
+        });
+        inner.push(Stmt::Assign {
+            var: found,
+            value: Value::Const(ScalarType::Pred, Const::Bool(true)),
+        });
+        body.extend(serial_nest(&loops, guarded(guard, inner)));
+        Ok(Value::Var(tap, ScalarType::S64))
+    }
+
+    /// A load of buffer `buf` at `index` (noted for the kernel's comment).
+    fn load(&self, b: &mut Builder<'_>, buf: usize, index: &[Expr], guard: &Guard) -> Value {
+        b.note(buf, index, guard);
+        Value::Load {
+            buf,
+            offset: b.offset(buf, index),
+            ty: b.buffers[buf].ty,
+        }
+    }
+
+    /// The init value (an immediate or a load of its scalar buffer).
+    fn init(&self, b: &mut Builder<'_>, body: &mut Vec<Stmt>) -> Result<Value, CodegenError> {
+        b.value(self.comp, self.init, &[], false, body)
+    }
+
+    /// The tiled form's body at window `s`: select, then write every valid tap.
+    fn tiled(
+        &self,
+        b: &mut Builder<'_>,
+        s: &[Expr],
+        body: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let ty = b.buffers[self.out].ty;
+        let chosen = self.select_window(b, s, body)?;
+        let init = self.init(b, body)?;
+        let source = self.load(b, self.src, s, &Guard::default());
+        let scattered = call_scalar(b, self.scatter, vec![init.clone(), source], ty, body)?;
+        let (k, loops, number) = self.tap_vars(b);
+        let (at, guard) = self.tap_index(b, s, &k);
+        let is_chosen = Value::Compare(
+            CmpOp::Eq,
+            false,
+            Box::new(Value::Index(number)),
+            Box::new(chosen),
+        );
+        b.note(self.out, &at, &guard);
+        let store = Stmt::Store {
+            buf: self.out,
+            offset: b.offset(self.out, &at),
+            value: Value::Select(Box::new(is_chosen), Box::new(scattered), Box::new(init)),
+        };
+        body.extend(serial_nest(&loops, guarded(guard, vec![store])));
+        Ok(())
+    }
+
+    /// The gather form's body at operand element `t`: fold the source values of the
+    /// covering windows that chose `t`, then store.
+    fn gather(
+        &self,
+        b: &mut Builder<'_>,
+        plan: &SasPlan,
+        t: &[Expr],
+        body: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let ty = b.buffers[self.out].ty;
+        let init = self.init(b, body)?;
+        let acc = b.new_var(ty);
+        body.push(Stmt::Decl {
+            var: acc,
+            value: init,
+        });
+        // Window s_d = floor((t_d + pad_d) / stride_d) - (J_d - 1) + j_d for j_d in
+        // [0, J_d): ascending, so the windows come in the source's row-major order.
+        let mut s = Vec::with_capacity(t.len());
+        let mut loops = Vec::new();
+        let mut guard = Guard::default();
+        let mut own_number = Expr::constant(0);
+        for (d, w) in self.window.iter().enumerate() {
+            let last = (t[d] + w.padding_low).floor_div(Expr::constant(w.stride));
+            let j = if plan.covering[d] > 1 {
+                let v = b.new_range(Interval::new(0, plan.covering[d] - 1));
+                loops.push((v, plan.covering[d]));
+                Expr::var(v)
+            } else {
+                Expr::constant(0)
+            };
+            let sd = b.simplify(last - (plan.covering[d] - 1) + j);
+            // The tap of t in window s_d (never negative: s_d starts at or before t).
+            let kd = b.simplify(t[d] + w.padding_low - sd * w.stride);
+            for (e, hi) in [(sd, self.sdims[d] - 1), (kd, w.size - 1)] {
+                let r = b.range_of(e).unwrap_or(Interval::new(i64::MIN, i64::MAX));
+                if r.lo < 0 || r.hi > hi {
+                    guard.conds.push((e, 0, hi));
+                }
+            }
+            own_number = own_number * w.size + kd;
+            s.push(sd);
+        }
+        let own_number = b.simplify(own_number);
+        b.guards.push(guard.clone());
+        let inner = b.in_memo_frame(|b| -> Result<Vec<Stmt>, CodegenError> {
+            let mut inner = Vec::new();
+            let chosen = self.select_window(b, &s, &mut inner)?;
+            let source = self.load(b, self.src, &s, &Guard::default());
+            let old = Value::Var(acc, ty);
+            let folded = call_scalar(b, self.scatter, vec![old.clone(), source], ty, &mut inner)?;
+            let mine = Value::Compare(
+                CmpOp::Eq,
+                false,
+                Box::new(chosen),
+                Box::new(Value::Index(own_number)),
+            );
+            inner.push(Stmt::Assign {
+                var: acc,
+                value: Value::Select(Box::new(mine), Box::new(folded), Box::new(old)),
+            });
+            Ok(inner)
+        });
+        b.guards.pop();
+        body.extend(serial_nest(&loops, guarded(guard, inner?)));
+        b.note(self.out, t, &Guard::default());
+        body.push(Stmt::Store {
+            buf: self.out,
+            offset: b.offset(self.out, t),
+            value: Value::Var(acc, ty),
+        });
+        Ok(())
+    }
+}
+
+/// `body` under `guard` (itself when the guard is true).
+fn guarded(guard: Guard, body: Vec<Stmt>) -> Vec<Stmt> {
+    if guard.is_true() {
+        body
+    } else {
+        vec![Stmt::If {
+            guard,
+            body,
+            else_body: vec![],
+        }]
+    }
+}
+
+/// `body` inside serial loops `(variable, extent)`, the first outermost.
+fn serial_nest(loops: &[(Var, i64)], mut body: Vec<Stmt>) -> Vec<Stmt> {
+    for &(var, n) in loops.iter().rev() {
+        body = vec![Stmt::Loop {
+            kind: kir::LoopKind::Serial,
+            var,
+            lo: 0,
+            hi: n - 1,
+            body,
+        }];
+    }
+    body
+}
+
+/// Scalar computation `f` applied to `args` (its parameters, in order), inlined into
+/// `body`; its result must be one scalar of type `ty`.
+fn call_scalar(
+    b: &mut Builder<'_>,
+    f: CompId,
+    args: Vec<Value>,
+    ty: ScalarType,
+    body: &mut Vec<Stmt>,
+) -> Result<Value, CodegenError> {
+    let fc = b.module.computation(f);
+    let mut params = Vec::with_capacity(args.len());
+    for (p, v) in args.into_iter().enumerate() {
+        let pid = fc.parameter(p).ok_or_else(|| {
+            b.unsupported(
+                "select-and-scatter",
+                "a computation with too few parameters",
+            )
+        })?;
+        let pty = fc.instr(pid).shape().element_type();
+        if !fc.instr(pid).shape().dims().is_empty()
+            || pty.and_then(ScalarType::from_element) != Some(v.ty())
+        {
+            return Err(b.unsupported(
+                "select-and-scatter",
+                "a computation whose parameters are not the operand's scalars",
+            ));
+        }
+        params.push(pid);
+        b.leaves.insert((f, pid), Leaf::Value(v));
+    }
+    let r = b.in_memo_frame(|b| b.value(f, fc.root(), &[], false, body));
+    for pid in params {
+        b.leaves.remove(&(f, pid));
+    }
+    let r = r?;
+    if r.ty() != ty {
+        return Err(b.unsupported(
+            "select-and-scatter",
+            format!("a computation giving {} where {ty} is needed", r.ty()),
+        ));
+    }
+    Ok(r)
+}

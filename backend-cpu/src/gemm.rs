@@ -1,7 +1,7 @@
-//! GEMMs through faer, or the thin kernel ([`thin_gemm`]) for products with few rows or
-//! little work: batches of strided operands as the thunk builder described them, split
-//! among the threads by batch elements, rows, columns or the contraction where the work
-//! pays for the threads.
+//! GEMMs through faer, or the thin kernel ([`thin_gemm`]) for products with few columns
+//! or large ones with few rows: batches of strided operands as the thunk builder
+//! described them, split among the threads by batch elements, rows, columns or the
+//! contraction where the work pays for the threads.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -51,8 +51,13 @@ pub(crate) fn gemm(
     Ok(())
 }
 
-/// Products below this many multiply-adds run single-threaded.
-const PARALLEL_MIN_FLOPS: usize = 1 << 18;
+/// Products (all batch elements together) below this many multiply-adds run on the
+/// calling thread alone: one thread does `2^20` in 15-25 us on the 2-core machine, about
+/// what handing half of it to the pool costs (the calling thread is not one of the pool's:
+/// it sleeps until the pool's threads wake, run the parts and wake it; more when another
+/// process holds a core). A recurrent step's `[16,192] x [192,192]` (590K) took ~50 us in
+/// two parts, 16-21 on one thread.
+const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 
 /// The element types of the GEMM path: faer's and the thin kernel's.
 pub(crate) trait Element:
@@ -121,37 +126,44 @@ fn split(m: usize, n: usize, k: usize, threads: usize) -> Split {
     Split::None
 }
 
-/// Products of at most this many multiply-adds run on the thin kernel whatever their shape
-/// (faer's fixed cost per call is tens of microseconds).
-const THIN_MAX_FLOPS: usize = 1 << 15;
+/// Columns up to which a product of at least [`THIN_MIN_ROWS`] rows runs on the thin kernel.
+const THIN_MAX_COLS: usize = 8;
 
-/// Rows up to which a product of at least [`THIN_MIN_COLS`] columns runs on the thin kernel.
+/// Rows from which a product of few columns runs on the thin kernel.
+const THIN_MIN_ROWS: usize = 64;
+
+/// Rows up to which a product of [`PARALLEL_MIN_FLOPS`] or more runs on the thin kernel.
 const THIN_MAX_ROWS: usize = 64;
 
 /// Columns from which a product of few rows runs on the thin kernel.
 const THIN_MIN_COLS: usize = 16;
 
-/// Columns up to which a product of at least [`THIN_MIN_ROWS`] rows runs on the thin kernel.
-const THIN_MAX_COLS: usize = 4;
-
-/// Rows from which a product of few columns runs on the thin kernel.
-const THIN_MIN_ROWS: usize = 16;
-
-/// Whether the thin kernel runs an `m x n x k` product (measured against faer: see
-/// [`thin_gemm`]; `[32768,128] x [128,3]` 4.5 against 6-9 ms); faer keeps matrix-vector
-/// products (its own vector path reads the matrix once) and the rest.
-fn thin(m: usize, n: usize, k: usize) -> bool {
-    m.saturating_mul(n).saturating_mul(k) <= THIN_MAX_FLOPS
-        || ((2..=THIN_MAX_ROWS).contains(&m)
-            && n >= THIN_MIN_COLS
-            && m.saturating_mul(k) <= THIN_MAX_LHS)
-        || ((2..=THIN_MAX_COLS).contains(&n) && m >= THIN_MIN_ROWS)
-}
-
 /// The largest lhs (elements) of a product with few rows on the thin kernel: it reads the
 /// lhs once per panel of columns, from the second-level cache only when it fits there
 /// (`[32, 32768] x [32768, 27]`, a weight gradient: 3.2 ms against faer's 1.6).
 const THIN_MAX_LHS: usize = 1 << 16;
+
+/// Whether the thin kernel runs an `m x n x k` product: one of 2-8 columns and at least
+/// 64 rows (its narrow tile, the lhs read once), or a large one (the parts of a split, at
+/// least [`PARALLEL_MIN_FLOPS`]) with at most 64 rows, 16 or more columns and a lhs that
+/// fits the second-level cache (a GRU step's `[32,512] x [512,1536]`, whose two column
+/// parts measured 110-150 ms over 64 steps on the kernel against 177-188 on faer, the two
+/// alternating under load). Measured against faer on one thread (CPU time, the 2-core
+/// AVX2 machine under load): `[4096,288] x [288,8]` 0.40 against 0.9 ms, `x [288,3]`
+/// 0.31-0.45 against 0.54-0.63, `[100,64] x [64,5]` 2.2 against 2.8 us; at 16 and 32
+/// columns the two trade places from run to run. faer keeps the rest, which it runs
+/// faster on one thread (the fixed cost of tens of microseconds once blamed on it was
+/// its parallel mode): `[16,192] x [192,192]` 16 against 21 us, `[192,16] x [16,192]` (a
+/// weight gradient, lhs transposed) 17 against 35, `[32,256] x [256,10]` 3.3 against
+/// 5.3, `[2,512] x [512,512]` 45 against 95; and matrix-vector products (its vector path
+/// reads the matrix once).
+fn thin(m: usize, n: usize, k: usize) -> bool {
+    let few_rows = (2..=THIN_MAX_ROWS).contains(&m)
+        && n >= THIN_MIN_COLS
+        && m.saturating_mul(k) <= THIN_MAX_LHS
+        && m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MIN_FLOPS;
+    few_rows || ((2..=THIN_MAX_COLS).contains(&n) && m >= THIN_MIN_ROWS)
+}
 
 /// Runs the products of every batch element, split among the threads by [`split`].
 fn gemm_batches<T: Element>(
@@ -172,12 +184,16 @@ fn gemm_batches<T: Element>(
     };
     let ptrs = (lhs as usize, rhs as usize, out as usize);
     let ptrs_of = |p: (usize, usize, usize)| (p.0 as *const T, p.1 as *const T, p.2 as *mut T);
-    let big = s.m * s.n * s.k >= PARALLEL_MIN_FLOPS;
-    // Enough batch elements: one sequential product per thread at a time.
-    if threads > 1 && count >= threads && big {
-        (0..count).into_par_iter().for_each(|i| {
-            // SAFETY: as in `part_product`; batch elements write disjoint parts of `out`.
-            unsafe { part_product(s, i, ptrs_of(ptrs), whole, None) };
+    let work = count.saturating_mul(s.m * s.n * s.k);
+    // Enough batch elements: runs of consecutive ones, one sequential product at a time.
+    if threads > 1 && count >= threads && work >= PARALLEL_MIN_FLOPS {
+        let parts = count.min(BATCH_PARTS_PER_THREAD * threads);
+        (0..parts).into_par_iter().for_each(|j| {
+            for i in count * j / parts..count * (j + 1) / parts {
+                // SAFETY: as in `part_product`; batch elements write disjoint parts of
+                // `out`.
+                unsafe { part_product(s, i, ptrs_of(ptrs), whole, None) };
+            }
         });
         return;
     }
@@ -231,6 +247,10 @@ fn gemm_batches<T: Element>(
         }
     }
 }
+
+/// Parts per thread of a batch split among the threads (runs of consecutive batch
+/// elements): a thread that starts late or is descheduled holds back one run of them.
+const BATCH_PARTS_PER_THREAD: usize = 4;
 
 /// Adds the row-major `m x n` copies in `partial` to batch element `i`'s result.
 ///

@@ -1,10 +1,12 @@
 //! Differential test of the GEMM path's thin products and its splits among threads:
 //! products with few rows and many columns (a recurrent step's `h @ W`), few columns
 //! (a transposed convolution to RGB), tiny ones, matrix-vector and outer-product-like
-//! shapes, and long contractions with a small result (weight gradients, whose contraction
-//! is split among the threads and summed), `f32` and `f64`, random layouts of operands and
-//! result, optionally batched, compiled and compared with the reference evaluator; each
-//! must run as one library GEMM.
+//! shapes, long contractions with a small result (weight gradients, whose contraction is
+//! split among the threads and summed), a recurrent step's products and weight gradients
+//! on one thread, 9-16 columns (past the thin kernel's) and products just past the split
+//! among threads, `f32` and `f64`, random layouts of operands and result, optionally
+//! batched, compiled and compared with the reference evaluator; each must run as one
+//! library GEMM.
 
 use crate::gen::{self, shape, Rng};
 
@@ -14,13 +16,20 @@ fn module(seed: u64) -> String {
     let ty = *rng.pick(&["f32", "f64"]);
     // (m, n, k): the thin kernel's shapes on either side of its limits, and products
     // large enough to split by rows, columns or the contraction.
-    let (m, n, k) = match rng.below(6) {
+    // The last four: an LSTM step's `h @ W` and its weight gradient (one thread each),
+    // 9-16 columns (just past the thin kernel's), and products just past the split among
+    // threads.
+    let (m, n, k) = match rng.below(10) {
         0 => (rng.range(2, 70), rng.range(16, 300), rng.range(1, 200)),
         1 => (rng.range(100, 1500), rng.range(1, 9), rng.range(1, 130)),
         2 => (rng.range(1, 9), rng.range(1, 12), rng.range(1, 60)),
         3 => (1, rng.range(1, 400), rng.range(1, 200)),
         4 => (rng.range(1, 400), 1, rng.range(1, 200)),
-        _ => (rng.range(2, 24), rng.range(2, 24), rng.range(600, 3000)),
+        5 => (rng.range(2, 24), rng.range(2, 24), rng.range(600, 3000)),
+        6 => (rng.range(8, 33), rng.range(100, 260), rng.range(100, 260)),
+        7 => (rng.range(100, 200), rng.range(100, 200), rng.range(8, 24)),
+        8 => (rng.range(64, 600), rng.range(9, 17), rng.range(16, 300)),
+        _ => (rng.range(16, 40), rng.range(700, 1200), rng.range(64, 128)),
     };
     // f32 sums of more than a few hundred terms may differ from the evaluator's order by
     // more than f32's tolerance where they cancel: long contractions are f64.
@@ -49,7 +58,7 @@ fn module(seed: u64) -> String {
 fn thin_dots_match_the_reference_evaluator() {
     let options = gen::options("hloc-cache-thin-dots");
     let mut failures = Vec::new();
-    for seed in gen::seeds(0..48) {
+    for seed in gen::seeds(0..80) {
         let text = module(seed);
         let m = gen::parse(seed, &text);
         let calls = gen::check(

@@ -19,12 +19,18 @@
 //! its element's layout. A conversion is a `copy` per differing array leaf (the code
 //! generator emits it as a transposing kernel) and a rebuilt tuple around them; where
 //! layouts agree nothing changes, so a module XLA laid out passes through untouched.
+//!
+//! First, an output donated from a parameter (`input_output_alias`) takes the parameter's
+//! layout where the kernel computing it can write it ([`adopt_parameter_layouts`]), so the
+//! buffer assignment can put the output in the parameter's bytes.
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::edit::{add, repair_order, NameGen};
 use hlo::ir::{Computation, Instruction};
 use hlo::pass::{Pass, PassError};
 use hlo::{CompId, InstrId, Module, Opcode, Shape};
+
+use crate::alias_layouts::adopt_parameter_layouts;
 
 /// The pass: see the module documentation.
 #[derive(Clone, Copy, Debug, Default)]
@@ -277,6 +283,7 @@ impl Pass for MatchBoundaryLayouts {
             names: NameGen::new(module),
             changed: false,
         };
+        fx.changed |= adopt_parameter_layouts(module);
         let comps: Vec<CompId> = module.computations().map(|(id, _)| id).collect();
         for &cid in &comps {
             match_calls(module, &mut fx, cid);

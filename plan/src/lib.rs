@@ -14,6 +14,7 @@
 //!
 //! The crate produces data only: it runs no compiler and loads nothing.
 
+mod alias_layouts;
 mod backend;
 mod boundary_layouts;
 mod build;

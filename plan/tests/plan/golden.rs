@@ -131,3 +131,24 @@ fn xla_memory_dumps() {
             .to_string()
     });
 }
+
+/// `alias_layouts.test`: the module after [`plan::MatchBoundaryLayouts`] (whose first step
+/// gives donated outputs their parameters' layouts), then its buffer assignment.
+#[test]
+fn aliased_outputs_take_their_parameters_layouts() {
+    golden::check_file(&path("alias_layouts.test"), |case| {
+        let run = || -> Result<String, String> {
+            let mut m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
+            let changed = hlo::pass::Pass::run(&mut plan::MatchBoundaryLayouts, &mut m)
+                .map_err(|e| e.to_string())?;
+            hlo::pass::verify::verify(&m).map_err(|e| format!("{e:?}"))?;
+            let p = plan::build_program(&m).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "changed: {changed}\n{}\n{}",
+                hlo::print_module(&m).trim_end(),
+                plan::buffer_assignment_text(&p).trim_end()
+            ))
+        };
+        run().unwrap_or_else(|e| format!("error: {e}"))
+    });
+}

@@ -26,8 +26,11 @@ impl Rng {
 
 /// A random module: `n` f32 values of random lengths (each one of a few sizes), each an
 /// elementwise op of earlier values of its length or a slice or pad of one; the root a
-/// tuple of some of them; sometimes a loop over one of them.
-fn random_module(seed: u64) -> String {
+/// tuple of some of them; sometimes a loop over one of them. Beside them a short chain of
+/// elementwise ops over a second parameter `f32[8,8]{1,0}`, each in a random layout, the
+/// last one an output donated from that parameter; the flag says whether that output
+/// was declared in another layout than its parameter's.
+fn random_module(seed: u64) -> (String, bool) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let sizes = [16i64, 64, 256, 1024];
     let mut lines = vec!["  p0 = f32[1024] parameter(0)".to_string()];
@@ -91,16 +94,40 @@ body{k} {{\n  s = (s32[], f32[{len}]) parameter(0)\n  i = s32[] get-tuple-elemen
     let names: Vec<&str> = outs.iter().map(|(n, _)| n.as_str()).collect();
     // Often the parameter is donated to an output of its size (`input_output_alias`).
     let donated = outs.iter().position(|(n, l)| *l == 1024 && n != "p0");
-    let alias = match donated.filter(|_| rng.below(3) != 0) {
-        Some(k) => format!(", input_output_alias={{ {{{k}}}: (0, {{}}, may-alias) }}"),
-        None => String::new(),
-    };
-    format!(
+    let mut aliases: Vec<String> = donated
+        .filter(|_| rng.below(3) != 0)
+        .map(|k| format!("{{{k}}}: (0, {{}}, may-alias)"))
+        .into_iter()
+        .collect();
+    // The matrix chain: p1, then elementwise ops of earlier matrices in random layouts.
+    let mut shapes = shapes;
+    let mut names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    lines.push("  p1 = f32[8,8]{1,0} parameter(1)".to_string());
+    let layouts = ["{1,0}", "{0,1}"];
+    let mut mats = vec!["p1".to_string()];
+    let mut layout = "{1,0}";
+    for k in 0..1 + rng.below(3) {
+        layout = layouts[rng.below(2)];
+        let x = mats[rng.below(mats.len())].clone();
+        let rhs = match rng.below(3) {
+            0 => format!("negate({x})"),
+            1 => format!("add({x}, {})", mats[rng.below(mats.len())]),
+            _ => format!("multiply({x}, {x})"),
+        };
+        lines.push(format!("  m{k} = f32[8,8]{layout} {rhs}"));
+        mats.push(format!("m{k}"));
+    }
+    aliases.push(format!("{{{}}}: (1, {{}}, may-alias)", names.len()));
+    shapes.push(format!("f32[8,8]{layout}"));
+    names.extend(mats.last().cloned());
+    let alias = format!(", input_output_alias={{ {} }}", aliases.join(", "));
+    let text = format!(
         "HloModule r{seed}{alias}\n{head}ENTRY e {{\n{}\n  ROOT root = ({}) tuple({})\n}}\n",
         lines.join("\n"),
         shapes.join(", "),
         names.join(", ")
-    )
+    );
+    (text, layout != "{1,0}")
 }
 
 /// The buffers each thunk touches (nested sequences included).
@@ -260,9 +287,13 @@ fn overlap(p: &Program) -> Option<String> {
 #[test]
 fn no_two_live_buffers_overlap_on_random_modules() {
     let (mut shared, mut hosted, mut in_place_kernels, mut donated) = (0, 0, 0, 0);
+    let mut relaid = 0;
     for seed in 0..300 {
-        let text = random_module(seed);
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (text, other_layout) = random_module(seed);
+        let mut m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        // As the compiler does: donated outputs take their parameters' layouts first.
+        hlo::pass::Pass::run(&mut plan::MatchBoundaryLayouts, &mut m)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
         hlo::pass::verify::verify(&m).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
         let p = plan::build_program(&m).unwrap_or_else(|e| panic!("{e}\n{text}"));
         if let Some(why) = overlap(&p) {
@@ -285,7 +316,15 @@ fn no_two_live_buffers_overlap_on_random_modules() {
                 .iter()
                 .any(|b| b.access == codegen::kir::Access::InOut)
         }));
-        donated += usize::from(plan::memory::donate::donated_allocations(&p).contains(&true));
+        let taken = plan::memory::donate::donated_allocations(&p);
+        donated += usize::from(taken.contains(&true));
+        // The matrix output, declared in another layout, now in its parameter's bytes.
+        let matrix = p.outputs.last().map(|o| p.buffers[o.buffer].allocation);
+        let p1 = p
+            .allocations
+            .iter()
+            .position(|a| a.kind == plan::AllocationKind::Parameter(1));
+        relaid += usize::from(other_layout && matrix.is_some() && matrix == p1);
         assert!(p.temp_block_bytes <= temps.max(16), "seed {seed}");
         assert!(p.peak_bytes <= p.buffer_bytes(), "seed {seed}");
     }
@@ -303,5 +342,9 @@ fn no_two_live_buffers_overlap_on_random_modules() {
     assert!(
         donated > 30,
         "only {donated} modules wrote an output over its donated parameter"
+    );
+    assert!(
+        relaid > 30,
+        "only {relaid} modules wrote an output declared in another layout over its parameter"
     );
 }

@@ -5,6 +5,7 @@ pub mod algsimp;
 pub mod async_lowering;
 mod async_tuples;
 pub mod batchnorm_expander;
+pub mod blocked_scan;
 pub mod call_inliner;
 pub mod conditional_simplifier;
 pub mod constant_folding;
@@ -31,6 +32,7 @@ pub mod zero_sized;
 pub use algsimp::AlgebraicSimplifier;
 pub use async_lowering::AsyncLowering;
 pub use batchnorm_expander::BatchNormExpander;
+pub use blocked_scan::BlockedScans;
 pub use call_inliner::CallInliner;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
@@ -78,6 +80,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ConvToGemm::default()),
         Box::new(BatchNormExpander),
         Box::new(TreeReductionRewriter::default()),
+        Box::new(BlockedScans),
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
         Box::new(ScatterExpander::default()),

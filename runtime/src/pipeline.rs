@@ -125,7 +125,9 @@ impl Pass for UnfuseUnemittable {
     }
 }
 
-/// The CPU lowering before fusion: large convolutions as im2col patches and one GEMM
+/// The CPU lowering before fusion: scans longer than 16 in XLA:CPU's blocks
+/// ([`hlo_transforms::BlockedScans`], so that float cumsums round as XLA's and the
+/// evaluator's do), large convolutions as im2col patches and one GEMM
 /// (when `convolutions_as_gemms`), the dots of the module's own fusions (output fusions as
 /// XLA dumps them) outlined as library GEMMs that keep their fusion's epilogue, every other
 /// dot a GEMM (with the transposes and converts that make it one), one layout at every
@@ -136,7 +138,7 @@ pub fn cpu_lowering_pipeline(
     convolutions_as_gemms: bool,
     target: &codegen::EmitTarget,
 ) -> Pipeline {
-    let mut p = Pipeline::new("cpu");
+    let mut p = Pipeline::new("cpu").with(hlo_transforms::BlockedScans);
     if convolutions_as_gemms {
         p.add(Box::new(hlo_transforms::ConvToGemm::default()));
     }

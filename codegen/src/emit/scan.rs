@@ -16,8 +16,10 @@
 //! Every output of a prefix scan is the reduce-window's own fold (init, then the elements in
 //! window order), so any reducer, variadic ones included, gives exactly the reference
 //! evaluator's value. A suffix scan folds from the end, which only an associative and
-//! commutative reducer ([`hlo::ir::reducer`]) allows; floats are then summed in another
-//! order, as XLA's scans do too.
+//! commutative reducer ([`hlo::ir::reducer`]) whose result does not depend on the order
+//! allows (not float sums and products: those reach the general window emitter, which folds
+//! each window from its start as XLA does). Scans longer than 16 arrive rewritten into
+//! XLA:CPU's blocks (`hlo-transforms`' `reduce-window-rewriter`).
 
 use affine::{Expr, Interval, Var};
 use hlo::{CompId, InstrId, Opcode};
@@ -65,10 +67,7 @@ impl Builder<'_> {
                     if out_dims != dims || found.is_some_and(|f| f != scan) {
                         return None;
                     }
-                    if scan.reverse
-                        && (inputs != 1
-                            || hlo::ir::reducer::classify(self.module, instr.to_apply()?).is_none())
-                    {
+                    if scan.reverse && !self.folds_in_any_order(instr, inputs) {
                         return None;
                     }
                     found = Some(scan);
@@ -90,6 +89,27 @@ impl Builder<'_> {
             heroes,
             scan: found?,
         })
+    }
+}
+
+impl Builder<'_> {
+    /// Whether a suffix scan may fold from the end, where `reduce-window` folds each window
+    /// from its start: one input and a reducer whose result does not depend on the order —
+    /// not a float sum or product (XLA's blocked scans leave windows of 16 whose own order
+    /// sets the bits, `hlo::ir::blocked_scan`).
+    fn folds_in_any_order(&self, instr: &hlo::Instruction, inputs: usize) -> bool {
+        use hlo::ir::reducer::Reducer;
+        let Some(r) = instr
+            .to_apply()
+            .and_then(|c| hlo::ir::reducer::classify(self.module, c))
+        else {
+            return false;
+        };
+        let float = instr
+            .shape()
+            .element_type()
+            .is_some_and(|t| t.is_float() || t.is_complex());
+        inputs == 1 && !(float && matches!(r, Reducer::Add | Reducer::Mul))
     }
 }
 

@@ -47,6 +47,7 @@ mod sort;
 mod util;
 mod widen;
 mod window;
+mod window_scan;
 mod window_taps;
 
 pub use fft::{fft_values, ignore_edge_imaginary, FftGeometry, FftType};

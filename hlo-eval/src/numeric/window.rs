@@ -1,11 +1,13 @@
 //! `reduce-window` (variadic, padding, base and window dilation, strides) and
-//! `select-and-scatter`.
+//! `select-and-scatter`. Cumulative windows longer than 16 follow XLA:CPU's blocked order
+//! ([`super::window_scan`]).
 
 use super::reducer::combine;
 use super::util::{
     as_array, dims_of, elem_type, leaves, make_array, operand, pred_value, push_elem, result_part,
     scalar_at, splat, strides, wrap_results,
 };
+use super::window_scan::{blocked_reduce_window, Combiner};
 use super::window_taps::WindowTaps;
 use super::{CallComputation, KernelError};
 use hlo::attrs::{AttrName, AttrValue, ComparisonDirection, ComparisonType, Window};
@@ -75,6 +77,18 @@ pub(crate) fn reduce_window(
         .to_apply()
         .ok_or_else(|| KernelError::Invalid(format!("{W}: missing to_apply")))?;
     let mut idx = vec![0usize; out_dims.len()];
+
+    let blocked = hlo::ir::blocked_scan::cumulative_window(instr, inputs[0].shape().dims())
+        .filter(|w| w.is_blocked());
+    if let (1, Some(window)) = (n, blocked) {
+        let mut f = Combiner {
+            native: simple_reducer(module, comp),
+            ty: inputs[0].element_type(),
+            comp,
+            calls,
+        };
+        return blocked_reduce_window(window, inputs[0], inits[0].data(), out_shapes[0], &mut f);
+    }
 
     if let (1, Some(r)) = (n, simple_reducer(module, comp)) {
         let ty = inputs[0].element_type();

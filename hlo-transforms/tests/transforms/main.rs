@@ -2,6 +2,7 @@
 //! (`tests/passes/<pass>/*.test`), corpus and random modules evaluated before and after.
 
 mod pass_batchnorm;
+mod pass_blocked_scan;
 mod pass_conv_to_gemm;
 mod pass_corpus;
 mod pass_golden;

@@ -5,6 +5,7 @@
 
 pub mod accessors;
 pub mod async_link;
+pub mod blocked_scan;
 pub mod call_graph;
 mod computation;
 pub mod edit;

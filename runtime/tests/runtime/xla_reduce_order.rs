@@ -1,8 +1,12 @@
-//! Sums and products of `bf16`/`f16` compiled for the CPU against XLA:CPU's recorded
-//! outputs, bit for bit: the emitters fold them in XLA's tree order (rows through the
-//! elemental emitter, columns and several reduced dimensions through the column kernel,
-//! a fused producer, a product). The cases are `hlo-eval/tests/xla_reduce_order`, written
-//! by `tools/xla_reduce_order.py write`.
+//! Sums, products and scans compiled for the CPU against XLA:CPU's recorded outputs, bit for
+//! bit:
+//! - `bf16`/`f16` sums and products, which the emitters fold in XLA's tree order (rows
+//!   through the elemental emitter, columns and several reduced dimensions through the
+//!   column kernel, a fused producer, a product): `hlo-eval/tests/xla_reduce_order`, written
+//!   by `tools/xla_reduce_order.py write`;
+//! - cumulative sums and products (f32, bf16, f16; forward, reverse, exclusive), which the
+//!   `reduce-window-rewriter` pass turns into XLA's blocks of 16:
+//!   `hlo-eval/tests/xla_scan_order`, written by `tools/xla_scan_order.py write`.
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +16,13 @@ use runtime::CompileOptions;
 
 use super::corpus::inputs;
 
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hlo-eval/tests/xla_reduce_order");
+/// The case directories under `hlo-eval/tests/<set>`.
+fn cases(set: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../hlo-eval/tests")
+        .join(set);
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .expect("hlo-eval/tests/xla_reduce_order")
+        .expect("hlo-eval/tests/<set>")
         .map(|e| e.expect("entry").path())
         .collect();
     dirs.sort();
@@ -24,11 +31,21 @@ fn cases() -> Vec<PathBuf> {
 
 #[test]
 fn compiled_half_sums_match_xla_bit_for_bit() {
+    compiled_cases_match_xla_bit_for_bit("xla_reduce_order");
+}
+
+#[test]
+fn compiled_scans_match_xla_bit_for_bit() {
+    compiled_cases_match_xla_bit_for_bit("xla_scan_order");
+}
+
+/// Every case of `set` compiled, run and compared with XLA's recorded bits.
+fn compiled_cases_match_xla_bit_for_bit(set: &str) {
     let options = CompileOptions {
         cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("hloc-cache-xla-order")),
         ..CompileOptions::default()
     };
-    let dirs = cases();
+    let dirs = cases(set);
     assert!(dirs.len() >= 10, "cases missing");
     for dir in dirs {
         let text = std::fs::read_to_string(dir.join("before_optimizations.hlo")).expect("hlo");

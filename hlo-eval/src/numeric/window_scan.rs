@@ -116,7 +116,7 @@ fn inclusive(
 ) -> Result<ArrayData, KernelError> {
     let n = line.len();
     if n <= BASE {
-        return window_folds(line, init, reverse, f);
+        return inclusive_windows(line, init, reverse, f);
     }
     let padded_len = n.div_ceil(BASE) * BASE;
     let mut padded = line.clone();
@@ -128,7 +128,7 @@ fn inclusive(
     let mut result = take(&padded, &[]);
     for b in 0..blocks {
         let block = take(&padded, &(b * BASE..(b + 1) * BASE).collect::<Vec<_>>());
-        let scanned = window_folds(&block, init, reverse, f)?;
+        let scanned = inclusive_windows(&block, init, reverse, f)?;
         for k in 0..BASE {
             push_elem(&mut result, &scanned, k)?;
         }
@@ -156,16 +156,11 @@ fn exclusive(
     f: &mut Combiner<'_>,
 ) -> Result<ArrayData, KernelError> {
     let n = line.len();
-    let mut out = splat(init, 0, n);
     if n <= BASE {
-        for i in 0..n {
-            let taps = if reverse { i + 1..n } else { 0..i };
-            for t in taps {
-                f.apply(&mut out, i, line, t)?;
-            }
-        }
-        return Ok(out);
+        let taps = |i: usize| if reverse { i + 1..n } else { 0..i };
+        return window_folds(line, init, taps, f);
     }
+    let mut out = splat(init, 0, n);
     let scanned = inclusive(line, init, reverse, f)?;
     for i in 0..n {
         let from = if reverse { i + 1 } else { i.wrapping_sub(1) };
@@ -176,19 +171,29 @@ fn exclusive(
     Ok(out)
 }
 
-/// Every window of a short line folded on its own from the init value, in window order
-/// (as `reduce-window` computes windows no rewrite touches).
-fn window_folds(
+/// The inclusive windows of a short line (`reverse`: from each element to the end).
+fn inclusive_windows(
     line: &ArrayData,
     init: &ArrayData,
     reverse: bool,
     f: &mut Combiner<'_>,
 ) -> Result<ArrayData, KernelError> {
     let n = line.len();
+    window_folds(line, init, |i| if reverse { i..n } else { 0..i + 1 }, f)
+}
+
+/// Output `i` folds `line[taps(i)]` on its own from the init value, in window order (as
+/// `reduce-window` computes windows no rewrite touches).
+fn window_folds(
+    line: &ArrayData,
+    init: &ArrayData,
+    taps: impl Fn(usize) -> std::ops::Range<usize>,
+    f: &mut Combiner<'_>,
+) -> Result<ArrayData, KernelError> {
+    let n = line.len();
     let mut out = splat(init, 0, n);
     for i in 0..n {
-        let taps = if reverse { i..n } else { 0..i + 1 };
-        for t in taps {
+        for t in taps(i) {
             f.apply(&mut out, i, line, t)?;
         }
     }

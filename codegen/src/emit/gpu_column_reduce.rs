@@ -14,8 +14,8 @@ use hlo::CompId;
 use super::builder::Builder;
 use super::gpu_coords::LaunchVars;
 use super::gpu_reduce::{
-    assign_all, combine_all, declare_partials, guarded, kept_index, lane_tree, map_at,
-    partial_values, reduce_types, store_result, thread_partial, threads_loop, ReductionPlan,
+    assign_all, combine_all, declare_partials, kept_index, lane_tree, map_at, partial_values,
+    reduce_types, store_result, thread_partial, threads_loop, ReductionPlan,
 };
 use crate::error::CodegenError;
 use crate::kir::{self, Stmt, Value, WARP_LANES};
@@ -94,7 +94,7 @@ pub(super) fn column_body<'m>(
                 conds: vec![(row, 0, plan.elements - 1)],
             }
         };
-        reads.extend(guarded(guard, step));
+        reads.extend(Stmt::guarded(guard, step));
     }
     let busy_guard = if busy < threads {
         kir::Guard {
@@ -103,7 +103,7 @@ pub(super) fn column_body<'m>(
     } else {
         kir::Guard::default()
     };
-    body.extend(guarded(busy_guard.clone(), reads));
+    body.extend(Stmt::guarded(busy_guard.clone(), reads));
     body.extend(lane_tree(
         &mut b,
         plan.reducer,
@@ -126,7 +126,7 @@ pub(super) fn column_body<'m>(
     let mut store_guard = busy_guard;
     store_guard.conds.extend(column_guard.conds);
     store_guard.conds.push((b.simplify(lane), 0, 0));
-    body.extend(guarded(store_guard, store));
+    body.extend(Stmt::guarded(store_guard, store));
     loops.push(threads_loop(second, threads, body));
     Ok((b, block, loops))
 }

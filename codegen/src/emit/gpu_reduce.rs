@@ -217,19 +217,6 @@ pub(super) fn map_at(
     (index, outer, element)
 }
 
-/// `body` under `guard` (itself when the guard is always true).
-pub(super) fn guarded(guard: kir::Guard, body: Vec<Stmt>) -> Vec<Stmt> {
-    if guard.is_true() {
-        body
-    } else {
-        vec![Stmt::If {
-            guard,
-            body,
-            else_body: Vec::new(),
-        }]
-    }
-}
-
 /// `stmts` with dimension variables `from, from + 1, ..` replaced by `index`, simplified.
 pub(super) fn bind_dims(b: &Builder<'_>, stmts: &mut [Stmt], from: usize, index: &[Expr]) {
     kir::rewrite_exprs(stmts, &mut |e| {
@@ -306,7 +293,7 @@ pub(super) fn thread_partial(
     })?;
     first.extend(assign_all(&partials, vs));
     bind_dims(b, &mut first, first_dim, &first_index);
-    folds.extend(guarded(first_guard, first));
+    folds.extend(Stmt::guarded(first_guard, first));
     let reducer = plan.reducer;
     let fold_at = |b: &mut Builder<'_>, chunk: Expr| -> Result<Vec<Stmt>, CodegenError> {
         let (index, _, guard) = map_at(b, &plan.launch, vars(chunk));
@@ -320,7 +307,7 @@ pub(super) fn thread_partial(
         })?;
         step.extend(assign_all(&partials, fold));
         bind_dims(b, &mut step, first_dim, &index);
-        Ok(guarded(guard, step))
+        Ok(Stmt::guarded(guard, step))
     };
     let whole = plan.full_chunks;
     if whole >= 2 {
@@ -331,7 +318,7 @@ pub(super) fn thread_partial(
     for chunk in whole.max(1)..chunks {
         folds.extend(fold_at(b, Expr::constant(chunk))?);
     }
-    body.extend(guarded(outer_guard.clone(), folds));
+    body.extend(Stmt::guarded(outer_guard.clone(), folds));
     Ok(ThreadPartial {
         body,
         partials,
@@ -458,7 +445,7 @@ pub(super) fn lane_tree(
         step.extend(assign_all(partials, v));
         if holding < width {
             let src = b.simplify(lane + Expr::constant(offset));
-            out.extend(guarded(
+            out.extend(Stmt::guarded(
                 kir::Guard {
                     conds: vec![(src, 0, holding - 1)],
                 },

@@ -11,7 +11,7 @@ use hlo::CompId;
 
 use super::builder::Builder;
 use super::gpu_reduce::{
-    declare_partials, guarded, kept_index, lane_tree, reduce_types, store_result, thread_partial,
+    declare_partials, kept_index, lane_tree, reduce_types, store_result, thread_partial,
     threads_loop, ReductionPlan,
 };
 use crate::error::CodegenError;
@@ -139,7 +139,7 @@ pub(super) fn row_body<'m>(
     let mut store_guard = row_guard;
     let store_lane = Expr::var(store_thread).modulo(Expr::constant(lanes));
     store_guard.conds.push((b.simplify(store_lane), 0, 0));
-    body.extend(guarded(store_guard, store));
+    body.extend(Stmt::guarded(store_guard, store));
     loops.push(threads_loop(store_thread, launch.threads, body));
     Ok((b, block, loops))
 }

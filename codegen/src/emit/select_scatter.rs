@@ -250,7 +250,7 @@ impl Sas {
             var: found,
             value: Value::Const(ScalarType::Pred, Const::Bool(true)),
         });
-        body.extend(serial_nest(&loops, guarded(guard, inner)));
+        body.extend(serial_nest(&loops, Stmt::guarded(guard, inner)));
         Ok(Value::Var(tap, ScalarType::S64))
     }
 
@@ -295,7 +295,7 @@ impl Sas {
             offset: b.offset(self.out, &at),
             value: Value::Select(Box::new(is_chosen), Box::new(scattered), Box::new(init)),
         };
-        body.extend(serial_nest(&loops, guarded(guard, vec![store])));
+        body.extend(serial_nest(&loops, Stmt::guarded(guard, vec![store])));
         Ok(())
     }
 
@@ -363,7 +363,7 @@ impl Sas {
             Ok(inner)
         });
         b.guards.pop();
-        body.extend(serial_nest(&loops, guarded(guard, inner?)));
+        body.extend(serial_nest(&loops, Stmt::guarded(guard, inner?)));
         b.note(self.out, t, &Guard::default());
         body.push(Stmt::Store {
             buf: self.out,
@@ -371,19 +371,6 @@ impl Sas {
             value: Value::Var(acc, ty),
         });
         Ok(())
-    }
-}
-
-/// `body` under `guard` (itself when the guard is true).
-fn guarded(guard: Guard, body: Vec<Stmt>) -> Vec<Stmt> {
-    if guard.is_true() {
-        body
-    } else {
-        vec![Stmt::If {
-            guard,
-            body,
-            else_body: vec![],
-        }]
     }
 }
 

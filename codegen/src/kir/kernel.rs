@@ -276,6 +276,20 @@ pub struct Local {
 }
 
 impl Stmt {
+    /// `body` under `guard`: the statements as they are when the guard always holds, else
+    /// one `If` holding them (the emitters' one way to guard a block).
+    pub fn guarded(guard: super::value::Guard, body: Vec<Stmt>) -> Vec<Stmt> {
+        if guard.is_true() {
+            body
+        } else {
+            vec![Stmt::If {
+                guard,
+                body,
+                else_body: Vec::new(),
+            }]
+        }
+    }
+
     /// A serial loop `for var in [lo, hi]`.
     pub fn serial_loop(var: Var, lo: i64, hi: i64, body: Vec<Stmt>) -> Stmt {
         Stmt::Loop {

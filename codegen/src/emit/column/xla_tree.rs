@@ -80,14 +80,14 @@ impl Builder<'_> {
                 self.guards.push(inner_guard.clone());
                 let step = self.tile_step(comp, id, red, &[(parts[0], ty)], t, &[vec![element]]);
                 self.guards.pop();
-                let block = guarded(inner_guard, vec![loop_over(t, len, step?)]);
+                let block = Stmt::guarded(inner_guard, vec![loop_over(t, len, step?)]);
                 self.wrap_loops(&offsets, block)
             }
         };
         block.insert(0, self.init_loop(comp, id, index, parts[0], (t, len))?);
         for l in 1..tree.levels.len() {
             block.push(self.fold_loop(red, (parts[l], parts[l - 1]), ty, (t, len))?);
-            block = guarded(tree.levels[l].1.clone(), block);
+            block = Stmt::guarded(tree.levels[l].1.clone(), block);
             block = self.wrap_loops(&tree.levels[l].0, block);
             block.insert(0, self.init_loop(comp, id, index, parts[l], (t, len))?);
         }
@@ -198,18 +198,5 @@ impl Builder<'_> {
             value: v?,
         });
         Ok(loop_over(t, len, body))
-    }
-}
-
-/// `body` under `guard` (as it is when the guard always holds).
-fn guarded(guard: Guard, body: Vec<Stmt>) -> Vec<Stmt> {
-    if guard.is_true() {
-        body
-    } else {
-        vec![Stmt::If {
-            guard,
-            body,
-            else_body: vec![],
-        }]
     }
 }

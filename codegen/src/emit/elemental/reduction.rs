@@ -216,7 +216,7 @@ impl Builder<'_> {
         self.guards.pop();
         self.memo.pop();
         r?;
-        let mut block = guarded(inner_guard, step);
+        let mut block = Stmt::guarded(inner_guard, step);
         block = self.wrap_loops(&tree.levels[0].0, block);
         block.insert(
             0,
@@ -237,7 +237,7 @@ impl Builder<'_> {
                 var: parts[l],
                 value: v,
             });
-            block = guarded(tree.levels[l].1.clone(), block);
+            block = Stmt::guarded(tree.levels[l].1.clone(), block);
             block = self.wrap_loops(&tree.levels[l].0, block);
             block.insert(
                 0,
@@ -331,7 +331,7 @@ impl Builder<'_> {
                     offset: j,
                     value: v?,
                 });
-                Ok(guarded(g, body))
+                Ok(Stmt::guarded(g, body))
             };
         let mut per_k = step_of(self, Expr::constant(0), (low > 0).then_some((0, n - 1)))?;
         if lanes_n > 2 {
@@ -625,19 +625,6 @@ fn wide_max_min(kind: Reducer, ty: ScalarType) -> Option<crate::kir::BinOp> {
         Reducer::Max => Some(crate::kir::BinOp::Max),
         Reducer::Min => Some(crate::kir::BinOp::Min),
         _ => None,
-    }
-}
-
-/// `body` under `guard` (as it is when the guard always holds).
-pub(super) fn guarded(guard: Guard, body: Vec<Stmt>) -> Vec<Stmt> {
-    if guard.is_true() {
-        body
-    } else {
-        vec![Stmt::If {
-            guard,
-            body,
-            else_body: vec![],
-        }]
     }
 }
 

@@ -785,6 +785,7 @@ pub fn build_program_with(
             entry.instr(pid).name(),
         )?);
     }
+    super::memory::remat::rematerialize(&mut thunks, &mut st.buffers, &st.kernels, &st.in_place);
     let stream = super::stream::StreamOptions {
         workers: options.workers,
         min_bytes: options.stream_min_bytes,
@@ -811,7 +812,8 @@ pub fn build_program_with(
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
     let shares: Vec<(BufferId, BufferId)> =
         accepted.iter().map(|c| (c.output, c.operand)).collect();
-    let (assigned, in_place) = super::memory::assign::assign_best(
+    let (assigned, in_place) = super::memory::steps::assign_by_steps(
+        &thunks,
         &mut st.buffers,
         &mut st.allocations,
         &output_buffers,

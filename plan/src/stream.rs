@@ -15,6 +15,13 @@ use codegen::kir::{Access, Kernel, Stmt};
 /// writing them costs no memory traffic to speak of.
 pub const STREAM_MIN_BYTES: u64 = 8 << 20;
 
+/// Left-hand sides built inside a nested sequence (a loop body, a conditional branch) of
+/// at least this many bytes stream, below [`STREAM_MIN_BYTES`] too (the smaller of this
+/// and [`StreamOptions::min_bytes`] applies there): the builder keeps every temporary of a
+/// nested sequence live through its whole loop or conditional, so a patch matrix built
+/// whole there costs its bytes beside every other value of the body.
+pub const NESTED_STREAM_MIN_BYTES: u64 = 1 << 20;
+
 /// Where and how wide GEMMs stream: the program builder's options, as the stream needs them.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamOptions {
@@ -24,39 +31,41 @@ pub struct StreamOptions {
     pub min_bytes: u64,
 }
 
-/// Fuses every top-level kernel whose output, of at least `options.min_bytes`, is
-/// only the next thunk's GEMM lhs (see the module docs) with that GEMM, with one scratch
-/// slot per worker (at most the kernel's blocks). `buffers`' `defined_at` and `last_use`
-/// are thunk indices; they are renumbered for the removed thunks, and the lhs buffer
-/// shrinks to the scratch slots.
+/// Fuses every kernel whose output, of at least `options.min_bytes` (in nested sequences
+/// [`NESTED_STREAM_MIN_BYTES`] when that is less), is only the next thunk's GEMM lhs (see
+/// the module docs) with that GEMM, with one scratch slot per worker (at most the
+/// kernel's blocks), in the entry sequence and in every nested one (loop conditions and
+/// bodies, conditional branches). `buffers`' `defined_at` and `last_use` are thunk
+/// indices of the entry sequence; they are renumbered for the removed thunks, and the lhs
+/// buffer shrinks to the scratch slots.
+///
+/// A nested sequence's buffers all live through the entry thunk holding it (the builder
+/// tracks liveness at that level), so there the lhs qualifies when no thunk of the whole
+/// program but the producer and the GEMM names it (see [`named_only_by_the_pair`]): then
+/// nothing else ever reads or writes it, in any iteration.
 pub fn stream_gemms(
     thunks: &mut Vec<Thunk>,
     buffers: &mut [Buffer],
     kernels: &[Kernel],
     options: StreamOptions,
 ) {
+    let mut names = vec![0usize; buffers.len()];
+    for t in thunks.iter() {
+        count_names(t, &mut names);
+    }
+    let nested = StreamOptions {
+        min_bytes: options.min_bytes.min(NESTED_STREAM_MIN_BYTES),
+        ..options
+    };
+    for t in thunks.iter_mut() {
+        stream_nested(t, buffers, kernels, nested, &names);
+    }
     let mut i = 0;
     while i + 1 < thunks.len() {
         if let Some((lhs_arg, block_elements, lhs, slots)) =
             streamable(&thunks[i], &thunks[i + 1], i, buffers, kernels, options)
         {
-            let gemm = thunks.remove(i + 1);
-            let producer = thunks.remove(i);
-            let element_bytes = match &gemm {
-                Thunk::Gemm { shape, .. } => buffers[lhs].bytes / (shape.m * shape.k) as u64,
-                _ => 0,
-            };
-            thunks.insert(
-                i,
-                Thunk::StreamedGemm {
-                    producer: Box::new(producer),
-                    lhs_arg,
-                    block_elements,
-                    slots,
-                    gemm: Box::new(gemm),
-                },
-            );
-            buffers[lhs].bytes = slots as u64 * block_elements as u64 * element_bytes;
+            fuse(thunks, i, buffers, (lhs_arg, block_elements, lhs, slots));
             for b in buffers.iter_mut() {
                 for at in [&mut b.defined_at, &mut b.last_use] {
                     if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
@@ -69,8 +78,141 @@ pub fn stream_gemms(
     }
 }
 
+/// Streams the pairs of the sequences nested in `t` (innermost first); `names` counts
+/// how many times the whole program names each buffer ([`count_names`]).
+fn stream_nested(
+    t: &mut Thunk,
+    buffers: &mut [Buffer],
+    kernels: &[Kernel],
+    options: StreamOptions,
+    names: &[usize],
+) {
+    let sequences: Vec<&mut Vec<Thunk>> = match t {
+        Thunk::While { cond, body, .. } => vec![cond, body],
+        Thunk::Conditional { branches, .. } => branches.iter_mut().map(|(b, _)| b).collect(),
+        _ => return,
+    };
+    for seq in sequences {
+        for t in seq.iter_mut() {
+            stream_nested(t, buffers, kernels, options, names);
+        }
+        let mut i = 0;
+        while i + 1 < seq.len() {
+            let pair = named_only_by_the_pair(&seq[i], &seq[i + 1], buffers, names)
+                .then(|| pair_streams(&seq[i], &seq[i + 1], buffers, kernels, options))
+                .flatten();
+            if let Some(s) = pair {
+                fuse(seq, i, buffers, s);
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Whether `consumer` is a GEMM whose lhs no thunk of the program but `producer` (once)
+/// and `consumer` (as its lhs only) names, and which is a temporary written inside the
+/// sequence, not an output (outputs live to the end).
+fn named_only_by_the_pair(
+    producer: &Thunk,
+    consumer: &Thunk,
+    buffers: &[Buffer],
+    names: &[usize],
+) -> bool {
+    let (Thunk::Kernel { args, .. }, Thunk::Gemm { lhs, .. }) = (producer, consumer) else {
+        return false;
+    };
+    let Some(b) = buffers.get(*lhs) else {
+        return false;
+    };
+    names.get(*lhs) == Some(&2)
+        && args.iter().filter(|&a| a == lhs).count() == 1
+        && b.defined_at.is_some()
+        && b.last_use != Some(usize::MAX)
+}
+
+/// Adds one to `names[b]` for every time thunk `t` (nested sequences, loop state, results
+/// and selectors included) names buffer `b`.
+fn count_names(t: &Thunk, names: &mut [usize]) {
+    let mut named: Vec<usize> = Vec::new();
+    match t {
+        Thunk::Kernel { args, .. } => named.extend(args),
+        Thunk::Gemm { lhs, rhs, out, .. } => named.extend([*lhs, *rhs, *out]),
+        Thunk::Copy { src, dst, .. } => named.extend([*src, *dst]),
+        Thunk::Library {
+            inputs, outputs, ..
+        }
+        | Thunk::Collective {
+            inputs, outputs, ..
+        } => named.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
+        Thunk::StreamedGemm { producer, gemm, .. } => {
+            count_names(producer, names);
+            count_names(gemm, names);
+        }
+        Thunk::While {
+            cond,
+            cond_result,
+            body,
+            body_results,
+            state,
+            init,
+            ..
+        } => {
+            named.extend(body_results.iter().chain(state).chain(init));
+            named.push(*cond_result);
+            for t in cond.iter().chain(body.iter()) {
+                count_names(t, names);
+            }
+        }
+        Thunk::Conditional {
+            selector,
+            branches,
+            results,
+            ..
+        } => {
+            named.extend(results);
+            named.push(*selector);
+            for (ts, rs) in branches {
+                named.extend(rs);
+                ts.iter().for_each(|t| count_names(t, names));
+            }
+        }
+    }
+    for b in named {
+        if let Some(n) = names.get_mut(b) {
+            *n += 1;
+        }
+    }
+}
+
+/// What a streamable pair needs: `(lhs argument, lhs elements per block, lhs buffer,
+/// slots)`.
+type Streaming = (usize, i64, usize, usize);
+
+/// Replaces `seq[i]` and `seq[i + 1]` by their [`Thunk::StreamedGemm`]; the lhs buffer
+/// shrinks to the scratch slots.
+fn fuse(seq: &mut Vec<Thunk>, i: usize, buffers: &mut [Buffer], s: Streaming) {
+    let (lhs_arg, block_elements, lhs, slots) = s;
+    let gemm = seq.remove(i + 1);
+    let producer = seq.remove(i);
+    let element_bytes = match &gemm {
+        Thunk::Gemm { shape, .. } => buffers[lhs].bytes / (shape.m * shape.k) as u64,
+        _ => 0,
+    };
+    seq.insert(
+        i,
+        Thunk::StreamedGemm {
+            producer: Box::new(producer),
+            lhs_arg,
+            block_elements,
+            slots,
+            gemm: Box::new(gemm),
+        },
+    );
+    buffers[lhs].bytes = slots as u64 * block_elements as u64 * element_bytes;
+}
+
 /// `(lhs argument, lhs elements per block, lhs buffer, slots)` when `producer` (thunk
-/// `i`) and `consumer` can stream.
+/// `i` of the entry sequence) and `consumer` can stream.
 fn streamable(
     producer: &Thunk,
     consumer: &Thunk,
@@ -78,7 +220,27 @@ fn streamable(
     buffers: &[Buffer],
     kernels: &[Kernel],
     options: StreamOptions,
-) -> Option<(usize, i64, usize, usize)> {
+) -> Option<Streaming> {
+    let Thunk::Gemm { lhs, .. } = consumer else {
+        return None;
+    };
+    let dies_here = buffers[*lhs].defined_at == Some(i) && buffers[*lhs].last_use == Some(i + 1);
+    dies_here
+        .then(|| pair_streams(producer, consumer, buffers, kernels, options))
+        .flatten()
+}
+
+/// The [`Streaming`] of `producer` and `consumer` when the producer writes the GEMM's lhs
+/// (at least `options.min_bytes`, as its one output argument naming it) in whole rows,
+/// block by block, the GEMM reads it as its lhs only, and neither the rhs nor the result
+/// is that buffer; whether the lhs dies there is the caller's to check.
+fn pair_streams(
+    producer: &Thunk,
+    consumer: &Thunk,
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    options: StreamOptions,
+) -> Option<Streaming> {
     let slots = options.workers;
     let (
         Thunk::Kernel {
@@ -104,9 +266,7 @@ fn streamable(
         && k > 0
         && shape.n > 0
         && shape.lhs == (shape.k as isize, 1);
-    let dies_here = buffers[*lhs].defined_at == Some(i) && buffers[*lhs].last_use == Some(i + 1);
     if !whole_rows
-        || !dies_here
         || buffers[*lhs].bytes < options.min_bytes
         || *blocks < 2
         || rhs == lhs

@@ -1,8 +1,10 @@
 //! The memory planner (issue 32): dataflow values and their aliasing over the fused
 //! module, schedules costed by a heap simulation, buffer assignment into parameter,
 //! constant, output and one temp block at offsets (temporaries also inside outputs not
-//! yet written; a donated parameter's bytes taken by its output), the choice of schedule and streaming under a memory limit, and
-//! XLA-style dumps of the result.
+//! yet written; a donated parameter's bytes taken by its output; values of loop bodies and
+//! branches by steps of their own, [`steps`]), patch matrices built again rather than kept
+//! ([`remat`]), the choice of schedule and streaming under a memory limit, and XLA-style
+//! dumps of the result.
 
 pub mod assign;
 pub mod donate;
@@ -10,7 +12,9 @@ mod dump;
 pub mod heap;
 pub mod in_place;
 pub mod limit;
+pub mod remat;
 pub mod schedule;
+pub mod steps;
 pub mod values;
 mod values_text;
 

@@ -1,9 +1,12 @@
 //! Property test of the buffer assignment (issue 32, "Done when"): on random modules
 //! (DAGs whose values have several readers, tuple roots, loops), no two buffers that are
 //! live at one step of the program share a byte of memory. Liveness is recomputed here
-//! from the thunk sequence alone (each buffer from the first thunk that touches it to the
-//! last; a nested sequence's buffers at the thunk holding it; outputs to the end;
-//! parameters and constants throughout), independent of the planner's own ranges; a
+//! from the thunk sequence alone (each buffer from the first step that touches it to the
+//! last, every thunk a step, a loop its start, its condition's and body's steps and its
+//! end, a conditional its start, each branch's steps and its end: loop state, condition
+//! results and conditional results through the whole loop or conditional, a body's or
+//! branch's results to its end; outputs to the end; parameters and constants
+//! throughout), independent of the planner's own ranges; a
 //! temporary held in an output allocation shares that allocation's bytes. The
 //! runtime's random-module tests check the outputs against the evaluator through the same
 //! assignment.
@@ -65,7 +68,7 @@ fn random_module(seed: u64) -> (String, bool) {
             _ if head.is_empty() => {
                 head = format!(
                     "cond{k} {{\n  s = (s32[], f32[{len}]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  c = s32[] constant(3)\n  ROOT lt = pred[] compare(i, c), direction=LT\n}}\n\
-body{k} {{\n  s = (s32[], f32[{len}]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  x = f32[{len}] get-tuple-element(s), index=1\n  y = f32[{len}] negate(x)\n  y2 = f32[{len}] add(x, y)\n  ROOT r = (s32[], f32[{len}]) tuple(j, y2)\n}}\n"
+body{k} {{\n  s = (s32[], f32[{len}]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  x = f32[{len}] get-tuple-element(s), index=1\n  y = f32[{len}] negate(x)\n  y1 = f32[{len}] exponential(y)\n  y3 = f32[{len}] abs(y1)\n  y2 = f32[{len}] add(x, y3)\n  ROOT r = (s32[], f32[{len}]) tuple(j, y2)\n}}\n"
                 );
                 lines.push(format!("  i{k} = s32[] constant(0)"));
                 lines.push(format!("  t{k} = (s32[], f32[{len}]) tuple(i{k}, {src})"));
@@ -130,24 +133,36 @@ body{k} {{\n  s = (s32[], f32[{len}]) parameter(0)\n  i = s32[] get-tuple-elemen
     (text, layout != "{1,0}")
 }
 
-/// The buffers each thunk touches (nested sequences included).
-fn touched(t: &Thunk, out: &mut Vec<usize>) {
-    match t {
-        Thunk::Kernel { args, .. } => out.extend(args),
+/// Widens buffer `b`'s range to hold steps `lo..=hi`.
+fn widen(range: &mut HashMap<usize, (usize, usize)>, b: usize, lo: usize, hi: usize) {
+    let r = range.entry(b).or_insert((lo, hi));
+    *r = (r.0.min(lo), r.1.max(hi));
+}
+
+/// Adds the steps of `t` (starting at `*step`) to the range of every buffer it touches
+/// (see the module docs); returns `t`'s first step.
+fn steps(t: &Thunk, step: &mut usize, range: &mut HashMap<usize, (usize, usize)>) -> usize {
+    let here = *step;
+    *step += 1;
+    let leaf: Vec<usize> = match t {
+        Thunk::Kernel { args, .. } => args.clone(),
         Thunk::Gemm {
             lhs, rhs, out: o, ..
-        } => out.extend([*lhs, *rhs, *o]),
-        Thunk::Copy { src, dst, .. } => out.extend([*src, *dst]),
+        } => vec![*lhs, *rhs, *o],
+        Thunk::Copy { src, dst, .. } => vec![*src, *dst],
         Thunk::Collective {
             inputs, outputs, ..
-        } => out.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
-        Thunk::StreamedGemm { producer, gemm, .. } => {
-            touched(producer, out);
-            touched(gemm, out);
         }
-        Thunk::Library {
+        | Thunk::Library {
             inputs, outputs, ..
-        } => out.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
+        } => inputs.iter().chain(outputs).map(|s| s.buffer).collect(),
+        Thunk::StreamedGemm { producer, gemm, .. } => {
+            // Both parts at this one step.
+            for part in [&**producer, &**gemm] {
+                steps(part, &mut here.clone(), range);
+            }
+            Vec::new()
+        }
         Thunk::While {
             cond,
             cond_result,
@@ -157,11 +172,15 @@ fn touched(t: &Thunk, out: &mut Vec<usize>) {
             init,
             ..
         } => {
-            out.extend(body_results.iter().chain(state).chain(init));
-            out.push(*cond_result);
             for t in cond.iter().chain(body) {
-                touched(t, out);
+                steps(t, step, range);
             }
+            let end = *step;
+            *step += 1;
+            body_results.iter().for_each(|&b| widen(range, b, end, end));
+            state.iter().for_each(|&b| widen(range, b, here, end));
+            widen(range, *cond_result, here, end);
+            init.clone()
         }
         Thunk::Conditional {
             selector,
@@ -169,16 +188,20 @@ fn touched(t: &Thunk, out: &mut Vec<usize>) {
             results,
             ..
         } => {
-            out.push(*selector);
-            out.extend(results);
-            for (ts, rs) in branches {
-                out.extend(rs);
-                for t in ts {
-                    touched(t, out);
-                }
+            for t in branches.iter().flat_map(|(ts, _)| ts) {
+                steps(t, step, range);
             }
+            let end = *step;
+            *step += 1;
+            for &b in branches.iter().flat_map(|(_, rs)| rs) {
+                widen(range, b, end, end);
+            }
+            results.iter().for_each(|&b| widen(range, b, here, end));
+            vec![*selector]
         }
-    }
+    };
+    leaf.into_iter().for_each(|b| widen(range, b, here, here));
+    here
 }
 
 /// Where a buffer lies: (memory region, first byte, end). Region `None` is the temp
@@ -201,28 +224,32 @@ fn place(p: &Program, b: usize) -> (Option<usize>, u64, u64) {
     }
 }
 
-/// A buffer with its live range (first and last thunk) and its place ([`place`]).
+/// A buffer with its live range (first and last step) and its place ([`place`]).
 type Placed = (usize, (usize, usize), (Option<usize>, u64, u64));
 
 /// Whether buffers `x` and `y` (with their ranges and places) are an in-place pair: they
-/// meet at one step only, a kernel that reads the one ending there (its parameter marked
+/// meet at one step only, an entry kernel (`thunk_at`: the entry thunk starting at a
+/// step) that reads the one ending there (its parameter marked
 /// `inout`: its memory is written) and writes the one starting there, at the same place.
-fn in_place(p: &Program, x: Placed, y: Placed) -> bool {
+fn in_place(p: &Program, thunk_at: &HashMap<usize, usize>, x: Placed, y: Placed) -> bool {
     let (before, after) = if x.1 .1 == y.1 .0 { (x, y) } else { (y, x) };
-    let t = before.1 .1;
-    let taken_over = match p.thunks.get(t) {
+    let s = before.1 .1;
+    let Some(thunk) = thunk_at.get(&s).and_then(|&k| p.thunks.get(k)) else {
+        return false;
+    };
+    let taken_over = match thunk {
         // A donated parameter copied onto itself, or starting a loop's state in place.
-        Some(Thunk::Copy { src, dst, .. }) => *src == before.0 && *dst == after.0,
-        Some(Thunk::While { init, state, .. }) => init
+        Thunk::Copy { src, dst, .. } => *src == before.0 && *dst == after.0,
+        Thunk::While { init, state, .. } => init
             .iter()
             .zip(state)
             .any(|(&i, &s)| i == before.0 && s == after.0),
         _ => false,
     };
     if taken_over {
-        return after.1 .0 == t && before.2 == after.2;
+        return after.1 .0 == s && before.2 == after.2;
     }
-    let Some(Thunk::Kernel { kernel, args, .. }) = p.thunks.get(t) else {
+    let Thunk::Kernel { kernel, args, .. } = thunk else {
         return false;
     };
     let params = &p.kernels[*kernel].buffers;
@@ -230,22 +257,20 @@ fn in_place(p: &Program, x: Placed, y: Placed) -> bool {
         .iter()
         .zip(params)
         .any(|(&a, bp)| a == before.0 && bp.access == codegen::kir::Access::InOut);
-    after.1 .0 == t && before.2 == after.2 && args.contains(&after.0) && marked
+    after.1 .0 == s && before.2 == after.2 && args.contains(&after.0) && marked
 }
 
 /// The first pair of distinct buffers live at one step whose memory overlaps (in-place
 /// pairs apart).
 fn overlap(p: &Program) -> Option<String> {
-    let last = p.thunks.len();
     let mut range: HashMap<usize, (usize, usize)> = HashMap::new();
+    let mut step = 0;
+    // The entry thunk starting at each step.
+    let mut thunk_at: HashMap<usize, usize> = HashMap::new();
     for (k, t) in p.thunks.iter().enumerate() {
-        let mut bs = Vec::new();
-        touched(t, &mut bs);
-        for b in bs {
-            let r = range.entry(b).or_insert((k, k));
-            r.1 = k;
-        }
+        thunk_at.insert(steps(t, &mut step, &mut range), k);
     }
+    let last = step;
     for spec in &p.outputs {
         if let Some(r) = range.get_mut(&spec.buffer) {
             r.1 = last;
@@ -272,7 +297,7 @@ fn overlap(p: &Program) -> Option<String> {
                 && pa.0 == pb.0
                 && pa.1 < pb.2
                 && pb.1 < pa.2
-                && !in_place(p, (a, ra, pa), (b, rb, pb))
+                && !in_place(p, &thunk_at, (a, ra, pa), (b, rb, pb))
             {
                 return Some(format!(
                     "%{} {:?} and %{} {:?} overlap at {pa:?} / {pb:?}",
@@ -287,6 +312,7 @@ fn overlap(p: &Program) -> Option<String> {
 #[test]
 fn no_two_live_buffers_overlap_on_random_modules() {
     let (mut shared, mut hosted, mut in_place_kernels, mut donated) = (0, 0, 0, 0);
+    let mut body_shared = 0;
     let mut relaid = 0;
     for seed in 0..300 {
         let (text, other_layout) = random_module(seed);
@@ -316,6 +342,18 @@ fn no_two_live_buffers_overlap_on_random_modules() {
                 .iter()
                 .any(|b| b.access == codegen::kir::Access::InOut)
         }));
+        // Two values of one loop body in the same bytes (their steps apart).
+        body_shared += usize::from(p.thunks.iter().enumerate().any(|(k, t)| {
+            let nested: Vec<_> = (0..p.buffers.len())
+                .filter(|&b| {
+                    let buf = &p.buffers[b];
+                    matches!(t, Thunk::While { .. })
+                        && (buf.defined_at, buf.last_use) == (Some(k), Some(k))
+                })
+                .map(|b| place(&p, b))
+                .collect();
+            (0..nested.len()).any(|i| nested[i + 1..].contains(&nested[i]))
+        }));
         let taken = plan::memory::donate::donated_allocations(&p);
         donated += usize::from(taken.contains(&true));
         // The matrix output, declared in another layout, now in its parameter's bytes.
@@ -342,6 +380,10 @@ fn no_two_live_buffers_overlap_on_random_modules() {
     assert!(
         donated > 30,
         "only {donated} modules wrote an output over its donated parameter"
+    );
+    assert!(
+        body_shared > 20,
+        "only {body_shared} modules kept two values of a loop body in the same bytes"
     );
     assert!(
         relaid > 30,

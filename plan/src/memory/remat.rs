@@ -1,0 +1,232 @@
+//! Patch matrices built again instead of kept (issue 32 items 3 and 6). A training step's
+//! weight-gradient convolution reads the same im2col patches as the forward convolution
+//! (conv-to-gemm makes both GEMMs over one patch fusion), so the patches, many times
+//! their input's size, stay live from the forward pass to the backward one:
+//! `cnn_sgd_step_donated` kept its two patch matrices (0.59 and 1.18 MB) live across the
+//! whole step beside everything else, 2.6x XLA's bytes. Here an entry kernel whose one
+//! output only GEMMs read, at least twice, and is at least [`EXPANSION`] times the
+//! bytes of all its inputs together, runs again right before its last reader, into a
+//! buffer of its own: the first copy dies at its earlier readers, the inputs (a fraction of
+//! its size) live on instead. The kernel is the same (same inputs, unchanged until then:
+//! nothing between writes them), so the second copy holds the same bytes.
+
+use codegen::kir::{Access, Kernel};
+
+use super::in_place::Candidate;
+use crate::{Buffer, BufferId, Thunk};
+
+/// How many times the bytes of all its inputs together an output must be to be built
+/// again rather than kept: recomputing it then costs about one pass over the output,
+/// and its inputs, kept longer instead, are at most half its size.
+pub const EXPANSION: u64 = 2;
+
+/// The buffers thunk `t` (nested sequences included) names, and those it writes.
+fn named_and_written(
+    t: &Thunk,
+    kernels: &[Kernel],
+    named: &mut Vec<BufferId>,
+    written: &mut Vec<BufferId>,
+) {
+    match t {
+        Thunk::Kernel { kernel, args, .. } => {
+            named.extend(args);
+            let params = kernels
+                .get(*kernel)
+                .map(|k| k.buffers.as_slice())
+                .unwrap_or(&[]);
+            for (i, &a) in args.iter().enumerate() {
+                // A parameter the kernel IR does not describe counts as written.
+                if params.get(i).is_none_or(|p| p.access != Access::In) {
+                    written.push(a);
+                }
+            }
+        }
+        Thunk::Gemm { lhs, rhs, out, .. } => {
+            named.extend([*lhs, *rhs, *out]);
+            written.push(*out);
+        }
+        Thunk::Copy { src, dst, .. } => {
+            named.extend([*src, *dst]);
+            written.push(*dst);
+        }
+        Thunk::Library {
+            inputs, outputs, ..
+        }
+        | Thunk::Collective {
+            inputs, outputs, ..
+        } => {
+            named.extend(inputs.iter().chain(outputs).map(|s| s.buffer));
+            written.extend(outputs.iter().map(|s| s.buffer));
+        }
+        Thunk::StreamedGemm { producer, gemm, .. } => {
+            named_and_written(producer, kernels, named, written);
+            named_and_written(gemm, kernels, named, written);
+        }
+        Thunk::While {
+            cond,
+            cond_result,
+            body,
+            body_results,
+            state,
+            init,
+            ..
+        } => {
+            named.extend(body_results.iter().chain(state).chain(init));
+            named.push(*cond_result);
+            written.extend(state);
+            for t in cond.iter().chain(body) {
+                named_and_written(t, kernels, named, written);
+            }
+        }
+        Thunk::Conditional {
+            selector,
+            branches,
+            results,
+            ..
+        } => {
+            named.extend(results);
+            named.push(*selector);
+            written.extend(results);
+            for (ts, rs) in branches {
+                named.extend(rs);
+                for t in ts {
+                    named_and_written(t, kernels, named, written);
+                }
+            }
+        }
+    }
+}
+
+/// What [`plan_one`] found: the kernel thunk, its output's argument position, the
+/// output buffer, its last reader and the reader before it.
+struct Remat {
+    at: usize,
+    out_arg: usize,
+    out: BufferId,
+    last: usize,
+    before_last: usize,
+}
+
+/// The rematerialization of entry thunk `i`, when it qualifies (see the module docs).
+fn plan_one(
+    thunks: &[Thunk],
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    in_place: &[Candidate],
+    i: usize,
+) -> Option<Remat> {
+    let Thunk::Kernel { kernel, args, .. } = &thunks[i] else {
+        return None;
+    };
+    let params = &kernels.get(*kernel)?.buffers;
+    if params.len() != args.len() || in_place.iter().any(|c| c.kernel == *kernel) {
+        return None;
+    }
+    let outs: Vec<usize> = (0..args.len())
+        .filter(|&a| params[a].access != Access::In)
+        .collect();
+    let [out_arg] = outs[..] else {
+        return None;
+    };
+    let out = args[out_arg];
+    let ob = buffers.get(out)?;
+    let inputs: Vec<BufferId> = args.iter().copied().filter(|&a| a != out).collect();
+    let input_bytes: u64 = inputs.iter().map(|&a| buffers[a].bytes).sum();
+    if ob.defined_at != Some(i)
+        || ob.last_use.is_none_or(|u| u == usize::MAX)
+        || args.iter().filter(|&&a| a == out).count() != 1
+        || ob.bytes < EXPANSION.saturating_mul(input_bytes.max(1))
+    {
+        return None;
+    }
+    // Every later thunk naming the output is a GEMM reading it (never nested, never
+    // writing it); nothing after the kernel writes an input.
+    let mut readers = Vec::new();
+    for (r, t) in thunks.iter().enumerate().skip(i + 1) {
+        let (mut named, mut written) = (Vec::new(), Vec::new());
+        named_and_written(t, kernels, &mut named, &mut written);
+        if written.iter().any(|w| inputs.contains(w) || *w == out) {
+            // An input written: the output could not be built again after this.
+            if readers.is_empty() || written.contains(&out) {
+                return None;
+            }
+            break;
+        }
+        if !named.contains(&out) {
+            continue;
+        }
+        match t {
+            Thunk::Gemm { lhs, rhs, .. } if *lhs == out || *rhs == out => readers.push(r),
+            _ => return None,
+        }
+    }
+    let (&last, &before_last) = (readers.last()?, readers.iter().rev().nth(1)?);
+    // Built again only where something runs between the two readers, and only if no
+    // reader is left out (an input written before the last reader stops the scan).
+    (last > before_last + 1 && ob.last_use == Some(last)).then_some(Remat {
+        at: i,
+        out_arg,
+        out,
+        last,
+        before_last,
+    })
+}
+
+/// Builds again, right before its last reader, every entry kernel output that
+/// qualifies (see the module docs): a new buffer for the second copy, the first dying at
+/// its reader before. `buffers`' `defined_at` and `last_use` (entry thunk indices) are
+/// renumbered for the inserted thunks. Returns how many kernels run twice.
+pub fn rematerialize(
+    thunks: &mut Vec<Thunk>,
+    buffers: &mut Vec<Buffer>,
+    kernels: &[Kernel],
+    in_place: &[Candidate],
+) -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < thunks.len() {
+        let Some(r) = plan_one(thunks, buffers, kernels, in_place, i) else {
+            i += 1;
+            continue;
+        };
+        for b in buffers.iter_mut() {
+            for at in [&mut b.defined_at, &mut b.last_use] {
+                if let Some(t) = at.as_mut().filter(|t| **t >= r.last && **t != usize::MAX) {
+                    *t += 1;
+                }
+            }
+        }
+        let mut again = thunks[r.at].clone();
+        let copy = buffers.len();
+        buffers.push(Buffer {
+            name: format!("{}.again", buffers[r.out].name),
+            bytes: buffers[r.out].bytes,
+            allocation: usize::MAX,
+            defined_at: Some(r.last),
+            last_use: Some(r.last + 1),
+        });
+        buffers[r.out].last_use = Some(r.before_last);
+        if let Thunk::Kernel { args, .. } = &mut again {
+            for &a in args.iter() {
+                if a != r.out {
+                    let u = &mut buffers[a].last_use;
+                    if u.is_some_and(|u| u != usize::MAX && u < r.last) {
+                        *u = Some(r.last);
+                    }
+                }
+            }
+            args[r.out_arg] = copy;
+        }
+        if let Thunk::Gemm { lhs, rhs, .. } = &mut thunks[r.last] {
+            for x in [lhs, rhs] {
+                if *x == r.out {
+                    *x = copy;
+                }
+            }
+        }
+        thunks.insert(r.last, again);
+        count += 1;
+        i += 1;
+    }
+    count
+}

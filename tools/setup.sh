@@ -4,6 +4,9 @@
 #   - NVRTC from the nvidia-cuda-nvrtc PyPI wheel, into .deps/nvrtc/lib, so CUDA C can be
 #     compiled to PTX on a machine with no GPU;
 #   - the rustfmt and clippy components and cargo-nextest, if they are missing.
+#   - OpenMPI and libclang (Debian's libopenmpi-dev, openmpi-bin, libclang-dev) for the
+#     `mpi` feature, which the suite builds (--all-features) and whose smoke test runs
+#     `mpirun -np 4`: installed with apt-get (as root, else through sudo) when missing.
 # Wheels are downloaded with pip (PyPI only) and unpacked with Python's zipfile: no pip
 # install into any environment, nothing written outside the checkout but cargo's and
 # rustup's own directories, no root needed. Nothing is registered with the system loader:
@@ -49,6 +52,26 @@ if [ -z "$(find "$deps/nvrtc/lib" -name 'libnvrtc.so*' 2>/dev/null | head -n 1)"
   mkdir -p "$deps/nvrtc/lib"
   find "$deps/nvrtc/wheel" -name 'libnvrtc*.so*' -exec cp -P {} "$deps/nvrtc/lib/" \;
   ( cd "$deps/nvrtc/lib" && for f in libnvrtc.so.*; do [ -e libnvrtc.so ] || ln -sf "$f" libnvrtc.so; done )
+fi
+
+# OpenMPI and libclang (bindgen, for the `mpi` crate's bindings): the one system-wide
+# install, apt's; the package lists are refreshed only when the install needs it.
+mpi_pkgs=(libopenmpi-dev openmpi-bin libclang-dev)
+mpi_installed() {
+  local p
+  for p in "${mpi_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || return 1
+  done
+}
+if ! mpi_installed; then
+  command -v apt-get >/dev/null 2>&1 \
+    || { echo "setup: install OpenMPI (mpicc, mpirun) and libclang: ${mpi_pkgs[*]} on Debian" >&2; exit 1; }
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${mpi_pkgs[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y -qq "${mpi_pkgs[@]}" >/dev/null \
+    || { $sudo apt-get update -qq && $sudo apt-get install -y -qq "${mpi_pkgs[@]}" >/dev/null; }
 fi
 
 # rustfmt and clippy: the test script checks formatting and lints.

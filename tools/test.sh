@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what it needs (tools/setup.sh: libz3
-# and NVRTC from PyPI wheels into .deps/, cargo-nextest), puts .deps' libraries on the loader
-# path of every process it starts (no root, nothing written to /etc), checks formatting
+# and NVRTC from PyPI wheels into .deps/, cargo-nextest, Debian's OpenMPI and libclang for
+# the `mpi` feature, whose `mpirun -np 4` smoke test, cli/tests/mpi.rs, nextest runs with
+# the rest; apt-get needs root or sudo, only when they are missing), puts .deps' libraries
+# on the loader path of every process it starts (nothing registered in /etc), checks formatting
 # (rustfmt), the crate edges against ARCHITECTURE.md, that no crate has a circle of files, and
 # lints (clippy with warnings as errors, so missing docs fail), checks that the benches build,
 # runs the doc tests and the Python package's pytest suite (tools/test_python.sh), then

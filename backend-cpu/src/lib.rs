@@ -28,6 +28,8 @@ mod launch;
 mod library;
 mod loaded;
 mod memory;
+#[cfg(feature = "mpi")]
+mod mpi_comm;
 mod reduce_bytes;
 pub mod reuse;
 mod run;
@@ -43,4 +45,6 @@ pub use compile::CpuBackend;
 pub use error::BackendError;
 pub use inprocess::{InProcess, DEFAULT_TIMEOUT as DEFAULT_COLLECTIVE_TIMEOUT};
 pub use kernel_source::{KernelSource, UnitPrinter};
+#[cfg(feature = "mpi")]
+pub use mpi_comm::MpiDevice;
 pub use run::{CpuExecutable, CpuOutputs, CpuPrepared};

@@ -22,6 +22,7 @@ mod progress;
 mod run_cmd;
 mod run_devices;
 mod run_global;
+mod run_mpi;
 mod source;
 mod tile_cmd;
 mod timeout;
@@ -110,7 +111,11 @@ fn main() -> ExitCode {
         Command::Graph(args) => hlo_cmd::graph(args),
         Command::Indexing(args) => indexing_cmd::run(args),
         Command::Opt(args) => opt_cmd::run(args),
-        Command::Run(args) if args.devices.is_some() => run_global::dispatch(args),
+        Command::Run(args)
+            if args.devices.is_some() || args.collectives != run_cmd::Collectives::Inprocess =>
+        {
+            run_global::dispatch(args)
+        }
         Command::Run(args) => run_cmd::run(args),
         Command::Fuse(args) => fuse_cmd::run(args),
         Command::Compile(args) => compile_cmd::run(args),

@@ -47,6 +47,14 @@ pub struct RunArgs {
     /// A partitioned module run without --devices is an error.
     #[arg(long, value_name = "N")]
     pub devices: Option<usize>,
+    /// With --devices N: how the devices exchange data at collectives. `inprocess` (the
+    /// default): N threads of this process. `mpi`: this process is one device of an MPI
+    /// job started as `mpirun -np N hloc run FILE --devices N --collectives mpi ...`
+    /// (device k = rank k; an hloc built with `--features mpi`): every rank reads the
+    /// module and --inputs (the same path on every rank) and keeps its own device's piece;
+    /// rank 0 gathers the outputs and alone prints, writes and checks them.
+    #[arg(long, value_enum, default_value_t = Collectives::Inprocess)]
+    pub collectives: Collectives,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -224,6 +232,30 @@ impl Limit {
             e => anyhow!("{shown}: {e}"),
         }
     }
+}
+
+/// How the devices of `hloc run --devices N` exchange data at collectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Collectives {
+    /// N threads of this process meeting in shared memory.
+    Inprocess,
+    /// This process is one device of an MPI job of N processes (`mpirun -np N`; `run_mpi.rs`).
+    Mpi,
+}
+
+/// The `--repeat` line of an N-device run (`--devices`, in process or over MPI) from its
+/// runs' wall times (ms).
+pub(crate) fn devices_timing_line(mut times: Vec<f64>, exe: &runtime::Executable) -> String {
+    times.sort_by(f64::total_cmp);
+    let stats = exe.stats();
+    format!(
+        "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
+        times.get(times.len() / 2).copied().unwrap_or(0.0),
+        times.first().copied().unwrap_or(0.0),
+        times.len(),
+        stats.compile_ms,
+        stats.cache_word()
+    )
 }
 
 /// Evaluation backends.

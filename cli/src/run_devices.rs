@@ -48,7 +48,10 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
             .collect::<Result<_>>()?,
     };
     let start = Instant::now();
-    let (outputs, timing_line) = execute(module, grid, &inputs, args, per_device)?;
+    let Some((outputs, timing_line)) = execute(module, grid, &inputs, args, per_device)? else {
+        // An MPI rank other than 0: rank 0 reports the run.
+        return Ok(ExitCode::SUCCESS);
+    };
     let elapsed = start.elapsed();
     let reference = match args.check_reference {
         true => Some(
@@ -111,13 +114,15 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
 /// Runs `module` on every device of `grid` (device `k` on `inputs[k]`) with the backend
 /// `args` asks for; each device's outputs (the root's leaves), and the `--repeat` timing
 /// line. Shared by partitioned modules and the ones hloc partitions (`run_global.rs`).
+/// With `--collectives mpi` this process runs one device (`run_mpi.rs`) and only rank 0
+/// gets the outputs: `None` on the other ranks.
 pub(crate) fn execute(
     module: &Module,
     grid: plan::Grid,
     inputs: &[Vec<Literal>],
     args: &RunArgs,
     per_device: u64,
-) -> Result<(Vec<Vec<Literal>>, Option<String>)> {
+) -> Result<crate::run_mpi::RankResult> {
     let mut timing_line = None;
     let outputs: Vec<Vec<Literal>> = match args.backend {
         Backend::Reference => {
@@ -146,6 +151,9 @@ pub(crate) fn execute(
                 size_limit: Some(per_device),
                 ..Default::default()
             };
+            if args.collectives == crate::run_cmd::Collectives::Mpi {
+                return crate::run_mpi::execute(module, grid, inputs, &options, args.repeat);
+            }
             let exe = runtime::compile(module, &options).map_err(|e| anyhow!("{e}"))?;
             let run = || {
                 runtime::run_on_devices(&exe, grid, inputs, COLLECTIVE_TIMEOUT)
@@ -159,21 +167,12 @@ pub(crate) fn execute(
                     outputs = run()?;
                     times.push(t.elapsed().as_secs_f64() * 1e3);
                 }
-                times.sort_by(f64::total_cmp);
-                let stats = exe.stats();
-                timing_line = Some(format!(
-                    "time: median {:.4} ms, min {:.4} ms over {} runs; compile {:.1} ms (cache {})",
-                    times.get(times.len() / 2).copied().unwrap_or(0.0),
-                    times.first().copied().unwrap_or(0.0),
-                    times.len(),
-                    stats.compile_ms,
-                    stats.cache_word()
-                ));
+                timing_line = Some(crate::run_cmd::devices_timing_line(times, &exe));
             }
             outputs
         }
     };
-    Ok((outputs, timing_line))
+    Ok(Some((outputs, timing_line)))
 }
 
 /// Compares every device's outputs with `out<i>.dev<k>` of the `--expect` npz (as

@@ -24,6 +24,7 @@ use crate::run_devices::{execute, print_time};
 /// `replica_count` above 1) on more than one device is partitioned here; any other goes
 /// to `run_devices.rs` as it is.
 pub fn dispatch(args: RunArgs) -> Result<ExitCode> {
+    crate::run_mpi::check(&args)?;
     let module = crate::compile_cmd::read_module(&args.file, &mut Vec::new())?;
     let unpartitioned = hlo::collective_groups::Grid::of_module(&module).count() == 1;
     match args.devices.is_some_and(|n| n > 1) && unpartitioned {
@@ -73,8 +74,12 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
         partitions: n as i64,
     };
     let start = Instant::now();
-    let (per_device, timing_line) =
-        execute(p, grid, &inputs, &args, memory_limit / n.max(1) as u64)?;
+    let Some((per_device, timing_line)) =
+        execute(p, grid, &inputs, &args, memory_limit / n.max(1) as u64)?
+    else {
+        // An MPI rank other than 0: rank 0 reports the run.
+        return Ok(ExitCode::SUCCESS);
+    };
     let elapsed = start.elapsed();
     let outputs = assemble(&module, p, &per_device)?;
     for (i, o) in outputs.iter().enumerate() {

@@ -17,6 +17,10 @@ use backend_cpu::{CpuBackend, InProcess};
 use backend_cuda::{CudaBackend, CudaTarget};
 use plan::{Communicator, Grid, Program};
 
+/// The MPI communicator (feature `mpi`): this process is one device of an `mpirun` job,
+/// handed to [`plan::with_communicator`] around the run instead of [`communicators`].
+#[cfg(feature = "mpi")]
+pub use backend_cpu::MpiDevice;
 pub use backend_cpu::{cache_dir, CompileListener};
 pub use backend_cuda::{nvrtc_present, Cubin, CudaError, KernelResources};
 

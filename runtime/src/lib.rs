@@ -37,6 +37,8 @@ use hlo::pass::{Pass, PassContext, PassStats};
 use hlo::Module;
 use plan::Program;
 
+#[cfg(feature = "mpi")]
+pub use backends::MpiDevice;
 pub use backends::{cache_dir, nvrtc_present, CompileListener, Cubin, CudaError, KernelResources};
 pub use boundary::FlattenTupleParameters;
 pub use error::RuntimeError;

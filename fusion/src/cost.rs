@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use device::Device;
+use device::{Device, DeviceKind};
 use hlo::{CompId, ElementType, InstrId, Module, Opcode};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -53,6 +53,9 @@ pub struct OpInfo {
     /// A reduction whose reduced dimensions include its operand's last (row-major
     /// minor) one: its loop over the operand runs innermost along that dimension.
     pub reduces_minor: bool,
+    /// A broadcast that does not map its output's last (row-major minor) dimension: it
+    /// reads one operand element for a whole run of the innermost loop.
+    pub repeats_along_minor: bool,
     /// Whether operand `k` is read at the op's own index (an elementwise op and an
     /// operand of its dimensions): the emitters memoize a value per index, so readers
     /// that share an index share one evaluation.
@@ -163,6 +166,10 @@ impl CompInfo {
                             .first()
                             .is_some_and(|&o| c.instr(o).shape().dims().len() == d.len())
                 });
+            let rank = instr.shape().dims().len() as i64;
+            let repeats_along_minor = instr.opcode() == Opcode::Broadcast
+                && rank > 0
+                && instr.dimensions().is_some_and(|d| !d.contains(&(rank - 1)));
             let reduces_minor = class == OpClass::Reduction
                 && instr.dimensions().is_some_and(|d| {
                     instr.operands().first().is_some_and(|&o| {
@@ -180,6 +187,7 @@ impl CompInfo {
                 .collect();
             ops[id.index()] = Some(OpInfo {
                 broadcasts_trailing,
+                repeats_along_minor,
                 reduces_minor,
                 identity_reads,
                 flops_per_element,
@@ -411,6 +419,9 @@ pub struct KernelCost {
     pub bytes_written: f64,
     /// Flops.
     pub flops: f64,
+    /// The part of `flops` that recomputes a transcendental per element of a reader
+    /// ([`Evaluation::recomputed_flops`]).
+    pub recomputed_flops: f64,
 }
 
 impl KernelCost {
@@ -424,6 +435,7 @@ impl KernelCost {
         self.bytes_reread += o.bytes_reread;
         self.bytes_written += o.bytes_written;
         self.flops += o.flops;
+        self.recomputed_flops += o.recomputed_flops;
     }
 
     /// Bytes moved: read, re-read and written.
@@ -441,9 +453,30 @@ pub struct Evaluation {
     pub reads: BTreeMap<InstrId, f64>,
     /// Flops of the whole kernel.
     pub flops: f64,
+    /// The part of [`Evaluation::flops`] that recomputes an expensive member
+    /// ([`ops::is_expensive`]: a transcendental) beyond once per element of its own in
+    /// one index space: a value read through a broadcast (or another map that reads an
+    /// element again) that the code generator does not hoist is evaluated anew for every
+    /// element reading it.
+    pub recomputed_flops: f64,
+    /// The expensive member whose recomputation costs the most flops, for the report.
+    pub most_recomputed: Option<Recomputed>,
     /// With hoisting, the bytes of the largest row a reduction inside the kernel (not a
     /// root) reads: the kernel re-reads its inputs row by row, within this working set.
     pub row_bytes: Option<f64>,
+}
+
+/// An expensive member a kernel evaluates more often than it has elements.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Recomputed {
+    /// The member.
+    pub member: InstrId,
+    /// Its evaluations in the kernel.
+    pub evaluations: f64,
+    /// Its elements (what computing it once takes).
+    pub elements: f64,
+    /// Flops of the evaluations beyond one per element.
+    pub extra_flops: f64,
 }
 
 /// The index space a value is read in: a root's own, or the one an op reading it under a
@@ -514,6 +547,38 @@ pub fn evaluate(
         } else {
             e * fpe
         };
+        // Evaluations of one index space beyond one per element, where a broadcast that
+        // repeats each element along the innermost loop reads it (not hoisted, behind a
+        // reshape root: `b[s0 * 8 + d1 / 32000]`). Several spaces that each read every
+        // element once (a reduction's pass and the output's pass over a softmax row, the
+        // taps of a stencil), or a broadcast along the minor dimension (contiguous reads
+        // the C compiler vectorizes), are vector work priced by the flops alone.
+        let reused: f64 = mine
+            .0
+            .iter()
+            .filter(|(s, _)| match *s {
+                IndexSpace::Operand(r, _) => info.op(r).is_some_and(|r| r.repeats_along_minor),
+                _ => false,
+            })
+            .map(|&(_, c)| (c - op.elements).max(0.0))
+            .sum();
+        if op.class != OpClass::Reduction
+            && ops::is_expensive(op.opcode)
+            && reused > op.elements * 1e-9
+        {
+            // Reductions recomputed per element are the heroes' rule (never fused so);
+            // an elementwise transcendental evaluated again per reader element is priced.
+            let extra = reused * fpe;
+            ev.recomputed_flops += extra;
+            if ev.most_recomputed.is_none_or(|r| extra > r.extra_flops) {
+                ev.most_recomputed = Some(Recomputed {
+                    member: m,
+                    evaluations: e,
+                    elements: op.elements,
+                    extra_flops: extra,
+                });
+            }
+        }
         if hoist && op.class == OpClass::Reduction && !roots.contains(&m) {
             if let Some(input) = op.operands.first().and_then(|&o| info.op(o)) {
                 let per_element = if input.elements > 0.0 {
@@ -575,6 +640,17 @@ pub fn evaluate(
         .collect();
     ev
 }
+
+/// How many times slower than the flops table's rate (vectorized polynomials at the
+/// device's f32 rate) a transcendental runs when a CPU kernel recomputes it per element of
+/// a reader. Such a read indexes the value through a division of the loop's index (a
+/// broadcast behind a reshape root: `b[s0 * 8 + d1 / 32000]`), which the C compiler does not
+/// vectorize, so the polynomial runs as one scalar call per element. Measured: beam search's
+/// log-softmax kernel (`log` of a `[16,8]` sum recomputed for each of `[16,8,32000]`) took
+/// 67.5 ms, 16.5 ns per element, where the table at the `cpu` description's 192 GFLOP/s
+/// prices a log at 0.083 ns; backend-cpu measured its polynomials as scalar calls at
+/// 10-20 ns (sin 16 ns, f64 log 21 ns). 128 prices a 16-flop log at 10.7 ns.
+pub const SCALAR_RECOMPUTE_SLOWDOWN: f64 = 128.0;
 
 /// The cost model of one device and the code generator that emits its kernels.
 #[derive(Clone, Debug)]
@@ -648,6 +724,13 @@ impl CostModel<'_> {
             d.f32_flops_per_s()
         };
         c.compute_s = c.flops / rate;
+        if d.kind == DeviceKind::Cpu {
+            // A transcendental recomputed for every element that reads it (through a
+            // broadcast the code generator does not hoist) is evaluated at an index that is
+            // not the loop's: one polynomial after another, not a vector of them.
+            c.recomputed_flops = ev.recomputed_flops;
+            c.compute_s += ev.recomputed_flops * (SCALAR_RECOMPUTE_SLOWDOWN - 1.0) / rate;
+        }
         c.time_s = c.memory_s.max(c.compute_s) + c.launch_s;
         c
     }

@@ -13,7 +13,9 @@ pub enum Reason {
     /// Fusing would not lower the modelled time.
     NotProfitable,
     /// Fusing would duplicate an expensive producer (a reduction, transcendentals) into
-    /// several consumers at a loss.
+    /// several consumers at a loss, or recompute a transcendental for every element of a
+    /// consumer that reads each of its elements many times (the detail says which, and
+    /// how often).
     WouldDuplicateExpensive,
     /// Fusing would create a cycle between kernels.
     WouldCreateCycle,

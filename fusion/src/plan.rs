@@ -319,6 +319,9 @@ impl Planner<'_> {
         }
         let benefit = unfused.time_s - fused.time_s;
         if benefit <= 0.0 {
+            if fused.recomputed_flops > unfused.recomputed_flops {
+                return Some(Err(self.recomputed_refusal(k, &consumers, &merged, cost)));
+            }
             let reason = if consumers.len() > 1 && expensive {
                 Reason::WouldDuplicateExpensive
             } else {
@@ -332,6 +335,41 @@ impl Planner<'_> {
             cost,
             benefit,
         }))
+    }
+
+    /// The refusal of a fusion that would recompute an expensive member per element of a
+    /// reader ([`crate::cost::Evaluation::recomputed_flops`]): the consumer whose kernel
+    /// recomputes most, and which member, how often.
+    fn recomputed_refusal(
+        &self,
+        k: usize,
+        consumers: &[usize],
+        merged: &[Vec<InstrId>],
+        cost: Cost,
+    ) -> Decision {
+        let hoist = self.model.hoists_invariant_values;
+        let worst = consumers
+            .iter()
+            .zip(merged)
+            .filter_map(|(&c, m)| {
+                let croot = self.kernels[c].root;
+                evaluate(self.info, m, &[croot], hoist)
+                    .most_recomputed
+                    .map(|r| (croot, r))
+            })
+            .max_by(|a, b| a.1.extra_flops.total_cmp(&b.1.extra_flops));
+        let first = self.kernels[consumers[0]].root;
+        let Some((croot, r)) = worst else {
+            return self.refuse(k, first, Reason::WouldDuplicateExpensive, cost);
+        };
+        let mut d = self.refuse(k, croot, Reason::WouldDuplicateExpensive, cost);
+        d.detail = Some(format!(
+            "{} would be computed {} times for its {} elements (once per element reading it)",
+            self.name(r.member),
+            r.evaluations.round(),
+            r.elements.round()
+        ));
+        d
     }
 
     /// Whether `m` is a reduction that combines elements (one over dimensions of size 1

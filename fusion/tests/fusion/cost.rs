@@ -195,3 +195,49 @@ fn a_value_read_under_two_slices_is_computed_once_per_slice() {
     let c = cost(text, &["e", "sa", "sb", "a"]);
     close(c.flops, (2.0 * 16.0 + 1.0) * 1024.0);
 }
+
+/// A log of a `[16,8]` value read through a broadcast behind a reshape root: the code
+/// generator cannot hoist it, so the kernel evaluates it once per element of the
+/// `[16,8,512]` output, and on the CPU each evaluation beyond the first of its element is
+/// a scalar polynomial (`SCALAR_RECOMPUTE_SLOWDOWN` times the table's rate).
+#[test]
+fn a_transcendental_recomputed_per_element_is_priced_as_scalar_calls() {
+    let text = "HloModule m\nENTRY e {\n  s = f32[16,8] parameter(0)\n  x = f32[16,8,512] parameter(1)\n  l = f32[16,8] log(s)\n  b = f32[16,8,512] broadcast(l), dimensions={0,1}\n  d = f32[16,8,512] subtract(x, b)\n  ROOT r = f32[16,4096] reshape(d)\n}";
+    let c = cost(text, &["l", "b", "d", "r"]);
+    let n = 16.0 * 8.0 * 512.0;
+    let recomputed = (n - 128.0) * 16.0;
+    close(c.recomputed_flops, recomputed);
+    // Every log (n of them, 16 flops) and subtract at the table's rate, plus the
+    // recomputed logs' scalar surcharge.
+    close(c.flops, n * 16.0 + n);
+    let slowdown = fusion::cost::SCALAR_RECOMPUTE_SLOWDOWN;
+    close(
+        c.compute_s,
+        (n * 17.0) / 192e9 + recomputed * (slowdown - 1.0) / 192e9,
+    );
+    assert!(c.compute_s > c.memory_s);
+    // Hoisted (read along the root's trailing dimensions), it is computed once per value.
+    let hoisted = "HloModule m\nENTRY e {\n  s = f32[16,8] parameter(0)\n  x = f32[16,8,512] parameter(1)\n  l = f32[16,8] log(s)\n  b = f32[16,8,512] broadcast(l), dimensions={0,1}\n  ROOT d = f32[16,8,512] subtract(x, b)\n}";
+    close(cost(hoisted, &["l", "b", "d"]).recomputed_flops, 0.0);
+    // On the h100 every element is a thread: no surcharge.
+    let h100 = device::load("h100").unwrap();
+    let gpu = cost_on(
+        &h100,
+        &fusion::EmitterRules::xla_gpu(),
+        text,
+        &["l", "b", "d", "r"],
+    );
+    close(gpu.recomputed_flops, 0.0);
+}
+
+/// A softmax row in one kernel reads `exp` twice, in the sum's pass and in the output's,
+/// each at its own index once per element: two passes priced by their flops, not a
+/// recomputation.
+#[test]
+fn two_passes_over_a_row_are_not_a_recomputation() {
+    let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  x = f32[64,512] parameter(0)\n  e = f32[64,512] exponential(x)\n  z = f32[] constant(0)\n  s = f32[64] reduce(e, z), dimensions={1}, to_apply=add\n  b = f32[64,512] broadcast(s), dimensions={0}\n  ROOT d = f32[64,512] divide(e, b)\n}";
+    let c = cost(text, &["e", "s", "b", "d"]);
+    close(c.recomputed_flops, 0.0);
+    // exp evaluated in both passes: 2 x 32768 x 16 flops, the sum and the divide.
+    close(c.flops, 2.0 * 32768.0 * 16.0 + 32768.0 + 32768.0 * 4.0);
+}

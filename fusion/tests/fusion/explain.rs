@@ -141,3 +141,25 @@ fn launch_cost_decides_what_pays() {
     let report = fusion::fuse(&mut module, &device::load("h100").unwrap()).unwrap();
     assert_eq!(report.edges().count(), 0);
 }
+
+#[test]
+fn a_transcendental_recomputed_per_element_is_refused_with_how_often() {
+    // Without hoisting, the log of a [16,8] value read through a broadcast along the minor
+    // dimension would run once per element of [16,8,4096], one scalar call each.
+    let text = "HloModule m\nENTRY e {\n  s = f32[16,8] parameter(0)\n  x = f32[16,8,4096] parameter(1)\n  l = f32[16,8] log(s)\n  b = f32[16,8,4096] broadcast(l), dimensions={0,1}\n  ROOT d = f32[16,8,4096] subtract(x, b)\n}";
+    let mut module = hlo::parse_module(text).unwrap();
+    let report = fuse_without_hoisting(&mut module);
+    let edge = report.edges().find(|e| e.producer == "l").unwrap();
+    assert_eq!(edge.reason.code(), "would-duplicate-expensive");
+    assert_eq!(
+        edge.detail.as_deref(),
+        Some("l would be computed 524288 times for its 128 elements (once per element reading it)")
+    );
+    assert!(report
+        .to_text()
+        .contains("l would be computed 524288 times"));
+    // Hoisted, it is computed once per value and fuses.
+    let mut module = hlo::parse_module(text).unwrap();
+    let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
+    assert_eq!(report.edges().count(), 0);
+}

@@ -46,7 +46,9 @@
 //!   gradient of a strided one, is decomposed into one convolution of the undilated
 //!   input per output phase, each with a strided slice of the kernel's taps, interleaved
 //!   by concatenates and a reshape (`phases.rs`); the phases are then rewritten like any
-//!   other convolution, with none of the zero-stuffed input's multiply-adds.
+//!   other convolution, with none of the zero-stuffed input's multiply-adds (the taps
+//!   on holes still add their `0 · w`, NaN for an infinite weight, through a per-phase
+//!   term added to the phase's kernel: `holes.rs`).
 //!
 //! Exact up to summation order: the same products are summed. Only convolutions with
 //! `feature_group_count` and `batch_group_count` 1, no window reversal, static non-empty
@@ -58,6 +60,7 @@
 //! inside fusion bodies are left alone.
 
 mod geometry;
+mod holes;
 mod patchify;
 mod phases;
 mod rewrite;

@@ -12,7 +12,9 @@
 //! the inserted dimensions and reshaping to `[…, Q_j·s_j, …]`, and the result is sliced
 //! to the output size. The phase convolutions are then rewritten like any other: the
 //! same multiply-adds as the useful part of the dilated convolution, none on zeros.
-//! Exact up to summation order; a phase that no tap reaches is a zero broadcast.
+//! Exact up to summation order: the taps a phase leaves out (holes and padding) still add
+//! their `0 · w` (NaN for an infinite weight) through the phase's kernel (`holes.rs`);
+//! a phase that no tap reaches is those products alone, broadcast.
 
 use std::collections::HashMap;
 
@@ -120,6 +122,8 @@ impl Rewriter<'_> {
         let mut convs = Vec::new();
         let mut outs = Vec::with_capacity(total);
         let mut zero = None;
+        // The taps each phase leaves out still add `0 · w` (holes.rs).
+        let sums = self.hole_sums(rhs);
         for flat in 0..total {
             let mut pick = vec![0usize; n];
             let mut rest = flat;
@@ -150,6 +154,11 @@ impl Rewriter<'_> {
                     let j = kernel_spatial.iter().position(|&s| s == d)?;
                     Some(phase[j].taps)
                 });
+                let k0: Vec<i64> = phase.iter().map(|p| p.taps.0).collect();
+                let k = match self.left_out(&sums, Some(&k0)) {
+                    Some(c) => self.add_to_weights(k, c),
+                    None => k,
+                };
                 let mut attrs: Vec<(AttrName, AttrValue)> = conv
                     .attrs
                     .iter()
@@ -168,6 +177,9 @@ impl Rewriter<'_> {
                 let c = self.add(Opcode::Convolution, shape, vec![x, k], attrs);
                 convs.push(c);
                 c
+            } else if let Some(c) = self.left_out(&sums, None) {
+                // No tap reads the input: every tap adds `0 · w`.
+                self.left_out_only(c, phase_dims.clone())
             } else {
                 let z = *zero.get_or_insert_with(|| self.zero());
                 let shape = self.shape(phase_dims.clone());

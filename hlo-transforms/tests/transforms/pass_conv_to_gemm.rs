@@ -262,7 +262,7 @@ fn rewritten_convolutions_evaluate_alike() {
         let (want, got) = (eval(&m, &a), eval(&after, &a));
         // A dot, unless the window reads only padding (a zero broadcast then).
         assert!(
-            printed.contains(" dot(") || all_zero(&want),
+            gemm_dots(&after) > 0 || all_zero(&want),
             "{text}\n{printed}"
         );
         let cmp = tolerance::compare(&got, &want);
@@ -281,18 +281,15 @@ fn rewritten_convolutions_evaluate_alike() {
 fn the_dot_is_in_gemm_form() {
     // One contracting dimension, the lhs's last and the rhs's first after the batch; at
     // most one batch dimension, the first of both; row-major operands: a form the CPU
-    // backend runs as a GEMM. All three forms occur. Every dot is checked (an
-    // input-dilated convolution makes one per phase; none when it reads only padding).
+    // backend runs as a GEMM. All three forms occur. Every GEMM is checked (an
+    // input-dilated convolution makes one per phase; none when it reads only padding;
+    // its matrix-vector sums of `0 · w` over kernel taps are not GEMMs).
     let mut forms = [0usize; 3];
     for case in cases() {
         let m = hlo::parse_module(&case.text()).unwrap();
         let (after, _) = run_pass(&m, ConvToGemm::always());
         let e = after.entry();
-        let dots: Vec<_> = e
-            .instructions()
-            .filter(|(_, i)| i.opcode() == Opcode::Dot)
-            .map(|(_, i)| i)
-            .collect();
+        let dots: Vec<_> = gemms(&after).collect();
         for (n, dot) in dots.into_iter().enumerate() {
             let dn = dot.dot_dimension_numbers();
             let (l, r) = (
@@ -437,13 +434,25 @@ ENTRY e {
     assert!(tolerance::compare(&eval(&after, &a), &eval(&m, &a)).matches);
 }
 
-/// Multiply-adds of every dot of `m`'s entry (each `[.., m, k] x [.., k, n]`: the lhs's
+/// The matrix products of `m`'s entry: dots with a result of rank 2 or more (the rank-1
+/// ones are the sub-pixel phases' sums of `0 · w` over kernel taps, `holes.rs`).
+fn gemms(m: &Module) -> impl Iterator<Item = &hlo::Instruction> {
+    m.entry()
+        .instructions()
+        .map(|(_, i)| i)
+        .filter(|i| i.opcode() == Opcode::Dot && i.shape().dims().len() >= 2)
+}
+
+fn gemm_dots(m: &Module) -> usize {
+    gemms(m).count()
+}
+
+/// Multiply-adds of every GEMM of `m`'s entry (each `[.., m, k] x [.., k, n]`: the lhs's
 /// elements times the rhs's free size).
 fn dot_macs(m: &Module) -> i64 {
     let e = m.entry();
-    e.instructions()
-        .filter(|(_, i)| i.opcode() == Opcode::Dot)
-        .map(|(_, i)| {
+    gemms(m)
+        .map(|i| {
             let l: i64 = e.instr(i.operands()[0]).shape().dims().iter().product();
             let r = e.instr(i.operands()[1]).shape().dims();
             l * r[r.len() - 1]
@@ -538,9 +547,89 @@ fn input_dilated_convolutions_are_phases_without_zeros() {
         let cmp = tolerance::compare(&got, &want);
         assert!(cmp.matches, "{cmp:?}\n{text}\n{printed}");
         assert!(
-            printed.contains(" dot(") || all_zero(&want),
+            gemm_dots(&after) > 0 || all_zero(&want),
             "{text}\n{printed}"
         );
+    }
+}
+
+/// `args` with kernel element `at` (modulo its size) set to `value`.
+fn with_weight(mut args: Vec<Literal>, at: usize, value: f64) -> Vec<Literal> {
+    use hlo::literal::{ArrayData, ArrayLiteral};
+    let a = args[1].as_array().unwrap().expanded();
+    let data = match a.data().clone() {
+        ArrayData::F32(mut v) => {
+            let n = v.len();
+            v[at % n] = value as f32;
+            ArrayData::F32(v)
+        }
+        ArrayData::F64(mut v) => {
+            let n = v.len();
+            v[at % n] = value;
+            ArrayData::F64(v)
+        }
+        other => panic!("not a float kernel: {other:?}"),
+    };
+    args[1] = Literal::Array(ArrayLiteral::new(a.shape().clone(), data).unwrap());
+    args
+}
+
+/// The positions of `a`'s NaN elements.
+fn nans(a: &hlo::literal::ArrayLiteral) -> Vec<bool> {
+    let a = a.expanded();
+    (0..a.element_count())
+        .map(|i| a.get_f64(i).is_some_and(f64::is_nan))
+        .collect()
+}
+
+/// HLO's padding and `lhs_dilate` holes are zero-valued elements: a tap there adds
+/// `0 · w`, NaN for an infinite or NaN weight (issue 36 item 4). The rewrite keeps every
+/// such NaN, on the sub-pixel phases (which multiply none of the holes' zeros), the
+/// im2col patches and the phases that read no input alike: NaN positions equal before
+/// and after, for one infinite weight (at a different tap per case) and one NaN weight.
+#[test]
+fn taps_on_holes_and_padding_keep_their_nans() {
+    let dilated = lhs_dilated_cases(300, 29);
+    let plain = cases();
+    let mut checked_nans = 0;
+    for (seed, case) in dilated.iter().chain(&plain).enumerate() {
+        let text = case.text();
+        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        if !changed {
+            continue;
+        }
+        let printed = hlo::print_module(&after);
+        for (at, value) in [(seed * 7, f64::INFINITY), (seed * 5 + 3, f64::NAN)] {
+            let a = with_weight(args(&m, seed as u64 + 2000), at, value);
+            let (want, got) = (nans(&eval(&m, &a)), nans(&eval(&after, &a)));
+            assert_eq!(got, want, "weight {at} = {value}\n{text}\n{printed}");
+            checked_nans += want.iter().filter(|&&n| n).count();
+        }
+    }
+    assert!(checked_nans > 10_000, "only {checked_nans} NaNs checked");
+}
+
+/// The shapes of the random differential campaign's failing seeds (1011, 1040, 1048,
+/// 1055, 1072, 1077, 1095 of `runtime`'s `taps_in_padding` test): an infinite weight whose
+/// taps, in every output of some phases, land only in `lhs_dilate` holes or low padding.
+#[test]
+fn infinite_weight_on_holes_only_is_nan_after_the_rewrite() {
+    let text = "HloModule m
+ENTRY e {
+  x = f32[3,9,1] parameter(0)
+  w = f32[2,7,3] parameter(1)
+  ROOT c = f32[1,7,18] convolution(x, w), window={size=2 pad=2_0 lhs_dilate=2}, dim_labels=f0b_0oi->bf0
+}
+";
+    let m = hlo::parse_module(text).unwrap();
+    let (after, changed) = run_pass(&m, ConvToGemm::always());
+    assert!(changed && !has_conv(&after));
+    for at in 0..42 {
+        let a = with_weight(args(&m, 5), at, f64::INFINITY);
+        let want = nans(&eval(&m, &a));
+        assert!(want.iter().any(|&n| n), "weight {at}: no NaN to check");
+        assert_eq!(nans(&eval(&after, &a)), want, "weight {at}");
     }
 }
 

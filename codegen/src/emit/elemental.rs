@@ -15,6 +15,7 @@ use super::scalar_ops;
 use crate::error::CodegenError;
 use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
 
+mod blocked_sum;
 mod contraction;
 mod map;
 mod precision;

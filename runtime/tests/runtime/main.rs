@@ -16,6 +16,7 @@ mod gpu_split_reductions;
 mod half_dots;
 mod half_reductions;
 mod in_place;
+mod long_sums;
 mod library;
 mod padding_only_convolutions;
 mod random_boundaries;

@@ -2,6 +2,7 @@
 //! its accumulators, with several partial accumulators over the innermost one where the
 //! reducer allows reassociation.
 
+use super::blocked_sum::{blocked_sum, ChunkLanes, BLOCK};
 use super::*;
 use hlo::ir::reducer::Reducer;
 
@@ -378,7 +379,10 @@ impl Builder<'_> {
     /// vector code: lane `k` starts with the element at `r = k` and accumulates
     /// `r = L * s + k` for chunks `s = 1..`; the lanes combine by halving (lane `k` with
     /// lane `k + L/2`, then `k + L/4`, ...) into the accumulator, then the remaining
-    /// elements follow in order. Only
+    /// elements follow in order. A float sum of 32 or 64 bits over more than
+    /// [`BLOCK`] chunks instead sums its chunks in blocks ([`super::blocked_sum`]) and
+    /// folds the remaining elements into the first lanes before the halving: a long row's
+    /// sum stays accurate. Only
     /// for a single accumulator whose reducer is one associative and commutative op
     /// (`hlo::ir::reducer`) of a type of 32 bits or more, or a max or min of 16- or 8-bit
     /// floats (lanes in `f32`, see [`wide_max_min`]), an unguarded access, and at least
@@ -425,83 +429,38 @@ impl Builder<'_> {
             return Ok(None);
         }
         let module = self.module;
-        let operand = module.computation(comp).instr(id).operands()[0];
         let name = module.computation(comp).instr(id).name().to_string();
         let lanes = self.new_local(format!("{name} partial accumulators"), lane_ty, lanes_n);
         let k = self.new_range(Interval::new(0, lanes_n - 1));
-        let lane = |v: Var| Value::LocalLoad {
-            local: lanes,
-            offset: Expr::var(v),
+        // A long float sum: blocks of chunks (see [`blocked_sum`]).
+        let blocked = wide.is_none() && blocked_sum(kind, *ty) && chunks > BLOCK;
+        let chunk = ChunkLanes {
+            comp,
+            id,
+            red,
+            access,
+            r,
+            lo: iv.lo,
+            lanes_n,
+            k,
             ty: lane_ty,
         };
         let mut body = Vec::new();
         self.memo.push(Default::default());
         let result = (|| -> Result<(), CodegenError> {
-            // The first chunk initializes the lanes.
-            let mut first = Vec::new();
-            self.memo.push(Default::default());
-            let a = self.at_range(access, r, Expr::var(k) + Expr::constant(iv.lo));
-            let v = self.value(comp, operand, &a.index, false, &mut first);
-            self.memo.pop();
-            first.push(Stmt::LocalStore {
-                local: lanes,
-                offset: Expr::var(k),
-                value: widened(v?, lane_ty),
-            });
-            body.push(Stmt::Loop {
-                kind: crate::kir::LoopKind::Serial,
-                var: k,
-                lo: 0,
-                hi: lanes_n - 1,
-                body: first,
-            });
-            // Each further chunk: load a lane, combine its element, store it back.
-            let s = self.new_range(Interval::new(1, chunks - 1));
-            let mut step = Vec::new();
-            let var = self.new_var(lane_ty);
-            step.push(Stmt::Decl {
-                var,
-                value: lane(k),
-            });
-            let e = Expr::var(s) * Expr::constant(lanes_n) + Expr::var(k) + Expr::constant(iv.lo);
-            let a = self.at_range(access, r, e);
-            self.memo.push(Default::default());
-            let res = match wide {
-                Some(op) => self
-                    .value(comp, operand, &a.index, false, &mut step)
-                    .map(|x| {
-                        step.push(Stmt::Assign {
-                            var,
-                            value: Value::Binary(
-                                op,
-                                Box::new(Value::Var(var, lane_ty)),
-                                Box::new(widened(x, lane_ty)),
-                                lane_ty,
-                            ),
-                        })
-                    }),
-                None => self.reduce_body(comp, id, red, &[a], &[(var, *ty)], &mut step),
-            };
-            self.memo.pop();
-            res?;
-            step.push(Stmt::LocalStore {
-                local: lanes,
-                offset: Expr::var(k),
-                value: Value::Var(var, lane_ty),
-            });
-            body.push(Stmt::Loop {
-                kind: crate::kir::LoopKind::Serial,
-                var: s,
-                lo: 1,
-                hi: chunks - 1,
-                body: vec![Stmt::Loop {
-                    kind: crate::kir::LoopKind::Serial,
-                    var: k,
-                    lo: 0,
-                    hi: lanes_n - 1,
-                    body: step,
-                }],
-            });
+            if blocked {
+                body.push(self.lanes_identity(&chunk, lanes));
+                self.blocked_chunks(&chunk, lanes, chunks, &mut body)?;
+            } else {
+                self.chunk_lanes(&chunk, lanes, chunks, wide, &mut body)?;
+            }
+            // A float sum's last elements (fewer than a chunk) into the first lanes, so
+            // they round at a lane's magnitude, not the row's.
+            let tail = extent - chunks * lanes_n;
+            if blocked && tail > 0 {
+                let kt = self.new_range(Interval::new(0, tail - 1));
+                body.push(self.chunk_step(&chunk, lanes, Expr::constant(chunks), kt, tail)?);
+            }
             // Halving: lane k combines with lane k + half for half = lanes/2, ..., 1 (each
             // step a loop the C compiler vectorizes), then lane 0 into the accumulator.
             let mut half = lanes_n / 2;
@@ -551,7 +510,7 @@ impl Builder<'_> {
                 var: *acc,
                 value: v,
             });
-            if chunks * lanes_n < extent {
+            if !blocked && chunks * lanes_n < extent {
                 let mut rest = Vec::new();
                 self.memo.push(Default::default());
                 let res = self.reduce_body(comp, id, red, accesses, accs, &mut rest);
@@ -570,6 +529,76 @@ impl Builder<'_> {
         self.memo.pop();
         result?;
         Ok(Some(self.wrap_loops(&ranges[..ranges.len() - 1], body)))
+    }
+
+    /// Chunks `0..chunks` of `c` into lane array `lanes` one after another: the first
+    /// chunk initializes the lanes, each further one is combined in (by `wide`'s op on
+    /// `f32` lanes, see [`wide_max_min`], else by the reducer).
+    fn chunk_lanes(
+        &mut self,
+        c: &ChunkLanes<'_>,
+        lanes: usize,
+        chunks: i64,
+        wide: Option<crate::kir::BinOp>,
+        body: &mut Vec<Stmt>,
+    ) -> Result<(), CodegenError> {
+        let operand = self.module.computation(c.comp).instr(c.id).operands()[0];
+        let (k, lane_ty) = (c.k, c.ty);
+        let mut first = Vec::new();
+        self.memo.push(Default::default());
+        let a = self.at_range(c.access, c.r, Expr::var(k) + Expr::constant(c.lo));
+        let v = self.value(c.comp, operand, &a.index, false, &mut first);
+        self.memo.pop();
+        first.push(Stmt::LocalStore {
+            local: lanes,
+            offset: Expr::var(k),
+            value: widened(v?, lane_ty),
+        });
+        body.push(Stmt::serial_loop(k, 0, c.lanes_n - 1, first));
+        let Some(op) = wide else {
+            let s = self.new_range(Interval::new(1, chunks - 1));
+            let step = self.chunk_step(c, lanes, Expr::var(s), k, c.lanes_n)?;
+            body.push(Stmt::serial_loop(s, 1, chunks - 1, vec![step]));
+            return Ok(());
+        };
+        // Each further chunk: load a lane, combine its element in `f32`, store it back.
+        let s = self.new_range(Interval::new(1, chunks - 1));
+        let mut step = Vec::new();
+        let var = self.new_var(lane_ty);
+        step.push(Stmt::Decl {
+            var,
+            value: Value::LocalLoad {
+                local: lanes,
+                offset: Expr::var(k),
+                ty: lane_ty,
+            },
+        });
+        let e = Expr::var(s) * Expr::constant(c.lanes_n) + Expr::var(k) + Expr::constant(c.lo);
+        let a = self.at_range(c.access, c.r, e);
+        self.memo.push(Default::default());
+        let x = self.value(c.comp, operand, &a.index, false, &mut step);
+        self.memo.pop();
+        step.push(Stmt::Assign {
+            var,
+            value: Value::Binary(
+                op,
+                Box::new(Value::Var(var, lane_ty)),
+                Box::new(widened(x?, lane_ty)),
+                lane_ty,
+            ),
+        });
+        step.push(Stmt::LocalStore {
+            local: lanes,
+            offset: Expr::var(k),
+            value: Value::Var(var, lane_ty),
+        });
+        body.push(Stmt::serial_loop(
+            s,
+            1,
+            chunks - 1,
+            vec![Stmt::serial_loop(k, 0, c.lanes_n - 1, step)],
+        ));
+        Ok(())
     }
 
     /// Two lanes combined: by `wide`'s op on `f32` lanes (see [`wide_max_min`]), else by the

@@ -34,6 +34,22 @@ typedef unsigned long long uint64_t;
 #define NAN __int_as_float(0x7fc00000)
 #define INFINITY __int_as_float(0x7f800000)
 #endif
+/* The words of atomic updates' compare-and-swap loops (the printer casts to the pointer
+   types CUDA's atomics take; the host emulation defines those atomics with the C++
+   compiler's atomic builtins). */
+#ifdef HLOC_CUDA_HOST
+static __device__ inline uint32_t hloc_atomic_load_u32(uint32_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static __device__ inline uint64_t hloc_atomic_load_u64(uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+#else
+static __device__ inline uint32_t hloc_atomic_load_u32(uint32_t *p) { return *(volatile uint32_t *)p; }
+static __device__ inline uint64_t hloc_atomic_load_u64(uint64_t *p) { return *(volatile uint64_t *)p; }
+#endif
+static __device__ inline uint32_t hloc_atomic_cas_u32(uint32_t *p, uint32_t e, uint32_t d) {
+  return atomicCAS((unsigned int *)p, (unsigned int)e, (unsigned int)d);
+}
+static __device__ inline uint64_t hloc_atomic_cas_u64(uint64_t *p, uint64_t e, uint64_t d) {
+  return atomicCAS((unsigned long long *)p, (unsigned long long)e, (unsigned long long)d);
+}
 /* A value's bits as another type of the same width (no GNU statement expressions in
    CUDA C++). */
 template <typename To, typename From> static __device__ inline To hloc_bitcast(From x) {

@@ -1,13 +1,14 @@
 //! Kernels as CUDA C: `extern "C" __global__` functions of one block, the block index from
 //! `blockIdx.x`, loops over the block's threads strided by `blockDim.x`, block-shared locals
 //! in `__shared__` memory, barriers as `__syncthreads()` and warp shuffles as
-//! `__shfl_*_sync` on 32-bit words. Everything else (values, index
+//! `__shfl_*_sync` on 32-bit words, atomic updates as `atomicAdd`/`atomicMin`/`atomicMax`
+//! or an `atomicCAS` loop. Everything else (values, index
 //! arithmetic, control flow) is the C printer's.
 
 use std::fmt::Write as _;
 
 use backend_cpu::c::{c_type, stmts_c, CDialect, MathStyle};
-use codegen::kir::{Access, Kernel, LoopKind, MemorySpace, ScalarType, ShuffleKind, Stmt};
+use codegen::kir::{Access, BinOp, Kernel, LoopKind, MemorySpace, ScalarType, ShuffleKind, Stmt};
 
 use crate::error::CudaError;
 use crate::prelude::cuda_prelude;
@@ -50,6 +51,52 @@ impl CDialect for CudaDialect {
             c_type(t)
         ))
     }
+
+    /// CUDA's one-instruction atomics: `atomicAdd` on 32- and 64-bit integers (wrapping,
+    /// as HLO's add), `f32` and `f64` (rounding to nearest, as XLA:GPU's scatter does),
+    /// `atomicMin`/`atomicMax` on 32- and 64-bit integers. Float min/max (NaN-propagating,
+    /// +0 above -0: not the integer order of the bits) and narrower types take the
+    /// compare-and-swap loop.
+    fn atomic_binary(&self, t: ScalarType, op: BinOp, addr: &str, x: &str) -> Option<String> {
+        use ScalarType as T;
+        let (f, cast) = match (op, t) {
+            (BinOp::Add, T::S32) => ("atomicAdd", "int"),
+            (BinOp::Add, T::U32) => ("atomicAdd", "unsigned int"),
+            (BinOp::Add, T::S64 | T::U64) => ("atomicAdd", "unsigned long long"),
+            (BinOp::Add, T::F32) => ("atomicAdd", "float"),
+            (BinOp::Add, T::F64) => ("atomicAdd", "double"),
+            (BinOp::Min, T::S32) => ("atomicMin", "int"),
+            (BinOp::Min, T::U32) => ("atomicMin", "unsigned int"),
+            (BinOp::Min, T::S64) => ("atomicMin", "long long"),
+            (BinOp::Min, T::U64) => ("atomicMin", "unsigned long long"),
+            (BinOp::Max, T::S32) => ("atomicMax", "int"),
+            (BinOp::Max, T::U32) => ("atomicMax", "unsigned int"),
+            (BinOp::Max, T::S64) => ("atomicMax", "long long"),
+            (BinOp::Max, T::U64) => ("atomicMax", "unsigned long long"),
+            _ => return None,
+        };
+        Some(format!("(void){f}(({cast} *)({addr}), ({cast})({x}))"))
+    }
+
+    fn atomic_load(&self, word: &str, ptr: &str) -> String {
+        format!("hloc_atomic_load_{}({ptr})", word_suffix(word))
+    }
+
+    fn atomic_cas(&self, word: &str, ptr: &str, expected: &str, desired: &str) -> String {
+        format!(
+            "hloc_atomic_cas_{}({ptr}, {expected}, {desired})",
+            word_suffix(word)
+        )
+    }
+}
+
+/// `u32` or `u64`: the suffix of the prelude's atomic word helpers for a C word type.
+fn word_suffix(word: &str) -> &'static str {
+    if word == "uint64_t" {
+        "u64"
+    } else {
+        "u32"
+    }
 }
 
 /// Bytes of static `__shared__` arrays one block may declare: CUDA's limit on every
@@ -65,7 +112,7 @@ fn check_printable(k: &Kernel) -> Result<(), CudaError> {
     };
     fn block_level_store(k: &Kernel, body: &[Stmt]) -> bool {
         body.iter().any(|s| match s {
-            Stmt::Store { .. } => true,
+            Stmt::Store { .. } | Stmt::Atomic { .. } => true,
             Stmt::LocalStore { local, .. } => {
                 k.locals.get(*local).map(|l| l.space) == Some(MemorySpace::Block)
             }

@@ -568,6 +568,25 @@ pub trait CDialect {
     ) -> Option<String> {
         None
     }
+    /// The statement (without `;`) updating the element at `addr` (a C pointer to a `t`)
+    /// to `op(element, x)` in one atomic instruction, or `None` where the dialect has
+    /// none for `(t, op)` (the update then takes a compare-and-swap loop).
+    fn atomic_binary(&self, _t: ScalarType, _op: BinOp, _addr: &str, _x: &str) -> Option<String> {
+        None
+    }
+    /// An atomic load of the `uint32_t` or `uint64_t` (`word`) at `ptr`.
+    fn atomic_load(&self, word: &str, ptr: &str) -> String {
+        let _ = word;
+        format!("__atomic_load_n({ptr}, __ATOMIC_RELAXED)")
+    }
+    /// An atomic compare-and-swap of the `word` at `ptr` from `expected` to `desired`,
+    /// whose value is the word found there (the swap happened when it is `expected`).
+    fn atomic_cas(&self, word: &str, ptr: &str, expected: &str, desired: &str) -> String {
+        format!(
+            "({{ {word} hloc_e_ = {expected}; __atomic_compare_exchange_n({ptr}, &hloc_e_, \
+             {desired}, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED); hloc_e_; }})"
+        )
+    }
 }
 
 /// The CPU's C: a block's threads run one after another, so every loop is a plain loop and
@@ -724,8 +743,130 @@ fn stmts_cx(
                     value_c(value)
                 );
             }
+            Stmt::Atomic {
+                buf,
+                offset,
+                old,
+                body,
+                value,
+            } => {
+                let t = k.buffers.get(*buf).map_or(ScalarType::F32, |b| b.ty);
+                let addr = format!("&b{buf}[{}]", expr_c(*offset));
+                let native = codegen::kir::atomic_binary(*old, body, value)
+                    .and_then(|(op, x)| dialect.atomic_binary(t, op, &addr, &value_c(x)));
+                match native {
+                    Some(line) => {
+                        let _ = writeln!(out, "{pad}{line}; // atomic {}", binop_name_of(value));
+                    }
+                    None => atomic_cas_c(out, k, s, depth, dialect, cx),
+                }
+            }
         }
     }
+}
+
+/// The name of a binary value's operation (for the comment of a one-instruction atomic).
+fn binop_name_of(v: &Value) -> &'static str {
+    match v {
+        Value::Binary(op, ..) => binop_name(*op),
+        _ => "update",
+    }
+}
+
+/// An atomic update ([`Stmt::Atomic`] `s`) as a compare-and-swap loop on the word holding
+/// the element (the element itself for 4- and 8-byte types, the aligned 4-byte word
+/// around it for narrower ones): read the word, compute the new element from the old one,
+/// and swap the word if no other thread changed it meanwhile, else retry with the word
+/// found. An update that leaves the word as it is writes nothing.
+fn atomic_cas_c(
+    out: &mut String,
+    k: &Kernel,
+    s: &Stmt,
+    depth: usize,
+    dialect: &dyn CDialect,
+    cx: Cx<'_>,
+) {
+    let Stmt::Atomic {
+        buf,
+        offset,
+        old,
+        body,
+        value,
+    } = s
+    else {
+        return;
+    };
+    let pad = "  ".repeat(depth);
+    let t = k.buffers.get(*buf).map_or(ScalarType::F32, |b| b.ty);
+    let ct = c_type(t);
+    let addr = format!("&b{buf}[{}]", expr_c(*offset));
+    let width = t.byte_width();
+    let word = if width == 8 { "uint64_t" } else { "uint32_t" };
+    let wt = if width == 8 {
+        ScalarType::U64
+    } else {
+        ScalarType::U32
+    };
+    let _ = writeln!(out, "{pad}{{ // atomic b{buf}[{offset}]");
+    let narrow_word = width < 4;
+    if narrow_word {
+        // The element's byte lanes within its aligned word (little-endian, as on x86 and
+        // NVIDIA GPUs).
+        let ut = if width == 1 { "uint8_t" } else { "uint16_t" };
+        let mask = if width == 1 { "0xffu" } else { "0xffffu" };
+        let _ = writeln!(
+            out,
+            "{pad}  uint32_t *hloc_w = (uint32_t *)((unsigned long long)({addr}) & ~3ULL);\n\
+             {pad}  const uint32_t hloc_sh = (uint32_t)(((unsigned long long)({addr}) & 3ULL) * 8ULL);\n\
+             {pad}  const uint32_t hloc_keep = ~((uint32_t){mask} << hloc_sh);"
+        );
+        let _ = writeln!(
+            out,
+            "{pad}  uint32_t hloc_seen = {};\n{pad}  for (;;) {{\n\
+             {pad}    const {ct} v{} = ({ct})({ut})(hloc_seen >> hloc_sh);",
+            dialect.atomic_load(word, "hloc_w"),
+            old.0
+        );
+    } else {
+        let from_word = if t == wt {
+            "hloc_seen".to_string()
+        } else if cx.m == MathStyle::Device {
+            format!("hloc_bitcast<{ct}>(hloc_seen)")
+        } else {
+            bitcast_c("hloc_seen", wt, t)
+        };
+        let _ = writeln!(
+            out,
+            "{pad}  {word} *hloc_w = ({word} *)({addr});\n\
+             {pad}  {word} hloc_seen = {};\n{pad}  for (;;) {{\n\
+             {pad}    const {ct} v{} = {from_word};",
+            dialect.atomic_load(word, "hloc_w"),
+            old.0
+        );
+    }
+    stmts_cx(out, k, body, depth + 2, dialect, cx);
+    let new = value_cx(value, cx);
+    let next = if narrow_word {
+        let ut = if width == 1 { "uint8_t" } else { "uint16_t" };
+        format!("(hloc_seen & hloc_keep) | ((uint32_t)({ut})hloc_new << hloc_sh)")
+    } else if t == wt {
+        "hloc_new".to_string()
+    } else if cx.m == MathStyle::Device {
+        format!("hloc_bitcast<{word}>(hloc_new)")
+    } else {
+        bitcast_c("hloc_new", t, wt)
+    };
+    let cas = dialect.atomic_cas(word, "hloc_w", "hloc_seen", "hloc_next");
+    let _ = writeln!(
+        out,
+        "{pad}    const {ct} hloc_new = {new};\n\
+         {pad}    const {word} hloc_next = {next};\n\
+         {pad}    if (hloc_next == hloc_seen) break;\n\
+         {pad}    const {word} hloc_found = {cas};\n\
+         {pad}    if (hloc_found == hloc_seen) break;\n\
+         {pad}    hloc_seen = hloc_found;\n\
+         {pad}  }}\n{pad}}}"
+    );
 }
 
 /// Kernels touching fewer elements than this compile at `-O1` (a function attribute):

@@ -5,7 +5,10 @@
    too (see hloc_host::shuffle). Kernels without barriers or shuffles run
    their threads as a plain loop. Shared memory is one copy per block (function-scope
    thread_local: an OS thread runs one block at a time). HLOC_CUDA_HOST_ORDER=reverse runs
-   each block's threads in reverse order: a correct kernel gives the same bits either way. */
+   each block's threads in reverse order: a correct kernel gives the same bits either way.
+   Atomics are atomic by construction: several OS threads may run blocks of one launch at
+   once, so they are the C++ compiler's atomic builtins (a float add a compare-and-swap
+   loop on its bits). */
 #define HLOC_CUDA_HOST 1
 #include <stdint.h>
 #include <stdio.h>
@@ -128,3 +131,53 @@ static inline unsigned __shfl_down_sync(unsigned, unsigned v, unsigned off, int 
 static inline unsigned __shfl_xor_sync(unsigned, unsigned v, unsigned mask, int width) {
   return hloc_host::shuffle(v, (threadIdx.x % (unsigned)width) ^ mask, width);
 }
+
+/* CUDA's atomics, on memory that blocks running on other OS threads may update too. */
+template <typename T> static inline T hloc_host_cas(T *p, T e, T d) {
+  __atomic_compare_exchange_n(p, &e, d, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return e;
+}
+static inline unsigned int atomicCAS(unsigned int *p, unsigned int e, unsigned int d) {
+  return hloc_host_cas(p, e, d);
+}
+static inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long e,
+                                           unsigned long long d) {
+  return hloc_host_cas(p, e, d);
+}
+#define HLOC_HOST_INT_ATOMICS(T)                                                        \
+  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); } \
+  static inline T atomicMin(T *p, T v) {                                                \
+    T cur = __atomic_load_n(p, __ATOMIC_RELAXED);                                       \
+    while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED,  \
+                                                   __ATOMIC_RELAXED)) {                 \
+    }                                                                                   \
+    return cur;                                                                         \
+  }                                                                                     \
+  static inline T atomicMax(T *p, T v) {                                                \
+    T cur = __atomic_load_n(p, __ATOMIC_RELAXED);                                       \
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED,  \
+                                                   __ATOMIC_RELAXED)) {                 \
+    }                                                                                   \
+    return cur;                                                                         \
+  }
+HLOC_HOST_INT_ATOMICS(int)
+HLOC_HOST_INT_ATOMICS(unsigned int)
+HLOC_HOST_INT_ATOMICS(long long)
+HLOC_HOST_INT_ATOMICS(unsigned long long)
+#define HLOC_HOST_FLOAT_ADD(T, U)                                                       \
+  static inline T atomicAdd(T *p, T v) {                                                \
+    U *w = (U *)p;                                                                      \
+    U seen = __atomic_load_n(w, __ATOMIC_RELAXED);                                      \
+    for (;;) {                                                                          \
+      T old, sum;                                                                       \
+      memcpy(&old, &seen, sizeof old);                                                  \
+      sum = old + v;                                                                    \
+      U next;                                                                           \
+      memcpy(&next, &sum, sizeof next);                                                 \
+      if (__atomic_compare_exchange_n(w, &seen, next, false, __ATOMIC_RELAXED,          \
+                                      __ATOMIC_RELAXED))                                \
+        return old;                                                                     \
+    }                                                                                   \
+  }
+HLOC_HOST_FLOAT_ADD(float, unsigned int)
+HLOC_HOST_FLOAT_ADD(double, unsigned long long)

@@ -12,6 +12,7 @@ mod gpu_loop;
 mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
+mod gpu_scatter;
 mod gpu_transpose;
 mod grouped;
 mod in_place;
@@ -23,6 +24,7 @@ mod scan;
 mod select_scatter;
 mod tiles;
 mod transpose;
+mod update_element;
 
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;

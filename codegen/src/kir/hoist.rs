@@ -171,6 +171,23 @@ impl Collector<'_> {
                 self.expr(*offset);
                 self.value(value);
             }
+            // An atomic update stores: it never moves. Its body binds only in its own
+            // scope (the printers wrap it in one).
+            Stmt::Atomic {
+                offset,
+                body,
+                value,
+                ..
+            } => {
+                self.fx.stores = true;
+                self.expr(*offset);
+                let before = self.bound.clone();
+                for t in body {
+                    self.stmt(t);
+                }
+                self.value(value);
+                self.bound = before;
+            }
         }
     }
 }

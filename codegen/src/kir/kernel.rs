@@ -237,6 +237,27 @@ pub enum Stmt {
         /// The value stored.
         value: Value,
     },
+    /// An atomic read-modify-write of element `offset` of buffer `buf`: `old` is bound to
+    /// the element's value, `body` and `value` compute its new value from it, and no other
+    /// thread or block of the launch writes the element in between, so updates of one
+    /// element by many threads all count (a scatter whose indices may collide). A
+    /// backend without concurrent threads prints it as a plain read, update and store;
+    /// a GPU as one atomic instruction where `value` is `add`, `min` or `max` of `old`
+    /// and a value not reading it (for the types the hardware has), else a
+    /// compare-and-swap loop on the element's word. The body only computes (bindings and
+    /// branches: no stores, loops, barriers or shuffles), as it may run several times.
+    Atomic {
+        /// Buffer parameter number (written: not an input).
+        buf: usize,
+        /// Element offset (physical order).
+        offset: Expr,
+        /// Bound to the element's value before the update (immutable, like a `Let`).
+        old: VarId,
+        /// Statements computing the new value.
+        body: Vec<Stmt>,
+        /// The element's new value (of the buffer's type).
+        value: Value,
+    },
 }
 
 /// Which lane a [`Stmt::Shuffle`] reads.
@@ -302,6 +323,32 @@ impl Stmt {
     }
 }
 
+/// The update of a [`Stmt::Atomic`] as one binary operation, where it is one: `value` is
+/// `op(old, x)` or `op(x, old)` with `op` one of `add`, `min`, `max` (commutative, so
+/// the order does not matter) and `x` not reading `old`, with no body. A GPU has single
+/// instructions for some of these (per type); the others take a compare-and-swap loop.
+pub fn atomic_binary<'v>(
+    old: VarId,
+    body: &[Stmt],
+    value: &'v Value,
+) -> Option<(super::value::BinOp, &'v Value)> {
+    use super::value::BinOp;
+    let Value::Binary(op, a, b, _) = value else {
+        return None;
+    };
+    if !body.is_empty() || !matches!(op, BinOp::Add | BinOp::Min | BinOp::Max) {
+        return None;
+    }
+    let is_old = |v: &Value| matches!(v, Value::Var(id, _) if *id == old);
+    if is_old(a) && !b.reads(old) {
+        Some((*op, b))
+    } else if is_old(b) && !a.reads(old) {
+        Some((*op, a))
+    } else {
+        None
+    }
+}
+
 /// Whether `body` has a barrier or a warp shuffle at any depth (a GPU backend then runs the
 /// block's threads together; nothing moves across one).
 pub fn has_barrier(body: &[Stmt]) -> bool {
@@ -311,6 +358,7 @@ pub fn has_barrier(body: &[Stmt]) -> bool {
         Stmt::If {
             body, else_body, ..
         } => has_barrier(body) || has_barrier(else_body),
+        Stmt::Atomic { body, .. } => has_barrier(body),
         _ => false,
     })
 }

@@ -16,8 +16,8 @@ mod verify;
 pub use as_threads::blocks_as_threads;
 pub use hoist::hoist_invariants;
 pub use kernel::{
-    has_barrier, Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace, ShuffleKind,
-    Stmt, WARP_LANES,
+    atomic_binary, has_barrier, Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace,
+    ShuffleKind, Stmt, WARP_LANES,
 };
 pub use parse::{parse_kernel, parse_kernels, KirParseError};
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};

@@ -200,6 +200,26 @@ fn stmts(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize) {
             Stmt::Store { buf, offset, value } => {
                 let _ = writeln!(out, "{pad}b{buf}[{offset}] = {}", value_text(value));
             }
+            Stmt::Atomic {
+                buf,
+                offset,
+                old,
+                body,
+                value,
+            } => {
+                let ty = k
+                    .vars
+                    .get(old.0 as usize)
+                    .map_or("?".to_string(), |t| t.to_string());
+                let head = format!("{pad}atomic b{buf}[{offset}] as v{}: {ty}", old.0);
+                if body.is_empty() {
+                    let _ = writeln!(out, "{head} = {}", value_text(value));
+                } else {
+                    let _ = writeln!(out, "{head} {{");
+                    stmts(out, k, body, depth + 1);
+                    let _ = writeln!(out, "{pad}}} = {}", value_text(value));
+                }
+            }
             Stmt::LocalStore {
                 local,
                 offset,

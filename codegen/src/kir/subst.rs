@@ -38,6 +38,16 @@ pub fn rewrite_exprs(stmts: &mut [Stmt], f: &mut dyn FnMut(Expr) -> Expr) {
                 *offset = f(*offset);
                 rewrite_value(value, f);
             }
+            Stmt::Atomic {
+                offset,
+                body,
+                value,
+                ..
+            } => {
+                *offset = f(*offset);
+                rewrite_exprs(body, f);
+                rewrite_value(value, f);
+            }
         }
     }
 }
@@ -91,6 +101,11 @@ pub fn for_each_load(stmts: &[Stmt], visit: &mut dyn FnMut(usize, Expr)) {
             } => {
                 for_each_load(body, visit);
                 for_each_load(else_body, visit);
+            }
+            // The atomic's own read of its element is not a load of the value form.
+            Stmt::Atomic { body, value, .. } => {
+                for_each_load(body, visit);
+                value_loads(value, visit);
             }
         }
     }

@@ -225,6 +225,23 @@ impl Value {
         }
     }
 
+    /// Whether the value reads scalar variable `id`.
+    pub fn reads(&self, id: VarId) -> bool {
+        match self {
+            Value::Var(v, _) => *v == id,
+            Value::Const(..) | Value::Index(_) | Value::Load { .. } | Value::LocalLoad { .. } => {
+                false
+            }
+            Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+                a.reads(id)
+            }
+            Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) | Value::Cond(_, a, b) => {
+                a.reads(id) || b.reads(id)
+            }
+            Value::Select(p, a, b) => p.reads(id) || a.reads(id) || b.reads(id),
+        }
+    }
+
     /// True for leaves that are cheap to repeat (no need to bind them to a variable).
     pub fn is_trivial(&self) -> bool {
         matches!(self, Value::Const(..) | Value::Var(..))

@@ -301,7 +301,84 @@ impl Verifier<'_> {
                 self.stored.insert(*buf);
                 Ok(())
             }
+            Stmt::Atomic {
+                buf,
+                offset,
+                old,
+                body,
+                value,
+            } => self.atomic(*buf, *offset, *old, body, value),
         }
+    }
+
+    /// An atomic update: of an element of a read-write buffer (it reads the element) of
+    /// at most 8 bytes (the widest compare-and-swap), its body only computing.
+    fn atomic(
+        &mut self,
+        buf: usize,
+        offset: Expr,
+        old: VarId,
+        body: &[Stmt],
+        value: &Value,
+    ) -> Result<(), String> {
+        fn computes_only(body: &[Stmt]) -> bool {
+            body.iter().all(|s| match s {
+                Stmt::Comment(_) | Stmt::Let { .. } | Stmt::Decl { .. } | Stmt::Assign { .. } => {
+                    true
+                }
+                Stmt::If {
+                    body, else_body, ..
+                } => computes_only(body) && computes_only(else_body),
+                _ => false,
+            })
+        }
+        let b = self
+            .k
+            .buffers
+            .get(buf)
+            .ok_or_else(|| format!("atomic update of missing buffer b{buf}"))?;
+        if b.access != Access::InOut {
+            return Err(format!(
+                "atomic update of b{buf} `{}`, which is not a read-write buffer",
+                b.name
+            ));
+        }
+        let ty = self.var_type(old)?;
+        if ty != b.ty {
+            return Err(format!(
+                "atomic update of {} buffer b{buf} binds v{} of type {ty}",
+                b.ty, old.0
+            ));
+        }
+        if ty.byte_width() > 8 {
+            return Err(format!(
+                "atomic update of a {ty} element: wider than 8 bytes"
+            ));
+        }
+        if !computes_only(body) {
+            return Err(format!(
+                "atomic update of b{buf} with a store, loop, barrier, shuffle or atomic in its body"
+            ));
+        }
+        self.offset(buf, offset)?;
+        let (saved, saved_mut) = (self.defined.clone(), self.mutable.clone());
+        if !self.defined.insert(old) {
+            return Err(format!("v{} is defined twice", old.0));
+        }
+        let r = body
+            .iter()
+            .try_for_each(|s| self.stmt(s))
+            .and_then(|()| self.value(value));
+        self.defined = saved;
+        self.mutable = saved_mut;
+        let t = r?;
+        if t != ty {
+            return Err(format!(
+                "atomic update of {ty} buffer b{buf} to a {t} value"
+            ));
+        }
+        self.stored.insert(buf);
+        Ok(())
     }
 
     fn guard(&self, g: &Guard) -> Result<(), String> {

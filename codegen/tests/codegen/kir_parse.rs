@@ -280,3 +280,93 @@ fn shuffles_round_trip_and_verify() {
         "{e}"
     );
 }
+
+/// Atomic updates: the one-line form (one binary operation of the old value) and the
+/// form with a body of bindings, printed, parsed back and verified.
+const ATOMICS: &str = "\
+kernel k blocks=2 threads=32 (d0 = block)
+  b0 in u: f32[64]{0}
+  b1 in i: s32[64]{0}
+  b2 inout o: f32[8]{0}
+  b3 inout c: f16[8]{0}
+  for.threads s0 in [0, 31] {
+    bind rt0 = b1[d0 * 32 + s0]
+    if rt0 in [0, 7] {
+      let v0: f32 = b0[d0 * 32 + s0]
+      atomic b2[rt0] as v1: f32 = add(v1, v0)
+      atomic b3[rt0] as v2: f16 {
+        let v3: f16 = convert.f16(v0)
+        let v4: f16 = mul(v2, v3)
+      } = max(v4, v2)
+    }
+  }
+";
+
+#[test]
+fn atomics_round_trip_and_verify() {
+    use codegen::kir::{atomic_binary, BinOp, Stmt};
+    let k = parse_kernel(ATOMICS).unwrap();
+    assert_eq!(kernel_text(&k), ATOMICS);
+    verify(&k).unwrap();
+    let Stmt::Loop { body, .. } = &k.body[0] else {
+        panic!("{:?}", k.body[0]);
+    };
+    let Stmt::If { body, .. } = &body[1] else {
+        panic!("{:?}", body[1]);
+    };
+    let [_, Stmt::Atomic {
+        old,
+        body: b1,
+        value,
+        ..
+    }, Stmt::Atomic {
+        old: old2,
+        body: b2,
+        value: value2,
+        ..
+    }] = &body[..]
+    else {
+        panic!("{body:?}");
+    };
+    // The first is one add of the old value; the second needs its body (a CAS loop).
+    assert!(matches!(
+        atomic_binary(*old, b1, value),
+        Some((BinOp::Add, _))
+    ));
+    assert_eq!(b2.len(), 2);
+    assert!(atomic_binary(*old2, b2, value2).is_none());
+}
+
+#[test]
+fn the_verifier_knows_the_rules_of_atomics() {
+    let check = |from: &str, to: &str| {
+        let text = ATOMICS.replacen(from, to, 1);
+        let k = parse_kernel(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        verify(&k).unwrap_err().message
+    };
+    // Only read-write buffers: an atomic reads the element first.
+    let m = check("b2 inout o", "b2 out o");
+    assert!(m.contains("not a read-write buffer"), "{m}");
+    // The body only computes: it may run several times.
+    let m = check(
+        "        let v4: f16 = mul(v2, v3)\n",
+        "        let v4: f16 = mul(v2, v3)\n        b2[0] = v0\n",
+    );
+    assert!(m.contains("with a store"), "{m}");
+    // The old value is bound only inside the update.
+    let m = check("    }\n  }\n", "    }\n    b2[0] = convert.f32(v2)\n  }\n");
+    assert!(m.contains("v2"), "{m}");
+}
+
+#[test]
+fn atomic_parse_errors() {
+    let e = err(&ATOMICS.replacen("as v1: f32", "as v1: s32", 1));
+    assert!(
+        e.message.contains("declared s32 but updates a f32 buffer"),
+        "{e}"
+    );
+    let e = err(&ATOMICS.replacen("} = max(v4, v2)", "}", 1));
+    assert!(e.message.contains("closed without"), "{e}");
+    let e = err(&ATOMICS.replacen("atomic b2[rt0]", "atomic l0[rt0]", 1));
+    assert!(e.message.contains("not a buffer"), "{e}");
+}

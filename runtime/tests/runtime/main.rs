@@ -12,6 +12,7 @@ mod dots;
 mod fallbacks;
 mod gen;
 mod gpu_emitters;
+mod gpu_scatters;
 mod gpu_split_reductions;
 mod half_dots;
 mod half_reductions;

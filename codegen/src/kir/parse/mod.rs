@@ -6,7 +6,8 @@
 //! `bI ACCESS NAME: TY[dims]{minor_to_major}`, local lines `lI local NAME: TY[LEN]`, then
 //! one statement a line (`//` comments, `for VAR in [LO, HI] {`, `let`/`var vN: TY = V`,
 //! `vN = V`, `bind rtK = V`, `shuffle.down|xor vN: TY = V by OFFSET width W`, `if GUARD {` ... `} else {` ... `}`, `bI[OFFSET] = V`,
-//! `lI[OFFSET] = V`). Index expressions use `affine`'s expression syntax. Indentation is not
+//! `lI[OFFSET] = V`, `atomic bI[OFFSET] as vN: TY = V` or, with a body, `atomic bI[OFFSET] as
+//! vN: TY {` ... `} = V`). Index expressions use `affine`'s expression syntax. Indentation is not
 //! checked; blank lines are skipped.
 //!
 //! # The invariant
@@ -243,7 +244,7 @@ impl<'a> Parser<'a> {
                 return Ok((out, None));
             }
             self.next += 1;
-            if t == "}" || t == "} else {" {
+            if t == "}" || t == "} else {" || t.starts_with("} = ") {
                 return Ok((out, Some(line)));
             }
             if let Some(rest) = t.strip_prefix("//") {
@@ -315,6 +316,9 @@ impl<'a> Parser<'a> {
             c.keyword("if ")?;
             let guard = c.guard_until(line.start + t.len() - 2)?;
             let (body, close) = self.nested(line, ctx)?;
+            if close.text.starts_with("} = ") {
+                return Err(self.err(close.start, "a value after an `if` block".into()));
+            }
             let else_body = if close.text == "} else {" {
                 let (else_body, close2) = self.nested(close, ctx)?;
                 if close2.text != "}" {
@@ -373,6 +377,9 @@ impl<'a> Parser<'a> {
                 offset,
                 width,
             });
+        }
+        if t.starts_with("atomic ") {
+            return self.atomic(line, ctx);
         }
         if t.starts_with("let ") || t.starts_with("var ") {
             let is_let = c.eat("let ");
@@ -480,6 +487,64 @@ impl<'a> Parser<'a> {
             });
         }
         Err(self.err(line.start, "expected a statement".into()))
+    }
+
+    /// `atomic bI[OFFSET] as vN: TY = V`, or `atomic bI[OFFSET] as vN: TY {` with the body
+    /// and a closing `} = V` (after `atomic `, where `c` stands).
+    fn atomic(&mut self, line: Line<'a>, ctx: &mut Ctx) -> PResult<Stmt> {
+        let mut c = Cur::new(self, line);
+        c.keyword("atomic ")?;
+        let at = c.pos;
+        if !c.rest().starts_with('b') {
+            return Err(self.err(at, "an atomic update of something not a buffer".into()));
+        }
+        let (buf, buf_ty, offset) = c.access(ctx)?;
+        c.keyword(" as ")?;
+        let id_at = c.pos;
+        let old = c.var_id()?;
+        c.keyword(": ")?;
+        let ty = c.ty()?;
+        if ty != buf_ty {
+            return Err(self.err(
+                id_at,
+                format!("v{} declared {ty} but updates a {buf_ty} buffer", old.0),
+            ));
+        }
+        if ctx.vars.get(&old.0).is_some_and(|&t| t != ty) {
+            return Err(self.err(id_at, format!("v{} declared twice", old.0)));
+        }
+        ctx.vars.insert(old.0, ty);
+        let (body, value_at, value) = if c.eat(" {") {
+            c.end()?;
+            let (body, close) = self.nested(line, ctx)?;
+            let Some(rest_at) = close.text.strip_prefix("} = ").map(|_| close.start + 4) else {
+                return Err(self.err(close.start, "an atomic block closed without `} = V`".into()));
+            };
+            let mut cv = Cur::new(self, close);
+            cv.keyword("} = ")?;
+            let value = cv.value(ctx)?;
+            cv.end()?;
+            (body, rest_at, value)
+        } else {
+            c.keyword(" = ")?;
+            let value_at = c.pos;
+            let value = c.value(ctx)?;
+            c.end()?;
+            (Vec::new(), value_at, value)
+        };
+        if value.ty() != ty {
+            return Err(self.err(
+                value_at,
+                format!("atomic update of a {ty} buffer to a {} value", value.ty()),
+            ));
+        }
+        Ok(Stmt::Atomic {
+            buf,
+            offset,
+            old,
+            body,
+            value,
+        })
     }
 }
 

@@ -1,0 +1,331 @@
+//! The GPU scatter emitter's decision: how a single-operand scatter's updates spread over
+//! threads, and its thread map from a thread's coordinates to the update element it
+//! applies (`(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] -> (update
+//! index)`). The kernel writes the output in place (it holds the operand on entry), so
+//! every strategy applies each update element once, where the update-to-output map puts
+//! it, skipping a window that leaves the operand. Three strategies, by what the scatter
+//! promises and what its combiner is:
+//! - [`ScatterStrategy::Unique`]: the indices are unique (`unique_indices=true`): one
+//!   thread per update element, which reads, combines and stores its output element (no
+//!   other thread touches it);
+//! - [`ScatterStrategy::Atomic`]: indices may collide but the combiner is exactly
+//!   commutative and associative (integer add, multiply, min, max, and, or, xor; float
+//!   min and max; overwrite is neither): one thread per update element, combining by an
+//!   atomic read-modify-write. Any order of the colliding updates gives the same bits;
+//! - [`ScatterStrategy::Ordered`]: any other combiner (overwrite, float add and multiply,
+//!   a general computation), where the order of colliding updates decides the result: one
+//!   thread per window element, each walking the updates in order (`chunk_id`), which is
+//!   the sequential order the evaluator defines; two threads never meet when every
+//!   operand dimension the indices address has a window of one element (then distinct
+//!   window elements differ in a dimension no index moves).
+//!
+//! Float adds stay ordered although a GPU has an atomic add for them: the result would
+//! then depend on the threads' timing (XLA:GPU accepts that unless its deterministic-ops
+//! flag is set; hloc keeps every program's outputs independent of the schedule, which
+//! `--backend cuda-host` checks by running each block's threads in both orders).
+
+use std::fmt;
+
+use affine::{Expr, Interval, Var};
+use hlo::{AttrName, AttrValue, ElementType, InstrId, Opcode};
+
+use crate::gpu_launch::{coords, delinearize, thread_map, GpuEmitter, Launch, LOOP_THREADS, WARP};
+
+/// How a scatter's updates are applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScatterStrategy {
+    /// Unique indices: one thread per update element, a plain read, combine and store.
+    Unique,
+    /// One thread per update element, combining by an atomic read-modify-write.
+    Atomic,
+    /// One thread per window element, the updates in order.
+    Ordered,
+}
+
+impl fmt::Display for ScatterStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ScatterStrategy::Unique => "unique indices",
+            ScatterStrategy::Atomic => "atomic",
+            ScatterStrategy::Ordered => "window threads, updates in order",
+        })
+    }
+}
+
+/// A scatter's launch: the strategy and the thread map to the update index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScatterLaunch {
+    /// How colliding updates are kept apart.
+    pub strategy: ScatterStrategy,
+    /// Grid, block and thread map (its results: the update's logical index). Under
+    /// [`ScatterStrategy::Ordered`], `chunk_id` walks the update's scatter dimensions in
+    /// row-major order, one update after the other in each thread.
+    pub launch: Launch,
+}
+
+impl ScatterLaunch {
+    /// `scatter (STRATEGY) emitter: blocks=B threads=T chunks=C` (the launch line of dumps
+    /// and kernel comments).
+    pub fn dims_text(&self) -> String {
+        let chunks = self.launch.thread_map.ranges()[coords::CHUNK as usize].hi + 1;
+        format!(
+            "scatter ({}) emitter: blocks={} threads={} chunks={chunks}",
+            self.strategy, self.launch.blocks, self.launch.threads
+        )
+    }
+}
+
+/// What a scatter's update computation is, when it is one binary operation of the element
+/// and the update, or the update itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combiner {
+    /// `update` (the element is overwritten).
+    Overwrite,
+    /// `op(element, update)` or `op(update, element)`.
+    Binary(Opcode),
+    /// Anything else.
+    Other,
+}
+
+/// The update computation `comp` of a scatter, classified.
+pub fn combiner(module: &hlo::Module, comp: hlo::CompId) -> Combiner {
+    let c = module.computation(comp);
+    let (Some(p0), Some(p1)) = (c.parameter(0), c.parameter(1)) else {
+        return Combiner::Other;
+    };
+    let root = c.root_instr();
+    if c.root() == p1 {
+        return Combiner::Overwrite;
+    }
+    let ops = root.operands();
+    let binary =
+        ops.len() == 2 && ((ops[0] == p0 && ops[1] == p1) || (ops[0] == p1 && ops[1] == p0));
+    match root.opcode() {
+        op @ (Opcode::Add
+        | Opcode::Multiply
+        | Opcode::Minimum
+        | Opcode::Maximum
+        | Opcode::And
+        | Opcode::Or
+        | Opcode::Xor)
+            if binary =>
+        {
+            Combiner::Binary(op)
+        }
+        _ => Combiner::Other,
+    }
+}
+
+/// Whether applying `combiner` to elements of type `ty` gives the same bits in any order
+/// of the updates (commutative and associative exactly: integers wrap, float min and max
+/// pick an operand; float add and multiply round).
+pub fn order_free(combiner: Combiner, ty: ElementType) -> bool {
+    let Combiner::Binary(op) = combiner else {
+        return false;
+    };
+    let int = ty.is_integral() || ty == ElementType::Pred;
+    match op {
+        Opcode::Minimum | Opcode::Maximum => int || ty.is_float(),
+        Opcode::Add | Opcode::Multiply | Opcode::And | Opcode::Or | Opcode::Xor => int,
+        _ => false,
+    }
+}
+
+/// The scatter launch of the single-operand scatter `id` of `module`'s computation `comp`
+/// (updates of logical `udims`, window dimensions `update_window_dims`), or `None` where
+/// no strategy applies (several operands, an ordered combiner whose windows may meet
+/// across window elements, no update).
+pub fn scatter_launch(
+    module: &hlo::Module,
+    comp: hlo::CompId,
+    id: InstrId,
+) -> Result<Option<ScatterLaunch>, affine::MapError> {
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let (Some(dn), Some(apply)) = (instr.scatter_dimension_numbers(), instr.to_apply()) else {
+        return Ok(None);
+    };
+    if instr.opcode() != Opcode::Scatter || instr.operands().len() != 3 {
+        return Ok(None);
+    }
+    let operand = c.instr(instr.operands()[0]).shape();
+    let udims = c.instr(instr.operands()[2]).shape().dims().to_vec();
+    let Some(ty) = operand.element_type() else {
+        return Ok(None);
+    };
+    if udims.iter().any(|&d| d <= 0) {
+        return Ok(None);
+    }
+    let unique = matches!(
+        instr.attr(&AttrName::UniqueIndices),
+        Some(AttrValue::Bool(true))
+    );
+    let comb = combiner(module, apply);
+    let strategy = if unique {
+        ScatterStrategy::Unique
+    } else if order_free(comb, ty) {
+        ScatterStrategy::Atomic
+    } else {
+        ScatterStrategy::Ordered
+    };
+    let window: Vec<usize> = dn
+        .update_window_dims
+        .iter()
+        .filter_map(|&d| usize::try_from(d).ok())
+        .filter(|&d| d < udims.len())
+        .collect();
+    if strategy == ScatterStrategy::Ordered {
+        // Every indexed operand dimension has a one-element window: inserted, or spanned
+        // by a window dimension of size 1.
+        let odims = operand.dims();
+        let spanned: Vec<usize> = (0..odims.len())
+            .filter(|&d| {
+                !dn.inserted_window_dims.contains(&(d as i64))
+                    && !dn.input_batching_dims.contains(&(d as i64))
+            })
+            .collect();
+        let one_wide = dn.scatter_dims_to_operand_dims.iter().all(|&od| {
+            match spanned.iter().position(|&d| d as i64 == od) {
+                Some(j) => window.get(j).is_some_and(|&u| udims[u] == 1),
+                None => true,
+            }
+        });
+        if !one_wide || !dn.input_batching_dims.is_empty() {
+            return Ok(None);
+        }
+    }
+    let rank = udims.len();
+    let (parallel, serial): (Vec<usize>, Vec<usize>) = if strategy == ScatterStrategy::Ordered {
+        (0..rank).partition(|d| window.contains(d))
+    } else {
+        ((0..rank).collect(), Vec::new())
+    };
+    let n: i64 = parallel.iter().map(|&d| udims[d]).product::<i64>().max(1);
+    let chunks: i64 = serial.iter().map(|&d| udims[d]).product::<i64>().max(1);
+    let threads = LOOP_THREADS.min((n + WARP - 1) / WARP * WARP);
+    let blocks = (n + threads - 1) / threads;
+    let linear = Expr::var(Var::dim(coords::BL_X)) * Expr::constant(threads)
+        + Expr::var(Var::dim(coords::TH_X));
+    let mut results = vec![Expr::constant(0); rank];
+    // Row-major within each group: the parallel dimensions over the threads (consecutive
+    // threads on the update's minor-most dimension), the serial ones over the chunks.
+    for (group, e) in [
+        (&parallel, linear),
+        (&serial, Expr::var(Var::range(coords::CHUNK))),
+    ] {
+        let sub: Vec<i64> = group.iter().map(|&d| udims[d]).collect();
+        for (p, x) in delinearize(e, &sub, &[]).into_iter().enumerate() {
+            results[group[p]] = x;
+        }
+    }
+    let constraints = if blocks * threads > n {
+        vec![(linear, Interval::new(0, n - 1))]
+    } else {
+        vec![]
+    };
+    let map = thread_map((blocks, threads), (chunks, 1), results, constraints)?;
+    Ok(Some(ScatterLaunch {
+        strategy,
+        launch: Launch {
+            emitter: GpuEmitter::Loop,
+            blocks,
+            threads,
+            unroll: 1,
+            thread_map: map,
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(text: &str) -> hlo::Module {
+        hlo::parse_module(text).unwrap()
+    }
+
+    fn launch_of(text: &str) -> Option<ScatterLaunch> {
+        let m = module(text);
+        let comp = m.entry_id();
+        let c = m.computation(comp);
+        let id = c.root();
+        scatter_launch(&m, comp, id).unwrap()
+    }
+
+    fn scatter(ty: &str, combiner: &str, attrs: &str, window: (&str, &str, &str)) -> String {
+        let (upd, uwd, iwd) = window;
+        let body = match combiner {
+            "set" => format!("ROOT b = {ty}[] parameter(1)"),
+            op => format!("b = {ty}[] parameter(1)\n  ROOT r = {ty}[] {op}(a, b)"),
+        };
+        format!(
+            "HloModule m\n\ncomb {{\n  a = {ty}[] parameter(0)\n  {body}\n}}\n\n\
+             ENTRY e {{\n  o = {ty}[8,3] parameter(0)\n  i = s32[6,1] parameter(1)\n  \
+             u = {ty}[{upd}] parameter(2)\n  ROOT s = {ty}[8,3] scatter(o, i, u), \
+             update_window_dims={{{uwd}}}, inserted_window_dims={{{iwd}}}, \
+             scatter_dims_to_operand_dims={{0}}, index_vector_dim=1{attrs}, to_apply=comb\n}}\n"
+        )
+    }
+
+    /// Each strategy's choice, and its thread map by enumeration: every update element
+    /// exactly once; ordered threads walk the updates in row-major order.
+    #[test]
+    fn strategies_and_their_thread_maps() {
+        let rows = ("6,3", "1", "0");
+        let cases = [
+            (scatter("f32", "add", "", rows), ScatterStrategy::Ordered),
+            (scatter("s32", "add", "", rows), ScatterStrategy::Atomic),
+            (scatter("f32", "maximum", "", rows), ScatterStrategy::Atomic),
+            (scatter("f32", "set", "", rows), ScatterStrategy::Ordered),
+            (
+                scatter("f32", "multiply", ", unique_indices=true", rows),
+                ScatterStrategy::Unique,
+            ),
+        ];
+        for (text, want) in cases {
+            let l = launch_of(&text).expect("a launch");
+            assert_eq!(l.strategy, want, "{text}");
+            let mut seen = vec![Vec::new(); 18];
+            crate::gpu_launch::for_each_thread_point(&l.launch.thread_map, |flat, idx| {
+                seen[(idx[0] * 3 + idx[1]) as usize].push((flat[3], flat[0], flat[6]));
+            });
+            assert!(seen.iter().all(|s| s.len() == 1), "{text}: {seen:?}");
+            if want == ScatterStrategy::Ordered {
+                // Three threads (the window), six chunks each: update r is chunk r.
+                assert_eq!(l.launch.threads, 32);
+                for (e, s) in seen.iter().enumerate() {
+                    assert_eq!(s[0], (0, e as i64 % 3, e as i64 / 3), "{text}");
+                }
+            }
+        }
+        assert!(launch_of(&scatter("f32", "add", "", rows))
+            .unwrap()
+            .dims_text()
+            .contains("chunks=6"));
+    }
+
+    /// An ordered combiner whose windows span an indexed dimension (windows of two rows
+    /// may overlap across window elements) has no launch.
+    #[test]
+    fn overlapping_windows_take_no_ordered_launch() {
+        let text = scatter("f32", "add", "", ("6,2,3", "1,2", ""));
+        assert!(launch_of(&text).is_none(), "{text}");
+        // The same windows with an order-free combiner are atomic.
+        let ints = scatter("s32", "add", "", ("6,2,3", "1,2", ""));
+        assert_eq!(launch_of(&ints).unwrap().strategy, ScatterStrategy::Atomic);
+    }
+
+    #[test]
+    fn combiners_are_classified() {
+        let m = module(&scatter("f32", "set", "", ("6,3", "1", "0")));
+        let comp = m.computation_by_name("comb").unwrap();
+        assert_eq!(combiner(&m, comp), Combiner::Overwrite);
+        assert!(order_free(Combiner::Binary(Opcode::Add), ElementType::S32));
+        assert!(!order_free(Combiner::Binary(Opcode::Add), ElementType::F32));
+        assert!(order_free(
+            Combiner::Binary(Opcode::Maximum),
+            ElementType::BF16
+        ));
+        assert!(!order_free(Combiner::Overwrite, ElementType::S32));
+    }
+}

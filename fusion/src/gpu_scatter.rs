@@ -17,7 +17,8 @@
 //!   thread per window element, each walking the updates in order (`chunk_id`), which is
 //!   the sequential order the evaluator defines; two threads never meet when every
 //!   operand dimension the indices address has a window of one element (then distinct
-//!   window elements differ in a dimension no index moves).
+//!   window elements differ in a dimension no index moves). A scatter without window
+//!   dimensions then runs on one thread: correct, no faster than the sequential kernel.
 //!
 //! Float adds stay ordered although a GPU has an atomic add for them: the result would
 //! then depend on the threads' timing (XLA:GPU accepts that unless its deterministic-ops
@@ -190,7 +191,9 @@ pub fn scatter_launch(
                 None => true,
             }
         });
-        if !one_wide || !dn.input_batching_dims.is_empty() {
+        // (A batching dimension's coordinate is the update's batch position, walked in
+        // order by the chunks: it never separates window elements.)
+        if !one_wide {
             return Ok(None);
         }
     }

@@ -29,6 +29,7 @@ mod profile;
 pub mod sort_order;
 pub mod stream;
 mod streamed_parts;
+mod thunk_names;
 
 pub use backend::{Backend, BackendError, Executable, Prepared, PreparedRun, RawOutputs};
 pub use boundary_layouts::MatchBoundaryLayouts;

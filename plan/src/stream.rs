@@ -8,6 +8,7 @@
 use affine::linear::Linear;
 use affine::{Expr, Var};
 
+use super::thunk_names::each_named;
 use super::{Buffer, Thunk};
 use codegen::kir::{Access, Kernel, Stmt};
 
@@ -51,7 +52,11 @@ pub fn stream_gemms(
 ) {
     let mut names = vec![0usize; buffers.len()];
     for t in thunks.iter() {
-        count_names(t, &mut names);
+        each_named(t, &[], &mut |b, _| {
+            if let Some(n) = names.get_mut(b) {
+                *n += 1;
+            }
+        });
     }
     let nested = StreamOptions {
         min_bytes: options.min_bytes.min(NESTED_STREAM_MIN_BYTES),
@@ -79,7 +84,8 @@ pub fn stream_gemms(
 }
 
 /// Streams the pairs of the sequences nested in `t` (innermost first); `names` counts
-/// how many times the whole program names each buffer ([`count_names`]).
+/// how many times the whole program names each buffer (every mention, nested sequences
+/// included).
 fn stream_nested(
     t: &mut Thunk,
     buffers: &mut [Buffer],
@@ -128,60 +134,6 @@ fn named_only_by_the_pair(
         && args.iter().filter(|&a| a == lhs).count() == 1
         && b.defined_at.is_some()
         && b.last_use != Some(usize::MAX)
-}
-
-/// Adds one to `names[b]` for every time thunk `t` (nested sequences, loop state, results
-/// and selectors included) names buffer `b`.
-fn count_names(t: &Thunk, names: &mut [usize]) {
-    let mut named: Vec<usize> = Vec::new();
-    match t {
-        Thunk::Kernel { args, .. } => named.extend(args),
-        Thunk::Gemm { lhs, rhs, out, .. } => named.extend([*lhs, *rhs, *out]),
-        Thunk::Copy { src, dst, .. } => named.extend([*src, *dst]),
-        Thunk::Library {
-            inputs, outputs, ..
-        }
-        | Thunk::Collective {
-            inputs, outputs, ..
-        } => named.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
-        Thunk::StreamedGemm { producer, gemm, .. } => {
-            count_names(producer, names);
-            count_names(gemm, names);
-        }
-        Thunk::While {
-            cond,
-            cond_result,
-            body,
-            body_results,
-            state,
-            init,
-            ..
-        } => {
-            named.extend(body_results.iter().chain(state).chain(init));
-            named.push(*cond_result);
-            for t in cond.iter().chain(body.iter()) {
-                count_names(t, names);
-            }
-        }
-        Thunk::Conditional {
-            selector,
-            branches,
-            results,
-            ..
-        } => {
-            named.extend(results);
-            named.push(*selector);
-            for (ts, rs) in branches {
-                named.extend(rs);
-                ts.iter().for_each(|t| count_names(t, names));
-            }
-        }
-    }
-    for b in named {
-        if let Some(n) = names.get_mut(b) {
-            *n += 1;
-        }
-    }
 }
 
 /// What a streamable pair needs: `(lhs argument, lhs elements per block, lhs buffer,

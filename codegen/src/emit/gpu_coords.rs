@@ -3,7 +3,7 @@
 //! variables (or constants), and hloc's launches are one-dimensional, so `th_y`, `th_z`,
 //! `bl_y` and `bl_z` are 0.
 
-use affine::{Expr, Var, VarKind};
+use affine::{Expr, IndexingMap, Var, VarKind};
 use fusion::gpu_launch::coords;
 
 /// What a thread map's coordinates are in a kernel.
@@ -34,5 +34,27 @@ impl LaunchVars {
     /// `e`, an expression over a thread map's coordinates, in the kernel's terms.
     pub(super) fn apply(&self, e: Expr) -> Expr {
         e.substitute(&mut |v| Some(self.bind(v)))
+    }
+
+    /// The guard conditions `(coordinate, lo, hi)` for the launch coordinates `extents`
+    /// (each with its extent in the launch) whose bounds in thread map `map` are tighter
+    /// than the launch's: a tiny output's block has more threads than elements, and the
+    /// simplifier moves a constraint on one variable into its bounds.
+    pub(super) fn tighter_bounds(
+        &self,
+        map: &IndexingMap,
+        extents: &[(Var, i64)],
+    ) -> Vec<(Expr, i64, i64)> {
+        let mut conds = Vec::new();
+        for &(v, extent) in extents {
+            let bound = match v.kind {
+                VarKind::Dim => map.dims()[v.index as usize],
+                _ => map.ranges()[v.index as usize],
+            };
+            if bound.lo > 0 || bound.hi < extent - 1 {
+                conds.push((self.bind(v), bound.lo, bound.hi));
+            }
+        }
+        conds
     }
 }

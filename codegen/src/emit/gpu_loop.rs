@@ -58,17 +58,7 @@ pub(super) fn loop_kernel(
         (Var::dim(coords::BL_X), blocks),
         (Var::range(coords::UNROLL), unroll),
     ];
-    let mut conds = Vec::new();
-    for (v, extent) in launch_bounds {
-        let bound = match v.kind {
-            VarKind::Dim => thread_map.dims()[v.index as usize],
-            _ => thread_map.ranges()[v.index as usize],
-        };
-        if bound.lo > 0 || bound.hi < extent - 1 {
-            let e = vars.bind(v);
-            conds.push((e, bound.lo, bound.hi));
-        }
-    }
+    let mut conds = vars.tighter_bounds(thread_map, &launch_bounds);
     for c in thread_map.constraints() {
         let e = b.simplify(vars.apply(c.expr));
         conds.push((e, c.interval.lo, c.interval.hi));

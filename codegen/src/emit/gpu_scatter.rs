@@ -77,19 +77,13 @@ fn launch_kernel(
         .collect();
     // The map's domain: its constraints, and the bounds of the launch's coordinates where
     // the map's are tighter (fewer update elements than threads).
-    let mut conds = Vec::new();
-    for (v, extent) in [
-        (Var::dim(coords::TH_X), launch.threads),
-        (Var::dim(coords::BL_X), launch.blocks),
-    ] {
-        let bound = match v.kind {
-            VarKind::Dim => map.dims()[v.index as usize],
-            _ => map.ranges()[v.index as usize],
-        };
-        if bound.lo > 0 || bound.hi < extent - 1 {
-            conds.push((vars.bind(v), bound.lo, bound.hi));
-        }
-    }
+    let mut conds = vars.tighter_bounds(
+        map,
+        &[
+            (Var::dim(coords::TH_X), launch.threads),
+            (Var::dim(coords::BL_X), launch.blocks),
+        ],
+    );
     for c in map.constraints() {
         let e = b.simplify(vars.apply(c.expr));
         conds.push((e, c.interval.lo, c.interval.hi));

@@ -143,19 +143,14 @@ fn at_map(
     }
     // The map's bounds of its variables where tighter than the launch's (the simplifier
     // moves a constraint on one variable into its bounds).
-    for (v, extent) in [
-        (Var::dim(coords::TH_X), launch.threads),
-        (Var::dim(coords::BL_X), launch.blocks),
-        (Var::range(coords::UNROLL), launch.unroll),
-    ] {
-        let bound = match v.kind {
-            VarKind::Dim => map.dims()[v.index as usize],
-            _ => map.ranges()[v.index as usize],
-        };
-        if bound.lo > 0 || bound.hi < extent - 1 {
-            conds.push((vars.bind(v), bound.lo, bound.hi));
-        }
-    }
+    conds.extend(vars.tighter_bounds(
+        map,
+        &[
+            (Var::dim(coords::TH_X), launch.threads),
+            (Var::dim(coords::BL_X), launch.blocks),
+            (Var::range(coords::UNROLL), launch.unroll),
+        ],
+    ));
     kir::rewrite_exprs(&mut body, &mut |e| {
         let e = e.substitute(&mut |v| {
             (v.kind == VarKind::Dim)

@@ -13,89 +13,13 @@
 use codegen::kir::{Access, Kernel};
 
 use super::in_place::Candidate;
+use crate::thunk_names::each_named;
 use crate::{Buffer, BufferId, Thunk};
 
 /// How many times the bytes of all its inputs together an output must be to be built
 /// again rather than kept: recomputing it then costs about one pass over the output,
 /// and its inputs, kept longer instead, are at most half its size.
 pub const EXPANSION: u64 = 2;
-
-/// The buffers thunk `t` (nested sequences included) names, and those it writes.
-fn named_and_written(
-    t: &Thunk,
-    kernels: &[Kernel],
-    named: &mut Vec<BufferId>,
-    written: &mut Vec<BufferId>,
-) {
-    match t {
-        Thunk::Kernel { kernel, args, .. } => {
-            named.extend(args);
-            let params = kernels
-                .get(*kernel)
-                .map(|k| k.buffers.as_slice())
-                .unwrap_or(&[]);
-            for (i, &a) in args.iter().enumerate() {
-                // A parameter the kernel IR does not describe counts as written.
-                if params.get(i).is_none_or(|p| p.access != Access::In) {
-                    written.push(a);
-                }
-            }
-        }
-        Thunk::Gemm { lhs, rhs, out, .. } => {
-            named.extend([*lhs, *rhs, *out]);
-            written.push(*out);
-        }
-        Thunk::Copy { src, dst, .. } => {
-            named.extend([*src, *dst]);
-            written.push(*dst);
-        }
-        Thunk::Library {
-            inputs, outputs, ..
-        }
-        | Thunk::Collective {
-            inputs, outputs, ..
-        } => {
-            named.extend(inputs.iter().chain(outputs).map(|s| s.buffer));
-            written.extend(outputs.iter().map(|s| s.buffer));
-        }
-        Thunk::StreamedGemm { producer, gemm, .. } => {
-            named_and_written(producer, kernels, named, written);
-            named_and_written(gemm, kernels, named, written);
-        }
-        Thunk::While {
-            cond,
-            cond_result,
-            body,
-            body_results,
-            state,
-            init,
-            ..
-        } => {
-            named.extend(body_results.iter().chain(state).chain(init));
-            named.push(*cond_result);
-            written.extend(state);
-            for t in cond.iter().chain(body) {
-                named_and_written(t, kernels, named, written);
-            }
-        }
-        Thunk::Conditional {
-            selector,
-            branches,
-            results,
-            ..
-        } => {
-            named.extend(results);
-            named.push(*selector);
-            written.extend(results);
-            for (ts, rs) in branches {
-                named.extend(rs);
-                for t in ts {
-                    named_and_written(t, kernels, named, written);
-                }
-            }
-        }
-    }
-}
 
 /// What [`plan_one`] found: the kernel thunk, its output's argument position, the
 /// output buffer, its last reader and the reader before it.
@@ -144,7 +68,12 @@ fn plan_one(
     let mut readers = Vec::new();
     for (r, t) in thunks.iter().enumerate().skip(i + 1) {
         let (mut named, mut written) = (Vec::new(), Vec::new());
-        named_and_written(t, kernels, &mut named, &mut written);
+        each_named(t, kernels, &mut |b, w| {
+            named.push(b);
+            if w {
+                written.push(b);
+            }
+        });
         if written.iter().any(|w| inputs.contains(w) || *w == out) {
             // An input written: the output could not be built again after this.
             if readers.is_empty() || written.contains(&out) {

@@ -18,6 +18,7 @@
 //! body's (its results copied) before the condition runs again; one branch runs.
 
 use super::assign::{assign_best, Assigned};
+use crate::thunk_names::each_named;
 use crate::{Allocation, Buffer, BufferId, Thunk};
 
 /// Each entry thunk's range of steps, and each buffer's first and last step naming it
@@ -89,33 +90,11 @@ impl Walk {
             leaf => {
                 let s = self.next();
                 let mut bs = Vec::new();
-                leaf_buffers(leaf, &mut bs);
+                each_named(leaf, &[], &mut |b, _| bs.push(b));
                 self.names(&bs, s, s);
                 (s, s)
             }
         }
-    }
-}
-
-/// The buffers a thunk without nested sequences names.
-fn leaf_buffers(t: &Thunk, out: &mut Vec<BufferId>) {
-    match t {
-        Thunk::Kernel { args, .. } => out.extend(args),
-        Thunk::Gemm {
-            lhs, rhs, out: o, ..
-        } => out.extend([*lhs, *rhs, *o]),
-        Thunk::Copy { src, dst, .. } => out.extend([*src, *dst]),
-        Thunk::Library {
-            inputs, outputs, ..
-        }
-        | Thunk::Collective {
-            inputs, outputs, ..
-        } => out.extend(inputs.iter().chain(outputs).map(|s| s.buffer)),
-        Thunk::StreamedGemm { producer, gemm, .. } => {
-            leaf_buffers(producer, out);
-            leaf_buffers(gemm, out);
-        }
-        Thunk::While { .. } | Thunk::Conditional { .. } => {}
     }
 }
 

@@ -3,13 +3,15 @@
 
 mod prelude;
 mod printer;
+mod scalars;
 mod units;
 mod vecmath;
 
 pub use prelude::{parts, prelude_for, PreludePart, BASE_PRELUDE, PRELUDE};
 pub use printer::{
-    c_type, expr_c, kernel_c, math_style, stmts_c, value_c, value_in, CDialect, CpuDialect,
-    MathStyle, SMALL_KERNEL_ELEMENTS,
+    kernel_c, math_style, stmts_c, value_c, value_in, CDialect, CpuDialect, MathStyle,
+    SMALL_KERNEL_ELEMENTS,
 };
+pub use scalars::{c_type, expr_c};
 pub use units::{translation_unit, translation_units};
 pub use vecmath::VECMATH;

@@ -88,13 +88,114 @@ def programs():
     ]
 
 
+def shard_map_programs():
+    """(name, function, shardings, shapes, shardy) of the shard_map programs: manual regions
+    whose bodies name their collectives (psum, all_gather, ppermute, psum_scatter,
+    all_to_all, axis_index), in the Shardy form JAX writes by default and in the GSPMD form
+    (SPMDFullToShardShape / SPMDShardToFullShape, shardy=False)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    auto = jax.sharding.AxisType.Auto
+    mesh8 = jax.make_mesh((8,), ("d",), axis_types=(auto,))
+    mesh2x4 = jax.make_mesh((2, 4), ("data", "model"), axis_types=(auto, auto))
+
+    def s(mesh, *spec):
+        return NamedSharding(mesh, P(*spec))
+
+    def collectives(x):
+        total = jax.lax.psum(x, "d")
+        gathered = jax.lax.all_gather(x, "d", tiled=True)
+        shifted = jax.lax.ppermute(x, "d", [(i, (i + 1) % 8) for i in range(8)])
+        swapped = jax.lax.all_to_all(gathered, "d", 0, 0, tiled=True)
+        scattered = jax.lax.psum_scatter(gathered, "d", scatter_dimension=0, tiled=True)
+        return total + shifted, swapped, scattered
+
+    def psum_mlp(x, w1, w2):
+        h = jax.nn.relu(x @ w1)
+        y = h @ w2
+        return y, jax.lax.psum((y * y).sum(), "d") / (x.shape[0] * 8 * y.shape[1])
+
+    def megatron(x, w1, w2):
+        h = jax.nn.relu(x @ w1)
+        y = jax.lax.psum(h @ w2, "model")
+        mean = jax.lax.pmean(y.sum(axis=1), "data")
+        return y, mean
+
+    def ring(x, w):
+        # Two steps of a ring: each device multiplies its block by the weights it holds,
+        # then passes the weights on (collective matmul by hand).
+        perm = [(i, (i + 1) % 8) for i in range(8)]
+        acc = x @ w
+        w = jax.lax.ppermute(w, "d", perm)
+        acc = acc + jnp.tanh(x @ w)
+        idx = jax.lax.axis_index("d").astype(jnp.float32)
+        return acc * (1.0 + idx)
+
+    def sandwich(x, w):
+        # Auto-sharded ops around a manual region: the partitioner reshards into and out
+        # of it.
+        body = jax.shard_map(
+            lambda a: jax.lax.psum_scatter(a, "d", scatter_dimension=1, tiled=True),
+            mesh=mesh8,
+            in_specs=P(None, None),
+            out_specs=P(None, "d"),
+        )
+        return jnp.tanh(body(jnp.tanh(x) @ w)).sum(axis=0)
+
+    return [
+        (
+            "shard_map_collectives",
+            jax.shard_map(collectives, mesh=mesh8, in_specs=P("d"),
+                          out_specs=(P("d"), P("d"), P("d"))),
+            [s(mesh8, "d", None)],
+            [(16, 3)],
+            True,
+        ),
+        (
+            "shard_map_psum_mlp",
+            jax.shard_map(psum_mlp, mesh=mesh8, in_specs=(P("d"), P(), P()),
+                          out_specs=(P("d"), P())),
+            [s(mesh8, "d", None), s(mesh8), s(mesh8)],
+            [(32, 16), (16, 64), (64, 16)],
+            True,
+        ),
+        (
+            "shard_map_megatron_2x4",
+            jax.shard_map(megatron, mesh=mesh2x4,
+                          in_specs=(P("data"), P(None, "model"), P("model", None)),
+                          out_specs=(P("data", None), P())),
+            [s(mesh2x4, "data", None), s(mesh2x4, None, "model"), s(mesh2x4, "model", None)],
+            [(32, 16), (16, 64), (64, 16)],
+            True,
+        ),
+        (
+            "shard_map_ring_gspmd",
+            jax.shard_map(ring, mesh=mesh8, in_specs=(P("d"), P("d")), out_specs=P("d")),
+            [s(mesh8, "d", None), s(mesh8, "d", None)],
+            [(32, 8), (64, 8)],
+            False,
+        ),
+        (
+            "shard_map_sandwich",
+            sandwich,
+            [s(mesh8), s(mesh8)],
+            [(16, 12), (12, 32)],
+            True,
+        ),
+    ]
+
+
 def generate():
     import jax
     import numpy as np
 
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(35)
-    for name, f, shardings, shapes in programs():
+    plain = [(*p, True) for p in programs()]
+    for name, f, shardings, shapes, shardy in plain + shard_map_programs():
+        jax.config.update("jax_use_shardy_partitioner", shardy)
         args = [
             jax.device_put(rng.standard_normal(shape).astype(np.float32), sh)
             for shape, sh in zip(shapes, shardings)
@@ -131,7 +232,7 @@ def kinds_text(kinds):
 def main():
     if "--no-generate" not in sys.argv:
         generate()
-    names = [p[0] for p in programs()]
+    names = [p[0] for p in programs()] + [p[0] for p in shard_map_programs()]
     rows = []
     ratios = []
     for name in names:

@@ -15,6 +15,9 @@ pub enum ValueTiling {
     Array(Tiling),
     /// A tuple's elements' tilings.
     Tuple(Vec<Tiling>),
+    /// A value of a manual region (a `shard_map` body): each device's own value, already
+    /// of its per-device shape; no tiling relates it to a global array.
+    Manual,
 }
 
 impl ValueTiling {
@@ -22,7 +25,7 @@ impl ValueTiling {
     pub fn array(&self) -> Option<&Tiling> {
         match self {
             ValueTiling::Array(t) => Some(t),
-            ValueTiling::Tuple(_) => None,
+            ValueTiling::Tuple(_) | ValueTiling::Manual => None,
         }
     }
 
@@ -34,6 +37,7 @@ impl ValueTiling {
                 let parts: Vec<String> = ts.iter().map(|t| t.to_sharding().to_string()).collect();
                 format!("{{{}}}", parts.join(", "))
             }
+            ValueTiling::Manual => "{manual}".to_string(),
         }
     }
 }

@@ -17,6 +17,10 @@
 //! each, the last ones padded): all-gathers slice the padding off, dynamic-slices pad
 //! first, and a reduce or dot that sums over such a dimension masks the padding with its
 //! neutral value (`emit_pad.rs`, `mask.rs`).
+//!
+//! A manual region (`shard_map`, `rules_manual.rs`, its Shardy text read by `sdy.rs`) is
+//! per-device code already: it is kept as it is, and only its inputs and outputs are
+//! resharded at the region's boundaries.
 
 mod backward;
 mod context;
@@ -28,8 +32,10 @@ mod mask;
 mod partition;
 mod propagate;
 mod rules_dot;
+mod rules_manual;
 mod rules_reduce;
 mod rules_simple;
+mod sdy;
 mod stats;
 mod tiling;
 

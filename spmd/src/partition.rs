@@ -138,13 +138,27 @@ fn build_entry(
             operands.push(v);
         }
         mask_reduced_padding(&mut e, comp, instr, d, &tilings, &mut operands)?;
-        if instr.opcode() == Opcode::CustomCall {
-            // The Sharding call: its operand, resharded, is its value.
-            value.insert(id, operands[0]);
+        if is_pass_through(instr) {
+            // The Sharding call and a manual region's boundaries: the operands, resharded,
+            // are the value (a tuple of them where the call has several).
+            let v = match operands.len() {
+                1 => operands[0],
+                _ => {
+                    let shapes = operands
+                        .iter()
+                        .filter_map(|&o| e.b.get(o).map(|i| i.shape().clone()))
+                        .collect();
+                    let t = e.op(instr.name(), Opcode::Tuple, Shape::tuple(shapes), operands);
+                    e.b.add(t)
+                }
+            };
+            value.insert(id, v);
             continue;
         }
         let shape = match &d.local {
             ValueTiling::Array(t) => local_shape(instr.shape(), t, instr.name())?,
+            // A manual region's op has its per-device shape already.
+            ValueTiling::Manual => instr.shape().clone(),
             ValueTiling::Tuple(_) => Shape::tuple(
                 operands
                     .iter()
@@ -188,6 +202,12 @@ fn build_entry(
     }
     let root = value[&comp.root()];
     let root_out = &decided(comp.root())?.out;
+    if *root_out == ValueTiling::Manual {
+        return Err(SpmdError::invalid(
+            comp.root_instr().name(),
+            "the root is a manual region's value (no region output sharding says how it is global)",
+        ));
+    }
     let mut c =
         e.b.build(Some(root))
             .map_err(|err| SpmdError::invalid("partitioned entry", err.to_string()))?;
@@ -196,6 +216,15 @@ fn build_entry(
         .set_attr(AttrName::Sharding, sharding_attr(root_out));
     c.is_entry = true;
     Ok(c)
+}
+
+/// Custom calls whose value is their operands' (resharded by their decision): `Sharding`
+/// (outside a manual region, or `{manual}` inside one) and the manual region's boundaries.
+fn is_pass_through(instr: &hlo::Instruction) -> bool {
+    instr.opcode() == Opcode::CustomCall
+        && (instr.custom_call_target() == Some("Sharding")
+            || crate::rules_manual::enters(instr)
+            || crate::rules_manual::leaves(instr))
 }
 
 /// Whether `id` broadcasts a scalar (any sharding of it is a broadcast of the scalar).
@@ -214,6 +243,7 @@ fn sharding_attr(t: &ValueTiling) -> AttrValue {
         ValueTiling::Tuple(ts) => Sharding::new(ShardingKind::Tuple(
             ts.iter().map(|t| t.to_sharding()).collect(),
         )),
+        ValueTiling::Manual => Sharding::new(ShardingKind::Manual),
     };
     AttrValue::Sharding(Box::new(ShardingAttr::new(s)))
 }

@@ -131,6 +131,9 @@ fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
     {
         return Err(SpmdError::unsupported(instr, "dynamic dimensions"));
     }
+    if let Some(d) = crate::rules_manual::decide(ctx, instr) {
+        return d;
+    }
     match instr.opcode() {
         Opcode::Parameter => simple::parameter(ctx, instr),
         Opcode::Constant | Opcode::Iota => Ok(simple::everywhere(ctx, instr)),
@@ -162,7 +165,9 @@ fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
 
 /// Honours `sharding=` on an instruction whose rule does not read it already.
 fn annotate(ctx: &Ctx<'_>, instr: &Instruction, d: &mut Decision) -> Result<(), SpmdError> {
-    if matches!(instr.opcode(), Opcode::Parameter | Opcode::CustomCall) {
+    if matches!(instr.opcode(), Opcode::Parameter | Opcode::CustomCall)
+        || d.out == ValueTiling::Manual
+    {
         return Ok(());
     }
     if instr.opcode() == Opcode::Tuple {

@@ -66,7 +66,7 @@ pub fn check_module(
     args: &[Literal],
 ) -> Result<spmd::Partitioned, String> {
     let p = spmd::partition(module, devices).map_err(|e| e.to_string())?;
-    let want = leaves(hlo_eval::evaluate(module, args).map_err(|e| e.to_string())?);
+    let want = global_evaluation(module, devices, args)?;
     let got = run_partitioned(module, &p.module, devices, args)?;
     if got.len() != want.len() {
         return Err(format!(
@@ -89,6 +89,48 @@ pub fn check_module(
         }
     }
     Ok(p)
+}
+
+/// Whether `module` holds a manual region (GSPMD's `SPMDFullToShardShape`), whose body
+/// only means something on N devices.
+fn has_manual_region(module: &Module) -> bool {
+    module.computations.iter().any(|c| {
+        c.instructions()
+            .any(|(_, i)| i.custom_call_target() == Some("SPMDFullToShardShape"))
+    })
+}
+
+/// The global outputs of unpartitioned `module`: one evaluation, or, for a module with a
+/// manual region, the evaluator's N-device run of the unpartitioned module (every device
+/// holds the global values outside the region; the region's calls give each device its
+/// piece and assemble the pieces again), where every device's outputs must agree.
+pub fn global_evaluation(
+    module: &Module,
+    devices: usize,
+    args: &[Literal],
+) -> Result<Vec<Literal>, String> {
+    if !has_manual_region(module) {
+        return Ok(leaves(
+            hlo_eval::evaluate(module, args).map_err(|e| e.to_string())?,
+        ));
+    }
+    let grid = DeviceGrid {
+        replicas: 1,
+        partitions: devices as i64,
+    };
+    let per_device = vec![args.to_vec(); devices];
+    let outs = evaluate_on_devices(module, grid, &per_device).map_err(|e| e.to_string())?;
+    let mut outs = outs.into_iter().map(leaves);
+    let first = outs.next().ok_or("no devices")?;
+    for (d, other) in outs.enumerate() {
+        if other != first {
+            return Err(format!(
+                "device {} of the global evaluation differs from device 0",
+                d + 1
+            ));
+        }
+    }
+    Ok(first)
 }
 
 /// Random global arguments of `module`'s entry parameters.

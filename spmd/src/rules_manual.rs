@@ -1,0 +1,322 @@
+//! Manual regions (`shard_map`): JAX wraps the body between custom calls that turn global
+//! values into each device's piece and back — `xla.sdy.GlobalToLocalShape` /
+//! `xla.sdy.LocalToGlobalShape` with Shardy shardings in frontend attributes, or
+//! `SPMDFullToShardShape` / `SPMDShardToFullShape` around `sharding={manual}` (the GSPMD
+//! form). The body is already per-device code: its shapes are the pieces' and its
+//! collectives name the devices. So the partitioner keeps it as it is ([`ValueTiling::Manual`])
+//! and works only at the boundaries: a region's input is resharded to the region's input
+//! sharding (its per-device piece is then the body's value), and a region's output is
+//! the global value tiled by the region's output sharding. A value from outside that the
+//! body reads (a constant, a closed-over array) is every device's whole value, so it is
+//! made whole first. Only fully manual regions are taken (every mesh axis that splits
+//! anything is manual); a partially manual one is named unsupported.
+
+use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
+use hlo::{Instruction, Opcode, Shape};
+
+use crate::context::{text, Ctx};
+use crate::decision::{Decision, ValueTiling};
+use crate::emit::local_shape;
+use crate::error::SpmdError;
+use crate::sdy;
+use crate::tiling::Tiling;
+
+/// Custom calls that enter a manual region.
+pub(crate) fn enters(instr: &Instruction) -> bool {
+    matches!(
+        instr.custom_call_target(),
+        Some("xla.sdy.GlobalToLocalShape" | "SPMDFullToShardShape")
+    ) && instr.opcode() == Opcode::CustomCall
+}
+
+/// Custom calls that leave a manual region.
+pub(crate) fn leaves(instr: &Instruction) -> bool {
+    matches!(
+        instr.custom_call_target(),
+        Some("xla.sdy.LocalToGlobalShape" | "SPMDShardToFullShape")
+    ) && instr.opcode() == Opcode::CustomCall
+}
+
+/// Ops whose value is each device's own in any program: the ids and the collectives
+/// (which an unpartitioned module holds only inside manual regions).
+fn per_device(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        PartitionId
+            | ReplicaId
+            | AllReduce
+            | AllReduceStart
+            | AllReduceDone
+            | AllGather
+            | AllGatherStart
+            | AllGatherDone
+            | ReduceScatter
+            | AllToAll
+            | RaggedAllToAll
+            | CollectivePermute
+            | CollectivePermuteStart
+            | CollectivePermuteDone
+            | CollectiveBroadcast
+    )
+}
+
+/// The decision for `instr` when it is a region boundary or inside a region, else `None`.
+pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decision, SpmdError>> {
+    if enters(instr) {
+        return Some(enter(ctx, instr));
+    }
+    if leaves(instr) {
+        return Some(leave(ctx, instr));
+    }
+    let reads_manual = (0..instr.operands().len())
+        .any(|i| matches!(ctx.operand(instr, i), Ok(ValueTiling::Manual)));
+    if reads_manual || per_device(instr.opcode()) {
+        return Some(inside(ctx, instr));
+    }
+    None
+}
+
+/// An op of the body: copied as it is; operands from outside the region made whole.
+fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
+    if instr.opcode() == Opcode::CustomCall && instr.custom_call_target() == Some("Sharding") {
+        let manual = instr
+            .sharding()
+            .is_some_and(|s| matches!(s.kind, ShardingKind::Manual));
+        if !manual {
+            return Err(SpmdError::unsupported(
+                instr,
+                "a sharding constraint other than {manual} inside a manual region",
+            ));
+        }
+    }
+    let mut operands = Vec::with_capacity(instr.operands().len());
+    let mut whole = 0;
+    for i in 0..instr.operands().len() {
+        operands.push(match ctx.operand(instr, i)? {
+            ValueTiling::Manual => None,
+            ValueTiling::Array(t) if t.is_replicated() => None,
+            ValueTiling::Array(t) => {
+                whole += 1;
+                Some(Tiling::replicated(t.tiles.len(), ctx.devices))
+            }
+            ValueTiling::Tuple(ts) if ts.iter().all(Tiling::is_replicated) => None,
+            ValueTiling::Tuple(_) => {
+                return Err(SpmdError::unsupported(
+                    instr,
+                    format!("operand {i} is a split tuple from outside the manual region"),
+                ))
+            }
+        });
+    }
+    let why = match whole {
+        0 => "manual region: per-device op kept as it is".to_string(),
+        n => {
+            format!("manual region: per-device op kept as it is; {n} outside operand(s) made whole")
+        }
+    };
+    Ok(Decision {
+        out: ValueTiling::Manual,
+        local: ValueTiling::Manual,
+        operands,
+        partial: None,
+        why,
+    })
+}
+
+/// The per-device shapes of `instr`'s value: its own, or its tuple's elements.
+fn element_shapes(instr: &Instruction) -> Vec<Shape> {
+    match instr.shape().is_tuple() {
+        true => instr.shape().tuple_shapes().to_vec(),
+        false => vec![instr.shape().clone()],
+    }
+}
+
+/// The tilings a region boundary names for its `n` values (Shardy's per-value
+/// shardings in frontend attribute `key`, or the GSPMD call's tiled sharding).
+fn boundary_shardings(
+    ctx: &Ctx<'_>,
+    instr: &Instruction,
+    key: &str,
+    gspmd: Option<&Sharding>,
+) -> Result<Vec<Sharding>, SpmdError> {
+    let bad = |e: String| SpmdError::unsupported(instr, e);
+    if instr
+        .custom_call_target()
+        .is_some_and(|t| t.starts_with("xla.sdy."))
+    {
+        let attrs = instr.frontend_attributes();
+        let get = |k: &str| {
+            attrs
+                .iter()
+                .find(|(name, _)| name == k)
+                .map(|(_, v)| v.as_str().to_string())
+                .ok_or_else(|| {
+                    SpmdError::invalid(instr.name(), format!("no frontend attribute {k}"))
+                })
+        };
+        let meshes = sdy::meshes(ctx.module).map_err(bad)?;
+        let shardings = sdy::sharding_per_value(&get(key)?, &meshes).map_err(bad)?;
+        let manual = sdy::manual_axes(&get("xla.sdy.manual_axes")?).map_err(bad)?;
+        for s in &shardings {
+            if let ShardingKind::Named(n) = &s.kind {
+                let auto: Vec<&str> = n
+                    .mesh
+                    .iter()
+                    .filter(|(a, size)| *size > 1 && !manual.contains(a))
+                    .map(|(a, _)| a.as_str())
+                    .collect();
+                if !auto.is_empty() {
+                    return Err(SpmdError::unsupported(
+                        instr,
+                        format!("a partially manual shard_map (mesh axes {auto:?} stay automatic)"),
+                    ));
+                }
+            }
+        }
+        return Ok(shardings);
+    }
+    let s = gspmd
+        .ok_or_else(|| SpmdError::invalid(instr.name(), "a region boundary without a sharding"))?;
+    if let ShardingKind::Tiled(t) = &s.kind {
+        if t.subgroups.contains(&SubgroupKind::Manual) {
+            return Err(SpmdError::unsupported(
+                instr,
+                "a partially manual sharding (last_tile_dims={manual})",
+            ));
+        }
+    }
+    Ok(vec![s.clone()])
+}
+
+/// The tiling of `s` for a value of `global` shape whose per-device piece is `piece`.
+fn tiling_of(
+    ctx: &Ctx<'_>,
+    instr: &Instruction,
+    s: &Sharding,
+    global: &Shape,
+    piece: &Shape,
+) -> Result<Tiling, SpmdError> {
+    if !global.is_array() {
+        return Err(SpmdError::unsupported(
+            instr,
+            "a tuple crossing a manual region's boundary",
+        ));
+    }
+    let t = Tiling::from_sharding(s, global.dims().len(), ctx.devices)
+        .map_err(|e| SpmdError::unsupported(instr, e))?;
+    let local = local_shape(global, &t, instr.name())?;
+    if local.dims() != piece.dims() {
+        return Err(SpmdError::unsupported(
+            instr,
+            format!(
+                "{} splits {global} into pieces of {:?}, the region's value is {piece} (an uneven shard_map)",
+                text(&t),
+                local.dims()
+            ),
+        ));
+    }
+    Ok(t)
+}
+
+/// Entering a region: each operand resharded to the region's input sharding; its piece is
+/// the body's value.
+fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
+    let pieces = element_shapes(instr);
+    // GSPMD form: the input's tiling is its operand's annotation (the `Sharding` call
+    // before it), else what propagation decided for the operand.
+    let operand_sharding = instr
+        .operand(0)
+        .and_then(|o| ctx.comp.instr(o).sharding().cloned());
+    let shardings = match operand_sharding {
+        Some(s) => boundary_shardings(ctx, instr, "xla.sdy.in_shardings", Some(&s))?,
+        None if !instr
+            .custom_call_target()
+            .is_some_and(|t| t.starts_with("xla.sdy.")) =>
+        {
+            vec![ctx.operand_array(instr, 0)?.to_sharding()]
+        }
+        None => boundary_shardings(ctx, instr, "xla.sdy.in_shardings", None)?,
+    };
+    if shardings.len() != instr.operands().len() || pieces.len() != instr.operands().len() {
+        return Err(SpmdError::invalid(
+            instr.name(),
+            format!(
+                "{} operands, {} shardings, {} values",
+                instr.operands().len(),
+                shardings.len(),
+                pieces.len()
+            ),
+        ));
+    }
+    let mut operands = Vec::with_capacity(pieces.len());
+    let mut names = Vec::new();
+    for (i, (s, piece)) in shardings.iter().zip(&pieces).enumerate() {
+        let global = ctx.comp.instr(instr.operands()[i]).shape();
+        let t = tiling_of(ctx, instr, s, global, piece)?;
+        names.push(text(&t));
+        let now = ctx.operand_array(instr, i)?;
+        operands.push(Some(t.clone()).filter(|t| t != now));
+    }
+    let moved = operands.iter().filter(|o| o.is_some()).count();
+    Ok(Decision {
+        out: ValueTiling::Manual,
+        local: ValueTiling::Manual,
+        operands,
+        partial: None,
+        why: format!(
+            "enters a manual region: inputs {}{}; the body runs per device",
+            names.join(", "),
+            match moved {
+                0 => String::new(),
+                n => format!(" ({n} resharded)"),
+            }
+        ),
+    })
+}
+
+/// Leaving a region: each device's value is its piece of the global value tiled by the
+/// region's output sharding.
+fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
+    for i in 0..instr.operands().len() {
+        if !matches!(ctx.operand(instr, i)?, ValueTiling::Manual) {
+            return Err(SpmdError::unsupported(
+                instr,
+                format!("operand {i} does not come from the manual region"),
+            ));
+        }
+    }
+    let shardings = boundary_shardings(ctx, instr, "xla.sdy.out_shardings", instr.sharding())?;
+    let globals = element_shapes(instr);
+    if shardings.len() != instr.operands().len() || globals.len() != shardings.len() {
+        return Err(SpmdError::invalid(
+            instr.name(),
+            format!(
+                "{} operands, {} shardings, {} values",
+                instr.operands().len(),
+                shardings.len(),
+                globals.len()
+            ),
+        ));
+    }
+    let mut tilings = Vec::with_capacity(shardings.len());
+    for (i, (s, global)) in shardings.iter().zip(&globals).enumerate() {
+        let piece = ctx.comp.instr(instr.operands()[i]).shape();
+        tilings.push(tiling_of(ctx, instr, s, global, piece)?);
+    }
+    let names: Vec<String> = tilings.iter().map(text).collect();
+    let out = match instr.shape().is_tuple() {
+        true => ValueTiling::Tuple(tilings),
+        false => ValueTiling::Array(tilings.remove(0)),
+    };
+    Ok(Decision {
+        out: out.clone(),
+        local: out,
+        operands: vec![None; instr.operands().len()],
+        partial: None,
+        why: format!(
+            "leaves a manual region: each device's value is its piece of {}",
+            names.join(", ")
+        ),
+    })
+}

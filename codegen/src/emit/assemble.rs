@@ -253,7 +253,7 @@ pub(super) fn finish_launch(
 ) -> Result<EmittedKernel, CodegenError> {
     let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
-    let mut body = kir::hoist_invariants(body, &b.buffers);
+    let mut body = kir::hoist_invariants(body, &b.buffers, &b.locals);
     body.insert(0, Stmt::Comment(notes.join("\n")));
     let kernel = Kernel {
         name: name.to_string(),

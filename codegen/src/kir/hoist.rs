@@ -7,14 +7,18 @@
 //! nothing, reads no buffer the kernel writes, and reads and writes only scalars, local
 //! arrays and runtime variables that no statement staying in the loop writes and that are
 //! not carried from one iteration to the next (read at or before the first statement that
-//! writes them). Moved statements keep their order. Loops run at least once (bounds are constant and
+//! writes them). A serial loop that stores every element of a private local array
+//! (`l[k] = v` for `k` over the whole array, `v` not reading it) writes the whole array,
+//! like a scalar's assignment: reads after it in the same statement are its own (a blocked
+//! sum's per-block lanes, reset at the start of each block, are not carried from one
+//! element to the next). Moved statements keep their order. Loops run at least once (bounds are constant and
 //! `lo <= hi`), so a moved statement runs exactly once where it ran once per iteration.
 
 use std::collections::{HashMap, HashSet};
 
 use affine::{Expr, Var, VarKind};
 
-use super::kernel::{has_barrier, Access, BufferParam, LoopKind, Stmt};
+use super::kernel::{has_barrier, Access, BufferParam, Local, LoopKind, MemorySpace, Stmt};
 use super::value::{Guard, Value, VarId};
 
 /// Something a statement reads or writes besides buffers.
@@ -39,6 +43,7 @@ struct Effects {
 struct Collector<'a> {
     var: Var,
     buffers: &'a [BufferParam],
+    locals: &'a [Local],
     fx: Effects,
     /// Scalars and runtime variables the statement has bound so far on every path: a read
     /// of one of them is internal, not a read of the value from before the statement.
@@ -118,12 +123,21 @@ impl Collector<'_> {
     fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Comment(_) => {}
-            Stmt::Loop { var, body, .. } => {
+            Stmt::Loop {
+                kind,
+                var,
+                lo,
+                hi,
+                body,
+            } => {
                 if *var == self.var {
                     self.fx.mentions_loop_var = true;
                 }
                 for t in body {
                     self.stmt(t);
+                }
+                if let Some(local) = self.overwritten_local(*kind, *var, (*lo, *hi), body) {
+                    self.bind(Slot::Local(local));
                 }
             }
             Stmt::Let { var, value } | Stmt::Decl { var, value } | Stmt::Assign { var, value } => {
@@ -192,10 +206,58 @@ impl Collector<'_> {
     }
 }
 
-fn effects(s: &Stmt, var: Var, buffers: &[BufferParam]) -> Effects {
+impl Collector<'_> {
+    /// The private local array that a serial loop over `var` in `lo..=hi` overwrites
+    /// whole: its body is the one store `l[var] = v` with `v` not reading `l`, and the
+    /// loop covers `0..len` (a loop runs at least once, so the whole array is written).
+    fn overwritten_local(
+        &self,
+        kind: LoopKind,
+        var: Var,
+        (lo, hi): (i64, i64),
+        body: &[Stmt],
+    ) -> Option<usize> {
+        let [Stmt::LocalStore {
+            local,
+            offset,
+            value,
+        }] = body
+        else {
+            return None;
+        };
+        let l = self.locals.get(*local)?;
+        let whole = kind == LoopKind::Serial
+            && l.space == MemorySpace::Private
+            && *offset == Expr::var(var)
+            && lo == 0
+            && hi >= l.len - 1;
+        (whole && !reads_local(value, *local)).then_some(*local)
+    }
+}
+
+/// Whether `v` reads local array `local`.
+fn reads_local(v: &Value, local: usize) -> bool {
+    match v {
+        Value::Const(..) | Value::Var(..) | Value::Index(_) | Value::Load { .. } => false,
+        Value::LocalLoad { local: l, .. } => *l == local,
+        Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
+            reads_local(a, local)
+        }
+        Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) => {
+            reads_local(a, local) || reads_local(b, local)
+        }
+        Value::Select(p, a, b) => {
+            reads_local(p, local) || reads_local(a, local) || reads_local(b, local)
+        }
+        Value::Cond(_, a, b) => reads_local(a, local) || reads_local(b, local),
+    }
+}
+
+fn effects(s: &Stmt, var: Var, buffers: &[BufferParam], locals: &[Local]) -> Effects {
     let mut c = Collector {
         var,
         buffers,
+        locals,
         fx: Effects::default(),
         bound: HashSet::new(),
     };
@@ -224,10 +286,13 @@ fn defines(s: &Stmt, out: &mut HashSet<VarId>) {
 fn split(
     var: Var,
     body: Vec<Stmt>,
-    buffers: &[BufferParam],
+    (buffers, locals): (&[BufferParam], &[Local]),
     taken: &Taken,
 ) -> (Vec<Stmt>, Vec<Stmt>) {
-    let fx: Vec<Effects> = body.iter().map(|s| effects(s, var, buffers)).collect();
+    let fx: Vec<Effects> = body
+        .iter()
+        .map(|s| effects(s, var, buffers, locals))
+        .collect();
     let mut moves: Vec<bool> = body
         .iter()
         .zip(&fx)
@@ -299,9 +364,9 @@ fn split(
 }
 
 /// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
-/// statement can move out of several loops.
-pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam]) -> Vec<Stmt> {
-    hoist_in(body, buffers, &mut Taken::default())
+/// statement can move out of several loops. `buffers` and `locals` are the kernel's.
+pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam], locals: &[Local]) -> Vec<Stmt> {
+    hoist_in(body, (buffers, locals), &mut Taken::default())
 }
 
 /// The scalars defined around the statement being hoisted: by the other statements of its
@@ -344,7 +409,7 @@ impl Taken {
 
 /// [`hoist_invariants`] in a block inside scopes whose definitions `taken` holds (restored
 /// to them on return).
-fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], taken: &mut Taken) -> Vec<Stmt> {
+fn hoist_in(body: Vec<Stmt>, kernel: (&[BufferParam], &[Local]), taken: &mut Taken) -> Vec<Stmt> {
     let defs: Vec<HashSet<VarId>> = body
         .iter()
         .map(|s| {
@@ -369,13 +434,13 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], taken: &mut Taken) -> Vec<
                 hi,
                 body,
             } => {
-                let inner = hoist_in(body, buffers, taken);
+                let inner = hoist_in(body, kernel, taken);
                 // Nothing moves across a barrier, nor out of a loop over the block's
                 // threads (a thread's private values stay its own).
                 let (moved, stay) = if kind == LoopKind::Threads || has_barrier(&inner) {
                     (Vec::new(), inner)
                 } else {
-                    split(var, inner, buffers, taken)
+                    split(var, inner, kernel, taken)
                 };
                 out.extend(moved);
                 if !stay.is_empty() {
@@ -393,8 +458,8 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], taken: &mut Taken) -> Vec<
                 body,
                 else_body,
             } => {
-                let body = hoist_in(body, buffers, taken);
-                let else_body = hoist_in(else_body, buffers, taken);
+                let body = hoist_in(body, kernel, taken);
+                let else_body = hoist_in(else_body, kernel, taken);
                 out.push(Stmt::If {
                     guard,
                     body,
@@ -414,7 +479,7 @@ fn hoist_in(body: Vec<Stmt>, buffers: &[BufferParam], taken: &mut Taken) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kir::{Const, ScalarType};
+    use crate::kir::{BinOp, Const, ScalarType};
 
     const F: ScalarType = ScalarType::F32;
 
@@ -460,7 +525,7 @@ mod tests {
             },
             store(Value::Var(VarId(0), F)),
         ]);
-        let out = hoist_invariants(body, &bufs);
+        let out = hoist_invariants(body, &bufs, &[]);
         assert!(matches!(out[0], Stmt::Let { var: VarId(0), .. }), "{out:?}");
         assert!(matches!(&out[1], Stmt::Loop { body, .. } if body.len() == 1));
     }
@@ -481,7 +546,7 @@ mod tests {
             },
             store(Value::Var(VarId(0), F)),
         ]);
-        let out = hoist_invariants(body.clone(), &bufs);
+        let out = hoist_invariants(body.clone(), &bufs, &[]);
         assert_eq!(out, body);
     }
 
@@ -514,7 +579,7 @@ mod tests {
                 ],
             },
         ];
-        let out = hoist_invariants(body.clone(), &bufs);
+        let out = hoist_invariants(body.clone(), &bufs, &[]);
         assert_eq!(out, body);
     }
 
@@ -532,7 +597,103 @@ mod tests {
             },
             store(Value::Var(VarId(0), F)),
         ]);
-        let out = hoist_invariants(body.clone(), &bufs);
+        let out = hoist_invariants(body.clone(), &bufs, &[]);
         assert_eq!(out, body);
+    }
+
+    /// A row sum in blocks as the blocked-sum emitter writes it, read through a broadcast
+    /// inside a loop over `d1`: `l0` (the row's lanes) set whole before the blocks, `l1`
+    /// (a block's lanes) set at the start of each block, then both read: `len` lanes each,
+    /// the block lanes reset over the first `reset`.
+    fn blocked_row_sum(len: i64, reset: i64) -> Vec<Stmt> {
+        let (k, s) = (Var::range(0), Var::range(1));
+        let lane_load = |local: usize| Value::LocalLoad {
+            local,
+            offset: Expr::var(k),
+            ty: F,
+        };
+        let set = |local: usize, hi: i64, value: Value| {
+            Stmt::serial_loop(
+                k,
+                0,
+                hi,
+                vec![Stmt::LocalStore {
+                    local,
+                    offset: Expr::var(k),
+                    value,
+                }],
+            )
+        };
+        let minus_zero = Value::Const(F, Const::Float(-0.0));
+        let add = |a: Value, b: Value| Value::Binary(BinOp::Add, Box::new(a), Box::new(b), F);
+        let block = vec![
+            set(1, reset - 1, minus_zero.clone()),
+            set(
+                1,
+                len - 1,
+                add(
+                    lane_load(1),
+                    load(
+                        0,
+                        Expr::dim(0) * Expr::constant(8) + Expr::var(s) + Expr::var(k),
+                    ),
+                ),
+            ),
+            set(0, len - 1, add(lane_load(0), lane_load(1))),
+        ];
+        one_loop(vec![
+            set(0, len - 1, minus_zero),
+            Stmt::serial_loop(s, 0, 1, block),
+            Stmt::Let {
+                var: VarId(0),
+                value: Value::LocalLoad {
+                    local: 0,
+                    offset: Expr::constant(0),
+                    ty: F,
+                },
+            },
+            store(Value::Var(VarId(0), F)),
+        ])
+    }
+
+    fn lanes(len: i64, space: MemorySpace) -> Local {
+        Local {
+            name: "lanes".into(),
+            space,
+            ty: F,
+            len,
+        }
+    }
+
+    #[test]
+    fn a_local_set_whole_at_the_start_of_each_block_is_not_carried() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let locals = [
+            lanes(8, MemorySpace::Private),
+            lanes(8, MemorySpace::Private),
+        ];
+        let out = hoist_invariants(blocked_row_sum(8, 8), &bufs, &locals);
+        // Everything but the store leaves the loop over d1.
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(
+            matches!(&out[3], Stmt::Loop { body, .. } if body.len() == 1),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_local_set_in_part_or_shared_by_the_block_stays_carried() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let private = [
+            lanes(8, MemorySpace::Private),
+            lanes(8, MemorySpace::Private),
+        ];
+        // Only 7 of the block lanes reset: lane 7 carries the last row's block sum.
+        let body = blocked_row_sum(8, 7);
+        assert_eq!(hoist_invariants(body.clone(), &bufs, &private), body);
+        // A block-shared array is not one thread's to overwrite.
+        let shared = [lanes(8, MemorySpace::Private), lanes(8, MemorySpace::Block)];
+        let body = blocked_row_sum(8, 8);
+        assert_eq!(hoist_invariants(body.clone(), &bufs, &shared), body);
     }
 }

@@ -1,6 +1,7 @@
 //! Building the per-device entry computation: the instructions partitioning adds
 //! (partition-id offsets, all-gathers, all-reduces, dynamic-slices) and resharding a
-//! value from one tiling to another — an all-gather along each dimension whose tiles the
+//! value from one tiling to another — one all-to-all where a split only moves between two
+//! dimensions (`emit_all_to_all.rs`), else an all-gather along each dimension whose tiles the
 //! target does not refine, then a dynamic-slice at offsets looked up by partition id where
 //! the target splits finer.
 
@@ -69,7 +70,8 @@ impl Emit {
         Instruction::new(self.names.fresh(base), opcode, shape, operands)
     }
 
-    fn next_channel(&mut self) -> i64 {
+    /// A fresh channel id.
+    pub(crate) fn next_channel(&mut self) -> i64 {
         self.channel += 1;
         self.channel
     }
@@ -199,6 +201,9 @@ impl Emit {
         what: &str,
     ) -> Result<InstrId, SpmdError> {
         if from == to {
+            return Ok(v);
+        }
+        if let Some(v) = self.reshard_all_to_all(v, global, from, to, what)? {
             return Ok(v);
         }
         let dims = global.dims().to_vec();

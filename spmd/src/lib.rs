@@ -26,6 +26,7 @@ mod backward;
 mod context;
 mod decision;
 mod emit;
+mod emit_all_to_all;
 mod emit_pad;
 mod error;
 mod mask;

@@ -6,3 +6,4 @@ mod check;
 mod corpus;
 mod golden;
 mod random_modules;
+mod random_reshards;

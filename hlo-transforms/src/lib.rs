@@ -17,6 +17,7 @@ pub mod dot_decomposer;
 pub mod dot_merger;
 pub mod flatten_call_graph;
 pub mod layout;
+pub mod ragged_dot_expander;
 pub mod reshape_mover;
 mod scatter_batching;
 pub mod scatter_expander;
@@ -44,6 +45,7 @@ pub use dot_decomposer::DotDecomposer;
 pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
 pub use layout::{LayoutAssignment, LayoutNormalization};
+pub use ragged_dot_expander::RaggedDotExpander;
 pub use reshape_mover::ReshapeMover;
 pub use scatter_expander::ScatterExpander;
 pub use sort_simplifier::SortSimplifier;
@@ -79,6 +81,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(DotDecomposer),
         Box::new(ConvToGemm::default()),
         Box::new(BatchNormExpander),
+        Box::new(RaggedDotExpander),
         Box::new(TreeReductionRewriter::default()),
         Box::new(BlockedScans),
         Box::new(ReshapeMover),

@@ -233,6 +233,7 @@ mod opcode;
 pub mod parser;
 pub mod pass;
 pub mod printer;
+pub mod ragged_dot;
 pub mod shape;
 pub mod sharding;
 mod sharding_named;

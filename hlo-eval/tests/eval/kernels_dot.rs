@@ -329,7 +329,7 @@ ENTRY e {
 }
 
 #[test]
-fn ragged_dot_batch_groups_zero_the_rest() {
+fn ragged_dot_batch_groups_are_the_plain_dot() {
     let text = "HloModule m
 ENTRY e {
   a = s32[3,1,2] parameter(0)
@@ -340,7 +340,41 @@ ENTRY e {
     let a = s32s("s32[3,1,2]", &[1; 6]);
     let b = s32s("s32[3,2,1]", &[1, 2, 3, 4, 5, 6]);
     let r = eval_root(text, &[a, b, s32s("s32[2]", &[1, 1])]).unwrap();
-    assert_eq!(get_s32(&r), vec![3, 7, 0]);
+    // Each batch meets only its own rhs batch, so the groups (even the uncovered third
+    // batch) change nothing: JAX's reference is the plain dot.
+    assert_eq!(get_s32(&r), vec![3, 7, 11]);
+}
+
+#[test]
+fn ragged_dot_batched_group_sizes_split_each_batch_its_own_way() {
+    // Batch 0 has groups [1, 2], batch 1 has [3, 0]: row m of batch b uses rhs[g, b].
+    let text = "HloModule m
+ENTRY e {
+  a = s32[2,3,1] parameter(0)
+  b = s32[2,2,1,1] parameter(1)
+  g = s32[2,2] parameter(2)
+  ROOT d = s32[2,3,1] ragged-dot(a, b, g), lhs_batch_dims={0}, rhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_contracting_dims={2}, lhs_ragged_dims={1}, rhs_group_dims={0}
+}";
+    let a = s32s("s32[2,3,1]", &[1, 2, 3, 11, 12, 13]);
+    let b = s32s("s32[2,2,1,1]", &[2, 3, 5, 7]);
+    let r = eval_root(text, &[a, b, s32s("s32[2,2]", &[1, 2, 3, 0])]).unwrap();
+    assert_eq!(get_s32(&r), vec![2, 2 * 5, 3 * 5, 11 * 3, 12 * 3, 13 * 3]);
+}
+
+#[test]
+fn ragged_dot_contracting_with_zero_and_short_groups() {
+    // k = 4 split [0, 3] (the last column in no group): group 0 contracts nothing.
+    let text = "HloModule m
+ENTRY e {
+  a = s32[1,4] parameter(0)
+  b = s32[4,1] parameter(1)
+  g = s32[2] parameter(2)
+  ROOT d = s32[2,1,1] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={0}, lhs_ragged_dims={1}
+}";
+    let a = s32s("s32[1,4]", &[1, 2, 3, 4]);
+    let b = s32s("s32[4,1]", &[1, 10, 100, 1000]);
+    let r = eval_root(text, &[a, b, s32s("s32[2]", &[0, 3])]).unwrap();
+    assert_eq!(get_s32(&r), vec![0, 1 + 20 + 300]);
 }
 
 /// `d = scaled-dot(a: f32[2,4], b: f32[3,4], sa, sb: f32[])` contracting the columns, with

@@ -1,14 +1,13 @@
-//! Dot, ragged dot and convolution: dimension numbers, group counts and the preferred
-//! result element type.
+//! Dot, scaled dot and convolution: dimension numbers, group counts and the preferred
+//! result element type (ragged dot, a dot with groups, is `ragged_dot.rs`).
 
 use super::reduce::window_output;
 use super::{array, dim, join, Ctx, Inferred, R};
-use crate::attrs::AttrName;
 use crate::shape::{ArrayShape, ElementType};
 
 /// Operand element types must agree, up to floating-point precision (XLA's
 /// `SameElementTypeIgnoringFpPrecision`); returns the wider one.
-fn operand_type(lhs: &ArrayShape, rhs: &ArrayShape) -> Result<ElementType, String> {
+pub(super) fn operand_type(lhs: &ArrayShape, rhs: &ArrayShape) -> Result<ElementType, String> {
     let (a, b) = (lhs.element_type(), rhs.element_type());
     if a == b {
         return Ok(a);
@@ -24,7 +23,7 @@ fn operand_type(lhs: &ArrayShape, rhs: &ArrayShape) -> Result<ElementType, Strin
 
 /// The result element type: the declared one when XLA accepts it as a preferred element
 /// type (never narrower than an integer operand type), else the operands'.
-fn result_type(ctx: &Ctx<'_>, from: ElementType) -> Result<ElementType, String> {
+pub(super) fn result_type(ctx: &Ctx<'_>, from: ElementType) -> Result<ElementType, String> {
     let Some(want) = ctx.declared().element_type() else {
         return Ok(from);
     };
@@ -99,7 +98,7 @@ pub(super) fn dot(ctx: &Ctx<'_>) -> R {
 
 /// The result dimensions of a dot (batch, lhs free, rhs free), with `rhs_excluded` also
 /// left out of the rhs free dimensions.
-fn dot_dims(
+pub(super) fn dot_dims(
     ctx: &Ctx<'_>,
     lhs: &ArrayShape,
     rhs: &ArrayShape,
@@ -157,32 +156,6 @@ pub(super) fn scaled_dot(ctx: &Ctx<'_>) -> R {
         _ => operand_type(lhs, rhs)?,
     };
     Ok(Inferred::Shape(array(t, dot_dims(ctx, lhs, rhs, &[])?)))
-}
-
-fn int_list<'a>(ctx: &Ctx<'a>, name: AttrName) -> &'a [i64] {
-    match ctx.instr.attr(&name) {
-        Some(crate::AttrValue::IntList(v)) => v,
-        _ => &[],
-    }
-}
-
-/// `ragged-dot(lhs, rhs, group_sizes)`: a dot whose rhs has a group dimension selected by
-/// the ragged lhs dimension; the group dimension does not appear in the result.
-pub(super) fn ragged_dot(ctx: &Ctx<'_>) -> R {
-    ctx.arity(3)?;
-    let (lhs, rhs) = (ctx.array(0)?, ctx.array(1)?);
-    let g = ctx.array(2)?;
-    if !g.element_type().is_integral() {
-        return Err("ragged-dot group sizes must be integers".into());
-    }
-    let t = result_type(ctx, operand_type(lhs, rhs)?)?;
-    let ragged = int_list(ctx, AttrName::LhsRaggedDims);
-    let group = int_list(ctx, AttrName::RhsGroupDims);
-    if ragged.len() != 1 {
-        return Err("ragged-dot needs exactly one lhs_ragged_dims entry".into());
-    }
-    dim(ragged[0], lhs.dims().len(), "lhs ragged dimension")?;
-    Ok(Inferred::Shape(array(t, dot_dims(ctx, lhs, rhs, group)?)))
 }
 
 pub(super) fn convolution(ctx: &Ctx<'_>) -> R {

@@ -15,6 +15,7 @@ mod dot_conv;
 mod elementwise;
 mod gather_scatter;
 mod misc;
+mod ragged_dot;
 mod reduce;
 mod shapes;
 
@@ -164,7 +165,7 @@ pub(crate) fn infer(ctx: &Ctx<'_>) -> R {
         TopK => reduce::topk(ctx),
         Map => reduce::map(ctx),
         Dot => dot_conv::dot(ctx),
-        RaggedDot => dot_conv::ragged_dot(ctx),
+        RaggedDot => ragged_dot::ragged_dot(ctx),
         Convolution => dot_conv::convolution(ctx),
         While => control::while_loop(ctx),
         Conditional => control::conditional(ctx),

@@ -681,9 +681,8 @@ impl State<'_> {
                 self.use_at(b, t);
             }
         }
-        if self.depth == 0 {
-            self.in_place_candidates(comp, id, &outs);
-        }
+        // Nested ones too: `memory::in_place::accept` tells their values apart by steps.
+        self.in_place_candidates(comp, id, &outs);
         out.push(Thunk::Kernel {
             kernel: self.kernels.len(),
             args,
@@ -792,6 +791,13 @@ pub fn build_program_with(
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
+    let ordered = super::memory::in_place_order::candidates(
+        &thunks,
+        &st.buffers,
+        &st.kernels,
+        &st.in_place,
+    );
+    st.in_place.extend(ordered);
     let mut accepted =
         super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);
     let donations = super::memory::donate::donations(

@@ -119,10 +119,11 @@ pub fn shareable_operands(instr: &InstrRef<'_>) -> Vec<(usize, usize)> {
     out
 }
 
-/// The candidates whose kernel is a top-level kernel thunk (not streamed into a GEMM) at
-/// the step the output is defined, whose operand is a temporary that dies there with the
-/// output's size (no other thunk reads it after), one operand per output and one output per
-/// operand, its kernel parameters all read-only ones.
+/// The candidates whose kernel is a kernel thunk (not streamed into a GEMM) at the step
+/// the output is defined, of the entry sequence or nested in a loop or conditional, whose
+/// operand is a temporary that dies there with the output's size (no other thunk reads it
+/// after), one operand per output and one output per operand, its kernel parameters all
+/// read-only ones.
 pub fn accept(
     thunks: &[Thunk],
     buffers: &[Buffer],
@@ -153,14 +154,43 @@ pub fn accept(
             && b.bytes == o.bytes
             && !written.contains(&c.output)
             && !overwritten.contains(&c.operand);
-        let Some(k) = kernels.get(c.kernel).filter(|_| fits) else {
+        if fits && reads_only(kernels, c, args) {
+            written.insert(c.output);
+            overwritten.insert(c.operand);
+            accepted.push(*c);
+        }
+    }
+    // Kernels inside loop bodies, conditions and branches: the builder's entry indices
+    // give all their values the loop's or conditional's index; their steps
+    // ([`super::steps`]) tell them apart. The operand is a value of that sequence first
+    // named before the kernel and last by it (loop state, initial values and results
+    // live through the whole loop or conditional, so they never qualify).
+    let steps = super::steps::live_steps(thunks, buffers);
+    let leaves = super::steps::nested_leaves(thunks);
+    for c in candidates {
+        let (o, b) = (&buffers[c.output], &buffers[c.operand]);
+        let (Some(&(Some(od), _)), Some(&(Some(bd), Some(bl)))) =
+            (steps.get(c.output), steps.get(c.operand))
+        else {
             continue;
         };
-        let read_only = args
-            .iter()
-            .zip(&k.buffers)
-            .all(|(&a, p)| a != c.operand || p.access == Access::In);
-        if read_only && args.len() == k.buffers.len() {
+        let Some(args) = leaves.iter().find_map(|&(s, t)| match t {
+            Thunk::Kernel { kernel, args, .. } if s == od && *kernel == c.kernel => Some(args),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let fits = c.output != c.operand
+            && args.contains(&c.output)
+            && args.contains(&c.operand)
+            && bd < od
+            && bl == od
+            && b.allocation == usize::MAX
+            && o.allocation == usize::MAX
+            && b.bytes == o.bytes
+            && !written.contains(&c.output)
+            && !overwritten.contains(&c.operand);
+        if fits && reads_only(kernels, c, args) {
             written.insert(c.output);
             overwritten.insert(c.operand);
             accepted.push(*c);
@@ -169,15 +199,31 @@ pub fn accept(
     accepted
 }
 
+/// Whether every parameter of the candidate's kernel bound to its operand is read-only
+/// (the kernel IR describes each argument).
+fn reads_only(kernels: &[Kernel], c: &Candidate, args: &[BufferId]) -> bool {
+    kernels.get(c.kernel).is_some_and(|k| {
+        args.len() == k.buffers.len()
+            && args
+                .iter()
+                .zip(&k.buffers)
+                .all(|(&a, p)| a != c.operand || p.access == Access::In)
+    })
+}
+
 /// Marks the operand parameters of every accepted candidate's kernel [`Access::InOut`]:
 /// its memory is written (through the output's pointer), so no pointer of that kernel is
 /// declared `restrict` by the printers.
 pub fn mark(thunks: &[Thunk], kernels: &mut [Kernel], accepted: &[Candidate]) {
+    let leaves = super::steps::nested_leaves(thunks);
     for c in accepted {
-        let args = thunks.iter().find_map(|t| match t {
-            Thunk::Kernel { kernel, args, .. } if *kernel == c.kernel => Some(args),
-            _ => None,
-        });
+        let args = thunks
+            .iter()
+            .chain(leaves.iter().map(|l| l.1))
+            .find_map(|t| match t {
+                Thunk::Kernel { kernel, args, .. } if *kernel == c.kernel => Some(args),
+                _ => None,
+            });
         let (Some(args), Some(k)) = (args, kernels.get_mut(c.kernel)) else {
             continue;
         };

@@ -11,6 +11,7 @@ pub mod donate;
 mod dump;
 pub mod heap;
 pub mod in_place;
+pub mod in_place_order;
 pub mod limit;
 pub mod remat;
 pub mod schedule;

@@ -143,6 +143,36 @@ pub fn live_steps(thunks: &[Thunk], buffers: &[Buffer]) -> Vec<(Option<usize>, O
         .collect()
 }
 
+/// Every leaf thunk inside a loop or conditional (its condition, body or branches, at any
+/// depth) with its step in the numbering of [`live_steps`]: the thunks whose buffers only
+/// the steps, not the entry indices, tell apart.
+pub fn nested_leaves(thunks: &[Thunk]) -> Vec<(usize, &Thunk)> {
+    fn walk<'t>(t: &'t Thunk, nested: bool, step: &mut usize, out: &mut Vec<(usize, &'t Thunk)>) {
+        let inner: Vec<&[Thunk]> = match t {
+            Thunk::While { cond, body, .. } => vec![cond, body],
+            Thunk::Conditional { branches, .. } => branches.iter().map(|(ts, _)| &ts[..]).collect(),
+            leaf => {
+                if nested {
+                    out.push((*step, leaf));
+                }
+                *step += 1;
+                return;
+            }
+        };
+        // Its start, the nested thunks, its end.
+        *step += 1;
+        for ts in inner {
+            ts.iter().for_each(|t| walk(t, true, step, out));
+        }
+        *step += 1;
+    }
+    let (mut step, mut out) = (0, Vec::new());
+    thunks
+        .iter()
+        .for_each(|t| walk(t, false, &mut step, &mut out));
+    out
+}
+
 /// [`assign_best`] over the live ranges of [`live_steps`]: values of loop bodies and
 /// branches share bytes where their steps allow. The buffers keep the builder's entry
 /// indices in `defined_at` and `last_use` afterwards (the dumps and the in-place checks
@@ -217,6 +247,9 @@ mod tests {
             temp(2, usize::MAX),
         ];
         let steps = live_steps(&thunks, &buffers);
+        // The nested leaves at the same numbering.
+        let leaves: Vec<usize> = nested_leaves(&thunks).iter().map(|l| l.0).collect();
+        assert_eq!(leaves, [2, 3, 4, 5]);
         // Steps: 0 | 1 start, 2 cond, 3 4 5 body, 6 end | 7.
         let want = [
             (0, 1),
@@ -247,6 +280,8 @@ mod tests {
         buffers[1].defined_at = None;
         let steps = live_steps(&thunks, &buffers);
         // Steps: 0 start, 1 2 branch 0, 3 branch 1, 4 end.
+        let leaves: Vec<usize> = nested_leaves(&thunks).iter().map(|l| l.0).collect();
+        assert_eq!(leaves, [1, 2, 3]);
         assert_eq!(steps[2], (Some(1), Some(2)));
         assert_eq!(steps[3], (Some(2), Some(4)));
         assert_eq!(steps[4], (Some(3), Some(4)));

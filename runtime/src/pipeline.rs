@@ -125,9 +125,10 @@ impl Pass for UnfuseUnemittable {
     }
 }
 
-/// The CPU lowering before fusion: scans longer than 16 in XLA:CPU's blocks
-/// ([`hlo_transforms::BlockedScans`], so that float cumsums round as XLA's and the
-/// evaluator's do), large convolutions as im2col patches and one GEMM
+/// The CPU lowering before fusion: ragged dots as dense dots of group-masked operands
+/// ([`hlo_transforms::RaggedDotExpander`], XLA:CPU's rewrite), scans longer than 16 in
+/// XLA:CPU's blocks ([`hlo_transforms::BlockedScans`], so that float cumsums round as
+/// XLA's and the evaluator's do), large convolutions as im2col patches and one GEMM
 /// (when `convolutions_as_gemms`), the dots of the module's own fusions (output fusions as
 /// XLA dumps them) outlined as library GEMMs that keep their fusion's epilogue, every other
 /// dot a GEMM (with the transposes and converts that make it one), one layout at every
@@ -138,7 +139,9 @@ pub fn cpu_lowering_pipeline(
     convolutions_as_gemms: bool,
     target: &codegen::EmitTarget,
 ) -> Pipeline {
-    let mut p = Pipeline::new("cpu").with(hlo_transforms::BlockedScans);
+    let mut p = Pipeline::new("cpu")
+        .with(hlo_transforms::RaggedDotExpander)
+        .with(hlo_transforms::BlockedScans);
     if convolutions_as_gemms {
         p.add(Box::new(hlo_transforms::ConvToGemm::default()));
     }

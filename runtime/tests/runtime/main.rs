@@ -21,6 +21,7 @@ mod in_place_rows;
 mod library;
 mod long_sums;
 mod padding_only_convolutions;
+mod ragged_dots;
 mod random_boundaries;
 mod random_collectives;
 mod random_converts;

@@ -33,6 +33,27 @@ pub fn simplify_expr(
     Ctx::new(dims, ranges, runtimes).simplify(e)
 }
 
+/// The range of `e` over variables bounded by `dims`, `ranges` and `runtimes` alone: what
+/// [`IndexingMap::range_of`] gives on a map with those bounds and no constraints, without
+/// building the map (the emitters ask for ranges at every access).
+pub fn range_of_expr(
+    e: Expr,
+    dims: &[Interval],
+    ranges: &[Interval],
+    runtimes: &[Interval],
+) -> Interval {
+    // Such a map is KNOWN EMPTY (`IndexingMap::new`): its range is empty.
+    if dims
+        .iter()
+        .chain(ranges)
+        .chain(runtimes)
+        .any(|i| i.is_empty())
+    {
+        return Interval::EMPTY;
+    }
+    Ctx::new(dims, ranges, runtimes).range(e)
+}
+
 impl IndexingMap {
     /// Simplifies the map in place; returns whether it changed.
     pub fn simplify(&mut self) -> bool {

@@ -183,8 +183,13 @@ impl<'m> Builder<'m> {
         .map_err(|e| CodegenError::Internal(format!("kernel variables: {e}")))
     }
 
-    /// The range of `e` over the kernel variables' bounds.
+    /// The range of `e` over the kernel variables' bounds (and the guards being built).
     pub fn range_of(&self, e: Expr) -> Result<Interval, CodegenError> {
+        if self.guards.iter().all(|g| g.conds.is_empty()) {
+            // No constraint: the bounds alone, without building the context map.
+            let (d, r, rt) = (&self.dims, &self.ranges, &self.runtimes);
+            return Ok(affine::simplify::range_of_expr(e, d, r, rt));
+        }
         Ok(self.context_map()?.range_of(e))
     }
 

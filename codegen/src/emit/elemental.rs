@@ -18,6 +18,7 @@ use crate::kir::{Access, BinOp, Const, Guard, ScalarType, Stmt, UnOp, Value};
 mod blocked_sum;
 mod contraction;
 mod map;
+mod op_maps;
 mod precision;
 mod reduction;
 mod reinterpret;
@@ -61,6 +62,18 @@ pub struct Applied {
     pub index: Vec<Expr>,
     pub guard: Guard,
     pub ranges: Vec<Var>,
+}
+
+/// The maps of output 0 of an instruction, shared ([`op_maps`]); derefs to them.
+pub(crate) struct FirstMaps(op_maps::AllMaps);
+
+impl std::ops::Deref for FirstMaps {
+    type Target = GroupedIndexing;
+
+    fn deref(&self) -> &GroupedIndexing {
+        // `all_maps` never gives an empty list.
+        &self.0[0]
+    }
 }
 
 impl Builder<'_> {
@@ -151,23 +164,30 @@ impl Builder<'_> {
         Ok(bound)
     }
 
-    pub(crate) fn maps(&self, comp: CompId, id: InstrId) -> Result<GroupedIndexing, CodegenError> {
-        Ok(self.all_maps(comp, id)?.swap_remove(0))
+    /// The maps of output 0 of `id` (the first of [`Self::all_maps`]).
+    pub(crate) fn maps(&self, comp: CompId, id: InstrId) -> Result<FirstMaps, CodegenError> {
+        Ok(FirstMaps(self.all_maps(comp, id)?))
     }
 
-    /// The maps of every output of `id` (one entry per tuple element).
-    fn all_maps(&self, comp: CompId, id: InstrId) -> Result<Vec<GroupedIndexing>, CodegenError> {
-        let name = self.module.computation(comp).instr(id).name().to_string();
-        let handle = hlo::InstrRef::new(self.module, comp, id)
-            .ok_or_else(|| CodegenError::Internal(format!("`{name}` is not in its computation")))?;
-        let groups =
+    /// The maps of every output of `id` (one entry per tuple element), shared with every
+    /// other emission of an op of the same signature ([`op_maps`]).
+    fn all_maps(&self, comp: CompId, id: InstrId) -> Result<op_maps::AllMaps, CodegenError> {
+        let c = self.module.computation(comp);
+        let instr = c.instr(id);
+        let name = || instr.name().to_string();
+        let handle = hlo::InstrRef::new(self.module, comp, id).ok_or_else(|| {
+            CodegenError::Internal(format!("`{}` is not in its computation", name()))
+        })?;
+        let groups = op_maps::get_or_compute(c, instr, || {
             indexing::output_to_input(&handle).map_err(|source| CodegenError::Indexing {
-                instr: name.clone(),
+                instr: name(),
                 source,
-            })?;
+            })
+        })?;
         if groups.is_empty() {
             return Err(CodegenError::Internal(format!(
-                "`{name}` has no output maps"
+                "`{}` has no output maps",
+                name()
             )));
         }
         Ok(groups)

@@ -85,6 +85,13 @@ def programs():
             [s(mesh8), s(mesh8)],
             [(32, 16), (16, 8)],
         ),
+        # The split moves from rows to columns at a constraint: one all-to-all.
+        (
+            "moved_split",
+            lambda x: jax.lax.with_sharding_constraint(jnp.tanh(x), s(mesh8, None, "d")) * 2.0,
+            [s(mesh8, "d", None)],
+            [(32, 16)],
+        ),
     ]
 
 

@@ -72,6 +72,7 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "fsdp_mlp",
         "mesh_2x4_mlp",
         "constrained_tanh",
+        "moved_split",
         "shard_map_collectives",
         "shard_map_psum_mlp",
         "shard_map_megatron_2x4",

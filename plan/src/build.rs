@@ -312,6 +312,13 @@ impl State<'_> {
             }
             Opcode::While => self.while_loop(comp, id, out)?,
             Opcode::Conditional => self.conditional(comp, id, out)?,
+            // On a GPU, a bitonic sort in shared memory where the rows fit, else the
+            // library's routine.
+            Opcode::Sort | Opcode::TopK | Opcode::CustomCall
+                if codegen::emit::gpu_sort_applies(module, self.target, comp, id) =>
+            {
+                self.kernel(comp, id, out)?
+            }
             // A compiled kernel where it takes the window (CPU), else the library's routine.
             Opcode::SelectAndScatter
                 if self.target.threads_per_block <= 1
@@ -659,6 +666,8 @@ impl State<'_> {
         let kname = kernel_name(self.kernels.len(), instr.name());
         let emitted = if instr.opcode() == Opcode::SelectAndScatter {
             codegen::emit::emit_select_and_scatter(module, self.target, comp, id, &kname)?
+        } else if codegen::emit::gpu_sort_applies(module, self.target, comp, id) {
+            codegen::emit::emit_gpu_sort(module, self.target, comp, id, &kname)?
         } else {
             emit_instruction(module, self.target, comp, id, &kname)?
         };

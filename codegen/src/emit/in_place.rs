@@ -1,7 +1,8 @@
 //! The in-place dynamic-update-slice: the output buffer already holds the base operand
 //! (the same buffer when the base dies here, else a copy of it), and the kernel writes only
 //! the update's elements, at the indices of the update-to-output map
-//! (`indexing::input_to_output`, start indices as runtime variables, clamped by the map).
+//! (`indexing::input_to_output`, start indices as runtime variables, clamped by the map);
+//! on a GPU, by the loop emitter's threads over the update's elements.
 
 use hlo::{CompId, InstrId, Opcode};
 
@@ -48,6 +49,16 @@ pub fn emit_dus_in_place(
         offset,
         value: v,
     });
+    let title = format!("dynamic-update-slice {} (in place)", instr.name());
+    if target.gpu_emitters {
+        // The loop emitter's threads over the update's elements, in the update buffer's
+        // physical order (the output's, same rank, for an update read as an immediate).
+        let over = match b.leaves.get(&(comp, update)) {
+            Some(super::builder::Leaf::Buffer(u)) => *u,
+            _ => out,
+        };
+        return super::gpu_loop::loop_kernel(b, name, title, body, &udims, over);
+    }
     let layout = c
         .instr(update)
         .shape()
@@ -55,15 +66,8 @@ pub fn emit_dus_in_place(
         .map(|l| l.minor_to_major.clone())
         .unwrap_or_else(|| (0..udims.len() as i64).rev().collect());
     let order: Vec<usize> = layout.iter().rev().map(|&d| d as usize).collect();
-    super::assemble::finish(
-        b,
-        name,
-        format!("dynamic-update-slice {} (in place)", instr.name()),
-        body,
-        &udims,
-        &order,
-    )
-    .map(|e| super::assemble::threaded(target, e))
+    super::assemble::finish(b, name, title, body, &udims, &order)
+        .map(|e| super::assemble::threaded(target, e))
 }
 
 /// Emits the in-place kernel of a single-operand scatter `id`: buffers are the indices and

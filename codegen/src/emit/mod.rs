@@ -13,6 +13,7 @@ mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
 mod gpu_scatter;
+mod gpu_sort;
 mod gpu_transpose;
 mod grouped;
 mod in_place;
@@ -28,6 +29,7 @@ mod update_element;
 
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
+pub use gpu_sort::{emit_gpu_sort, gpu_sort_applies};
 pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
 pub use kernel::{check_instruction, emit_instruction};
 pub(crate) use reach::unemittable;

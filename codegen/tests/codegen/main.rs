@@ -1,5 +1,7 @@
-//! The codegen crate's integration tests: the kernel IR verifier. (The emitters' golden
-//! kernel IR runs through the program builder, in the `plan` crate's tests.)
+//! The codegen crate's integration tests: the kernel IR verifier and the GPU sort
+//! emitter's golden kernel IR. (The other emitters' golden kernel IR runs through the
+//! program builder, in the `plan` crate's tests.)
 
+mod gpu_sort;
 mod kir_parse;
 mod verify;

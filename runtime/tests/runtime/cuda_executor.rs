@@ -114,9 +114,10 @@ fn random_modules_on_the_cuda_executor_match_the_reference() {
     gen::assert_none(&failures);
 }
 
-/// Library calls between device steps: a sort and a scatter, each fed by a kernel and
-/// feeding one, so operands are downloaded after device work and results uploaded before
-/// it.
+/// Library calls between device steps: a sort whose rows (8192 `f32`) do not fit a
+/// block's shared memory (shorter ones take the GPU sort emitter), fed by a kernel and
+/// feeding one (a scatter), so operands are downloaded after device work and results
+/// uploaded before it.
 const LIBRARY: &str = r#"
 HloModule library_between_kernels
 
@@ -133,16 +134,16 @@ add {
 }
 
 ENTRY main {
-  p = f32[16,33] parameter(0)
+  p = f32[4,8192] parameter(0)
   i = s32[6,1] parameter(1)
-  u = f32[6,33] parameter(2)
-  e = f32[16,33] exponential(p)
-  sorted = f32[16,33] sort(e), dimensions={1}, to_apply=less
-  n = f32[16,33] negate(sorted)
-  c = s32[6,1] clamp(s32[] constant(0), i, s32[] constant(15))
-  sc = f32[16,33] scatter(n, c, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  m = f32[16,33] multiply(sc, sc)
-  ROOT out = (f32[16,33], f32[16,33]) tuple(m, sorted)
+  u = f32[6,8192] parameter(2)
+  e = f32[4,8192] exponential(p)
+  sorted = f32[4,8192] sort(e), dimensions={1}, to_apply=less
+  n = f32[4,8192] negate(sorted)
+  c = s32[6,1] clamp(s32[] constant(0), i, s32[] constant(3))
+  sc = f32[4,8192] scatter(n, c, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  m = f32[4,8192] multiply(sc, sc)
+  ROOT out = (f32[4,8192], f32[4,8192]) tuple(m, sorted)
 }
 "#;
 

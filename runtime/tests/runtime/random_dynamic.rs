@@ -9,7 +9,7 @@ use crate::gen::{self, list, shape, Rng};
 
 /// A random module: a dynamic-slice and a dynamic-update-slice (seeds not divisible by 3)
 /// or a select-and-scatter, or `None` when the drawn window leaves no output.
-fn module(seed: u64) -> Option<String> {
+pub(crate) fn module(seed: u64) -> Option<String> {
     let mut rng = Rng::new(seed);
     let ty = *rng.pick(&["f32", "s32", "f64", "u8"]);
     let rank = 1 + rng.below(3);

@@ -205,7 +205,7 @@ fn literal(rng: &mut Rng, ty: &str, dims: &[i64], pool: &[u64]) -> Literal {
 }
 
 /// Every leaf of `l` as bit patterns (NaN payloads and the sign of zero included).
-fn bits(l: &Literal) -> Vec<Vec<u64>> {
+pub(crate) fn bits(l: &Literal) -> Vec<Vec<u64>> {
     match l {
         Literal::Tuple(t) => t.iter().flat_map(bits).collect(),
         Literal::Array(a) => vec![match a.data() {
@@ -416,7 +416,7 @@ fn check_bits(
 /// sides either way round, stable or not; or a comparator that is no key order (`LE`,
 /// which only the comparator path sorts). Returns the text, the arguments and whether
 /// the comparator should be recognized (`None` where the sort may be removed).
-fn key_sort(seed: u64) -> (String, Vec<Literal>, Option<bool>) {
+pub(crate) fn key_sort(seed: u64) -> (String, Vec<Literal>, Option<bool>) {
     let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(3);
     let mut d = rng.below(rank);
@@ -543,7 +543,7 @@ fn random_key_sorts_match_the_reference_evaluator_bit_for_bit() {
 /// form, IEEE or total order, JAX's canonicalization, an index tie-break, or `GE` (no key
 /// order: the comparator path). `k` from 1 to the row length; rows long enough for the
 /// heap selection.
-fn key_topk(seed: u64) -> (String, Vec<Literal>, bool) {
+pub(crate) fn key_topk(seed: u64) -> (String, Vec<Literal>, bool) {
     let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(3);
     let mut dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 4)).collect();

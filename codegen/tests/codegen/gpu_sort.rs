@@ -1,0 +1,28 @@
+//! Golden kernel IR of the GPU sort emitter (`tests/golden/gpu_sort.test`): each case's
+//! entry root (a `sort`, `topk` or `TopK` custom call) emitted for the `h100` GPU target,
+//! its launch and thread maps in the leading comment. Bless with `UPDATE_EXPECT=1`.
+
+use std::path::Path;
+
+use codegen::emit::{emit_gpu_sort, gpu_sort_applies};
+use codegen::EmitTarget;
+
+fn kernel(input: &str) -> Result<String, String> {
+    let m = hlo::parse_module(input).map_err(|e| e.to_string())?;
+    let target = EmitTarget::gpu(device::load("h100").map_err(|e| e.to_string())?);
+    let comp = m.entry_id();
+    let id = m.computation(comp).root();
+    if !gpu_sort_applies(&m, &target, comp, id) {
+        return Ok("no GPU sort".into());
+    }
+    let e = emit_gpu_sort(&m, &target, comp, id, "k").map_err(|e| e.to_string())?;
+    Ok(codegen::kir::kernel_text(&e.kernel).trim_end().to_string())
+}
+
+#[test]
+fn gpu_sort_kernels_match_golden_text() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gpu_sort.test");
+    testkit::golden::check_file(&path, |case| {
+        kernel(&case.input).unwrap_or_else(|e| format!("error: {e}"))
+    });
+}

@@ -652,6 +652,23 @@ pub fn evaluate(
 /// 10-20 ns (sin 16 ns, f64 log 21 ns). 128 prices a 16-flop log at 10.7 ns.
 pub const SCALAR_RECOMPUTE_SLOWDOWN: f64 = 128.0;
 
+/// Multiply-adds (all batch elements together) below which a CPU GEMM runs on the calling
+/// thread alone: backend-cpu's `gemm::PARALLEL_MIN_FLOPS` (handing half of a smaller product
+/// to the thread pool costs what the half saves: a recurrent step's `[16,192] x [192,192]`
+/// took ~50 us in two parts, 16-21 on one thread). XLA:CPU's Eigen contractions pick one
+/// thread for small products too.
+pub const GEMM_ONE_THREAD_MULTIPLY_ADDS: f64 = (1u64 << 20) as f64;
+
+/// Whether the kernel `members` is a lone dot or convolution (a library GEMM on the CPU)
+/// of `flops` (two per multiply-add) small enough to run on one thread
+/// ([`GEMM_ONE_THREAD_MULTIPLY_ADDS`]).
+fn lone_small_gemm(info: &CompInfo, members: &[InstrId], flops: f64) -> bool {
+    let [m] = members else { return false };
+    info.op(*m)
+        .is_some_and(|o| matches!(o.opcode, Opcode::Dot | Opcode::Convolution))
+        && flops < 2.0 * GEMM_ONE_THREAD_MULTIPLY_ADDS
+}
+
 /// The cost model of one device and the code generator that emits its kernels.
 #[derive(Clone, Debug)]
 pub struct CostModel<'d> {
@@ -724,6 +741,10 @@ impl CostModel<'_> {
             d.f32_flops_per_s()
         };
         c.compute_s = c.flops / rate;
+        if d.kind == DeviceKind::Cpu && lone_small_gemm(info, members, ev.flops) {
+            // The GEMM runs on the calling thread alone: one core's flops.
+            c.compute_s *= f64::from(d.compute.units.max(1));
+        }
         if d.kind == DeviceKind::Cpu {
             // A transcendental recomputed for every element that reads it (through a
             // broadcast the code generator does not hoist) is evaluated at an index that is

@@ -151,6 +151,18 @@ def shard_map_programs():
         )
         return jnp.tanh(body(jnp.tanh(x) @ w)).sum(axis=0)
 
+    def ring_loop(x, w):
+        # The ring as a fori_loop: the body's collective-permute runs once per trip (a
+        # while loop inside the manual region).
+        perm = [(i, (i + 1) % 8) for i in range(8)]
+
+        def step(i, carry):
+            acc, w = carry
+            return acc + jnp.tanh(x @ w), jax.lax.ppermute(w, "d", perm)
+
+        zero = jax.lax.pcast(jnp.zeros((x.shape[0], w.shape[1]), jnp.float32), "d", to="varying")
+        return jax.lax.fori_loop(0, 8, step, (zero, w))[0]
+
     return [
         (
             "shard_map_collectives",
@@ -189,6 +201,13 @@ def shard_map_programs():
             sandwich,
             [s(mesh8), s(mesh8)],
             [(16, 12), (12, 32)],
+            True,
+        ),
+        (
+            "shard_map_ring_loop",
+            jax.shard_map(ring_loop, mesh=mesh8, in_specs=(P("d"), P("d")), out_specs=P("d")),
+            [s(mesh8, "d", None), s(mesh8, "d", None)],
+            [(32, 8), (64, 4)],
             True,
         ),
     ]

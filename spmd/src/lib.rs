@@ -39,6 +39,7 @@ mod rules_simple;
 mod sdy;
 mod stats;
 mod tiling;
+mod trip_count;
 
 pub use decision::{Decision, Decisions, PartialSums, ValueTiling};
 pub use error::SpmdError;

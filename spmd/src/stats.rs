@@ -3,7 +3,8 @@
 //! module. Each collective counts the larger of its result and its operands (tuples
 //! summed; the `-start` halves of async pairs count their largest result element, the
 //! `-done` halves nothing), and a collective inside a loop body counts once per trip of
-//! the loop's known trip count (XLA's `known_trip_count` backend config).
+//! the loop's known trip count (XLA's `known_trip_count` backend config, or the count of
+//! a counted loop, `trip_count.rs`).
 
 use std::collections::BTreeMap;
 
@@ -67,7 +68,7 @@ fn visit(
             stats.bytes += bytes * times;
         }
         let trips = match instr.opcode() {
-            Opcode::While => trip_count(instr)?,
+            Opcode::While => trip_count(module, c, instr)?,
             _ => 1,
         };
         for called in instr.called_computations() {
@@ -124,8 +125,9 @@ fn bytes(s: &Shape, instr: &Instruction) -> Result<u64, SpmdError> {
         .map_err(|e| SpmdError::invalid(instr.name(), e.to_string()))
 }
 
-/// A while loop's `known_trip_count` from its backend config.
-fn trip_count(instr: &Instruction) -> Result<u64, SpmdError> {
+/// A while loop's `known_trip_count` from its backend config, else the count of a
+/// counted loop (`trip_count.rs`).
+fn trip_count(module: &Module, c: &Computation, instr: &Instruction) -> Result<u64, SpmdError> {
     let config = instr.backend_config().map(|c| c.as_str().to_string());
     let n = config.as_deref().and_then(|c| {
         let rest = &c[c.find("\"known_trip_count\"")?..];
@@ -137,10 +139,11 @@ fn trip_count(instr: &Instruction) -> Result<u64, SpmdError> {
             .collect();
         digits.parse::<u64>().ok()
     });
-    n.ok_or_else(|| {
-        SpmdError::unsupported(
-            instr,
-            "a loop without a known trip count (its collectives' bytes per run are unknown)",
-        )
-    })
+    n.or_else(|| crate::trip_count::counted_trips(module, c, instr))
+        .ok_or_else(|| {
+            SpmdError::unsupported(
+                instr,
+                "a loop without a known trip count (its collectives' bytes per run are unknown)",
+            )
+        })
 }

@@ -78,6 +78,7 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "shard_map_megatron_2x4",
         "shard_map_ring_gspmd",
         "shard_map_sandwich",
+        "shard_map_ring_loop",
     ] {
         matches_xla(&dir, name, 8);
     }

@@ -132,37 +132,20 @@ const THIN_MAX_COLS: usize = 8;
 /// Rows from which a product of few columns runs on the thin kernel.
 const THIN_MIN_ROWS: usize = 64;
 
-/// Rows up to which a product of [`PARALLEL_MIN_FLOPS`] or more runs on the thin kernel.
-const THIN_MAX_ROWS: usize = 64;
-
-/// Columns from which a product of few rows runs on the thin kernel.
-const THIN_MIN_COLS: usize = 16;
-
-/// The largest lhs (elements) of a product with few rows on the thin kernel: it reads the
-/// lhs once per panel of columns, from the second-level cache only when it fits there
-/// (`[32, 32768] x [32768, 27]`, a weight gradient: 3.2 ms against faer's 1.6).
-const THIN_MAX_LHS: usize = 1 << 16;
-
-/// Whether the thin kernel runs an `m x n x k` product: one of 2-8 columns and at least
-/// 64 rows (its narrow tile, the lhs read once), or a large one (the parts of a split, at
-/// least [`PARALLEL_MIN_FLOPS`]) with at most 64 rows, 16 or more columns and a lhs that
-/// fits the second-level cache (a GRU step's `[32,512] x [512,1536]`, whose two column
-/// parts measured 110-150 ms over 64 steps on the kernel against 177-188 on faer, the two
-/// alternating under load). Measured against faer on one thread (CPU time, the 2-core
-/// AVX2 machine under load): `[4096,288] x [288,8]` 0.40 against 0.9 ms, `x [288,3]`
-/// 0.31-0.45 against 0.54-0.63, `[100,64] x [64,5]` 2.2 against 2.8 us; at 16 and 32
-/// columns the two trade places from run to run. faer keeps the rest, which it runs
-/// faster on one thread (the fixed cost of tens of microseconds once blamed on it was
-/// its parallel mode): `[16,192] x [192,192]` 16 against 21 us, `[192,16] x [16,192]` (a
-/// weight gradient, lhs transposed) 17 against 35, `[32,256] x [256,10]` 3.3 against
-/// 5.3, `[2,512] x [512,512]` 45 against 95; and matrix-vector products (its vector path
-/// reads the matrix once).
-fn thin(m: usize, n: usize, k: usize) -> bool {
-    let few_rows = (2..=THIN_MAX_ROWS).contains(&m)
-        && n >= THIN_MIN_COLS
-        && m.saturating_mul(k) <= THIN_MAX_LHS
-        && m.saturating_mul(n).saturating_mul(k) >= PARALLEL_MIN_FLOPS;
-    few_rows || ((2..=THIN_MAX_COLS).contains(&n) && m >= THIN_MIN_ROWS)
+/// Whether the thin kernel runs an `m x n` product: one of 2-8 columns and at least
+/// 64 rows (its narrow tile, the lhs read once). Measured against faer on one thread (CPU
+/// time, the 2-core machine under load): `[4096,288] x [288,8]` 0.40 against 0.9 ms,
+/// `x [288,3]` 0.31-0.45 against 0.54-0.63, `[100,64] x [64,5]` 2.2 against 2.8 us; at 16
+/// and 32 columns the two trade places from run to run. faer keeps the rest, which it runs
+/// faster on one thread: `[16,192] x [192,192]` 16 against 21 us, `[192,16] x [16,192]` (a
+/// weight gradient, lhs transposed) 17 against 35, `[32,256] x [256,10]` 3.3 against 5.3,
+/// `[2,512] x [512,512]` 45 against 95; matrix-vector products (its vector path reads the
+/// matrix once); and the column parts of large products with few rows (a GRU step's
+/// `[32,512] x [512,1536]` in two parts: 120 GFLOP/s on faer against 75 on this kernel,
+/// `[32,128] x [128,1536]` 71 against 46, `--profile` on a quiet machine; gru_scan 0.89x
+/// and 0.90x of the kernel's time in two runs with the binaries swapped).
+fn thin(m: usize, n: usize) -> bool {
+    (2..=THIN_MAX_COLS).contains(&n) && m >= THIN_MIN_ROWS
 }
 
 /// Runs the products of every batch element, split among the threads by [`split`].
@@ -360,7 +343,7 @@ unsafe fn product_with<T: Element>(
         )
     };
     let (m, n, k) = (m1 - m0, n1 - n0, k1 - k0);
-    if thin(m, n, k) {
+    if thin(m, n) {
         let ops = thin_gemm::Operands {
             lhs: a,
             ls: s.lhs,

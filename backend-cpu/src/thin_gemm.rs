@@ -1,8 +1,7 @@
 //! Register-tiled GEMM for products with a few columns (a transposed convolution to RGB,
 //! a classifier's few logits), where a general GEMM library's panels waste most of their
-//! lanes, and large products with a few rows (a GRU step's `h @ W` split among threads).
-//! (Small products go to faer on one thread, whose sequential mode measured faster than
-//! this kernel there: see `gemm::thin`.)
+//! lanes. (Small products and large ones with a few rows go to faer, whose sequential mode
+//! measured faster than this kernel there: see `gemm::thin`.)
 //!
 //! `out[m, n] = sum_k lhs[m, k] * rhs[k, n]`, every operand with any element strides. A
 //! tile of `MR x NR` results lives in registers; each step of the contraction loads `NR`

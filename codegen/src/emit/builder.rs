@@ -75,6 +75,47 @@ impl<'m> Builder<'m> {
         r
     }
 
+    /// Scalar computation `f` (a comparator, a combiner, select-and-scatter's select or
+    /// scatter) applied to `args`, its parameters in order, inlined into `body` in a memo
+    /// frame of its own. Each parameter must be a scalar of its argument's type; `op` and
+    /// `what` (`"comparator"`, `"update computation"`) name the caller in an `Unsupported`
+    /// error. The caller checks the result's type.
+    pub fn inline_scalar_call(
+        &mut self,
+        f: CompId,
+        args: Vec<Value>,
+        op: &str,
+        what: &str,
+        body: &mut Vec<crate::kir::Stmt>,
+    ) -> Result<Value, CodegenError> {
+        let fc = self.module.computation(f);
+        if fc.parameters().len() != args.len() {
+            return Err(self.unsupported(op, format!("{what} of another arity")));
+        }
+        let mut params = Vec::with_capacity(args.len());
+        for (p, v) in args.into_iter().enumerate() {
+            let pid = fc
+                .parameter(p)
+                .ok_or_else(|| self.unsupported(op, format!("{what} without its parameters")))?;
+            let s = fc.instr(pid).shape();
+            if !s.dims().is_empty()
+                || s.element_type().and_then(ScalarType::from_element) != Some(v.ty())
+            {
+                return Err(self.unsupported(
+                    op,
+                    format!("{what} whose parameters are not the operands' scalars"),
+                ));
+            }
+            params.push(pid);
+            self.leaves.insert((f, pid), Leaf::Value(v));
+        }
+        let r = self.in_memo_frame(|b| b.value(f, fc.root(), &[], false, body));
+        for pid in params {
+            self.leaves.remove(&(f, pid));
+        }
+        r
+    }
+
     pub fn new(module: &'m Module, target: &'m crate::EmitTarget, instr_name: &str) -> Self {
         Builder {
             module,

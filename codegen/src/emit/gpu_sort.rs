@@ -14,7 +14,7 @@ use fusion::gpu_sort::{sort_launch, SortLaunch, SortOrder};
 use hlo::{CompId, InstrId};
 
 use super::assemble::{finish_launch, EmittedKernel};
-use super::builder::{BufferSource, Builder, Leaf};
+use super::builder::{BufferSource, Builder};
 use super::gpu_coords::LaunchVars;
 use crate::error::CodegenError;
 use crate::kir::{self, Access, BinOp, CmpOp, Grid, LoopKind, MemorySpace, ScalarType, Stmt};
@@ -493,32 +493,8 @@ impl Sorter<'_> {
         args: Vec<Value>,
         body: &mut Vec<Stmt>,
     ) -> Result<Value, CodegenError> {
-        let fc = b.module.computation(f);
         let what = "sort";
-        if fc.parameters().len() != args.len() {
-            return Err(b.unsupported(what, "a comparator of another arity"));
-        }
-        let mut params = Vec::with_capacity(args.len());
-        for (p, v) in args.into_iter().enumerate() {
-            let pid = fc
-                .parameter(p)
-                .ok_or_else(|| b.unsupported(what, "a comparator without its parameters"))?;
-            let s = fc.instr(pid).shape();
-            let pty = s.element_type().and_then(ScalarType::from_element);
-            if !s.dims().is_empty() || pty != Some(v.ty()) {
-                return Err(b.unsupported(
-                    what,
-                    "a comparator whose parameters are not the operands' scalars",
-                ));
-            }
-            params.push(pid);
-            b.leaves.insert((f, pid), Leaf::Value(v));
-        }
-        let r = b.in_memo_frame(|b| b.value(f, fc.root(), &[], false, body));
-        for pid in params {
-            b.leaves.remove(&(f, pid));
-        }
-        let r = r?;
+        let r = b.inline_scalar_call(f, args, what, "a comparator", body)?;
         if r.ty() != ScalarType::Pred {
             return Err(b.unsupported(what, format!("a comparator giving {}", r.ty())));
         }

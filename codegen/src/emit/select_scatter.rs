@@ -397,32 +397,7 @@ fn call_scalar(
     ty: ScalarType,
     body: &mut Vec<Stmt>,
 ) -> Result<Value, CodegenError> {
-    let fc = b.module.computation(f);
-    let mut params = Vec::with_capacity(args.len());
-    for (p, v) in args.into_iter().enumerate() {
-        let pid = fc.parameter(p).ok_or_else(|| {
-            b.unsupported(
-                "select-and-scatter",
-                "a computation with too few parameters",
-            )
-        })?;
-        let pty = fc.instr(pid).shape().element_type();
-        if !fc.instr(pid).shape().dims().is_empty()
-            || pty.and_then(ScalarType::from_element) != Some(v.ty())
-        {
-            return Err(b.unsupported(
-                "select-and-scatter",
-                "a computation whose parameters are not the operand's scalars",
-            ));
-        }
-        params.push(pid);
-        b.leaves.insert((f, pid), Leaf::Value(v));
-    }
-    let r = b.in_memo_frame(|b| b.value(f, fc.root(), &[], false, body));
-    for pid in params {
-        b.leaves.remove(&(f, pid));
-    }
-    let r = r?;
+    let r = b.inline_scalar_call(f, args, "select-and-scatter", "a computation", body)?;
     if r.ty() != ty {
         return Err(b.unsupported(
             "select-and-scatter",

@@ -184,29 +184,16 @@ fn combine(
     upd: kir::Value,
     body: &mut Vec<Stmt>,
 ) -> Result<kir::Value, CodegenError> {
-    let rc = b.module.computation(combiner);
-    if upd.ty() != ty {
+    if upd.ty() != ty || old.ty() != ty {
         return Err(b.unsupported("scatter", "updates of another type than the operand"));
     }
-    let mut params = Vec::with_capacity(2);
-    for (p, v) in [old, upd].into_iter().enumerate() {
-        let pid = rc.parameter(p).ok_or_else(|| {
-            b.unsupported("scatter", "update computation with too few parameters")
-        })?;
-        let pty = rc.instr(pid).shape().element_type();
-        if pty.and_then(kir::ScalarType::from_element) != Some(ty) {
-            return Err(b.unsupported("scatter", "update computation of another type"));
-        }
-        params.push(pid);
-        b.leaves.insert((combiner, pid), Leaf::Value(v));
-    }
-    b.memo.push(Default::default());
-    let r = b.value(combiner, rc.root(), &[], false, body);
-    b.memo.pop();
-    for pid in params {
-        b.leaves.remove(&(combiner, pid));
-    }
-    let r = r?;
+    let r = b.inline_scalar_call(
+        combiner,
+        vec![old, upd],
+        "scatter",
+        "update computation",
+        body,
+    )?;
     if r.ty() != ty {
         return Err(b.unsupported("scatter", "update computation result of another type"));
     }

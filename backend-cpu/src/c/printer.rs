@@ -678,6 +678,15 @@ pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
 /// `bufs[i]`: with locals, a loop that gathers (`x[d floordiv 8]`) or mixes several
 /// buffers is left scalar for fear of aliasing (GroupNorm's epilogue ran 8x slower).
 /// The body is `noinline` so that the parameters stay parameters.
+///
+/// An in-place kernel (an `inout` parameter: its bytes are also an output's, or the output
+/// is read back) declares its written pointers without `restrict`, since two of them may
+/// name the same bytes, but keeps it on every `in` pointer: no input shares bytes with a
+/// written buffer (the plan makes every parameter holding an overwritten operand `inout`;
+/// an in-place update's base is its output parameter). GCC then only has to check the
+/// written pair at run time, and its check passes when they are the same address (the
+/// read and the store at one offset): ddim_sampler's GroupNorm-swish epilogue, whose
+/// gathers of the group statistics had left the whole loop scalar, vectorizes again.
 pub fn kernel_c(k: &Kernel) -> String {
     let mut out = String::new();
     let quick = if math_style(k) == MathStyle::Libm {
@@ -686,12 +695,16 @@ pub fn kernel_c(k: &Kernel) -> String {
         ""
     };
     let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
-    let restrict = if aliased { "" } else { "restrict " };
     let mut params = Vec::with_capacity(k.buffers.len());
     let mut args = Vec::with_capacity(k.buffers.len());
     for (i, b) in k.buffers.iter().enumerate() {
         let ct = c_type(b.ty);
         let cq = if b.access == Access::In { "const " } else { "" };
+        let restrict = if aliased && b.access != Access::In {
+            ""
+        } else {
+            "restrict "
+        };
         params.push(format!(
             "\n    {cq}{ct} *{restrict}b{i} /* {} {} */",
             b.access.name(),

@@ -9,7 +9,8 @@
 //! is known, [`accept`] keeps those whose operand dies at the kernel; where the assignment
 //! keeps them ([`super::assign::assign_best`]), [`mark`] makes the kernel's parameter
 //! [`Access::InOut`] (its memory is written, through the output's pointer), so that the C
-//! and CUDA printers declare no pointer of that kernel `restrict`.
+//! printer declares none of the kernel's written pointers `restrict` (its inputs keep it)
+//! and the CUDA printer none of its pointers.
 
 use affine::{Expr, MapForm};
 use codegen::kir::{Access, Kernel};
@@ -212,8 +213,10 @@ fn reads_only(kernels: &[Kernel], c: &Candidate, args: &[BufferId]) -> bool {
 }
 
 /// Marks the operand parameters of every accepted candidate's kernel [`Access::InOut`]:
-/// its memory is written (through the output's pointer), so no pointer of that kernel is
-/// declared `restrict` by the printers.
+/// its memory is written (through the output's pointer), so the printers declare no
+/// written pointer of that kernel `restrict`. Every parameter holding the operand is
+/// marked: no `in` parameter then shares bytes with a written one, which lets the C
+/// printer keep `restrict` on the inputs.
 pub fn mark(thunks: &[Thunk], kernels: &mut [Kernel], accepted: &[Candidate]) {
     let leaves = super::steps::nested_leaves(thunks);
     for c in accepted {

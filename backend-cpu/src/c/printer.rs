@@ -742,6 +742,14 @@ pub fn kernel_c(k: &Kernel) -> String {
     }
     let _ = writeln!(out, "  }}");
     let _ = writeln!(out, "}}");
+    // A kernel calling a SIMD-cloned function prefers the clones' vector width.
+    if super::vecmath::SIMD_CLONED.iter().any(|f| out.contains(f)) {
+        out = out.replacen(
+            "__attribute__((noinline)) void",
+            "HLOC_VM_WIDE __attribute__((noinline)) void",
+            1,
+        );
+    }
     args.push("block_begin".to_string());
     args.push("block_end".to_string());
     let _ = writeln!(

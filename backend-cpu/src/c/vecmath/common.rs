@@ -1,7 +1,9 @@
 //! The shared helpers: bit casts, selects on bit masks, sign transfer, the two-sum,
 //! `HLOC_VM_INLINE` (always inline: `-O2` inlines only small functions, and a loop that
 //! still calls one does not vectorize) and `HLOC_VM_SIMD` (the largest functions: SIMD
-//! clones compiled once per translation unit, called by vectorized loops).
+//! clones compiled once per translation unit, called by vectorized loops) and
+//! `HLOC_VM_WIDE`, the mark of a kernel calling one (512-bit loops where AVX-512 is
+//! enabled: gcc 12 makes only the 512-bit clones there).
 
 /// The C text, a string literal for the prelude's `concat!`.
 macro_rules! common_c {
@@ -15,6 +17,18 @@ macro_rules! common_c {
    compiles the body once rather than once per use (a third less compile time for a module
    using them a few dozen times). */
 #define HLOC_VM_SIMD static __attribute__((simd("notinbranch"), noinline))
+/* With AVX-512 gcc 12 makes only the 512-bit clone of a static function, while
+   -march=native's loops vectorize at 256 bits (-mprefer-vector-width=256, the default of
+   every AVX-512 CPU): no loop calling one vectorized, each call ran the scalar body (f64
+   sin 26 ns per element). So the printer marks a kernel that calls one HLOC_VM_WIDE: its
+   loops prefer 512-bit vectors (10.4 ns, Rocket Lake; inlining instead gave 8.3 ns but
+   compiled a module of 40 sin calls in 5.1 s rather than 0.4 s; the whole unit at 512
+   bits made gpt2_greedy_decode_loop's softmax kernels 11% slower). */
+#if defined(__AVX512F__)
+#define HLOC_VM_WIDE __attribute__((target("prefer-vector-width=512")))
+#else
+#define HLOC_VM_WIDE
+#endif
 static inline uint32_t hloc_vm_bits_f32(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
 static inline float hloc_vm_f32(uint32_t u) { float x; memcpy(&x, &u, 4); return x; }
 static inline uint64_t hloc_vm_bits_f64(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }

@@ -125,6 +125,19 @@ pub(crate) mod exp_log;
 pub(crate) mod pow;
 pub(crate) mod trig;
 
+/// The functions compiled as SIMD clones (`HLOC_VM_SIMD`, name prefixes): the printer marks
+/// a kernel calling one `HLOC_VM_WIDE` (`common.rs`), else with AVX-512 its loops stay
+/// scalar.
+pub(crate) const SIMD_CLONED: [&str; 7] = [
+    "hloc_vsin_",
+    "hloc_vcos_",
+    "hloc_vtan_",
+    "hloc_vpow_",
+    "hloc_vatan2_",
+    "hloc_vcbrt_",
+    "hloc_verf_f64",
+];
+
 /// The C text of [`VECMATH`], as a macro so that `concat!` can append it to the prelude.
 macro_rules! vecmath_c {
     () => {

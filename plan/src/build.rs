@@ -800,12 +800,8 @@ pub fn build_program_with(
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
-    let ordered = super::memory::in_place_order::candidates(
-        &thunks,
-        &st.buffers,
-        &st.kernels,
-        &st.in_place,
-    );
+    let ordered =
+        super::memory::in_place_order::candidates(&thunks, &st.buffers, &st.kernels, &st.in_place);
     st.in_place.extend(ordered);
     let mut accepted =
         super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);

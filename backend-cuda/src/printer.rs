@@ -147,14 +147,21 @@ fn check_printable(k: &Kernel) -> Result<(), CudaError> {
 pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
     check_printable(k)?;
     let mut out = String::new();
+    // An in-place kernel's written pointers may name the same bytes, so they drop
+    // `__restrict__`; its `in` pointers keep it (the plan makes every parameter holding an
+    // overwritten operand `inout`), as the C printer does, and stay read-only-cache loads.
     let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
-    let restrict = if aliased { "" } else { "__restrict__ " };
     let params: Vec<String> = k
         .buffers
         .iter()
         .enumerate()
         .map(|(i, b)| {
             let cq = if b.access == Access::In { "const " } else { "" };
+            let restrict = if aliased && b.access != Access::In {
+                ""
+            } else {
+                "__restrict__ "
+            };
             format!(
                 "\n    {cq}{} *{restrict}b{i} /* {} {} */",
                 c_type(b.ty),

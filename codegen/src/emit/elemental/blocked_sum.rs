@@ -89,15 +89,6 @@ impl Builder<'_> {
     /// block. Two loop nests that read elements (the blocks, the remainder), where the
     /// plain order has two too (the first chunk, the rest): a producer's invariant
     /// reduction hoisted before each (a softmax's row max) is not computed more often.
-    ///
-    /// The block lanes are set to `-0` once, in a statement of their own before the
-    /// blocks, and again by the loop that adds each block into `dst` (same sums, bit for
-    /// bit, as resetting them at each block's start). So no statement at the level of the
-    /// row first reads them and then writes them: to [`crate::kir::hoist_invariants`] they
-    /// are not carried from one output element to the next, and the whole sum moves out
-    /// of a consumer's element loop when the consumer reads it through a broadcast (a
-    /// smoothed label sum or softmax denominator over 32768 tokens was otherwise summed
-    /// again for each of the row's 32768 elements: 171 s for 256 rows).
     pub(super) fn blocked_chunks(
         &mut self,
         c: &ChunkLanes<'_>,
@@ -114,23 +105,22 @@ impl Builder<'_> {
             .name()
             .to_string();
         let sub = self.new_local(format!("{name} block sums"), c.ty, c.lanes_n);
-        out.push(self.lanes_identity(c, sub));
-        // One block of `n` chunks from chunk `at + s` (`s` its chunk loop variable), added
-        // into `dst`; `reset`: the block lanes then set to `-0` for the next block.
-        let block = |b: &mut Self, at: Expr, n: i64, reset: bool| {
+        // One block of `n` chunks from chunk `at + s` (`s` its chunk loop variable).
+        let block = |b: &mut Self, at: Expr, n: i64| -> Result<Vec<Stmt>, CodegenError> {
             let s = b.new_range(Interval::new(0, n - 1));
             let chunk = b.simplify(at + Expr::var(s));
             let step = b.chunk_step(c, sub, chunk, c.k, c.lanes_n)?;
-            Ok::<_, CodegenError>(vec![
+            Ok(vec![
+                b.lanes_identity(c, sub),
                 Stmt::serial_loop(s, 0, n - 1, vec![step]),
-                b.lanes_into(c, dst, sub, reset)?,
+                b.lanes_into(c, dst, sub)?,
             ])
         };
         let bv = self.new_range(Interval::new(0, full - 1));
-        let body = block(self, Expr::var(bv) * Expr::constant(size), size, true)?;
+        let body = block(self, Expr::var(bv) * Expr::constant(size), size)?;
         out.push(Stmt::serial_loop(bv, 0, full - 1, body));
         if rem > 0 {
-            out.extend(block(self, Expr::constant(full * size), rem, false)?);
+            out.extend(block(self, Expr::constant(full * size), rem)?);
         }
         Ok(())
     }
@@ -184,13 +174,12 @@ impl Builder<'_> {
         Ok(Stmt::serial_loop(k, 0, n - 1, step))
     }
 
-    /// `dst[k] = red(dst[k], src[k])` for every lane; with `reset`, then `src[k] = -0`.
+    /// `dst[k] = red(dst[k], src[k])` for every lane.
     fn lanes_into(
         &mut self,
         c: &ChunkLanes<'_>,
         dst: usize,
         src: usize,
-        reset: bool,
     ) -> Result<Stmt, CodegenError> {
         let at = |local: usize| Value::LocalLoad {
             local,
@@ -204,13 +193,6 @@ impl Builder<'_> {
             offset: Expr::var(c.k),
             value: v,
         });
-        if reset {
-            body.push(Stmt::LocalStore {
-                local: src,
-                offset: Expr::var(c.k),
-                value: Value::Const(c.ty, Const::Float(-0.0)),
-            });
-        }
         Ok(Stmt::serial_loop(c.k, 0, c.lanes_n - 1, body))
     }
 }

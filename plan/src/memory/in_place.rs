@@ -136,20 +136,15 @@ pub fn accept(
         std::collections::HashSet::new(),
     );
     let mut accepted = Vec::new();
-    for c in candidates {
+    // What both levels ask besides where the operand dies: the kernel names both buffers,
+    // neither has an allocation yet, the bytes match, each output and operand is paired
+    // once, and the kernel only reads the operand's other parameters.
+    let mut take = |c: &Candidate, args: &[BufferId], dies_there: bool| {
         let (o, b) = (&buffers[c.output], &buffers[c.operand]);
-        let Some(t) = o.defined_at else {
-            continue;
-        };
-        let Some(Thunk::Kernel { kernel, args, .. }) = thunks.get(t) else {
-            continue;
-        };
-        let fits = *kernel == c.kernel
+        let fits = dies_there
             && c.output != c.operand
             && args.contains(&c.output)
             && args.contains(&c.operand)
-            && b.defined_at.is_some_and(|d| d < t)
-            && b.last_use == Some(t)
             && b.allocation == usize::MAX
             && o.allocation == usize::MAX
             && b.bytes == o.bytes
@@ -160,6 +155,18 @@ pub fn accept(
             overwritten.insert(c.operand);
             accepted.push(*c);
         }
+    };
+    for c in candidates {
+        let (o, b) = (&buffers[c.output], &buffers[c.operand]);
+        let Some(t) = o.defined_at else {
+            continue;
+        };
+        let Some(Thunk::Kernel { kernel, args, .. }) = thunks.get(t) else {
+            continue;
+        };
+        let dies_there =
+            *kernel == c.kernel && b.defined_at.is_some_and(|d| d < t) && b.last_use == Some(t);
+        take(c, args, dies_there);
     }
     // Kernels inside loop bodies, conditions and branches: the builder's entry indices
     // give all their values the loop's or conditional's index; their steps
@@ -169,7 +176,6 @@ pub fn accept(
     let steps = super::steps::live_steps(thunks, buffers);
     let leaves = super::steps::nested_leaves(thunks);
     for c in candidates {
-        let (o, b) = (&buffers[c.output], &buffers[c.operand]);
         let (Some(&(Some(od), _)), Some(&(Some(bd), Some(bl)))) =
             (steps.get(c.output), steps.get(c.operand))
         else {
@@ -181,21 +187,7 @@ pub fn accept(
         }) else {
             continue;
         };
-        let fits = c.output != c.operand
-            && args.contains(&c.output)
-            && args.contains(&c.operand)
-            && bd < od
-            && bl == od
-            && b.allocation == usize::MAX
-            && o.allocation == usize::MAX
-            && b.bytes == o.bytes
-            && !written.contains(&c.output)
-            && !overwritten.contains(&c.operand);
-        if fits && reads_only(kernels, c, args) {
-            written.insert(c.output);
-            overwritten.insert(c.operand);
-            accepted.push(*c);
-        }
+        take(c, args, bd < od && bl == od);
     }
     accepted
 }

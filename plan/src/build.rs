@@ -819,6 +819,14 @@ pub fn build_program_with(
         st.buffers[o].allocation = st.buffers[p].allocation;
         accepted.retain(|c| c.output != o);
     }
+    // Body results written over their loop's dying state element: never another pair.
+    let carried = super::memory::carried::carried(&thunks, &st.buffers, &st.kernels, &st.in_place);
+    accepted.retain(|c| {
+        !carried
+            .iter()
+            .any(|k| k.result == c.output || k.state == c.operand)
+    });
+    super::memory::carried::hold(&mut st.buffers, &carried);
     let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
     let shares: Vec<(BufferId, BufferId)> =
@@ -833,6 +841,9 @@ pub fn build_program_with(
     if in_place {
         super::memory::in_place::mark(&thunks, &mut st.kernels, &accepted);
     }
+    super::memory::carried::place(&mut st.buffers, &carried);
+    let carried: Vec<_> = carried.iter().map(|c| c.candidate()).collect();
+    super::memory::in_place::mark(&thunks, &mut st.kernels, &carried);
     Ok(Program {
         name: module.name().to_string(),
         kernels: st.kernels,

@@ -7,6 +7,7 @@
 //! dumps of the result.
 
 pub mod assign;
+pub mod carried;
 pub mod donate;
 mod dump;
 pub mod heap;

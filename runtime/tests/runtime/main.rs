@@ -3,6 +3,7 @@
 //! scatters, sorts, reductions, scans, reduce-windows, pads, convolutions, conversions and loops,
 //! and HLO's semantics corner cases run compiled.
 
+mod carried_loops;
 mod corpus;
 mod cuda_executor;
 mod cuda_host;

@@ -1,0 +1,291 @@
+//! Carried loop values in place (issue 32 item 4, "while bodies run in place on their
+//! carry"). A loop's state lives through the whole loop in buffers of its own, and each
+//! body result lives from its kernel to the loop's end, then is copied into the state.
+//! Where body result `k` is written by a kernel that may write it over state element `k`
+//! (an in-place candidate, [`super::in_place`]: the indexing maps or the statement order
+//! prove every element is read before it is written) and state element `k` dies there
+//! (no later thunk of the body names it, no body result is it), the result takes the
+//! state's allocation itself: the kernel updates the carry, the end-of-iteration copy is
+//! a buffer onto itself (the executors skip it) and the result needs no bytes of its own.
+//!
+//! This is exact for every iteration: the body runs after the condition, so the kernel
+//! reads the state of this iteration; nothing after it reads that state; the copies at
+//! the loop's end read the results (this one already in place) before writing the state.
+
+use codegen::kir::Kernel;
+
+use super::in_place::Candidate;
+use crate::thunk_names::each_named;
+use crate::{Buffer, BufferId, Thunk};
+
+/// A body result written over its loop's state element by the kernel `kernel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carried {
+    /// The kernel writing the result (index into the program's kernels).
+    pub kernel: usize,
+    /// The body result.
+    pub result: BufferId,
+    /// The state element it replaces.
+    pub state: BufferId,
+}
+
+impl Carried {
+    /// The same pair as an in-place candidate (the result over the state's bytes).
+    pub fn candidate(&self) -> Candidate {
+        Candidate {
+            kernel: self.kernel,
+            output: self.result,
+            operand: self.state,
+        }
+    }
+}
+
+/// What a buffer's allocation holds while [`place`] has not yet resolved it: the
+/// assignment counts it as placed (no bytes of its own).
+const PENDING: usize = usize::MAX - 1;
+
+/// Every carried pair of every loop, at any depth (see the module docs), from the
+/// builder's in-place `candidates`.
+pub fn carried(
+    thunks: &[Thunk],
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    candidates: &[Candidate],
+) -> Vec<Carried> {
+    let mut out = Vec::new();
+    for t in thunks {
+        walk(t, buffers, kernels, candidates, &mut out);
+    }
+    out
+}
+
+/// The pairs of `t` and of the loops nested in it.
+fn walk(
+    t: &Thunk,
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    candidates: &[Candidate],
+    out: &mut Vec<Carried>,
+) {
+    match t {
+        Thunk::While {
+            cond,
+            body,
+            body_results,
+            state,
+            ..
+        } => {
+            for inner in cond.iter().chain(body) {
+                walk(inner, buffers, kernels, candidates, out);
+            }
+            for (k, (&r, &s)) in body_results.iter().zip(state).enumerate() {
+                if let Some(c) = pair(body, body_results, state, k, kernels, candidates) {
+                    let same_bytes =
+                        buffers.get(r).map(|b| b.bytes) == buffers.get(s).map(|b| b.bytes);
+                    if same_bytes && !out.iter().any(|o| o.result == r || o.state == s) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+        Thunk::Conditional { branches, .. } => {
+            for inner in branches.iter().flat_map(|(ts, _)| ts) {
+                walk(inner, buffers, kernels, candidates, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Body result `k` over state element `k`, when a kernel of the body (not nested) writes
+/// the result as an in-place candidate over the state element, every parameter of it
+/// bound to the state reads only, the result is returned once, and neither a later thunk
+/// of the body nor the results name the state element.
+fn pair(
+    body: &[Thunk],
+    results: &[BufferId],
+    state: &[BufferId],
+    k: usize,
+    kernels: &[Kernel],
+    candidates: &[Candidate],
+) -> Option<Carried> {
+    let (r, s) = (*results.get(k)?, *state.get(k)?);
+    if r == s || results.contains(&s) || results.iter().filter(|&&x| x == r).count() != 1 {
+        return None;
+    }
+    // The last body thunk naming the result or the state: it must be the one kernel
+    // writing the result (a result is written once; the state may be read before it).
+    let mut writer = None;
+    for (i, t) in body.iter().enumerate() {
+        let (mut names_state, mut writes_result) = (false, false);
+        each_named(t, kernels, &mut |b, w| {
+            names_state |= b == s;
+            writes_result |= b == r && w;
+        });
+        if writes_result {
+            if writer.is_some() {
+                return None;
+            }
+            writer = Some(i);
+        } else if names_state && writer.is_some() {
+            return None;
+        }
+    }
+    let Thunk::Kernel { kernel, args, .. } = body.get(writer?)? else {
+        return None;
+    };
+    let c = Candidate {
+        kernel: *kernel,
+        output: r,
+        operand: s,
+    };
+    let params = &kernels.get(*kernel)?.buffers;
+    let reads_only = args.len() == params.len()
+        && args
+            .iter()
+            .zip(params)
+            .all(|(&a, p)| a != s || p.access == codegen::kir::Access::In);
+    (candidates.contains(&c) && args.contains(&s) && reads_only).then_some(Carried {
+        kernel: *kernel,
+        result: r,
+        state: s,
+    })
+}
+
+/// Marks every carried result as placed, so that the assignment gives it no bytes of its
+/// own (its state's range covers the result's: the whole loop); [`place`] then binds it.
+pub fn hold(buffers: &mut [Buffer], carried: &[Carried]) {
+    for c in carried {
+        if let Some(b) = buffers.get_mut(c.result) {
+            b.allocation = PENDING;
+        }
+    }
+}
+
+/// Binds every carried result to its state element's allocation (after the assignment):
+/// one allocation, so the executors' end-of-iteration copy of it is skipped.
+pub fn place(buffers: &mut [Buffer], carried: &[Carried]) {
+    for c in carried {
+        let a = buffers[c.state].allocation;
+        buffers[c.result].allocation = a;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(args: Vec<BufferId>) -> Thunk {
+        let kernel = args[0];
+        Thunk::Kernel {
+            kernel,
+            args,
+            blocks: 1,
+            elements: 1,
+        }
+    }
+
+    fn buffers(n: usize) -> Vec<Buffer> {
+        (0..n)
+            .map(|i| Buffer {
+                name: format!("b{i}"),
+                bytes: 64,
+                allocation: usize::MAX,
+                defined_at: Some(0),
+                last_use: Some(0),
+            })
+            .collect()
+    }
+
+    /// Kernel `i` reads its first argument and writes its second (the kernels are
+    /// indexed by the first argument's number, so each reader has one of its own).
+    fn kernels(n: usize) -> Vec<Kernel> {
+        let text =
+            "kernel k blocks=1 (d0 = block)\n  b0 in x: f32[16]{0}\n  b1 out y: f32[16]{0}\n";
+        (0..n)
+            .map(|_| codegen::kir::parse_kernel(text).unwrap())
+            .collect()
+    }
+
+    fn lp(body: Vec<Thunk>, results: Vec<BufferId>, state: Vec<BufferId>) -> Thunk {
+        Thunk::While {
+            name: "w".into(),
+            cond: vec![],
+            cond_result: 9,
+            body,
+            body_results: results,
+            state,
+            init: vec![8],
+        }
+    }
+
+    fn cand(kernel: usize, output: BufferId, operand: BufferId) -> Candidate {
+        Candidate {
+            kernel,
+            output,
+            operand,
+        }
+    }
+
+    #[test]
+    fn a_result_over_its_dying_state_element() {
+        // State b0 read by kernel 0 into b1 (the result); a later kernel reads b1 only.
+        let (bufs, ks) = (buffers(10), kernels(10));
+        let t = lp(
+            vec![kernel(vec![0, 1]), kernel(vec![1, 2])],
+            vec![1],
+            vec![0],
+        );
+        let found = carried(&[t], &bufs, &ks, &[cand(0, 1, 0)]);
+        assert_eq!(
+            found,
+            [Carried {
+                kernel: 0,
+                result: 1,
+                state: 0
+            }]
+        );
+    }
+
+    #[test]
+    fn not_when_the_state_is_read_later_or_returned_or_unproven() {
+        let (bufs, ks) = (buffers(10), kernels(10));
+        // A later kernel reads the state after the result's kernel wrote over it.
+        let later = lp(
+            vec![kernel(vec![0, 1]), kernel(vec![0, 2])],
+            vec![1],
+            vec![0],
+        );
+        assert_eq!(carried(&[later], &bufs, &ks, &[cand(0, 1, 0)]), []);
+        // The state is another result (rotated into element 1).
+        let rotated = lp(vec![kernel(vec![0, 1])], vec![1, 0], vec![0, 3]);
+        assert_eq!(carried(&[rotated], &bufs, &ks, &[cand(0, 1, 0)]), []);
+        // No candidate: the maps did not prove the pair.
+        let unproven = lp(vec![kernel(vec![0, 1])], vec![1], vec![0]);
+        assert_eq!(carried(&[unproven], &bufs, &ks, &[]), []);
+        // The result is another element's state position: results and state differ.
+        let other = lp(vec![kernel(vec![0, 1])], vec![4, 1], vec![0, 3]);
+        assert_eq!(carried(&[other], &bufs, &ks, &[cand(0, 1, 0)]), []);
+        // Another size.
+        let mut small = buffers(10);
+        small[1].bytes = 32;
+        let t = lp(vec![kernel(vec![0, 1])], vec![1], vec![0]);
+        assert_eq!(carried(&[t], &small, &ks, &[cand(0, 1, 0)]), []);
+    }
+
+    #[test]
+    fn loops_nested_in_bodies_too() {
+        let (bufs, ks) = (buffers(10), kernels(10));
+        let inner = lp(vec![kernel(vec![3, 4])], vec![4], vec![3]);
+        let outer = lp(vec![inner, kernel(vec![0, 1])], vec![1], vec![0]);
+        let found = carried(&[outer], &bufs, &ks, &[cand(3, 4, 3), cand(0, 1, 0)]);
+        assert_eq!(found.len(), 2);
+        let mut bufs = bufs;
+        hold(&mut bufs, &found);
+        assert_eq!(bufs[4].allocation, PENDING);
+        bufs[0].allocation = 7;
+        bufs[3].allocation = 5;
+        place(&mut bufs, &found);
+        assert_eq!((bufs[1].allocation, bufs[4].allocation), (7, 5));
+    }
+}

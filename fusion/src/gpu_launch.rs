@@ -198,6 +198,33 @@ pub fn loop_launch(
     })
 }
 
+/// A thread per element of logical `dims` laid out by `minor_to_major` (empty:
+/// row-major), no unroll: blocks of [`LOOP_THREADS`] (fewer, rounded up to a warp, for
+/// tiny spaces), element `bl_x * threads + th_x` in physical order. For kernels whose
+/// element is too much work, or whose accesses too scattered, for the loop emitter's
+/// vector unroll (select-and-scatter, a merge pass of a sort).
+pub fn element_launch(dims: &[i64], minor_to_major: &[i64]) -> Result<Launch, affine::MapError> {
+    let n: i64 = dims.iter().product::<i64>().max(1);
+    let threads = LOOP_THREADS.min((n + WARP - 1) / WARP * WARP);
+    let blocks = (n + threads - 1) / threads;
+    let linear = Expr::var(Var::dim(coords::BL_X)) * Expr::constant(threads)
+        + Expr::var(Var::dim(coords::TH_X));
+    let results = delinearize(linear, dims, minor_to_major);
+    let constraints = if blocks * threads > n {
+        vec![(linear, Interval::new(0, n - 1))]
+    } else {
+        vec![]
+    };
+    let thread_map = thread_map((blocks, threads), (1, 1), results, constraints)?;
+    Ok(Launch {
+        emitter: GpuEmitter::Loop,
+        blocks,
+        threads,
+        unroll: 1,
+        thread_map,
+    })
+}
+
 /// The thread map of a launch of `blocks` blocks of `threads` threads, with `chunks`
 /// chunk steps and `unroll` unroll steps per thread: `results` over the launch's
 /// coordinates, under `constraints`, simplified.

@@ -53,6 +53,7 @@ pub mod gpu_launch;
 pub mod gpu_reduction;
 pub mod gpu_row_reduction;
 pub mod gpu_scatter;
+pub mod gpu_select_scatter;
 pub mod gpu_sort;
 pub mod gpu_transpose;
 pub mod gpu_variadic;

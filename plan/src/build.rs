@@ -319,9 +319,10 @@ impl State<'_> {
             {
                 self.kernel(comp, id, out)?
             }
-            // A compiled kernel where it takes the window (CPU), else the library's routine.
+            // A compiled kernel where it takes the window (CPU, or a thread per window or
+            // operand element on a GPU), else the library's routine.
             Opcode::SelectAndScatter
-                if self.target.threads_per_block <= 1
+                if (self.target.threads_per_block <= 1 || self.target.gpu_emitters)
                     && codegen::emit::emit_select_and_scatter(
                         module,
                         self.target,

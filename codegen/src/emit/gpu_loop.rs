@@ -17,10 +17,10 @@ use crate::kir::{self, Grid, LoopKind, Stmt};
 /// Wraps `body` (which computes and stores the output element at logical index `(d0, ..)`
 /// of an output of `dims`, stored in buffer `out`) in the loop emitter's launch.
 pub(super) fn loop_kernel(
-    mut b: Builder<'_>,
+    b: Builder<'_>,
     name: &str,
     title: String,
-    mut body: Vec<Stmt>,
+    body: Vec<Stmt>,
     dims: &[i64],
     out: usize,
 ) -> Result<EmittedKernel, CodegenError> {
@@ -28,13 +28,27 @@ pub(super) fn loop_kernel(
     let bytes = i64::from(buffer.ty.byte_width());
     let launch = loop_launch(dims, &buffer.minor_to_major, bytes, &b.target.device)
         .map_err(|e| CodegenError::Internal(format!("loop launch: {e}")))?;
+    let title = format!("{title}\n{}", launch.dims_text());
+    launch_kernel(b, name, title, body, &launch)
+}
+
+/// Wraps `body` (at the logical index `(d0, ..)` of the thread map's results) in
+/// `launch`: a thread per point of the map's domain (and unroll step), the map's results
+/// substituted for the index; the title gains the thread map.
+pub(super) fn launch_kernel(
+    mut b: Builder<'_>,
+    name: &str,
+    title: String,
+    mut body: Vec<Stmt>,
+    launch: &Launch,
+) -> Result<EmittedKernel, CodegenError> {
     let Launch {
         blocks,
         threads,
         unroll,
         ref thread_map,
         ..
-    } = launch;
+    } = *launch;
     let block = b.new_range(Interval::new(0, blocks - 1));
     let thread = b.new_range(Interval::new(0, threads - 1));
     let step = (unroll > 1).then(|| b.new_range(Interval::new(0, unroll - 1)));
@@ -95,11 +109,7 @@ pub(super) fn loop_kernel(
         hi: threads - 1,
         body,
     }];
-    let title = format!(
-        "{title}\n{}\nthread map: {}",
-        launch.dims_text(),
-        launch.thread_map_text()
-    );
+    let title = format!("{title}\nthread map: {}", launch.thread_map_text());
     let grid = Grid {
         blocks,
         block_var: Some(block),

@@ -13,6 +13,7 @@ mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
 mod gpu_scatter;
+mod gpu_select_scatter;
 mod gpu_sort;
 mod gpu_transpose;
 mod grouped;

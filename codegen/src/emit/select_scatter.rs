@@ -7,6 +7,8 @@
 //! - gather: one iteration per operand element, folding `scatter(acc, source)` over the
 //!   windows covering it (in the source's row-major order) whose select chose it.
 //!
+//! On a GPU the same body runs a thread per iteration (`gpu_select_scatter.rs`).
+//!
 //! The select's fold is XLA's (and the evaluator's, `hlo_eval::numeric::WindowTaps`): the
 //! first valid tap, replaced by each later one for which `select(chosen, candidate)` is
 //! false; taps in the padding are skipped. Branch-free: the choice is a `select` of the
@@ -119,15 +121,17 @@ pub fn emit_select_and_scatter(
         SasForm::Tiled => "tiled: one iteration per window",
         SasForm::Gather => "gather: one iteration per operand element over its windows",
     };
-    finish(
-        b,
-        name,
-        format!("select-and-scatter {} ({form})", instr.name()),
-        body,
-        &space,
-        &order,
-    )
-    .map(|e| super::assemble::threaded(target, e))
+    let title = format!("select-and-scatter {} ({form})", instr.name());
+    if target.gpu_emitters {
+        let bufs = super::gpu_select_scatter::SasBuffers {
+            window: &k.window,
+            operand: k.x,
+            source: k.src,
+            out: k.out,
+        };
+        return super::gpu_select_scatter::gpu_kernel(b, name, title, body, &bufs);
+    }
+    finish(b, name, title, body, &space, &order).map(|e| super::assemble::threaded(target, e))
 }
 
 /// What the kernel's statements are built from.

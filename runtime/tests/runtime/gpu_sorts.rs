@@ -82,7 +82,7 @@ fn fits(text: &str, args: &[Literal]) -> (bool, i64) {
 
 /// The first comment line of every kernel of `m`'s GPU plan (h200), after NVRTC compiled
 /// the plan's CUDA module for sm_90 without spills (where NVRTC is present).
-fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
+pub(crate) fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
     let options = CompileOptions {
         gpu: Some("h200".into()),
         ..CompileOptions::default()

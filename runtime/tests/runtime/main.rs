@@ -15,6 +15,7 @@ mod gen;
 mod gpu_emitters;
 mod gpu_in_place;
 mod gpu_scatters;
+mod gpu_select_scatter;
 mod gpu_sorts;
 mod gpu_split_reductions;
 mod half_dots;

@@ -50,7 +50,7 @@ fn draw(rng: &mut Rng, ty: &str, dims: &[i64]) -> Literal {
 
 /// A random select-and-scatter module and its inputs; `None` when the window leaves no
 /// source element.
-fn module(seed: u64) -> Option<(String, Vec<Literal>)> {
+pub(crate) fn module(seed: u64) -> Option<(String, Vec<Literal>)> {
     let mut rng = Rng::new(seed);
     let ty = *rng.pick(&["f32", "f64", "s32"]);
     let rank = 1 + rng.below(4);

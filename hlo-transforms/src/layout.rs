@@ -5,7 +5,9 @@
 //! 1. the entry parameters and result take `entry_computation_layout` when the module
 //!    has one (a result in another layout gets a `copy` into it);
 //! 2. a layout already written is kept; a missing one becomes the default descending
-//!    layout (`{rank-1, ..., 0}`);
+//!    layout (`{rank-1, ..., 0}`). A module before XLA's layout assignment writes layouts
+//!    that mean nothing: [`crate::ChooseLayouts`] (which the runtime runs on every such
+//!    module) chooses them instead, as XLA does;
 //! 3. the backend's operand constraints: dot operands in the default layout, custom-call
 //!    operands in their `operand_layout_constraints`; elementwise operands in their
 //!    result's layout. A conflicting operand gets a `copy` into the required layout.

@@ -57,6 +57,11 @@ pub struct CompileOptions {
     pub cache_dir: Option<PathBuf>,
     /// Run the default HLO pass pipeline first (default true).
     pub run_passes: bool,
+    /// Keep every layout the module writes (default false: a module before XLA's layout
+    /// assignment has its layouts chosen after the default pipeline,
+    /// [`hlo_transforms::ChooseLayouts`], as XLA chooses them; a module XLA laid out keeps
+    /// its layouts either way). Tests of the code generator on arbitrary layouts set it.
+    pub keep_layouts: bool,
     /// Then fuse for the `cpu` device description (default true; [`pipeline::fusion_pipeline`]).
     pub fuse: bool,
     /// Threads for large kernels (default: rayon's pool size).
@@ -117,6 +122,7 @@ impl Default for CompileOptions {
         CompileOptions {
             cache_dir: None,
             run_passes: true,
+            keep_layouts: false,
             fuse: true,
             threads: None,
             max_while_iterations: hlo_eval::DEFAULT_WHILE_LIMIT,
@@ -245,6 +251,14 @@ pub fn plan(module: &Module, options: &CompileOptions) -> Result<Plan, RuntimeEr
     if options.run_passes {
         let mut ctx = PassContext::new();
         hlo_transforms::default_pipeline()
+            .run_in(&mut m, &mut ctx)
+            .map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        stages.add_passes("pass", ctx.stats());
+    }
+    if !options.keep_layouts {
+        let mut ctx = PassContext::new();
+        hlo::pass::Pipeline::new("layouts")
+            .with(hlo_transforms::ChooseLayouts)
             .run_in(&mut m, &mut ctx)
             .map_err(|e| RuntimeError::Pass(e.to_string()))?;
         stages.add_passes("pass", ctx.stats());

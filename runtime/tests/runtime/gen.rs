@@ -63,10 +63,13 @@ pub fn shape(rng: &mut Rng, ty: &str, dims: &[i64]) -> String {
     format!("{ty}[{}]{{{}}}", list(dims), list(&perm))
 }
 
-/// Compile options whose object cache is the test's own directory `cache`.
+/// Compile options whose object cache is the test's own directory `cache`. The modules
+/// keep the random layouts they were written with, so the code generator meets them
+/// (`chosen_layouts.rs` tests the layouts a module before layout assignment gets).
 pub fn options(cache: &str) -> CompileOptions {
     CompileOptions {
         cache_dir: Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(cache)),
+        keep_layouts: true,
         ..CompileOptions::default()
     }
 }

@@ -4,6 +4,7 @@
 //! and HLO's semantics corner cases run compiled.
 
 mod carried_loops;
+mod chosen_layouts;
 mod corpus;
 mod cuda_executor;
 mod cuda_host;

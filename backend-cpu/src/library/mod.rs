@@ -5,8 +5,9 @@
 //! computation), the LAPACK custom calls (through `faer`) and rng-bit-generator (ThreeFry
 //! and Philox, bit-exact with XLA).
 //!
-//! Every routine but the FFT (which reads and writes the executor's memory in place)
-//! works on copies of its operands in their physical layout ([`Arr`]), addressed by
+//! Every routine but the FFT and LAPACK's `potrf`, `trsm` and `getrf` (which read and
+//! write the executor's memory in place) works on copies of its operands in their
+//! physical layout ([`Arr`]), addressed by
 //! logical index, and writes each result once. Called computations are
 //! scalar-function kernels: their buffer pointers are aimed at single elements.
 #![allow(unsafe_code)]
@@ -14,6 +15,8 @@
 mod arrays;
 mod fft;
 mod lapack;
+mod lapack_direct;
+mod lapack_mem;
 mod rng;
 mod scatter;
 mod sort;
@@ -38,6 +41,12 @@ pub(crate) fn run(
     if let LibraryCall::Fft { kind, lengths } = call {
         // On the executor's memory: no copies of the operand or the result.
         return fft::run_on(p, *kind, lengths, inputs, outputs, mem);
+    }
+    if let LibraryCall::Lapack(l) = call {
+        if lapack_direct::handles(*l) {
+            // On the executor's memory too, in place where the plan shares the bytes.
+            return lapack_direct::run_on(p, *l, inputs, outputs, mem);
+        }
     }
     let mut ins = Vec::with_capacity(inputs.len());
     for spec in inputs {

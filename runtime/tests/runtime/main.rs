@@ -34,6 +34,7 @@ mod random_convolutions;
 mod random_dots;
 mod random_dynamic;
 mod random_gathers;
+mod random_linalg;
 mod random_loops;
 mod random_modules;
 mod random_nested_tuples;

@@ -9,6 +9,7 @@ use codegen::kir::Kernel;
 
 use super::prelude::prelude_for;
 use super::printer::kernel_c;
+use super::unit_balance::{assign, kernel_cost, Cost, ALIAS_US};
 
 /// Each kernel's text, and which earlier kernel's code it shares (`None`: its own). A
 /// kernel that shares another's is printed as an alias of that kernel's entry point.
@@ -99,46 +100,45 @@ pub fn translation_unit(kernels: &[Kernel]) -> String {
     out
 }
 
-/// The kernels split into at most `n` translation units of about equal size, each with
-/// the prelude and at least `min_bytes` of kernel text (as far as there is enough), so a C
-/// compiler can build them in parallel: the largest kernels first, each into the smallest
-/// unit so far, a kernel that shares another's code into that kernel's unit (an alias and
-/// its target are in one unit); within a
-/// unit, kernels keep their order.
+/// The kernels split into at most `n` translation units, each with the prelude and at
+/// least `min_bytes` of kernel text (as far as there is enough), so a C compiler can
+/// build them in parallel and its processes end together: kernels placed by their
+/// estimated compile time ([`super::unit_balance`]), a kernel that shares another's code in
+/// that kernel's unit (an alias and its target are in one unit); within a unit, kernels
+/// keep their order.
 pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
     let (texts, owner) = kernel_texts(kernels);
     let total: usize = texts.iter().map(String::len).sum();
     let n = n
         .min(total / min_bytes.max(1))
         .clamp(1, kernels.len().max(1));
-    // The size of each body's group: its own text and its sharers' entry points.
-    let mut size: Vec<usize> = texts.iter().map(String::len).collect();
+    // Each body's group: its own cost and its sharers' entry points.
+    let own: Vec<usize> = (0..texts.len()).filter(|&i| owner[i].is_none()).collect();
+    let mut group_of = vec![0; texts.len()];
+    let mut costs: Vec<Cost> = own
+        .iter()
+        .enumerate()
+        .map(|(g, &i)| {
+            group_of[i] = g;
+            let code = code_without_comments(&texts[i]).map_or(texts[i].len(), |c| c.len());
+            kernel_cost(&texts[i], code)
+        })
+        .collect();
     for (i, o) in owner.iter().enumerate() {
         if let Some(j) = *o {
-            size[j] += size[i];
+            group_of[i] = group_of[j];
+            costs[group_of[j]].own += ALIAS_US;
         }
     }
-    let mut by_size: Vec<usize> = (0..texts.len()).filter(|&i| owner[i].is_none()).collect();
-    by_size.sort_by_key(|&i| std::cmp::Reverse(size[i]));
-    let mut units: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
-    let mut unit_of = vec![0; texts.len()];
-    for i in by_size {
-        if let Some((u, unit)) = units.iter_mut().enumerate().min_by_key(|(_, u)| u.0) {
-            unit.0 += size[i];
-            unit.1.push(i);
-            unit_of[i] = u;
-        }
-    }
-    for (i, o) in owner.iter().enumerate() {
-        if let Some(j) = *o {
-            units[unit_of[j]].1.push(i);
-        }
+    let unit_of_group = assign(&costs, n);
+    let mut units: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, &g) in group_of.iter().enumerate() {
+        units[unit_of_group[g]].push(i);
     }
     units
         .into_iter()
-        .filter(|u| !u.1.is_empty() || n == 1)
-        .map(|(_, mut members)| {
-            members.sort_unstable();
+        .filter(|u| !u.is_empty() || n == 1)
+        .map(|members| {
             let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
             for i in members {
                 out.push('\n');

@@ -61,6 +61,11 @@ def plain(m, k, n):
     return (lambda x, w: x @ w), (normal(7, (m, k)), normal(8, (k, n), scale=0.1))
 
 
+def plain_t(m, k, n):
+    """One product `x[m, k] @ w[n, k]^T` (tied embeddings' logits, a `[out, in]` weight)."""
+    return (lambda x, w: x @ w.T), (normal(7, (m, k)), normal(8, (n, k), scale=0.1))
+
+
 def conv3x3(batch, hw, cin, cout):
     """A 3x3 NHWC convolution, stride 1, same padding (ddim_sampler's)."""
     def f(x, w):
@@ -88,13 +93,28 @@ def shapes():
     ]
 
 
+def small_m_shapes():
+    """(name, function, arguments) of the small-m set (`--set small-m`): a decode step's
+    or an RNN step's few rows against a weight in either layout, `[k, n]` (`x @ w`) and
+    `[n, k]` (`x @ w.T`), m in {1, 2, 4, 8, 16, 32}."""
+    out = []
+    for n, k in [(768, 768), (3072, 768), (768, 3072), (50257, 768), (192, 192), (1536, 512)]:
+        for m in [1, 2, 4, 8, 16, 32]:
+            out.append((f"xw_m{m}_n{n}_k{k}", *plain(m, k, n)))
+            out.append((f"xwt_m{m}_n{n}_k{k}", *plain_t(m, k, n)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument("--only", help="comma-separated shape names")
+    ap.add_argument("--set", choices=["recurrent", "small-m"], default="recurrent",
+                    help="the recurrent and convolution shapes (default) or the small-m set")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
-    for name, f, args in shapes():
+    chosen = small_m_shapes() if a.set == "small-m" else shapes()
+    for name, f, args in chosen:
         if only and name not in only:
             continue
         write_program(a.out_dir, name, f, args)

@@ -1,7 +1,8 @@
-//! GEMMs through faer, or the thin kernel ([`thin_gemm`]) for products with few columns
-//! or large ones with few rows: batches of strided operands as the thunk builder
-//! described them, split among the threads by batch elements, rows, columns or the
-//! contraction where the work pays for the threads.
+//! GEMMs through faer, the thin kernel ([`thin_gemm`]) for products with few columns, or
+//! the small-side kernel ([`gemv`]) for a few rows against a weight stored `[n, k]`:
+//! batches of strided operands as the thunk builder described them, split among the
+//! threads by batch elements, rows, columns or the contraction where the work pays for
+//! the threads.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -12,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::error::BackendError;
 use crate::gemm_half::Widened;
+use crate::gemv;
 use crate::thin_gemm::{self, Part};
 
 /// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`; one with
@@ -63,8 +65,21 @@ const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 pub(crate) trait Element:
     faer::traits::ComplexField + thin_gemm::Elem + num_one::One
 {
+    /// Runs an `m x n x k` product with a small side on [`gemv`] (`f32`: a stream of
+    /// the big operand); `false`, nothing written, where it does not run there.
+    ///
+    /// # Safety
+    /// [`gemv::product`]'s contract.
+    unsafe fn small_side(_p: &thin_gemm::Operands<Self>, _m: usize, _n: usize, _k: usize) -> bool {
+        false
+    }
 }
-impl Element for f32 {}
+impl Element for f32 {
+    unsafe fn small_side(p: &thin_gemm::Operands<f32>, m: usize, n: usize, k: usize) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { gemv::product(p, m, n, k) }
+    }
+}
 impl Element for f64 {}
 
 /// How a product is shared among the threads: each part is one sequential product, with
@@ -343,15 +358,19 @@ unsafe fn product_with<T: Element>(
         )
     };
     let (m, n, k) = (m1 - m0, n1 - n0, k1 - k0);
+    let ops = thin_gemm::Operands {
+        lhs: a,
+        ls: s.lhs,
+        rhs: b,
+        rs: s.rhs,
+        out: c,
+        os,
+    };
+    // SAFETY: the caller's contract, for the part's views.
+    if !thin(m, n) && unsafe { T::small_side(&ops, m, n, k) } {
+        return;
+    }
     if thin(m, n) {
-        let ops = thin_gemm::Operands {
-            lhs: a,
-            ls: s.lhs,
-            rhs: b,
-            rs: s.rhs,
-            out: c,
-            os,
-        };
         let whole = Part {
             rows: (0, m),
             cols: (0, n),

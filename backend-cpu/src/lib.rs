@@ -22,6 +22,7 @@ mod exec;
 mod executable;
 mod gemm;
 mod gemm_half;
+mod gemv;
 mod inprocess;
 mod kernel_source;
 mod launch;

@@ -4,7 +4,8 @@
 //! shapes, long contractions with a small result (weight gradients, whose contraction is
 //! split among the threads and summed), a recurrent step's products and weight gradients
 //! on one thread, 9-16 columns (past the thin kernel's) and products just past the split
-//! among threads, `f32` and `f64`, random layouts of operands and result, optionally
+//! among threads, a few rows against a big weight (the small-side kernel), `f32` and
+//! `f64`, random layouts of operands and result, optionally
 //! batched, compiled and compared with the reference evaluator; each must run as one
 //! library GEMM.
 
@@ -16,10 +17,13 @@ fn module(seed: u64) -> String {
     let ty = *rng.pick(&["f32", "f64"]);
     // (m, n, k): the thin kernel's shapes on either side of its limits, and products
     // large enough to split by rows, columns or the contraction.
-    // The last four: an LSTM step's `h @ W` and its weight gradient (one thread each),
+    // Then four: an LSTM step's `h @ W` and its weight gradient (one thread each),
     // 9-16 columns (just past the thin kernel's), and products just past the split among
     // threads.
-    let (m, n, k) = match rng.below(10) {
+    // The last: a few rows against an `f32` weight stored contiguous along `k`, big
+    // enough (each thread's half too) for the small-side kernel.
+    let category = rng.below(11);
+    let (m, n, k) = match category {
         0 => (rng.range(2, 70), rng.range(16, 300), rng.range(1, 200)),
         1 => (rng.range(100, 1500), rng.range(1, 9), rng.range(1, 130)),
         2 => (rng.range(1, 9), rng.range(1, 12), rng.range(1, 60)),
@@ -29,11 +33,19 @@ fn module(seed: u64) -> String {
         6 => (rng.range(8, 33), rng.range(100, 260), rng.range(100, 260)),
         7 => (rng.range(100, 200), rng.range(100, 200), rng.range(8, 24)),
         8 => (rng.range(64, 600), rng.range(9, 17), rng.range(16, 300)),
-        _ => (rng.range(16, 40), rng.range(700, 1200), rng.range(64, 128)),
+        9 => (rng.range(16, 40), rng.range(700, 1200), rng.range(64, 128)),
+        _ => (rng.range(2, 9), rng.range(1100, 1400), rng.range(240, 257)),
     };
     // f32 sums of more than a few hundred terms may differ from the evaluator's order by
     // more than f32's tolerance where they cancel: long contractions are f64.
-    let ty = if k > 256 { "f64" } else { ty };
+    let small_side = category == 10;
+    let ty = if k > 256 {
+        "f64"
+    } else if small_side {
+        "f32"
+    } else {
+        ty
+    };
     let batched = rng.below(4) == 0;
     let b: Vec<i64> = if batched {
         vec![rng.range(1, 4)]
@@ -45,7 +57,13 @@ fn module(seed: u64) -> String {
     let batch_dims = if batched { "0" } else { "" };
     let (lc, rc) = (nb + 1, nb);
     let ls = shape(&mut rng, ty, &dims(m, k));
-    let rs = shape(&mut rng, ty, &dims(k, n));
+    let rs = if small_side {
+        // `k` minor, then `n`, then the batch dimension.
+        let layout = if batched { "1,2,0" } else { "0,1" };
+        format!("{ty}[{}]{{{layout}}}", gen::list(&dims(k, n)))
+    } else {
+        shape(&mut rng, ty, &dims(k, n))
+    };
     let os = shape(&mut rng, ty, &dims(m, n));
     format!(
         "HloModule thin\nENTRY e {{\n  a = {ls} parameter(0)\n  b = {rs} parameter(1)\n  \

@@ -21,8 +21,9 @@
 //!   `opt-barrier` their operands', a `call` its callee's root;
 //! - a dot read only by transposes (all of one permutation) is laid out so that they are
 //!   no-ops in memory, as XLA folds `transpose(dot)` into the dot: the GEMM writes the
-//!   transposed product through its strides. Only where each of the dot's free dimension
-//!   groups stays contiguous and in order, so that it is still one GEMM.
+//!   transposed product through its strides. Only where the batch dimensions stay the
+//!   most major and each free dimension group contiguous and in order, so that it is
+//!   still one GEMM per batch element, on a matrix of its own.
 //!
 //! What crosses a computation boundary may still differ on the two sides (a custom call's
 //! column-major result carried by a loop whose body reads it row-major):
@@ -223,6 +224,12 @@ fn free_groups_merge(dot: &Instruction, lhs_rank: usize, order: &[usize]) -> boo
     let lhs_free = lhs_rank.saturating_sub(batch + dn.lhs_contracting_dims.len());
     let split = (batch + lhs_free).min(rank);
     let groups = [batch.min(split)..split, split..rank];
+    // Batch dimensions stay the most major: each batch element's product one contiguous
+    // matrix (gpt_forward_topk's attention `[8,4,64,128]` read as `[8,128,4,64]` ran
+    // slower with the heads between the GEMM's columns than with the transpose kept).
+    if order.iter().take(batch).enumerate().any(|(k, &d)| d != k) {
+        return false;
+    }
     // Dimensions of extent one take no place in memory.
     let placed: Vec<usize> = order
         .iter()

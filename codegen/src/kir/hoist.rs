@@ -8,7 +8,8 @@
 //! arrays and runtime variables that no statement staying in the loop writes and that are
 //! not carried from one iteration to the next (read at or before the first statement that
 //! writes them). A serial loop that stores every element of a private local array
-//! (`l[k] = v` for `k` over the whole array, `v` not reading it) writes the whole array,
+//! (`l[k] = v` for `k` over the whole array, after scalar bindings that compute `v`,
+//! none reading `l`) writes the whole array,
 //! like a scalar's assignment: reads after it in the same statement are its own (a blocked
 //! sum's per-block lanes, reset at the start of each block, are not carried from one
 //! element to the next). Moved statements keep their order. Loops run at least once (bounds are constant and
@@ -208,8 +209,10 @@ impl Collector<'_> {
 
 impl Collector<'_> {
     /// The private local array that a serial loop over `var` in `lo..=hi` overwrites
-    /// whole: its body is the one store `l[var] = v` with `v` not reading `l`, and the
-    /// loop covers `0..len` (a loop runs at least once, so the whole array is written).
+    /// whole: its body is scalar bindings (`let`, `var`, assignments, as the emitters
+    /// compute a lane's value: a load, a select, a square) and exactly one store
+    /// `l[var] = v`, none of them reading `l`, and the loop covers `0..len` (a loop runs
+    /// at least once, so every element is written and none is read first).
     fn overwritten_local(
         &self,
         kind: LoopKind,
@@ -217,21 +220,32 @@ impl Collector<'_> {
         (lo, hi): (i64, i64),
         body: &[Stmt],
     ) -> Option<usize> {
-        let [Stmt::LocalStore {
-            local,
-            offset,
-            value,
-        }] = body
-        else {
+        let mut stores = body.iter().filter_map(|s| match s {
+            Stmt::LocalStore {
+                local,
+                offset,
+                value,
+            } => Some((*local, *offset, value)),
+            _ => None,
+        });
+        let (local, offset, value) = stores.next()?;
+        if stores.next().is_some() {
             return None;
-        };
-        let l = self.locals.get(*local)?;
+        }
+        let bindings_only = body.iter().all(|s| match s {
+            Stmt::Comment(_) | Stmt::LocalStore { .. } => true,
+            Stmt::Let { value, .. } | Stmt::Decl { value, .. } | Stmt::Assign { value, .. } => {
+                !reads_local(value, local)
+            }
+            _ => false,
+        });
+        let l = self.locals.get(local)?;
         let whole = kind == LoopKind::Serial
             && l.space == MemorySpace::Private
-            && *offset == Expr::var(var)
+            && offset == Expr::var(var)
             && lo == 0
             && hi >= l.len - 1;
-        (whole && !reads_local(value, *local)).then_some(*local)
+        (whole && bindings_only && !reads_local(value, local)).then_some(local)
     }
 }
 
@@ -679,6 +693,126 @@ mod tests {
             matches!(&out[3], Stmt::Loop { body, .. } if body.len() == 1),
             "{out:?}"
         );
+    }
+
+    /// `body` with every loop whose body is one local store rewritten as the emitters
+    /// often write it: the stored value bound to a fresh scalar first, then stored.
+    fn through_lets(body: Vec<Stmt>, next: &mut u32) -> Vec<Stmt> {
+        body.into_iter()
+            .map(|s| match s {
+                Stmt::Loop {
+                    kind,
+                    var,
+                    lo,
+                    hi,
+                    body,
+                } => {
+                    let body = match <[Stmt; 1]>::try_from(body) {
+                        Ok(
+                            [Stmt::LocalStore {
+                                local,
+                                offset,
+                                value,
+                            }],
+                        ) => {
+                            let v = VarId(*next);
+                            *next += 1;
+                            vec![
+                                Stmt::Let { var: v, value },
+                                Stmt::LocalStore {
+                                    local,
+                                    offset,
+                                    value: Value::Var(v, F),
+                                },
+                            ]
+                        }
+                        Ok(one) => through_lets(one.into(), next),
+                        Err(many) => through_lets(many, next),
+                    };
+                    Stmt::Loop {
+                        kind,
+                        var,
+                        lo,
+                        hi,
+                        body,
+                    }
+                }
+                other => other,
+            })
+            .collect()
+    }
+
+    /// A full reduction read through a broadcast (LAMB's trust ratio: the norm of a
+    /// [256, 1024] parameter scaling each of its elements) computes each lane's value in
+    /// scalars before storing it; the lanes are still written whole, so the sum leaves the
+    /// element loop (it ran once per element: 1.4e11 adds in one kernel).
+    #[test]
+    fn a_local_set_whole_through_scalar_bindings_is_not_carried() {
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let locals = [
+            lanes(8, MemorySpace::Private),
+            lanes(8, MemorySpace::Private),
+        ];
+        let out = hoist_invariants(through_lets(blocked_row_sum(8, 8), &mut 10), &bufs, &locals);
+        // Everything but the store leaves the loop over d1 (the constant lane values
+        // also leave the lane loops).
+        let (last, before) = out.split_last().expect("statements");
+        assert!(
+            matches!(last, Stmt::Loop { var, body, .. } if *var == Var::dim(1) && body.len() == 1),
+            "{out:?}"
+        );
+        assert!(
+            !before
+                .iter()
+                .any(|s| matches!(s, Stmt::Loop { var, .. } if *var == Var::dim(1))),
+            "{out:?}"
+        );
+        // Still carried where a lane is set in part, or where a binding reads the lanes.
+        // (Constant lane values may still leave the lane loops: only the loop over d1
+        // matters here, and it keeps the sum.)
+        let d1_body = |out: &[Stmt]| {
+            out.iter()
+                .find_map(|s| match s {
+                    Stmt::Loop { var, body, .. } if *var == Var::dim(1) => Some(body.len()),
+                    _ => None,
+                })
+                .expect("the loop over d1")
+        };
+        let part = through_lets(blocked_row_sum(8, 7), &mut 10);
+        assert_eq!(d1_body(&hoist_invariants(part, &bufs, &locals)), 4);
+        let k = Var::range(0);
+        let reads_lane = one_loop(vec![
+            Stmt::serial_loop(
+                k,
+                0,
+                7,
+                vec![
+                    Stmt::Let {
+                        var: VarId(1),
+                        value: Value::LocalLoad {
+                            local: 0,
+                            offset: Expr::var(k),
+                            ty: F,
+                        },
+                    },
+                    Stmt::LocalStore {
+                        local: 0,
+                        offset: Expr::var(k),
+                        value: Value::Var(VarId(1), F),
+                    },
+                ],
+            ),
+            Stmt::Let {
+                var: VarId(0),
+                value: Value::LocalLoad {
+                    local: 0,
+                    offset: Expr::constant(0),
+                    ty: F,
+                },
+            },
+            store(Value::Var(VarId(0), F)),
+        ]);
+        assert_eq!(d1_body(&hoist_invariants(reads_lane, &bufs, &locals)), 3);
     }
 
     #[test]

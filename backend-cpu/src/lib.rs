@@ -21,6 +21,12 @@ mod error;
 mod exec;
 mod executable;
 mod gemm;
+#[cfg(target_arch = "x86_64")]
+mod gemm_amx;
+#[cfg(target_arch = "x86_64")]
+mod gemm_amx_pack;
+#[cfg(target_arch = "x86_64")]
+mod gemm_amx_tiles;
 mod gemm_half;
 mod gemv;
 mod inprocess;

@@ -112,3 +112,81 @@ fn half_convolutions_run_as_gemms_and_match_the_reference_evaluator() {
     }
     gen::assert_none(&failures);
 }
+
+/// A `bf16 x bf16` dot of random extents, 1 to 300 a side (most not multiples of the AMX
+/// tiles' 16 rows and 32 contracted elements), the product kept under 2M multiply-adds so
+/// the evaluator stays quick; each operand's contracted dimension first or last, random
+/// layouts, optionally batched, a `bf16` or `f32` result.
+fn bf16_module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let mut ext = [rng.range(1, 301), rng.range(1, 301), rng.range(1, 301)];
+    while ext.iter().product::<i64>() > 2_000_000 {
+        let big = (0..3).max_by_key(|&i| ext[i]).expect("three extents");
+        ext[big] = ext[big] * 2 / 3;
+    }
+    let [m, n, k] = ext;
+    let ot = *rng.pick(&["bf16", "f32"]);
+    let b: Vec<i64> = if rng.below(3) == 0 {
+        vec![rng.range(2, 4)]
+    } else {
+        Vec::new()
+    };
+    let nb = b.len();
+    let dims = |x: i64, y: i64| -> Vec<i64> { b.iter().copied().chain([x, y]).collect() };
+    let batch_dims = if nb > 0 { "0" } else { "" };
+    // The lhs `[m, k]` or `[k, m]`, the rhs `[k, n]` or `[n, k]`.
+    let (lhs_t, rhs_t) = (rng.below(2) == 0, rng.below(2) == 0);
+    let (ld, lc) = if lhs_t {
+        (dims(k, m), nb)
+    } else {
+        (dims(m, k), nb + 1)
+    };
+    let (rd, rc) = if rhs_t {
+        (dims(n, k), nb + 1)
+    } else {
+        (dims(k, n), nb)
+    };
+    let ls = shape(&mut rng, "bf16", &ld);
+    let rs = shape(&mut rng, "bf16", &rd);
+    let os = shape(&mut rng, ot, &dims(m, n));
+    format!(
+        "HloModule bf16dot\nENTRY e {{\n  a = {ls} parameter(0)\n  b = {rs} parameter(1)\n  \
+         ROOT d = {os} dot(a, b), lhs_batch_dims={{{batch_dims}}}, rhs_batch_dims={{{batch_dims}}}, \
+         lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n"
+    )
+}
+
+/// On a CPU with AMX-BF16 these run on the tiles (contractions of 16 or more; shorter
+/// ones and other CPUs widen to `f32`): only the order of the `f32` sums differs from the
+/// evaluator's (the inputs, uniform in `[-1, 1)`, are never `bf16` denormals, which the
+/// tiles read as zero).
+#[test]
+fn bf16_dots_of_random_sizes_match_the_reference_evaluator() {
+    let mut failures = Vec::new();
+    for seed in gen::seeds(200..216) {
+        check_one(seed, &bf16_module(seed), false, &mut failures);
+    }
+    gen::assert_none(&failures);
+}
+
+/// The same dots on the convert path (`HLOC_GEMM_HALF=convert`, read once per process):
+/// the test above run again in a child process of this test binary.
+#[test]
+fn bf16_dots_of_random_sizes_match_on_the_convert_path() {
+    let name = "half_dots::bf16_dots_of_random_sizes_match_the_reference_evaluator";
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([name, "--exact", "--test-threads=1"])
+        .env("HLOC_GEMM_HALF", "convert")
+        .output()
+        .expect("run the test binary");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "on the convert path:\n{text}"
+    );
+}

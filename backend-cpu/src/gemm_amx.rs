@@ -1,0 +1,698 @@
+//! `bf16 x bf16` GEMMs (result `f32`, `bf16` or `f16`) on the AMX tiles of recent Xeons
+//! (Sapphire Rapids on): `tdpbf16ps` sums `bf16` products in `f32` accumulator tiles over
+//! the whole contraction, and each sum is rounded once into the result's type, as XLA:CPU
+//! (oneDNN on the same tiles) computes them. The convert path of [`crate::gemm_half`]
+//! (operands widened to `f32`, then `f32` GEMM) stays the fallback: on CPUs without
+//! AMX-BF16, where Linux refuses the tile data, for `f16` operands (AMX-FP16 is a later
+//! extension than this machine's; they are widened with F16C), for mixes with an `f32`
+//! operand (rounding it to `bf16` would change the product), for contractions shorter than
+//! [`MIN_K`] (padding to a 32-element tile step would dominate), and everywhere when the
+//! environment says `HLOC_GEMM_HALF=convert` (so both paths are testable on one machine).
+//!
+//! Products of `bf16` are exact in `f32`, so the two paths differ only in the order of the
+//! `f32` additions, with one exception: the tiles read `bf16` denormal inputs as zero and
+//! flush denormal `f32` results to zero (whatever MXCSR says; oneDNN and XLA:CPU do the
+//! same on this hardware), where the convert path keeps them. Inputs below `2^-126` in
+//! magnitude are where the two disagree.
+//!
+//! How a product runs: both operands are packed once per call into tile panels
+//! ([`crate::gemm_amx_pack`]; the lhs is read in place when its rows are contiguous and its
+//! extents whole tiles), then blocks of the result, sized so a block's lhs and rhs panels
+//! stay in the core's L2, are computed 32 x 32 at a time over the whole contraction
+//! ([`crate::gemm_amx_tiles`]) and stored with the result's strides; large products split
+//! their blocks (and batch elements) among the threads.
+#![allow(unsafe_code)]
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+use codegen::kir::ScalarType;
+use plan::GemmShape;
+use rayon::prelude::*;
+
+use crate::gemm_amx_pack::{self, View, TILE_U16};
+use crate::gemm_amx_tiles::{Dest, Lhs, Out, Tiles, TILE_BYTES, TILE_K, TILE_ROWS};
+use crate::gemm_half::convert;
+
+/// The shortest contraction run on the tiles: shorter ones would be padded to a tile step
+/// of 32 (more than doubling the packed rhs and the work).
+pub(crate) const MIN_K: usize = 16;
+
+/// Multiply-adds from which a product is split among the threads: one core sums about
+/// 2^28 a millisecond on the tiles, and handing work to the pool costs 15-25 us (see
+/// `gemm::PARALLEL_MIN_FLOPS`).
+const PARALLEL_MIN_MACS: usize = 1 << 23;
+
+/// Packed elements from which the packing is split among the threads.
+const PACK_PARALLEL_MIN: usize = 1 << 17;
+
+/// Bytes of a block's lhs and rhs panels together: half of a 2 MiB L2.
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// The largest block, in panels of 16 a side.
+const MAX_BLOCK_PANELS: usize = 32;
+
+/// The path of the half GEMMs with two `bf16` operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// On the AMX tiles.
+    Amx,
+    /// Widened to `f32` ([`crate::gemm_half::Widened`]).
+    Convert,
+}
+
+/// This process's path: `HLOC_GEMM_HALF=convert` forces the convert path, otherwise the
+/// tiles where the CPU has them and Linux grants them (asked once per process).
+pub(crate) fn path() -> Path {
+    static PATH: OnceLock<Path> = OnceLock::new();
+    *PATH.get_or_init(|| {
+        let forced = std::env::var("HLOC_GEMM_HALF").unwrap_or_default();
+        match forced.as_str() {
+            "convert" => return Path::Convert,
+            "" | "amx" => {}
+            other => log::warn!("HLOC_GEMM_HALF={other} is neither `amx` nor `convert`: ignored"),
+        }
+        if amx_usable() {
+            Path::Amx
+        } else {
+            if forced == "amx" {
+                log::warn!("HLOC_GEMM_HALF=amx: this CPU or kernel has no AMX-BF16 tiles");
+            }
+            Path::Convert
+        }
+    })
+}
+
+/// Whether the CPU has AMX-TILE and AMX-BF16 (and AVX2, for the packing) and Linux lets
+/// this process use the tile data (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`,
+/// required before the first tile instruction since Linux 5.16).
+#[cfg(target_os = "linux")]
+fn amx_usable() -> bool {
+    use std::arch::x86_64::__cpuid_count;
+    const ARCH_GET_XCOMP_PERM: libc::c_long = 0x1022;
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    if __cpuid_count(0, 0).eax < 7 {
+        return false;
+    }
+    let edx = __cpuid_count(7, 0).edx;
+    let (bf16, tile) = ((edx >> 22) & 1 == 1, (edx >> 24) & 1 == 1);
+    if !(bf16 && tile && std::arch::is_x86_feature_detected!("avx2")) {
+        return false;
+    }
+    // SAFETY: `arch_prctl` with these codes changes only this process's permission to
+    // use the tile state, and writes only the `u64` it is given.
+    let granted = unsafe {
+        let req = libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        );
+        let mut perm = 0u64;
+        let get = libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_GET_XCOMP_PERM,
+            &mut perm as *mut u64,
+        );
+        req == 0 && get == 0 && perm & (1 << XFEATURE_XTILEDATA) != 0
+    };
+    if !granted {
+        log::info!("the kernel refused the AMX tile data: bf16 GEMMs widen to f32");
+    }
+    granted
+}
+
+/// Elsewhere the tiles are not asked for.
+#[cfg(not(target_os = "linux"))]
+fn amx_usable() -> bool {
+    false
+}
+
+thread_local! {
+    /// This thread's packed lhs and rhs buffers, kept between calls (no page faults per
+    /// call); taken out while in use.
+    static PACKED: [Cell<Vec<u32>>; 2] = const { [Cell::new(Vec::new()), Cell::new(Vec::new())] };
+}
+
+/// `u32`s of padding that let a packed buffer start on a 64-byte line.
+const ALIGN_PAD: usize = 16;
+
+/// A buffer of slot `slot` with room for `len` `u32`s from a 64-byte boundary, and that
+/// boundary's index.
+fn take_packed(slot: usize, len: usize) -> (Vec<u32>, usize) {
+    let mut v = PACKED.with(|s| s[slot].take());
+    if v.len() < len + ALIGN_PAD {
+        v = vec![0; len + ALIGN_PAD];
+    }
+    let start = v.as_ptr().align_offset(64).min(ALIGN_PAD);
+    (v, start)
+}
+
+/// Runs GEMM `s` on the tiles when both its operands are `bf16` and this process's path
+/// is [`Path::Amx`]; `false` (nothing written) when it is not one the tiles run.
+///
+/// # Safety
+/// As `gemm::gemm`'s: the pointers hold the operands and the result with the layouts the
+/// shape's strides were computed from, the result aliases neither operand.
+pub(crate) unsafe fn gemm(
+    s: &GemmShape,
+    (lhs, rhs, out): (*const u8, *const u8, *mut u8),
+    threads: usize,
+) -> bool {
+    let runs = s.lhs_ty == ScalarType::BF16
+        && s.rhs_ty == ScalarType::BF16
+        && matches!(
+            s.out_ty,
+            ScalarType::F32 | ScalarType::BF16 | ScalarType::F16
+        )
+        && s.k >= MIN_K
+        && path() == Path::Amx;
+    if !runs {
+        return false;
+    }
+    let g = Geometry::of(s, threads);
+    if g.count == 0 || s.m == 0 || s.n == 0 {
+        return true;
+    }
+    let a_len = if g.lhs_direct {
+        0
+    } else {
+        g.count * g.mp * g.steps * TILE_U16 / 2
+    };
+    let b_len = g.count * g.np * g.steps * TILE_U16 / 2;
+    let (mut a_buf, a0) = take_packed(0, a_len);
+    let (mut b_buf, b0) = take_packed(1, b_len);
+    let job = Job {
+        s,
+        g: &g,
+        lhs: lhs as usize,
+        rhs: rhs as usize,
+        out: out as usize,
+        a: a_buf[a0..].as_ptr() as usize,
+        b: b_buf[b0..].as_ptr() as usize,
+    };
+    // SAFETY: the caller's contract for the operands; the buffers hold the packed sizes.
+    unsafe {
+        job.pack(
+            &mut a_buf[a0..a0 + a_len],
+            &mut b_buf[b0..b0 + b_len],
+            threads,
+        );
+        job.compute(threads);
+    }
+    PACKED.with(|p| {
+        p[0].set(a_buf);
+        p[1].set(b_buf);
+    });
+    true
+}
+
+/// How a product is cut into tiles and blocks.
+#[derive(Debug)]
+struct Geometry {
+    /// Batch elements.
+    count: usize,
+    /// Panels of 16 rows of the result (and the lhs).
+    mp: usize,
+    /// Panels of 16 columns of the result (and the rhs).
+    np: usize,
+    /// Tile steps of 32 along the contraction.
+    steps: usize,
+    /// Whether the lhs is read in place (rows contiguous, whole tiles).
+    lhs_direct: bool,
+    /// Panels of a block: rows, columns (even but at the edges).
+    block: (usize, usize),
+    /// Whether the blocks run on the pool.
+    parallel: bool,
+}
+
+impl Geometry {
+    fn of(s: &GemmShape, threads: usize) -> Geometry {
+        let count: usize = s.batch.iter().map(|b| b.0).product();
+        let mp = s.m.div_ceil(TILE_ROWS);
+        let np = s.n.div_ceil(TILE_ROWS);
+        let steps = s.k.div_ceil(TILE_K);
+        let lhs_direct = s.lhs.1 == 1
+            && s.lhs.0 >= s.k as isize
+            && s.k.is_multiple_of(TILE_K)
+            && s.m.is_multiple_of(TILE_ROWS);
+        let side = (BLOCK_BYTES / 2 / (steps * TILE_BYTES)).clamp(2, MAX_BLOCK_PANELS) & !1;
+        let (mut bm, mut bn) = (side.min(mp), side.min(np));
+        let macs = count.saturating_mul(s.m * s.n * s.k);
+        let parallel = threads > 1 && macs >= PARALLEL_MIN_MACS;
+        if parallel {
+            // Enough blocks for every thread to take two.
+            let blocks = |bm: usize, bn: usize| count * mp.div_ceil(bm) * np.div_ceil(bn);
+            while blocks(bm, bn) < 2 * threads && (bm > 2 || bn > 2) {
+                if bm >= bn {
+                    bm = (bm / 2).max(2) & !1;
+                } else {
+                    bn = (bn / 2).max(2) & !1;
+                }
+            }
+        }
+        Geometry {
+            count,
+            mp,
+            np,
+            steps,
+            lhs_direct,
+            block: (bm.max(1), bn.max(1)),
+            parallel,
+        }
+    }
+}
+
+/// One call's operands (addresses, so the pool's threads can share them) and buffers.
+struct Job<'a> {
+    s: &'a GemmShape,
+    g: &'a Geometry,
+    lhs: usize,
+    rhs: usize,
+    out: usize,
+    /// The packed lhs (unused when read in place) and rhs: per batch element, its panels.
+    a: usize,
+    b: usize,
+}
+
+impl Job<'_> {
+    /// Element offsets of batch element `i` (mixed radix over the batch dims) in the lhs,
+    /// the rhs and the result.
+    fn offsets(&self, i: usize) -> (isize, isize, isize) {
+        let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
+        for &(n, ls, rs, os) in self.s.batch.iter().rev() {
+            let j = (rest % n) as isize;
+            rest /= n;
+            lo += j * ls;
+            ro += j * rs;
+            oo += j * os;
+        }
+        (lo, ro, oo)
+    }
+
+    /// The lhs (`m x k`) and rhs (`k x n`) of batch element `i`.
+    fn views(&self, i: usize) -> (View, View) {
+        let s = self.s;
+        let (lo, ro, _) = self.offsets(i);
+        let at = |base: usize, off: isize| (base as *const u16).wrapping_offset(off);
+        (
+            View {
+                at: at(self.lhs, lo),
+                rows: s.m,
+                cols: s.k,
+                strides: s.lhs,
+            },
+            View {
+                at: at(self.rhs, ro),
+                rows: s.k,
+                cols: s.n,
+                strides: s.rhs,
+            },
+        )
+    }
+
+    /// Packs every batch element's lhs (unless read in place) and rhs panels.
+    ///
+    /// # Safety
+    /// As [`gemm`]'s; `a` and `b` hold the packed sizes.
+    unsafe fn pack(&self, a: &mut [u32], b: &mut [u32], threads: usize) {
+        let g = self.g;
+        let panel = g.steps * TILE_U16 / 2;
+        let lhs = |(j, dst): (usize, &mut [u32])| {
+            let (v, _) = self.views(j / g.mp);
+            // SAFETY: the caller's contract: the view lies in the lhs's allocation;
+            // `dst` is one panel (`u16`s in a `u32` buffer, so aligned).
+            unsafe {
+                let dst = std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u16>(), 2 * panel);
+                gemm_amx_pack::lhs_panel(&v, j % g.mp, g.steps, dst);
+            }
+        };
+        let rhs = |(j, dst): (usize, &mut [u32])| {
+            let (_, v) = self.views(j / g.np);
+            // SAFETY: as above, for the rhs.
+            unsafe { gemm_amx_pack::rhs_panel(&v, j % g.np, g.steps, dst) };
+        };
+        // An rhs with contiguous rows is packed a tile step of every panel at a time
+        // (its rows read whole), task `t` being batch element `t / steps`'s step.
+        let by_steps = self.s.rhs.1 == 1;
+        let at = b.as_mut_ptr() as usize;
+        let rhs_step = |t: usize| {
+            let (i, step) = (t / g.steps, t % g.steps);
+            let (_, v) = self.views(i);
+            let dst = (at as *mut u32).wrapping_add(i * g.np * panel);
+            // SAFETY: the caller's contract: the view lies in the rhs's allocation; `b`
+            // holds batch element `i`'s panels, and each task writes its own step's tiles.
+            unsafe { gemm_amx_pack::rhs_step(&v, step, dst, panel) };
+        };
+        let rhs_steps = g.count * g.steps;
+        if threads > 1 && a.len() + b.len() >= PACK_PARALLEL_MIN {
+            a.par_chunks_mut(panel).enumerate().for_each(lhs);
+            if by_steps {
+                (0..rhs_steps).into_par_iter().for_each(rhs_step);
+            } else {
+                b.par_chunks_mut(panel).enumerate().for_each(rhs);
+            }
+        } else {
+            a.chunks_mut(panel).enumerate().for_each(lhs);
+            if by_steps {
+                (0..rhs_steps).for_each(rhs_step);
+            } else {
+                b.chunks_mut(panel).enumerate().for_each(rhs);
+            }
+        }
+    }
+
+    /// Computes every block of every batch element into the result.
+    ///
+    /// # Safety
+    /// As [`gemm`]'s; the panels are packed.
+    unsafe fn compute(&self, threads: usize) {
+        let g = self.g;
+        let (bm, bn) = g.block;
+        let (rows, cols) = (g.mp.div_ceil(bm), g.np.div_ceil(bn));
+        let block = |t: usize| {
+            let (i, rest) = (t / (rows * cols), t % (rows * cols));
+            let (p0, q0) = (rest / cols * bm, rest % cols * bn);
+            // SAFETY: `path()` found the tiles usable.
+            let tiles = unsafe { Tiles::configure() };
+            // SAFETY: the caller's contract; blocks write disjoint results.
+            unsafe {
+                self.block(
+                    &tiles,
+                    i,
+                    (p0, (p0 + bm).min(g.mp)),
+                    (q0, (q0 + bn).min(g.np)),
+                )
+            };
+        };
+        let tasks = g.count * rows * cols;
+        if g.parallel && threads > 1 {
+            (0..tasks).into_par_iter().for_each(block);
+        } else {
+            (0..tasks).for_each(block);
+        }
+    }
+
+    /// Lhs panel `p` of batch element `i`.
+    fn lhs_panel(&self, i: usize, p: usize) -> Lhs {
+        let g = self.g;
+        if g.lhs_direct {
+            let (v, _) = self.views(i);
+            let row = (p * TILE_ROWS) as isize * v.strides.0;
+            return Lhs {
+                at: v.at.wrapping_offset(row).cast(),
+                stride: 2 * v.strides.0 as usize,
+                step: 2 * TILE_K,
+            };
+        }
+        let panel = (i * g.mp + p) * g.steps * TILE_BYTES;
+        Lhs {
+            at: (self.a as *const u8).wrapping_add(panel),
+            stride: 2 * TILE_K,
+            step: TILE_BYTES,
+        }
+    }
+
+    /// Rhs panel `q` of batch element `i`.
+    fn rhs_panel(&self, i: usize, q: usize) -> *const u8 {
+        let g = self.g;
+        (self.b as *const u8).wrapping_add((i * g.np + q) * g.steps * TILE_BYTES)
+    }
+
+    /// Result panels `p0..p1` x `q0..q1` of batch element `i`, two by two.
+    ///
+    /// # Safety
+    /// As [`Job::compute`]'s; nothing else writes these results meanwhile.
+    unsafe fn block(
+        &self,
+        tiles: &Tiles,
+        i: usize,
+        (p0, p1): (usize, usize),
+        (q0, q1): (usize, usize),
+    ) {
+        let mut c = Out([0.0; 4 * 256]);
+        for q in (q0..q1).step_by(2) {
+            let b = [self.rhs_panel(i, q), self.rhs_panel(i, q + 1)];
+            let bq = (q1 - q).min(2);
+            for p in (p0..p1).step_by(2) {
+                let a = [self.lhs_panel(i, p), self.lhs_panel(i, p + 1)];
+                let ap = (p1 - p).min(2);
+                let (r0, c0) = (p * TILE_ROWS, q * TILE_ROWS);
+                if let Some(dest) = self.direct(i, (r0, ap), (c0, bq)) {
+                    // SAFETY: the panels are packed (or the lhs's rows, whole tiles) for
+                    // `steps` tiles each; the result tiles lie in the result.
+                    unsafe { tiles.product(&a[..ap], &b[..bq], self.g.steps, dest) };
+                    continue;
+                }
+                // SAFETY: as above; `c` holds four tiles.
+                unsafe { tiles.product(&a[..ap], &b[..bq], self.g.steps, c.dest()) };
+                for (ti, tj) in (0..ap).flat_map(|ti| (0..bq).map(move |tj| (ti, tj))) {
+                    let tile = &c.0[(2 * ti + tj) * 256..][..256];
+                    // SAFETY: the caller's contract.
+                    unsafe { self.store(i, r0 + ti * TILE_ROWS, c0 + tj * TILE_ROWS, tile) };
+                }
+            }
+        }
+    }
+
+    /// The result tiles of rows `r0..r0 + 16 * ap` and columns `c0..c0 + 16 * bq` of batch
+    /// element `i`, where the tiles store their sums straight into an `f32` result: whole
+    /// tiles of rows with contiguous elements.
+    fn direct(&self, i: usize, (r0, ap): (usize, usize), (c0, bq): (usize, usize)) -> Option<Dest> {
+        let s = self.s;
+        let (rs, cs) = s.out;
+        let fits = s.out_ty == ScalarType::F32
+            && cs == 1
+            && rs >= s.n as isize
+            && r0 + ap * TILE_ROWS <= s.m
+            && c0 + bq * TILE_ROWS <= s.n;
+        if !fits {
+            return None;
+        }
+        let (_, _, oo) = self.offsets(i);
+        let at = (self.out as *mut f32).wrapping_offset(oo + r0 as isize * rs + c0 as isize);
+        let row = 4 * rs as usize;
+        Some(Dest {
+            at: at.cast(),
+            down: TILE_ROWS * row,
+            right: 4 * TILE_ROWS,
+            stride: row,
+        })
+    }
+
+    /// Stores result tile `tile` (16 x 16 `f32`, row-major) at rows `r0..` and columns
+    /// `c0..` of batch element `i`'s result, rounded into its type, as far as the result
+    /// reaches.
+    ///
+    /// # Safety
+    /// As [`Job::block`]'s.
+    unsafe fn store(&self, i: usize, r0: usize, c0: usize, tile: &[f32]) {
+        let s = self.s;
+        let (_, _, oo) = self.offsets(i);
+        let rows = (s.m - r0).min(TILE_ROWS);
+        let cols = (s.n - c0).min(TILE_ROWS);
+        let (rs, cs) = s.out;
+        for (r, sums) in tile.chunks_exact(TILE_ROWS).take(rows).enumerate() {
+            let at = oo + (r0 + r) as isize * rs + c0 as isize * cs;
+            let sums = &sums[..cols];
+            // SAFETY: elements `(r0 + r, c0..c0 + cols)` of the result (the caller's
+            // contract).
+            unsafe {
+                match s.out_ty {
+                    ScalarType::F32 => {
+                        let dst = (self.out as *mut f32).offset(at);
+                        if cs == 1 {
+                            std::ptr::copy_nonoverlapping(sums.as_ptr(), dst, cols);
+                        } else {
+                            for (c, &x) in sums.iter().enumerate() {
+                                *dst.offset(c as isize * cs) = x;
+                            }
+                        }
+                    }
+                    ty if cs == 1 => {
+                        let dst =
+                            std::slice::from_raw_parts_mut((self.out as *mut u16).offset(at), cols);
+                        if ty == ScalarType::BF16 {
+                            convert::f32_to_bf16(sums, dst);
+                        } else {
+                            convert::f32_to_f16(sums, dst);
+                        }
+                    }
+                    ty => {
+                        let dst = (self.out as *mut u16).offset(at);
+                        let round = if ty == ScalarType::BF16 {
+                            convert::f32_to_bf16_one
+                        } else {
+                            convert::f32_to_f16_one
+                        };
+                        for (c, &x) in sums.iter().enumerate() {
+                            *dst.offset(c as isize * cs) = round(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xorshift64: the tests' deterministic stream.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+        /// A `bf16` uniform in `(-1, 1)`, never denormal (the tiles read those as zero).
+        fn bf16(&mut self) -> u16 {
+            let x = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+            let x = if x.abs() < 1e-6 { 0.5 } else { x };
+            convert::f32_to_bf16_one(x)
+        }
+    }
+
+    /// Row- or column-major strides of a `rows x cols` matrix inside a batch element.
+    fn strides(rows: usize, cols: usize, row_major: bool) -> (isize, isize) {
+        if row_major {
+            (cols as isize, 1)
+        } else {
+            (1, rows as isize)
+        }
+    }
+
+    /// Runs one random product on the tiles and compares it with exact sums.
+    fn check(seed: u64, (m, n, k): (usize, usize, usize), threads: usize) {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let out_ty = [ScalarType::F32, ScalarType::BF16, ScalarType::F16][rng.below(3)];
+        let batch = [1, 1, 3][rng.below(3)];
+        let (lm, rm, om) = (rng.below(2) == 0, rng.below(2) == 0, rng.below(2) == 0);
+        let s = GemmShape {
+            ty: ScalarType::F32,
+            lhs_ty: ScalarType::BF16,
+            rhs_ty: ScalarType::BF16,
+            out_ty,
+            m,
+            n,
+            k,
+            lhs: strides(m, k, lm),
+            rhs: strides(k, n, rm),
+            out: strides(m, n, om),
+            batch: if batch > 1 {
+                vec![(batch, (m * k) as isize, (k * n) as isize, (m * n) as isize)]
+            } else {
+                Vec::new()
+            },
+        };
+        let a: Vec<u16> = (0..batch * m * k).map(|_| rng.bf16()).collect();
+        let b: Vec<u16> = (0..batch * k * n).map(|_| rng.bf16()).collect();
+        let mut out = vec![0u32; batch * m * n];
+        // SAFETY: the buffers hold the operands and result with the shape's strides.
+        let ran = unsafe {
+            gemm(
+                &s,
+                (
+                    a.as_ptr().cast(),
+                    b.as_ptr().cast(),
+                    out.as_mut_ptr().cast(),
+                ),
+                threads,
+            )
+        };
+        assert!(ran, "{s:?} not run on the tiles");
+        let wide = |h: u16| f64::from(f32::from_bits(u32::from(h) << 16));
+        let at = |st: (isize, isize), r: usize, c: usize| {
+            (r as isize * st.0 + c as isize * st.1) as usize
+        };
+        for e in 0..batch {
+            for r in 0..m {
+                for c in 0..n {
+                    let (mut sum, mut abs) = (0f64, 0f64);
+                    for j in 0..k {
+                        let p = wide(a[e * m * k + at(s.lhs, r, j)])
+                            * wide(b[e * k * n + at(s.rhs, j, c)]);
+                        sum += p;
+                        abs += p.abs();
+                    }
+                    let o = e * m * n + at(s.out, r, c);
+                    let half: &[u16] = bytemuck::cast_slice(&out);
+                    let (got, ulp) = match out_ty {
+                        ScalarType::F32 => (f64::from(f32::from_bits(out[o])), 0.0),
+                        ScalarType::BF16 => (wide(half[o]), 2f64.powi(-8)),
+                        _ => (f64::from(convert::f16_to_f32_one(half[o])), 2f64.powi(-11)),
+                    };
+                    let tol = abs * 1e-6 + sum.abs() * ulp;
+                    assert!(
+                        (got - sum).abs() <= tol,
+                        "seed {seed} {s:?} threads {threads}: [{e}, {r}, {c}] = {got}, exact {sum}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every edge (extents of 1 to 3 tiles and off by one), both orders of each operand
+    /// and the result, batches, each result type, on one thread and split.
+    #[test]
+    fn products_on_the_tiles_match_exact_sums() {
+        if path() != Path::Amx {
+            eprintln!("no AMX-BF16 tiles here: the convert path runs these products");
+            return;
+        }
+        let mut seed = 0;
+        for &m in &[1, 15, 16, 17, 33, 64] {
+            for &n in &[1, 16, 31, 48] {
+                for &k in &[16, 31, 32, 33, 96, 130] {
+                    seed += 1;
+                    check(seed, (m, n, k), 1);
+                }
+            }
+        }
+        // Large enough to split among the threads (and to take several blocks).
+        for (i, &shape) in [
+            (256, 300, 200),
+            (300, 40, 700),
+            (130, 520, 96),
+            (64, 64, 2048),
+        ]
+        .iter()
+        .enumerate()
+        {
+            check(1000 + i as u64, shape, 4);
+        }
+    }
+
+    #[test]
+    fn short_contractions_and_other_types_stay_on_the_convert_path() {
+        let mut s = GemmShape {
+            ty: ScalarType::F32,
+            lhs_ty: ScalarType::BF16,
+            rhs_ty: ScalarType::BF16,
+            out_ty: ScalarType::F32,
+            m: 4,
+            n: 4,
+            k: MIN_K - 1,
+            lhs: (15, 1),
+            rhs: (4, 1),
+            out: (4, 1),
+            batch: Vec::new(),
+        };
+        let none = (std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+        // SAFETY: refused before any pointer is read.
+        assert!(!unsafe { gemm(&s, none, 1) });
+        s.k = 64;
+        s.rhs_ty = ScalarType::F16;
+        // SAFETY: as above.
+        assert!(!unsafe { gemm(&s, none, 1) });
+        s.rhs_ty = ScalarType::F32;
+        // SAFETY: as above.
+        assert!(!unsafe { gemm(&s, none, 1) });
+    }
+}

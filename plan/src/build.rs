@@ -718,6 +718,10 @@ pub struct BuildOptions {
     /// [`super::memory::schedule::Schedule::candidates`]; `None` or out of range: the
     /// lowest peak). [`super::memory::limit`] tries the others under a memory limit.
     pub entry_schedule: Option<usize>,
+    /// Whether cheap values with readers far apart run again before their last reader
+    /// instead of staying live ([`super::memory::remat::recompute`]):
+    /// [`super::memory::limit`] asks for it when no schedule fits a memory limit.
+    pub recompute: bool,
 }
 
 impl Default for BuildOptions {
@@ -728,6 +732,7 @@ impl Default for BuildOptions {
             stream_min_bytes: super::stream::STREAM_MIN_BYTES,
             target: codegen::EmitTarget::cpu(),
             entry_schedule: None,
+            recompute: false,
         }
     }
 }
@@ -795,6 +800,9 @@ pub fn build_program_with(
         )?);
     }
     super::memory::remat::rematerialize(&mut thunks, &mut st.buffers, &st.kernels, &st.in_place);
+    if options.recompute {
+        super::memory::remat::recompute(&mut thunks, &mut st.buffers, &mut st.kernels);
+    }
     let stream = super::stream::StreamOptions {
         workers: options.workers,
         min_bytes: options.stream_min_bytes,
@@ -828,6 +836,18 @@ pub fn build_program_with(
             .any(|k| k.result == c.output || k.state == c.operand)
     });
     super::memory::carried::hold(&mut st.buffers, &carried);
+    // Loop state the loop never changes, in its parameter's or constant's bytes.
+    let keep_apart: Vec<BufferId> = donations
+        .iter()
+        .map(|d| parameters[d.parameter].buffer)
+        .chain(output_buffers.iter().copied())
+        .collect();
+    let read_only =
+        super::memory::carried::read_only_state(&thunks, &st.buffers, &st.kernels, &keep_apart);
+    accepted.retain(|c| !read_only.iter().any(|&(s, _)| s == c.operand || s == c.output));
+    for &(s, _) in &read_only {
+        st.buffers[s].allocation = super::memory::carried::PENDING;
+    }
     let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
     let shares: Vec<(BufferId, BufferId)> =
@@ -841,6 +861,9 @@ pub fn build_program_with(
     );
     if in_place {
         super::memory::in_place::mark(&thunks, &mut st.kernels, &accepted);
+    }
+    for &(s, i) in &read_only {
+        st.buffers[s].allocation = st.buffers[i].allocation;
     }
     super::memory::carried::place(&mut st.buffers, &carried);
     let carried: Vec<_> = carried.iter().map(|c| c.candidate()).collect();

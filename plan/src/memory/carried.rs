@@ -40,9 +40,10 @@ impl Carried {
     }
 }
 
-/// What a buffer's allocation holds while [`place`] has not yet resolved it: the
-/// assignment counts it as placed (no bytes of its own).
-const PENDING: usize = usize::MAX - 1;
+/// What a buffer's allocation holds while it waits for the allocation of the value whose
+/// bytes it takes (a carried result its state's, a read-only state element its initial
+/// value's): the assignment counts it as placed (no bytes of its own).
+pub const PENDING: usize = usize::MAX - 1;
 
 /// Every carried pair of every loop, at any depth (see the module docs), from the
 /// builder's in-place `candidates`.
@@ -150,6 +151,62 @@ fn pair(
         result: r,
         state: s,
     })
+}
+
+/// Entry loops' state elements that the loop never changes (the body returns the element
+/// as it is, no thunk of the condition or body writes it) started from a parameter or
+/// constant that is never written either (`keep_apart`: the donated parameters, whose
+/// bytes an output takes, and the program's outputs): as `(state, init)`. Such an
+/// element may live in its initial value's allocation (a model's weights carried through
+/// a decoding loop): nothing writes either while both are live, and the copy into the
+/// state becomes a copy onto itself. In-place kernels must not write over the state
+/// element afterwards (the caller drops such pairs).
+pub fn read_only_state(
+    thunks: &[Thunk],
+    buffers: &[Buffer],
+    kernels: &[Kernel],
+    keep_apart: &[BufferId],
+) -> Vec<(BufferId, BufferId)> {
+    let mut out = Vec::new();
+    for t in thunks {
+        let Thunk::While {
+            cond,
+            body,
+            body_results,
+            state,
+            init,
+            ..
+        } = t
+        else {
+            continue;
+        };
+        let mut written = std::collections::HashSet::new();
+        for inner in cond.iter().chain(body) {
+            each_named(inner, kernels, &mut |b, w| {
+                if w {
+                    written.insert(b);
+                }
+            });
+        }
+        for ((&r, &s), &i) in body_results.iter().zip(state).zip(init) {
+            let (Some(sb), Some(ib)) = (buffers.get(s), buffers.get(i)) else {
+                continue;
+            };
+            let fits = r == s
+                && !written.contains(&s)
+                && ib.defined_at.is_none()
+                && ib.allocation != usize::MAX
+                && sb.allocation == usize::MAX
+                && sb.bytes == ib.bytes
+                && !keep_apart.contains(&s)
+                && !keep_apart.contains(&i)
+                && state.iter().filter(|&&x| x == s).count() == 1;
+            if fits {
+                out.push((s, i));
+            }
+        }
+    }
+    out
 }
 
 /// Marks every carried result as placed, so that the assignment gives it no bytes of its
@@ -287,5 +344,27 @@ mod tests {
         bufs[3].allocation = 5;
         place(&mut bufs, &found);
         assert_eq!((bufs[1].allocation, bufs[4].allocation), (7, 5));
+    }
+
+    #[test]
+    fn unchanged_state_from_a_parameter_takes_its_bytes() {
+        // State b0 (from parameter b8) returned as is; b3 (from b8 too) written by a body
+        // kernel; b5 from a temporary b6; b7 returned as is but an output.
+        let (mut bufs, ks) = (buffers(10), kernels(10));
+        bufs[8].defined_at = None;
+        bufs[8].allocation = 2;
+        let t = Thunk::While {
+            name: "w".into(),
+            cond: vec![],
+            cond_result: 9,
+            body: vec![kernel(vec![0, 4]), kernel(vec![4, 3])],
+            body_results: vec![0, 3, 5, 7],
+            state: vec![0, 3, 5, 7],
+            init: vec![8, 8, 6, 8],
+        };
+        let found = read_only_state(std::slice::from_ref(&t), &bufs, &ks, &[7]);
+        assert_eq!(found, [(0, 8)]);
+        // A donated parameter stays apart.
+        assert_eq!(read_only_state(&[t], &bufs, &ks, &[8]), []);
     }
 }

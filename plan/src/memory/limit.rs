@@ -2,9 +2,10 @@
 //! the program the builder makes by default (the lowest-peak schedule) when its
 //! allocations fit; else every other candidate schedule of the entry, each with the
 //! default GEMM streaming and with every GEMM lhs streamed block by block, the smallest
-//! that fits; else a clear error with the least the planner reached and the values live
-//! at its peak. The limit bounds `buffer_bytes`, what a run allocates (never less than
-//! the peak), so a program that passes never allocates past it.
+//! that fits; else the same again with cheap values recomputed before their late readers
+//! ([`super::remat::recompute`]); else a clear error with the least the planner reached
+//! and the values live at its peak. The limit bounds `buffer_bytes`, what a run allocates
+//! (never less than the peak), so a program that passes never allocates past it.
 
 use std::fmt;
 
@@ -117,20 +118,24 @@ pub fn build_within(
         first,
         "the lowest-peak schedule, default streaming".to_string(),
     );
-    for (k, c) in candidates.iter().enumerate() {
-        for (stream, words) in [(stream_default, "default"), (0, "every GEMM lhs")] {
-            let tried = BuildOptions {
-                entry_schedule: Some(k),
-                stream_min_bytes: stream,
-                ..options.clone()
-            };
-            let p = build_program_with(module, &tried)?;
-            if p.buffer_bytes() < best.0.buffer_bytes() {
-                let how = format!("schedule {}, streaming {words}", c.name);
-                best = (p, how);
-            }
-            if best.0.buffer_bytes() <= limit {
-                return Ok(Ok(best.0));
+    // Without recomputation first (it runs kernels twice), then with it.
+    for (recompute, again) in [(false, ""), (true, ", cheap values recomputed")] {
+        for (k, c) in candidates.iter().enumerate() {
+            for (stream, words) in [(stream_default, "default"), (0, "every GEMM lhs")] {
+                let tried = BuildOptions {
+                    entry_schedule: Some(k),
+                    stream_min_bytes: stream,
+                    recompute,
+                    ..options.clone()
+                };
+                let p = build_program_with(module, &tried)?;
+                if p.buffer_bytes() < best.0.buffer_bytes() {
+                    let how = format!("schedule {}, streaming {words}{again}", c.name);
+                    best = (p, how);
+                }
+                if best.0.buffer_bytes() <= limit {
+                    return Ok(Ok(best.0));
+                }
             }
         }
     }

@@ -64,3 +64,56 @@ fn below_the_least_reached_is_a_clear_error() {
     let live: u64 = live_at_peak(&p).iter().map(|(_, b)| b).sum();
     assert!(live <= p.peak_bytes, "{live} > {}", p.peak_bytes);
 }
+
+/// A broadcast read by the first op and the last: kept, it is live beside the two values
+/// the middle of the chain holds together.
+const FAR: &str = "HloModule far
+
+ENTRY e {
+  p0 = f32[16] parameter(0)
+  x = f32[256,16] parameter(1)
+  b = f32[256,16] broadcast(p0), dimensions={1}
+  a = f32[256,16] add(b, x)
+  c = f32[256,16] exponential(a)
+  d = f32[256,16] negate(c)
+  e = f32[256,16] add(c, d)
+  f = f32[256,16] sqrt(e)
+  ROOT z = f32[256,16] multiply(f, b)
+}
+";
+
+#[test]
+fn a_cheap_value_is_recomputed_when_no_schedule_fits() {
+    let m = hlo::parse_module(FAR).unwrap();
+    let default = plan::build_program(&m).unwrap();
+    let options = BuildOptions::default();
+    let p = build_within(&m, &options, default.buffer_bytes() - 1)
+        .unwrap()
+        .expect("recomputing the broadcast fits");
+    assert!(p.buffer_bytes() < default.buffer_bytes());
+    // The broadcast's kernel runs twice (a renamed copy), the second right before the
+    // multiply `z`, into a buffer of its own.
+    assert_eq!(p.kernels.len(), default.kernels.len() + 1);
+    let again = p.kernels.iter().position(|k| k.name.contains("_again"));
+    let at = p
+        .thunks
+        .iter()
+        .position(|t| matches!(t, plan::Thunk::Kernel { kernel, .. } if Some(*kernel) == again))
+        .expect("the copy runs");
+    let next = &p.thunks[at + 1];
+    let plan::Thunk::Kernel { kernel, .. } = next else {
+        panic!("{next:?}");
+    };
+    assert!(
+        p.kernels[*kernel].name.ends_with("_z"),
+        "{}",
+        p.kernels[*kernel].name
+    );
+    // Without recomputation nothing reaches that: the error names the least reached.
+    let plain = BuildOptions {
+        recompute: false,
+        ..BuildOptions::default()
+    };
+    let kept = plan::build_program_with(&m, &plain).unwrap();
+    assert_eq!(kept.buffer_bytes(), default.buffer_bytes());
+}

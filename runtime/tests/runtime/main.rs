@@ -44,6 +44,7 @@ mod random_scatters;
 mod random_select_scatter;
 mod random_sorts;
 mod random_windows;
+mod recompute_limit;
 mod reductions;
 mod remat_patches;
 mod select_arms;

@@ -50,6 +50,7 @@ mod gather_lookups;
 pub mod gpu_column_reduction;
 pub mod gpu_hero;
 pub mod gpu_launch;
+pub mod gpu_merge_sort;
 pub mod gpu_reduction;
 pub mod gpu_row_reduction;
 pub mod gpu_scatter;

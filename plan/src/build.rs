@@ -18,6 +18,7 @@ use codegen::CodegenError;
 
 mod collectives;
 mod custom_calls;
+mod gpu_merge_sort;
 mod in_place;
 mod library;
 
@@ -312,8 +313,14 @@ impl State<'_> {
             }
             Opcode::While => self.while_loop(comp, id, out)?,
             Opcode::Conditional => self.conditional(comp, id, out)?,
-            // On a GPU, a bitonic sort in shared memory where the rows fit, else the
-            // library's routine.
+            // On a GPU, a bitonic sort in shared memory where the rows fit, merge passes
+            // in global memory for a longer sort's, else the library's routine.
+            Opcode::Sort
+                if codegen::emit::gpu_merge_sort_passes(module, self.target, comp, id)
+                    .is_some() =>
+            {
+                self.gpu_merge_sort(comp, id, out)?
+            }
             Opcode::Sort | Opcode::TopK | Opcode::CustomCall
                 if codegen::emit::gpu_sort_applies(module, self.target, comp, id) =>
             {

@@ -9,6 +9,7 @@ mod elemental;
 mod gpu_column_reduce;
 mod gpu_coords;
 mod gpu_loop;
+mod gpu_merge_sort;
 mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
@@ -30,6 +31,7 @@ mod update_element;
 
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
+pub use gpu_merge_sort::{emit_gpu_merge_pass, gpu_merge_sort_passes, merge_pass_writes_scratch};
 pub use gpu_sort::{emit_gpu_sort, gpu_sort_applies};
 pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
 pub use kernel::{check_instruction, emit_instruction};

@@ -1,7 +1,8 @@
-//! The codegen crate's integration tests: the kernel IR verifier and the GPU sort and
-//! select-and-scatter emitters' golden kernel IR. (The other emitters' golden kernel IR runs through the
-//! program builder, in the `plan` crate's tests.)
+//! The codegen crate's integration tests: the kernel IR verifier and the GPU sort, merge
+//! sort and select-and-scatter emitters' golden kernel IR. (The other emitters' golden
+//! kernel IR runs through the program builder, in the `plan` crate's tests.)
 
+mod gpu_merge_sort;
 mod gpu_select_scatter;
 mod gpu_sort;
 mod kir_parse;

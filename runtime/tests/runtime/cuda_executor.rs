@@ -114,10 +114,10 @@ fn random_modules_on_the_cuda_executor_match_the_reference() {
     gen::assert_none(&failures);
 }
 
-/// Library calls between device steps: a sort whose rows (8192 `f32`) do not fit a
-/// block's shared memory (shorter ones take the GPU sort emitter), fed by a kernel and
-/// feeding one (a scatter), so operands are downloaded after device work and results
-/// uploaded before it.
+/// Library calls between device steps: a top-k whose rows (8192 `f32`) do not fit a
+/// block's shared memory (shorter ones take the GPU sort emitter; a sort's take merge
+/// passes, as `sorted` here), fed by a kernel and feeding one, so operands are downloaded
+/// after device work and results uploaded before it.
 const LIBRARY: &str = r#"
 HloModule library_between_kernels
 
@@ -143,7 +143,11 @@ ENTRY main {
   c = s32[6,1] clamp(s32[] constant(0), i, s32[] constant(3))
   sc = f32[4,8192] scatter(n, c, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
   m = f32[4,8192] multiply(sc, sc)
-  ROOT out = (f32[4,8192], f32[4,8192]) tuple(m, sorted)
+  t = (f32[4,16], s32[4,16]) topk(e), k=16, largest=true
+  tv = f32[4,16] get-tuple-element(t), index=0
+  ti = s32[4,16] get-tuple-element(t), index=1
+  tn = f32[4,16] negate(tv)
+  ROOT out = (f32[4,8192], f32[4,8192], f32[4,16], s32[4,16]) tuple(m, sorted, tn, ti)
 }
 "#;
 

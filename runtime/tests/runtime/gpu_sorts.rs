@@ -7,8 +7,10 @@
 //! and each block's threads in reverse order giving the same bits. Every sort whose rows
 //! fit a block's static shared memory (the row length rounded up to a power of two, times
 //! the operands' bytes and a 4-byte position, within 48 KiB) must take the bitonic
-//! emitter, and NVRTC compiles the GPU plan's kernels for sm_90 without spills; longer
-//! rows stay on the library routine.
+//! emitter, and a longer sort's the merge passes in global memory (a top-k's longer rows
+//! stay on the library routine); NVRTC compiles the GPU plan's kernels for sm_90 without
+//! spills. A second test draws only long rows (4,097 to 20,000 elements: 13 to 15 merge
+//! passes).
 //!
 //! Left out: comparators that are no strict weak order on their arguments (`LE`/`GE`, or
 //! an IEEE compare of floats where a NaN is present: a NaN is then unordered against
@@ -115,8 +117,9 @@ pub(crate) fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
 }
 
 /// Runs `text` on `args` on the CUDA host in both thread orders against the evaluator
-/// (bit for bit), checking that the sort took the bitonic emitter where its rows fit and
-/// that NVRTC compiles the GPU plan's kernels.
+/// (bit for bit), checking that the sort took the bitonic emitter where its rows fit, a
+/// longer sort the merge passes, and that NVRTC compiles the GPU plan's kernels; whether
+/// an emitter took it.
 fn check(
     seed: u64,
     text: &str,
@@ -125,10 +128,19 @@ fn check(
 ) -> Result<bool, String> {
     let m = gen::parse(seed, text);
     let (fit, n) = fits(text, args);
-    let emitted = gpu_kernel_titles(&m)?.contains("sort (bitonic");
+    let titles = gpu_kernel_titles(&m)?;
+    let bitonic = titles.contains("sort (bitonic");
+    let merged = titles.contains("sort (merge pass");
     // A row of one element may be simplified away.
-    if n > 1 && emitted != fit {
-        return Err(format!("bitonic emitter taken: {emitted}, rows fit: {fit}"));
+    if n > 1 && bitonic != fit {
+        return Err(format!("bitonic emitter taken: {bitonic}, rows fit: {fit}"));
+    }
+    let sort = text.contains(" sort(");
+    if n > 1 && merged != (sort && !fit) {
+        return Err(format!(
+            "merge passes taken: {merged}, a sort whose rows do not fit: {}\n{titles}",
+            sort && !fit
+        ));
     }
     let exe = runtime::compile(&m, options).map_err(|e| e.to_string())?;
     let want = hlo_eval::evaluate(&m, args).map_err(|e| format!("evaluator: {e}"))?;
@@ -146,7 +158,7 @@ fn check(
             ));
         }
     }
-    Ok(emitted)
+    Ok(bitonic || merged)
 }
 
 #[test]
@@ -179,4 +191,27 @@ fn random_sorts_and_top_ks_on_the_cuda_host_match_the_reference_in_both_orders()
         sorts >= 16 && top_ks >= 12,
         "{sorts} sorts, {top_ks} top-ks"
     );
+}
+
+#[test]
+fn long_random_sorts_take_merge_passes_and_match_the_reference_in_both_orders() {
+    let options = CompileOptions {
+        cuda_host: true,
+        ..gen::options("hloc-cache-gpu-long-sorts")
+    };
+    let mut failures = Vec::new();
+    let mut merged = 0;
+    for seed in gen::seeds(0..12) {
+        let (text, args, keys) =
+            crate::random_sorts::key_sort_of(seed, &[4097, 6000, 9000, 20_000], false);
+        if !strict_weak(&text, &args, keys == Some(false)) {
+            continue;
+        }
+        match check(seed, &text, &args, &options) {
+            Ok(e) => merged += usize::from(e),
+            Err(e) => failures.push(format!("long sort seed {seed}: {e}\n{text}")),
+        }
+    }
+    gen::assert_none(&failures);
+    assert!(merged >= 6, "{merged} long sorts took the merge passes");
 }

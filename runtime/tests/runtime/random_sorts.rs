@@ -417,12 +417,22 @@ fn check_bits(
 /// which only the comparator path sorts). Returns the text, the arguments and whether
 /// the comparator should be recognized (`None` where the sort may be removed).
 pub(crate) fn key_sort(seed: u64) -> (String, Vec<Literal>, Option<bool>) {
+    key_sort_of(seed, &[1, 2, 5, 17, 64, 300, 700, 5000], seed % 16 == 7)
+}
+
+/// [`key_sort`] with the sorted dimension's extent drawn from `lengths`, or one row of
+/// 70,000 elements where `radix`.
+pub(crate) fn key_sort_of(
+    seed: u64,
+    lengths: &[i64],
+    radix: bool,
+) -> (String, Vec<Literal>, Option<bool>) {
     let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(3);
     let mut d = rng.below(rank);
     let mut dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 4)).collect();
-    dims[d] = *rng.pick(&[1, 2, 5, 17, 64, 300, 700, 5000]);
-    if seed % 16 == 7 {
+    dims[d] = *rng.pick(lengths);
+    if radix {
         // Long enough for the radix sort's wider digits.
         (dims, d) = (vec![70_000], 0);
     }

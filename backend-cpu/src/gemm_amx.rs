@@ -538,25 +538,13 @@ impl Job<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use testkit::rng::XorShift;
 
-    /// xorshift64: the tests' deterministic stream.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        /// A `bf16` uniform in `(-1, 1)`, never denormal (the tiles read those as zero).
-        fn bf16(&mut self) -> u16 {
-            let x = (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
-            let x = if x.abs() < 1e-6 { 0.5 } else { x };
-            convert::f32_to_bf16_one(x)
-        }
+    /// A `bf16` uniform in `(-1, 1)`, never denormal (the tiles read those as zero).
+    fn bf16(rng: &mut XorShift) -> u16 {
+        let x = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0;
+        let x = if x.abs() < 1e-6 { 0.5 } else { x };
+        convert::f32_to_bf16_one(x)
     }
 
     /// Row- or column-major strides of a `rows x cols` matrix inside a batch element.
@@ -570,7 +558,7 @@ mod tests {
 
     /// Runs one random product on the tiles and compares it with exact sums.
     fn check(seed: u64, (m, n, k): (usize, usize, usize), threads: usize) {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let out_ty = [ScalarType::F32, ScalarType::BF16, ScalarType::F16][rng.below(3)];
         let batch = [1, 1, 3][rng.below(3)];
         let (lm, rm, om) = (rng.below(2) == 0, rng.below(2) == 0, rng.below(2) == 0);
@@ -591,8 +579,8 @@ mod tests {
                 Vec::new()
             },
         };
-        let a: Vec<u16> = (0..batch * m * k).map(|_| rng.bf16()).collect();
-        let b: Vec<u16> = (0..batch * k * n).map(|_| rng.bf16()).collect();
+        let a: Vec<u16> = (0..batch * m * k).map(|_| bf16(&mut rng)).collect();
+        let b: Vec<u16> = (0..batch * k * n).map(|_| bf16(&mut rng)).collect();
         let mut out = vec![0u32; batch * m * n];
         // SAFETY: the buffers hold the operands and result with the shape's strides.
         let ran = unsafe {

@@ -256,36 +256,7 @@ unsafe fn dot<const MR: usize, const NR: usize, const L: usize, const FMA: bool>
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn value(&mut self) -> f32 {
-            (self.next() % 2001) as f32 / 1000.0 - 1.0
-        }
-    }
-
-    /// Strides of a `[rows, cols]` matrix, row- or column-major, with a padded leading
-    /// dimension; the element count the allocation needs.
-    fn layout(rng: &mut Rng, rows: usize, cols: usize) -> ((isize, isize), usize) {
-        let pad = rng.below(3);
-        if rng.below(2) == 0 {
-            let ld = cols + pad;
-            ((ld as isize, 1), rows * ld)
-        } else {
-            let ld = rows + pad;
-            ((1, ld as isize), cols * ld)
-        }
-    }
+    use testkit::rng::XorShift;
 
     /// Random products with a small side (every tile variant, partial column and row
     /// groups, `k` on both sides of whole vectors, any layouts of the small operand and
@@ -295,16 +266,16 @@ mod tests {
     #[test]
     fn small_side_products_match_a_plain_loop() {
         for seed in 0..400u64 {
-            let mut rng = Rng(seed * 2654435761 + 7);
+            let mut rng = XorShift(seed * 2654435761 + 7);
             let m = 1 + rng.below(SMALL_MAX);
             let n = LARGE_MIN + rng.below(200);
             let k = 1 + [rng.below(20), rng.below(300), rng.below(700)][rng.below(3)];
-            let (ls, la) = layout(&mut rng, m, k);
+            let (ls, la) = rng.matrix_strides(m, k);
             let ld = k + rng.below(3);
             let (rs, ra) = ((1, ld as isize), n * ld);
-            let (os, oa) = layout(&mut rng, m, n);
-            let lhs: Vec<f32> = (0..la).map(|_| rng.value()).collect();
-            let rhs: Vec<f32> = (0..ra).map(|_| rng.value()).collect();
+            let (os, oa) = rng.matrix_strides(m, n);
+            let lhs: Vec<f32> = (0..la).map(|_| rng.grid_unit() as f32).collect();
+            let rhs: Vec<f32> = (0..ra).map(|_| rng.grid_unit() as f32).collect();
             let mut out = vec![7.0f32; oa];
             let ops = Operands {
                 lhs: lhs.as_ptr(),
@@ -379,11 +350,11 @@ mod tests {
         ];
         println!("| m | n | k | weight | faer us | here us | here/faer | faer GB/s | here GB/s |");
         println!("|---:|---:|---:|---|---:|---:|---:|---:|---:|");
-        let mut rng = Rng(99);
+        let mut rng = XorShift(99);
         for &(n, k) in &nks {
-            let w: Vec<f32> = (0..n * k).map(|_| rng.value()).collect();
+            let w: Vec<f32> = (0..n * k).map(|_| rng.grid_unit() as f32).collect();
             for &m in &ms {
-                let x: Vec<f32> = (0..m * k).map(|_| rng.value()).collect();
+                let x: Vec<f32> = (0..m * k).map(|_| rng.grid_unit() as f32).collect();
                 let mut out = vec![0f32; m * n];
                 for (name, rs) in [("[k,n]", (n as isize, 1)), ("[n,k]", (1, k as isize))] {
                     let bytes = (n * k * 4) as f64;

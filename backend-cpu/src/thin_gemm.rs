@@ -280,50 +280,21 @@ fn prefetch_next_tile<T, const MR: usize>(rows: &[*const T; MR], ls: (isize, isi
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn value(&mut self) -> f64 {
-            (self.next() % 2001) as f64 / 1000.0 - 1.0
-        }
-    }
-
-    /// Strides of a `[rows, cols]` matrix, row- or column-major, with a padded leading
-    /// dimension; the element count the allocation needs.
-    fn layout(rng: &mut Rng, rows: usize, cols: usize) -> ((isize, isize), usize) {
-        let pad = rng.below(3);
-        if rng.below(2) == 0 {
-            let ld = cols + pad;
-            ((ld as isize, 1), rows * ld)
-        } else {
-            let ld = rows + pad;
-            ((1, ld as isize), cols * ld)
-        }
-    }
+    use testkit::rng::XorShift;
 
     /// Random products (thin, tiny, both tile shapes, partial tiles and panels, several
     /// `KC` blocks, any layouts, parts of the result) against a plain triple loop in `f64`.
     fn check<T: Elem + Into<f64> + From<f32>>(seeds: std::ops::Range<u64>, tolerance: f64) {
         for seed in seeds {
-            let mut rng = Rng(seed * 2654435761 + 1);
+            let mut rng = XorShift(seed * 2654435761 + 1);
             let m = 1 + rng.below(40);
             let n = 1 + [rng.below(9), rng.below(40), rng.below(70)][rng.below(3)];
             let k = 1 + [rng.below(8), rng.below(300), rng.below(700)][rng.below(3)];
-            let (ls, la) = layout(&mut rng, m, k);
-            let (rs, ra) = layout(&mut rng, k, n);
-            let (os, oa) = layout(&mut rng, m, n);
-            let lhs: Vec<T> = (0..la).map(|_| T::from(rng.value() as f32)).collect();
-            let rhs: Vec<T> = (0..ra).map(|_| T::from(rng.value() as f32)).collect();
+            let (ls, la) = rng.matrix_strides(m, k);
+            let (rs, ra) = rng.matrix_strides(k, n);
+            let (os, oa) = rng.matrix_strides(m, n);
+            let lhs: Vec<T> = (0..la).map(|_| T::from(rng.grid_unit() as f32)).collect();
+            let rhs: Vec<T> = (0..ra).map(|_| T::from(rng.grid_unit() as f32)).collect();
             let sentinel = T::from(7.0);
             let mut out = vec![sentinel; oa];
             let rows = (rng.below(m), m);

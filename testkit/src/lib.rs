@@ -9,6 +9,8 @@
 //! - [`corpus`]: the JAX corpus of the repository (`corpus/NAME/`): program names in
 //!   manifest order and the paths of their files; with the `eval` feature, recorded inputs
 //!   and outputs as [`hlo::Literal`]s.
+//! - [`rng`]: the deterministic generator (xorshift64) randomized tests draw cases from.
 
 pub mod corpus;
 pub mod golden;
+pub mod rng;

@@ -56,6 +56,15 @@ pub struct OpInfo {
     /// A broadcast that does not map its output's last (row-major minor) dimension: it
     /// reads one operand element for a whole run of the innermost loop.
     pub repeats_along_minor: bool,
+    /// How many times a hoisted value of this broadcast's operand is computed by a kernel
+    /// whose loops are this broadcast's: the code generator's grid runs one block per index
+    /// of the most-major dimension, and a value hoisted out of the element loops stays
+    /// inside the block loop. A broadcast that keeps the most-major dimension (operand
+    /// dimensions leading) gives each block its own values (1); one of a scalar keeps
+    /// none, so every block computes it again (the extent of that dimension): optax
+    /// LAMB's trust ratio, a full reduction of a [256, 4096] weight read through a
+    /// scalar broadcast, re-read the whole weight in each of the 256 blocks.
+    pub block_repeats: f64,
     /// Whether operand `k` is read at the op's own index (an elementwise op and an
     /// operand of its dimensions): the emitters memoize a value per index, so readers
     /// that share an index share one evaluation.
@@ -170,6 +179,18 @@ impl CompInfo {
             let repeats_along_minor = instr.opcode() == Opcode::Broadcast
                 && rank > 0
                 && instr.dimensions().is_some_and(|d| !d.contains(&(rank - 1)));
+            let block_repeats = match instr.shape().dims().first() {
+                Some(&outer)
+                    if broadcasts_trailing
+                        && instr
+                            .operands()
+                            .first()
+                            .is_some_and(|&o| c.instr(o).shape().dims().is_empty()) =>
+                {
+                    outer.max(1) as f64
+                }
+                _ => 1.0,
+            };
             let reduces_minor = class == OpClass::Reduction
                 && instr.dimensions().is_some_and(|d| {
                     instr.operands().first().is_some_and(|&o| {
@@ -188,6 +209,7 @@ impl CompInfo {
             ops[id.index()] = Some(OpInfo {
                 broadcasts_trailing,
                 repeats_along_minor,
+                block_repeats,
                 reduces_minor,
                 identity_reads,
                 flops_per_element,
@@ -514,7 +536,8 @@ impl Spaces {
 /// under other maps (slices, broadcasts, gathers, ...) each evaluate it anew. With `hoist`
 /// (the code generator moves loop-invariant values out of the innermost loop), a
 /// member read through a broadcast along the trailing dimensions is computed once per
-/// index of its own, not once per element of the broadcast.
+/// index of its own, not once per element of the broadcast — once per parallel block
+/// where it keeps none of the blocked dimensions ([`OpInfo::block_repeats`]).
 pub fn evaluate(
     info: &CompInfo,
     members: &[InstrId],
@@ -617,10 +640,11 @@ pub fn evaluate(
             {
                 let distinct = info.op(o).map_or(op.elements, |x| x.elements);
                 // Once per index of its own at most: however many paths evaluate the
-                // broadcast per element, one hoisted value serves the whole row.
+                // broadcast per element, one hoisted value serves the whole row; again in
+                // every parallel block where the value keeps no blocked dimension.
                 target.add(
                     IndexSpace::Hoisted(o),
-                    (e * distinct / op.elements).min(distinct),
+                    (e * distinct / op.elements).min(distinct) * op.block_repeats,
                 );
                 continue;
             }

@@ -153,6 +153,26 @@ fn a_row_reduction_behind_a_trailing_broadcast_runs_once_per_row_with_hoisting()
 }
 
 #[test]
+fn a_full_reduction_behind_a_scalar_broadcast_runs_once_per_parallel_block_with_hoisting() {
+    let text = "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[64,64] parameter(0)\n  z = f32[] constant(0)\n  r = f32[] reduce(p, z), dimensions={0,1}, to_apply=add\n  bc = f32[64,64] broadcast(r), dimensions={}\n  ROOT s = f32[64,64] subtract(p, bc)\n}";
+    let fused = cost(text, &["r", "bc", "s"]);
+    // The hoisted sum leaves the element loops but not the block loop over the 64 rows:
+    // each block sums all 4096 elements again, then its 64 subtractions.
+    close(fused.flops, 64.0 * 4096.0 + 4096.0);
+    // A broadcast keeping the blocked dimension gives each block its own row value.
+    let rows = text
+        .replace(
+            "r = f32[] reduce(p, z), dimensions={0,1}",
+            "r = f32[64] reduce(p, z), dimensions={1}",
+        )
+        .replace(
+            "broadcast(r), dimensions={}",
+            "broadcast(r), dimensions={0}",
+        );
+    close(cost(&rows, &["r", "bc", "s"]).flops, 64.0 * 64.0 + 4096.0);
+}
+
+#[test]
 fn a_fusion_costs_the_flops_of_its_body() {
     let c = cost(
         "HloModule m\nf {\n  a = f32[1024] parameter(0)\n  e = f32[1024] exponential(a)\n  ROOT n = f32[1024] negate(e)\n}\nENTRY e {\n  p = f32[1024] parameter(0)\n  ROOT fu = f32[1024] fusion(p), kind=kLoop, calls=f\n}",

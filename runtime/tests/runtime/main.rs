@@ -12,6 +12,7 @@ mod differential;
 mod donation;
 mod dots;
 mod fallbacks;
+mod full_reduction_broadcast;
 mod gen;
 mod gpu_emitters;
 mod gpu_in_place;

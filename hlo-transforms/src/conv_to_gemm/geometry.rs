@@ -33,6 +33,12 @@ pub(super) struct Geometry {
     /// Output spatial sizes.
     pub(super) out_spatial: Vec<i64>,
     pub(super) window: Vec<WindowDim>,
+    /// `feature_group_count` or `batch_group_count` (at most one of them above 1): the
+    /// input's features (or batch) and the output features split into this many groups,
+    /// group-major, each group a convolution of its own with its slice of the kernel.
+    pub(super) groups: i64,
+    /// Whether the groups split the batch (`batch_group_count`), else the features.
+    pub(super) batch_groups: bool,
 }
 
 pub(super) fn index(v: i64) -> Option<usize> {
@@ -61,7 +67,8 @@ pub(super) fn roles(rank: usize, batch: i64, feature: i64, spatial: &[i64]) -> O
 impl Geometry {
     pub(super) fn of(comp: &Computation, id: InstrId) -> Option<Geometry> {
         let conv = comp.instr(id);
-        if conv.feature_group_count() != 1 || conv.batch_group_count() != 1 {
+        let (fg, bg) = (conv.feature_group_count(), conv.batch_group_count());
+        if fg < 1 || bg < 1 || (fg > 1 && bg > 1) {
             return None;
         }
         let (lhs, rhs) = (
@@ -149,11 +156,14 @@ impl Geometry {
             input,
             output,
             window,
+            groups: fg.max(bg),
+            batch_groups: bg > 1,
         };
         // What the verifier checks, checked again: a malformed convolution is left to the
         // verifier's message, never rewritten into something else.
-        let consistent = rd[geo.kernel_in] == geo.in_features
-            && size(&geo.output, od, Role::Batch)? == geo.batch
+        let consistent = rd[geo.kernel_in].checked_mul(fg)? == geo.in_features
+            && size(&geo.output, od, Role::Batch)?.checked_mul(bg)? == geo.batch
+            && geo.out_features % geo.groups == 0
             && size(&geo.output, od, Role::Feature)? == geo.out_features
             && (0..n).all(|j| {
                 rd[geo.kernel_spatial[j]] == geo.window[j].size
@@ -195,7 +205,7 @@ impl Geometry {
         self.out_spatial.iter().product()
     }
 
-    /// Multiply-adds of the convolution.
+    /// Multiply-adds of the convolution (each group pairs its own inputs and outputs).
     pub(super) fn macs(&self) -> Option<i64> {
         product(
             [self.batch, self.out_features, self.in_features]
@@ -203,6 +213,12 @@ impl Geometry {
                 .chain(self.out_spatial.iter().copied())
                 .chain(self.window.iter().map(|w| w.size)),
         )
+        .map(|m| m / self.groups)
+    }
+
+    /// Whether the convolution has groups (of features or of the batch).
+    pub(super) fn is_grouped(&self) -> bool {
+        self.groups > 1
     }
 
     /// Elements of the patches array.
@@ -310,7 +326,9 @@ impl Plan {
             .iter()
             .take_while(|l| l.contracted())
             .count();
-        if labels[outer + contracted..].iter().any(|l| l.contracted()) {
+        // A grouped convolution's dot is built in canonical form by transposes
+        // (`grouped.rs`): no block needed.
+        if !geo.is_grouped() && labels[outer + contracted..].iter().any(|l| l.contracted()) {
             return None;
         }
         let plan = Plan {
@@ -325,7 +343,7 @@ impl Plan {
         };
         // A batched dot broadcasts the kernel over the outer dimensions: not beyond the
         // size of the patches.
-        if plan.outer > 0 && plan.outer + plan.contracted < plan.labels.len() {
+        if !geo.is_grouped() && plan.outer > 0 && plan.outer + plan.contracted < plan.labels.len() {
             let g = product(plan.labels[..plan.outer].iter().map(|&l| plan.size(geo, l)))?;
             let k = geo.window_positions().checked_mul(geo.in_features)?;
             let broadcast = product([g, k, geo.out_features])?;

@@ -4,6 +4,7 @@
 mod pass_batchnorm;
 mod pass_blocked_scan;
 mod pass_conv_to_gemm;
+mod pass_conv_to_gemm_grouped;
 mod pass_corpus;
 mod pass_golden;
 mod pass_layout;

@@ -327,14 +327,6 @@ fn the_dot_is_in_gemm_form() {
 #[test]
 fn convolutions_it_must_not_touch_stay() {
     let keep = [
-        // Feature groups (depthwise).
-        "x = f32[2,7,7,4] parameter(0)
-  k = f32[3,3,1,4] parameter(1)
-  ROOT c = f32[2,7,7,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4",
-        // Batch groups.
-        "x = f32[4,7,7,2] parameter(0)
-  k = f32[3,3,2,4] parameter(1)
-  ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, batch_group_count=2",
         // Half operands with an f32 result (one type throughout is a GEMM type).
         "x = bf16[2,7,7,4] parameter(0)
   k = bf16[3,3,4,4] parameter(1)

@@ -120,6 +120,30 @@ fn module(seed: u64) -> Option<String> {
 fn random_convolutions_match_the_reference_evaluator() {
     let ran = gen::check_all("hloc-cache-convs", gen::seeds(0..40), module);
     assert!(ran >= 20, "only {ran} convolutions drawn");
+    // The default seeds draw grouped convolutions conv-to-gemm makes one batched GEMM
+    // (more than one output feature per group, at least its default 512 multiply-adds).
+    let grouped = gen::seeds(0..40)
+        .filter_map(module)
+        .filter(|text| {
+            let m = hlo::parse_module(text).expect("parse");
+            let e = m.entry();
+            let c = e.root_instr();
+            let groups = c.feature_group_count().max(c.batch_group_count());
+            let Some(dn) = c.conv_dimension_numbers() else {
+                return false;
+            };
+            let k = e.instr(c.operands()[1]).shape().dims().to_vec();
+            let o = c.shape().dims().to_vec();
+            let out_f = o[dn.output_feature_dimension as usize];
+            let macs: i64 = o.iter().product::<i64>() * k.iter().product::<i64>()
+                / k[dn.kernel_output_feature_dimension as usize];
+            groups > 1 && out_f > groups && macs >= 512
+        })
+        .count();
+    assert!(
+        grouped >= 3,
+        "only {grouped} grouped GEMM convolutions drawn"
+    );
 }
 
 /// `args` with argument `k`'s elements from `first` on set to `value`.

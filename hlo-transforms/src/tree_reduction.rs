@@ -4,7 +4,10 @@
 //! reduce folds `inner` and every other reduced dimension, the second folds `outer`.
 //!
 //! Where to split is a rule: by default ([`TreeReductionRewriter::default`]) any reduce over
-//! one dimension longer than 4096 splits it into about `sqrt(n)` by `sqrt(n)`; a target
+//! one dimension longer than 4096 splits it into about `sqrt(n)` by `sqrt(n)`, and a reduce
+//! over several dimensions of more than 4096 elements per output, with too few outputs to
+//! spread over threads, splits its longest reduced dimension the same way
+//! ([`multi_dim_split`]); a target
 //! gives its own ([`TreeReductionRewriter::with_rule`]: a GPU splits a reduction whose
 //! launch would leave the device idle, so that the first reduce spreads over many blocks).
 //!
@@ -22,7 +25,7 @@ use hlo::ir::edit::{self, NameGen};
 use hlo::ir::{Computation, InstrId, Instruction, Module};
 use hlo::pass::{Pass, PassError};
 use hlo::shape::Shape;
-use hlo::Opcode;
+use hlo::{ElementType, Opcode};
 
 /// Where a reduce splits: reduced dimension `dim` of its input, whose `n` elements become
 /// `outer` parts of `ceil(n / outer)` (padded with the init value).
@@ -61,17 +64,41 @@ impl Default for TreeReductionRewriter {
 
 impl TreeReductionRewriter {
     /// Splits every reduce over one dimension longer than `threshold` into about
-    /// `sqrt(n)` by `sqrt(n)`.
+    /// `sqrt(n)` by `sqrt(n)`, and every reduce over several dimensions of more than
+    /// `threshold` elements per output with fewer than [`FEW_OUTPUTS`] outputs
+    /// ([`multi_dim_split`]).
     pub fn with_threshold(threshold: i64) -> TreeReductionRewriter {
         TreeReductionRewriter::with_rule(Arc::new(move |_, comp, id| {
             let r = comp.instr(id);
-            let &[d] = r.dimensions()? else { return None };
-            let d = usize::try_from(d).ok()?;
-            let n = *comp.instr(r.operands[0]).shape.dims().get(d)?;
-            (n > threshold).then(|| ReduceSplit {
-                dim: d,
-                outer: ceil_sqrt(n),
-            })
+            let input = &comp.instr(r.operands[0]).shape;
+            let dims = input.dims();
+            match r.dimensions()? {
+                &[d] => {
+                    let d = usize::try_from(d).ok()?;
+                    let n = *dims.get(d)?;
+                    (n > threshold).then(|| ReduceSplit {
+                        dim: d,
+                        outer: ceil_sqrt(n),
+                    })
+                }
+                // bf16/f16 sums over several dimensions fold in XLA:CPU's order (the
+                // column kernel, checked bit for bit against XLA): they stay whole.
+                _ if keeps_order(input.element_type()?) => None,
+                reduced => multi_dim_split(dims, reduced, threshold),
+            }
+        }))
+    }
+    /// Splits only reduces over several dimensions ([`multi_dim_split`] at
+    /// [`DEFAULT_THRESHOLD`]): the CPU's rule, whose emitters fold one long dimension in
+    /// their own order but run a reduce with few outputs as few blocks.
+    pub fn several_dimensions() -> TreeReductionRewriter {
+        TreeReductionRewriter::with_rule(Arc::new(|_, comp, id| {
+            let r = comp.instr(id);
+            let input = &comp.instr(r.operands[0]).shape;
+            if keeps_order(input.element_type()?) {
+                return None;
+            }
+            multi_dim_split(input.dims(), r.dimensions()?, DEFAULT_THRESHOLD)
         }))
     }
 
@@ -79,6 +106,54 @@ impl TreeReductionRewriter {
     pub fn with_rule(rule: SplitRule) -> TreeReductionRewriter {
         TreeReductionRewriter { rule }
     }
+}
+
+/// Below this many outputs a reduce over several dimensions is too few loop blocks to
+/// keep the CPU's threads busy: each output is one block, and one long block per output
+/// leaves threads idle (three 1M-element sums ran as three blocks on two threads).
+pub const FEW_OUTPUTS: i64 = 16;
+
+/// The default rule for a reduce over several dimensions (`reduced`, of an input of
+/// extents `dims`): when the elements per output exceed `threshold` and the outputs are
+/// fewer than [`FEW_OUTPUTS`], the longest reduced dimension (the most major among equals,
+/// so that each part of the first reduce reads whole rows) splits into about its square
+/// root parts; the first reduce then has `outputs * parts` blocks, each still reducing the
+/// other reduced dimensions whole. A reduced dimension of fewer than 4 elements does not
+/// split (no part count between 2 and its extent); `None` also when no dimension can.
+pub fn multi_dim_split(dims: &[i64], reduced: &[i64], threshold: i64) -> Option<ReduceSplit> {
+    if reduced.len() < 2 {
+        return None;
+    }
+    let mut per_output: i64 = 1;
+    for &d in reduced {
+        per_output = per_output.checked_mul(*dims.get(usize::try_from(d).ok()?)?)?;
+    }
+    let outputs: i64 = dims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !reduced.contains(&(*i as i64)))
+        .map(|(_, &e)| e)
+        .product();
+    if per_output <= threshold || outputs >= FEW_OUTPUTS {
+        return None;
+    }
+    let mut best: Option<(usize, i64)> = None;
+    for &d in reduced {
+        let d = usize::try_from(d).ok()?;
+        let e = dims[d];
+        if best.is_none_or(|(bd, be)| e > be || (e == be && d < bd)) {
+            best = Some((d, e));
+        }
+    }
+    let (dim, n) = best?;
+    let outer = ceil_sqrt(n);
+    (n >= 4 && outer >= 2 && outer < n).then_some(ReduceSplit { dim, outer })
+}
+
+/// Whether reduces of `ty` over several dimensions must keep the emitters' order: floats
+/// narrower than `f32`, whose rounding the CPU emitters match to XLA:CPU's bit for bit.
+fn keeps_order(ty: ElementType) -> bool {
+    ty.is_float() && !matches!(ty, ElementType::F32 | ElementType::F64)
 }
 
 /// The smallest `k` with `k * k >= n`.

@@ -128,7 +128,9 @@ impl Pass for UnfuseUnemittable {
 /// The CPU lowering before fusion: ragged dots as dense dots of group-masked operands
 /// ([`hlo_transforms::RaggedDotExpander`], XLA:CPU's rewrite), scans longer than 16 in
 /// XLA:CPU's blocks ([`hlo_transforms::BlockedScans`], so that float cumsums round as
-/// XLA's and the evaluator's do), large convolutions as im2col patches and one GEMM
+/// XLA's and the evaluator's do), reduces over several dimensions with few long outputs
+/// split in two ([`hlo_transforms::TreeReductionRewriter::several_dimensions`], so that
+/// the first spreads over threads), large convolutions as im2col patches and one GEMM
 /// (when `convolutions_as_gemms`), the dots of the module's own fusions (output fusions as
 /// XLA dumps them) outlined as library GEMMs that keep their fusion's epilogue, every other
 /// dot a GEMM (with the transposes and converts that make it one), one layout at every
@@ -141,7 +143,8 @@ pub fn cpu_lowering_pipeline(
 ) -> Pipeline {
     let mut p = Pipeline::new("cpu")
         .with(hlo_transforms::RaggedDotExpander)
-        .with(hlo_transforms::BlockedScans);
+        .with(hlo_transforms::BlockedScans)
+        .with(hlo_transforms::TreeReductionRewriter::several_dimensions());
     if convolutions_as_gemms {
         p.add(Box::new(hlo_transforms::ConvToGemm::default()));
     }

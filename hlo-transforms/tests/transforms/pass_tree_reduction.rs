@@ -95,3 +95,40 @@ fn a_rule_splits_any_reduced_dimension_of_a_multi_dimensional_reduce() {
         assert_eq!(got, want, "dim {dim} outer {outer}:\n{t}");
     }
 }
+
+/// The default rule splits a reduce over several dimensions (contiguous or not) with
+/// more than 4096 elements per output and few outputs: integer sums bit for bit, a float
+/// sum within tolerance; a `bf16` sum (XLA:CPU's order) and one with 16 outputs stay.
+#[test]
+fn default_rule_splits_few_long_multi_dimensional_reduces() {
+    for (shape, dims) in [([3, 70, 70], "1,2"), ([70, 3, 70], "0,2")] {
+        let out = shape[if dims == "1,2" { 0 } else { 1 }];
+        let text = |ty: &str| {
+            format!(
+                "HloModule m\nr {{\n  x = {ty}[] parameter(0)\n  y = {ty}[] parameter(1)\n  ROOT s = {ty}[] add(x, y)\n}}\nENTRY e {{\n  p = {ty}[{},{},{}] parameter(0)\n  z = {ty}[] constant(0)\n  ROOT o = {ty}[{out}] reduce(p, z), dimensions={{{dims}}}, to_apply=r\n}}\n",
+                shape[0], shape[1], shape[2]
+            )
+        };
+        let n = shape.iter().product::<i64>() as usize;
+        let s = Shape::array(ElementType::S32, shape.to_vec());
+        let v: Vec<i32> = (0..n as i32).map(|i| (i * 7919 % 1013) - 500).collect();
+        let arg = Literal::Array(ArrayLiteral::new(s, ArrayData::S32(v)).unwrap());
+        let (a, b) = run_both(&text("s32"), arg);
+        assert_eq!(a, b, "{dims}");
+        let s = Shape::array(ElementType::F32, shape.to_vec());
+        let v: Vec<f32> = (0..n).map(|i| (i * 7919 % 1000) as f32 * 0.37).collect();
+        let arg = Literal::Array(ArrayLiteral::new(s, ArrayData::F32(v)).unwrap());
+        let (a, b) = run_both(&text("f32"), arg);
+        assert!(tolerance::compare(b.as_array().unwrap(), a.as_array().unwrap()).matches);
+        let mut bf = hlo::parse_module(&text("bf16")).unwrap();
+        let changed = hlo_transforms::TreeReductionRewriter::default()
+            .run(&mut bf)
+            .unwrap();
+        assert!(!changed, "bf16 {dims}");
+    }
+    let wide = "HloModule m\nr {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\nENTRY e {\n  p = f32[16,70,70] parameter(0)\n  z = f32[] constant(0)\n  ROOT o = f32[16] reduce(p, z), dimensions={1,2}, to_apply=r\n}\n";
+    let mut m = hlo::parse_module(wide).unwrap();
+    assert!(!hlo_transforms::TreeReductionRewriter::default()
+        .run(&mut m)
+        .unwrap());
+}

@@ -96,6 +96,10 @@ fn reductions_of_every_shape_match_the_reference_evaluator() {
         (&[9, 1024], &[1, 0], &[0]), // columns: four tiles, rows in groups of four
         (&[3, 1009, 5], &[2, 1, 0], &[1]), // a middle dimension
         (&[6, 4, 130], &[2, 1, 0], &[0, 1]), // two reduced dimensions, one kept
+        // Few outputs of more than 4096 elements over several dimensions: the
+        // tree-reduction rewriter splits the longest (contiguous, then not; f16 stays).
+        (&[3, 90, 80], &[2, 1, 0], &[1, 2]),
+        (&[70, 3, 90], &[2, 1, 0], &[0, 2]),
     ];
     let reducers: &[(&str, &str, &str)] = &[
         ("f32", "sum", "0"),

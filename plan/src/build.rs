@@ -851,7 +851,11 @@ pub fn build_program_with(
         .collect();
     let read_only =
         super::memory::carried::read_only_state(&thunks, &st.buffers, &st.kernels, &keep_apart);
-    accepted.retain(|c| !read_only.iter().any(|&(s, _)| s == c.operand || s == c.output));
+    accepted.retain(|c| {
+        !read_only
+            .iter()
+            .any(|&(s, _)| s == c.operand || s == c.output)
+    });
     for &(s, _) in &read_only {
         st.buffers[s].allocation = super::memory::carried::PENDING;
     }

@@ -165,17 +165,10 @@ fn carried_loop_state_matches_the_reference_evaluator() {
         let text = module(seed);
         let m = gen::parse(seed, &text);
         let args = gen::random_args(&m, seed);
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                let p = &exe.plan().program;
-                carried += usize::from(carries_in_place(p, &p.thunks));
-                exe.run(&args).map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
+            let p = &exe.plan().program;
+            carried += usize::from(carries_in_place(p, &p.thunks));
+        });
     }
     gen::assert_none(&failures);
     assert!(

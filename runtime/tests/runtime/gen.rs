@@ -171,17 +171,32 @@ pub fn check(
     failures: &mut Vec<String>,
 ) -> usize {
     let mut library_calls = 0;
+    check_inspecting(seed, (m, text), args, options, failures, |exe| {
+        library_calls = exe.stats().library_calls;
+    });
+    library_calls
+}
+
+/// [`check`], handing the compiled executable to `inspect` before the run: for tests that
+/// also count what the plan did (kernels in place, loop state carried in place).
+pub fn check_inspecting(
+    seed: u64,
+    (m, text): (&hlo::Module, &str),
+    args: &[Literal],
+    options: &CompileOptions,
+    failures: &mut Vec<String>,
+    inspect: impl FnOnce(&runtime::Executable),
+) {
     let result = runtime::compile(m, options)
         .map_err(|e| e.to_string())
         .and_then(|exe| {
-            library_calls = exe.stats().library_calls;
+            inspect(&exe);
             exe.run(args).map_err(|e| e.to_string())
         })
         .and_then(|outs| runtime::check_reference(m, args, &outs));
     if let Err(e) = result {
         failures.push(format!("seed {seed}: {e}\n{text}"));
     }
-    library_calls
 }
 
 /// Fails the test listing every failure.

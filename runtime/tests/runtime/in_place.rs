@@ -111,21 +111,14 @@ fn in_place_kernels_match_the_reference_evaluator() {
         let text = module(seed);
         let m = gen::parse(seed, &text);
         let args = gen::random_args(&m, seed);
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                let p = &exe.plan().program;
-                in_place += usize::from(p.kernels.iter().any(|k| {
-                    k.buffers
-                        .iter()
-                        .any(|b| b.access == codegen::kir::Access::InOut)
-                }));
-                exe.run(&args).map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
+            let p = &exe.plan().program;
+            in_place += usize::from(p.kernels.iter().any(|k| {
+                k.buffers
+                    .iter()
+                    .any(|b| b.access == codegen::kir::Access::InOut)
+            }));
+        });
     }
     gen::assert_none(&failures);
     assert!(

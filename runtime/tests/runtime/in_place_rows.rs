@@ -150,17 +150,10 @@ fn row_kernels_over_their_dying_operand_match_the_reference_evaluator() {
         let text = module(seed);
         let m = gen::parse(seed, &text);
         let args = gen::random_args(&m, seed);
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                let p = &exe.plan().program;
-                rows_in_place += usize::from(p.kernels.iter().any(row_in_place));
-                exe.run(&args).map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
+            let p = &exe.plan().program;
+            rows_in_place += usize::from(p.kernels.iter().any(row_in_place));
+        });
     }
     gen::assert_none(&failures);
     assert!(
@@ -252,16 +245,9 @@ fn row_kernels_in_place_in_loop_bodies_match_the_reference_evaluator() {
         let text = loop_module(seed);
         let m = gen::parse(seed, &text);
         let args = gen::random_args(&m, seed);
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                in_body += usize::from(nested_in_place(&exe.plan().program));
-                exe.run(&args).map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::check_reference(&m, &args, &outs));
-        if let Err(e) = result {
-            failures.push(format!("seed {seed}: {e}\n{text}"));
-        }
+        gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
+            in_body += usize::from(nested_in_place(&exe.plan().program));
+        });
     }
     gen::assert_none(&failures);
     assert!(

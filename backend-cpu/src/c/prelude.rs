@@ -316,8 +316,9 @@ pub const PRELUDE: &str = concat!(base_prelude_c!(), super::vecmath::vecmath_c!(
 /// index arithmetic), then each part of [`BASE_PRELUDE`] that one of the kernels names
 /// (the 16-bit and 8-bit float conversions, complex numbers, float helpers, the integer
 /// helpers of each type used, float-to-integer conversions), then the vectorizable
-/// functions when one of them calls one (all named `hloc_v...`). Parsing unused helpers
-/// cost the C compiler about a tenth of a small module's compile.
+/// functions when one of them calls one (all named `hloc_v...`), with the entry points of
+/// the trigonometric functions they call. Parsing unused helpers cost the C compiler about
+/// a tenth of a small module's compile.
 pub fn prelude_for<'a>(texts: impl Iterator<Item = &'a str>) -> String {
     let texts: Vec<&str> = texts.collect();
     let uses = |needle: &str| texts.iter().any(|t| t.contains(needle));
@@ -328,7 +329,9 @@ pub fn prelude_for<'a>(texts: impl Iterator<Item = &'a str>) -> String {
         }
     }
     if uses("hloc_v") {
-        out.push_str(&PRELUDE[BASE_PRELUDE.len()..]);
+        out.push_str(&super::vecmath::vecmath_for(|name| {
+            uses(&format!("{name}("))
+        }));
     }
     out
 }

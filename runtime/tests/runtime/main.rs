@@ -55,4 +55,5 @@ mod streamed;
 mod streamed_loops;
 mod thin_dots;
 mod transposes;
+mod trig_huge_arguments;
 mod xla_reduce_order;

@@ -12,10 +12,11 @@ macro_rules! common_c {
 /* The larger functions are always inlined: -O2 inlines only small ones, and a loop with a
    call does not vectorize. */
 #define HLOC_VM_INLINE static inline __attribute__((always_inline))
-/* The largest (sin, cos, tan, pow, atan2, erf, cbrt) are compiled once per translation unit
-   with SIMD clones instead: a vectorized loop calls the clone of its vector width, and gcc
-   compiles the body once rather than once per use (a third less compile time for a module
-   using them a few dozen times). */
+/* The largest (pow, atan2, erf, cbrt; sin, cos and tan where trig.rs's vector entries
+   are not defined) are compiled once per translation unit with SIMD clones instead: a
+   vectorized loop calls the clone of its vector width, and gcc compiles the body once
+   rather than once per use (a third less compile time for a module using them a few
+   dozen times). */
 #define HLOC_VM_SIMD static __attribute__((simd("notinbranch"), noinline))
 /* With AVX-512 gcc 12 makes only the 512-bit clone of a static function, while
    -march=native's loops vectorize at 256 bits (-mprefer-vector-width=256, the default of

@@ -41,8 +41,11 @@
 //!   64-bit words indexed by the exponent (gathers), multiplied by m in 32-bit limbs
 //!   (11 products), the top 2 of the low 192 bits of the product are q, the rest the
 //!   fraction, rounded to the nearest quadrant and converted to a double-double through
-//!   three 52-bit pieces (the closest double to a multiple of pi/2 needs 2^-122). Both
-//!   reductions run on every lane and a mask selects. sin r = r + r^3 p(r^2), cos r =
+//!   three 52-bit pieces (the closest double to a multiple of pi/2 needs 2^-122). A
+//!   vector (of the vector function ABI's entries, `trig.rs`) runs Cody-Waite alone
+//!   unless one of its lanes is 2^30 or more; such a vector runs both reductions on every
+//!   lane and a mask selects (Payne-Hanek on every lane had made f64 sin 6x slower:
+//!   9.5 -> 1.5 ns per element, AVX-512). sin r = r + r^3 p(r^2), cos r =
 //!   1 - r^2/2 + r^4 q(r^2) (degree 5 each in f64, r's low part and the rounding of r^2 and
 //!   1 - r^2/2 in the tail); the quadrant selects and negates; tan = sin / cos or -cos / sin
 //!   with both as double-doubles and the quotient corrected by its residual. f32 computes
@@ -125,9 +128,10 @@ pub(crate) mod exp_log;
 pub(crate) mod pow;
 pub(crate) mod trig;
 
-/// The functions compiled as SIMD clones (`HLOC_VM_SIMD`, name prefixes): the printer marks
-/// a kernel calling one `HLOC_VM_WIDE` (`common.rs`), else with AVX-512 its loops stay
-/// scalar.
+/// The functions compiled as SIMD clones (`HLOC_VM_SIMD`, name prefixes) or, for sin, cos
+/// and tan with gcc on x86-64, with vector entries whose widest is 512 bits with AVX-512:
+/// the printer marks a kernel calling one `HLOC_VM_WIDE` (`common.rs`), else with AVX-512
+/// its loops stay scalar (clones) or call a 256-bit entry that pads into the 512-bit one.
 pub(crate) const SIMD_CLONED: [&str; 7] = [
     "hloc_vsin_",
     "hloc_vcos_",
@@ -148,12 +152,28 @@ macro_rules! vecmath_c {
             $crate::c::vecmath::trig::trig_c!(),
             $crate::c::vecmath::atan2::atan2_c!(),
             $crate::c::vecmath::cbrt::cbrt_c!(),
-            $crate::c::vecmath::pow::pow_c!()
+            $crate::c::vecmath::pow::pow_c!(),
+            $crate::c::vecmath::trig::trig_entries_c!()
         )
     };
 }
 pub(crate) use vecmath_c;
 
 /// The vectorizable transcendental functions: C, `static inline`, after the prelude's
-/// includes.
+/// includes, with the entry points of every trigonometric function.
 pub const VECMATH: &str = vecmath_c!();
+
+/// [`VECMATH`] for a translation unit whose kernels call the functions for which
+/// `calls(name)` holds: the trigonometric functions' entry points are compiled whether
+/// called or not (their vector entries are reached only through the vector function
+/// ABI's names, which the C compiler cannot see), so a unit gets only those it calls.
+pub fn vecmath_for(calls: impl Fn(&str) -> bool) -> String {
+    let entries = trig::trig_entries_c!();
+    let mut out = String::from(&VECMATH[..VECMATH.len() - entries.len()]);
+    for (name, line) in trig::entries() {
+        if calls(name) {
+            out.push_str(line);
+        }
+    }
+    out
+}

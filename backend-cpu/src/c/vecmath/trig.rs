@@ -1,7 +1,10 @@
-//! `sin`, `cos` and `tan`: Cody-Waite and branch-free Payne-Hanek reduction selected per
-//! lane, and the table of 2/pi's bits (methods in the module's header).
+//! `sin`, `cos` and `tan`: Cody-Waite reduction on every vector, Payne-Hanek (with the
+//! per-lane select) only for a vector holding an argument of 2^30 or more, and the table
+//! of 2/pi's bits (methods in the module's header); the entry points by the vector
+//! function ABI, one `HLOC_VM_ENTRIES` line per function ([`entries`]).
 
-/// The C text, a string literal for the prelude's `concat!`.
+/// The C text, a string literal for the prelude's `concat!`: the element functions and
+/// the entry-point macros, without their uses.
 macro_rules! trig_c {
     () => {
         r#"/* ---- sin, cos, tan ---- */
@@ -20,18 +23,12 @@ static const uint64_t hloc_vm_2opi[39] = {
   0x7527bac7ebe5f17bull, 0xebe5f17b3d0739f7ull, 0x3d0739f78a5292eaull, 0x8a5292ea6bfb5fb1ull,
   0x6bfb5fb11f8d5d08ull, 0x1f8d5d0856033046ull, 0x56033046fc7b6babull,
 };
-/* a = q pi/2 + r_hi + r_lo, |r| <= pi/4 (plus rounding), q mod 4 returned, for a = |x|
-   >= 0. Cody-Waite below 2^30: k = round(a 2/pi), a - k P1 exact (fma; P1 = pi/2 to 53
-   bits, |k| < 2^30), minus k P2 and k P3 in double-double. Payne-Hanek for the rest, on
-   the integers: a = m 2^E (m < 2^53), a 2/pi mod 4 = m W 2^-190 mod 4 with W the 192 bits
-   of 2/pi from bit E - 1 on (the earlier ones give multiples of 4); the top 2 bits of the
-   low 192 bits of the product are the quadrant, the rest the fraction, rounded to the
-   nearest quadrant and converted to double-double in three 52-bit pieces. Both are
-   computed for every lane (the exponent clamped into the table) and selected by mask. */
-HLOC_VM_INLINE uint64_t hloc_vm_reduce_pio2_f64(double a, double *r_hi, double *r_lo) {
-  /* Cody-Waite */
+/* a = q pi/2 + r_hi + r_lo, |r| <= pi/4 (plus rounding), q mod 4 returned, for
+   0 <= a < 2^30 (Cody-Waite): k = round(a 2/pi), a - k P1 exact (fma; P1 = pi/2 to 53
+   bits, |k| < 2^30), minus k P2 and k P3 in double-double. */
+HLOC_VM_INLINE uint64_t hloc_vm_cw_pio2_f64(double a, double *r_hi, double *r_lo) {
   double kd = fma(a, 0x1.45f306dc9c883p-1, 0x1.8p52);
-  uint64_t qc = hloc_vm_bits_f64(kd);
+  uint64_t q = hloc_vm_bits_f64(kd);
   kd -= 0x1.8p52;
   double t1 = fma(-kd, 0x1.921fb54442d18p+0, a);
   double p = kd * 0x1.1a62633145c07p-54;
@@ -39,32 +36,42 @@ HLOC_VM_INLINE uint64_t hloc_vm_reduce_pio2_f64(double a, double *r_hi, double *
   double e2;
   double t2 = hloc_vm_two_sum_f64(t1, -p, &e2);
   double lo = (e2 - pe) - kd * -0x1.f1976b7ed8fbcp-110;
-  double ch = t2 + lo;
-  double cl = lo - (ch - t2);
-  /* Payne-Hanek */
+  double h = t2 + lo;
+  *r_hi = h;
+  *r_lo = lo - (h - t2);
+  return q;
+}
+/* The same for any a >= 0 (Payne-Hanek), on the integers: a = m 2^E (m < 2^53),
+   a 2/pi mod 4 = m W 2^-190 mod 4 with W the 192 bits of 2/pi from bit E - 1 on (the
+   earlier ones give multiples of 4); the top 2 bits of the low 192 bits of the product
+   are the quadrant, the rest the fraction, rounded to the nearest quadrant and converted
+   to double-double in three 52-bit pieces. The exponent is clamped into the table, so
+   that every lane may run it. */
+HLOC_VM_INLINE uint64_t hloc_vm_ph_pio2_f64(double a, double *r_hi, double *r_lo) {
   uint64_t ia = hloc_vm_bits_f64(a);
   uint64_t eb = ia >> 52;
   eb = eb < 1043u ? 1043u : eb > 2046u ? 2046u : eb;
   uint64_t m = (ia & 0xfffffffffffffull) | 0x10000000000000ull;
   uint64_t pos = eb - 1013u; /* bit position of 2/pi's bit E - 1 in the table */
   uint64_t w = pos >> 5, sh = pos & 31u;
-  uint32_t v[6]; /* the window in 32-bit limbs, v[0] least significant */
-  /* (unrolled by hand: -O2 does not unroll loops that grow the code, and the vectorizer
-     takes only innermost loops) */
-  v[5] = (uint32_t)(hloc_vm_2opi[w] >> (32u - sh));
-  v[4] = (uint32_t)(hloc_vm_2opi[w + 1] >> (32u - sh));
-  v[3] = (uint32_t)(hloc_vm_2opi[w + 2] >> (32u - sh));
-  v[2] = (uint32_t)(hloc_vm_2opi[w + 3] >> (32u - sh));
-  v[1] = (uint32_t)(hloc_vm_2opi[w + 4] >> (32u - sh));
-  v[0] = (uint32_t)(hloc_vm_2opi[w + 5] >> (32u - sh));
-  uint32_t m0 = (uint32_t)m, m1 = (uint32_t)(m >> 32);
-  /* 32 x 32 -> 64-bit products (the widening multiply of both AVX2 and AVX-512) */
-
+  /* the window in 32-bit limbs, v0 least significant, each in a 64-bit integer: all of
+     a lane's integers 64-bit, so that a loop over lanes has one vectorization factor
+     (32-bit limbs halved the vector width of a 512-bit loop over 8 lanes) */
+  uint64_t v5 = (hloc_vm_2opi[w] >> (32u - sh)) & 0xffffffffu;
+  uint64_t v4 = (hloc_vm_2opi[w + 1] >> (32u - sh)) & 0xffffffffu;
+  uint64_t v3 = (hloc_vm_2opi[w + 2] >> (32u - sh)) & 0xffffffffu;
+  uint64_t v2 = (hloc_vm_2opi[w + 3] >> (32u - sh)) & 0xffffffffu;
+  uint64_t v1 = (hloc_vm_2opi[w + 4] >> (32u - sh)) & 0xffffffffu;
+  uint64_t v0 = (hloc_vm_2opi[w + 5] >> (32u - sh)) & 0xffffffffu;
+  uint64_t m0 = m & 0xffffffffu, m1 = m >> 32;
+  /* 32 x 32 -> 64-bit products (the widening multiply of both AVX2 and AVX-512; unrolled
+     by hand: -O2 does not unroll loops that grow the code, and the vectorizer takes only
+     innermost loops) */
   uint64_t a0[6], a1[5];
-  a0[0] = (uint64_t)m0 * v[0], a0[1] = (uint64_t)m0 * v[1], a0[2] = (uint64_t)m0 * v[2];
-  a0[3] = (uint64_t)m0 * v[3], a0[4] = (uint64_t)m0 * v[4], a0[5] = (uint64_t)m0 * v[5];
-  a1[0] = (uint64_t)m1 * v[0], a1[1] = (uint64_t)m1 * v[1], a1[2] = (uint64_t)m1 * v[2];
-  a1[3] = (uint64_t)m1 * v[3], a1[4] = (uint64_t)m1 * v[4];
+  a0[0] = m0 * v0, a0[1] = m0 * v1, a0[2] = m0 * v2;
+  a0[3] = m0 * v3, a0[4] = m0 * v4, a0[5] = m0 * v5;
+  a1[0] = m1 * v0, a1[1] = m1 * v1, a1[2] = m1 * v2;
+  a1[3] = m1 * v3, a1[4] = m1 * v4;
   uint64_t acc = (a0[0] >> 32) + (a0[1] & 0xffffffffu) + (a1[0] & 0xffffffffu);
   uint64_t r1 = acc & 0xffffffffu;
   acc = (acc >> 32) + (a0[1] >> 32) + (a1[0] >> 32) + (a0[2] & 0xffffffffu) + (a1[1] & 0xffffffffu);
@@ -91,10 +98,24 @@ HLOC_VM_INLINE uint64_t hloc_vm_reduce_pio2_f64(double a, double *r_hi, double *
   double ph = fh1 * 0x1.921fb54442d18p+0;
   double pl = fma(fh1, 0x1.921fb54442d18p+0, -ph) + (fh1 * 0x1.1a62633145c07p-54 + fl1 * 0x1.921fb54442d18p+0);
   double phh = ph + pl;
-  double phl = pl - (phh - ph);
+  *r_hi = phh;
+  *r_lo = pl - (phh - ph);
+  return qp;
+}
+/* The reduction of a >= 0: with full = 0 (a constant after inlining) Cody-Waite alone,
+   exact below 2^30; with full = 1 both, selected per lane by mask (no branch on data). */
+HLOC_VM_INLINE uint64_t hloc_vm_reduce_pio2_f64(double a, int full, double *r_hi, double *r_lo) {
+  double ch, cl, ph, pl;
+  uint64_t qc = hloc_vm_cw_pio2_f64(a, &ch, &cl);
+  if (!full) {
+    *r_hi = ch;
+    *r_lo = cl;
+    return qc;
+  }
+  uint64_t qp = hloc_vm_ph_pio2_f64(a, &ph, &pl);
   int big = a >= 0x1p30;
-  *r_hi = hloc_vm_sel_f64(big, phh, ch);
-  *r_lo = hloc_vm_sel_f64(big, phl, cl);
+  *r_hi = hloc_vm_sel_f64(big, ph, ch);
+  *r_lo = hloc_vm_sel_f64(big, pl, cl);
   return big ? qp : qc;
 }
 /* sin(r_hi + r_lo) and cos(r_hi + r_lo) for |r| <= pi/4 + 2^-30: sin r = r + r^3 p(r^2)
@@ -127,9 +148,9 @@ HLOC_VM_INLINE double hloc_vm_cos_kernel_f64(double r, double rl, double *tail) 
   return w;
 }
 /* sin of the reduced argument in quadrant q (mod 4) of the cosine's when cosq = 1. */
-HLOC_VM_INLINE double hloc_vm_sincos_f64(double x, uint64_t cosq) {
+HLOC_VM_INLINE double hloc_vm_sincos_f64(double x, uint64_t cosq, int full) {
   double a = fabs(x), rh, rl;
-  uint64_t q = hloc_vm_reduce_pio2_f64(a, &rh, &rl) + cosq;
+  uint64_t q = hloc_vm_reduce_pio2_f64(a, full, &rh, &rl) + cosq;
   double st, ct;
   double s = hloc_vm_sin_kernel_f64(rh, rl, &st);
   double c = hloc_vm_cos_kernel_f64(rh, rl, &ct);
@@ -140,15 +161,15 @@ HLOC_VM_INLINE double hloc_vm_sincos_f64(double x, uint64_t cosq) {
   y = hloc_vm_f64(hloc_vm_bits_f64(y) ^ (neg << 63));
   return hloc_vm_sel_f64(a < INFINITY, y, x - x);
 }
-HLOC_VM_SIMD double hloc_vsin_f64(double x) {
-  return hloc_vm_sel_f64(fabs(x) < 0x1p-26, x, hloc_vm_sincos_f64(x, 0));
+HLOC_VM_INLINE double hloc_vm_sin_f64(double x, int full) {
+  return hloc_vm_sel_f64(fabs(x) < 0x1p-26, x, hloc_vm_sincos_f64(x, 0, full));
 }
-HLOC_VM_SIMD double hloc_vcos_f64(double x) { return hloc_vm_sincos_f64(x, 1); }
+HLOC_VM_INLINE double hloc_vm_cos_f64(double x, int full) { return hloc_vm_sincos_f64(x, 1, full); }
 /* tan = sin / cos in quadrants 0 and 2, -cos / sin in 1 and 3: both as double-doubles,
    the quotient corrected by its residual (fma). */
-HLOC_VM_SIMD double hloc_vtan_f64(double x) {
+HLOC_VM_INLINE double hloc_vm_tan_f64(double x, int full) {
   double a = fabs(x), rh, rl;
-  uint64_t q = hloc_vm_reduce_pio2_f64(a, &rh, &rl);
+  uint64_t q = hloc_vm_reduce_pio2_f64(a, full, &rh, &rl);
   double st, ct;
   double s = hloc_vm_sin_kernel_f64(rh, rl, &st);
   double c = hloc_vm_cos_kernel_f64(rh, rl, &ct);
@@ -165,9 +186,9 @@ HLOC_VM_SIMD double hloc_vtan_f64(double x) {
 }
 /* f32: in double, on the same reduction (r_lo is below the float's precision), with
    shorter polynomials (relative error 2^-37 and 2^-33 before the final rounding). */
-HLOC_VM_INLINE float hloc_vm_sincos_f32(float x, uint64_t cosq, int tan) {
+HLOC_VM_INLINE float hloc_vm_sincos_f32(float x, uint64_t cosq, int tan, int full) {
   double a = fabs((double)x), r, rl;
-  uint64_t q = hloc_vm_reduce_pio2_f64(a, &r, &rl) + cosq;
+  uint64_t q = hloc_vm_reduce_pio2_f64(a, full, &r, &rl) + cosq;
   double z = r * r;
   double p = 0x1.6cd1d18b46788p-19;
   p = fma(p, z, -0x1.a00f7e9e43fe8p-13);
@@ -187,10 +208,119 @@ HLOC_VM_INLINE float hloc_vm_sincos_f32(float x, uint64_t cosq, int tan) {
   yf = hloc_vm_sel_f32(fabsf(x) < INFINITY, yf, x - x);
   return cosq ? yf : hloc_vm_sel_f32(fabsf(x) < 0x1p-12f, x, yf);
 }
-HLOC_VM_SIMD float hloc_vsin_f32(float x) { return hloc_vm_sincos_f32(x, 0, 0); }
-HLOC_VM_SIMD float hloc_vcos_f32(float x) { return hloc_vm_sincos_f32(x, 1, 0); }
-HLOC_VM_SIMD float hloc_vtan_f32(float x) { return hloc_vm_sincos_f32(x, 0, 1); }
+HLOC_VM_INLINE float hloc_vm_sin_f32(float x, int full) { return hloc_vm_sincos_f32(x, 0, 0, full); }
+HLOC_VM_INLINE float hloc_vm_cos_f32(float x, int full) { return hloc_vm_sincos_f32(x, 1, 0, full); }
+HLOC_VM_INLINE float hloc_vm_tan_f32(float x, int full) { return hloc_vm_sincos_f32(x, 0, 1, full); }
+/* The entry points hloc_v{sin,cos,tan}_f{32,64}. With gcc on x86-64 they are declared
+   with the vector function ABI (simd("notinbranch"): a vectorized loop calls
+   _ZGV<isa>N<lanes>v_<name> on a vector), and those entries are defined here, not cloned
+   by gcc, as static functions named by .set (local symbols: translation units linked
+   together do not clash; `used`, since the C compiler does not see the calls its
+   vectorizer makes). An entry computes its vector on Cody-Waite alone and, only when one
+   of its lanes is 2^30 or more (or infinite), again on both reductions with the per-lane
+   select: a branch on the whole vector, so an ordinary vector pays no Payne-Hanek (f64
+   sin in a loop 9.2 -> 1.5 ns per element, AVX-512) and a vector with a huge lane pays
+   both (14 ns). Results are the select version's, bit for bit. The widest vector (512
+   bits with AVX-512, 256 with AVX, else 128) has the body; narrower entries (epilogues,
+   loops at 256 bits) pad their lanes into it, and the scalar entry (remainders, loops
+   left scalar) runs Cody-Waite, or the widest entry for a huge argument. Elsewhere gcc's
+   own SIMD clones of the select version. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__AVX512F__)
+#define HLOC_VM_VBYTES 64
+#elif defined(__AVX__)
+#define HLOC_VM_VBYTES 32
+#else
+#define HLOC_VM_VBYTES 16
+#endif
+/* NAME's entries: ELEM(x, full) the element function of type T, HUGE(x) its test
+   (an integer as wide as T, so that the lane loop has one vectorization factor), L16,
+   L32, L64 the lanes of T in 16, 32 and 64 bytes. */
+#define HLOC_VM_ENTRIES(NAME, ELEM, T, I, HUGE, L16, L32, L64) \
+  __attribute__((simd("notinbranch"), const, nothrow, leaf)) T NAME(T x); \
+  typedef T NAME##_hloc_vw __attribute__((vector_size(HLOC_VM_VBYTES))); \
+  static __attribute__((used, noinline)) HLOC_VM_WIDE NAME##_hloc_vw NAME##_hloc_wide(NAME##_hloc_vw x) { \
+    NAME##_hloc_vw y; \
+    I huge = 0; \
+    for (int l = 0; l < (int)(HLOC_VM_VBYTES / sizeof(T)); ++l) { \
+      y[l] = ELEM(x[l], 0); \
+      huge |= (I)HUGE(x[l]); \
+    } \
+    if (__builtin_expect(huge != 0, 0)) \
+      for (int l = 0; l < (int)(HLOC_VM_VBYTES / sizeof(T)); ++l) y[l] = ELEM(x[l], 1); \
+    return y; \
+  } \
+  static __attribute__((used, noinline)) T NAME##_hloc_scalar(T x) { \
+    if (__builtin_expect(HUGE(x), 0)) { \
+      NAME##_hloc_vw v = {x}; \
+      return NAME##_hloc_wide(v)[0]; \
+    } \
+    return ELEM(x, 0); \
+  } \
+  __asm__(".set " #NAME ", " #NAME "_hloc_scalar"); \
+  HLOC_VM_ENTRIES_16(NAME, T, L16) \
+  HLOC_VM_ENTRIES_32(NAME, T, L32) \
+  HLOC_VM_ENTRIES_64(NAME, L64)
+/* An entry of B bytes, narrower than the widest, padding its lanes into it. */
+#define HLOC_VM_NARROW(NAME, T, B) \
+  typedef T NAME##_hloc_v##B __attribute__((vector_size(B))); \
+  static __attribute__((used, noinline)) NAME##_hloc_v##B NAME##_hloc_w##B(NAME##_hloc_v##B x) { \
+    NAME##_hloc_vw w = {0}, r; \
+    NAME##_hloc_v##B y; \
+    memcpy(&w, &x, B); \
+    r = NAME##_hloc_wide(w); \
+    memcpy(&y, &r, B); \
+    return y; \
+  }
+#define HLOC_VM_SET_B(NAME, L, TO) __asm__(".set _ZGVbN" #L "v_" #NAME ", " #NAME TO);
+#define HLOC_VM_SET_CD(NAME, L, TO) \
+  __asm__(".set _ZGVcN" #L "v_" #NAME ", " #NAME TO "\n.set _ZGVdN" #L "v_" #NAME ", " #NAME TO);
+#if HLOC_VM_VBYTES == 64
+#define HLOC_VM_ENTRIES_16(NAME, T, L) HLOC_VM_NARROW(NAME, T, 16) HLOC_VM_SET_B(NAME, L, "_hloc_w16")
+#define HLOC_VM_ENTRIES_32(NAME, T, L) HLOC_VM_NARROW(NAME, T, 32) HLOC_VM_SET_CD(NAME, L, "_hloc_w32")
+#define HLOC_VM_ENTRIES_64(NAME, L) __asm__(".set _ZGVeN" #L "v_" #NAME ", " #NAME "_hloc_wide");
+#elif HLOC_VM_VBYTES == 32
+#define HLOC_VM_ENTRIES_16(NAME, T, L) HLOC_VM_NARROW(NAME, T, 16) HLOC_VM_SET_B(NAME, L, "_hloc_w16")
+#define HLOC_VM_ENTRIES_32(NAME, T, L) HLOC_VM_SET_CD(NAME, L, "_hloc_wide")
+#define HLOC_VM_ENTRIES_64(NAME, L)
+#else
+#define HLOC_VM_ENTRIES_16(NAME, T, L) HLOC_VM_SET_B(NAME, L, "_hloc_wide")
+#define HLOC_VM_ENTRIES_32(NAME, T, L)
+#define HLOC_VM_ENTRIES_64(NAME, L)
+#endif
+#else
+#define HLOC_VM_ENTRIES(NAME, ELEM, T, I, HUGE, L16, L32, L64) \
+  HLOC_VM_SIMD T NAME(T x) { return ELEM(x, 1); }
+#endif
+#define HLOC_VM_HUGE_F64(x) (fabs(x) >= 0x1p30)
+#define HLOC_VM_HUGE_F32(x) (fabsf(x) >= 0x1p30f)
 "#
     };
 }
 pub(crate) use trig_c;
+
+/// The entry points of the six functions, one line each (after the rest of the
+/// vectorizable functions: they only use them). A translation unit takes the lines of the
+/// functions its kernels call ([`entries`]): each defines its functions whether called
+/// or not.
+macro_rules! trig_entries_c {
+    () => {
+        concat!(
+            "HLOC_VM_ENTRIES(hloc_vsin_f64, hloc_vm_sin_f64, double, int64_t, HLOC_VM_HUGE_F64, 2, 4, 8)\n",
+            "HLOC_VM_ENTRIES(hloc_vcos_f64, hloc_vm_cos_f64, double, int64_t, HLOC_VM_HUGE_F64, 2, 4, 8)\n",
+            "HLOC_VM_ENTRIES(hloc_vtan_f64, hloc_vm_tan_f64, double, int64_t, HLOC_VM_HUGE_F64, 2, 4, 8)\n",
+            "HLOC_VM_ENTRIES(hloc_vsin_f32, hloc_vm_sin_f32, float, int32_t, HLOC_VM_HUGE_F32, 4, 8, 16)\n",
+            "HLOC_VM_ENTRIES(hloc_vcos_f32, hloc_vm_cos_f32, float, int32_t, HLOC_VM_HUGE_F32, 4, 8, 16)\n",
+            "HLOC_VM_ENTRIES(hloc_vtan_f32, hloc_vm_tan_f32, float, int32_t, HLOC_VM_HUGE_F32, 4, 8, 16)\n"
+        )
+    };
+}
+pub(crate) use trig_entries_c;
+
+/// `(function name, its C line)` for each line of `trig_entries_c!()`.
+pub(crate) fn entries() -> impl Iterator<Item = (&'static str, &'static str)> {
+    trig_entries_c!().split_inclusive('\n').map(|line| {
+        let name = line.split(['(', ',']).nth(1).unwrap_or_default().trim();
+        (name, line)
+    })
+}

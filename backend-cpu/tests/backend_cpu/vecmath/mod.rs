@@ -287,3 +287,124 @@ fn gcc_vectorizes_loops_over_each_function() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A translation unit gets the trigonometric entry points of the functions its kernels
+/// call, and only those (they are compiled whether called or not).
+#[test]
+fn prelude_has_the_entry_points_of_the_called_trig_functions() {
+    let kernel = "void k(const double *x, double *y) { y[0] = hloc_vsin_f64(x[0]); }";
+    let prelude = backend_cpu::c::prelude_for([kernel].into_iter());
+    let entry = |name: &str| format!("HLOC_VM_ENTRIES({name},");
+    assert!(prelude.contains(&entry("hloc_vsin_f64")), "{prelude}");
+    for other in ["hloc_vcos_f64", "hloc_vtan_f64", "hloc_vsin_f32"] {
+        assert!(!prelude.contains(&entry(other)), "{other} in\n{prelude}");
+    }
+    for name in ["sin", "cos", "tan"] {
+        for t in ["f32", "f64"] {
+            let f = format!("hloc_v{name}_{t}");
+            assert!(backend_cpu::c::PRELUDE.contains(&entry(&f)), "{f}");
+        }
+    }
+}
+
+/// Two translation units calling the same trigonometric functions link into one program
+/// (their entry points are local symbols), and arrays mixing arguments below 2^30 with
+/// huge ones (one huge lane among small ones, whole vectors of huge ones, a remainder
+/// past the last vector) give libm's results within the documented bounds, through the
+/// vector entries and the scalar one.
+#[test]
+fn two_units_with_mixed_huge_arguments_link_and_match_libm() {
+    let Some(cc) = compiler() else { return };
+    let dir = scratch("two-units");
+    let unit = |tag: &str| {
+        format!(
+            "{}\nHLOC_VM_WIDE void run_{tag}(const double *restrict x, double *restrict s, \
+             double *restrict c, double *restrict t, long n) {{\n  for (long i = 0; i < n; \
+             i++) {{ s[i] = hloc_vsin_f64(x[i]); c[i] = hloc_vcos_f64(x[i] * 0.5) * 2.0; \
+             t[i] = hloc_vtan_f64(x[i]); }}\n}}\nHLOC_VM_WIDE void run32_{tag}(const float \
+             *restrict x, float *restrict s, long n) {{\n  for (long i = 0; i < n; i++) \
+             s[i] = hloc_vsin_f32(x[i]) + hloc_vcos_f32(x[i]);\n}}\n",
+            backend_cpu::c::prelude_for(
+                ["hloc_vsin_f64( hloc_vcos_f64( hloc_vtan_f64( hloc_vsin_f32( hloc_vcos_f32("]
+                    .into_iter()
+            )
+        )
+    };
+    let main = r#"
+#include <stdio.h>
+#include <stdlib.h>
+void run_a(const double *, double *, double *, double *, long);
+void run_b(const double *, double *, double *, double *, long);
+void run32_a(const float *, float *, long);
+void run32_b(const float *, float *, long);
+static double ulps(double got, long double want) {
+  if (want != want) return got != got ? 0 : 1e9;
+  if (got == want) return 0;
+  int e = want == 0 ? -1022 : ilogbl(want);
+  e = e < -1022 ? -1022 : e;
+  return (double)(fabsl((long double)got - want) / ldexpl(1.0L, e - 52));
+}
+int main(void) {
+  enum { N = 1003 };
+  static double x[N], s[N], c[N], t[N];
+  static float xf[N], sf[N];
+  unsigned long long r = 1;
+  for (int i = 0; i < N; i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    double u = (double)(r >> 11) / 9007199254740992.0 * 2 - 1;
+    int huge = i % 13 == 5 || (i >= 200 && i < 264) || i >= N - 3;
+    x[i] = huge ? ldexp(u, 31 + (int)(r % 990)) : u * 20;
+    if (i == 300) x[i] = 0x1p30;
+    if (i == 301) x[i] = 0x1p30 - 0x1p-23;
+    if (i == 302) x[i] = INFINITY;
+    if (i == 303) x[i] = NAN;
+    xf[i] = huge ? ldexpf((float)u, 31 + (int)(r % 96)) : (float)(u * 20);
+  }
+  int bad = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    (pass ? run_b : run_a)(x, s, c, t, N);
+    (pass ? run32_b : run32_a)(xf, sf, N);
+    for (int i = 0; i < N; i++) {
+      double us = ulps(s[i], sinl(x[i])), uc = ulps(c[i], cosl(x[i] * 0.5) * 2);
+      double ut = ulps(t[i], tanl(x[i]));
+      double f = (double)sinf(xf[i]) + (double)cosf(xf[i]);
+      int fbad = isnan(f) ? !isnan(sf[i]) : fabs(sf[i] - f) > 0x1p-22 * (fabs(f) + 1);
+      if (us > 1.5 || uc > 1.5 || ut > 2.0 || fbad) {
+        if (bad++ < 5) printf("bad %d x=%a sin %g cos %g tan %g ulps, f32 %a vs %a\n", i, x[i], us, uc, ut, sf[i], f);
+      }
+    }
+  }
+  printf("%d bad\n", bad);
+  return bad != 0;
+}
+"#;
+    let (a, b, m) = (dir.join("a.c"), dir.join("b.c"), dir.join("main.c"));
+    std::fs::write(&a, unit("a")).expect("write a.c");
+    std::fs::write(&b, unit("b")).expect("write b.c");
+    std::fs::write(&m, format!("#include <math.h>\n{main}")).expect("write main.c");
+    let exe = dir.join("two-units");
+    let out = Command::new(&cc)
+        .args([
+            "-O2",
+            "-ftree-vectorize",
+            "-fvect-cost-model=dynamic",
+            "-march=native",
+            "-fno-math-errno",
+            "-std=gnu11",
+        ])
+        .arg("-o")
+        .arg(&exe)
+        .args([&a, &b, &m])
+        .arg("-lm")
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&exe, &[]);
+    print!("{out}");
+    assert!(out.contains("0 bad"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,6 +70,9 @@ pub(crate) fn simple(out: Tiling, operands: Vec<Option<Tiling>>, why: String) ->
         local: ValueTiling::Array(out),
         operands,
         partial: None,
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why,
     }
 }

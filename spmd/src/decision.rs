@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use hlo::attrs::Window;
 use hlo::{Computation, InstrId};
 
 use crate::tiling::Tiling;
@@ -50,6 +51,29 @@ pub struct PartialSums {
     pub groups: Vec<Vec<i64>>,
 }
 
+/// A halo exchange: operand `operand`'s tile along split dimension `dim` extended by the
+/// last `low` elements of the tile before it and the first `high` of the tile after it
+/// (collective-permutes), positions outside the array set to `fill`, then cut to the
+/// `length` elements the device's output tile reads, from `offsets[device]` on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Halo {
+    /// The operand whose tile is extended.
+    pub operand: usize,
+    /// The split dimension.
+    pub dim: usize,
+    /// Elements from the tile before.
+    pub low: i64,
+    /// Elements from the tile after.
+    pub high: i64,
+    /// Per device, where its window starts in the extended tile.
+    pub offsets: Vec<i64>,
+    /// Elements of the window along `dim`.
+    pub length: i64,
+    /// What positions outside the array hold: the value of operand `Some(i)` (a scalar: a
+    /// pad or init value), or zero (`None`).
+    pub fill: Option<usize>,
+}
+
 /// One instruction's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -60,8 +84,16 @@ pub struct Decision {
     pub local: ValueTiling,
     /// What each operand must be resharded to before the local op (`None`: as it is).
     pub operands: Vec<Option<Tiling>>,
+    /// What each tuple operand must be resharded to, element by element (`None`, or no
+    /// entry: as it is).
+    pub tuple_operands: Vec<Option<Vec<Tiling>>>,
     /// Partial sums to all-reduce after the local op.
     pub partial: Option<PartialSums>,
+    /// The window the local op runs with, where it differs from the instruction's (a
+    /// windowed op on a split dimension reads its halo-extended tile with no padding).
+    pub window: Option<Window>,
+    /// Halo exchanges that extend operands' tiles before the local op.
+    pub halos: Vec<Halo>,
     /// Why, in words.
     pub why: String,
 }

@@ -254,4 +254,33 @@ impl Emit {
             .with_attr(AttrName::DynamicSliceSizes, AttrValue::IntList(sizes));
         Ok(self.b.add(ds))
     }
+
+    /// Tuple `v` (of global shape `global`, elements tiled `from`) with its elements tiled
+    /// `to`: each element taken out, resharded, and the tuple made again.
+    pub fn reshard_tuple(
+        &mut self,
+        v: InstrId,
+        global: &Shape,
+        from: &[Tiling],
+        to: &[Tiling],
+        what: &str,
+    ) -> Result<InstrId, SpmdError> {
+        let shapes = global.tuple_shapes();
+        if shapes.len() != from.len() || from.len() != to.len() {
+            return Err(SpmdError::invalid(what, "a tuple of another arity"));
+        }
+        let mut parts = Vec::with_capacity(shapes.len());
+        let mut local = Vec::with_capacity(shapes.len());
+        for (j, s) in shapes.iter().enumerate() {
+            let piece = local_shape(s, &from[j], what)?;
+            let g = self
+                .op("get-tuple-element", Opcode::GetTupleElement, piece, vec![v])
+                .with_attr(AttrName::Index, AttrValue::Int(j as i64));
+            let g = self.b.add(g);
+            parts.push(self.reshard(g, s, &from[j], &to[j], what)?);
+            local.push(local_shape(s, &to[j], what)?);
+        }
+        let t = self.op("tuple", Opcode::Tuple, Shape::tuple(local), parts);
+        Ok(self.b.add(t))
+    }
 }

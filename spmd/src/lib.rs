@@ -4,14 +4,17 @@
 //! [`partition`] writes the one program every device runs: per-device shapes, and the
 //! collectives the choices need (an all-reduce of partial sums where a dot contracts or a
 //! reduce reduces a split dimension, all-gathers and partition-id dynamic-slices where a
-//! consumer needs another sharding). An op it does not handle yet is an
+//! consumer needs another sharding). Ops without a rule of their own run whole on every
+//! device (`rules_fallback.rs`: operands gathered, result sliced where a user wants it
+//! split); an op that cannot (a random op, a loop body holding a manual region) is an
 //! [`SpmdError::Unsupported`] naming it.
 //!
 //! Every sharding is reasoned about as a [`Tiling`]: tiles per dimension and the tile
 //! each device holds, so that two shardings agree exactly when their tilings are equal and
 //! a collective's groups are read off the devices' tiles. Propagation runs forward from
 //! the parameters and `with_sharding_constraint` calls (`propagate.rs`, one file of rules
-//! per op family: `rules_simple.rs`, `rules_reduce.rs`, `rules_dot.rs`); `partition.rs`
+//! per op family: `rules_simple.rs`, `rules_reduce.rs`, `rules_dot.rs`, `rules_conv.rs`,
+//! `rules_window.rs` with the halos of windowed ops in `halo.rs`); `partition.rs`
 //! copies each instruction with its per-device shape and `emit.rs` adds the collectives.
 //! A dimension that does not split evenly gets XLA's padded shards (`ceil(n / tiles)`
 //! each, the last ones padded): all-gathers slice the padding off, dynamic-slices pad
@@ -29,19 +32,23 @@ mod emit;
 mod emit_all_to_all;
 mod emit_pad;
 mod error;
+mod halo;
 mod mask;
 mod partition;
 mod propagate;
+mod rules_conv;
 mod rules_dot;
+mod rules_fallback;
 mod rules_manual;
 mod rules_reduce;
 mod rules_simple;
+mod rules_window;
 mod sdy;
 mod stats;
 mod tiling;
 mod trip_count;
 
-pub use decision::{Decision, Decisions, PartialSums, ValueTiling};
+pub use decision::{Decision, Decisions, Halo, PartialSums, ValueTiling};
 pub use error::SpmdError;
 pub use partition::{partition, Partitioned};
 pub use propagate::propagate;

@@ -1,7 +1,8 @@
-//! Where padding would enter a result: a reduce or a dot whose local op reduces a split
-//! dimension that does not split evenly (its last shards padded) and whose partial results
-//! are all-reduced. Their operands' padding is masked first: with the reduce's init value
-//! (each device folds it in once anyway), with zero for a dot's contraction.
+//! Where padding would enter a result: a reduce, a dot or a convolution whose local op
+//! reduces a split dimension that does not split evenly (its last shards padded) and
+//! whose partial results are all-reduced. Their operands' padding is masked first: with
+//! the reduce's init value (each device folds it in once anyway), with zero for a dot's or
+//! a convolution's contraction.
 
 use hlo::{Computation, InstrId, Instruction, Opcode};
 
@@ -51,6 +52,24 @@ pub(crate) fn mask_reduced_padding(
                     .ok_or_else(|| SpmdError::invalid(instr.name(), "a dot of a tuple"))?;
                 let zero = e.zero(ty)?;
                 mask(e, comp, instr, i, &dims, tilings, operands, zero)?;
+            }
+        }
+        Opcode::Convolution => {
+            let dn = instr
+                .conv_dimension_numbers()
+                .ok_or_else(|| SpmdError::invalid(instr.name(), "no dim_labels"))?;
+            let features = [
+                dn.input_feature_dimension as usize,
+                dn.kernel_input_feature_dimension as usize,
+            ];
+            for (i, dim) in features.into_iter().enumerate() {
+                let ty = comp
+                    .instr(instr.operands()[i])
+                    .shape()
+                    .element_type()
+                    .ok_or_else(|| SpmdError::invalid(instr.name(), "a tuple operand"))?;
+                let zero = e.zero(ty)?;
+                mask(e, comp, instr, i, &[dim], tilings, operands, zero)?;
             }
         }
         _ => {}

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use hlo::attrs::{AttrName, AttrValue};
+use hlo::attrs::{AttrName, AttrValue, SliceDim};
 use hlo::ir::edit::{add_scalar_binary_computation, NameGen};
 use hlo::ir::{call_graph, ComputationLayout, ModuleAttr, ModuleAttrValue};
 use hlo::pass::Pass;
@@ -52,6 +52,7 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
     let new = m.add_computation(entry);
     m.set_entry(new)
         .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
+    strip_called_sharding_calls(&mut m);
     // Values only resharding read (a scalar broadcast made again at each user's shape).
     hlo::ir::edit::remove_dead_code_in_every_computation(&mut m);
     call_graph::remove_unreachable_computations(&mut m);
@@ -76,7 +77,7 @@ fn add_computations(
     let mut types = Vec::new();
     for (id, instr) in m.entry().instructions() {
         let partial = decisions.get(id).is_some_and(|d| d.partial.is_some());
-        if partial && instr.opcode() == Opcode::Dot {
+        if partial && matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) {
             let ty = instr
                 .shape()
                 .element_type()
@@ -133,11 +134,37 @@ fn build_entry(
                 (Some(to), ValueTiling::Array(from)) => {
                     e.reshard(v, comp.instr(op).shape(), from, &to, instr.name())?
                 }
+                (None, ValueTiling::Tuple(from)) => match d.tuple_operands.get(i) {
+                    Some(Some(to)) => {
+                        e.reshard_tuple(v, comp.instr(op).shape(), from, to, instr.name())?
+                    }
+                    _ => v,
+                },
                 _ => v,
             };
             operands.push(v);
         }
         mask_reduced_padding(&mut e, comp, instr, d, &tilings, &mut operands)?;
+        for h in &d.halos {
+            let t = tilings
+                .get(h.operand)
+                .cloned()
+                .flatten()
+                .ok_or_else(|| SpmdError::invalid(instr.name(), "a halo of a tuple operand"))?;
+            let n = comp.instr(instr.operands()[h.operand]).shape().dims()[h.dim];
+            let fill = match h.fill {
+                Some(i) => operands[i],
+                None => {
+                    let ty = comp
+                        .instr(instr.operands()[h.operand])
+                        .shape()
+                        .element_type()
+                        .ok_or_else(|| SpmdError::invalid(instr.name(), "a halo of a tuple"))?;
+                    e.zero(ty)?
+                }
+            };
+            operands[h.operand] = e.halo(operands[h.operand], n, &t, h, fill, instr.name())?;
+        }
         if is_pass_through(instr) {
             // The Sharding call and a manual region's boundaries: the operands, resharded,
             // are the value (a tuple of them where the call has several).
@@ -159,17 +186,30 @@ fn build_entry(
             ValueTiling::Array(t) => local_shape(instr.shape(), t, instr.name())?,
             // A manual region's op has its per-device shape already.
             ValueTiling::Manual => instr.shape().clone(),
-            ValueTiling::Tuple(_) => Shape::tuple(
+            ValueTiling::Tuple(_) if instr.opcode() == Opcode::Tuple => Shape::tuple(
                 operands
                     .iter()
                     .filter_map(|&o| e.b.get(o).map(|i| i.shape().clone()))
                     .collect(),
+            ),
+            ValueTiling::Tuple(ts) => Shape::tuple(
+                instr
+                    .shape()
+                    .tuple_shapes()
+                    .iter()
+                    .zip(ts)
+                    .map(|(s, t)| local_shape(s, t, instr.name()))
+                    .collect::<Result<Vec<_>, _>>()?,
             ),
         };
         let mut copy = instr.clone();
         copy.operands = operands;
         copy.users.clear();
         copy.remove_attr(&AttrName::Sharding);
+        if let Some(w) = &d.window {
+            copy.set_attr(AttrName::Window, AttrValue::Window(w.clone()));
+        }
+        localize_sizes(&mut copy, comp, instr, &e, &shape);
         if instr.opcode() == Opcode::GetTupleElement {
             let tuple = e.b.get(copy.operands[0]).map(|i| i.shape().clone());
             let index = instr.tuple_index().unwrap_or(0) as usize;
@@ -216,6 +256,73 @@ fn build_entry(
         .set_attr(AttrName::Sharding, sharding_attr(root_out));
     c.is_entry = true;
     Ok(c)
+}
+
+/// Computations other than the entry run as they are on every device (a loop body or a
+/// branch whose values are whole, or a manual region's loop): a `Sharding` call in them
+/// (a constraint in a scanned function) is its operand there, so it is replaced by it, and
+/// `sharding=` annotations are dropped, as in XLA's partitioned modules.
+fn strip_called_sharding_calls(m: &mut Module) {
+    let entry = m.entry_id();
+    for (index, c) in m.computations.iter_mut().enumerate() {
+        if CompId::from_index(index) == entry {
+            continue;
+        }
+        let ids: Vec<InstrId> = c.instructions().map(|(id, _)| id).collect();
+        for id in ids {
+            let i = c.instr(id);
+            if i.opcode() == Opcode::CustomCall
+                && i.custom_call_target() == Some("Sharding")
+                && i.operands().len() == 1
+            {
+                let op = i.operands()[0];
+                hlo::ir::edit::replace_uses(c, id, op);
+            }
+            c.instr_mut(id).remove_attr(&AttrName::Sharding);
+        }
+    }
+}
+
+/// A slice or dynamic-slice that keeps a split dimension whole (`rules_window.rs`) takes
+/// the local extent there: a full slice's limit is the operand's local length, a
+/// dynamic-slice's sizes are its local result's.
+fn localize_sizes(
+    copy: &mut hlo::Instruction,
+    comp: &hlo::Computation,
+    instr: &hlo::Instruction,
+    e: &Emit,
+    shape: &Shape,
+) {
+    match instr.opcode() {
+        Opcode::Slice => {
+            let global = comp.instr(instr.operands()[0]).shape().dims().to_vec();
+            let Some(local) = e.b.get(copy.operands[0]).map(|i| i.shape().dims().to_vec()) else {
+                return;
+            };
+            let Some(slice) = instr.slice() else { return };
+            let slice: Vec<SliceDim> = slice
+                .iter()
+                .enumerate()
+                .map(
+                    |(d, s)| match s.start == 0 && s.limit == global[d] && s.stride == 1 {
+                        true => SliceDim {
+                            limit: local[d],
+                            ..*s
+                        },
+                        false => *s,
+                    },
+                )
+                .collect();
+            copy.set_attr(AttrName::Slice, AttrValue::Slice(slice));
+        }
+        Opcode::DynamicSlice => {
+            copy.set_attr(
+                AttrName::DynamicSliceSizes,
+                AttrValue::IntList(shape.dims().to_vec()),
+            );
+        }
+        _ => {}
+    }
 }
 
 /// Custom calls whose value is their operands' (resharded by their decision): `Sharding`

@@ -78,7 +78,12 @@ fn from_users(
     }
     let takes = matches!(
         instr.opcode(),
-        Opcode::Broadcast | Opcode::Transpose | Opcode::Reshape | Opcode::Reduce | Opcode::Dot
+        Opcode::Broadcast
+            | Opcode::Transpose
+            | Opcode::Reshape
+            | Opcode::Reduce
+            | Opcode::Dot
+            | Opcode::Convolution
     ) || simple::is_elementwise(instr.opcode());
     if !takes {
         return Ok(None);
@@ -145,21 +150,14 @@ fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         Opcode::GetTupleElement => simple::get_tuple_element(ctx, instr),
         Opcode::Reduce => crate::rules_reduce::reduce(ctx, instr),
         Opcode::Dot => crate::rules_dot::dot(ctx, instr),
+        Opcode::Convolution => crate::rules_conv::convolution(ctx, instr),
         Opcode::CustomCall if instr.custom_call_target() == Some("Sharding") => {
             simple::sharding_call(ctx, instr)
         }
-        Opcode::CustomCall => Err(SpmdError::Unsupported {
-            opcode: format!(
-                "custom-call \"{}\"",
-                instr.custom_call_target().unwrap_or("?")
-            ),
-            instr: instr.name().to_string(),
-            detail: "the partitioner does not handle this custom call yet".into(),
-        }),
-        _ => Err(SpmdError::unsupported(
-            instr,
-            "the partitioner does not handle this op yet",
-        )),
+        _ => match crate::rules_window::decide(ctx, instr) {
+            Some(d) => d,
+            None => crate::rules_fallback::replicated(ctx, instr),
+        },
     }
 }
 

@@ -14,10 +14,10 @@ use crate::rules_reduce::groups_text;
 use crate::tiling::{zip_groups, Tiling};
 
 /// The dimensions of one dot operand by role.
-struct Roles {
-    batch: Vec<usize>,
-    contracting: Vec<usize>,
-    free: Vec<usize>,
+pub(crate) struct Roles {
+    pub batch: Vec<usize>,
+    pub contracting: Vec<usize>,
+    pub free: Vec<usize>,
 }
 
 impl Roles {
@@ -46,7 +46,12 @@ impl Roles {
 
 /// The local result's tiling and the partial-sum groups, when `l` and `r` split their
 /// paired dimensions alike.
-fn plan(l: &Tiling, r: &Tiling, lr: &Roles, rr: &Roles) -> Option<(Tiling, Option<Vec<Vec<i64>>>)> {
+pub(crate) fn plan(
+    l: &Tiling,
+    r: &Tiling,
+    lr: &Roles,
+    rr: &Roles,
+) -> Option<(Tiling, Option<Vec<Vec<i64>>>)> {
     for (&a, &b) in lr.paired().iter().zip(&rr.paired()) {
         if l.tiles[a] != r.tiles[b]
             || l.of_device
@@ -100,7 +105,7 @@ fn plan(l: &Tiling, r: &Tiling, lr: &Roles, rr: &Roles) -> Option<(Tiling, Optio
 }
 
 /// `other` resharded to `driver`'s tiles on the paired dimensions, its free ones whole.
-fn follow(driver: &Tiling, dr: &Roles, other: &Tiling, or: &Roles) -> Tiling {
+pub(crate) fn follow(driver: &Tiling, dr: &Roles, other: &Tiling, or: &Roles) -> Tiling {
     let rank = other.tiles.len();
     let mut from: Vec<Option<usize>> = vec![None; rank];
     for (&a, &b) in dr.paired().iter().zip(&or.paired()) {
@@ -161,6 +166,9 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
         local: ValueTiling::Array(out),
         operands,
         partial: groups.map(|groups| PartialSums { groups }),
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why,
     })
 }

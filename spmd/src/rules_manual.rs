@@ -39,7 +39,7 @@ pub(crate) fn leaves(instr: &Instruction) -> bool {
 
 /// Ops whose value is each device's own in any program: the ids and the collectives
 /// (which an unpartitioned module holds only inside manual regions).
-fn per_device(op: Opcode) -> bool {
+pub(crate) fn per_device(op: Opcode) -> bool {
     use Opcode::*;
     matches!(
         op,
@@ -120,6 +120,9 @@ fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         local: ValueTiling::Manual,
         operands,
         partial: None,
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why,
     })
 }
@@ -264,6 +267,9 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         local: ValueTiling::Manual,
         operands,
         partial: None,
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why: format!(
             "enters a manual region: inputs {}{}; the body runs per device",
             names.join(", "),
@@ -314,6 +320,9 @@ fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         local: out,
         operands: vec![None; instr.operands().len()],
         partial: None,
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why: format!(
             "leaves a manual region: each device's value is its piece of {}",
             names.join(", ")

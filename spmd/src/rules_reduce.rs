@@ -67,6 +67,9 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
                 local: ValueTiling::Array(out),
                 operands,
                 partial: Some(PartialSums { groups }),
+                tuple_operands: Vec::new(),
+                window: None,
+                halos: Vec::new(),
                 why,
             });
         }

@@ -174,6 +174,9 @@ pub(crate) fn tuple(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spmd
         local: ValueTiling::Tuple(parts),
         operands: vec![None; instr.operands().len()],
         partial: None,
+        tuple_operands: Vec::new(),
+        window: None,
+        halos: Vec::new(),
         why: "tuple: its elements' shardings".into(),
     })
 }

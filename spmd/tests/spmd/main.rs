@@ -7,3 +7,4 @@ mod corpus;
 mod golden;
 mod random_modules;
 mod random_reshards;
+mod random_windows;

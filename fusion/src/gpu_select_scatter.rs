@@ -1,31 +1,38 @@
-//! The GPU select-and-scatter emitter's decision: which of the two forms of
-//! [`crate::select_scatter`] a max-pool gradient runs in on a GPU, and its thread map
-//! from a thread's coordinates to the element of the iteration space it handles
-//! (`(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id] -> (index)`).
+//! The GPU select-and-scatter emitter's decision: which form a max-pool gradient runs in
+//! on a GPU, and the thread maps from a thread's coordinates to the element of the
+//! iteration space it handles (`(th_x, th_y, th_z, bl_x, bl_y, bl_z)[chunk_id, unroll_id]
+//! -> (index)`).
 //!
-//! Both forms write every output element from exactly one thread, so neither needs an
-//! atomic nor depends on the threads' order:
-//! - **tiled** (the windows tile the operand): a thread per window (source element); it
-//!   runs the select over its taps and writes each of them once. The map's results are
-//!   the source's index, consecutive threads on the source's minor-most physical
-//!   dimension (their taps `stride` elements apart in the operand and the output).
-//! - **gather** (overlapping windows, or gaps between them): a thread per operand element;
-//!   it runs the select of every window that may cover it (`covering` per dimension, in
-//!   the source's row-major order) and folds the source values of those that chose it.
-//!   The map's results are the output's index, consecutive threads on its minor-most
-//!   physical dimension: the stores coalesce, and the windows a warp re-selects overlap,
-//!   so their taps come from L1. Each target sees exactly the updates, in exactly the
-//!   order, of the sequential definition (the evaluator's), whatever the combiner.
+//! Every form writes each output element from exactly one thread, so none needs an atomic
+//! nor depends on the threads' order:
+//! - **tiled** (the windows tile the operand, [`crate::select_scatter`]'s tiled form): a
+//!   thread per window (source element); it runs the select over its taps and writes each
+//!   of them once. The map's results are the source's index, consecutive threads on the
+//!   source's minor-most physical dimension (their taps `stride` elements apart in the
+//!   operand and the output).
+//! - **gather** (gaps between the windows but no overlap: every operand element in at
+//!   most one window): a thread per operand element; it runs the select of the window
+//!   that may cover it and keeps the source value if that window chose it. The map's
+//!   results are the output's index, consecutive threads on its minor-most physical
+//!   dimension, so the stores coalesce.
+//! - **two launches** (overlapping windows: `covering` windows per dimension may cover an
+//!   element): one launch would re-run every covering window's select in each element's
+//!   thread (3x3 windows of stride 2: 4 windows of 9 taps, 36 selects per element), so
+//!   the select runs once per window instead. Launch 1, a thread per window (the tiled
+//!   map), writes the chosen tap's number (row-major over the window, `s32`) into a
+//!   scratch array laid out like the source; launch 2, a thread per operand element (the
+//!   gather map), reads the chosen taps of the windows covering it, in the source's
+//!   row-major order, and folds the source values of those that chose it. The fold's
+//!   order and operands are the sequential definition's (the evaluator's), whatever the
+//!   combiner, so the result is bit for bit the one-launch gather's.
 //!
 //! Not taken: a thread per window scattering with atomics where windows overlap. A float
 //! add (the gradient's combiner) would then depend on the threads' timing, which hloc
 //! refuses (ARCHITECTURE.md's GPU section: outputs never depend on the schedule), and the
-//! output would need its init stored by a launch of its own first. Its price, `covering`
-//! times fewer selects per element than the gather form, is left to a two-launch form
-//! (the chosen tap per window, then the gather over those) that needs a scratch buffer.
+//! output would need its init stored by a launch of its own first.
 //!
-//! A thread computes one element (no unroll): neither form's accesses are contiguous
-//! runs a vector load could take.
+//! A thread computes one element (no unroll): no form's accesses are contiguous runs a
+//! vector load could take.
 
 use std::fmt;
 
@@ -42,22 +49,67 @@ pub struct SelectScatterLaunch {
     /// The iteration space's logical dimensions: the source's (tiled) or the operand's
     /// (gather).
     pub space: Vec<i64>,
-    /// Grid, block and thread map (results: the iteration space's logical index).
+    /// Grid, block and thread map (results: the iteration space's logical index); in
+    /// the two-launch form, the second launch's (a thread per operand element).
     pub launch: Launch,
+    /// The two-launch form's first launch: a thread per window (results: the source's
+    /// logical index), writing the chosen taps; `None` in the one-launch forms.
+    pub choose: Option<Launch>,
 }
 
 impl SelectScatterLaunch {
-    /// Select evaluations (comparisons of two taps) one thread runs at most: the window's
-    /// taps, times the covering windows in the gather form.
+    /// Windows that may cover one operand element (the product of `covering`).
+    pub fn covering_windows(&self) -> i64 {
+        self.plan.covering.iter().product()
+    }
+
+    /// Select evaluations (comparisons of two taps) one thread of the (last) launch runs
+    /// at most: the window's taps, times the covering windows in the gather form, none
+    /// in the two-launch form's second launch (it reads the chosen taps).
     pub fn selects_per_thread(&self) -> i64 {
-        match self.plan.form {
-            SasForm::Tiled => self.plan.taps,
-            SasForm::Gather => self.plan.taps * self.plan.covering.iter().product::<i64>(),
+        match (self.plan.form, &self.choose) {
+            (_, Some(_)) => 0,
+            (SasForm::Tiled, None) => self.plan.taps,
+            (SasForm::Gather, None) => self.plan.taps * self.covering_windows(),
+        }
+    }
+
+    /// The kernels the form launches in order: one, or two (choose, then gather).
+    pub fn launches(&self) -> Vec<&Launch> {
+        self.choose.iter().chain([&self.launch]).collect()
+    }
+
+    /// The launch line of launch `pass` (0 or 1 in the two-launch form, 0 otherwise),
+    /// with the reason for two launches under the first: `select-and-scatter (FORM)
+    /// emitter: blocks=B threads=T ...` (dumps and kernel comments).
+    pub fn pass_text(&self, pass: usize) -> String {
+        let Some(choose) = &self.choose else {
+            return self.dims_text();
+        };
+        let c = self.covering_windows();
+        if pass == 0 {
+            format!(
+                "select-and-scatter (two launches, 1 of 2: a thread per window) emitter: \
+                 blocks={} threads={} selects/thread={}\n\
+                 why two launches: the windows overlap (up to {c} cover an operand element): \
+                 each window's select runs once here, not once per element it covers ({} \
+                 selects per element in one launch)",
+                choose.blocks,
+                choose.threads,
+                self.plan.taps,
+                c * self.plan.taps
+            )
+        } else {
+            format!(
+                "select-and-scatter (two launches, 2 of 2: a thread per operand element) \
+                 emitter: blocks={} threads={} chosen taps/thread={c}",
+                self.launch.blocks, self.launch.threads
+            )
         }
     }
 
     /// `select-and-scatter (FORM) emitter: blocks=B threads=T selects/thread=S` (the
-    /// launch line of dumps and kernel comments).
+    /// launch line of a one-launch form's dumps and kernel comments).
     pub fn dims_text(&self) -> String {
         format!(
             "select-and-scatter ({}) emitter: blocks={} threads={} selects/thread={}",
@@ -86,6 +138,8 @@ impl fmt::Display for FormText {
 /// `source` laid out by `source_m2m` (empty: row-major), on any GPU (the form and
 /// the map depend on the window and the layouts only); `None` where
 /// [`crate::select_scatter::plan`] refuses the window (the library routine runs it).
+/// Overlapping windows (more than one may cover an element) take two launches, unless a
+/// window's tap number would not fit the scratch array's `s32`.
 pub fn select_scatter_launch(
     window: &[WindowDim],
     (operand, result_m2m): (&[i64], &[i64]),
@@ -99,10 +153,17 @@ pub fn select_scatter_launch(
         SasForm::Gather => (operand, result_m2m),
     };
     let launch = element_launch(space, m2m)?;
+    let overlap = plan.covering.iter().product::<i64>() > 1;
+    let choose = if plan.form == SasForm::Gather && overlap && plan.taps <= i64::from(i32::MAX) {
+        Some(element_launch(source, source_m2m)?)
+    } else {
+        None
+    };
     Ok(Some(SelectScatterLaunch {
         plan,
         space: space.to_vec(),
         launch,
+        choose,
     }))
 }
 
@@ -175,6 +236,33 @@ mod tests {
         }
     }
 
+    /// Overlapping windows take two launches, the first a thread per window over the
+    /// source's physical order; windows that leave gaps without overlapping take one.
+    #[test]
+    fn overlapping_windows_take_two_launches() {
+        let w = [dim(3, 2, 1), dim(1, 1, 0)];
+        let l = select_scatter_launch(&w, (&[9, 5], &[0, 1]), (&[5, 5], &[0, 1]))
+            .unwrap()
+            .unwrap();
+        let choose = l.choose.as_ref().expect("two launches");
+        assert_eq!(l.launches().len(), 2);
+        let mut seen = [0; 25];
+        crate::gpu_launch::for_each_thread_point(&choose.thread_map, |flat, idx| {
+            // Column-major source: element (i, j) is number j * 5 + i.
+            let phys = idx[1] * 5 + idx[0];
+            assert_eq!(phys, flat[3] * choose.threads + flat[0]);
+            seen[phys as usize] += 1;
+        });
+        assert!(seen.iter().all(|&s| s == 1), "{seen:?}");
+        // Gaps, no overlap (a 2-wide window of stride 3): one launch.
+        let gaps = select_scatter_launch(&[dim(2, 3, 0)], (&[9], &[]), (&[3], &[]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(gaps.plan.form, SasForm::Gather);
+        assert!(gaps.choose.is_none());
+        assert_eq!(gaps.launches().len(), 1);
+    }
+
     #[test]
     fn launch_lines_count_the_selects_per_thread() {
         // 3x3 windows of stride 2: up to 2x2 covering windows of 9 taps each.
@@ -183,9 +271,26 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(
-            l.dims_text(),
+            l.pass_text(0),
+            "select-and-scatter (two launches, 1 of 2: a thread per window) emitter: \
+             blocks=1 threads=32 selects/thread=9\n\
+             why two launches: the windows overlap (up to 4 cover an operand element): \
+             each window's select runs once here, not once per element it covers (36 \
+             selects per element in one launch)"
+        );
+        assert_eq!(
+            l.pass_text(1),
+            "select-and-scatter (two launches, 2 of 2: a thread per operand element) \
+             emitter: blocks=1 threads=64 chosen taps/thread=4"
+        );
+        // Windows with gaps: one launch of a thread per element, one select each.
+        let g = select_scatter_launch(&[dim(2, 3, 0)], (&[9], &[]), (&[3], &[]))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            g.pass_text(0),
             "select-and-scatter (a thread per operand element) emitter: blocks=1 \
-             threads=64 selects/thread=36"
+             threads=32 selects/thread=2"
         );
         // Dilated windows are the library's.
         let mut d = dim(2, 2, 0);

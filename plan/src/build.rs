@@ -19,6 +19,7 @@ use codegen::CodegenError;
 mod collectives;
 mod custom_calls;
 mod gpu_merge_sort;
+mod gpu_select_scatter;
 mod in_place;
 mod library;
 
@@ -325,6 +326,14 @@ impl State<'_> {
                 if codegen::emit::gpu_sort_applies(module, self.target, comp, id) =>
             {
                 self.kernel(comp, id, out)?
+            }
+            // On a GPU, overlapping windows in two launches (the chosen taps, then a
+            // thread per operand element over them).
+            Opcode::SelectAndScatter
+                if codegen::emit::gpu_select_scatter_passes(module, self.target, comp, id)
+                    .is_some() =>
+            {
+                self.gpu_select_scatter(comp, id, out)?
             }
             // A compiled kernel where it takes the window (CPU, or a thread per window or
             // operand element on a GPU), else the library's routine.

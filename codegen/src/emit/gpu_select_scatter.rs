@@ -6,9 +6,17 @@
 //! substituted into the body, its domain guarding it. Each output element is written by
 //! one thread, so the kernel needs no atomics and its bits do not depend on the threads'
 //! order.
+//!
+//! Where the windows overlap, the program builder launches two kernels instead
+//! (`gpu_select_scatter_two.rs`): a thread per window storing its chosen tap's number
+//! into a scratch array, then a thread per operand element folding the source values of
+//! the covering windows whose chosen tap is its own. The second kernel's fold is the
+//! one-launch gather's (same windows, same order, same combiner calls), only the select
+//! is read instead of re-run, so both give the same bits.
 
-use fusion::gpu_select_scatter::select_scatter_launch;
+use fusion::gpu_select_scatter::{select_scatter_launch, SelectScatterLaunch};
 use hlo::attrs::WindowDim;
+use hlo::{CompId, InstrId};
 
 use super::assemble::EmittedKernel;
 use super::builder::Builder;
@@ -55,4 +63,29 @@ pub(super) fn gpu_kernel(
     })?;
     let title = format!("{title}\n{}", sl.dims_text());
     super::gpu_loop::launch_kernel(b, name, title, body, &sl.launch)
+}
+
+/// The GPU launch of select-and-scatter `id` of `comp` from its shapes' layouts (none:
+/// row-major), or `None` where no GPU form takes its window.
+pub(super) fn launch_of(
+    module: &hlo::Module,
+    comp: CompId,
+    id: InstrId,
+    window: &[WindowDim],
+) -> Option<SelectScatterLaunch> {
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let m2m = |s: &hlo::Shape| {
+        s.layout()
+            .map(|l| l.minor_to_major.clone())
+            .unwrap_or_default()
+    };
+    let (x, src) = (c.instr(instr.operands()[0]), c.instr(instr.operands()[1]));
+    select_scatter_launch(
+        window,
+        (x.shape().dims(), &m2m(instr.shape())),
+        (src.shape().dims(), &m2m(src.shape())),
+    )
+    .ok()
+    .flatten()
 }

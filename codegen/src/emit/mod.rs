@@ -15,6 +15,7 @@ mod gpu_reduce_kernel;
 mod gpu_row_reduce;
 mod gpu_scatter;
 mod gpu_select_scatter;
+mod gpu_select_scatter_two;
 mod gpu_sort;
 mod gpu_transpose;
 mod grouped;
@@ -32,6 +33,9 @@ mod update_element;
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
 pub use gpu_merge_sort::{emit_gpu_merge_pass, gpu_merge_sort_passes, merge_pass_writes_scratch};
+pub use gpu_select_scatter_two::{
+    chosen_taps_shape, emit_select_scatter_pass, gpu_select_scatter_passes,
+};
 pub use gpu_sort::{emit_gpu_sort, gpu_sort_applies};
 pub use in_place::{emit_dus_in_place, emit_scatter_in_place};
 pub use kernel::{check_instruction, emit_instruction};

@@ -27,7 +27,9 @@ use crate::kir::{self, Access, BinOp, CmpOp, Const, Guard, ScalarType, Stmt, UnO
 /// Emits select-and-scatter `id` of `comp` as kernel `name`. Buffers: the operand, the
 /// source, the init value (a scalar constant is an immediate instead), then the result.
 /// [`CodegenError::Unsupported`] for what [`fusion::select_scatter::plan`] refuses (the
-/// caller then runs the runtime's library routine).
+/// caller then runs the runtime's library routine). On a GPU target whose windows take
+/// two launches this is the one-launch form; the program builder launches the two
+/// kernels of `emit_select_scatter_pass` instead.
 pub fn emit_select_and_scatter(
     module: &hlo::Module,
     target: &crate::EmitTarget,
@@ -35,81 +37,34 @@ pub fn emit_select_and_scatter(
     id: InstrId,
     name: &str,
 ) -> Result<EmittedKernel, CodegenError> {
-    let c = module.computation(comp);
-    let instr = c.instr(id);
-    let mut b = Builder::new(module, target, instr.name());
-    if instr.opcode() != Opcode::SelectAndScatter || instr.operands().len() != 3 {
-        return Err(CodegenError::Internal(format!(
-            "`{}` is not a select-and-scatter",
-            instr.name()
-        )));
-    }
-    let called = |n: AttrName| match instr.attr(&n) {
-        Some(AttrValue::Computation(cc)) => Ok(*cc),
-        _ => Err(b.unsupported("select-and-scatter", "no select or scatter computation")),
-    };
-    let (select, scatter) = (called(AttrName::Select)?, called(AttrName::Scatter)?);
-    let window: Vec<WindowDim> = instr
-        .window()
-        .ok_or_else(|| b.unsupported("select-and-scatter", "no window"))?
-        .dims
-        .clone();
-    let [x, src, init] = [0, 1, 2].map(|k| instr.operands()[k]);
-    let xdims = c.instr(x).shape().dims().to_vec();
-    let sdims = c.instr(src).shape().dims().to_vec();
-    let plan = fusion::select_scatter::plan(&window, &xdims, &sdims).ok_or_else(|| {
-        b.unsupported(
-            "select-and-scatter",
-            "a dilated, reversed or negatively padded window",
-        )
-    })?;
-    let mut bufs = [0usize; 2];
-    for (k, op) in [x, src].into_iter().enumerate() {
-        let oi = c.instr(op);
-        bufs[k] = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(k))?;
-        b.leaves.insert((comp, op), Leaf::Buffer(bufs[k]));
-    }
-    let ii = c.instr(init);
-    if ii.opcode() != Opcode::Constant && !b.leaves.contains_key(&(comp, init)) {
-        let buf = b.add_buffer(ii.name(), ii.shape(), Access::In, BufferSource::Operand(2))?;
-        b.leaves.insert((comp, init), Leaf::Buffer(buf));
-    }
-    let out = b.add_buffer(
-        instr.name(),
-        instr.shape(),
-        Access::Out,
-        BufferSource::Output(0),
-    )?;
-    if b.buffers[out].ty != b.buffers[bufs[1]].ty {
-        return Err(b.unsupported(
-            "select-and-scatter",
-            "a result of another type than the source",
-        ));
-    }
-    let k = Sas {
-        comp,
-        x: bufs[0],
-        src: bufs[1],
-        out,
-        init,
-        select,
-        scatter,
-        window,
-        xdims,
-        sdims,
-    };
+    let (mut b, k) = Sas::prepare(module, target, comp, id)?;
+    let x = k.add_operand(&mut b, 0)?;
+    let src = k.add_operand(&mut b, 1)?;
+    k.add_init(&mut b)?;
+    let out = k.add_result(&mut b)?;
+    let io = Io { src, out };
     // Loops over the iteration space (the source's windows or the operand's elements) in
     // the physical order of the buffer indexed by it.
-    let (space, over) = match plan.form {
-        SasForm::Tiled => (k.sdims.clone(), k.src),
-        SasForm::Gather => (k.xdims.clone(), k.out),
+    let (space, over) = match k.plan.form {
+        SasForm::Tiled => (k.sdims.clone(), src),
+        SasForm::Gather => (k.xdims.clone(), out),
     };
     b.dims = space.iter().map(|&n| Interval::new(0, n - 1)).collect();
     let index: Vec<Expr> = (0..space.len() as u32).map(Expr::dim).collect();
     let mut body = Vec::new();
-    match plan.form {
-        SasForm::Tiled => k.tiled(&mut b, &index, &mut body)?,
-        SasForm::Gather => k.gather(&mut b, &plan, &index, &mut body)?,
+    match k.plan.form {
+        SasForm::Tiled => k.tiled(&mut b, x, io, &index, &mut body)?,
+        SasForm::Gather => {
+            k.gather(&mut b, io, &index, &mut body, &mut |k, b, s, own, inner| {
+                let chosen = k.select_window(b, x, s, inner)?;
+                Ok(Value::Compare(
+                    CmpOp::Eq,
+                    false,
+                    Box::new(chosen),
+                    Box::new(Value::Index(own)),
+                ))
+            })?
+        }
     }
     let order: Vec<usize> = b.buffers[over]
         .minor_to_major
@@ -117,38 +72,145 @@ pub fn emit_select_and_scatter(
         .rev()
         .map(|&d| d as usize)
         .collect();
-    let form = match plan.form {
+    let form = match k.plan.form {
         SasForm::Tiled => "tiled: one iteration per window",
         SasForm::Gather => "gather: one iteration per operand element over its windows",
     };
+    let instr = module.computation(comp).instr(id);
     let title = format!("select-and-scatter {} ({form})", instr.name());
     if target.gpu_emitters {
         let bufs = super::gpu_select_scatter::SasBuffers {
             window: &k.window,
-            operand: k.x,
-            source: k.src,
-            out: k.out,
+            operand: x,
+            source: src,
+            out,
         };
         return super::gpu_select_scatter::gpu_kernel(b, name, title, body, &bufs);
     }
     finish(b, name, title, body, &space, &order).map(|e| super::assemble::threaded(target, e))
 }
 
-/// What the kernel's statements are built from.
-struct Sas {
+/// The source's and the result's buffers of a kernel writing the result.
+#[derive(Clone, Copy)]
+pub(super) struct Io {
+    /// The source's buffer.
+    pub src: usize,
+    /// The result's buffer.
+    pub out: usize,
+}
+
+/// The chosen-tap test of the gather form: given the window's source index `s` and the
+/// number of the element's own tap in it, a `pred` that the window chose that tap, its
+/// statements appended to the last argument.
+pub(super) type Chose<'f> = dyn FnMut(&Sas, &mut Builder<'_>, &[Expr], Expr, &mut Vec<Stmt>) -> Result<Value, CodegenError>
+    + 'f;
+
+/// A select-and-scatter: what its kernels' statements are built from (the buffers are
+/// each kernel's own).
+pub(super) struct Sas {
     comp: CompId,
-    x: usize,
-    src: usize,
-    out: usize,
+    id: InstrId,
     init: InstrId,
     select: CompId,
     scatter: CompId,
-    window: Vec<WindowDim>,
-    xdims: Vec<i64>,
-    sdims: Vec<i64>,
+    /// The window.
+    pub window: Vec<WindowDim>,
+    /// The operand's (and the result's) dimensions.
+    pub xdims: Vec<i64>,
+    /// The source's dimensions (the windows).
+    pub sdims: Vec<i64>,
+    /// The CPU form's plan (its `covering` counts also drive the GPU gathers).
+    pub plan: SasPlan,
 }
 
 impl Sas {
+    /// The builder of a kernel of select-and-scatter `id` of `comp` (no buffers yet) and
+    /// the instruction's parts; `Unsupported` for what the kernels do not take.
+    pub(super) fn prepare<'m>(
+        module: &'m hlo::Module,
+        target: &'m crate::EmitTarget,
+        comp: CompId,
+        id: InstrId,
+    ) -> Result<(Builder<'m>, Sas), CodegenError> {
+        let c = module.computation(comp);
+        let instr = c.instr(id);
+        let b = Builder::new(module, target, instr.name());
+        if instr.opcode() != Opcode::SelectAndScatter || instr.operands().len() != 3 {
+            return Err(CodegenError::Internal(format!(
+                "`{}` is not a select-and-scatter",
+                instr.name()
+            )));
+        }
+        let called = |n: AttrName| match instr.attr(&n) {
+            Some(AttrValue::Computation(cc)) => Ok(*cc),
+            _ => Err(b.unsupported("select-and-scatter", "no select or scatter computation")),
+        };
+        let (select, scatter) = (called(AttrName::Select)?, called(AttrName::Scatter)?);
+        let window: Vec<WindowDim> = instr
+            .window()
+            .ok_or_else(|| b.unsupported("select-and-scatter", "no window"))?
+            .dims
+            .clone();
+        let [x, src, init] = [0, 1, 2].map(|k| instr.operands()[k]);
+        let xdims = c.instr(x).shape().dims().to_vec();
+        let sdims = c.instr(src).shape().dims().to_vec();
+        let plan = fusion::select_scatter::plan(&window, &xdims, &sdims).ok_or_else(|| {
+            b.unsupported(
+                "select-and-scatter",
+                "a dilated, reversed or negatively padded window",
+            )
+        })?;
+        if instr.shape().element_type() != c.instr(src).shape().element_type() {
+            return Err(b.unsupported(
+                "select-and-scatter",
+                "a result of another type than the source",
+            ));
+        }
+        let k = Sas {
+            comp,
+            id,
+            init,
+            select,
+            scatter,
+            window,
+            xdims,
+            sdims,
+            plan,
+        };
+        Ok((b, k))
+    }
+
+    /// Adds operand `k` (0: the operand, 1: the source) as an input buffer.
+    pub(super) fn add_operand(&self, b: &mut Builder<'_>, k: usize) -> Result<usize, CodegenError> {
+        let c = b.module.computation(self.comp);
+        let op = c.instr(self.id).operands()[k];
+        let oi = c.instr(op);
+        let buf = b.add_buffer(oi.name(), oi.shape(), Access::In, BufferSource::Operand(k))?;
+        b.leaves.insert((self.comp, op), Leaf::Buffer(buf));
+        Ok(buf)
+    }
+
+    /// Adds the init value's buffer unless it is a constant (an immediate).
+    pub(super) fn add_init(&self, b: &mut Builder<'_>) -> Result<(), CodegenError> {
+        let ii = b.module.computation(self.comp).instr(self.init);
+        if ii.opcode() != Opcode::Constant && !b.leaves.contains_key(&(self.comp, self.init)) {
+            let buf = b.add_buffer(ii.name(), ii.shape(), Access::In, BufferSource::Operand(2))?;
+            b.leaves.insert((self.comp, self.init), Leaf::Buffer(buf));
+        }
+        Ok(())
+    }
+
+    /// Adds the result's buffer.
+    pub(super) fn add_result(&self, b: &mut Builder<'_>) -> Result<usize, CodegenError> {
+        let instr = b.module.computation(self.comp).instr(self.id);
+        b.add_buffer(
+            instr.name(),
+            instr.shape(),
+            Access::Out,
+            BufferSource::Output(0),
+        )
+    }
+
     /// Per dimension, the operand index of tap `k` of window `s`, and the guard that keeps
     /// it inside the operand (conditions only where a window can reach the padding).
     fn tap_index(&self, b: &Builder<'_>, s: &[Expr], k: &[Expr]) -> (Vec<Expr>, Guard) {
@@ -185,15 +247,16 @@ impl Sas {
         (k, loops, b.simplify(number))
     }
 
-    /// The select over the taps of window `s`, its statements appended to `body`: the
+    /// The select over the taps of window `s` of operand buffer `x`, its statements appended to `body`: the
     /// chosen tap's number (row-major over the window; 0 when no tap is valid).
-    fn select_window(
+    pub(super) fn select_window(
         &self,
         b: &mut Builder<'_>,
+        x: usize,
         s: &[Expr],
         body: &mut Vec<Stmt>,
     ) -> Result<Value, CodegenError> {
-        let ty = b.buffers[self.x].ty;
+        let ty = b.buffers[x].ty;
         let found = b.new_var(ScalarType::Pred);
         let best = b.new_var(ty);
         let tap = b.new_var(ScalarType::S64);
@@ -204,7 +267,7 @@ impl Sas {
         body.push(Stmt::Decl {
             var: best,
             value: Value::Load {
-                buf: self.x,
+                buf: x,
                 offset: Expr::constant(0),
                 ty,
             },
@@ -216,7 +279,7 @@ impl Sas {
         let (k, loops, number) = self.tap_vars(b);
         let (at, guard) = self.tap_index(b, s, &k);
         let mut inner = Vec::new();
-        let cand = self.load(b, self.x, &at, &guard);
+        let cand = self.load(b, x, &at, &guard);
         let keep = b.in_memo_frame(|b| {
             call_scalar(
                 b,
@@ -259,7 +322,13 @@ impl Sas {
     }
 
     /// A load of buffer `buf` at `index` (noted for the kernel's comment).
-    fn load(&self, b: &mut Builder<'_>, buf: usize, index: &[Expr], guard: &Guard) -> Value {
+    pub(super) fn load(
+        &self,
+        b: &mut Builder<'_>,
+        buf: usize,
+        index: &[Expr],
+        guard: &Guard,
+    ) -> Value {
         b.note(buf, index, guard);
         Value::Load {
             buf,
@@ -273,17 +342,20 @@ impl Sas {
         b.value(self.comp, self.init, &[], false, body)
     }
 
-    /// The tiled form's body at window `s`: select, then write every valid tap.
+    /// The tiled form's body at window `s`: select over operand buffer `x`, then write
+    /// every valid tap.
     fn tiled(
         &self,
         b: &mut Builder<'_>,
+        x: usize,
+        io: Io,
         s: &[Expr],
         body: &mut Vec<Stmt>,
     ) -> Result<(), CodegenError> {
-        let ty = b.buffers[self.out].ty;
-        let chosen = self.select_window(b, s, body)?;
+        let ty = b.buffers[io.out].ty;
+        let chosen = self.select_window(b, x, s, body)?;
         let init = self.init(b, body)?;
-        let source = self.load(b, self.src, s, &Guard::default());
+        let source = self.load(b, io.src, s, &Guard::default());
         let scattered = call_scalar(b, self.scatter, vec![init.clone(), source], ty, body)?;
         let (k, loops, number) = self.tap_vars(b);
         let (at, guard) = self.tap_index(b, s, &k);
@@ -293,10 +365,10 @@ impl Sas {
             Box::new(Value::Index(number)),
             Box::new(chosen),
         );
-        b.note(self.out, &at, &guard);
+        b.note(io.out, &at, &guard);
         let store = Stmt::Store {
-            buf: self.out,
-            offset: b.offset(self.out, &at),
+            buf: io.out,
+            offset: b.offset(io.out, &at),
             value: Value::Select(Box::new(is_chosen), Box::new(scattered), Box::new(init)),
         };
         body.extend(serial_nest(&loops, Stmt::guarded(guard, vec![store])));
@@ -304,15 +376,16 @@ impl Sas {
     }
 
     /// The gather form's body at operand element `t`: fold the source values of the
-    /// covering windows that chose `t`, then store.
-    fn gather(
+    /// covering windows that chose `t` (`chose` says whether one did), then store.
+    pub(super) fn gather(
         &self,
         b: &mut Builder<'_>,
-        plan: &SasPlan,
+        io: Io,
         t: &[Expr],
         body: &mut Vec<Stmt>,
+        chose: &mut Chose<'_>,
     ) -> Result<(), CodegenError> {
-        let ty = b.buffers[self.out].ty;
+        let ty = b.buffers[io.out].ty;
         let init = self.init(b, body)?;
         let acc = b.new_var(ty);
         body.push(Stmt::Decl {
@@ -321,20 +394,21 @@ impl Sas {
         });
         // Window s_d = floor((t_d + pad_d) / stride_d) - (J_d - 1) + j_d for j_d in
         // [0, J_d): ascending, so the windows come in the source's row-major order.
+        let covering = &self.plan.covering;
         let mut s = Vec::with_capacity(t.len());
         let mut loops = Vec::new();
         let mut guard = Guard::default();
         let mut own_number = Expr::constant(0);
         for (d, w) in self.window.iter().enumerate() {
             let last = (t[d] + w.padding_low).floor_div(Expr::constant(w.stride));
-            let j = if plan.covering[d] > 1 {
-                let v = b.new_range(Interval::new(0, plan.covering[d] - 1));
-                loops.push((v, plan.covering[d]));
+            let j = if covering[d] > 1 {
+                let v = b.new_range(Interval::new(0, covering[d] - 1));
+                loops.push((v, covering[d]));
                 Expr::var(v)
             } else {
                 Expr::constant(0)
             };
-            let sd = b.simplify(last - (plan.covering[d] - 1) + j);
+            let sd = b.simplify(last - (covering[d] - 1) + j);
             // The tap of t in window s_d (never negative: s_d starts at or before t).
             let kd = b.simplify(t[d] + w.padding_low - sd * w.stride);
             for (e, hi) in [(sd, self.sdims[d] - 1), (kd, w.size - 1)] {
@@ -350,16 +424,10 @@ impl Sas {
         b.guards.push(guard.clone());
         let inner = b.in_memo_frame(|b| -> Result<Vec<Stmt>, CodegenError> {
             let mut inner = Vec::new();
-            let chosen = self.select_window(b, &s, &mut inner)?;
-            let source = self.load(b, self.src, &s, &Guard::default());
+            let mine = chose(self, b, &s, own_number, &mut inner)?;
+            let source = self.load(b, io.src, &s, &Guard::default());
             let old = Value::Var(acc, ty);
             let folded = call_scalar(b, self.scatter, vec![old.clone(), source], ty, &mut inner)?;
-            let mine = Value::Compare(
-                CmpOp::Eq,
-                false,
-                Box::new(chosen),
-                Box::new(Value::Index(own_number)),
-            );
             inner.push(Stmt::Assign {
                 var: acc,
                 value: Value::Select(Box::new(mine), Box::new(folded), Box::new(old)),
@@ -368,10 +436,10 @@ impl Sas {
         });
         b.guards.pop();
         body.extend(serial_nest(&loops, Stmt::guarded(guard, inner?)));
-        b.note(self.out, t, &Guard::default());
+        b.note(io.out, t, &Guard::default());
         body.push(Stmt::Store {
-            buf: self.out,
-            offset: b.offset(self.out, t),
+            buf: io.out,
+            offset: b.offset(io.out, t),
             value: Value::Var(acc, ty),
         });
         Ok(())

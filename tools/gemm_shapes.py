@@ -83,6 +83,9 @@ def shapes():
         ("lstm_dx_m16_n128_k192", *scan_dx(128, 16, 128, 192)),
         ("lstm_wgrad_m192_n192_k16", *scan_wgrad(128, 16, 192, 192)),
         ("lstm_wgrad_m128_n192_k16", *scan_wgrad(128, 16, 128, 192)),
+        # lstm_lm: 16 sequences, 256 hidden (4 gates), 128 inputs, 64 steps.
+        ("lstm_lm_h_m16_n1024_k256", *scan_xw(64, 16, 256, 1024)),
+        ("lstm_lm_x_m16_n1024_k128", *scan_xw(64, 16, 128, 1024)),
         # gru_scan: 32 sequences, 512 hidden (3 gates), 128 inputs, 64 steps.
         ("gru_h_m32_n1536_k512", *scan_xw(64, 32, 512, 1536)),
         ("gru_x_m32_n1536_k128", *scan_xw(64, 32, 128, 1536)),

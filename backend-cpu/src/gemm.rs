@@ -1,5 +1,6 @@
-//! GEMMs through faer, the thin kernel ([`thin_gemm`]) for products with few columns, or
-//! the small-side kernel ([`gemv`]) for a few rows against a weight stored `[n, k]`:
+//! GEMMs through faer, the thin kernel ([`thin_gemm`]) for products with few columns,
+//! the small-side kernel ([`gemv`]) for a few rows against a weight stored `[n, k]`, or
+//! the small-row kernel ([`gemm_small`]) for up to 32 rows against a row-major weight:
 //! batches of strided operands as the thunk builder described them, split among the
 //! threads by batch elements, rows, columns or the contraction where the work pays for
 //! the threads.
@@ -13,6 +14,7 @@ use rayon::prelude::*;
 
 use crate::error::BackendError;
 use crate::gemm_half::Widened;
+use crate::gemm_small;
 use crate::gemv;
 use crate::thin_gemm::{self, Part};
 
@@ -65,8 +67,9 @@ const PARALLEL_MIN_FLOPS: usize = 1 << 20;
 pub(crate) trait Element:
     faer::traits::ComplexField + thin_gemm::Elem + num_one::One
 {
-    /// Runs an `m x n x k` product with a small side on [`gemv`] (`f32`: a stream of
-    /// the big operand); `false`, nothing written, where it does not run there.
+    /// Runs an `m x n x k` product with a small side on [`gemv`] or [`gemm_small`]
+    /// (`f32`: the weight read in place); `false`, nothing written, where it runs on
+    /// neither.
     ///
     /// # Safety
     /// [`gemv::product`]'s contract.
@@ -76,8 +79,8 @@ pub(crate) trait Element:
 }
 impl Element for f32 {
     unsafe fn small_side(p: &thin_gemm::Operands<f32>, m: usize, n: usize, k: usize) -> bool {
-        // SAFETY: the caller's contract.
-        unsafe { gemv::product(p, m, n, k) }
+        // SAFETY: the caller's contract (the two kernels' are the same).
+        unsafe { gemv::product(p, m, n, k) || gemm_small::product(p, m, n, k) }
     }
 }
 impl Element for f64 {}

@@ -28,6 +28,8 @@ mod gemm_amx_pack;
 #[cfg(target_arch = "x86_64")]
 mod gemm_amx_tiles;
 mod gemm_half;
+mod gemm_small;
+mod gemm_small_kernels;
 mod gemv;
 mod inprocess;
 mod kernel_source;

@@ -50,6 +50,7 @@ mod reductions;
 mod remat_patches;
 mod select_arms;
 mod semantics;
+mod small_row_dots;
 mod spmd;
 mod streamed;
 mod streamed_loops;

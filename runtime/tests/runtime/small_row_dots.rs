@@ -1,0 +1,78 @@
+//! Differential test of the small-row kernel (`backend-cpu/src/gemm_small.rs`): `f32`
+//! dots of 1-40 rows against a weight whose columns are contiguous (`x @ W` with `W`
+//! row-major `[k, n]`), columns of odd counts below, at and past whole vectors and tile
+//! strips, contractions of 1-256, the lhs and the result in random layouts, batched or
+//! not, some large enough to split by columns among the threads; compiled and compared
+//! with the reference evaluator, each one library GEMM.
+
+use crate::gen::{self, shape, Rng};
+
+/// A random dot `[b..., m, k] x [b..., k, n]` whose rhs keeps `n` minor.
+fn module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let m = rng.range(1, 41);
+    let ns = [rng.range(16, 40), rng.range(40, 300), rng.range(600, 1100)];
+    let n = *rng.pick(&ns);
+    let ks = [rng.range(1, 20), rng.range(20, 257)];
+    let k = *rng.pick(&ks);
+    let batched = rng.below(4) == 0;
+    let b: Vec<i64> = if batched {
+        vec![rng.range(1, 4)]
+    } else {
+        Vec::new()
+    };
+    let dims = |x: i64, y: i64| -> Vec<i64> { b.iter().copied().chain([x, y]).collect() };
+    let nb = b.len();
+    let batch_dims = if batched { "0" } else { "" };
+    let (lc, rc) = (nb + 1, nb);
+    let ls = shape(&mut rng, "f32", &dims(m, k));
+    // `n` minor, then `k`, then the batch dimension.
+    let layout = if batched { "2,1,0" } else { "1,0" };
+    let rs = format!("f32[{}]{{{layout}}}", gen::list(&dims(k, n)));
+    let os = shape(&mut rng, "f32", &dims(m, n));
+    format!(
+        "HloModule small_rows\nENTRY e {{\n  a = {ls} parameter(0)\n  b = {rs} parameter(1)\n  \
+         ROOT d = {os} dot(a, b), lhs_batch_dims={{{batch_dims}}}, rhs_batch_dims={{{batch_dims}}}, \
+         lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n"
+    )
+}
+
+#[test]
+fn small_row_dots_match_the_reference_evaluator() {
+    let options = gen::options("hloc-cache-small-row-dots");
+    let mut failures = Vec::new();
+    for seed in gen::seeds(0..40) {
+        let text = module(seed);
+        let m = gen::parse(seed, &text);
+        let calls = gen::check(
+            seed,
+            (&m, &text),
+            &gen::random_args(&m, seed),
+            &options,
+            &mut failures,
+        );
+        // A contraction of size 1 without batch dimensions becomes an outer product of
+        // broadcasts; every other dot is one library GEMM.
+        let outer = !text.contains("lhs_batch_dims={0}") && contracts_one(&text);
+        if !outer && calls != 1 {
+            failures.push(format!(
+                "seed {seed}: {calls} library calls, not one GEMM\n{text}"
+            ));
+        }
+    }
+    gen::assert_none(&failures);
+}
+
+/// Whether the lhs's contracted dimension (its last logical one) has size 1.
+fn contracts_one(text: &str) -> bool {
+    let a = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("a = "))
+        .unwrap_or("");
+    let dims = a
+        .split('[')
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap_or("");
+    dims.rsplit(',').next() == Some("1")
+}

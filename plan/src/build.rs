@@ -45,6 +45,9 @@ struct State<'m> {
     /// Kernel outputs that may be written over an operand's buffer
     /// ([`super::memory::in_place`]), kept where the operand dies at the kernel.
     in_place: Vec<super::memory::in_place::Candidate>,
+    /// The instructions built so far in the current sequence of each computation (a
+    /// computation called twice is built twice): their thunks run before the next one's.
+    built: std::collections::HashSet<(CompId, InstrId)>,
 }
 
 fn spec_of(shape: &Shape, buffer: BufferId, what: &str) -> Result<ArraySpec, CodegenError> {
@@ -205,8 +208,10 @@ impl State<'_> {
             None => std::borrow::Cow::Owned(std::mem::take(&mut self.entry_order)),
             Some(_) => c.def_before_use_order(),
         };
+        self.built.retain(|&(cc, _)| cc != comp);
         for &id in order.iter() {
             self.instruction(comp, id, params, out)?;
+            self.built.insert((comp, id));
         }
         self.leaves(comp, c.root())
     }
@@ -776,6 +781,7 @@ pub fn build_program_with(
         depth: 0,
         top: 0,
         in_place: Vec::new(),
+        built: Default::default(),
         entry_order: {
             let s = super::memory::schedule::schedule(
                 module,

@@ -5,8 +5,12 @@
 use super::*;
 
 impl State<'_> {
-    /// Whether `base` dies at its only user `user`, so `user` may write into its buffer:
-    /// a kernel's result (no alias of it exists) that is not the computation's root.
+    /// Whether `base` dies at `user`, so `user` may write into its buffer: a kernel's
+    /// result (its buffer is its own) that is not the computation's root, whose other users
+    /// are all built already (their thunks run before `user`'s) and alias none of its bytes
+    /// (each has its own buffer). A KV cache updated layer by layer is such a base: each
+    /// layer's attention reads the cache (a slice kernel) before the next layer's
+    /// dynamic-update-slice writes it.
     pub(super) fn dies_at(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
         let c = self.module.computation(comp);
         let produced_by_kernel = match c.instr(base).opcode() {
@@ -27,7 +31,28 @@ impl State<'_> {
             }
             _ => true,
         };
-        produced_by_kernel && c.users(base) == [user] && c.root() != base
+        if !produced_by_kernel || c.root() == base {
+            return false;
+        }
+        let Some(&[buf]) = self.slots.get(&(comp, base)).map(Vec::as_slice) else {
+            return false;
+        };
+        // `user` reads `base` only as the operand it updates.
+        let once = c
+            .instr(user)
+            .operands()
+            .iter()
+            .filter(|&&o| o == base)
+            .count()
+            == 1;
+        once && c.users(base).iter().all(|&u| {
+            u == user
+                || (self.built.contains(&(comp, u))
+                    && self
+                        .slots
+                        .get(&(comp, u))
+                        .is_some_and(|leaves| !leaves.contains(&buf)))
+        })
     }
 
     /// Whether `base` is element `k` of a while body's state, read only by `user`, whose

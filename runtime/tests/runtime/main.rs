@@ -23,6 +23,7 @@ mod gpu_split_reductions;
 mod half_dots;
 mod half_reductions;
 mod in_place;
+mod in_place_readers;
 mod in_place_rows;
 mod library;
 mod long_sums;

@@ -23,7 +23,17 @@ pub(crate) struct Ctx<'a> {
     /// Operand shardings a rule is asked to assume instead of the decided ones (how a
     /// backward hint is tried: the operands as they would be sliced).
     pub assume: Vec<(InstrId, ValueTiling)>,
+    /// The parameters' shardings where the caller decides them (a loop body's carry);
+    /// empty for the entry computation, whose parameters carry annotations.
+    pub params: Vec<ValueTiling>,
+    /// Propagation itself, for the rules that partition the computations an op calls
+    /// (a loop's body) the same way: `propagate(module, computation, devices, params)`.
+    pub propagate: Propagate,
 }
+
+/// The signature of propagation over one computation (see [`Ctx::propagate`]).
+pub(crate) type Propagate =
+    fn(&Module, &Computation, usize, Vec<ValueTiling>) -> Result<Decisions, SpmdError>;
 
 impl Ctx<'_> {
     /// The decided sharding of operand `i` of `instr`.
@@ -73,6 +83,7 @@ pub(crate) fn simple(out: Tiling, operands: Vec<Option<Tiling>>, why: String) ->
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why,
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use hlo::attrs::Window;
-use hlo::{Computation, InstrId};
+use hlo::{CompId, Computation, InstrId, Module};
 
 use crate::tiling::Tiling;
 
@@ -74,6 +74,18 @@ pub struct Halo {
     pub fill: Option<usize>,
 }
 
+/// A computation partitioned for the op that calls it: its decisions (parameters as the
+/// caller passes them), and the sharding its root is resharded to (`None`: as decided).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Called {
+    /// The computation (of the module being partitioned).
+    pub comp: CompId,
+    /// Its instructions' decisions.
+    pub decisions: Decisions,
+    /// What its root must be.
+    pub root: Option<ValueTiling>,
+}
+
 /// One instruction's decision.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision {
@@ -94,12 +106,14 @@ pub struct Decision {
     pub window: Option<Window>,
     /// Halo exchanges that extend operands' tiles before the local op.
     pub halos: Vec<Halo>,
+    /// Computations the op calls, partitioned with it (a loop's condition and body).
+    pub called: Vec<Called>,
     /// Why, in words.
     pub why: String,
 }
 
 /// Every instruction's decision, indexed by the entry computation's instruction ids.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decisions {
     /// `by_id[id.index()]`, `None` for instructions not reached.
     pub by_id: Vec<Option<Decision>>,
@@ -109,6 +123,30 @@ impl Decisions {
     /// The decision of `id`.
     pub fn get(&self, id: InstrId) -> Option<&Decision> {
         self.by_id.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// [`Decisions::explain`], each computation an op is partitioned with (a loop's
+    /// condition and body) after the op's line, indented, under its name.
+    pub fn explain_module(&self, module: &Module, comp: &Computation) -> String {
+        let mut out = String::new();
+        for id in comp.def_before_use_order().iter() {
+            let Some(d) = self.get(*id) else { continue };
+            let _ = writeln!(
+                out,
+                "{}: {} <- {}",
+                comp.instr(*id).name(),
+                d.out.text(),
+                d.why
+            );
+            for c in &d.called {
+                let callee = module.computation(c.comp);
+                let _ = writeln!(out, "  {}:", callee.name());
+                for line in c.decisions.explain_module(module, callee).lines() {
+                    let _ = writeln!(out, "    {line}");
+                }
+            }
+        }
+        out
     }
 
     /// The text `hloc partition --explain` prints: one line per instruction of `entry`, in

@@ -70,6 +70,17 @@ impl Emit {
         Instruction::new(self.names.fresh(base), opcode, shape, operands)
     }
 
+    /// Continues the channel ids after `last` (ids stay unique across the computations
+    /// of a module).
+    pub(crate) fn set_channel(&mut self, last: i64) {
+        self.channel = last;
+    }
+
+    /// The last channel id used.
+    pub(crate) fn channel(&self) -> i64 {
+        self.channel
+    }
+
     /// A fresh channel id.
     pub(crate) fn next_channel(&mut self) -> i64 {
         self.channel += 1;

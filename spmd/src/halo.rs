@@ -128,6 +128,7 @@ pub(crate) fn reduce_window(
         partial: None,
         window: Some(local),
         halos,
+        called: Vec::new(),
         why,
     }))
 }

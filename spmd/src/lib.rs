@@ -42,13 +42,14 @@ mod rules_fallback;
 mod rules_manual;
 mod rules_reduce;
 mod rules_simple;
+mod rules_while;
 mod rules_window;
 mod sdy;
 mod stats;
 mod tiling;
 mod trip_count;
 
-pub use decision::{Decision, Decisions, Halo, PartialSums, ValueTiling};
+pub use decision::{Called, Decision, Decisions, Halo, PartialSums, ValueTiling};
 pub use error::SpmdError;
 pub use partition::{partition, Partitioned};
 pub use propagate::propagate;

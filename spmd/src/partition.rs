@@ -46,10 +46,11 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
         .run(&mut m)
         .map_err(|e| SpmdError::invalid("module", format!("call inlining: {e}")))?;
     let decisions = propagate(&m, devices)?;
-    let explain = decisions.explain(m.entry());
+    let explain = decisions.explain_module(&m, m.entry());
     let adds = add_computations(&mut m, &decisions)?;
-    let entry = build_entry(&m, &decisions, &adds)?;
-    let new = m.add_computation(entry);
+    let mut channel = 0;
+    let entry = m.entry_id();
+    let new = build(&mut m, entry, &decisions, &adds, None, &mut channel)?;
     m.set_entry(new)
         .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
     strip_called_sharding_calls(&mut m);
@@ -75,18 +76,7 @@ fn add_computations(
 ) -> Result<HashMap<ElementType, CompId>, SpmdError> {
     let mut names = NameGen::new(m);
     let mut types = Vec::new();
-    for (id, instr) in m.entry().instructions() {
-        let partial = decisions.get(id).is_some_and(|d| d.partial.is_some());
-        if partial && matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) {
-            let ty = instr
-                .shape()
-                .element_type()
-                .ok_or_else(|| SpmdError::invalid(instr.name(), "a dot of no element type"))?;
-            if !types.contains(&ty) {
-                types.push(ty);
-            }
-        }
-    }
+    partial_types(m, m.entry_id(), decisions, &mut types)?;
     Ok(types
         .into_iter()
         .map(|ty| {
@@ -96,14 +86,72 @@ fn add_computations(
         .collect())
 }
 
-/// The per-device entry computation.
-fn build_entry(
+/// The element types of the dots and convolutions of `comp` (and the computations its
+/// decisions partition with it) that leave partial sums.
+fn partial_types(
     m: &Module,
+    comp: CompId,
+    decisions: &Decisions,
+    types: &mut Vec<ElementType>,
+) -> Result<(), SpmdError> {
+    for (id, instr) in m.computation(comp).instructions() {
+        let Some(d) = decisions.get(id) else { continue };
+        if d.partial.is_some() && matches!(instr.opcode(), Opcode::Dot | Opcode::Convolution) {
+            let ty = instr
+                .shape()
+                .element_type()
+                .ok_or_else(|| SpmdError::invalid(instr.name(), "a dot of no element type"))?;
+            if !types.contains(&ty) {
+                types.push(ty);
+            }
+        }
+        for c in &d.called {
+            partial_types(m, c.comp, &c.decisions, types)?;
+        }
+    }
+    Ok(())
+}
+
+/// The per-device copy of computation `comp_id` (the entry when `root_want` is `None`
+/// and it is the module's entry; else a computation its decisions partition, whose root
+/// is resharded to `root_want`), added to `m`; the computations it calls are built first.
+/// `channel` is the last channel id used.
+fn build(
+    m: &mut Module,
+    comp_id: CompId,
     decisions: &Decisions,
     adds: &HashMap<ElementType, CompId>,
-) -> Result<hlo::Computation, SpmdError> {
-    let comp = m.entry();
+    root_want: Option<&ValueTiling>,
+    channel: &mut i64,
+) -> Result<CompId, SpmdError> {
+    let is_entry = comp_id == m.entry_id();
+    let mut called: HashMap<InstrId, Vec<CompId>> = HashMap::new();
+    let ids: Vec<InstrId> = m
+        .computation(comp_id)
+        .instructions()
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        let Some(d) = decisions.get(id) else { continue };
+        let mut new = Vec::with_capacity(d.called.len());
+        for c in &d.called {
+            new.push(build(
+                m,
+                c.comp,
+                &c.decisions,
+                adds,
+                c.root.as_ref(),
+                channel,
+            )?);
+        }
+        if !new.is_empty() {
+            called.insert(id, new);
+        }
+    }
+    let comp = m.computation(comp_id).clone();
+    let comp = &comp;
     let mut e = Emit::new(&format!("{}_spmd", comp.name()), NameGen::new(m));
+    e.set_channel(*channel);
     let mut value: HashMap<InstrId, InstrId> = HashMap::new();
     let decided = |id: InstrId| {
         decisions
@@ -218,8 +266,12 @@ fn build_entry(
         } else {
             copy.set_shape(shape.clone());
         }
-        if instr.opcode() == Opcode::Parameter {
+        if instr.opcode() == Opcode::Parameter && is_entry {
             copy.set_attr(AttrName::Sharding, sharding_attr(&d.out));
+        }
+        if let (Opcode::While, Some(new)) = (instr.opcode(), called.get(&id)) {
+            copy.set_attr(AttrName::Condition, AttrValue::Computation(new[0]));
+            copy.set_attr(AttrName::Body, AttrValue::Computation(new[1]));
         }
         let mut v = e.b.add(copy);
         if let Some(p) = &d.partial {
@@ -240,8 +292,26 @@ fn build_entry(
         }
         value.insert(id, v);
     }
-    let root = value[&comp.root()];
+    let mut root = value[&comp.root()];
     let root_out = &decided(comp.root())?.out;
+    *channel = e.channel();
+    if !is_entry {
+        let global = comp.root_instr().shape();
+        root = match (root_out, root_want) {
+            (ValueTiling::Tuple(from), Some(ValueTiling::Tuple(to))) if from != to => {
+                e.reshard_tuple(root, global, from, to, comp.name())?
+            }
+            (ValueTiling::Array(from), Some(ValueTiling::Array(to))) if from != to => {
+                e.reshard(root, global, from, to, comp.name())?
+            }
+            _ => root,
+        };
+        *channel = e.channel();
+        let c =
+            e.b.build(Some(root))
+                .map_err(|err| SpmdError::invalid(comp.name(), err.to_string()))?;
+        return Ok(m.add_computation(c));
+    }
     if *root_out == ValueTiling::Manual {
         return Err(SpmdError::invalid(
             comp.root_instr().name(),
@@ -255,7 +325,7 @@ fn build_entry(
     c.instr_mut(root)
         .set_attr(AttrName::Sharding, sharding_attr(root_out));
     c.is_entry = true;
-    Ok(c)
+    Ok(m.add_computation(c))
 }
 
 /// Computations other than the entry run as they are on every device (a loop body or a

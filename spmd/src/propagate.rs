@@ -10,7 +10,7 @@
 //! instead of whole and resharded later); replicated. An unannotated parameter takes its
 //! users' hint (the runner splits the global input that way), else is replicated.
 
-use hlo::{InstrId, Instruction, Module, Opcode};
+use hlo::{Computation, InstrId, Instruction, Module, Opcode};
 
 use crate::backward::{backward, operand_hints};
 use crate::context::{simple as simple_decision, text, Ctx};
@@ -28,7 +28,17 @@ pub fn propagate(module: &Module, devices: usize) -> Result<Decisions, SpmdError
             "partitioning needs at least one device",
         ));
     }
-    let comp = module.entry();
+    propagate_in(module, module.entry(), devices, Vec::new())
+}
+
+/// Every instruction's decision in `comp`, its parameters sharded `params` (empty: by
+/// their annotations, as the entry's).
+pub(crate) fn propagate_in(
+    module: &Module,
+    comp: &Computation,
+    devices: usize,
+    params: Vec<ValueTiling>,
+) -> Result<Decisions, SpmdError> {
     let mut ctx = Ctx {
         module,
         comp,
@@ -38,6 +48,8 @@ pub fn propagate(module: &Module, devices: usize) -> Result<Decisions, SpmdError
         },
         hints: backward(comp, devices),
         assume: Vec::new(),
+        params,
+        propagate: propagate_in,
     };
     for &id in comp.def_before_use_order().iter() {
         let instr = comp.instr(id);
@@ -151,6 +163,10 @@ fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         Opcode::Reduce => crate::rules_reduce::reduce(ctx, instr),
         Opcode::Dot => crate::rules_dot::dot(ctx, instr),
         Opcode::Convolution => crate::rules_conv::convolution(ctx, instr),
+        Opcode::While => match crate::rules_while::while_loop(ctx, instr) {
+            Some(d) => d,
+            None => crate::rules_fallback::replicated(ctx, instr),
+        },
         Opcode::CustomCall if instr.custom_call_target() == Some("Sharding") => {
             simple::sharding_call(ctx, instr)
         }
@@ -170,6 +186,10 @@ fn annotate(ctx: &Ctx<'_>, instr: &Instruction, d: &mut Decision) -> Result<(), 
     }
     if instr.opcode() == Opcode::Tuple {
         return annotate_tuple(ctx, instr, d);
+    }
+    if !instr.shape().is_array() {
+        // A tuple-shaped op's sharding (a loop's, a sort's) only echoes its elements'.
+        return Ok(());
     }
     let Some(want) = simple::annotation(ctx, instr)? else {
         return Ok(());

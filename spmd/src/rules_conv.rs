@@ -160,6 +160,7 @@ pub(crate) fn convolution(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision
         partial: groups.map(|groups| PartialSums { groups }),
         window: (!halos.is_empty()).then_some(local),
         halos,
+        called: Vec::new(),
         why,
     })
 }

@@ -169,6 +169,7 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why,
     })
 }

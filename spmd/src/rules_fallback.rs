@@ -69,6 +69,7 @@ pub(crate) fn replicated(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision,
         partial: None,
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why,
     })
 }
@@ -116,7 +117,7 @@ fn whole_value(
 
 /// Fails when computation `c` (called by `instr`), or one it calls, holds an op whose
 /// value differs by device or that cannot run whole on each.
-fn check_called(
+pub(crate) fn check_called(
     module: &Module,
     c: CompId,
     instr: &Instruction,

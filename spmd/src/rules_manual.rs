@@ -123,6 +123,7 @@ fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why,
     })
 }
@@ -270,6 +271,7 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why: format!(
             "enters a manual region: inputs {}{}; the body runs per device",
             names.join(", "),
@@ -323,6 +325,7 @@ fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why: format!(
             "leaves a manual region: each device's value is its piece of {}",
             names.join(", ")

@@ -70,6 +70,7 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
                 tuple_operands: Vec::new(),
                 window: None,
                 halos: Vec::new(),
+                called: Vec::new(),
                 why,
             });
         }

@@ -31,8 +31,29 @@ pub(crate) fn annotation(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Option<Ti
         .map_err(|e| SpmdError::unsupported(instr, e))
 }
 
-/// A parameter: its annotation, else replicated.
+/// A parameter: the caller's sharding (a loop body's), else its annotation, else
+/// replicated.
 pub(crate) fn parameter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
+    if !ctx.params.is_empty() {
+        let number = instr.parameter_number().unwrap_or(0) as usize;
+        let t = ctx.params.get(number).cloned().ok_or_else(|| {
+            SpmdError::invalid(
+                instr.name(),
+                "a parameter the caller passes no sharding for",
+            )
+        })?;
+        return Ok(Decision {
+            out: t.clone(),
+            local: t,
+            operands: Vec::new(),
+            tuple_operands: Vec::new(),
+            partial: None,
+            window: None,
+            halos: Vec::new(),
+            called: Vec::new(),
+            why: "parameter: the caller's sharding".into(),
+        });
+    }
     if !instr.shape().is_array() {
         return Err(SpmdError::unsupported(instr, "a tuple-shaped parameter"));
     }
@@ -177,6 +198,7 @@ pub(crate) fn tuple(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spmd
         tuple_operands: Vec::new(),
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why: "tuple: its elements' shardings".into(),
     })
 }

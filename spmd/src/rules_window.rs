@@ -179,6 +179,7 @@ pub(crate) fn pass_through(
         partial: None,
         window: None,
         halos: Vec::new(),
+        called: Vec::new(),
         why,
     })
 }

@@ -5,6 +5,7 @@
 mod check;
 mod corpus;
 mod golden;
+mod random_loops;
 mod random_modules;
 mod random_reshards;
 mod random_windows;

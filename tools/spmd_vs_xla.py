@@ -13,7 +13,7 @@ then runs hloc (HLOC, default target/debug/hloc):
   hloc run NAME.before.hlo --devices 8 --inputs NAME.global.npz --expect NAME.global.npz
 and writes the table (kinds and bytes per device per run, and whether hloc's run matches
 XLA's global outputs) to corpus/spmd_xla/collectives.md, printing it too.
-Run: python3 tools/spmd_vs_xla.py [--no-generate]
+Run: python3 tools/spmd_vs_xla.py [--no-generate] [--only NAME,NAME] [--time K]
 """
 
 import os
@@ -213,14 +213,103 @@ def shard_map_programs():
     ]
 
 
-def generate():
+def windowed_programs():
+    """(name, function, shardings, shapes) of the programs with ops beyond dots and
+    elementwise ops (issue 35's second step): a CNN with its rows split (halos), the same
+    CNN batch-split, a data-parallel train step with optax's global-norm clipping, and a
+    scan over stacked layers (a while loop whose carry stays split)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    auto = jax.sharding.AxisType.Auto
+    mesh8 = jax.make_mesh((8,), ("d",), axis_types=(auto,))
+
+    def s(*spec):
+        return NamedSharding(mesh8, P(*spec))
+
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def cnn(x, k1, k2):
+        y = jax.nn.relu(jax.lax.conv_general_dilated(x, k1, (1, 1), "SAME", dimension_numbers=dn))
+        y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        y = jax.lax.conv_general_dilated(y, k2, (1, 1), "SAME", dimension_numbers=dn)
+        return jnp.tanh(y), (y * y).mean()
+
+    opt = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))
+
+    def train_step(w1, b1, w2, x, y):
+        params = {"w1": w1, "b1": b1, "w2": w2}
+
+        def loss(p):
+            h = jnp.tanh(x @ p["w1"] + p["b1"])
+            return ((h @ p["w2"] - y) ** 2).mean()
+
+        value, grads = jax.value_and_grad(loss)(params)
+        updates, _ = opt.update(grads, opt.init(params), params)
+        new = optax.apply_updates(params, updates)
+        return new["w1"], new["b1"], new["w2"], value
+
+    def scan_layers(x, ws, bs):
+        def layer(h, wb):
+            # Weights scaled as initializers scale them (1/sqrt(fan_in)): unscaled
+            # normal weights saturate tanh and amplify rounding past the comparison's
+            # tolerance within six layers, in any evaluation order.
+            w, b = wb
+            return jnp.tanh(h @ w * (1.0 / jnp.sqrt(w.shape[0])) + b), None
+
+        h, _ = jax.lax.scan(layer, x, (ws, bs))
+        return h, h.sum()
+
+    return [
+        (
+            "cnn_rows_split",
+            cnn,
+            [s(None, "d", None, None), s(), s()],
+            [(2, 64, 16, 3), (3, 3, 3, 8), (3, 3, 8, 8)],
+        ),
+        (
+            "cnn_batch_split",
+            cnn,
+            [s("d", None, None, None), s(), s()],
+            [(16, 16, 16, 3), (3, 3, 3, 8), (3, 3, 8, 8)],
+        ),
+        (
+            "dp_train_step_clipped",
+            train_step,
+            [s(), s(), s(), s("d", None), s("d", None)],
+            [(16, 64), (64,), (64, 8), (64, 16), (64, 8)],
+        ),
+        (
+            "scan_layers",
+            scan_layers,
+            [s("d", None), s(), s()],
+            [(64, 32), (6, 32, 32), (6, 32)],
+        ),
+    ]
+
+
+def all_programs():
+    """Every program as (name, function, shardings, shapes, shardy)."""
+    plain = [(*p, True) for p in programs()]
+    windowed = [(*p, True) for p in windowed_programs()]
+    return plain + shard_map_programs() + windowed
+
+
+def generate(only=None):
     import jax
     import numpy as np
 
     OUT.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(35)
-    plain = [(*p, True) for p in programs()]
-    for name, f, shardings, shapes, shardy in plain + shard_map_programs():
+    shared = np.random.default_rng(35)
+    windowed = {p[0] for p in windowed_programs()}
+    for name, f, shardings, shapes, shardy in all_programs():
+        # The first programs draw from one generator in order (as they always have); the
+        # windowed ones each from their own, so that `--only` regenerates one alone.
+        rng = np.random.default_rng([35, sum(map(ord, name))]) if name in windowed else shared
+        if only and name not in only:
+            continue
         jax.config.update("jax_use_shardy_partitioner", shardy)
         args = [
             jax.device_put(rng.standard_normal(shape).astype(np.float32), sh)
@@ -255,12 +344,60 @@ def kinds_text(kinds):
     return ", ".join(f"{c} {k}" for k, (c, _) in sorted(kinds.items())) or "none"
 
 
+def option(flag):
+    """The value after `flag` on the command line, or None."""
+    return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else None
+
+
+def xla_time_ms(name, repeat):
+    """Median wall time (ms) of XLA:CPU's jitted program NAME on the 8 forced host devices,
+    from the global inputs of NAME.global.npz placed by the program's shardings, after one
+    warm-up run."""
+    import time
+
+    import jax
+    import numpy as np
+
+    for n, f, shardings, _, shardy in all_programs():
+        if n != name:
+            continue
+        jax.config.update("jax_use_shardy_partitioner", shardy)
+        data = np.load(OUT / f"{name}.global.npz")
+        args = [jax.device_put(data[f"in{i}"], sh) for i, sh in enumerate(shardings)]
+        jf = jax.jit(f)
+        jax.block_until_ready(jf(*args))
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            jax.block_until_ready(jf(*args))
+            times.append((time.perf_counter() - t) * 1e3)
+        return sorted(times)[len(times) // 2]
+    return None
+
+
+def hloc_time_ms(name, repeat):
+    """hloc's `time: median X ms` for `run NAME.before.hlo --devices 8 --repeat K`."""
+    npz = f"corpus/spmd_xla/{name}.global.npz"
+    run = hloc(
+        "run", f"corpus/spmd_xla/{name}.before.hlo", "--devices", str(DEVICES),
+        "--inputs", npz, "--repeat", str(repeat),
+    )
+    m = re.search(r"^time: median ([0-9.]+) ms", run.stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
 def main():
+    """Options: --no-generate (use the stored modules), --only a,b (generate and report
+    only these programs), --time K (also time hloc and XLA, median of K runs each)."""
+    only = option("--only")
+    only = set(only.split(",")) if only else None
     if "--no-generate" not in sys.argv:
-        generate()
-    names = [p[0] for p in programs()] + [p[0] for p in shard_map_programs()]
+        generate(only)
+    repeat = int(option("--time") or 0)
+    names = [p[0] for p in all_programs() if not only or p[0] in only]
     rows = []
     ratios = []
+    times = []
     for name in names:
         before = f"corpus/spmd_xla/{name}.before.hlo"
         after = f"corpus/spmd_xla/{name}.after.hlo"
@@ -281,10 +418,17 @@ def main():
             note = ""
         if ob is not None and xb:
             ratios.append(max(ob, 1) / max(xb, 1))
+        timing = ""
+        if repeat:
+            ht, xt = hloc_time_ms(name, repeat), xla_time_ms(name, repeat)
+            if ht and xt:
+                times.append(ht / xt)
+            fmt = lambda t: f"{t:.2f}" if t is not None else "-"  # noqa: E731
+            timing = f" {fmt(ht)} | {fmt(xt)} |"
         rows.append(
             f"| {name} | {kinds_text(ok)} | {ob if ob is not None else 'error'} | "
             f"{kinds_text(xk)} | {xb if xb is not None else 'error'} | "
-            f"{'yes' if matched else 'NO'} | {note} |"
+            f"{'yes' if matched else 'NO'} |{timing} {note} |"
         )
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
     table = "\n".join(
@@ -295,11 +439,22 @@ def main():
             "its operands (hloc partition --stats on both modules).",
             "",
             "| program | hloc collectives | hloc bytes | XLA collectives | XLA bytes "
-            "| hloc run matches XLA | note |",
-            "|---|---|---|---|---|---|---|",
+            "| hloc run matches XLA |"
+            + (" hloc ms | XLA ms |" if repeat else "")
+            + " note |",
+            "|---|---|---|---|---|---|" + ("---|---|" if repeat else "") + "---|",
             *rows,
             "",
             f"geomean hloc/XLA collective_bytes (max(bytes,1)): {geo:.3f}",
+            *(
+                [
+                    "geomean hloc/XLA time: "
+                    + f"{math.exp(sum(map(math.log, times)) / len(times)):.3f}"
+                    + f" ({len(times)} programs, median of {repeat} runs each)"
+                ]
+                if times
+                else []
+            ),
             "",
         ]
     )

@@ -834,8 +834,23 @@ pub fn build_program_with(
     let ordered =
         super::memory::in_place_order::candidates(&thunks, &st.buffers, &st.kernels, &st.in_place);
     st.in_place.extend(ordered);
+    let sliced = super::stream_chain::slice_chains(
+        &mut thunks,
+        &mut st.buffers,
+        &st.kernels,
+        &st.in_place,
+        stream,
+    );
     let mut accepted =
         super::memory::in_place::accept(&thunks, &st.buffers, &st.kernels, &st.in_place);
+    for c in sliced.in_place {
+        if !accepted
+            .iter()
+            .any(|a| a.output == c.output || a.operand == c.operand)
+        {
+            accepted.push(c);
+        }
+    }
     let donations = super::memory::donate::donations(
         module,
         &thunks,
@@ -892,6 +907,7 @@ pub fn build_program_with(
         st.buffers[s].allocation = st.buffers[i].allocation;
     }
     super::memory::carried::place(&mut st.buffers, &carried);
+    super::stream_chain::place_views(&sliced.views, &mut st.buffers, &mut st.allocations);
     let carried: Vec<_> = carried.iter().map(|c| c.candidate()).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &carried);
     Ok(Program {

@@ -28,6 +28,7 @@ mod print;
 mod profile;
 pub mod sort_order;
 pub mod stream;
+pub mod stream_chain;
 mod streamed_parts;
 mod thunk_names;
 

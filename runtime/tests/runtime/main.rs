@@ -51,6 +51,7 @@ mod reductions;
 mod remat_patches;
 mod select_arms;
 mod semantics;
+mod sliced_attention;
 mod small_row_dots;
 mod spmd;
 mod streamed;

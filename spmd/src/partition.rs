@@ -353,9 +353,10 @@ fn strip_called_sharding_calls(m: &mut Module) {
     }
 }
 
-/// A slice or dynamic-slice that keeps a split dimension whole (`rules_window.rs`) takes
-/// the local extent there: a full slice's limit is the operand's local length, a
-/// dynamic-slice's sizes are its local result's.
+/// A slice, dynamic-slice or gather that keeps a split dimension whole
+/// (`rules_window.rs`) takes the local extent there: a full slice's limit and a gather's
+/// full slice size are the operand's local length, a dynamic-slice's sizes its local
+/// result's.
 fn localize_sizes(
     copy: &mut hlo::Instruction,
     comp: &hlo::Computation,
@@ -390,6 +391,21 @@ fn localize_sizes(
                 AttrName::DynamicSliceSizes,
                 AttrValue::IntList(shape.dims().to_vec()),
             );
+        }
+        Opcode::Gather => {
+            let global = comp.instr(instr.operands()[0]).shape().dims().to_vec();
+            let Some(local) = e.b.get(copy.operands[0]).map(|i| i.shape().dims().to_vec()) else {
+                return;
+            };
+            let Some(sizes) = instr.gather_slice_sizes() else {
+                return;
+            };
+            let sizes = sizes
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| if n == global[d] { local[d] } else { n })
+                .collect();
+            copy.set_attr(AttrName::SliceSizes, AttrValue::IntList(sizes));
         }
         _ => {}
     }

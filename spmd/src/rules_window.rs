@@ -1,13 +1,15 @@
 //! Propagation of the ops that move elements along some dimensions and leave others
 //! alone: slice, pad, concatenate, reverse, sort, dynamic-slice, dynamic-update-slice,
-//! reduce-window and select-and-scatter. A dimension the op leaves alone (the result's
-//! element `i` along it is the operand's element `i`: a full slice, no padding, not the
-//! concatenated, reversed or sorted dimension, a full dynamic slice, a window of one)
-//! keeps its tiles; a dimension the op reads across is made whole first (a split window
-//! dimension of a reduce-window exchanges halos instead, `halo.rs`). The operands that
-//! the op reads together (a concatenate's, a sort's, an update and its target) are
-//! resharded to the most split one's tiles; scalars (pad and init values, indices) stay
-//! whole.
+//! reduce-window, select-and-scatter, gather and scatter. A dimension the op leaves
+//! alone (the result's element `i` along it is the operand's element `i`: a full slice,
+//! no padding, not the concatenated, reversed or sorted dimension, a full dynamic slice
+//! or gather slice or scatter window, a window of one) keeps its tiles; a dimension the
+//! op reads across is made whole first (a split window dimension of a reduce-window
+//! exchanges halos instead, `halo.rs`). The operands that the op reads together (a
+//! concatenate's, a sort's, an update and its target) are resharded to the most split
+//! one's tiles; scalars (pad and init values, indices) stay whole, and so do a gather's
+//! indices where its operand leads (the indices' batch dimensions keep their tiles when
+//! they lead).
 
 use hlo::{Instruction, Opcode};
 
@@ -104,6 +106,8 @@ pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decisi
             let keep = |d: usize| window.dims.get(d).is_some_and(trivial);
             vec![Data::same(0, rank(0), keep), Data::same(1, rank(1), keep)]
         }
+        Opcode::Gather => gather(ctx, instr)?,
+        Opcode::Scatter => scatter(ctx, instr)?,
         _ => return None,
     };
     Some(pass_through(ctx, instr, &data))
@@ -182,4 +186,78 @@ pub(crate) fn pass_through(
         called: Vec::new(),
         why,
     })
+}
+
+/// A gather's operand dimensions it slices whole (a full slice, not collapsed, not a
+/// batching dimension: every index reads all of it) map to their offset dimensions; the
+/// indices' batch dimensions map to the result's batch dimensions (the index vector and
+/// batching dimensions stay whole).
+fn gather(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Vec<Data>> {
+    let dn = instr.gather_dimension_numbers()?;
+    let sizes = instr.gather_slice_sizes()?.to_vec();
+    let dims = ctx.operand_dims(instr, 0);
+    let indices_rank = ctx.operand_dims(instr, 1).len();
+    let out_rank = instr.shape().dims().len();
+    let has = |v: &[i64], d: usize| v.contains(&(d as i64));
+    let mut operand = vec![None; dims.len()];
+    let windows = (0..dims.len())
+        .filter(|&d| !has(&dn.collapsed_slice_dims, d) && !has(&dn.operand_batching_dims, d));
+    for (k, d) in windows.enumerate() {
+        if sizes.get(d) == Some(&dims[d]) {
+            operand[d] = dn.offset_dims.get(k).map(|&o| o as usize);
+        }
+    }
+    let batch_out = (0..out_rank).filter(|&o| !has(&dn.offset_dims, o));
+    let batch_in = (0..indices_rank).filter(|&d| d as i64 != dn.index_vector_dim);
+    let mut indices = vec![None; indices_rank];
+    for (d, o) in batch_in.zip(batch_out) {
+        if !has(&dn.start_indices_batching_dims, d) {
+            indices[d] = Some(o);
+        }
+    }
+    Some(vec![
+        Data {
+            operand: 0,
+            map: operand,
+        },
+        Data {
+            operand: 1,
+            map: indices,
+        },
+    ])
+}
+
+/// A scatter's operand dimensions its update windows cover whole (a full window, not
+/// inserted, not a batching dimension) keep their tiles, in its operands and the
+/// matching window dimensions of its updates; the indices stay whole.
+fn scatter(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Vec<Data>> {
+    let dn = instr.scatter_dimension_numbers()?;
+    let n = (instr.operands().len() - 1) / 2;
+    let dims = ctx.operand_dims(instr, 0);
+    let updates = ctx.operand_dims(instr, n + 1);
+    let has = |v: &[i64], d: usize| v.contains(&(d as i64));
+    let mut operand = vec![None; dims.len()];
+    let mut update = vec![None; updates.len()];
+    let windows = (0..dims.len())
+        .filter(|&d| !has(&dn.inserted_window_dims, d) && !has(&dn.input_batching_dims, d));
+    for (k, d) in windows.enumerate() {
+        let Some(&u) = dn.update_window_dims.get(k) else {
+            continue;
+        };
+        if updates.get(u as usize) == Some(&dims[d]) {
+            operand[d] = Some(d);
+            update[u as usize] = Some(d);
+        }
+    }
+    let mut data: Vec<Data> = (0..n)
+        .map(|i| Data {
+            operand: i,
+            map: operand.clone(),
+        })
+        .collect();
+    data.extend((0..n).map(|i| Data {
+        operand: n + 1 + i,
+        map: update.clone(),
+    }));
+    Some(data)
 }

@@ -1,8 +1,8 @@
 //! Property test: random modules of one op that reads along some dimensions — a
 //! reduce-window or a 1-D convolution with random window, stride, padding and dilation
 //! (halos on a split window dimension), a slice, pad, concatenate, reverse, sort,
-//! dynamic-slice or dynamic-update-slice (split dimensions they leave alone kept, the
-//! others gathered), a gather (the replicated fallback) — on random shardings over 2, 4 or
+//! dynamic-slice, dynamic-update-slice, gather or scatter (split dimensions they leave
+//! alone kept, the others gathered) — on random shardings over 2, 4 or
 //! 8 devices (uneven and empty shards, partial replication, shuffled devices), partitioned
 //! and evaluated on their devices, equal the global evaluation.
 
@@ -86,7 +86,7 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
         dims_text(&x)
     )];
     let mut comps = String::new();
-    let (body, out): (Vec<String>, Vec<i64>) = match pick(rng, 10) {
+    let (body, out): (Vec<String>, Vec<i64>) = match pick(rng, 11) {
         0 | 1 => {
             let (size, stride, lo, hi, dil, o) = window(rng, n);
             let (reducer, init) = [("add", "0"), ("max", "-inf")][pick(rng, 2)];
@@ -202,6 +202,27 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
                     "  v = f32[".to_string() + &dims_text(&u) + "] add(ds, u)",
                     format!(
                         "  y = f32[{}] dynamic-update-slice(x, v, zero, j, zero)",
+                        dims_text(&x)
+                    ),
+                ],
+                x.to_vec(),
+            )
+        }
+        9 => {
+            params.push("  i = s32[4,1] parameter(1), sharding={replicated}".into());
+            let u = [b, 4, c];
+            let su = sharding(rng, &u, devices);
+            params.push(format!(
+                "  u = f32[{}] parameter(2), sharding={su}",
+                dims_text(&u)
+            ));
+            (
+                vec![
+                    "  lo = s32[] constant(0)".into(),
+                    format!("  hi = s32[] constant({})", n - 1),
+                    "  ci = s32[4,1] clamp(lo, i, hi)".into(),
+                    format!(
+                        "  y = f32[{}] scatter(x, ci, u), update_window_dims={{0,2}}, inserted_window_dims={{1}}, scatter_dims_to_operand_dims={{1}}, index_vector_dim=1, to_apply=add",
                         dims_text(&x)
                     ),
                 ],

@@ -54,24 +54,22 @@ HLOC_VM_INLINE uint64_t hloc_vm_ph_pio2_f64(double a, double *r_hi, double *r_lo
   uint64_t m = (ia & 0xfffffffffffffull) | 0x10000000000000ull;
   uint64_t pos = eb - 1013u; /* bit position of 2/pi's bit E - 1 in the table */
   uint64_t w = pos >> 5, sh = pos & 31u;
-  /* the window in 32-bit limbs, v0 least significant, each in a 64-bit integer: all of
-     a lane's integers 64-bit, so that a loop over lanes has one vectorization factor
-     (32-bit limbs halved the vector width of a 512-bit loop over 8 lanes) */
-  uint64_t v5 = (hloc_vm_2opi[w] >> (32u - sh)) & 0xffffffffu;
-  uint64_t v4 = (hloc_vm_2opi[w + 1] >> (32u - sh)) & 0xffffffffu;
-  uint64_t v3 = (hloc_vm_2opi[w + 2] >> (32u - sh)) & 0xffffffffu;
-  uint64_t v2 = (hloc_vm_2opi[w + 3] >> (32u - sh)) & 0xffffffffu;
-  uint64_t v1 = (hloc_vm_2opi[w + 4] >> (32u - sh)) & 0xffffffffu;
-  uint64_t v0 = (hloc_vm_2opi[w + 5] >> (32u - sh)) & 0xffffffffu;
-  uint64_t m0 = m & 0xffffffffu, m1 = m >> 32;
-  /* 32 x 32 -> 64-bit products (the widening multiply of both AVX2 and AVX-512; unrolled
-     by hand: -O2 does not unroll loops that grow the code, and the vectorizer takes only
-     innermost loops) */
+  uint32_t v[6]; /* the window in 32-bit limbs, v[0] least significant */
+  /* (unrolled by hand: -O2 does not unroll loops that grow the code, and the vectorizer
+     takes only innermost loops) */
+  v[5] = (uint32_t)(hloc_vm_2opi[w] >> (32u - sh));
+  v[4] = (uint32_t)(hloc_vm_2opi[w + 1] >> (32u - sh));
+  v[3] = (uint32_t)(hloc_vm_2opi[w + 2] >> (32u - sh));
+  v[2] = (uint32_t)(hloc_vm_2opi[w + 3] >> (32u - sh));
+  v[1] = (uint32_t)(hloc_vm_2opi[w + 4] >> (32u - sh));
+  v[0] = (uint32_t)(hloc_vm_2opi[w + 5] >> (32u - sh));
+  uint32_t m0 = (uint32_t)m, m1 = (uint32_t)(m >> 32);
+  /* 32 x 32 -> 64-bit products (the widening multiply of both AVX2 and AVX-512) */
   uint64_t a0[6], a1[5];
-  a0[0] = m0 * v0, a0[1] = m0 * v1, a0[2] = m0 * v2;
-  a0[3] = m0 * v3, a0[4] = m0 * v4, a0[5] = m0 * v5;
-  a1[0] = m1 * v0, a1[1] = m1 * v1, a1[2] = m1 * v2;
-  a1[3] = m1 * v3, a1[4] = m1 * v4;
+  a0[0] = (uint64_t)m0 * v[0], a0[1] = (uint64_t)m0 * v[1], a0[2] = (uint64_t)m0 * v[2];
+  a0[3] = (uint64_t)m0 * v[3], a0[4] = (uint64_t)m0 * v[4], a0[5] = (uint64_t)m0 * v[5];
+  a1[0] = (uint64_t)m1 * v[0], a1[1] = (uint64_t)m1 * v[1], a1[2] = (uint64_t)m1 * v[2];
+  a1[3] = (uint64_t)m1 * v[3], a1[4] = (uint64_t)m1 * v[4];
   uint64_t acc = (a0[0] >> 32) + (a0[1] & 0xffffffffu) + (a1[0] & 0xffffffffu);
   uint64_t r1 = acc & 0xffffffffu;
   acc = (acc >> 32) + (a0[1] >> 32) + (a1[0] >> 32) + (a0[2] & 0xffffffffu) + (a1[1] & 0xffffffffu);
@@ -217,14 +215,16 @@ HLOC_VM_INLINE float hloc_vm_tan_f32(float x, int full) { return hloc_vm_sincos_
    by gcc, as static functions named by .set (local symbols: translation units linked
    together do not clash; `used`, since the C compiler does not see the calls its
    vectorizer makes). An entry computes its vector on Cody-Waite alone and, only when one
-   of its lanes is 2^30 or more (or infinite), again on both reductions with the per-lane
-   select: a branch on the whole vector, so an ordinary vector pays no Payne-Hanek (f64
-   sin in a loop 9.2 -> 1.5 ns per element, AVX-512) and a vector with a huge lane pays
-   both (14 ns). Results are the select version's, bit for bit. The widest vector (512
-   bits with AVX-512, 256 with AVX, else 128) has the body; narrower entries (epilogues,
-   loops at 256 bits) pad their lanes into it, and the scalar entry (remainders, loops
-   left scalar) runs Cody-Waite, or the widest entry for a huge argument. Elsewhere gcc's
-   own SIMD clones of the select version. */
+   of its lanes is 2^30 or more (or infinite), again by NAME_hloc_full, gcc's SIMD clone
+   of both reductions with the per-lane select (the former entry point): a branch on the
+   whole vector, so an ordinary vector pays no Payne-Hanek (f64 sin in a loop 9.2 -> 1.5
+   ns per element, AVX-512) and a vector with a huge lane pays both (14 ns). Results are
+   the select version's, bit for bit. (Inlining both reductions into the lane loop
+   instead vectorized it at half width: its 32-bit limbs and shift counts against 64-bit
+   lanes.) The widest vector (512 bits with AVX-512, 256 with AVX, else 128) has the
+   body; narrower entries (epilogues, loops at 256 bits) pad their lanes into it, and the
+   scalar entry (remainders, loops left scalar) runs Cody-Waite, or the widest entry for
+   a huge argument. Elsewhere gcc's own SIMD clones of the select version. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #if defined(__AVX512F__)
 #define HLOC_VM_VBYTES 64
@@ -238,6 +238,7 @@ HLOC_VM_INLINE float hloc_vm_tan_f32(float x, int full) { return hloc_vm_sincos_
    L32, L64 the lanes of T in 16, 32 and 64 bytes. */
 #define HLOC_VM_ENTRIES(NAME, ELEM, T, I, HUGE, L16, L32, L64) \
   __attribute__((simd("notinbranch"), const, nothrow, leaf)) T NAME(T x); \
+  HLOC_VM_SIMD T NAME##_hloc_full(T x) { return ELEM(x, 1); } \
   typedef T NAME##_hloc_vw __attribute__((vector_size(HLOC_VM_VBYTES))); \
   static __attribute__((used, noinline)) HLOC_VM_WIDE NAME##_hloc_vw NAME##_hloc_wide(NAME##_hloc_vw x) { \
     NAME##_hloc_vw y; \
@@ -247,7 +248,7 @@ HLOC_VM_INLINE float hloc_vm_tan_f32(float x, int full) { return hloc_vm_sincos_
       huge |= (I)HUGE(x[l]); \
     } \
     if (__builtin_expect(huge != 0, 0)) \
-      for (int l = 0; l < (int)(HLOC_VM_VBYTES / sizeof(T)); ++l) y[l] = ELEM(x[l], 1); \
+      for (int l = 0; l < (int)(HLOC_VM_VBYTES / sizeof(T)); ++l) y[l] = NAME##_hloc_full(x[l]); \
     return y; \
   } \
   static __attribute__((used, noinline)) T NAME##_hloc_scalar(T x) { \

@@ -470,7 +470,7 @@ mod tests {
             );
             variants.push(("avx2", AVX2.to_vec()));
         }
-        print!("| m | n | k | faer GFLOP/s |");
+        print!("| m | n | k | faer GFLOP/s | 2 threads GFLOP/s |");
         for (name, _) in &variants {
             print!(" {name} GFLOP/s |");
         }
@@ -506,6 +506,28 @@ mod tests {
             });
             let want = out.clone();
             print!("| {m} | {n} | {k} | {faer_gf:.1} |");
+            // The default tiles on two threads, a column half each (as `gemm::split`
+            // shares such a product).
+            let halves = time(&mut || {
+                let (xp, wp, opp) = (x.as_ptr() as usize, w.as_ptr() as usize, op as usize);
+                rayon::prelude::ParallelIterator::for_each(
+                    rayon::prelude::IntoParallelIterator::into_par_iter(0..2usize),
+                    |h| {
+                        let (c0, c1) = (n * h / 2, n * (h + 1) / 2);
+                        let ops = Operands {
+                            lhs: xp as *const f32,
+                            ls: (k as isize, 1),
+                            rhs: (wp as *const f32).wrapping_add(c0),
+                            rs: (n as isize, 1),
+                            out: (opp as *mut f32).wrapping_add(c0),
+                            os: (n as isize, 1),
+                        };
+                        // SAFETY: as above; the halves' columns are disjoint.
+                        unsafe { product_on(Isa::best(), &ops, m, c1 - c0, k) };
+                    },
+                );
+            });
+            print!(" {halves:.1} |");
             for (_, tiles) in &variants {
                 let ops = Operands {
                     lhs: x.as_ptr(),

@@ -150,7 +150,15 @@ fn build(
     }
     let comp = m.computation(comp_id).clone();
     let comp = &comp;
-    let mut e = Emit::new(&format!("{}_spmd", comp.name()), NameGen::new(m));
+    // A computation built a second time (one body of two loops) gets fresh names.
+    let name = format!("{}_spmd", comp.name());
+    let again = m.computations.iter().any(|c| c.name() == name);
+    let mut names = NameGen::new(m);
+    let name = match again {
+        true => names.fresh(&name),
+        false => name,
+    };
+    let mut e = Emit::new(&name, names);
     e.set_channel(*channel);
     let mut value: HashMap<InstrId, InstrId> = HashMap::new();
     let decided = |id: InstrId| {
@@ -251,6 +259,9 @@ fn build(
             ),
         };
         let mut copy = instr.clone();
+        if again {
+            copy.name = e.names.fresh(instr.name());
+        }
         copy.operands = operands;
         copy.users.clear();
         copy.remove_attr(&AttrName::Sharding);

@@ -7,9 +7,10 @@
 use hlo::ir::reducer::{classify, Reducer};
 use hlo::{Instruction, Opcode};
 
-use crate::context::{simple, Ctx};
+use crate::context::Ctx;
 use crate::decision::{Decision, PartialSums, ValueTiling};
 use crate::error::SpmdError;
+use crate::tiling::Tiling;
 
 /// The decision for reduce `instr`.
 pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
@@ -20,15 +21,26 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
         .iter()
         .map(|&d| d as usize)
         .collect();
-    let a = ctx.operand_array(instr, 0)?.clone();
-    for i in 1..n {
-        if *ctx.operand_array(instr, i)? != a {
-            return Err(SpmdError::unsupported(
-                instr,
-                "a variadic reduce whose inputs are sharded differently",
-            ));
+    // A variadic reduce's inputs are read together: the most split one leads.
+    let mut a = ctx.operand_array(instr, 0)?.clone();
+    let mut inputs = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = ctx.operand_array(instr, i)?;
+        if t.tile_count() > a.tile_count() {
+            a = t.clone();
         }
+        inputs.push(t.clone());
     }
+    let to = |want: &Tiling| -> Vec<Option<Tiling>> {
+        inputs
+            .iter()
+            .map(|t| (t != want).then(|| want.clone()))
+            .collect()
+    };
+    let value = |t: Tiling| match n {
+        1 => ValueTiling::Array(t),
+        _ => ValueTiling::Tuple(vec![t; n]),
+    };
     let kept: Vec<Option<usize>> = (0..a.tiles.len())
         .filter(|d| !reduced.contains(d))
         .map(Some)
@@ -39,12 +51,12 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
         .filter(|&d| a.tiles[d] > 1)
         .collect();
     // Init values are scalars: every device holds them whole.
-    let inits: Vec<Option<crate::tiling::Tiling>> = vec![None; n];
+    let inits: Vec<Option<Tiling>> = vec![None; n];
     if split.is_empty() {
-        let mut operands = vec![None; n];
+        let mut operands = to(&a);
         operands.extend(inits);
-        return Ok(simple(
-            a.remap(&kept),
+        return Ok(with_value(
+            value(a.remap(&kept)),
             operands,
             "reduce over whole dimensions: kept dimensions keep their tiles".into(),
         ));
@@ -76,15 +88,30 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
         }
     }
     let whole = a.gathered(&split);
-    let mut operands = vec![Some(whole.clone()); n];
+    let mut operands = to(&whole);
     operands.extend(inits);
-    Ok(simple(
-        whole.remap(&kept),
+    Ok(with_value(
+        value(whole.remap(&kept)),
         operands,
         format!(
             "reduce of split dimension(s) {split:?} with a reducer or init value that partial results cannot take: gathered first"
         ),
     ))
+}
+
+/// A decision whose value (an array or a variadic reduce's tuple) needs no partial sums.
+fn with_value(out: ValueTiling, operands: Vec<Option<Tiling>>, why: String) -> Decision {
+    Decision {
+        out: out.clone(),
+        local: out,
+        operands,
+        tuple_operands: Vec::new(),
+        partial: None,
+        window: None,
+        halos: Vec::new(),
+        called: Vec::new(),
+        why,
+    }
 }
 
 /// The reducer, when each device may reduce its part with the init value and an

@@ -1,5 +1,6 @@
 //! spmd's integration tests (one binary): golden propagation and partitioned modules,
-//! random annotated modules evaluated on N devices against the global evaluation, and
+//! random annotated modules (dots, windowed ops, loops) evaluated on N devices against
+//! the global evaluation, every corpus program with split parameters (`sweep.rs`), and
 //! JAX's annotated modules of `corpus/spmd` against XLA's global outputs.
 
 mod check;
@@ -9,3 +10,4 @@ mod random_loops;
 mod random_modules;
 mod random_reshards;
 mod random_windows;
+mod sweep;

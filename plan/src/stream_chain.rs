@@ -13,6 +13,12 @@
 //! temporary allocation at an offset like any other, and each thunk is an ordinary GEMM
 //! or kernel over fewer batch elements or blocks.
 //!
+//! A batch element's rows may split further ([`split_rows`]): the first GEMM's result
+//! rows, and the last GEMM's dimension of the chain value it does not contract, become
+//! one more batch dimension of `parts`, so a slice holds a row block of one element's
+//! scores (a row-wise softmax needs nothing else; the probabilities read as the last
+//! GEMM's rhs, `V^T P^T`, give it a column block of its result).
+//!
 //! Exact by construction, checked here: the first GEMM writes every element of the
 //! chain's value `S` once, slice `s` at `[s L, (s + 1) L)` (its result's strides); the
 //! last reads its chain operand the same way; every kernel's block `b` reads and writes
@@ -149,12 +155,14 @@ pub fn place_views(views: &[View], buffers: &mut [Buffer], allocations: &mut Vec
 }
 
 /// A chain found at entry thunk `start`: the thunks `chain` (entry indices: the first
-/// GEMM, the kernels, the last GEMM) run in `slices` slices over the first `prefix`
-/// batch dimensions of both GEMMs; `outside` the thunks between them that name no chain
+/// GEMM, the kernels, the last GEMM), as `own` (perhaps with rows split,
+/// [`split_rows`]), run in `slices` slices over the first `prefix` batch dimensions of
+/// both GEMMs; `outside` the thunks between them that name no chain
 /// value (they run before the chain); `local` the chain-only values.
 struct Plan {
     start: usize,
     chain: Vec<usize>,
+    own: Vec<Thunk>,
     outside: Vec<usize>,
     slices: usize,
     prefix: usize,
@@ -258,16 +266,65 @@ fn chain_at(
         return None;
     };
     let most = first.batch.len().min(last.batch.len());
-    (1..=most).rev().find_map(|prefix| {
-        slices_of(&own, prefix, &local, buffers, kernels, options).map(|slices| Plan {
-            start: i,
-            chain: chain.clone(),
-            outside: outside.clone(),
-            slices,
-            prefix,
-            local: local.clone(),
-        })
-    })
+    let whole_batch = first.batch.len() == most && last.batch.len() == most;
+    // Row parts of every batch element first (the most slices), then fewer batch
+    // dimensions.
+    let tries = ROW_PARTS
+        .iter()
+        .filter(|_| whole_batch)
+        .filter_map(|&parts| Some((most + 1, split_rows(&own, &local, parts)?)))
+        .chain((1..=most).rev().map(|prefix| (prefix, own.clone())));
+    for (prefix, own) in tries {
+        if let Some(slices) = slices_of(&own, prefix, &local, buffers, kernels, options) {
+            return Some(Plan {
+                start: i,
+                chain: chain.clone(),
+                own,
+                outside: outside.clone(),
+                slices,
+                prefix,
+                local: local.clone(),
+            });
+        }
+    }
+    None
+}
+
+/// Row parts tried per batch element (the most first).
+const ROW_PARTS: [usize; 3] = [8, 4, 2];
+
+/// The chain with its GEMMs' rows of the scores split in `parts` as one more, last
+/// batch dimension (the same products): the first GEMM's `m` (its lhs rows and result
+/// rows), and of the last GEMM the dimension of the chain operand it does not contract
+/// (`m` of an lhs, `n` of an rhs; the other operand read again by every part, stride
+/// 0). `None` when `parts` does not divide them.
+fn split_rows(own: &[Thunk], local: &[BufferId], parts: usize) -> Option<Vec<Thunk>> {
+    let mut own = own.to_vec();
+    let last = own.len() - 1;
+    for (at, t) in own.iter_mut().enumerate() {
+        let Thunk::Gemm { shape, lhs, .. } = t else {
+            continue;
+        };
+        let rows = at == 0 || local.contains(lhs);
+        if rows && shape.m % parts == 0 {
+            let m = shape.m / parts;
+            let step = m as isize;
+            shape
+                .batch
+                .push((parts, step * shape.lhs.0, 0, step * shape.out.0));
+            shape.m = m;
+        } else if !rows && at == last && shape.n % parts == 0 {
+            let n = shape.n / parts;
+            let step = n as isize;
+            shape
+                .batch
+                .push((parts, 0, step * shape.rhs.1, step * shape.out.1));
+            shape.n = n;
+        } else {
+            return None;
+        }
+    }
+    Some(own)
 }
 
 /// Moves the thunks between the chain's own before it (see [`chain_at`]): the window
@@ -597,10 +654,12 @@ fn apply(
     views: &mut Vec<View>,
 ) -> usize {
     let n = plan.chain.len();
-    let chain: Vec<Thunk> = thunks.drain(i..i + n).collect();
+    // The chain as sliced (its scores' rows perhaps split, [`split_rows`]).
+    thunks.drain(i..i + n);
+    let chain = &plan.own;
     let mut sliced = Vec::with_capacity(n * plan.slices);
     for s in 0..plan.slices {
-        for t in &chain {
+        for t in chain.iter() {
             sliced.push(match t {
                 Thunk::Gemm {
                     shape,

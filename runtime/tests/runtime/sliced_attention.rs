@@ -3,9 +3,9 @@
 //! GEMM's rhs, `V^T P^T`, as in `unet_down_groupnorm_attn`, or as its lhs, `P V`), with
 //! or without a scale, compiled with the streaming threshold at zero so the small scores
 //! slice. The chain's thunks then run once per (batch, head) slice over a scores buffer
-//! of one slice, `Q`, `K`, `V` and the result bound as views, and every output matches
-//! the reference evaluator's, for 1 to 3 worker threads (fewer slices where a slice
-//! would leave a worker without blocks).
+//! of one slice (a batch element, or a part of its rows), `Q`, `K`, `V` and the result
+//! bound as views, and every output matches the reference evaluator's, for 1 to 3 worker
+//! threads (fewer slices where a slice would leave a worker without blocks).
 
 use std::path::Path;
 
@@ -13,8 +13,8 @@ use runtime::CompileOptions;
 
 use crate::gen::{list, Rng};
 
-/// A random attention module: `(text, scores elements)`.
-fn module(seed: u64) -> (String, i64) {
+/// A random attention module: `(text, scores elements, batch elements)`.
+fn module(seed: u64) -> (String, i64, i64) {
     let mut rng = Rng::new(seed);
     let (b, h) = (rng.range(1, 3), rng.range(1, 4));
     let l = [64, 96, 128][rng.below(3)];
@@ -60,7 +60,7 @@ fn module(seed: u64) -> (String, i64) {
          sb = {s} broadcast(sm), dimensions={{0,1,2}}\n  p = {s} divide(ex, sb)\n  \
          o = {o} {dot}\n  ROOT r = {o} tanh(o)\n}}\n"
     );
-    (text, b * h * l * l)
+    (text, b * h * l * l, b * h)
 }
 
 /// Compile options with `threads` workers and chains (and GEMM lhs) of at least
@@ -76,10 +76,10 @@ fn options(threads: usize, min_bytes: u64) -> CompileOptions {
 
 #[test]
 fn attention_sliced_per_batch_and_head_matches_the_evaluator() {
-    let (mut sliced, mut smaller, mut modules) = (0, 0, 0);
+    let (mut sliced, mut smaller, mut rows, mut modules) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for seed in 0..6u64 {
-        let (text, scores) = module(seed);
+        let (text, scores, elements) = module(seed);
         let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         let threads = 1 + seed as usize % 3;
         let exe = runtime::compile(&m, &options(threads, 0))
@@ -100,6 +100,8 @@ fn attention_sliced_per_batch_and_head_matches_the_evaluator() {
                 "seed {seed}: temp {s} bytes sliced, {w} whole, {scores} scores\n{thunks}"
             );
             smaller += usize::from(s < w);
+            // More slices than batch elements: each one's rows split too.
+            rows += usize::from(thunks.contains(&format!(".slice{elements} ")));
         }
         let args = crate::gen::random_args(&m, seed);
         let outs = exe.run(&args).expect("run");
@@ -109,7 +111,8 @@ fn attention_sliced_per_batch_and_head_matches_the_evaluator() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(
-        2 * sliced >= modules && 2 * smaller >= sliced,
-        "only {sliced} of {modules} attention chains sliced, {smaller} into less temp"
+        2 * sliced >= modules && 2 * smaller >= sliced && rows > 0,
+        "only {sliced} of {modules} attention chains sliced, {smaller} into less temp, \
+         {rows} by rows"
     );
 }

@@ -36,6 +36,7 @@ mod halo;
 mod mask;
 mod partition;
 mod propagate;
+mod rules_conditional;
 mod rules_conv;
 mod rules_dot;
 mod rules_fallback;

@@ -280,9 +280,23 @@ fn build(
         if instr.opcode() == Opcode::Parameter && is_entry {
             copy.set_attr(AttrName::Sharding, sharding_attr(&d.out));
         }
-        if let (Opcode::While, Some(new)) = (instr.opcode(), called.get(&id)) {
-            copy.set_attr(AttrName::Condition, AttrValue::Computation(new[0]));
-            copy.set_attr(AttrName::Body, AttrValue::Computation(new[1]));
+        match (instr.opcode(), called.get(&id)) {
+            (Opcode::While, Some(new)) => {
+                copy.set_attr(AttrName::Condition, AttrValue::Computation(new[0]));
+                copy.set_attr(AttrName::Body, AttrValue::Computation(new[1]));
+            }
+            (Opcode::Conditional, Some(new)) => {
+                if instr.attr(&AttrName::BranchComputations).is_some() {
+                    copy.set_attr(
+                        AttrName::BranchComputations,
+                        AttrValue::Computations(new.clone()),
+                    );
+                } else {
+                    copy.set_attr(AttrName::TrueComputation, AttrValue::Computation(new[0]));
+                    copy.set_attr(AttrName::FalseComputation, AttrValue::Computation(new[1]));
+                }
+            }
+            _ => {}
         }
         let mut v = e.b.add(copy);
         if let Some(p) = &d.partial {

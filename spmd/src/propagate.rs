@@ -163,6 +163,10 @@ fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         Opcode::Reduce => crate::rules_reduce::reduce(ctx, instr),
         Opcode::Dot => crate::rules_dot::dot(ctx, instr),
         Opcode::Convolution => crate::rules_conv::convolution(ctx, instr),
+        Opcode::Conditional => match crate::rules_conditional::conditional(ctx, instr) {
+            Some(d) => d,
+            None => crate::rules_fallback::replicated(ctx, instr),
+        },
         Opcode::While => match crate::rules_while::while_loop(ctx, instr) {
             Some(d) => d,
             None => crate::rules_fallback::replicated(ctx, instr),

@@ -179,13 +179,17 @@ fn build(
             tilings.push(d.operands.get(i).cloned().flatten().or(now));
             let v = value[&op];
             let v = match (d.operands.get(i).cloned().flatten(), &decided(op)?.out) {
-                (Some(to), _) if is_scalar_broadcast(comp, op) => {
-                    // A scalar broadcast is made again at the shape the user needs
-                    // instead of sliced.
+                (Some(to), _) if local_broadcast(comp, decisions, op, &to) => {
+                    // A broadcast of a whole operand is made again at the shape the
+                    // user needs instead of sliced.
                     let b = comp.instr(op);
                     let shape = local_shape(b.shape(), &to, b.name())?;
-                    let scalar = value[&b.operands()[0]];
-                    e.broadcast(scalar, shape, b.name())
+                    let src = value[&b.operands()[0]];
+                    let dims = b.dimensions().unwrap_or_default().to_vec();
+                    let i = e
+                        .op(b.name(), Opcode::Broadcast, shape, vec![src])
+                        .with_attr(AttrName::Dimensions, AttrValue::IntList(dims));
+                    e.b.add(i)
                 }
                 (Some(to), ValueTiling::Array(from)) => {
                     e.reshard(v, comp.instr(op).shape(), from, &to, instr.name())?
@@ -445,13 +449,28 @@ fn is_pass_through(instr: &hlo::Instruction) -> bool {
             || crate::rules_manual::leaves(instr))
 }
 
-/// Whether `id` broadcasts a scalar (any sharding of it is a broadcast of the scalar).
-fn is_scalar_broadcast(comp: &hlo::Computation, id: InstrId) -> bool {
+/// Whether `id` broadcasts an operand every device holds whole, and `to` splits only
+/// dimensions the broadcast makes (none of the operand's): each device's piece is then
+/// the broadcast of the whole operand at the piece's shape (a scalar's, a bias row's).
+fn local_broadcast(
+    comp: &hlo::Computation,
+    decisions: &Decisions,
+    id: InstrId,
+    to: &crate::tiling::Tiling,
+) -> bool {
     let i = comp.instr(id);
-    i.opcode() == Opcode::Broadcast
-        && i.operands()
-            .first()
-            .is_some_and(|&o| comp.instr(o).shape().dims().is_empty())
+    if i.opcode() != Opcode::Broadcast {
+        return false;
+    }
+    let Some(&operand) = i.operands().first() else {
+        return false;
+    };
+    let whole = decisions
+        .get(operand)
+        .and_then(|d| d.out.array())
+        .is_some_and(crate::tiling::Tiling::is_replicated);
+    let dims = i.dimensions().unwrap_or_default();
+    whole && dims.iter().all(|&d| to.tiles.get(d as usize) == Some(&1))
 }
 
 /// `sharding=` for a decided value.

@@ -19,6 +19,9 @@
 //!   operand dimension the indices address has a window of one element (then distinct
 //!   window elements differ in a dimension no index moves). A scatter without window
 //!   dimensions then runs on one thread: correct, no faster than the sequential kernel.
+//!   With [`SORTED_MIN_POSITIONS`] scatter positions or more it runs sorted instead
+//!   ([`SortedScatter`]): the positions sorted by destination, a thread per destination
+//!   applying its run in the same order.
 //!
 //! Float adds stay ordered although a GPU has an atomic add for them: the result would
 //! then depend on the threads' timing (XLA:GPU accepts that unless its deterministic-ops
@@ -239,6 +242,134 @@ pub fn scatter_launch(
     }))
 }
 
+/// Scatter positions (updates of one window each) from which an ordered scatter sorts
+/// its updates by destination instead of walking them in one thread per window element.
+pub const SORTED_MIN_POSITIONS: i64 = 64;
+
+/// The sorted form of an ordered scatter: the updates' positions sorted by destination
+/// (stably: the sequential order kept within a destination), then one thread per
+/// destination (and window element) applying its run of updates in order, which is bit
+/// for bit the sequential result whatever the combiner, with no atomics. Launches:
+/// - keys: a thread per scatter position `i` stores `dest * positions + i` (`s64`), where
+///   `dest` is the output offset of the update's first window element, or the output's
+///   element count where the window leaves the operand (skipped); distinct starts have
+///   disjoint windows (every indexed dimension's window is one element wide, the ordered
+///   strategy's condition), so equal `dest` means the same output elements;
+/// - `widths.len()` merge passes: a thread per key, runs of `w` merged into `2w` (the
+///   keys are distinct, so the merge needs no tie rule and is the stable sort of `dest`);
+/// - apply: a thread per (sorted position `p`, window element); the first of a run of
+///   equal `dest` finds the run's end by a binary search (`search_steps`) and applies the
+///   run's updates in order, `chunk` positions at a time over at most `chunks` chunks
+///   (kernel loops have static bounds: `chunk` is about `sqrt(positions)`, so a run costs
+///   `chunks` checks plus its length rounded to chunks).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortedScatter {
+    /// Scatter positions (the keys).
+    pub positions: i64,
+    /// Elements of one update window.
+    pub window: i64,
+    /// The output's element count: the destination of an update whose window leaves the
+    /// operand.
+    pub skipped: i64,
+    /// The merge passes' input run widths (1, 2, 4, ... below `positions`).
+    pub widths: Vec<i64>,
+    /// Binary-search steps over at most `positions` keys.
+    pub search_steps: i64,
+    /// Positions per chunk of the apply kernel's run loop (a power of two).
+    pub chunk: i64,
+    /// Chunks a run may span.
+    pub chunks: i64,
+}
+
+impl SortedScatter {
+    /// Kernels launched in all: keys, the merge passes, apply.
+    pub fn launches(&self) -> usize {
+        self.widths.len() + 2
+    }
+
+    /// The launch line of kernel `k` (0: keys, then the merge passes, last: apply) of
+    /// `blocks` blocks of `threads` threads.
+    pub fn launch_text(&self, k: usize, (blocks, threads): (i64, i64)) -> String {
+        let n = self.positions;
+        let what = if k == 0 {
+            "keys: a thread per position".to_string()
+        } else if k <= self.widths.len() {
+            format!(
+                "merge pass {k} of {}: runs of {} into {}",
+                self.widths.len(),
+                self.widths[k - 1],
+                2 * self.widths[k - 1]
+            )
+        } else {
+            format!(
+                "apply: a thread per sorted position and window element, runs in chunks of {} \
+                 (at most {})",
+                self.chunk, self.chunks
+            )
+        };
+        format!(
+            "scatter (sorted by destination, {} launches; {what}) emitter: blocks={blocks} \
+             threads={threads} positions={n} window={}",
+            self.launches(),
+            self.window
+        )
+    }
+}
+
+/// The sorted form of scatter `id` of `comp` (see [`SortedScatter`]): where its strategy
+/// is [`ScatterStrategy::Ordered`], it has at least [`SORTED_MIN_POSITIONS`] scatter
+/// positions and no batching dimensions, and its keys fit an `s64`; else `None`.
+pub fn sorted_scatter(
+    module: &hlo::Module,
+    comp: hlo::CompId,
+    id: InstrId,
+) -> Result<Option<SortedScatter>, affine::MapError> {
+    let Some(sl) = scatter_launch(module, comp, id)? else {
+        return Ok(None);
+    };
+    let c = module.computation(comp);
+    let instr = c.instr(id);
+    let Some(dn) = instr.scatter_dimension_numbers() else {
+        return Ok(None);
+    };
+    if sl.strategy != ScatterStrategy::Ordered || !dn.input_batching_dims.is_empty() {
+        return Ok(None);
+    }
+    let positions = sl.launch.thread_map.ranges()[coords::CHUNK as usize].hi + 1;
+    let udims = c.instr(instr.operands()[2]).shape().dims();
+    let window: i64 = udims.iter().product::<i64>() / positions.max(1);
+    let Ok(skipped) = instr.shape().element_count() else {
+        return Ok(None);
+    };
+    let fits = skipped
+        .checked_add(1)
+        .and_then(|e| e.checked_mul(positions))
+        .is_some_and(|k| k < i64::MAX / 2);
+    if positions < SORTED_MIN_POSITIONS || !fits {
+        return Ok(None);
+    }
+    let mut widths = Vec::new();
+    let mut w = 1;
+    while w < positions {
+        widths.push(w);
+        w *= 2;
+    }
+    // ceil(log2(positions + 1)) halvings empty any range of up to `positions` keys.
+    let search_steps = 64 - i64::from((positions as u64).leading_zeros());
+    let sqrt = (positions as f64).sqrt().ceil() as i64;
+    let chunk = (sqrt.max(1) as u64).next_power_of_two() as i64;
+    let chunks = (positions + chunk - 1) / chunk;
+    Ok(Some(SortedScatter {
+        positions,
+        window,
+        skipped,
+        widths,
+        search_steps,
+        chunk,
+        chunks,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +461,35 @@ mod tests {
             ElementType::BF16
         ));
         assert!(!order_free(Combiner::Overwrite, ElementType::S32));
+    }
+
+    /// An ordered scatter of many positions takes the sorted form (any combiner that is
+    /// not order-free); few positions, order-free combiners and unique indices do not.
+    #[test]
+    fn many_ordered_updates_sort_by_destination() {
+        let sorted = |ty: &str, comb: &str, attrs: &str, n: i64| {
+            let text = scatter(ty, comb, attrs, ("6,3", "1", "0"))
+                .replace("s32[6,1]", &format!("s32[{n},1]"))
+                .replace(
+                    &format!("{ty}[6,3] parameter(2)"),
+                    &format!("{ty}[{n},3] parameter(2)"),
+                );
+            let m = module(&text);
+            let comp = m.entry_id();
+            sorted_scatter(&m, comp, m.computation(comp).root()).unwrap()
+        };
+        let s = sorted("f32", "add", "", 100).expect("sorted");
+        assert_eq!((s.positions, s.window, s.skipped), (100, 3, 24));
+        assert_eq!(s.widths, vec![1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!((s.chunk, s.chunks, s.search_steps), (16, 7, 7));
+        assert_eq!(s.launches(), 9);
+        assert!(s
+            .launch_text(8, (3, 128))
+            .starts_with("scatter (sorted by destination, 9 launches; apply: "));
+        assert!(sorted("f32", "set", "", 64).is_some());
+        assert!(sorted("s32", "set", "", 64).is_some());
+        assert!(sorted("f32", "add", "", 63).is_none());
+        assert!(sorted("s32", "add", "", 100).is_none());
+        assert!(sorted("f32", "add", ", unique_indices=true", 100).is_none());
     }
 }

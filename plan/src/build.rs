@@ -19,6 +19,7 @@ use codegen::CodegenError;
 mod collectives;
 mod custom_calls;
 mod gpu_merge_sort;
+mod gpu_scatter_sorted;
 mod gpu_select_scatter;
 mod in_place;
 mod library;
@@ -309,7 +310,7 @@ impl State<'_> {
                 // The generated kernel where it supports the scatter's form, else the
                 // library's general routine.
                 let operands = instr.operands().to_vec();
-                if !self.scatter_kernel((comp, id), (comp, id), &operands, out)? {
+                if !self.sorted_or_scatter_kernel((comp, id), (comp, id), &operands, out)? {
                     let call = self.library_call(comp, id)?;
                     self.library(comp, id, call, out)?
                 }
@@ -373,7 +374,9 @@ impl State<'_> {
                     .wrapped_library(comp, id)
                     .ok_or_else(|| CodegenError::Internal("wrapped library op".into()))?;
                 let scatter = module.computation(fc).instr(root).opcode() == Opcode::Scatter;
-                if !(scatter && self.scatter_kernel((fc, root), (comp, id), &operands, out)?) {
+                if !(scatter
+                    && self.sorted_or_scatter_kernel((fc, root), (comp, id), &operands, out)?)
+                {
                     let call = self.library_call(fc, root)?;
                     self.library_with(comp, id, call, &operands, out)?
                 }

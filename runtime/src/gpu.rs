@@ -100,14 +100,19 @@ pub fn kernels_text(build: &GpuBuild) -> String {
     out
 }
 
-/// The `... emitter:` and `thread map:` lines of kernel `k`'s leading comment.
+/// The `... emitter:`, `why ...` (the reason for an emitter's form, e.g. two launches)
+/// and `thread map:` lines of kernel `k`'s leading comment.
 fn launch_lines(k: &Kernel) -> Option<Vec<&str>> {
     let Some(Stmt::Comment(c)) = k.body.first() else {
         return None;
     };
     let lines: Vec<&str> = c
         .lines()
-        .filter(|l| l.contains(" emitter: blocks=") || l.starts_with("thread map: "))
+        .filter(|l| {
+            l.contains(" emitter: blocks=")
+                || l.starts_with("why ")
+                || l.starts_with("thread map: ")
+        })
         .collect();
     (!lines.is_empty()).then_some(lines)
 }

@@ -14,6 +14,7 @@ mod gpu_reduce;
 mod gpu_reduce_kernel;
 mod gpu_row_reduce;
 mod gpu_scatter;
+mod gpu_scatter_sorted;
 mod gpu_select_scatter;
 mod gpu_select_scatter_two;
 mod gpu_sort;
@@ -33,6 +34,7 @@ mod update_element;
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
 pub use gpu_merge_sort::{emit_gpu_merge_pass, gpu_merge_sort_passes, merge_pass_writes_scratch};
+pub use gpu_scatter_sorted::{emit_sorted_scatter_kernel, gpu_sorted_scatter};
 pub use gpu_select_scatter_two::{
     chosen_taps_shape, emit_select_scatter_pass, gpu_select_scatter_passes,
 };

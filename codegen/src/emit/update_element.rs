@@ -11,18 +11,32 @@ use super::builder::{BufferSource, Builder, Leaf};
 use crate::error::CodegenError;
 use crate::kir::{self, Access, Stmt};
 
-/// The statements applying the update element at the update index `(d0, d1, ...)` of the
-/// single-operand scatter `id` (its buffers added to `b`: the indices and the updates,
-/// then the output, read-write): the element lands at the update-to-output map's index
-/// and is combined there with the element already stored, by an atomic update when
-/// `atomic` (colliding updates from other threads), unless its window leaves the operand.
-/// Returns the update's dimensions too.
-pub(super) fn scatter_body(
+/// Where the update element at the update index `(d0, d1, ...)` of single-operand
+/// scatter `id` lands (its buffers added to `b`: the indices and the updates, then the
+/// output, read-write): the output buffer, the update's dimensions, the statements
+/// reading its start indices (appended to `body`), the guard under which its window lies
+/// in the operand, and the output element's offset.
+pub(super) struct ScatterTarget {
+    /// The output's buffer.
+    pub out: usize,
+    /// The update's dimensions.
+    pub udims: Vec<i64>,
+    /// The update index `(d0, d1, ...)`.
+    pub index: Vec<Expr>,
+    /// The window lies in the operand.
+    pub guard: kir::Guard,
+    /// The output element's offset (physical).
+    pub offset: Expr,
+}
+
+/// The [`ScatterTarget`] of the update element at `(d0, d1, ...)` of scatter `id`, the
+/// start indices' statements appended to `body`.
+pub(super) fn scatter_target(
     b: &mut Builder<'_>,
     comp: CompId,
     id: InstrId,
-    atomic: bool,
-) -> Result<(Vec<i64>, Vec<Stmt>), CodegenError> {
+    body: &mut Vec<Stmt>,
+) -> Result<ScatterTarget, CodegenError> {
     let c = b.module.computation(comp);
     let instr = c.instr(id);
     if instr.opcode() != Opcode::Scatter {
@@ -34,14 +48,9 @@ pub(super) fn scatter_body(
     if instr.operands().len() != 3 {
         return Err(b.unsupported("scatter", "several operands (a variadic scatter)"));
     }
-    let combiner = instr
-        .to_apply()
-        .ok_or_else(|| b.unsupported("scatter", "no update computation"))?;
     let (out, udims, index, m) = update_setup(b, (comp, id), &[1, 2], 2)?;
-    let update = instr.operands()[2];
-    let mut body = Vec::new();
     let a = b
-        .apply(&m, &index, None, false, &mut body)?
+        .apply(&m, &index, None, false, body)?
         .ok_or_else(|| b.unsupported("scatter", "no update lands in the operand"))?;
     if !a.ranges.is_empty() {
         return Err(b.unsupported("scatter", "an update reaching several output elements"));
@@ -54,11 +63,45 @@ pub(super) fn scatter_body(
     });
     guard
         .conds
-        .extend(window_in_bounds(b, comp, id, &udims, &mut body)?);
-    let mut upd = b.value(comp, update, &index, false, &mut body)?;
-    let ty = b.buffers[out].ty;
+        .extend(window_in_bounds(b, comp, id, &udims, body)?);
     let offset = b.offset(out, &a.index);
     b.note(out, &a.index, &a.guard);
+    Ok(ScatterTarget {
+        out,
+        udims,
+        index,
+        guard,
+        offset,
+    })
+}
+
+/// The statements applying the update element at the update index `(d0, d1, ...)` of the
+/// single-operand scatter `id` (its buffers added to `b`: the indices and the updates,
+/// then the output, read-write): the element lands at the update-to-output map's index
+/// and is combined there with the element already stored, by an atomic update when
+/// `atomic` (colliding updates from other threads), unless its window leaves the operand.
+/// Returns the update's dimensions too.
+pub(super) fn scatter_body(
+    b: &mut Builder<'_>,
+    comp: CompId,
+    id: InstrId,
+    atomic: bool,
+) -> Result<(Vec<i64>, Vec<Stmt>), CodegenError> {
+    let mut body = Vec::new();
+    let ScatterTarget {
+        out,
+        udims,
+        index,
+        guard,
+        offset,
+    } = scatter_target(b, comp, id, &mut body)?;
+    let instr = b.module.computation(comp).instr(id);
+    let combiner = instr
+        .to_apply()
+        .ok_or_else(|| b.unsupported("scatter", "no update computation"))?;
+    let update = instr.operands()[2];
+    let mut upd = b.value(comp, update, &index, false, &mut body)?;
+    let ty = b.buffers[out].ty;
     let mut inner = Vec::new();
     if atomic && !upd.is_trivial() {
         // Read once, not in every round of a compare-and-swap loop.

@@ -18,6 +18,7 @@ mod gpu_emitters;
 mod gpu_in_place;
 mod gpu_scatters;
 mod gpu_select_scatter;
+mod gpu_sorted_scatters;
 mod gpu_sorts;
 mod gpu_split_reductions;
 mod half_dots;

@@ -4,7 +4,9 @@
 //! `out_shardings`) — carried from users to operands through every op whose rule can
 //! say which operand tiles an output tile reads: elementwise ops, broadcasts, transposes,
 //! reshapes (dimensions mapped whole), reduces (kept dimensions), dots (batch and free
-//! dimensions; contracting ones whole), tuples and their elements.
+//! dimensions; contracting ones whole), convolutions (batch, spatial and output feature
+//! dimensions), the ops of `dims_map.rs` (the dimensions they leave alone), tuples and
+//! their elements.
 //!
 //! These are hints: forward propagation decides, and takes a hint only where its
 //! operands leave a value whole (see `propagate.rs` for the priority). Where several
@@ -225,8 +227,43 @@ pub(crate) fn operand_hints(
             );
             vec![((ops[0], 0), h.remap(&l)), ((ops[1], 0), h.remap(&r))]
         }
-        _ => Vec::new(),
+        // A split window dimension exchanges halos (forward), so every dimension maps.
+        Opcode::ReduceWindow if ops.len() == 2 => one(0, (0..rank_of(0)).map(Some).collect()),
+        Opcode::Convolution => conv_hints(instr, h, rank_of(0), rank_of(1))
+            .map(|(l, r)| vec![((ops[0], 0), l), ((ops[1], 0), r)])
+            .unwrap_or_default(),
+        _ => crate::dims_map::data_of(comp, instr)
+            .map(|data| {
+                data.iter()
+                    .map(|dt| ((ops[dt.operand], 0), h.remap(&dt.map)))
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
+}
+
+/// What a convolution's input and kernel must be for its result to be tiled `h`: the
+/// input's batch and spatial dimensions take the result's (a split spatial dimension then
+/// exchanges halos), the kernel's output features the result's features (not for grouped
+/// convolutions, whose features pair up by group).
+fn conv_hints(instr: &Instruction, h: &Tiling, lr: usize, kr: usize) -> Option<(Tiling, Tiling)> {
+    let dn = instr.conv_dimension_numbers()?;
+    let mut l = vec![None; lr];
+    let mut r = vec![None; kr];
+    if instr.batch_group_count() == 1 {
+        l[dn.input_batch_dimension as usize] = Some(dn.output_batch_dimension as usize);
+    }
+    for (&i, &o) in dn
+        .input_spatial_dimensions
+        .iter()
+        .zip(&dn.output_spatial_dimensions)
+    {
+        l[i as usize] = Some(o as usize);
+    }
+    if instr.feature_group_count() == 1 && instr.batch_group_count() == 1 {
+        r[dn.kernel_output_feature_dimension as usize] = Some(dn.output_feature_dimension as usize);
+    }
+    Some((h.remap(&l), h.remap(&r)))
 }
 
 /// True for opcodes the elementwise rules take (a bitcast-convert between widths changes

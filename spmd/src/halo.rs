@@ -17,6 +17,7 @@ use hlo::{ElementType, InstrId, Instruction, Opcode, Shape};
 
 use crate::context::{text, Ctx};
 use crate::decision::{Decision, Halo, ValueTiling};
+use crate::dims_map::trivial;
 use crate::emit::{with_dims, Emit};
 use crate::error::SpmdError;
 use crate::tiling::{shard_len, Tiling};
@@ -50,16 +51,6 @@ pub(crate) fn plan(
     let length = (lo - 1) * w.stride + span;
     let offsets = tile_of.iter().map(|&k| low - left(k)).collect();
     Some((low, high, offsets, length))
-}
-
-/// A window dimension that reads one element: result element `i` is operand element `i`.
-pub(crate) fn trivial(w: &WindowDim) -> bool {
-    w.size == 1
-        && w.stride == 1
-        && w.padding_low == 0
-        && w.padding_high == 0
-        && w.base_dilation == 1
-        && w.window_dilation == 1
 }
 
 /// `w` as the local op runs it on a halo-extended dimension: no padding.

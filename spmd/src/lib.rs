@@ -28,6 +28,7 @@
 mod backward;
 mod context;
 mod decision;
+mod dims_map;
 mod emit;
 mod emit_all_to_all;
 mod emit_pad;

@@ -96,6 +96,14 @@ fn from_users(
             | Opcode::Reduce
             | Opcode::Dot
             | Opcode::Convolution
+            | Opcode::Slice
+            | Opcode::Pad
+            | Opcode::Concatenate
+            | Opcode::Reverse
+            | Opcode::DynamicSlice
+            | Opcode::DynamicUpdateSlice
+            | Opcode::ReduceWindow
+            | Opcode::Gather
     ) || simple::is_elementwise(instr.opcode());
     if !takes {
         return Ok(None);

@@ -12,8 +12,9 @@ use hlo::Instruction;
 
 use crate::context::{text, Ctx};
 use crate::decision::{Decision, Halo, PartialSums, ValueTiling};
+use crate::dims_map::trivial;
 use crate::error::SpmdError;
-use crate::halo::{plan as halo_plan, trivial, unpadded};
+use crate::halo::{plan as halo_plan, unpadded};
 use crate::rules_dot::{follow, plan, Roles};
 use crate::rules_reduce::groups_text;
 use crate::tiling::Tiling;

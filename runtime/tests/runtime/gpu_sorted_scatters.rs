@@ -1,6 +1,6 @@
 //! Differential test of the sorted form of the GPU scatter (an ordered scatter with many
 //! updates: keys by destination, merge passes, a thread per destination applying its run
-//! in order) on the CUDA host emulation: random scatters of 64 to 160 scatter positions
+//! in order) on the CUDA host emulation: random scatters of 256 to 400 scatter positions
 //! (one or two position dimensions, row-major order) into operands of one or two
 //! dimensions (inserted indexed dimension, or one spanned by a one-element window; window
 //! rows), indices full of duplicates and off both edges, in no order, with float add and
@@ -38,9 +38,9 @@ fn case(seed: u64) -> (String, Vec<i64>, Vec<i32>) {
     let two_d = rng.below(3) > 0;
     let spanned = two_d && rng.below(3) == 0;
     let positions: Vec<i64> = if rng.below(3) == 0 {
-        vec![rng.range(8, 12), rng.range(8, 12)]
+        vec![rng.range(16, 20), rng.range(16, 20)]
     } else {
-        vec![rng.range(64, 160)]
+        vec![rng.range(256, 400)]
     };
     let count: i64 = positions.iter().product();
     let mut idims = positions.clone();

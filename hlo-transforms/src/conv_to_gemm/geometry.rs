@@ -258,16 +258,12 @@ impl Label {
 /// How one convolution is rewritten.
 #[derive(Clone, Debug)]
 pub(super) struct Plan {
-    /// Cut by output position (else by window position).
-    pub(super) by_output: bool,
     /// The input's dimensions are first permuted by this (`None`: not transposed).
     pub(super) transpose: Option<Vec<usize>>,
     /// The roles of the (transposed) input's dimensions.
     pub(super) input: Vec<Role>,
     /// How many parts the patches are stacked from.
     pub(super) parts: i64,
-    /// Where the parts are stacked (when there are several).
-    pub(super) stack_at: usize,
     /// The patches' dimensions.
     pub(super) labels: Vec<Label>,
     /// How many free dimensions precede the contracted block.
@@ -332,11 +328,9 @@ impl Plan {
             return None;
         }
         let plan = Plan {
-            by_output,
             transpose,
             input,
             parts,
-            stack_at,
             labels,
             outer,
             contracted,

@@ -34,15 +34,7 @@ impl Rewriter<'_> {
     pub(super) fn rewrite_grouped(&mut self, plan: &Plan) -> InstrId {
         let geo = self.geo;
         let g = geo.groups;
-        let (lhs, rhs, conv_shape) = {
-            let c = self.comp.instr(self.conv);
-            (c.operands[0], c.operands[1], (*c.shape).clone())
-        };
-        let x = match &plan.transpose {
-            Some(perm) => self.transpose(lhs, perm),
-            None => lhs,
-        };
-        let patches = self.patches(plan, x);
+        let (rhs, conv_shape, patches) = self.open(plan);
         // The patches with the group split off and the stacked dimensions split into
         // their spatial ones (row-major, as they were stacked).
         let mut tags: Vec<(Dim, i64)> = Vec::new();

@@ -1,7 +1,7 @@
-//! Convolution as im2col and one GEMM: a `convolution` becomes a patches array built from
-//! `slice`, `pad`, `reshape` and one `concatenate`, one `dot` in GEMM form with the kernel
-//! (transposed into the patches' order), and `bitcast`s and a `transpose` to the
-//! convolution's result.
+//! Convolution as im2col and one GEMM: a `convolution` becomes a patches array, one
+//! `gather` of the input at positions computed from iotas, masked by a `select` where the
+//! window reads padding (`gather.rs`), one `dot` in GEMM form with the kernel (transposed
+//! into the patches' order), and `bitcast`s and a `transpose` to the convolution's result.
 //!
 //! With `n` spatial dimensions, batch `B`, input features `C`, window sizes `K_j`
 //! (`W` window positions), output sizes `O_j` (`P` output positions) and output features
@@ -13,11 +13,12 @@
 //!   activation): one part per output position `p`, holding the `K_j` elements at
 //!   `p * stride + k * rhs_dilate`.
 //!
-//! Each part is a strided `slice` of the input's own elements, `pad`ded with zeros where
-//! the window reaches into the convolution's padding (and between the elements, interior
-//! padding, where `lhs_dilate` spreads them); no padded copy of the whole input is made
-//! (the CPU emitters cannot yet fuse a slice reading a pad's high edge from a computed
-//! value).
+//! The gather reads every part at once, the part (window or output position) one of its
+//! index dimensions: its kernel is one loop nest whatever the window (the stack of one
+//! `pad(slice)` per part it replaced compiled to an `if` chain of one loop per part, most
+//! of gcc's time on convolution programs). Where the window reaches into the
+//! convolution's padding (or between the elements `lhs_dilate` spreads) the mask gives
+//! zeros; no padded copy of the input is made.
 //!
 //! The parts are stacked, in row-major position order, along a new dimension: by
 //! window, right before the features (so `[B, O..., W, C]` for NHWC, `[B, W, C, O...]` for
@@ -33,15 +34,14 @@
 //!
 //! and its result, bitcast back to the free dimensions, is transposed to the
 //! convolution's `dim_labels` (no transpose for NHWC and NCHW). The input is never
-//! transposed by default: the CPU emitters cannot yet generate a transpose read under the
-//! patches' concatenate. [`ConvToGemm::transpose_input`] allows it for inputs whose layout
-//! fits no form above (the batch between spatial dimensions); other convolutions are left
-//! alone. A 1x1 window with stride 1 and no padding needs no slice: just the dot.
+//! transposed by default (a transpose kernel of its own before the patches):
+//! [`ConvToGemm::transpose_input`] allows it for inputs whose layout fits no form above
+//! (the batch between spatial dimensions); other convolutions are left alone. A 1x1 window with stride 1 and no padding needs no patches: just the dot.
 //!
 //! Two shapes take other routes, without the zeros and copies im2col would make:
 //! - a window that tiles its input (stride equal to the window size, no dilation, a ViT
 //!   patch embedding) is a `reshape` splitting (output, window) positions, one
-//!   `transpose` and one GEMM (`patchify.rs`): no slices, and no limit on the parts;
+//!   `transpose` and one GEMM (`patchify.rs`): no gather, and no limit on the parts;
 //! - an input-dilated (`lhs_dilate`) convolution, a transposed convolution or the input
 //!   gradient of a strided one, is decomposed into one convolution of the undilated
 //!   input per output phase, each with a strided slice of the kernel's taps, interleaved
@@ -62,9 +62,10 @@
 //! GEMM types; a half convolution computes in `f32` there) are rewritten,
 //! and only when [`ConvToGemm`]'s limits say it pays: enough multiply-adds (small
 //! convolutions run faster as the direct loop nest than as several kernels and a library
-//! call), a patches array of bounded size and a bounded number of slices. Convolutions
+//! call), a patches array of bounded size and a bounded number of parts. Convolutions
 //! inside fusion bodies are left alone.
 
+mod gather;
 mod geometry;
 mod grouped;
 mod holes;
@@ -93,7 +94,7 @@ pub struct ConvToGemm {
     pub min_macs: i64,
     /// Most bytes the patches array may take.
     pub max_patch_bytes: i64,
-    /// Most slices (parts) the patches may take.
+    /// Most parts (window or output positions) the patches may take.
     pub max_slices: i64,
     /// Whether the input may be transposed to `[B, S..., C]` first, for inputs whose
     /// layout fits no transpose-free form (off by default: see the module docs).
@@ -129,7 +130,7 @@ impl Pass for ConvToGemm {
     }
 
     fn description(&self) -> &str {
-        "rewrites f32/f64 convolutions as im2col patches (slices, zero pads, one concatenate) and one GEMM-form dot"
+        "rewrites f32/f64 convolutions as im2col patches (one masked gather) and one GEMM-form dot"
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
@@ -232,7 +233,7 @@ impl ConvToGemm {
         macs >= self.min_macs && bytes.is_some_and(|b| b <= self.max_patch_bytes)
     }
 
-    /// The plan for `geo`, if it pays: the cut taking fewer slices, else the other one,
+    /// The plan for `geo`, if it pays: the cut taking fewer parts, else the other one,
     /// else (when allowed) the preferred one after transposing the input.
     fn plan(&self, geo: &Geometry) -> Option<Plan> {
         if !self.pays(geo) {

@@ -1,11 +1,10 @@
-//! Building the rewrite: the parts' slices and zero pads, their concatenate, the kernel in
-//! the patches' order, the dot and the transpose back to the convolution's result.
-
-use std::collections::HashMap;
+//! Building the rewrite: the instruction helpers the routes share, the patches
+//! (`gather.rs`), the kernel in the patches' order, the dot and the transpose back to the
+//! convolution's result.
 
 use super::geometry::{Geometry, Label, Plan, Role};
 use crate::algsimp::scalar::{scalar_literal, Scalar};
-use hlo::attrs::{AttrName, AttrValue, PaddingConfig, PaddingDim, SliceDim};
+use hlo::attrs::{AttrName, AttrValue, SliceDim};
 use hlo::ir::edit::{self, NameGen};
 use hlo::ir::{Computation, InstrId, Instruction};
 use hlo::shape::Shape;
@@ -13,64 +12,6 @@ use hlo::Opcode;
 
 /// (start, length, stride) of a slice along one dimension.
 pub(super) type Span = (i64, i64, i64);
-
-/// How one part reads one input dimension: a strided slice of the input's elements,
-/// then zeros around and between them.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Cut {
-    /// The slice; `None` keeps the dimension whole.
-    pub(super) slice: Option<Span>,
-    pub(super) pad: PaddingDim,
-}
-
-impl Cut {
-    pub(super) fn whole() -> Cut {
-        Cut {
-            slice: None,
-            pad: PaddingDim {
-                low: 0,
-                high: 0,
-                interior: 0,
-            },
-        }
-    }
-
-    /// The part along spatial dimension `j` whose element `o` (of `count`) reads the
-    /// base-dilated, padded input at `first + o * step` (unpadded coordinates: `first`
-    /// may be negative); `None` when every element reads padding.
-    pub(super) fn of(geo: &Geometry, j: usize, step: i64, first: i64, count: i64) -> Option<Cut> {
-        let ld = geo.window[j].base_dilation;
-        let last = (geo.spatial[j] - 1) * ld;
-        let valid = |o: i64| {
-            let u = first + o * step;
-            (0..=last).contains(&u) && u % ld == 0
-        };
-        let o0 = (0..count).find(|&o| valid(o))?;
-        // Valid positions recur every `q` (the divisibility by `ld`), within the range.
-        let q = ld / gcd(step, ld);
-        let mut c = 1;
-        while o0 + c * q < count && valid(o0 + c * q) {
-            c += 1;
-        }
-        let stride = q * step / ld;
-        Some(Cut {
-            slice: Some(((first + o0 * step) / ld, c, stride)),
-            pad: PaddingDim {
-                low: o0,
-                high: count - (o0 + (c - 1) * q + 1),
-                interior: q - 1,
-            },
-        })
-    }
-}
-
-pub(super) fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
 
 pub(super) struct Rewriter<'a> {
     pub(super) comp: &'a mut Computation,
@@ -204,117 +145,10 @@ impl Rewriter<'_> {
         )
     }
 
-    /// The patches (dimensions `plan.labels`) of `x`, the input: every part is a strided
-    /// slice of the input's valid elements, padded with zeros where the window reaches
-    /// into the convolution's padding (or between the elements `lhs_dilate` spreads),
-    /// so that no part reads a padded copy of the whole input.
-    pub(super) fn patches(&mut self, plan: &Plan, x: InstrId) -> InstrId {
-        let geo = self.geo;
-        let n = geo.rank();
-        let extents: Vec<i64> = if plan.by_output {
-            geo.out_spatial.clone()
-        } else {
-            geo.window.iter().map(|w| w.size).collect()
-        };
-        let zero = self.zero();
-        let mut parts = Vec::new();
-        let mut slices: HashMap<Vec<Option<Span>>, InstrId> = HashMap::new();
-        for flat in 0..plan.parts {
-            // Row-major positions.
-            let mut pos = vec![0i64; n];
-            let mut rest = flat;
-            for j in (0..n).rev() {
-                pos[j] = rest % extents[j];
-                rest /= extents[j];
-            }
-            let cuts: Vec<Option<Cut>> = plan
-                .input
-                .iter()
-                .map(|r| {
-                    let &Role::Spatial(j) = r else {
-                        return Some(Cut::whole());
-                    };
-                    let w = &geo.window[j];
-                    if plan.by_output {
-                        let first = pos[j] * w.stride - w.padding_low;
-                        Cut::of(geo, j, w.window_dilation, first, w.size)
-                    } else {
-                        let first = pos[j] * w.window_dilation - w.padding_low;
-                        Cut::of(geo, j, w.stride, first, geo.out_spatial[j])
-                    }
-                })
-                .collect();
-            let part = match cuts.into_iter().collect::<Option<Vec<Cut>>>() {
-                Some(cuts) => {
-                    // Parts differing only in their padding share one slice.
-                    let key: Vec<_> = cuts.iter().map(|c| c.slice).collect();
-                    let s = match slices.get(&key) {
-                        Some(&s) => s,
-                        None => {
-                            let s = self.slice(x, |d| cuts[d].slice);
-                            slices.insert(key, s);
-                            s
-                        }
-                    };
-                    self.pad_part(s, zero, &cuts)
-                }
-                None => {
-                    // The window reads only padding here.
-                    let dims = plan
-                        .input
-                        .iter()
-                        .zip(self.dims(x))
-                        .map(|(r, d)| match *r {
-                            Role::Spatial(j) if plan.by_output => geo.window[j].size,
-                            Role::Spatial(j) => geo.out_spatial[j],
-                            _ => d,
-                        })
-                        .collect();
-                    let shape = self.shape(dims);
-                    self.add(
-                        Opcode::Broadcast,
-                        shape,
-                        vec![zero],
-                        vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
-                    )
-                }
-            };
-            if plan.parts == 1 {
-                return part;
-            }
-            let mut d = self.dims(part);
-            d.insert(plan.stack_at, 1);
-            parts.push(self.reshape(part, d));
-        }
-        self.concatenate(parts, plan.stack_at)
-    }
-
-    /// `x` padded by `cuts` (nothing when no cut pads).
-    pub(super) fn pad_part(&mut self, x: InstrId, zero: InstrId, cuts: &[Cut]) -> InstrId {
-        if cuts.iter().all(|c| c.pad == Cut::whole().pad) {
-            return x;
-        }
-        let dims = self
-            .dims(x)
-            .iter()
-            .zip(cuts)
-            .map(|(&d, c)| c.pad.low + c.pad.high + d + (d - 1) * c.pad.interior)
-            .collect();
-        let shape = self.shape(dims);
-        let cfg = PaddingConfig {
-            dims: cuts.iter().map(|c| c.pad).collect(),
-        };
-        self.add(
-            Opcode::Pad,
-            shape,
-            vec![x, zero],
-            vec![(AttrName::Padding, AttrValue::Padding(cfg))],
-        )
-    }
-
-    /// Builds the patches, the dot and the result; returns the replacement.
-    pub(super) fn rewrite(&mut self, plan: &Plan) -> InstrId {
-        let geo = self.geo;
+    /// The convolution's kernel and result shape, and the patches of its input
+    /// (transposed first where the plan says): how the plain and the grouped rewrite
+    /// both begin.
+    pub(super) fn open(&mut self, plan: &Plan) -> (InstrId, Shape, InstrId) {
         let (lhs, rhs, conv_shape) = {
             let c = self.comp.instr(self.conv);
             (c.operands[0], c.operands[1], (*c.shape).clone())
@@ -323,7 +157,13 @@ impl Rewriter<'_> {
             Some(perm) => self.transpose(lhs, perm),
             None => lhs,
         };
-        let patches = self.patches(plan, x);
+        (rhs, conv_shape, self.patches(plan, x))
+    }
+
+    /// Builds the patches, the dot and the result; returns the replacement.
+    pub(super) fn rewrite(&mut self, plan: &Plan) -> InstrId {
+        let geo = self.geo;
+        let (rhs, conv_shape, patches) = self.open(plan);
         // The kernel as [contracted, F] or [F, contracted], contracted in the patches'
         // order (spatial dimensions the patches lack are of size 1: first).
         let block: Vec<usize> = plan.labels[plan.outer..plan.outer + plan.contracted]

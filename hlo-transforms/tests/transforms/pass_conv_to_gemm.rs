@@ -743,3 +743,58 @@ ENTRY e {
     assert!(changed && !has_conv(&after));
     assert_eq!(dot_macs(&after), 2 * 14 * 14 * 384 * 16 * 16 * 3);
 }
+
+fn count(m: &Module, op: Opcode) -> usize {
+    m.entry()
+        .instructions()
+        .filter(|(_, i)| i.opcode == op)
+        .count()
+}
+
+#[test]
+fn the_patches_are_one_gather_whatever_the_window() {
+    // One gather, no pad, slice or concatenate of the input per tap: the rewrite (and so
+    // the generated kernel's loop nest) has the same instructions for a 3x3x3 window as
+    // for a 5x5x5 one, and every case without lhs dilation makes at most one gather and,
+    // with one, no pad.
+    let cube = |k: i64, pad: i64| Case {
+        ty: "f32",
+        batch: 1,
+        in_features: 4,
+        out_features: 8,
+        dims: vec![(6, k, 1, pad, pad, 1, 1); 3],
+        labels: nhwc(3),
+    };
+    let built = |c: &Case| {
+        let m = hlo::parse_module(&c.text()).unwrap();
+        let (after, changed) = run_pass(&m, ConvToGemm::always());
+        assert!(changed && !has_conv(&after), "{}", c.text());
+        let a = args(&m, 7);
+        let cmp = tolerance::compare(&eval(&after, &a), &eval(&m, &a));
+        assert!(cmp.matches, "{cmp:?}\n{}", c.text());
+        after
+    };
+    let (small, large) = (built(&cube(3, 1)), built(&cube(5, 2)));
+    assert_eq!(count(&small, Opcode::Gather), 1);
+    // NDHWC: the input read through one linear index, no index vector to concatenate.
+    for op in [Opcode::Pad, Opcode::Slice, Opcode::Concatenate] {
+        assert_eq!(count(&small, op), 0, "{op:?}");
+    }
+    assert_eq!(
+        small.entry().instructions().count(),
+        large.entry().instructions().count()
+    );
+    for case in cases() {
+        if case.dims.iter().any(|d| d.5 > 1) {
+            continue;
+        }
+        let m = hlo::parse_module(&case.text()).unwrap();
+        let (after, _) = run_pass(&m, ConvToGemm::always());
+        let gathers = count(&after, Opcode::Gather);
+        assert!(gathers <= 1, "{}", case.text());
+        // The patchify route pads and reshapes instead (no patches to stack).
+        if gathers == 1 {
+            assert_eq!(count(&after, Opcode::Pad), 0, "{}", case.text());
+        }
+    }
+}

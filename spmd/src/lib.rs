@@ -34,6 +34,7 @@ mod emit_all_to_all;
 mod emit_pad;
 mod error;
 mod halo;
+mod halo_moves;
 mod mask;
 mod partition;
 mod propagate;

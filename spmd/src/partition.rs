@@ -273,6 +273,7 @@ fn build(
             copy.set_attr(AttrName::Window, AttrValue::Window(w.clone()));
         }
         localize_sizes(&mut copy, comp, instr, &e, &shape);
+        halo_extents(&mut copy, instr, d);
         if instr.opcode() == Opcode::GetTupleElement {
             let tuple = e.b.get(copy.operands[0]).map(|i| i.shape().clone());
             let index = instr.tuple_index().unwrap_or(0) as usize;
@@ -435,6 +436,45 @@ fn localize_sizes(
                 .map(|(d, &n)| if n == global[d] { local[d] } else { n })
                 .collect();
             copy.set_attr(AttrName::SliceSizes, AttrValue::IntList(sizes));
+        }
+        _ => {}
+    }
+}
+
+/// A slice or pad whose operand was cut to its halo window along a dimension
+/// (`halo_moves.rs`) takes that window whole there: the slice from its start with its
+/// stride, the pad without padding.
+fn halo_extents(copy: &mut hlo::Instruction, instr: &hlo::Instruction, d: &crate::Decision) {
+    if d.halos.is_empty() {
+        return;
+    }
+    match instr.opcode() {
+        Opcode::Slice => {
+            let Some(AttrValue::Slice(mut slice)) = copy.attr(&AttrName::Slice).cloned() else {
+                return;
+            };
+            for h in &d.halos {
+                if let Some(s) = slice.get_mut(h.dim) {
+                    *s = SliceDim {
+                        start: 0,
+                        limit: h.length,
+                        stride: s.stride,
+                    };
+                }
+            }
+            copy.set_attr(AttrName::Slice, AttrValue::Slice(slice));
+        }
+        Opcode::Pad => {
+            let Some(mut padding) = instr.padding().cloned() else {
+                return;
+            };
+            for h in &d.halos {
+                if let Some(p) = padding.dims.get_mut(h.dim) {
+                    p.low = 0;
+                    p.high = 0;
+                }
+            }
+            copy.set_attr(AttrName::Padding, AttrValue::Padding(padding));
         }
         _ => {}
     }

@@ -27,6 +27,11 @@ pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decisi
             return Some(d);
         }
     }
+    if matches!(instr.opcode(), Opcode::Slice | Opcode::Pad) {
+        if let Some(d) = crate::halo_moves::slice_or_pad(ctx, instr) {
+            return Some(d);
+        }
+    }
     let data = data_of(ctx.comp, instr)?;
     Some(pass_through(ctx, instr, &data))
 }

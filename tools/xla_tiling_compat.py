@@ -34,7 +34,12 @@ sizes and runtime values; constraints by the sampled sizes they admit; `no tile`
 
 The first line of the output names the XLA revision read (parser_compat.revision); a file
 whose first lines name `commit HEX` (an excerpt) is also reported with that commit. XLA's maps
-are read in both printings: `floordiv`/`mod` and, since 2026, `/` and `%`.
+are read in both printings: `floordiv`/`mod` and, since 2026, `/` and `%`; the participant
+of an all-gather's tile both as `replica_id [E]` and as a `replica ids { offsets [E] sizes
+[1] ... }` tile (one replica read, else a difference). A propagation's instruction and tile
+may be named through the test's locals (`const HloInstruction* scan = root->operand(0);`,
+`Tile t = GetTestTile(*tiling_space, {4, 8});`, `const Tile& c = operands[0];`); a form the
+script cannot read is listed as not extracted, with the name it could not resolve.
 
 Standard library only.
 """
@@ -387,9 +392,14 @@ def compare_symbolic(xla, got, dims_bounds):
 # ---------------------------------------------------------------------------
 # Propagated tiles (`(tid_0){rt_0} -> offsets [..] sizes [..] strides [..] upper bounds [..]`).
 
+# The participant a tile reads: `replica_id [EXPR]` (7974f7e0), or, in newer revisions, a
+# tile of its own over the replicas, `replica ids { offsets [..] sizes [..] strides [..]
+# upper bounds [..] }`.
 TILE_RE = re.compile(r"\(([^)]*)\)\s*(?:\{([^}]*)\})?\s*->\s*offsets\s*(\[.*?\])\s*sizes\s*"
                      r"(\[.*?\])\s*strides\s*(\[.*?\])\s*upper bounds\s*(\[.*?\])"
-                     r"(?:\s*replica_id\s*(\[.*?\]))?\s*$")
+                     r"(?:\s*replica_id\s*(\[.*?\]))?"
+                     r"(?:\s*replica ids\s*\{\s*offsets\s*(\[.*?\])\s*sizes\s*(\[.*?\])\s*"
+                     r"strides\s*\[.*?\]\s*upper bounds\s*\[.*?\]\s*\})?\s*$")
 
 
 def parse_tile(text):
@@ -400,11 +410,14 @@ def parse_tile(text):
     if not m:
         raise ValueError(f"not a tile: {text}")
     lists = [[parse_expr(x) for x in bracket_items(g, "[", "]")] for g in m.groups()[2:6]]
-    replica = [parse_expr(x) for x in bracket_items(m.group(7), "[", "]")] if m.group(7) \
+    replica_text = m.group(7) or m.group(8)
+    replica = [parse_expr(x) for x in bracket_items(replica_text, "[", "]")] if replica_text \
         else []
+    # How many replicas the tile reads (the newer printing's replica tile size; one before).
+    replicas = parse_expr(bracket_items(m.group(9), "[", "]")[0]) if m.group(9) else None
     rts = [n.strip() for n in (m.group(2) or "").split(",") if n.strip()]
     return {"offsets": lists[0], "sizes": lists[1], "strides": lists[2], "ub": lists[3],
-            "replica": replica[0] if replica else None, "rts": rts}
+            "replica": replica[0] if replica else None, "replicas": replicas, "rts": rts}
 
 
 def split_xla_tiles(text):
@@ -483,6 +496,9 @@ def compare_tiles(xla, got, names, extents, concrete):
                 if len(extra) != 1:
                     return f"tile {k}: XLA reads replica_id, hloc has no participant value"
                 try:
+                    if a["replicas"] is not None and ev(a["replicas"], env) != 1:
+                        return f"tile {k}: XLA's tile reads {ev(a['replicas'], env)} " \
+                               "replicas, hloc one participant"
                     benv = dict(env, **{extra[0]: ev(a["replica"], env)})
                 except (KeyError, ZeroDivisionError) as e:
                     return f"tile {k}: cannot evaluate XLA's replica_id: {e!r}"
@@ -761,12 +777,47 @@ def test_tile(rank_space, dims, upper=None):
 
 
 def dims_of_expr(expr, comps, entry, root):
-    """Dimensions named by `root->shape()`, `root->operand(K)->shape()`, GetFirstShape(root)."""
+    """Dimensions named by `root->shape()`, `root->operand(K)->shape()`, GetFirstShape(root)
+    or written out (`GetTestTile(*tiling_space, {4, 8})`)."""
+    lit = re.search(r"GetTestTile\s*\([^,]*,\s*\{([\d,\s]*)\}", expr)
+    if lit:
+        return ints(lit.group(1))
     m = re.search(r"root->operand\((\d+)\)->shape", expr)
     instrs = comps[entry]["instrs"]
     if m:
         return shape_dims(instrs[instrs[root][1][int(m.group(1))]][2])
     return shape_dims(instrs[root][2])
+
+
+def resolve_tile_var(body, expr):
+    """The expression a test's local tile variable stands for (`Tile t = EXPR;`,
+    `const Tile& t = EXPR;`, `auto t = EXPR;`, followed through up to 4 names); the
+    expression itself when it is no such name."""
+    for _ in range(4):
+        if not re.fullmatch(r"\w+", expr):
+            break
+        m = re.search(r"(?:const\s+)?(?:Tile|auto)\s*&?\s+" + expr + r"\s*=\s*([^;]*);", body)
+        if not m:
+            break
+        expr = m.group(1).strip()
+    return expr
+
+
+def instr_of_expr(expr, body, comps, entry, root):
+    """The instruction `*root`, `*root->operand(K)`, `*(root->operand(K))` or a local
+    `const HloInstruction* x = root->operand(K);` names; None for other forms."""
+    e = expr.strip().lstrip("*").strip()
+    while e.startswith("(") and e.endswith(")"):
+        e = e[1:-1].strip()
+    if e != "root" and re.fullmatch(r"\w+", e):
+        m = re.search(r"HloInstruction\s*\*\s*" + e + r"\s*=\s*([^;]*);", body)
+        if not m:
+            return None
+        e = m.group(1).strip()
+    if e == "root":
+        return root
+    om = re.fullmatch(r"root->operand\((\d+)\)", e)
+    return comps[entry]["instrs"][root][1][int(om.group(1))] if om else None
 
 
 def propagation_cases(src, hloc):
@@ -825,6 +876,7 @@ def propagation_cases(src, hloc):
             consts[cm.group(1)] = literal(body[cm.end():])
         results = {}
         argv_var = {}
+        unread = []
         n = 0
         for macro, start, args in calls(body, ["PropagateTileToInput",
                                                "PropagateTileToOutput", "EXPECT_THAT",
@@ -833,26 +885,30 @@ def propagation_cases(src, hloc):
                 a = split_top_level(args)
                 # `VAR = Propagate...(...)` or `ASSERT_OK_AND_ASSIGN(auto VAR, Propagate...(...))`
                 vm = re.search(r"(\w+)\s*[=,]\s*(?:\n\s*)?$", body[max(0, start - 80):start])
-                instr = root
-                om = re.match(r"\*root->operand\((\d+)\)", a[1].strip())
-                if om:
-                    instr = comps[entry]["instrs"][root][1][int(om.group(1))]
-                tile_expr = a[2].strip()
+                instr = instr_of_expr(a[1], body, comps, entry, root)
+                if instr is None:
+                    unread.append(f"instruction `{a[1].strip()}`")
+                    continue
+                tile_name = a[2].strip()
+                tile_expr = resolve_tile_var(body, tile_name)
                 prev = re.fullmatch(r"(\w+)\[(\d+)\]", tile_expr)
                 if "tiled_roots()[0]" in tile_expr:
                     tile = None
                 elif prev:
                     # The tile an earlier propagation of this test gave (run before this one).
                     tile = f"@{suite}.{name}:{prev.group(1)}[{prev.group(2)}]"
-                else:
-                    dims_expr = tile_expr if "GetTestTile" in tile_expr else re.search(
-                        r"GetTestTile\s*\(([^;]*)\)\s*;", body).group(1)
-                    dims = dims_of_expr(dims_expr, comps, entry, root)
+                elif "GetTestTile" in tile_expr:
+                    dims = dims_of_expr(tile_expr, comps, entry, root)
                     tile = test_tile(space_rank(comps, entry, root), dims,
-                                     upper if tile_expr == "tile" else None)
+                                     upper if tile_name == "tile" else None)
+                else:
+                    unread.append(f"tile `{tile_name}`")
+                    continue
                 k = a[3].strip().split("=")[-1].strip("*/ ")
                 if macro == "PropagateTileToInput":
                     argv = ["--instr", instr, "--to-operands"]
+                    if k not in ("", "0"):
+                        argv += ["--output", k]
                     if tile is not None:
                         argv += ["--tile", tile]
                     elif sizes_before(body, start, am):
@@ -890,7 +946,8 @@ def propagation_cases(src, hloc):
                               ("tiles", space_dims(comps, entry, root), concrete),
                               files={"hlo": hlo}, produces=argv_var.get(id(argv), "")))
         if n == 0:
-            skipped.append((f"{suite}.{name}", "no propagation expectation"))
+            why = f"not read: {', '.join(unread)}" if unread else "no propagation expectation"
+            skipped.append((f"{suite}.{name}", why))
     return cases, skipped
 
 

@@ -14,6 +14,7 @@ pub mod conv_to_gemm;
 pub mod copy_insertion;
 pub mod cse;
 pub mod dce;
+pub mod dot_before_gather;
 pub mod dot_decomposer;
 pub mod dot_merger;
 pub mod flatten_call_graph;
@@ -43,6 +44,7 @@ pub use conv_to_gemm::ConvToGemm;
 pub use copy_insertion::CopyInsertion;
 pub use cse::Cse;
 pub use dce::Dce;
+pub use dot_before_gather::DotBeforeGather;
 pub use dot_decomposer::DotDecomposer;
 pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
@@ -88,6 +90,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(BlockedScans),
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
+        Box::new(DotBeforeGather),
         Box::new(ScatterExpander::default()),
         Box::new(ChooseLayouts),
         Box::new(LayoutAssignment),

@@ -13,6 +13,7 @@ mod donation;
 mod dots;
 mod fallbacks;
 mod full_reduction_broadcast;
+mod gathered_dots;
 mod gen;
 mod gpu_emitters;
 mod gpu_in_place;

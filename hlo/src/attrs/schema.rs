@@ -80,7 +80,6 @@ fn generic_kind(name: &AttrName) -> Option<AttrKind> {
         N::Statistics => K::Opaque,
         N::ControlPredecessors => K::Instructions,
         N::Origin => K::Opaque,
-        N::DebugAttributes => K::Opaque,
         N::Metadata => K::Metadata,
         N::BackendConfig => K::BackendConfig,
         _ => return None,

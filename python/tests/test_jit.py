@@ -47,6 +47,26 @@ def test_jit_pytree_outputs_and_cache() -> None:
             assert_close(got[k], np.asarray(want[k]), k)
 
 
+def test_jit_compiles_once_per_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = []
+    real = hloc.compile
+
+    def counting(source, **kwargs):
+        compiled.append(source)
+        return real(source, **kwargs)
+
+    monkeypatch.setattr(hloc, "compile", counting)
+    f = hloc.jit(lambda x, y: {"s": x + y[0], "p": x * y[1]})
+    a, b = np.ones((2, 3), np.float32), np.ones((3,), np.float32)
+    for args in [(a, (a, a)), (a, (a, a)), (b, (b, b)), (a, (a, a)), (a, [a, a]), (a, (a, a.astype(np.int32)))]:
+        got = f(*args)
+        want = jax.jit(lambda x, y: {"s": x + y[0], "p": x * y[1]})(*args)
+        for k in want:
+            assert_close(got[k], np.asarray(want[k]), k)
+    # New shapes, a new tree structure (list for tuple) and a new dtype each compile once.
+    assert len(compiled) == 4
+
+
 def test_jit_scalars_and_jax_arrays() -> None:
     f = hloc.jit(scaled)
     x = jnp.arange(6, dtype=jnp.float32).reshape(2, 3)

@@ -24,8 +24,9 @@ use crate::thin_gemm::Operands;
 /// enough to pay for its packing.
 pub(crate) const MAX_ROWS: usize = 32;
 
-/// The fewest result columns that run here.
-const MIN_COLS: usize = 16;
+/// The fewest result columns that run here (at 96 faer's packed weight stays in the
+/// first-level cache and its tiles waste no lanes: 0.8x its speed here).
+const MIN_COLS: usize = 128;
 
 /// A register tile: `mr` rows by `width` columns, and its code.
 #[derive(Clone, Copy)]
@@ -145,16 +146,19 @@ static PLAIN: [Kernel; 2] = [
 ];
 
 /// Whether an `m x n x k` product whose rhs has strides `rs` runs here: a weight with
-/// contiguous columns, enough columns for whole vectors, 8-32 rows, or 4-7 rows of a
-/// contraction under [`LONG_K`]. Measured against faer on one thread
-/// (`time_against_faer`, the 2-core AVX-512 machine under load): 1.9-2.0x its GFLOP/s at
-/// `[16, 1024, 256]` and `[32, 768, 512]`, 1.0-1.15x at 16-32 rows of 128-256 columns
+/// contiguous columns, at least [`MIN_COLS`] columns, a packed lhs of at most
+/// [`MAX_PACKED`] elements, and 8-32 rows, or 4-7 rows of a contraction under
+/// [`LONG_K`]. Measured against faer on one thread (`time_against_faer`, the 2-core
+/// AVX-512 machine under load): 1.7-2.0x its GFLOP/s at `[16, 1024, 256]` and
+/// `[32, 768, 512]`, 1.0-1.15x at 16-32 rows of 512-768 columns and short contractions
 /// (faer's best: its packed weight stays in the first-level cache), 1.5x at
-/// `[8, 1536, 768]`, 1.05-1.1x at 4 rows of `k = 768`, 0.82x at `[4, 384, 3072]`;
-/// one and two rows about even (faer's vector path reads such a weight in place).
+/// `[8, 1536, 768]`, 1.05-1.1x at 4 rows of `k = 768`, 0.82x at `[4, 384, 3072]`, 0.8x at
+/// `[16, 96, 192]`; one and two rows about even (faer's vector path reads such a weight
+/// in place). A weight gradient's `[32, 32768] x [32768, 27]` (the lhs as big as the
+/// "weight", most lanes masked) ran 1.9x slower inside cnn_train_step.
 fn runs(m: usize, n: usize, k: usize, rs: (isize, isize)) -> bool {
     let rows = (MIN_ROWS..=MAX_ROWS).contains(&m) || ((4..MIN_ROWS).contains(&m) && k < LONG_K);
-    k > 0 && rows && n >= MIN_COLS && rs.1 == 1
+    k > 0 && rows && n >= MIN_COLS && m * k <= MAX_PACKED && rs.1 == 1
 }
 
 /// The fewest lhs rows that run here whatever the contraction.
@@ -162,6 +166,10 @@ const MIN_ROWS: usize = 8;
 
 /// The contraction from which products of 4-7 rows stay on faer.
 const LONG_K: usize = 2048;
+
+/// The most lhs elements (packed, 512 KB) that run here: beyond it the lhs is no longer
+/// the small operand that stays in the cache while the weight streams past.
+const MAX_PACKED: usize = 1 << 17;
 
 /// Computes `out = lhs x rhs` (`m x n x k`, overwriting the result) if it runs here;
 /// `false` (nothing written) where it does not.
@@ -407,6 +415,11 @@ mod tests {
         assert!(runs(32, 1536, 512, (1536, 1)));
         assert!(!runs(33, 1024, 256, (1024, 1)));
         assert!(!runs(16, 8, 256, (8, 1)));
+        assert!(!runs(16, 96, 192, (96, 1)));
+        assert!(runs(16, 192, 192, (192, 1)));
+        assert!(!runs(32, 27, 32768, (27, 1)));
+        assert!(!runs(32, 256, 8192, (256, 1)));
+        assert!(runs(32, 256, 2048, (256, 1)));
         assert!(!runs(16, 1024, 256, (1, 256)));
         assert!(!runs(16, 1024, 0, (1024, 1)));
         assert!(runs(4, 2304, 768, (2304, 1)));

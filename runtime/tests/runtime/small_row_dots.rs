@@ -1,9 +1,9 @@
 //! Differential test of the small-row kernel (`backend-cpu/src/gemm_small.rs`): `f32`
 //! dots of 1-40 rows against a weight whose columns are contiguous (`x @ W` with `W`
-//! row-major `[k, n]`), columns of odd counts below, at and past whole vectors and tile
-//! strips, contractions of 1-256, the lhs and the result in random layouts, batched or
-//! not, some large enough to split by columns among the threads; compiled and compared
-//! with the reference evaluator, each one library GEMM.
+//! row-major `[k, n]`), columns of odd counts either side of the kernel's 128 and past
+//! whole vectors and tile strips, contractions of 1-256, the lhs and the result in
+//! random layouts, batched or not, some large enough to split by columns among the
+//! threads; compiled and compared with the reference evaluator, each one library GEMM.
 
 use crate::gen::{self, shape, Rng};
 
@@ -11,7 +11,12 @@ use crate::gen::{self, shape, Rng};
 fn module(seed: u64) -> String {
     let mut rng = Rng::new(seed);
     let m = rng.range(1, 41);
-    let ns = [rng.range(16, 40), rng.range(40, 300), rng.range(600, 1100)];
+    // Either side of the kernel's 128 columns, then parts of a split by columns.
+    let ns = [
+        rng.range(100, 160),
+        rng.range(160, 400),
+        rng.range(600, 1100),
+    ];
     let n = *rng.pick(&ns);
     let ks = [rng.range(1, 20), rng.range(20, 257)];
     let k = *rng.pick(&ks);

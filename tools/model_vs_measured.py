@@ -20,6 +20,13 @@ geometric mean, the error distribution (share within 2x and within 4x of the mea
 and the same split by thunk kind (generated kernel, GEMM, other library call) and by
 measured time. `--kernels` also lists every compared thunk.
 
+--dir DIR (repeatable) also runs every program found in DIR (one sub-directory per program
+with before_optimizations.hlo and inputs.npz: the fresh programs of tools/user_programs*.py),
+grouped as "fresh"; `--no-corpus` leaves the corpus out. `--json FILE` writes every
+compared thunk (program, label, class, measured and modelled ms) for a before/after
+comparison; the summary also splits thunks by class (`gemm.f32`, `gemm.bf16xbf16->f32`,
+`library lapack.potrf`, `kernel`, ...).
+
 --scaled-dir DIR also runs the realistic-size programs of `tools/bench_vs_xla.py --scaled`
 found in DIR (one sub-directory per program with before_optimizations.hlo and
 inputs.npz); when some are missing, they are generated there first with JAX, through
@@ -27,6 +34,7 @@ inputs.npz); when some are missing, they are generated there first with JAX, thr
 """
 
 import argparse
+import json
 import math
 import os
 import re
@@ -40,8 +48,9 @@ SCALED = [
     "transpose_rowmajor_4096sq", "softmax_rows_4096sq", "gemm_2048cube_f32",
     "transformer_block_s512", "conv_resnet_nhwc", "conv_nchw_stride2",
 ]
-# A profile row: ms, %, calls, model ms (or -), model/measured (or -), the label.
-ROW = re.compile(r"^\s*([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+(\S+)\s+(\S+)  (.+)$")
+# A profile row: ms, %, calls, model ms (or -), model/measured (or -), GFLOP/s (or -),
+# GB/s (or -), the label.
+ROW = re.compile(r"^\s*([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)  (.+)$")
 TOTAL = re.compile(r"^\s*([0-9.]+)\s+100\.0\s+total$")
 
 
@@ -53,7 +62,20 @@ def kind(label):
         return "gemm"
     if label.startswith("library "):
         return "library"
+    if label.startswith("streamed "):
+        return "streamed"
     return "copy"
+
+
+def thunk_class(label):
+    """The finer class of a thunk for the per-class table: the GEMM's dtypes
+    (`gemm.bf16xbf16->f32`), the library routine (`library lapack.potrf`), or the kind."""
+    head = label.split(" ")
+    if label.startswith("gemm.") or label.startswith("gemv."):
+        return head[0]
+    if label.startswith("library ") and len(head) > 1:
+        return "library " + head[1]
+    return kind(label)
 
 
 def profile(hloc, hlo, npz, repeat, cache):
@@ -75,10 +97,12 @@ def profile(hloc, hlo, npz, repeat, cache):
             continue
         num = lambda s: None if s == "-" else float(s)  # noqa: E731
         ms, share, model, ratio = float(m.group(1)), float(m.group(2)), num(m.group(4)), num(m.group(5))
+        label = m.group(8)
         # The ms column has 1 us resolution; the ratio is computed from exact times.
         if model is not None and ratio:
             ms = model / ratio
-        rows.append({"label": m.group(6), "kind": kind(m.group(6)), "ms": ms, "share": share,
+        rows.append({"label": label, "kind": kind(label), "ms": ms, "share": share,
+                     "calls": int(m.group(3)),
                      "model_ms": model, "ratio": ratio})
     if total is None:
         return None, "no profile table"
@@ -105,12 +129,12 @@ def distribution(title, ratios):
             f"{min(ratios):>8.3g} {max(ratios):>8.3g}")
 
 
-def programs(corpus, names, scaled):
-    """(name, hlo path, npz path) of each program to run."""
+def programs(corpus, names, group):
+    """(name, hlo path, npz path, group) of each program to run."""
     out = []
     for n in names:
         d = os.path.join(corpus, n)
-        out.append((n, os.path.join(d, "before_optimizations.hlo"), os.path.join(d, "inputs.npz"), scaled))
+        out.append((n, os.path.join(d, "before_optimizations.hlo"), os.path.join(d, "inputs.npz"), group))
     return out
 
 
@@ -138,13 +162,22 @@ def main():
     ap.add_argument("--jax-python", default="/tmp/jaxenv/bin/python",
                     help="the Python with JAX that generates missing scaled programs")
     ap.add_argument("--kernels", action="store_true", help="list every compared thunk")
+    ap.add_argument("--dir", action="append", default=[],
+                    help="also run every program (sub-directory) found here, as 'fresh'")
+    ap.add_argument("--no-corpus", action="store_true", help="leave the corpus out")
+    ap.add_argument("--json", help="write every compared thunk here")
     a = ap.parse_args()
 
     names = [l.split("\t")[0] for l in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]]
-    todo = programs(a.corpus, names, False)
+    todo = [] if a.no_corpus else programs(a.corpus, names, "corpus")
+    for d in a.dir:
+        found = sorted(n for n in os.listdir(d)
+                       if os.path.exists(os.path.join(d, n, "before_optimizations.hlo"))
+                       and os.path.exists(os.path.join(d, n, "inputs.npz")))
+        todo += programs(d, found, "fresh")
     if a.scaled_dir:
         ensure_scaled(a.scaled_dir, a.jax_python)
-        todo += programs(a.scaled_dir, SCALED, True)
+        todo += programs(a.scaled_dir, SCALED, "scaled")
     if a.programs:
         wanted = set(a.programs.split(","))
         todo = [t for t in todo if t[0] in wanted]
@@ -154,18 +187,18 @@ def main():
     print(f"load average before: {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
     print(f"{'program':30} {'thunks':>6} {'compared':>8} {'covers':>7} {'geomean':>8} "
           f"{'sum m/m':>8} {'run ms':>9}  worst thunk (model/measured)")
-    pooled = {"corpus": [], "scaled": []}
-    program_geomeans = {"corpus": [], "scaled": []}
+    pooled = {"corpus": [], "fresh": [], "scaled": []}
+    program_geomeans = {"corpus": [], "fresh": [], "scaled": []}
     listing = []
     with tempfile.TemporaryDirectory() as cache:
-        for name, hlo, npz, scaled in todo:
+        for name, hlo, npz, group in todo:
             got, err = profile(a.hloc, hlo, npz, a.repeat, cache)
             if err:
                 print(f"{name:30} hloc: {err}")
                 continue
             rows, total = got
             both = [r for r in rows if r["ratio"]]
-            group = "scaled" if scaled else "corpus"
+
             pooled[group] += [(name, r) for r in both]
             if not both:
                 print(f"{name:30} {len(rows):>6} {0:>8}")
@@ -186,12 +219,12 @@ def main():
     print()
     print(f"{'over thunks':28} {'count':>6} {'geomean':>8} {'median':>8} {'<=2x':>7} {'<=4x':>7} "
           f"{'min':>8} {'max':>8}")
-    for group in ("corpus", "scaled"):
+    for group in ("corpus", "fresh", "scaled"):
         rows = [r for _, r in pooled[group]]
         if not rows:
             continue
         print(distribution(f"{group}: all", [r["ratio"] for r in rows]))
-        for k in ("kernel", "gemm", "library"):
+        for k in ("kernel", "gemm", "library", "streamed"):
             sel = [r["ratio"] for r in rows if r["kind"] == k]
             if sel:
                 print(distribution(f"{group}: {k}", sel))
@@ -200,9 +233,19 @@ def main():
             sel = [r["ratio"] for r in rows if lo <= r["ms"] < hi]
             if sel:
                 print(distribution(f"{group}: measured {title}", sel))
+        classes = sorted({thunk_class(r["label"]) for r in rows})
+        for cl in classes:
+            sel = [r["ratio"] for r in rows if thunk_class(r["label"]) == cl]
+            print(distribution(f"{group}: {cl}"[:28], sel))
         pg = program_geomeans[group]
         if pg:
             print(f"{group}: geomean of the {len(pg)} program geomeans: {geomean(pg):.3g}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([{"program": n, "label": r["label"], "class": thunk_class(r["label"]),
+                        "ms": r["ms"], "calls": r["calls"], "model_ms": r["model_ms"],
+                        "ratio": r["ratio"]}
+                       for g in pooled.values() for n, r in g], f, indent=0)
     if a.kernels:
         print()
         print(f"{'program':30} {'measured ms':>12} {'model ms':>10} {'ratio':>8}  thunk")

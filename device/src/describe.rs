@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use toml::Spanned;
 
-use crate::{Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Memory};
+use crate::{Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Library, Memory};
 
 /// Fields descriptions once held that belong to the code generator, with where they went:
 /// a description that writes one gets that answer instead of "unknown field".
@@ -64,6 +64,25 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
         kernel: KernelLimits {
             launch_s: r.non_negative("kernel.launch_s")?,
         },
+        library: None,
+    };
+    // An optional section, but whole when written: every field required.
+    let device = if doc.contains_key("library") {
+        Device {
+            library: Some(Library {
+                call_s: r.non_negative("library.call_s")?,
+                gemm_f32_flops_per_unit: r.positive("library.gemm_f32_flops_per_unit")?,
+                gemm_f64_flops_per_unit: r.positive("library.gemm_f64_flops_per_unit")?,
+                gemm_bf16_flops_per_unit: r.positive("library.gemm_bf16_flops_per_unit")?,
+                gemv_flops_per_unit: r.positive("library.gemv_flops_per_unit")?,
+                lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,
+                fft_flops_per_unit: r.positive("library.fft_flops_per_unit")?,
+                sort_compares_per_unit: r.positive("library.sort_compares_per_unit")?,
+            }),
+            ..device
+        }
+    } else {
+        device
     };
     for (field, rule) in MOVED {
         if r.entry(field).is_some() {

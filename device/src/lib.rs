@@ -30,7 +30,9 @@
 //!
 //! A description is TOML (read by the `toml` crate): one `[section]` per struct below,
 //! `key = value` per field. Every field is required, checked for kind and range, and
-//! unknown fields are errors, so a typo cannot silently fall back to a default.
+//! unknown fields are errors, so a typo cannot silently fall back to a default. The one
+//! optional section, `[library]` (the measured rates of the runtime's library calls:
+//! GEMM per operand type, LAPACK, FFT, sort), is whole when written.
 
 mod describe;
 mod error;
@@ -39,7 +41,7 @@ mod types;
 
 pub use error::DeviceError;
 pub use probe::{probe_cpu, probe_cpu_with, ProbeOptions};
-pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Memory};
+pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Library, Memory};
 
 /// The descriptions shipped with hloc: `(name, text)`.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -140,7 +142,17 @@ mod tests {
         let line = t.lines().count();
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
-            format!("x.toml:{line}: unknown field `kernel.speed`")
+            format!("x.toml:{line}: unknown field `library.speed`")
+        );
+        // The `[library]` section is optional, but whole when written.
+        let lib = cpu_text().find("[library]").unwrap();
+        let without = parse("x.toml", &cpu_text()[..lib]).unwrap();
+        assert_eq!(without.library, None);
+        assert!(parse("x.toml", cpu_text()).unwrap().library.is_some());
+        let t = cpu_text().replace("fft_flops_per_unit = 10e9", "");
+        assert_eq!(
+            parse("x.toml", &t).unwrap_err().to_string(),
+            "x.toml: missing field `library.fft_flops_per_unit`"
         );
         let t = cpu_text().replace("units = 2", "units = 2.5");
         assert!(parse("x.toml", &t)

@@ -57,6 +57,35 @@ pub struct KernelLimits {
     pub launch_s: f64,
 }
 
+/// What the runtime's library calls reach on the machine, per unit (one core): the rates
+/// of what actually runs for a GEMM (per operand type: `bf16`/`f16` GEMMs run on AMX tiles
+/// where the CPU has them, several times the rate of elementwise `bf16` code), a LAPACK
+/// factorization, an FFT or a sort, and the fixed cost of one call. Measured on the
+/// machine class of the description (see `descriptions/cpu.toml`); a description without
+/// a `[library]` section (the GPUs, whose backend has no such library) prices library
+/// calls at its `compute` rates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Library {
+    /// Seconds of one library call beyond its work: the thunk's dispatch, resolving the
+    /// arrays' strides, handing rows to the thread pool.
+    pub call_s: f64,
+    /// Flops per second of one unit in an `f32` GEMM (an FMA counts two).
+    pub gemm_f32_flops_per_unit: f64,
+    /// Flops per second of one unit in an `f64` GEMM.
+    pub gemm_f64_flops_per_unit: f64,
+    /// Flops per second of one unit in a GEMM of `bf16` or `f16` operands (`f32` sums).
+    pub gemm_bf16_flops_per_unit: f64,
+    /// Flops per second of one unit in a matrix-vector product (`m` or `n` of 1).
+    pub gemv_flops_per_unit: f64,
+    /// Flops per second of one unit in a LAPACK factorization or triangular solve
+    /// (Cholesky `n^3/3`, LU `2n^3/3`, a solve `n^2` per right-hand side).
+    pub lapack_flops_per_unit: f64,
+    /// Flops per second of one unit in an FFT (`5 n log2 n` per complex transform).
+    pub fft_flops_per_unit: f64,
+    /// Key comparisons per second of one unit in a sort or a top-k selection.
+    pub sort_compares_per_unit: f64,
+}
+
 /// A target machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
@@ -72,6 +101,8 @@ pub struct Device {
     pub cache: Cache,
     /// Kernel launch and fusion limits.
     pub kernel: KernelLimits,
+    /// The rates of library calls, where the description measured them.
+    pub library: Option<Library>,
 }
 
 impl Device {

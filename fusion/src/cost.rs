@@ -24,6 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use smallvec::SmallVec;
 
+use crate::cost_gemm::GemmWork;
 use crate::emitter_reach::EmitterRules;
 use crate::ops::{self, OpClass};
 
@@ -69,6 +70,8 @@ pub struct OpInfo {
     /// operand of its dimensions): the emitters memoize a value per index, so readers
     /// that share an index share one evaluation.
     pub identity_reads: Vec<bool>,
+    /// A dot's GEMM (what a CPU kernel of the dot alone runs as a library call).
+    pub gemm: Option<GemmWork>,
 }
 
 /// The model's view of one computation.
@@ -206,7 +209,9 @@ impl CompInfo {
                         && c.instr(o).shape().dims() == instr.shape().dims()
                 })
                 .collect();
+            let gemm = GemmWork::of_dot(module, comp, id);
             ops[id.index()] = Some(OpInfo {
+                gemm,
                 broadcasts_trailing,
                 repeats_along_minor,
                 block_repeats,
@@ -357,6 +362,15 @@ fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f
         let per_line = 1.0 / scan.len as f64;
         return (0..n)
             .map(|k| if k < n / 2 { 1.0 } else { per_line })
+            .collect();
+    }
+    if i.opcode() == Opcode::Scatter && n >= 3 {
+        // The scatter kernel walks its updates once (each update element and its index
+        // read once, combined into one result element); its operands are the buffers it
+        // updates. The maps' box charges every update per result element.
+        let updates = (n - 1) / 2;
+        return (0..n)
+            .map(|k| if k < updates { 1.0 } else { fallback(k) })
             .collect();
     }
     if let Some(sas) = select_scatter_plan(instr) {
@@ -665,6 +679,23 @@ pub fn evaluate(
     ev
 }
 
+/// The bytes an in-place root writes: a dynamic-update-slice writes its update into its
+/// operand's buffer (the runtime aliases the two, copying the base first where it must
+/// stay alive: a copy of its own), a scatter its updates' elements; `None` for any other
+/// op (it writes all of its result).
+fn in_place_update_bytes(info: &CompInfo, op: &OpInfo) -> Option<f64> {
+    let bytes = |o: &InstrId| info.op(*o).map_or(0.0, |x| x.bytes);
+    match op.opcode {
+        Opcode::DynamicUpdateSlice => op.operands.get(1).map(bytes),
+        Opcode::Scatter if op.operands.len() >= 3 => {
+            let updates = (op.operands.len() - 1) / 2;
+            let update_bytes: f64 = op.operands[updates + 1..].iter().map(bytes).sum();
+            Some(update_bytes.min(op.bytes))
+        }
+        _ => None,
+    }
+}
+
 /// How many times slower than the flops table's rate (vectorized polynomials at the
 /// device's f32 rate) a transcendental runs when a CPU kernel recomputes it per element of
 /// a reader. Such a read indexes the value through a division of the loop's index (a
@@ -682,16 +713,6 @@ pub const SCALAR_RECOMPUTE_SLOWDOWN: f64 = 128.0;
 /// took ~50 us in two parts, 16-21 on one thread). XLA:CPU's Eigen contractions pick one
 /// thread for small products too.
 pub const GEMM_ONE_THREAD_MULTIPLY_ADDS: f64 = (1u64 << 20) as f64;
-
-/// Whether the kernel `members` is a lone dot or convolution (a library GEMM on the CPU)
-/// of `flops` (two per multiply-add) small enough to run on one thread
-/// ([`GEMM_ONE_THREAD_MULTIPLY_ADDS`]).
-fn lone_small_gemm(info: &CompInfo, members: &[InstrId], flops: f64) -> bool {
-    let [m] = members else { return false };
-    info.op(*m)
-        .is_some_and(|o| matches!(o.opcode, Opcode::Dot | Opcode::Convolution))
-        && flops < 2.0 * GEMM_ONE_THREAD_MULTIPLY_ADDS
-}
 
 /// The cost model of one device and the code generator that emits its kernels.
 #[derive(Clone, Debug)]
@@ -718,6 +739,14 @@ impl CostModel<'_> {
     /// The cost of a kernel made of `members` whose outputs are `roots`.
     pub fn kernel(&self, info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> KernelCost {
         let d = self.device;
+        if d.kind == DeviceKind::Cpu {
+            // A dot alone is a library GEMM on the CPU: priced by what the library runs.
+            if let [m] = members {
+                if let Some(g) = info.op(*m).and_then(|o| o.gemm.as_ref()) {
+                    return self.gemm(g);
+                }
+            }
+        }
         let ev = evaluate(info, members, roots, self.hoists_invariant_values);
         let mut c = KernelCost {
             launch_s: d.kernel.launch_s,
@@ -730,8 +759,21 @@ impl CostModel<'_> {
             matches!(o.opcode, Opcode::Dot | Opcode::Convolution)
                 && matches!(o.element_type, Some(ElementType::BF16 | ElementType::F16))
         });
+        // The buffers in-place roots update: aliased, not read (but where read otherwise).
+        let updated: Vec<(InstrId, f64)> = roots
+            .iter()
+            .filter_map(|&r| info.op(r))
+            .filter(|o| in_place_update_bytes(info, o).is_some())
+            .filter_map(|o| Some((*o.operands.first()?, o.elements)))
+            .collect();
         for (&input, &reads) in &ev.reads {
             let Some(op) = info.op(input) else { continue };
+            let aliased: f64 = updated
+                .iter()
+                .filter(|&&(b, _)| b == input)
+                .map(|&(_, e)| e)
+                .sum();
+            let reads = (reads - aliased).max(0.0);
             if op.elements <= 0.0 {
                 continue;
             }
@@ -751,8 +793,9 @@ impl CostModel<'_> {
         }
         for &r in roots {
             if let Some(op) = info.op(r) {
-                c.bytes_written += op.bytes;
-                c.memory_s += op.bytes / d.reread_bytes_per_s(op.bytes as u64);
+                let written = in_place_update_bytes(info, op).unwrap_or(op.bytes);
+                c.bytes_written += written;
+                c.memory_s += written / d.reread_bytes_per_s(written as u64);
             }
         }
         let bf16 = roots
@@ -765,10 +808,6 @@ impl CostModel<'_> {
             d.f32_flops_per_s()
         };
         c.compute_s = c.flops / rate;
-        if d.kind == DeviceKind::Cpu && lone_small_gemm(info, members, ev.flops) {
-            // The GEMM runs on the calling thread alone: one core's flops.
-            c.compute_s *= f64::from(d.compute.units.max(1));
-        }
         if d.kind == DeviceKind::Cpu {
             // A transcendental recomputed for every element that reads it (through a
             // broadcast the code generator does not hoist) is evaluated at an index that is

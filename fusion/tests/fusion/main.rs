@@ -2,6 +2,7 @@
 
 mod corpus;
 mod cost;
+mod cost_library;
 mod explain;
 mod golden;
 mod random;

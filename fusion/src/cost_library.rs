@@ -1,0 +1,244 @@
+//! Library calls priced by what actually runs, not as the loops their indexing maps
+//! describe.
+//!
+//! A dot that runs as a library GEMM packs each operand once and computes `2 m n k` flops
+//! at the GEMM's rate for its operand type (a `bf16` GEMM on AMX tiles reaches several
+//! times the rate of elementwise `bf16` code, and faer's `f32` GEMM more than twice the
+//! generated vector code's); [`crate::cost::evaluate`]'s composition of reads prices it
+//! as a naive loop that re-reads `k` operand elements per output element (5-18x over for
+//! large GEMMs, measured). LAPACK factorizations and solves are priced by their flop
+//! counts (Cholesky `n^3/3`, LU `2n^3/3`, a triangular solve `n^2` per right-hand side),
+//! an FFT by `5 n log2 n` per complex transform, a sort by `n log2 n` comparisons per row
+//! and a top-k by one comparison per element plus a sort of the `k` kept, all at the rates
+//! the description's `[library]` section measured, plus its fixed cost of one call
+//! (`call_s`). A description without that section prices them at its compute rates.
+
+use device::{Device, DeviceKind};
+use hlo::{CompId, InstrId, Module, Opcode};
+
+use crate::cost::{shape_size, CostModel, KernelCost};
+pub use crate::cost_gemm::{GemmType, GemmWork};
+
+/// Multiply-adds below which a library GEMM runs on one thread
+/// ([`crate::cost::GEMM_ONE_THREAD_MULTIPLY_ADDS`], backend-cpu's `PARALLEL_MIN_FLOPS`).
+fn gemm_threads(device: &Device, multiply_adds: f64) -> f64 {
+    if multiply_adds < crate::cost::GEMM_ONE_THREAD_MULTIPLY_ADDS {
+        1.0
+    } else {
+        f64::from(device.compute.units.max(1))
+    }
+}
+
+/// `(m or n, k)` below which a GEMM of this type runs its micro-kernel at a share of its
+/// rate (`x / block` along each): narrow products waste the micro-kernel's register block
+/// and do not amortize the packing. Fitted with the rates of `cpu.toml`'s `[library]` on
+/// 907 GEMM calls of the fresh programs (benches/README.md): faer's `f32`/`f64` kernels
+/// reach their rate from 16 along each; the AMX path (16 x 16 tiles over 32 pairs, with its
+/// operands converted into tile order first) only from 64 rows or columns and a
+/// contraction of 256.
+fn gemm_blocks(ty: GemmType) -> (f64, f64) {
+    match ty {
+        GemmType::F32 | GemmType::F64 => (16.0, 16.0),
+        GemmType::Half => (64.0, 256.0),
+    }
+}
+
+impl CostModel<'_> {
+    /// The cost of one library GEMM call: its flops at the description's GEMM rate for the
+    /// operand type (a share of it where `m`, `n` or `k` is narrower than a micro-kernel's
+    /// block), on one thread below the parallel threshold; its operands read and its result
+    /// written once each (the packing) at the bandwidth of the level they fit in; plus the
+    /// fixed cost of a library call.
+    pub fn gemm(&self, g: &GemmWork) -> KernelCost {
+        let d = self.device;
+        let per_unit = match (&d.library, g.ty) {
+            (Some(l), GemmType::F32) => l.gemm_f32_flops_per_unit,
+            (Some(l), GemmType::F64) => l.gemm_f64_flops_per_unit,
+            (Some(l), GemmType::Half) => l.gemm_bf16_flops_per_unit,
+            (None, GemmType::Half) => d.compute.bf16_flops_per_unit,
+            (None, GemmType::F64) => d.compute.f32_flops_per_unit / 2.0,
+            (None, GemmType::F32) => d.compute.f32_flops_per_unit,
+        };
+        let flops = g.flops();
+        let threads = if d.kind == DeviceKind::Cpu {
+            gemm_threads(d, flops / 2.0)
+        } else {
+            f64::from(d.compute.units.max(1))
+        };
+        // Share of the micro-kernel's rate a narrow dimension leaves.
+        let fill = |x: f64, block: f64| (x / block).min(1.0);
+        let (mn_block, k_block) = gemm_blocks(g.ty);
+        let efficiency = fill(g.m.min(g.n), mn_block) * fill(g.k, k_block);
+        let compute_s = if g.m.min(g.n) <= 1.0 {
+            // A matrix-vector product: a stream over the matrix at the vector kernel's rate.
+            let gemv = d
+                .library
+                .as_ref()
+                .map_or(d.compute.f32_flops_per_unit / 4.0, |l| {
+                    l.gemv_flops_per_unit
+                });
+            flops / (gemv * threads)
+        } else {
+            flops / (per_unit * threads * efficiency.max(1.0 / 64.0))
+        };
+        let [lhs, rhs, out] = g.bytes;
+        let read = lhs + rhs;
+        let memory_s = lhs / d.reread_bytes_per_s(lhs as u64)
+            + rhs / d.reread_bytes_per_s(rhs as u64)
+            + out / d.reread_bytes_per_s(out as u64);
+        let launch_s = library_call_s(d);
+        KernelCost {
+            time_s: memory_s.max(compute_s) + launch_s,
+            memory_s,
+            compute_s,
+            launch_s,
+            bytes_read: read,
+            bytes_reread: 0.0,
+            bytes_written: out,
+            flops,
+            recomputed_flops: 0.0,
+        }
+    }
+
+    /// The cost of instruction `id` of `comp` run as one of the runtime's library calls: a
+    /// dot ([`CostModel::gemm`]), a LAPACK custom call, an FFT, a sort or a top-k; `None`
+    /// for anything else (the caller prices it as a kernel).
+    pub fn library_call(&self, module: &Module, comp: CompId, id: InstrId) -> Option<KernelCost> {
+        if let Some(g) = GemmWork::of_dot(module, comp, id) {
+            return Some(self.gemm(&g));
+        }
+        let c = module.get_computation(comp)?;
+        let i = c.instr(id);
+        let d = self.device;
+        let operand = |k: usize| i.operands().get(k).map(|&o| c.instr(o).shape());
+        let (in_elements, in_bytes) = i
+            .operands()
+            .iter()
+            .map(|&o| shape_size(c.instr(o).shape()))
+            .fold((0.0, 0.0), |(e, b), (oe, ob)| (e + oe, b + ob));
+        let (out_elements, out_bytes) = shape_size(i.shape());
+        let units = f64::from(d.compute.units.max(1));
+        let lib = d.library.as_ref();
+        // (work, rate of one unit, units used).
+        let (work, per_unit, used) = match i.opcode() {
+            Opcode::CustomCall => {
+                let target = i.custom_call_target()?;
+                let a = operand(0)?;
+                let rank = a.dims().len();
+                if rank < 2 {
+                    return None;
+                }
+                let (r, cols) = (a.dims()[rank - 2] as f64, a.dims()[rank - 1] as f64);
+                let matrices = shape_size(a).0 / (r * cols).max(1.0);
+                let flops = lapack_flops(target, r, cols, operand(1), i)?;
+                let rate = lib.map_or(d.compute.f32_flops_per_unit / 8.0, |l| {
+                    l.lapack_flops_per_unit
+                });
+                // A batch runs its matrices in parallel, one per thread; a single matrix
+                // runs with the library's own threads: every unit either way.
+                (matrices.max(1.0) * flops, rate, units)
+            }
+            Opcode::Fft => {
+                let lengths = i.fft_length()?;
+                let n: f64 = lengths.iter().map(|&l| l.max(1) as f64).product();
+                let real = matches!(i.fft_type(), Some("RFFT" | "IRFFT"));
+                let transforms = out_elements.max(in_elements) / n.max(1.0);
+                let complex = if real { 2.5 } else { 5.0 };
+                let flops = transforms.max(1.0) * complex * n * n.log2().max(1.0);
+                let rate = lib.map_or(d.compute.f32_flops_per_unit / 4.0, |l| l.fft_flops_per_unit);
+                (flops, rate, units)
+            }
+            Opcode::Sort => {
+                let a = operand(0)?;
+                let dim = usize::try_from(*i.dimensions()?.first()?).ok()?;
+                let n = (*a.dims().get(dim)?).max(1) as f64;
+                let rows = shape_size(a).0 / n;
+                let compares = rows * n * n.log2().max(1.0);
+                (compares, sort_rate(d), units.min(rows.max(1.0)))
+            }
+            Opcode::TopK => {
+                let a = operand(0)?;
+                let n = (*a.dims().last()?).max(1) as f64;
+                let rows = shape_size(a).0 / n;
+                let k = first_dim_last(i.shape()).unwrap_or(1.0);
+                let compares = rows * (n + k * k.log2().max(1.0));
+                (compares, sort_rate(d), units.min(rows.max(1.0)))
+            }
+            _ => return None,
+        };
+        let compute_s = work / (per_unit * used);
+        let memory_s = in_bytes / d.reread_bytes_per_s(in_bytes as u64)
+            + out_bytes / d.reread_bytes_per_s(out_bytes as u64);
+        let launch_s = library_call_s(d);
+        Some(KernelCost {
+            time_s: memory_s.max(compute_s) + launch_s,
+            memory_s,
+            compute_s,
+            launch_s,
+            bytes_read: in_bytes,
+            bytes_reread: 0.0,
+            bytes_written: out_bytes,
+            flops: work,
+            recomputed_flops: 0.0,
+        })
+    }
+}
+
+/// The fixed cost of one library call: the description's, else a kernel launch.
+fn library_call_s(d: &Device) -> f64 {
+    d.library.as_ref().map_or(d.kernel.launch_s, |l| l.call_s)
+}
+
+/// Comparisons per second of one unit: the description's, else one per 4 f32 flops.
+fn sort_rate(d: &Device) -> f64 {
+    d.library
+        .as_ref()
+        .map_or(d.compute.f32_flops_per_unit / 4.0, |l| {
+            l.sort_compares_per_unit
+        })
+}
+
+/// The last dimension of the first array of a (tuple) shape: a top-k's `k`.
+fn first_dim_last(s: &hlo::Shape) -> Option<f64> {
+    let a = if s.is_tuple() {
+        s.tuple_shapes().first()?
+    } else {
+        s
+    };
+    a.dims().last().map(|&k| k.max(1) as f64)
+}
+
+/// Flops of one matrix of a LAPACK custom call `target` on a `rows x cols` operand (the
+/// right-hand sides `b` of a triangular solve), by the routine's textbook count; `None`
+/// for a target the model does not know.
+fn lapack_flops(
+    target: &str,
+    rows: f64,
+    cols: f64,
+    b: Option<&hlo::Shape>,
+    i: &hlo::Instruction,
+) -> Option<f64> {
+    let routine = target.strip_prefix("lapack_")?.get(1..)?;
+    let routine = routine.strip_suffix("_ffi").unwrap_or(routine);
+    // LAWN 41's counts, for `big x n` with `big >= n`.
+    let (big, n) = (rows.max(cols), rows.min(cols));
+    Some(match routine {
+        "potrf" => n * n * n / 3.0,
+        "getrf" => big * n * n - n * n * n / 3.0,
+        "geqrf" => 2.0 * big * n * n - 2.0 * n * n * n / 3.0,
+        "orgqr" => 4.0 * big * n * n - 2.0 * (big + n) * n * n + 4.0 * n * n * n / 3.0,
+        "syevd" => 9.0 * n * n * n,
+        "gesdd" => 22.0 * n * n * n,
+        "trsm" => {
+            // The triangle is operand 0 (`n x n`), the right-hand sides operand 1 (as
+            // the result): `n^2` flops per right-hand side.
+            let b = b.unwrap_or(i.shape());
+            let r = b.dims().len();
+            if r < 2 {
+                return None;
+            }
+            n * (b.dims()[r - 2] as f64) * (b.dims()[r - 1] as f64)
+        }
+        _ => return None,
+    })
+}

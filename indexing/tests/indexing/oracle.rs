@@ -13,6 +13,7 @@ use affine::{Interval, Point};
 use hlo::literal::{ArrayData, ArrayLiteral};
 use hlo::{ElementType, Literal, Module, Shape};
 use indexing::{IndexedMap, OperandIndexing};
+use testkit::rng::XorShift;
 
 mod values;
 
@@ -37,24 +38,14 @@ struct Case {
     modes: &'static [Mode],
 }
 
-/// A deterministic pseudo-random sequence (xorshift).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    /// Values in [0.5, 2.5) with a random sign: never zero, rarely tied, and off the
-    /// round numbers (like -1) that an intermediate `x + 1` would cancel to zero.
-    fn float(&mut self) -> f32 {
-        let x = 0.5 + ((self.next() % 2_000_000) as f32 + 0.37) / 1_000_000.0;
-        if self.next() & 1 == 0 {
-            x
-        } else {
-            -x
-        }
+/// Values in [0.5, 2.5) with a random sign: never zero, rarely tied, and off the
+/// round numbers (like -1) that an intermediate `x + 1` would cancel to zero.
+fn random_float(rng: &mut XorShift) -> f32 {
+    let x = 0.5 + ((rng.next_u64() % 2_000_000) as f32 + 0.37) / 1_000_000.0;
+    if rng.next_u64() & 1 == 0 {
+        x
+    } else {
+        -x
     }
 }
 
@@ -63,20 +54,24 @@ fn array(shape: &Shape, data: ArrayData) -> Literal {
     Literal::Array(ArrayLiteral::new(s, data).expect("literal fits"))
 }
 
-fn args_for(module: &Module, ints: &[(usize, &[i32])], rng: &mut Rng) -> Option<Vec<Literal>> {
+fn args_for(module: &Module, ints: &[(usize, &[i32])], rng: &mut XorShift) -> Option<Vec<Literal>> {
     let entry = module.entry();
     let mut args = Vec::new();
     for n in 0..entry.parameters().len() {
         let shape = entry.instr(entry.parameter(n).unwrap()).shape().clone();
         let count = shape.element_count().unwrap() as usize;
         let data = match shape.element_type().unwrap() {
-            ElementType::F32 => ArrayData::F32((0..count).map(|_| rng.float()).collect()),
+            ElementType::F32 => ArrayData::F32((0..count).map(|_| random_float(rng)).collect()),
             ElementType::S32 => ArrayData::S32(match ints.iter().find(|(p, _)| *p == n) {
                 Some((_, v)) => v.to_vec(),
-                None => (0..count).map(|_| (rng.next() % 16) as i32 - 3).collect(),
+                None => (0..count)
+                    .map(|_| (rng.next_u64() % 16) as i32 - 3)
+                    .collect(),
             }),
-            ElementType::Pred => ArrayData::Pred((0..count).map(|_| rng.next() & 1 == 0).collect()),
-            ty => values::random_data(ty, count, &mut || rng.next())?,
+            ElementType::Pred => {
+                ArrayData::Pred((0..count).map(|_| rng.next_u64() & 1 == 0).collect())
+            }
+            ty => values::random_data(ty, count, &mut || rng.next_u64())?,
         };
         args.push(array(&shape, data));
     }
@@ -287,7 +282,7 @@ fn try_run(module: &Module, args: &[Literal]) -> Result<Literal, String> {
 
 fn check(case: &Case) {
     let module = hlo::parse_module(case.hlo).unwrap_or_else(|e| panic!("{}: {e}", case.name));
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
     let args = args_for(&module, case.ints, &mut rng).expect("argument types supported");
     check_module(case.name, &module, &args, case.modes, usize::MAX);
 }

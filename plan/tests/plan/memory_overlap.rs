@@ -16,18 +16,7 @@
 use std::collections::HashMap;
 
 use plan::{Program, Thunk};
-
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+use testkit::rng::XorShift;
 
 /// A random module: `n` f32 values of random lengths (each one of a few sizes), each an
 /// elementwise op of earlier values of its length or a slice or pad of one; the root a
@@ -36,7 +25,7 @@ impl Rng {
 /// last one an output donated from that parameter; the flag says whether that output
 /// was declared in another layout than its parameter's.
 fn random_module(seed: u64) -> (String, bool) {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let sizes = [16i64, 64, 256, 1024];
     let mut lines = vec!["  p0 = f32[1024] parameter(0)".to_string()];
     let mut vals: Vec<(String, i64)> = vec![("p0".into(), 1024)];

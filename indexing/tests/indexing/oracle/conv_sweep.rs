@@ -128,7 +128,7 @@ fn in_to_out_image(module: &Module, j: usize) -> Vec<BTreeSet<usize>> {
 fn convolution_sweep_exact() {
     let mut checked = 0;
     let mut case = 0usize;
-    let mut rng = Rng(0x0c0f_fee0_dead_beef);
+    let mut rng = XorShift(0x0c0f_fee0_dead_beef);
     for stride in [1, 2, 3] {
         for pad in [(0, 0), (1, 2), (2, 0), (-1, 1), (1, -2), (-1, -1)] {
             for lhs_dilate in [1, 2, 3] {
@@ -177,10 +177,10 @@ fn convolution_sweep_exact() {
 /// dimension labels permuted at random; feature or batch groups. Both directions exact.
 #[test]
 fn convolution_2d_random_exact() {
-    let mut rng = Rng(0x002d_2dc0_ffee_1234);
+    let mut rng = XorShift(0x002d_2dc0_ffee_1234);
     let mut checked = 0;
     for _ in 0..300 {
-        let mut pick = |lo: i64, hi: i64| lo + (rng.next() % (hi - lo + 1) as u64) as i64;
+        let mut pick = |lo: i64, hi: i64| lo + (rng.next_u64() % (hi - lo + 1) as u64) as i64;
         let (fg, bg) = [(1, 1), (2, 1), (1, 2), (1, 3), (3, 1)][pick(0, 4) as usize];
         let mut win = Vec::new();
         let mut ns = Vec::new();

@@ -326,7 +326,7 @@ fn corpus_ops_and_fusions() {
                     tally.skip_instr(opcode, SKIP_TUPLE_OPERAND);
                     continue;
                 };
-                let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+                let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
                 let args = args_for(&m, NO, &mut rng)
                     .unwrap_or_else(|| panic!("{name}: no random arguments"));
                 if let Err(e) = try_run(&m, &args) {

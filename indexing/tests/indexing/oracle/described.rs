@@ -77,7 +77,7 @@ pub(super) fn check_in_to_out_mode(
 /// `f32` arguments for a batch-norm module, with the variance parameters (`positive`)
 /// made positive so that every result is a number.
 fn batch_norm_args(module: &Module, positive: &[usize], seed: u64) -> Vec<Literal> {
-    let mut rng = Rng(seed);
+    let mut rng = XorShift(seed);
     let mut args = args_for(module, NO, &mut rng).unwrap();
     for &p in positive {
         let a = args[p].as_array().unwrap();
@@ -170,7 +170,7 @@ ENTRY e {
   ROOT cd = f32[3,4] copy-done(cs)
 }";
     let module = hlo::parse_module(hlo).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = XorShift(7);
     let args = args_for(&module, NO, &mut rng).unwrap();
     // copy-start alone (a tuple root), both directions.
     let start = "HloModule m
@@ -353,7 +353,7 @@ ENTRY e {
             panic!("{name}: {errors:?}");
         }
         let arity = module.entry().root_instr().operands().len();
-        let mut rng = Rng(0x5ca7_0001);
+        let mut rng = XorShift(0x5ca7_0001);
         let args = args_for(&module, NO, &mut rng).unwrap();
         let out_to_in = if n < supersets { Exact } else { Superset(WHY) };
         check_module(&name, &module, &args, &vec![out_to_in; arity], usize::MAX);
@@ -408,7 +408,7 @@ ENTRY e {
             panic!("{name}: {errors:?}");
         }
         let arity = module.entry().root_instr().operands().len();
-        let mut rng = Rng(0x5ca7_0002);
+        let mut rng = XorShift(0x5ca7_0002);
         let args = args_for(&module, NO, &mut rng).unwrap();
         check_module(name, &module, &args, &vec![Exact; arity], usize::MAX);
     }

@@ -8,8 +8,8 @@ use super::*;
 /// integer element types.
 #[test]
 fn random_fusions_exact() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
-    let pick = |rng: &mut Rng, n: u64| (rng.next() % n) as i64;
+    let mut rng = XorShift(0x1234_5678_9abc_def1);
+    let pick = |rng: &mut XorShift, n: u64| (rng.next_u64() % n) as i64;
     for case in 0..80u64 {
         // The first 40 in f32, then other element types (sums wrap for integers).
         let ty = if case < 40 {
@@ -53,7 +53,7 @@ fn random_fusions_exact() {
                     format!("transpose({v}), dimensions={{{}}}", list(&perm))
                 }
                 1 => {
-                    let ds: Vec<i64> = (0..r as i64).filter(|_| rng.next() & 1 == 0).collect();
+                    let ds: Vec<i64> = (0..r as i64).filter(|_| rng.next_u64() & 1 == 0).collect();
                     format!("reverse({v}), dimensions={{{}}}", list(&ds))
                 }
                 2 => {
@@ -136,7 +136,7 @@ fn random_fusions_exact() {
             shape(&dims)
         );
         let module = hlo::parse_module(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
-        let mut arg_rng = Rng(0x5151 + case);
+        let mut arg_rng = XorShift(0x5151 + case);
         let args = args_for(&module, NO, &mut arg_rng).unwrap();
         // Negation flips signs but keeps every dependence's coefficient nonzero.
         let name = format!("random fusion {case}:\n{text}");

@@ -169,6 +169,10 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         let text = stage_times_text(&stages, first.elapsed(), exe.stats().cache_hit);
         eprint!("{text}");
     }
+    // Kernels the cost model predicts far below the roofline (a dot left to a loop).
+    for slow in exe.slow_kernels()? {
+        eprintln!("warning: {}", slow.message());
+    }
     if args.stats {
         print_stats(exe.stats(), args.no_timing);
     }

@@ -26,6 +26,7 @@ mod multi_device;
 pub mod pipeline;
 mod predict;
 mod profile;
+mod roofline;
 mod timing;
 mod work;
 
@@ -47,6 +48,7 @@ pub use multi_device::{device_grid, reference_reports_on_devices, run_on_devices
 pub use plan::{BackendError, Prepared, RawOutputs};
 pub use predict::Predictions;
 pub use profile::{chrome_trace, json as profile_json, Profile, ProfileTable, Summary};
+pub use roofline::{slow_kernel, slow_kernels, SlowKernel};
 pub use timing::{check_reference, reference_reports, run_repeated, Timing};
 pub use work::{ThunkWork, Work};
 

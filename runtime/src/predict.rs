@@ -7,15 +7,18 @@
 //! [`fusion::cost::CostModel::kernel`] of the `cpu` description and hloc's CPU emitters'
 //! switches ([`codegen::HlocReach::cpu`]) on that instruction: for a
 //! fusion, its fused computation (every instruction but the parameters, with the root or
-//! the root tuple's operands as outputs); for any other instruction, that op alone in its
-//! computation (library calls included, as the model costs them: from their indexing maps
-//! and its flop table). Copies the runtime inserts (a dynamic-update-slice's base kept
+//! the root tuple's operands as outputs); a GEMM, [`CostModel::gemm`] of its planned
+//! shape and types; a library call, [`CostModel::library_call`] of its instruction
+//! (LAPACK, FFT, sort, top-k by their work at the description's library rates), or where
+//! the model does not know the routine (a scatter), that op alone in its computation as a
+//! kernel. Copies the runtime inserts (a dynamic-update-slice's base kept
 //! alive, an empty result) run no instruction of their own: the model has no figure.
 
 use std::collections::HashMap;
 
 use device::Device;
 use fusion::cost::{computation_kernel, CompInfo, CostModel};
+use fusion::cost_library::{GemmType, GemmWork};
 use hlo::{CompId, InstrId, Module, Opcode};
 use plan::{Program, Thunk};
 
@@ -200,7 +203,16 @@ impl Context<'_> {
         if let Thunk::StreamedGemm { producer, gemm, .. } = t {
             return Some(self.thunk_seconds(producer)? + self.thunk_seconds(gemm)?);
         }
+        // A GEMM and a library call are priced by what the library runs.
+        if let Thunk::Gemm { shape, .. } = t {
+            return Some(self.model.gemm(&gemm_work(shape)).time_s);
+        }
         let (comp, id) = self.instruction(t)?;
+        if matches!(t, Thunk::Library { .. }) {
+            if let Some(c) = self.model.library_call(self.module, comp, id) {
+                return c.time_s.is_finite().then_some(c.time_s);
+            }
+        }
         let instr = self.module.computation(comp).instr(id);
         let (info_comp, members, roots) = match instr.calls() {
             Some(callee) if instr.opcode() == Opcode::Fusion => {
@@ -216,6 +228,35 @@ impl Context<'_> {
             .or_insert_with(|| CompInfo::new(module, info_comp));
         let cost = self.model.kernel(info, &members, &roots);
         cost.time_s.is_finite().then_some(cost.time_s)
+    }
+}
+
+/// The work of a planned GEMM, for [`CostModel::gemm`].
+fn gemm_work(g: &plan::GemmShape) -> GemmWork {
+    use codegen::kir::ScalarType;
+    let batch: usize = g.batch.iter().map(|b| b.0).product();
+    let half = |t: ScalarType| matches!(t, ScalarType::BF16 | ScalarType::F16);
+    let ty = if half(g.lhs_ty) || half(g.rhs_ty) {
+        GemmType::Half
+    } else if g.ty == ScalarType::F64 {
+        GemmType::F64
+    } else {
+        GemmType::F32
+    };
+    let bytes = |rows: usize, cols: usize, t: ScalarType| {
+        (batch * rows * cols) as f64 * f64::from(t.byte_width())
+    };
+    GemmWork {
+        batch: batch as f64,
+        m: g.m as f64,
+        n: g.n as f64,
+        k: g.k as f64,
+        ty,
+        bytes: [
+            bytes(g.m, g.k, g.lhs_ty),
+            bytes(g.k, g.n, g.rhs_ty),
+            bytes(g.m, g.n, g.out_ty),
+        ],
     }
 }
 

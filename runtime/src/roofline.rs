@@ -1,0 +1,217 @@
+//! Kernels the cost model predicts far below the machine's roofline (`hloc compile`'s
+//! warnings): a contraction the plan left to a generated loop (a dot or convolution of a
+//! form no library path takes), or any kernel whose modelled rate is a small share of what
+//! its work could reach. The user learns which op of their program falls off the fast
+//! path before timing it.
+//!
+//! A kernel's roofline time is `max(flops / peak, bytes / DRAM bandwidth)`, the peak being
+//! the library GEMM's rate of the whole device where the kernel contracts (a dot or a
+//! convolution: that is what a GEMM would reach) and the generated vector code's rate
+//! otherwise. A kernel is reported when its modelled time exceeds [`FAR_BELOW`] times its
+//! roofline time and [`MIN_SECONDS`].
+
+use device::Device;
+use fusion::cost::{computation_kernel, CompInfo, CostModel};
+use fusion::cost_library::GemmType;
+use hlo::{CompId, ElementType, InstrId, Module, Opcode};
+use plan::{Program, Thunk};
+
+use crate::predict::NameIndex;
+use crate::{Executable, RuntimeError};
+
+/// How many times its roofline time a kernel's modelled time must be to be reported.
+pub const FAR_BELOW: f64 = 4.0;
+
+/// Modelled seconds below which no kernel is reported (it does not matter to the run).
+pub const MIN_SECONDS: f64 = 1e-3;
+
+/// One kernel predicted far below the roofline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowKernel {
+    /// The instruction the kernel runs (`dot.7`, `fusion.3`).
+    pub instruction: String,
+    /// Whether it contracts (a dot or convolution in a generated loop).
+    pub contraction: bool,
+    /// Flops of one call.
+    pub flops: f64,
+    /// Modelled seconds of one call.
+    pub seconds: f64,
+    /// Seconds of one call at the roofline.
+    pub roofline_s: f64,
+}
+
+impl SlowKernel {
+    /// `dot.7 runs as a loop: 2.1 GFLOP at ~3 GFLOP/s (roofline ~240 GFLOP/s, 1.2% of it)`.
+    pub fn message(&self) -> String {
+        let what = if self.contraction {
+            "runs as a loop"
+        } else {
+            "runs far below the roofline"
+        };
+        let rate = |s: f64| if s > 0.0 { self.flops / s / 1e9 } else { 0.0 };
+        format!(
+            "{} {what}: {:.3} GFLOP at ~{:.3} GFLOP/s modelled ({:.3} ms; roofline ~{:.1} GFLOP/s, {:.1}% of it)",
+            self.instruction,
+            self.flops / 1e9,
+            rate(self.seconds),
+            self.seconds * 1e3,
+            rate(self.roofline_s),
+            100.0 * self.roofline_s / self.seconds,
+        )
+    }
+}
+
+/// The generated kernels of `program` (loop and branch bodies included) that the cost model
+/// of `device`, for the code generator whose switches are `rules`, predicts far below the
+/// roofline, slowest first.
+pub fn slow_kernels(
+    module: &Module,
+    program: &Program,
+    device: &Device,
+    rules: &fusion::EmitterRules,
+) -> Vec<SlowKernel> {
+    let model = CostModel::new(device, rules);
+    let names = NameIndex::new(module);
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<&[Thunk]> = vec![&program.thunks];
+    while let Some(thunks) = stack.pop() {
+        for t in thunks {
+            match t {
+                Thunk::While { cond, body, .. } => {
+                    stack.push(cond);
+                    stack.push(body);
+                }
+                Thunk::Conditional { branches, .. } => {
+                    stack.extend(branches.iter().map(|(b, _)| &b[..]));
+                }
+                Thunk::Kernel { .. } => {
+                    let Some((comp, id)) = names.instruction(program, t) else {
+                        continue;
+                    };
+                    if seen.insert((comp, id)) {
+                        out.extend(slow_kernel(module, comp, id, &model));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
+    out
+}
+
+/// Instruction `id` of `comp` as a generated kernel (a fusion: its fused computation), if
+/// `model` predicts it far below the roofline of `model`'s device.
+pub fn slow_kernel(
+    module: &Module,
+    comp: CompId,
+    id: InstrId,
+    model: &CostModel<'_>,
+) -> Option<SlowKernel> {
+    let device = model.device;
+    let instr = module.computation(comp).instr(id);
+    let (info_comp, members, roots) = match instr.calls() {
+        Some(callee) if instr.opcode() == Opcode::Fusion => {
+            let (m, r) = computation_kernel(module, callee)?;
+            (callee, m, r)
+        }
+        _ => (comp, vec![id], vec![id]),
+    };
+    let info = CompInfo::new(module, info_comp);
+    let body = module.computation(info_comp);
+    let contraction = members.iter().find_map(|&m| {
+        let i = body.instr(m);
+        matches!(i.opcode(), Opcode::Dot | Opcode::Convolution).then(|| {
+            let ty = |k: usize| {
+                i.operands()
+                    .get(k)
+                    .and_then(|&o| body.instr(o).shape().element_type())
+                    .unwrap_or(ElementType::F32)
+            };
+            GemmType::of(ty(0), ty(1))
+        })
+    });
+    // A dot alone is a library GEMM, priced as one: no loop.
+    if contraction.is_some() && members.len() == 1 && instr.opcode() == Opcode::Dot {
+        return None;
+    }
+    let cost = model.kernel(&info, &members, &roots);
+    let peak = match (contraction, &device.library) {
+        (Some(GemmType::Half), Some(l)) => l.gemm_bf16_flops_per_unit,
+        (Some(GemmType::F64), Some(l)) => l.gemm_f64_flops_per_unit,
+        (Some(GemmType::F32), Some(l)) => l.gemm_f32_flops_per_unit,
+        _ => device.compute.f32_flops_per_unit,
+    } * f64::from(device.compute.units.max(1));
+    let roofline_s = (cost.flops / peak)
+        .max((cost.bytes_read + cost.bytes_written) / device.memory.dram_bytes_per_s);
+    (cost.time_s > MIN_SECONDS && roofline_s > 0.0 && cost.time_s > FAR_BELOW * roofline_s).then(
+        || SlowKernel {
+            instruction: instr.name().to_string(),
+            contraction: contraction.is_some(),
+            flops: cost.flops,
+            seconds: cost.time_s,
+            roofline_s,
+        },
+    )
+}
+
+impl Executable {
+    /// The kernels of this executable the `cpu` description's model predicts far below the
+    /// roofline ([`slow_kernels`]), for hloc's CPU emitters.
+    pub fn slow_kernels(&self) -> Result<Vec<SlowKernel>, RuntimeError> {
+        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let plan = self.plan();
+        let rules = codegen::HlocReach::cpu().rules;
+        Ok(slow_kernels(&plan.module, &plan.program, &cpu, &rules))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A dot fused with its consumer (a generated loop) is reported; the same dot alone (a
+    /// library GEMM) is not, nor is a plain elementwise kernel.
+    #[test]
+    fn a_contraction_in_a_loop_is_reported_and_a_library_gemm_is_not() {
+        let m = hlo::parse_module(
+            "HloModule m\nfc {\n  x = f32[1024,1024] parameter(0)\n  y = f32[1024,1024] parameter(1)\n  \
+             t = f32[1024,1024] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
+             ROOT n = f32[1024,1024] tanh(t)\n}\nENTRY e {\n  a = f32[1024,1024] parameter(0)\n  \
+             b = f32[1024,1024] parameter(1)\n  \
+             d = f32[1024,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n  \
+             f = f32[1024,1024] fusion(a, b), kind=kLoop, calls=fc\n  \
+             x = f32[1024,1024] exponential(a)\n  ROOT r = (f32[1024,1024], f32[1024,1024], f32[1024,1024]) tuple(d, f, x)\n}",
+        )
+        .unwrap();
+        let cpu = device::load("cpu").unwrap();
+        let rules = codegen::HlocReach::cpu().rules;
+        let model = CostModel::new(&cpu, &rules);
+        let at = |name: &str| {
+            let i = m.instr(name).unwrap();
+            slow_kernel(&m, i.comp_id(), i.id(), &model)
+        };
+        let slow = at("f").expect("the fused dot runs as a loop");
+        assert!(slow.contraction);
+        assert!(slow.flops >= 2.0 * 1024f64.powi(3), "{slow:?}");
+        assert!(
+            slow.message().starts_with("f runs as a loop: "),
+            "{}",
+            slow.message()
+        );
+        assert_eq!(at("d"), None);
+        assert_eq!(at("x"), None);
+        let w = SlowKernel {
+            instruction: "dot.7".into(),
+            contraction: true,
+            flops: 2.1e9,
+            seconds: 0.7,
+            roofline_s: 0.0175,
+        };
+        assert_eq!(
+            w.message(),
+            "dot.7 runs as a loop: 2.100 GFLOP at ~3.000 GFLOP/s modelled (700.000 ms; roofline ~120.0 GFLOP/s, 2.5% of it)"
+        );
+    }
+}

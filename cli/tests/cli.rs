@@ -68,12 +68,16 @@ fn run_case(case: &golden::Case) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("hloc runs");
-    child
+    // A command that stops before reading its stdin (an error found first) closes the pipe:
+    // a broken pipe here is that command's answer, which its output and exit code show.
+    if let Err(e) = child
         .stdin
         .take()
         .expect("stdin")
         .write_all(stdin.join("\n").as_bytes())
-        .expect("write stdin");
+    {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+    }
     let out = child.wait_with_output().expect("hloc finishes");
     let mut text = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
     for line in String::from_utf8_lossy(&out.stderr).lines() {

@@ -131,7 +131,15 @@ fn checked_array<'py>(
                 || arg.is_instance_of::<PyComplex>();
             let asarray = d.asarray.bind(py);
             let a = if scalar && spec.dims.is_empty() {
-                asarray.call1((arg, dtype))?
+                scalar_fits(index, arg, spec)?;
+                asarray.call1((arg, dtype)).map_err(|e| {
+                    PyValueError::new_err(format!(
+                        "argument {index}: parameter {index} is {}, got the Python scalar {} \
+                         ({e})",
+                        spec.describe(py),
+                        py_repr(arg)
+                    ))
+                })?
             } else {
                 asarray.call1((arg,))?
             };
@@ -154,6 +162,45 @@ fn checked_array<'py>(
         )));
     }
     Ok(arr)
+}
+
+/// Whether Python scalar `arg` converts to rank-0 parameter `spec`'s dtype without losing
+/// its kind: numpy would truncate `1.5` to an integer parameter's `1` or turn `2` into a
+/// pred's `True`, a silent wrong answer, so a float for an integer or pred parameter, an int
+/// for a pred one and a complex for a real one are a `TypeError` (a bool fits any numeric
+/// parameter exactly; bf16 and the f8 kinds are floats, numpy kind `V`).
+fn scalar_fits(index: usize, arg: &Bound<'_, PyAny>, spec: &Spec) -> PyResult<()> {
+    let py = arg.py();
+    let kind = spec.dtype.bind(py).kind();
+    let fits = if arg.is_instance_of::<PyBool>() {
+        true
+    } else if arg.is_instance_of::<PyInt>() {
+        kind != b'b'
+    } else if arg.is_instance_of::<PyFloat>() {
+        matches!(kind, b'f' | b'c' | b'V')
+    } else {
+        kind == b'c'
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(PyTypeError::new_err(format!(
+        "argument {index}: parameter {index} is {}, got the Python {} {}, which it cannot \
+         hold exactly: pass an array of the parameter's dtype",
+        spec.describe(py),
+        arg.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default(),
+        py_repr(arg)
+    )))
+}
+
+/// `repr(arg)`, or `?` when it raises.
+fn py_repr(arg: &Bound<'_, PyAny>) -> String {
+    arg.repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "?".to_string())
 }
 
 /// Argument `index` as a literal of `spec` (checked as [`checked_array`] does; one copy):

@@ -206,6 +206,29 @@ def test_wrong_arguments() -> None:
         exe(np.zeros((3, 2), np.float32), x)
 
 
+def test_python_scalars_that_the_parameter_cannot_hold() -> None:
+    """A Python scalar of a rank-0 parameter converts only when exact: numpy alone would
+    truncate 1.5 to an s32's 1 (a silent wrong answer)."""
+    exe = hloc.compile(PAIR)
+    x = np.ones(4, np.float32)
+    assert exe(x, 3)[1] == 6
+    assert exe(x, True)[1] == 2
+    with pytest.raises(TypeError, match=r"argument 1: parameter 1 is s32\[\] \(int32\), got the Python float 1.5"):
+        exe(x, 1.5)
+    with pytest.raises(TypeError, match=r"argument 1.*complex"):
+        exe(x, 1 + 2j)
+    with pytest.raises(ValueError, match=r"argument 1: parameter 1 is s32\[\].*Python scalar 4294967296"):
+        exe(x, 1 << 32)
+    with pytest.raises(TypeError, match=r"argument 1.*float"):
+        hloc.run(PAIR, x, 2.5, backend="reference")
+    pred = hloc.compile("HloModule p\nENTRY e {\n  p = pred[] parameter(0)\n  ROOT n = pred[] not(p)\n}\n")
+    assert pred(True) == np.False_
+    with pytest.raises(TypeError, match=r"argument 0: parameter 0 is pred\[\].*Python int 2"):
+        pred(2)
+    scale = hloc.compile("HloModule s\nENTRY e {\n  p = bf16[] parameter(0)\n  ROOT n = bf16[] negate(p)\n}\n")
+    assert scale(1.5) == ml_dtypes.bfloat16(-1.5) and scale(2) == ml_dtypes.bfloat16(-2)
+
+
 def test_unsupported_op() -> None:
     text = """HloModule u
 ENTRY e {

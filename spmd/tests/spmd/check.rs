@@ -144,3 +144,36 @@ pub fn random_args(module: &Module, seed: u64) -> Vec<Literal> {
         })
         .collect()
 }
+
+/// Runs `cases` random modules from `module_text` (given the generator and a device count of
+/// 2, 4 or 8 in turn) through [`check_module`] and fails with every differing module's text:
+/// the loop the random tests share, each test supplying only its generator.
+pub fn check_random_modules(
+    seed: u64,
+    cases: usize,
+    what: &str,
+    module_text: impl Fn(&mut rand_xoshiro::SplitMix64, i64) -> String,
+) {
+    use rand_core::SeedableRng;
+    let mut rng = rand_xoshiro::SplitMix64::seed_from_u64(seed);
+    let mut failures = Vec::new();
+    for case in 0..cases {
+        let devices = [2i64, 4, 8][case % 3];
+        let text = module_text(&mut rng, devices);
+        let module =
+            hlo::parse_module(&text).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
+        if let Err(e) = check_module(
+            &module,
+            devices as usize,
+            &random_args(&module, case as u64),
+        ) {
+            failures.push(format!("case {case} on {devices} devices: {e}\n{text}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {cases} random {what} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

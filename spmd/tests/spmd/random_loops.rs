@@ -4,10 +4,10 @@
 //! split (so the carry's tiling is refined in rounds, or the init resharded) — partitioned
 //! and evaluated on their devices, equal the global evaluation.
 
-use rand_core::{Rng as _, SeedableRng};
+use rand_core::Rng as _;
 use rand_xoshiro::SplitMix64;
 
-use crate::check::{check_module, random_args};
+use crate::check::check_random_modules;
 
 fn pick(rng: &mut SplitMix64, n: usize) -> usize {
     (rng.next_u64() % n as u64) as usize
@@ -68,26 +68,5 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
 
 #[test]
 fn partitioned_random_loops_equal_the_global_evaluation() {
-    let mut rng = SplitMix64::seed_from_u64(353535);
-    let mut failures = Vec::new();
-    let cases = 90;
-    for case in 0..cases {
-        let devices = [2i64, 4, 8][case % 3];
-        let text = module_text(&mut rng, devices);
-        let module =
-            hlo::parse_module(&text).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
-        if let Err(e) = check_module(
-            &module,
-            devices as usize,
-            &random_args(&module, case as u64),
-        ) {
-            failures.push(format!("case {case} on {devices} devices: {e}\n{text}"));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {cases} random loops differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    check_random_modules(353535, 90, "loops", module_text);
 }

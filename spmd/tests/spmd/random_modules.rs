@@ -5,10 +5,10 @@
 //! only backward propagation (from a constraint or the root's tuple sharding) shards
 //! them, partitioned and evaluated on their devices equal the global evaluation.
 
-use rand_core::{Rng as _, SeedableRng};
+use rand_core::Rng as _;
 use rand_xoshiro::SplitMix64;
 
-use crate::check::{check_module, random_args};
+use crate::check::check_random_modules;
 
 /// A deterministic choice from `0..n`.
 fn pick(rng: &mut SplitMix64, n: usize) -> usize {
@@ -121,26 +121,5 @@ fn module_text(rng: &mut SplitMix64, devices: i64) -> String {
 
 #[test]
 fn partitioned_random_modules_equal_the_global_evaluation() {
-    let mut rng = SplitMix64::seed_from_u64(35);
-    let mut failures = Vec::new();
-    let cases = 90;
-    for case in 0..cases {
-        let devices = [2i64, 4, 8][case % 3];
-        let text = module_text(&mut rng, devices);
-        let module =
-            hlo::parse_module(&text).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
-        if let Err(e) = check_module(
-            &module,
-            devices as usize,
-            &random_args(&module, case as u64),
-        ) {
-            failures.push(format!("case {case} on {devices} devices: {e}\n{text}"));
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {cases} random modules differ:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    check_random_modules(35, 90, "modules", module_text);
 }

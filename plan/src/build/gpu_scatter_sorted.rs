@@ -32,22 +32,7 @@ impl State<'_> {
             return self.scatter_kernel((sc, scatter), (comp, id), operands, out);
         }
         let instr = outer.instr(id);
-        let t = self.pos(out);
-        let base = operands[0];
-        let base_buf = self.single(comp, base)?;
-        let target = if self.dies_at(comp, base, id) || self.replaces_loop_state(comp, base, id) {
-            base_buf
-        } else {
-            let bytes = bytes_of(instr.shape(), instr.name())?;
-            let o = self.temp(instr.name(), bytes, t);
-            self.use_at(base_buf, t);
-            out.push(Thunk::Copy {
-                src: base_buf,
-                dst: o,
-                bytes,
-            });
-            o
-        };
+        let target = self.in_place_target(comp, id, operands[0], out)?;
         let first = self.pos(out);
         let key_bytes = 8 * ss.positions as u64;
         let mut keys = [

@@ -191,6 +191,34 @@ impl State<'_> {
         }
     }
 
+    /// The buffer an in-place update `id` of `comp` writes over `base`: the base's own
+    /// buffer when it dies here (or is loop state this update replaces), else a fresh copy
+    /// of it appended to `out`. Shared by every in-place builder.
+    pub(super) fn in_place_target(
+        &mut self,
+        comp: CompId,
+        id: InstrId,
+        base: InstrId,
+        out: &mut Vec<Thunk>,
+    ) -> Result<BufferId, CodegenError> {
+        let base_buf = self.single(comp, base)?;
+        if self.dies_at(comp, base, id) || self.replaces_loop_state(comp, base, id) {
+            return Ok(base_buf);
+        }
+        let module = self.module;
+        let instr = module.computation(comp).instr(id);
+        let t = self.pos(out);
+        let bytes = bytes_of(instr.shape(), instr.name())?;
+        let o = self.temp(instr.name(), bytes, t);
+        self.use_at(base_buf, t);
+        out.push(Thunk::Copy {
+            src: base_buf,
+            dst: o,
+            bytes,
+        });
+        Ok(o)
+    }
+
     /// An update kernel (dynamic-update-slice, scatter) computing `(comp, id)` whose base
     /// is `operands[0]` (`operands` are the kernel's operands in `comp`), writing the base
     /// in place: its own buffer when it dies here, else a copy of it.
@@ -202,24 +230,7 @@ impl State<'_> {
         operands: &[InstrId],
         out: &mut Vec<Thunk>,
     ) -> Result<(), CodegenError> {
-        let module = self.module;
-        let instr = module.computation(comp).instr(id);
-        let t = self.pos(out);
-        let base = operands[0];
-        let base_buf = self.single(comp, base)?;
-        let target = if self.dies_at(comp, base, id) || self.replaces_loop_state(comp, base, id) {
-            base_buf
-        } else {
-            let bytes = bytes_of(instr.shape(), instr.name())?;
-            let o = self.temp(instr.name(), bytes, t);
-            self.use_at(base_buf, t);
-            out.push(Thunk::Copy {
-                src: base_buf,
-                dst: o,
-                bytes,
-            });
-            o
-        };
+        let target = self.in_place_target(comp, id, operands[0], out)?;
         let t = self.pos(out);
         let mut args = Vec::with_capacity(emitted.sources.len());
         for src in &emitted.sources {

@@ -37,12 +37,15 @@ for run times and for cold compile times. --rounds N (default 1) times both bina
 times each per module and keeps each one's best median and best compile time. Without
 --hloc-before the output is as before.
 
---python times both from Python in this process, on the same numpy arrays: hloc's
-`Executable.__call__` (`hloc.compile(path)`, the package of python/, installed with `pip
-install ./python` into the environment running this script; a cold compile cache) against
-XLA's compiled executable, each with its per-call overhead (hloc: argument checks and
-conversion, the run, the numpy outputs; XLA: JAX's dispatch and the wait for the results),
-median of --repeat calls after 3 warm-ups; the same table and geomean.
+--python times both from Python in one process per program, on the same numpy arrays:
+hloc's `Executable.__call__` (`hloc.compile(path)`, the package of python/, installed with
+`pip install ./python` into the environment running this script; a cold compile cache)
+against XLA's compiled executable, each with its per-call overhead (hloc: argument checks
+and conversion, the run, the numpy outputs; XLA: JAX's dispatch and the wait for the
+results), median of --repeat calls after 3 warm-ups; the same table and geomean. Each
+program runs in a child interpreter (this script with a hidden --python-child) so that one
+that never finishes is killed after --timeout seconds (default 900), gets a row saying so,
+and the rest of the table is still timed.
 
 --scaled builds the realistic-size programs of the brief with JAX (16M-element
 elementwise, 4096^2 row and column reductions and transpose, softmax rows, a 2048^3 f32
@@ -188,6 +191,63 @@ def hloc_python_time(hlo_path, args, repeat):
             else:
                 os.environ["HLOC_CACHE_DIR"] = old
     return float(np.median(times)), compile_ms, None
+
+
+def python_child(path, npz, repeat, no_xla):
+    """--python-child: times one program in this process, XLA first, then hloc's package,
+    printing each result as a JSON line as soon as it is known (the parent reads what came
+    before a hang)."""
+    import json
+
+    text = open(path).read()
+    if not no_xla:
+        try:
+            xm, xc_ms = xla_time(text, load_inputs(npz, text), repeat)
+            print(json.dumps({"xla": [xm, xc_ms]}), flush=True)
+        except Exception as e:  # noqa: BLE001
+            print(json.dumps({"xla_error": f"{type(e).__name__}: {str(e)[:80]}"}), flush=True)
+            return
+    hm, hc_ms, err = hloc_python_time(path, load_inputs(npz, text), repeat)
+    print(json.dumps({"hloc": [hm, hc_ms, err]}), flush=True)
+
+
+def python_times(path, npz, repeat, no_xla, timeout):
+    """(xla ms, xla compile ms, XLA error, hloc ms, hloc compile ms, hloc error) of one
+    program timed by a child interpreter (`--python-child`): XLA and hloc's package still
+    run in one process on the same arrays, but a program that never returns (the package
+    of 04:12 on 2026-11-30 spent minutes per call of lamb_transformer_step, and the table
+    never got past it) is killed after `timeout` seconds and reported as its row."""
+    import json
+
+    cmd = [sys.executable, os.path.abspath(__file__), "--python-child", path, npz,
+           "--repeat", str(repeat)] + (["--no-xla"] if no_xla else [])
+    timed_out = False
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        out, code = p.stdout, p.returncode
+        last_err = (p.stderr.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        timed_out, code, last_err = True, None, ""
+    got = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            got.update(json.loads(line))
+    xm, xc_ms = got.get("xla", (None, None))
+    xerr = got.get("xla_error")
+    if "hloc" in got:
+        hm, hc_ms, err = got["hloc"]
+    elif timed_out:
+        hm = hc_ms = None
+        err = f"no result in {timeout:.0f} s (killed)"
+        if not no_xla and xm is None and xerr is None:
+            xerr = err
+    else:
+        hm = hc_ms = None
+        err = f"the child exited with {code}: {last_err[:80]}"
+        if not no_xla and xm is None and xerr is None:
+            xerr = err
+    return xm, xc_ms, xerr, hm, hc_ms, err
 
 
 def hloc_time_pair(after, before, hlo_path, npz_path, backend, repeat, rounds, index):
@@ -339,7 +399,12 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--scaled", action="store_true", help="time the realistic-size programs")
     ap.add_argument("--python", action="store_true",
-                    help="time hloc's Executable.__call__ (the hloc package) in this process")
+                    help="time hloc's Executable.__call__ (the hloc package) and XLA from "
+                         "Python, both in one child interpreter per program")
+    ap.add_argument("--timeout", type=float, default=900,
+                    help="with --python: seconds a program's child may take (XLA and hloc "
+                         "together) before it is killed and reported (default 900)")
+    ap.add_argument("--python-child", nargs=2, metavar=("HLO", "NPZ"), help=argparse.SUPPRESS)
     ap.add_argument("--allow-debug-build", action="store_true",
                     help="with --python: time the installed package even if it is not a "
                          "release build")
@@ -349,6 +414,8 @@ def main():
                     help="with --scaled: keep the programs in this directory, reusing those "
                          "already there (default: a fresh temporary directory)")
     a = ap.parse_args()
+    if a.python_child:
+        return python_child(*a.python_child, a.repeat, a.no_xla)
 
     tmp = None
     if a.scaled and a.scaled_dir and all(
@@ -402,7 +469,13 @@ def main():
         text = open(path).read()
         xm = xc_ms = None
         xla_note = ""
-        if not a.no_xla:
+        if a.python:
+            xm, xc_ms, xerr, hm, hc_ms, err = python_times(path, npz, a.repeat, a.no_xla,
+                                                           a.timeout)
+            if xerr:
+                print(f"{name:32} XLA failed: {xerr}")
+                continue
+        elif not a.no_xla:
             try:
                 xm, xc_ms = xla_time(text, load_inputs(npz, text), a.repeat)
             except Exception as e:  # noqa: BLE001
@@ -414,9 +487,7 @@ def main():
         if before:
             hm, hc_ms, err, bm, bc_ms, berr = hloc_time_pair(
                 a.hloc, before, path, npz, a.backend, a.repeat, a.rounds, i)
-        elif a.python:
-            hm, hc_ms, err = hloc_python_time(path, load_inputs(npz, text), a.repeat)
-        else:
+        elif not a.python:  # --python timed both above, in the child
             hm, hc_ms, err = hloc_time(a.hloc, path, npz, a.backend, a.repeat)
         if before:
             if berr:

@@ -99,6 +99,11 @@ fn run_seq(
 ) -> Result<(), BackendError> {
     for t in thunks {
         match t {
+            Thunk::While { cond, body, .. }
+                if crate::on_pool::moves_to_pool(env.threads, cond, body) =>
+            {
+                crate::on_pool::run(|| run_seq(p, std::slice::from_ref(t), env, mem))?;
+            }
             Thunk::While {
                 name,
                 cond,

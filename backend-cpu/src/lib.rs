@@ -39,6 +39,7 @@ mod loaded;
 mod memory;
 #[cfg(feature = "mpi")]
 mod mpi_comm;
+mod on_pool;
 mod reduce_bytes;
 pub mod reuse;
 mod run;

@@ -774,7 +774,7 @@ pub fn build_program_with(
             .any(|k| k.result == c.output || k.state == c.operand)
     });
     super::memory::carried::hold(&mut st.buffers, &carried);
-    // Loop state the loop never changes, in its parameter's or constant's bytes.
+    // Loop state the loop never changes, in its initial value's bytes.
     let keep_apart: Vec<BufferId> = donations
         .iter()
         .map(|d| parameters[d.parameter].buffer)
@@ -785,15 +785,16 @@ pub fn build_program_with(
     accepted.retain(|c| {
         !read_only
             .iter()
-            .any(|&(s, _)| s == c.operand || s == c.output)
+            .any(|&(s, i)| s == c.operand || s == c.output || i == c.operand)
     });
-    for &(s, _) in &read_only {
-        st.buffers[s].allocation = super::memory::carried::PENDING;
-    }
+    let read_only_temps = super::memory::carried::hold_read_only(&mut st.buffers, &read_only);
     let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
-    let shares: Vec<(BufferId, BufferId)> =
-        accepted.iter().map(|c| (c.output, c.operand)).collect();
+    let shares: Vec<(BufferId, BufferId)> = accepted
+        .iter()
+        .map(|c| (c.output, c.operand))
+        .chain(read_only_temps.iter().copied())
+        .collect();
     let (assigned, in_place) = super::memory::steps::assign_by_steps(
         &thunks,
         &mut st.buffers,
@@ -805,7 +806,9 @@ pub fn build_program_with(
         super::memory::in_place::mark(&thunks, &mut st.kernels, &accepted);
     }
     for &(s, i) in &read_only {
-        st.buffers[s].allocation = st.buffers[i].allocation;
+        if in_place || !read_only_temps.contains(&(s, i)) {
+            st.buffers[s].allocation = st.buffers[i].allocation;
+        }
     }
     super::memory::carried::place(&mut st.buffers, &carried);
     super::stream_chain::place_views(&sliced.views, &mut st.buffers, &mut st.allocations);

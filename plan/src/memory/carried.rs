@@ -154,13 +154,16 @@ fn pair(
 }
 
 /// Entry loops' state elements that the loop never changes (the body returns the element
-/// as it is, no thunk of the condition or body writes it) started from a parameter or
-/// constant that is never written either (`keep_apart`: the donated parameters, whose
-/// bytes an output takes, and the program's outputs): as `(state, init)`. Such an
-/// element may live in its initial value's allocation (a model's weights carried through
-/// a decoding loop): nothing writes either while both are live, and the copy into the
-/// state becomes a copy onto itself. In-place kernels must not write over the state
-/// element afterwards (the caller drops such pairs).
+/// as it is, no thunk of the condition or body writes it) started from a value that is
+/// never written either: a parameter or constant (not in `keep_apart`: the donated
+/// parameters, whose bytes an output takes, and the program's outputs), or a temporary
+/// of the entry defined before the loop (`kmeans_while`'s 4 MB of points, scaled before
+/// the loop and read again after it, were a second 4 MB of state): as `(state, init)`.
+/// Such an element may live in its initial value's allocation (a model's weights carried
+/// through a decoding loop): nothing writes either while both are live, and the copy into
+/// the state becomes a copy onto itself. In-place kernels must not write over the state
+/// element or the initial value afterwards (the caller drops such in-place pairs), and a
+/// temporary initial value must live as long as its state ([`hold_read_only`]).
 pub fn read_only_state(
     thunks: &[Thunk],
     buffers: &[Buffer],
@@ -168,7 +171,7 @@ pub fn read_only_state(
     keep_apart: &[BufferId],
 ) -> Vec<(BufferId, BufferId)> {
     let mut out = Vec::new();
-    for t in thunks {
+    for (at, t) in thunks.iter().enumerate() {
         let Thunk::While {
             cond,
             body,
@@ -192,10 +195,15 @@ pub fn read_only_state(
             let (Some(sb), Some(ib)) = (buffers.get(s), buffers.get(i)) else {
                 continue;
             };
+            // A parameter or constant, or an entry temporary made before the loop (not
+            // an output, nor bound to bytes of something else already).
+            let fixed = ib.defined_at.is_none() && ib.allocation != usize::MAX;
+            let temp = ib.defined_at.is_some_and(|d| d < at)
+                && ib.allocation == usize::MAX
+                && ib.last_use != Some(usize::MAX);
             let fits = r == s
+                && (fixed || temp)
                 && !written.contains(&s)
-                && ib.defined_at.is_none()
-                && ib.allocation != usize::MAX
                 && sb.allocation == usize::MAX
                 && sb.bytes == ib.bytes
                 && !keep_apart.contains(&s)
@@ -207,6 +215,28 @@ pub fn read_only_state(
         }
     }
     out
+}
+
+/// Places the read-only state elements (`(state, init)`, [`read_only_state`]): one
+/// started from a parameter or constant is marked placed (the assignment gives it no
+/// bytes; the caller binds it to its initial value's allocation afterwards); one started
+/// from a temporary is returned, to be assigned as one group with it (as an in-place
+/// pair: one offset, live from the initial value's definition to the state's last use,
+/// the whole loop included), and bound to its allocation if the assignment kept the
+/// groups.
+pub fn hold_read_only(
+    buffers: &mut [Buffer],
+    read_only: &[(BufferId, BufferId)],
+) -> Vec<(BufferId, BufferId)> {
+    let mut grouped = Vec::new();
+    for &(s, i) in read_only {
+        if buffers[i].defined_at.is_some() {
+            grouped.push((s, i));
+        } else {
+            buffers[s].allocation = PENDING;
+        }
+    }
+    grouped
 }
 
 /// Marks every carried result as placed, so that the assignment gives it no bytes of its
@@ -347,9 +377,10 @@ mod tests {
     }
 
     #[test]
-    fn unchanged_state_from_a_parameter_takes_its_bytes() {
+    fn unchanged_state_takes_its_initial_values_bytes() {
         // State b0 (from parameter b8) returned as is; b3 (from b8 too) written by a body
-        // kernel; b5 from a temporary b6; b7 returned as is but an output.
+        // kernel; b5 from the temporary b6 (made by the kernel before the loop); b7
+        // returned as is but an output.
         let (mut bufs, ks) = (buffers(10), kernels(10));
         bufs[8].defined_at = None;
         bufs[8].allocation = 2;
@@ -362,9 +393,27 @@ mod tests {
             state: vec![0, 3, 5, 7],
             init: vec![8, 8, 6, 8],
         };
-        let found = read_only_state(std::slice::from_ref(&t), &bufs, &ks, &[7]);
-        assert_eq!(found, [(0, 8)]);
-        // A donated parameter stays apart.
-        assert_eq!(read_only_state(&[t], &bufs, &ks, &[8]), []);
+        let thunks = [kernel(vec![1, 6]), t.clone()];
+        let found = read_only_state(&thunks, &bufs, &ks, &[7]);
+        assert_eq!(found, [(0, 8), (5, 6)]);
+        // The parameter's state is bound afterwards; the temporary's is assigned with it.
+        let grouped = hold_read_only(&mut bufs, &found);
+        assert_eq!(grouped, [(5, 6)]);
+        assert_eq!(
+            (bufs[0].allocation, bufs[5].allocation),
+            (PENDING, usize::MAX)
+        );
+        // A donated parameter stays apart; a temporary made at the loop itself (no thunk
+        // before it) or an output is no initial value to share.
+        let mut bufs = buffers(10);
+        bufs[8].defined_at = None;
+        bufs[8].allocation = 2;
+        assert_eq!(read_only_state(&thunks, &bufs, &ks, &[7, 8]), [(5, 6)]);
+        assert_eq!(
+            read_only_state(std::slice::from_ref(&t), &bufs, &ks, &[7]),
+            [(0, 8)]
+        );
+        bufs[6].last_use = Some(usize::MAX);
+        assert_eq!(read_only_state(&thunks, &bufs, &ks, &[7]), [(0, 8)]);
     }
 }

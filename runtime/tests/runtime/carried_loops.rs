@@ -4,10 +4,13 @@
 //! update of its own element (an elementwise chain, the rows minus their sums, the
 //! element plus a small GEMM of it, a product with the other array), a swap of the two
 //! arrays, or an update that reads the other element too (so a state element is read
-//! after its own result's kernel); sometimes an inner loop updates an array first.
+//! after its own result's kernel); sometimes an inner loop updates an array first; the
+//! pass-through matrix starts from a parameter or from a temporary of the entry, read
+//! again after the loop or not.
 //! Compiled through the whole pipeline, run on random inputs for two to four iterations
 //! and compared with the reference evaluator. Not vacuous: many programs keep a body
-//! result in its state element's own allocation.
+//! result in its state element's own allocation, some the pass-through state in its
+//! initial temporary's.
 
 use crate::gen::{self, Rng};
 
@@ -113,6 +116,25 @@ fn module(seed: u64) -> String {
     body.push(format!("  nq1 = f32[{m}] tanh(nq0)"));
     body.push(format!("  nq = f32[{m}] add(q, nq1)"));
     body.push(format!("  ROOT r = {state} tuple(j, {na}, {nb}, nq, w)"));
+    // The pass-through matrix from a temporary of the entry, sometimes read again after
+    // the loop (beside the loop's own copy of it): its state then lives in that
+    // temporary's bytes, which must stay intact through the loop and after it.
+    let w0 = match rng.below(3) {
+        0 => "p3",
+        _ => "w0",
+    };
+    let (after, out) = if w0 == "w0" && rng.below(2) == 0 {
+        (
+            format!(
+                "  ww = f32[{m},{m}] get-tuple-element(w), index=4
+                   wm = f32[{m},{m}] multiply(ww, w0)
+"
+            ),
+            format!(", f32[{m},{m}]) tuple(wa, wb, wq, wm)"),
+        )
+    } else {
+        (String::new(), ") tuple(wa, wb, wq)".to_string())
+    };
     format!(
         "HloModule carried\n\nsum {{\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  \
          ROOT z = f32[] add(x, y)\n}}\n\n{inner}cond {{\n  s = {state} parameter(0)\n  \
@@ -120,11 +142,12 @@ fn module(seed: u64) -> String {
          ROOT lt = pred[] compare(i, c), direction=LT\n}}\n\nbody {{\n{}\n}}\n\n\
          ENTRY e {{\n  p0 = {a} parameter(0)\n  p1 = {a} parameter(1)\n  p2 = f32[{m}] parameter(2)\n  \
          p3 = f32[{m},{m}] parameter(3)\n  i0 = s32[] constant(0)\n  \
-         t = {state} tuple(i0, p0, p1, p2, p3)\n  \
+         w0 = f32[{m},{m}] tanh(p3)\n  \
+         t = {state} tuple(i0, p0, p1, p2, {w0})\n  \
          w = {state} while(t), condition=cond, body=body\n  \
          wa = {a} get-tuple-element(w), index=1\n  wb = {a} get-tuple-element(w), index=2\n  \
-         wq = f32[{m}] get-tuple-element(w), index=3\n  \
-         ROOT root = ({a}, {a}, f32[{m}]) tuple(wa, wb, wq)\n}}\n",
+         wq = f32[{m}] get-tuple-element(w), index=3\n{after}  \
+         ROOT root = ({a}, {a}, f32[{m}]{out}\n}}\n",
         body.join("\n")
     )
 }
@@ -154,11 +177,24 @@ fn carries_in_place(p: &plan::Program, thunks: &[plan::Thunk]) -> bool {
     })
 }
 
+/// Whether an entry loop keeps a state element in the bytes of a temporary initial value
+/// (a read-only element, `plan::memory::carried::read_only_state`).
+fn state_in_a_temporary(p: &plan::Program) -> bool {
+    p.thunks.iter().any(|t| match t {
+        plan::Thunk::While { state, init, .. } => state.iter().zip(init).any(|(&s, &i)| {
+            s != i
+                && p.buffers[i].defined_at.is_some()
+                && p.buffers[s].allocation == p.buffers[i].allocation
+        }),
+        _ => false,
+    })
+}
+
 #[test]
 fn carried_loop_state_matches_the_reference_evaluator() {
     let options = gen::options("hloc-cache-carried");
     let mut failures = Vec::new();
-    let mut carried = 0;
+    let (mut carried, mut in_temporary) = (0, 0);
     let seeds = gen::seeds(0..20);
     let count = seeds.end - seeds.start;
     for seed in seeds {
@@ -168,9 +204,14 @@ fn carried_loop_state_matches_the_reference_evaluator() {
         gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
             let p = &exe.plan().program;
             carried += usize::from(carries_in_place(p, &p.thunks));
+            in_temporary += usize::from(state_in_a_temporary(p));
         });
     }
     gen::assert_none(&failures);
+    assert!(
+        count < 10 || in_temporary > 0,
+        "no program kept its pass-through state in its initial temporary's bytes"
+    );
     assert!(
         count < 10 || carried * 2 >= count as usize,
         "only {carried} of {count} programs updated a loop's state in place"

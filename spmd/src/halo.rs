@@ -239,7 +239,7 @@ impl Emit {
 
     /// `collective-permute(v)` over `pairs` of partition ids (a device no pair targets
     /// receives zeros).
-    fn permute(&mut self, v: InstrId, pairs: Vec<Vec<i64>>) -> InstrId {
+    pub(crate) fn permute(&mut self, v: InstrId, pairs: Vec<Vec<i64>>) -> InstrId {
         let shape = self
             .b
             .get(v)

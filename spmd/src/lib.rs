@@ -14,18 +14,23 @@
 //! a collective's groups are read off the devices' tiles. Propagation runs forward from
 //! the parameters and `with_sharding_constraint` calls (`propagate.rs`, one file of rules
 //! per op family: `rules_simple.rs`, `rules_reduce.rs`, `rules_dot.rs`, `rules_conv.rs`,
-//! `rules_window.rs` with the halos of windowed ops in `halo.rs`); `partition.rs`
+//! `rules_window.rs` with the halos of windowed ops in `halo.rs` and a concatenate along
+//! a split dimension in `concat_split.rs`); `partition.rs`
 //! copies each instruction with its per-device shape and `emit.rs` adds the collectives.
 //! A dimension that does not split evenly gets XLA's padded shards (`ceil(n / tiles)`
 //! each, the last ones padded): all-gathers slice the padding off, dynamic-slices pad
 //! first, and a reduce or dot that sums over such a dimension masks the padding with its
 //! neutral value (`emit_pad.rs`, `mask.rs`).
 //!
+//! Independent all-reduces over the same groups are then combined into one (`combine.rs`).
+//!
 //! A manual region (`shard_map`, `rules_manual.rs`, its Shardy text read by `sdy.rs`) is
 //! per-device code already: it is kept as it is, and only its inputs and outputs are
 //! resharded at the region's boundaries.
 
 mod backward;
+mod combine;
+mod concat_split;
 mod context;
 mod decision;
 mod dims_map;

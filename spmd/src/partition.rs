@@ -54,6 +54,13 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
     m.set_entry(new)
         .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
     strip_called_sharding_calls(&mut m);
+    let combined = crate::combine::combine_all_reduces(&mut m);
+    let mut explain = explain;
+    if combined > 0 {
+        explain.push_str(&format!(
+            "all-reduce combiner: {combined} all-reduce(s) joined independent ones of the same groups and reducer\n"
+        ));
+    }
     // Values only resharding read (a scalar broadcast made again at each user's shape).
     hlo::ir::edit::remove_dead_code_in_every_computation(&mut m);
     call_graph::remove_unreachable_computations(&mut m);
@@ -224,6 +231,25 @@ fn build(
                 }
             };
             operands[h.operand] = e.halo(operands[h.operand], n, &t, h, fill, instr.name())?;
+        }
+        if crate::concat_split::applies(instr, d) {
+            let t = d
+                .local
+                .array()
+                .ok_or_else(|| SpmdError::invalid(instr.name(), "a tuple concatenate"))?;
+            let dim = instr.dimensions().unwrap_or_default()[0] as usize;
+            let lengths: Vec<i64> = instr
+                .operands()
+                .iter()
+                .map(|&o| comp.instr(o).shape().dims()[dim])
+                .collect();
+            let shape = local_shape(instr.shape(), t, instr.name())?;
+            let mut v = e.concat_split(&operands, &lengths, dim, t, &shape, instr.name())?;
+            if let ValueTiling::Array(to) = &d.out {
+                v = e.reshard(v, instr.shape(), t, to, instr.name())?;
+            }
+            value.insert(id, v);
+            continue;
         }
         if is_pass_through(instr) {
             // The Sharding call and a manual region's boundaries: the operands, resharded,

@@ -5,11 +5,12 @@
 //! no padding, not the concatenated, reversed or sorted dimension, a full dynamic slice
 //! or gather slice or scatter window, a window of one) keeps its tiles; a dimension the
 //! op reads across is made whole first (a split window dimension of a reduce-window
-//! exchanges halos instead, `halo.rs`). The operands that the op reads together (a
-//! concatenate's, a sort's, an update and its target) are resharded to the most split
-//! one's tiles; scalars (pad and init values, indices) stay whole, and so do a gather's
-//! indices where its operand leads (the indices' batch dimensions keep their tiles when
-//! they lead).
+//! exchanges halos instead, `halo.rs`, and so do slices and pads, `halo_moves.rs`; a
+//! concatenated split dimension keeps its tiles, `concat_split.rs`). The operands that
+//! the op reads together (a concatenate's, a sort's, an update and its target) are
+//! resharded to the most split one's tiles; scalars (pad and init values, indices) stay
+//! whole, and so do a gather's indices where its operand leads (the indices' batch
+//! dimensions keep their tiles when they lead).
 
 use hlo::{Instruction, Opcode};
 
@@ -29,6 +30,11 @@ pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decisi
     }
     if matches!(instr.opcode(), Opcode::Slice | Opcode::Pad) {
         if let Some(d) = crate::halo_moves::slice_or_pad(ctx, instr) {
+            return Some(d);
+        }
+    }
+    if instr.opcode() == Opcode::Concatenate {
+        if let Some(d) = crate::concat_split::decide(ctx, instr) {
             return Some(d);
         }
     }

@@ -6,6 +6,7 @@
 mod check;
 mod corpus;
 mod golden;
+mod random_concats;
 mod random_loops;
 mod random_modules;
 mod random_reshards;

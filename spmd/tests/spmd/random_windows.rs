@@ -11,12 +11,12 @@ use rand_xoshiro::SplitMix64;
 
 use crate::check::check_random_modules;
 
-fn pick(rng: &mut SplitMix64, n: usize) -> usize {
+pub(crate) fn pick(rng: &mut SplitMix64, n: usize) -> usize {
     (rng.next_u64() % n as u64) as usize
 }
 
 /// A random sharding of an array of `dims` over `devices` devices, in XLA's text.
-fn sharding(rng: &mut SplitMix64, dims: &[i64], devices: i64) -> String {
+pub(crate) fn sharding(rng: &mut SplitMix64, dims: &[i64], devices: i64) -> String {
     // Dimensions take their tiles in a random order, so that each is split as often.
     let mut tiles = vec![1; dims.len()];
     let mut left = devices;
@@ -52,7 +52,7 @@ fn sharding(rng: &mut SplitMix64, dims: &[i64], devices: i64) -> String {
     format!("{{devices=[{}]{}}}", t.join(","), list.join(","))
 }
 
-fn dims_text(d: &[i64]) -> String {
+pub(crate) fn dims_text(d: &[i64]) -> String {
     d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
 }
 

@@ -8,113 +8,232 @@
 //! `k ≡ k0 (mod s)`; every other tap lands in a hole or the padding for each of its
 //! outputs. So the left-out taps' sum, per output feature, is the same for every output
 //! of a phase: `C[f] = Σ 0 · w[k, i, f]` over the taps outside the phase's residue
-//! classes, `+0` or NaN. It is the sum of the per-residue sums `R_j[ρ][f]` over each
-//! dilated dimension `j` and each residue `ρ ≠ k0_j` (a tap outside several classes is
-//! counted more than once: harmless, every term is `+0` or NaN). Adding `C[f]` to every
+//! classes, `+0` or NaN (the products are summed from `+0`). Every phase's `C` comes
+//! from one array, the kernel with each phase's own taps zeroed (`hole_sums`). Adding `C[f]` to every
 //! weight of the phase's kernel slice leaves a finite weight unchanged and makes every
 //! output of the phase NaN when `C[f]` is NaN (each output multiplies at least one of
 //! the phase's taps); a phase none of whose taps reads the input is `C` over all taps,
-//! broadcast. The sums are small matrix-vector products over the kernel (`w · 0`), not
-//! over the input: the multiply-adds per output stay the phase's.
+//! broadcast. The sums are small reductions over the kernel, not over the input: the
+//! multiply-adds per output stay the phase's.
 
 use super::geometry::Role;
 use super::rewrite::Rewriter;
-use hlo::attrs::{AttrName, AttrValue};
-use hlo::ir::InstrId;
+use crate::algsimp::scalar::{scalar_literal, Scalar};
+use hlo::attrs::{AttrName, AttrValue, ComparisonDirection};
+use hlo::ir::{edit, CompId, InstrId, Instruction};
+use hlo::shape::{ElementType, Shape};
 use hlo::Opcode;
 
-/// Per spatial dimension and residue `ρ` (mod its base dilation) the `[F]` sums of
-/// `0 · w` over the kernel taps `≡ ρ`; empty for an undilated dimension, `None` for a
-/// residue no tap has (a window shorter than the dilation).
+/// Every phase's `[F]` sum of `0 · w` over the taps it leaves out, as one array.
 pub(super) struct HoleSums {
-    by_residue: Vec<Vec<Option<InstrId>>>,
+    /// The kernel.
+    rhs: InstrId,
+    /// The scalar `add` the sums reduce with.
+    add: CompId,
+    /// `[s_j..., F]` (one dimension per base-dilated spatial dimension `j`, of its
+    /// dilation `s_j`, in order): at the phase of residues `r_j`, its left-out sum;
+    /// `None` without a dilated dimension.
+    by_phase: Option<InstrId>,
+    /// The sum over every tap, for a phase that reads no input (made on first use).
+    all: Option<InstrId>,
 }
 
 impl Rewriter<'_> {
-    /// The per-residue sums of `rhs`, the convolution's kernel.
-    pub(super) fn hole_sums(&mut self, rhs: InstrId) -> HoleSums {
+    /// The left-out sums of every phase of `rhs`, the convolution's kernel, as one
+    /// reduction (`add` its reducer): `0 · w` broadcast along one axis per dilated
+    /// dimension (the phase's residue `r`), zero where the tap is in the phase's class
+    /// (`k + r ≡ pad_low (mod s)` along every dilated dimension), summed over the taps
+    /// and input features. One loop kernel per transposed convolution: a
+    /// matrix-vector product `w · 0` per dimension and residue made a transpose kernel
+    /// and a library call each (12 of each in a three-layer decoder, a third of the C
+    /// compiler's time).
+    pub(super) fn hole_sums(&mut self, rhs: InstrId, add: CompId) -> HoleSums {
         let geo = self.geo;
-        let by_residue = (0..geo.rank())
-            .map(|j| {
-                let w = &geo.window[j];
-                if w.base_dilation == 1 {
-                    return Vec::new();
-                }
-                let s = w.base_dilation;
-                (0..s)
-                    .map(|rho| {
-                        (rho < w.size).then(|| {
-                            let count = (w.size - rho + s - 1) / s;
-                            let kd = geo.kernel_spatial[j];
-                            let taps = self.slice(rhs, |d| (d == kd).then_some((rho, count, s)));
-                            self.zero_products(taps)
-                        })
-                    })
-                    .collect()
-            })
+        let dilated: Vec<usize> = (0..geo.rank())
+            .filter(|&j| geo.window[j].base_dilation > 1)
             .collect();
-        HoleSums { by_residue }
-    }
-
-    /// `[F]`: per output feature, the sum of `0 · w` over every element of `taps` (a
-    /// kernel slice), as `w · 0`.
-    fn zero_products(&mut self, taps: InstrId) -> InstrId {
-        let geo = self.geo;
-        let dims = self.dims(taps);
-        let perm: Vec<usize> = std::iter::once(geo.kernel_out)
-            .chain((0..dims.len()).filter(|&d| d != geo.kernel_out))
+        let mut sums = HoleSums {
+            rhs,
+            add,
+            by_phase: None,
+            all: None,
+        };
+        if dilated.is_empty() {
+            return sums;
+        }
+        let kernel = self.dims(rhs);
+        let m = dilated.len();
+        let mut full: Vec<i64> = dilated
+            .iter()
+            .map(|&j| geo.window[j].base_dilation)
             .collect();
-        let f = dims[geo.kernel_out];
-        let k: i64 = dims.iter().product::<i64>() / f.max(1);
-        let t = self.transpose(taps, &perm);
-        let m = self.merge(t, self.shape(vec![f, k]));
+        full.extend_from_slice(&kernel);
+        let products = self.zero_times(rhs);
+        let spread = self.add(
+            Opcode::Broadcast,
+            self.shape(full.clone()),
+            vec![products],
+            vec![(
+                AttrName::Dimensions,
+                AttrValue::IntList((m as i64..full.len() as i64).collect()),
+            )],
+        );
+        let index = Shape::array(ElementType::S32, full.clone());
+        let pred = Shape::array(ElementType::Pred, full.clone());
+        let mut outside: Option<InstrId> = None;
+        for (a, &j) in dilated.iter().enumerate() {
+            let w = &geo.window[j];
+            let s = w.base_dilation;
+            let iota = |rw: &mut Self, d: usize| {
+                rw.add(
+                    Opcode::Iota,
+                    index.clone(),
+                    vec![],
+                    vec![(AttrName::IotaDimension, AttrValue::Int(d as i64))],
+                )
+            };
+            let r = iota(self, a);
+            let k = iota(self, m + geo.kernel_spatial[j]);
+            let t = self.add(Opcode::Add, index.clone(), vec![k, r], vec![]);
+            // `k + r - pad_low`, kept non-negative: `-pad_low` as its residue mod `s`.
+            let c = self.splat_s32(&full, (-w.padding_low).rem_euclid(s));
+            let t = self.add(Opcode::Add, index.clone(), vec![t, c], vec![]);
+            let sv = self.splat_s32(&full, s);
+            let rem = self.add(Opcode::Remainder, index.clone(), vec![t, sv], vec![]);
+            let zero = self.splat_s32(&full, 0);
+            let out = self.add(
+                Opcode::Compare,
+                pred.clone(),
+                vec![rem, zero],
+                vec![(
+                    AttrName::Direction,
+                    AttrValue::ComparisonDirection(ComparisonDirection::Ne),
+                )],
+            );
+            outside = Some(match outside {
+                None => out,
+                Some(o) => self.add(Opcode::Or, pred.clone(), vec![o, out], vec![]),
+            });
+        }
+        let outside = outside.expect("a dilated dimension");
         let zero = self.zero();
         let zeros = self.add(
             Opcode::Broadcast,
-            self.shape(vec![k]),
+            self.shape(full.clone()),
             vec![zero],
             vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
         );
+        let kept = self.add(
+            Opcode::Select,
+            self.shape(full.clone()),
+            vec![outside, spread, zeros],
+            vec![],
+        );
+        let reduced: Vec<usize> = (0..kernel.len())
+            .filter(|&d| d != geo.kernel_out)
+            .map(|d| m + d)
+            .collect();
+        sums.by_phase = Some(self.sum_over(kept, &reduced, add));
+        sums
+    }
+
+    /// `0 · x`, elementwise.
+    fn zero_times(&mut self, x: InstrId) -> InstrId {
+        let dims = self.dims(x);
+        let zero = self.zero();
+        let zeros = self.add(
+            Opcode::Broadcast,
+            self.shape(dims.clone()),
+            vec![zero],
+            vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
+        );
+        self.add(Opcode::Multiply, self.shape(dims), vec![zeros, x], vec![])
+    }
+
+    /// `x` summed (from `+0`, with `add`) over dimensions `dims`.
+    fn sum_over(&mut self, x: InstrId, dims: &[usize], add: CompId) -> InstrId {
+        let kept: Vec<i64> = self
+            .dims(x)
+            .iter()
+            .enumerate()
+            .filter(|(d, _)| !dims.contains(d))
+            .map(|(_, &n)| n)
+            .collect();
+        let zero = self.zero();
         self.add(
-            Opcode::Dot,
-            self.shape(vec![f]),
-            vec![m, zeros],
+            Opcode::Reduce,
+            self.shape(kept),
+            vec![x, zero],
             vec![
-                (AttrName::LhsContractingDims, AttrValue::IntList(vec![1])),
-                (AttrName::RhsContractingDims, AttrValue::IntList(vec![0])),
+                (
+                    AttrName::Dimensions,
+                    AttrValue::IntList(dims.iter().map(|&d| d as i64).collect()),
+                ),
+                (AttrName::ToApply, AttrValue::Computation(add)),
             ],
         )
     }
 
-    /// The `[F]` sum of `0 · w` over the taps a phase leaves out: `k0[j]` is the phase's
-    /// first tap along dilated dimension `j` (its residue; `None` for a phase reading no
-    /// input, which leaves out every tap). `None` when the phase leaves out no tap.
-    pub(super) fn left_out(&mut self, sums: &HoleSums, k0: Option<&[i64]>) -> Option<InstrId> {
-        let terms: Vec<InstrId> = match k0 {
-            Some(k0) => sums
-                .by_residue
-                .iter()
-                .zip(k0)
-                .flat_map(|(rs, &k0)| {
-                    rs.iter()
-                        .enumerate()
-                        .filter(move |&(rho, _)| rho as i64 != k0)
-                        .filter_map(|(_, &r)| r)
-                })
-                .collect(),
-            // Every tap: the residues of one dilated dimension cover them all.
-            None => sums
-                .by_residue
-                .iter()
-                .find(|rs| !rs.is_empty())?
-                .iter()
-                .filter_map(|&r| r)
-                .collect(),
-        };
-        let f = self.geo.out_features;
-        terms
-            .into_iter()
-            .reduce(|a, b| self.add(Opcode::Add, self.shape(vec![f]), vec![a, b], Vec::new()))
+    /// A scalar `v` of type s32 broadcast to `dims`.
+    fn splat_s32(&mut self, dims: &[i64], v: i64) -> InstrId {
+        let lit = scalar_literal(ElementType::S32, Scalar::Int(i128::from(v)))
+            .expect("an integer literal of s32");
+        let name = self.names.fresh(&self.comp.instr(self.conv).name);
+        let c = edit::add(
+            self.comp,
+            Instruction::constant(name, Shape::scalar(ElementType::S32), lit),
+        );
+        self.add(
+            Opcode::Broadcast,
+            Shape::array(ElementType::S32, dims.to_vec()),
+            vec![c],
+            vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
+        )
+    }
+
+    /// The `[F]` sum of `0 · w` over the taps the phase of residues `pick` (one per
+    /// spatial dimension, 0 for an undilated one) leaves out; over every tap where the
+    /// phase reads no input (`reads_input` false: its taps read only holes or padding).
+    /// `None` when the phase leaves out no tap.
+    pub(super) fn left_out(
+        &mut self,
+        sums: &mut HoleSums,
+        pick: &[usize],
+        reads_input: bool,
+    ) -> Option<InstrId> {
+        let by_phase = sums.by_phase?;
+        let geo = self.geo;
+        if !reads_input {
+            let all = match sums.all {
+                Some(a) => a,
+                None => {
+                    let rank = self.dims(sums.rhs).len();
+                    let products = self.zero_times(sums.rhs);
+                    let every: Vec<usize> = (0..rank).filter(|&d| d != geo.kernel_out).collect();
+                    let a = self.sum_over(products, &every, sums.add);
+                    sums.all = Some(a);
+                    a
+                }
+            };
+            return Some(all);
+        }
+        let dilated: Vec<usize> = (0..geo.rank())
+            .filter(|&j| geo.window[j].base_dilation > 1)
+            .collect();
+        let leaves_some = dilated.iter().any(|&j| {
+            let w = &geo.window[j];
+            (0..w.size)
+                .any(|k| (k + pick[j] as i64 - w.padding_low).rem_euclid(w.base_dilation) != 0)
+        });
+        if !leaves_some {
+            return None;
+        }
+        let m = dilated.len();
+        let at = |d: usize| (d < m).then(|| (pick[dilated[d]] as i64, 1, 1));
+        let one = self.slice(by_phase, at);
+        // A reshape, not a bitcast: the fusion pass fuses it (and the slice) into the
+        // phase's kernel slice that adds it.
+        Some(self.reshape(one, vec![geo.out_features]))
     }
 
     /// `kernel` (a phase's slice of the kernel) with `c[f]` added to every weight of

@@ -73,12 +73,12 @@ mod patchify;
 mod phases;
 mod rewrite;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use hlo::ir::edit::{self, NameGen};
 use hlo::ir::{CompId, InstrId, Module};
 use hlo::pass::{Pass, PassError};
-use hlo::Opcode;
+use hlo::{ElementType, Opcode};
 
 use geometry::{Geometry, Plan};
 use rewrite::Rewriter;
@@ -113,6 +113,49 @@ impl Default for ConvToGemm {
 }
 
 impl ConvToGemm {
+    /// Whether convolution `geo` takes the sub-pixel decomposition.
+    fn sub_pixel(&self, geo: &Geometry) -> bool {
+        !geo.is_grouped()
+            && geo.is_input_dilated()
+            && geo.macs().is_some_and(|m| m >= self.min_macs)
+    }
+
+    /// A scalar `add` computation per element type of the convolutions that take the
+    /// sub-pixel decomposition (the reducer of their left-out sums, `holes.rs`), made
+    /// before the rewrite borrows a computation.
+    fn sub_pixel_reducers(
+        &self,
+        module: &mut Module,
+        names: &mut NameGen,
+        skip: &HashSet<CompId>,
+    ) -> HashMap<ElementType, CompId> {
+        let mut types: Vec<ElementType> = Vec::new();
+        for (ci, comp) in module.computations.iter().enumerate() {
+            if skip.contains(&CompId::from_index(ci)) {
+                continue;
+            }
+            for (id, i) in comp.instructions() {
+                if i.opcode != Opcode::Convolution || i.operands.len() != 2 {
+                    continue;
+                }
+                if let Some(geo) = Geometry::of(comp, id) {
+                    if self.sub_pixel(&geo) && !types.contains(&geo.ty) {
+                        types.push(geo.ty);
+                    }
+                }
+            }
+        }
+        types
+            .into_iter()
+            .map(|ty| {
+                (
+                    ty,
+                    crate::batchnorm_expander::add_computation(module, names, ty),
+                )
+            })
+            .collect()
+    }
+
     /// A pass that rewrites every eligible convolution, whatever its size (for tests).
     pub fn always() -> ConvToGemm {
         ConvToGemm {
@@ -142,6 +185,7 @@ impl Pass for ConvToGemm {
             .filter(|(_, i)| i.opcode == Opcode::Fusion)
             .flat_map(|(_, i)| i.called_computations())
             .collect();
+        let adds = self.sub_pixel_reducers(module, &mut names, &fusion_bodies);
         let mut changed = false;
         for ci in 0..module.computations.len() {
             if fusion_bodies.contains(&CompId::from_index(ci)) {
@@ -177,14 +221,18 @@ impl Pass for ConvToGemm {
                         geo: &geo,
                     }
                     .rewrite_grouped(&plan)
-                } else if geo.is_input_dilated() && geo.macs().is_some_and(|m| m >= self.min_macs) {
+                } else if self.sub_pixel(&geo) {
+                    // Made for every such convolution's type by `sub_pixel_reducers`.
+                    let Some(&add) = adds.get(&geo.ty) else {
+                        continue;
+                    };
                     let (new, phases) = Rewriter {
                         comp,
                         names: &mut names,
                         conv: c,
                         geo: &geo,
                     }
-                    .sub_pixel();
+                    .sub_pixel(add);
                     work.extend(phases);
                     new
                 } else if geo.is_patchify() && self.pays(&geo) {
@@ -215,6 +263,11 @@ impl Pass for ConvToGemm {
                 edit::repair_order(comp);
                 changed = true;
             }
+        }
+        if !adds.is_empty() {
+            // The reducers were appended after their callers: the text format needs
+            // every callee first.
+            hlo::ir::call_graph::sort_computations(module);
         }
         Ok(changed)
     }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use super::geometry::{Geometry, Role};
 use super::rewrite::{Rewriter, Span};
 use hlo::attrs::{AttrName, AttrValue, Window, WindowDim};
-use hlo::ir::InstrId;
+use hlo::ir::{CompId, InstrId};
 use hlo::Opcode;
 
 /// One phase along one spatial dimension.
@@ -97,8 +97,9 @@ impl Geometry {
 impl Rewriter<'_> {
     /// The sub-pixel decomposition of a convolution for which
     /// [`Geometry::is_input_dilated`] holds: returns the replacement and the phase
-    /// convolutions it made (to be rewritten in turn).
-    pub(super) fn sub_pixel(&mut self) -> (InstrId, Vec<InstrId>) {
+    /// convolutions it made (to be rewritten in turn); `add` is a scalar `add` of the
+    /// convolution's element type (the left-out sums' reducer).
+    pub(super) fn sub_pixel(&mut self, add: CompId) -> (InstrId, Vec<InstrId>) {
         let geo = self.geo;
         let n = geo.rank();
         let (lhs, rhs, conv) = {
@@ -123,7 +124,7 @@ impl Rewriter<'_> {
         let mut outs = Vec::with_capacity(total);
         let mut zero = None;
         // The taps each phase leaves out still add `0 · w` (holes.rs).
-        let sums = self.hole_sums(rhs);
+        let mut sums = self.hole_sums(rhs, add);
         for flat in 0..total {
             let mut pick = vec![0usize; n];
             let mut rest = flat;
@@ -154,8 +155,7 @@ impl Rewriter<'_> {
                     let j = kernel_spatial.iter().position(|&s| s == d)?;
                     Some(phase[j].taps)
                 });
-                let k0: Vec<i64> = phase.iter().map(|p| p.taps.0).collect();
-                let k = match self.left_out(&sums, Some(&k0)) {
+                let k = match self.left_out(&mut sums, &pick, true) {
                     Some(c) => self.add_to_weights(k, c),
                     None => k,
                 };
@@ -177,7 +177,7 @@ impl Rewriter<'_> {
                 let c = self.add(Opcode::Convolution, shape, vec![x, k], attrs);
                 convs.push(c);
                 c
-            } else if let Some(c) = self.left_out(&sums, None) {
+            } else if let Some(c) = self.left_out(&mut sums, &pick, false) {
                 // No tap reads the input: every tap adds `0 · w`.
                 self.left_out_only(c, phase_dims.clone())
             } else {

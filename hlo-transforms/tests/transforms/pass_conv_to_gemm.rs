@@ -662,6 +662,16 @@ fn transposed_convolutions_multiply_no_zeros() {
         );
         let zero_stuffed = out * w[0] * w[1] * x[3];
         assert_eq!(dot_macs(&after) * 4, zero_stuffed, "{text}");
+        // The `0 · w` of the taps each phase leaves out: one reduction of the kernel for
+        // every phase, no matrix-vector product per dimension and residue.
+        let ops: Vec<Opcode> = after
+            .entry()
+            .instructions()
+            .map(|(_, i)| i.opcode())
+            .collect();
+        let count = |op: Opcode| ops.iter().filter(|&&o| o == op).count();
+        assert_eq!(count(Opcode::Reduce), 1, "{text}");
+        assert_eq!(count(Opcode::Dot), gemm_dots(&after), "{text}");
     }
 }
 

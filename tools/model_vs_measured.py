@@ -49,8 +49,9 @@ SCALED = [
     "transformer_block_s512", "conv_resnet_nhwc", "conv_nchw_stride2",
 ]
 # A profile row: ms, %, calls, model ms (or -), model/measured (or -), GFLOP/s (or -),
-# GB/s (or -), the label.
-ROW = re.compile(r"^\s*([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)  (.+)$")
+# GB/s (or -), roof % (or -; binaries before it lack the column), the label.
+ROW = re.compile(r"^\s*([0-9.]+)\s+([0-9.]+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)"
+                 r"(?:\s+(\S+))?  (.+)$")
 TOTAL = re.compile(r"^\s*([0-9.]+)\s+100\.0\s+total$")
 
 
@@ -97,13 +98,13 @@ def profile(hloc, hlo, npz, repeat, cache):
             continue
         num = lambda s: None if s == "-" else float(s)  # noqa: E731
         ms, share, model, ratio = float(m.group(1)), float(m.group(2)), num(m.group(4)), num(m.group(5))
-        label = m.group(8)
+        label = m.group(9)
         # The ms column has 1 us resolution; the ratio is computed from exact times.
         if model is not None and ratio:
             ms = model / ratio
         rows.append({"label": label, "kind": kind(label), "ms": ms, "share": share,
                      "calls": int(m.group(3)),
-                     "model_ms": model, "ratio": ratio})
+                     "model_ms": model, "ratio": ratio, "roof": num(m.group(8) or "-")})
     if total is None:
         return None, "no profile table"
     return (rows, total), None
@@ -244,7 +245,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump([{"program": n, "label": r["label"], "class": thunk_class(r["label"]),
                         "ms": r["ms"], "calls": r["calls"], "model_ms": r["model_ms"],
-                        "ratio": r["ratio"]}
+                        "ratio": r["ratio"], "roof": r["roof"]}
                        for g in pooled.values() for n, r in g], f, indent=0)
     if a.kernels:
         print()

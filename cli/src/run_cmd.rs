@@ -117,7 +117,12 @@ pub struct RunArgs {
     /// run; `-` where the model has no figure, e.g. a copy) and `model/measured`, the
     /// rates reached (`GFLOP/s`: flops counted from the HLO, a dot or convolution 2·M·N·K,
     /// elementwise arithmetic one per element, `-` where none are counted; `GB/s`: the
-    /// bytes of the buffers the thunk reads and writes), the label and in brackets the
+    /// bytes of the buffers the thunk reads and writes) and the share of the roofline
+    /// reached (`roof %`: the thunk's time at the `cpu` description's roofline over its
+    /// measured time; the roofline is its flops at the library GEMM's rate of both cores
+    /// for a GEMM or a kernel with a dot or convolution, at the vector rate for other
+    /// kernels, or its bytes at the bandwidth of the level they fit in, whichever is
+    /// longer; a sort, FFT or LAPACK call its modelled work), the label and in brackets the
     /// `op_name` metadata of the instructions it runs (JAX's `jit(f)/.../dot_general`:
     /// the user's code; the first three, `+N` more); the last line is the geometric mean
     /// of model/measured over the thunks with both figures and the share of the time they
@@ -127,7 +132,8 @@ pub struct RunArgs {
     /// Compiled backends: the `--profile` figures also as JSON in PATH, for tools: per run
     /// and slowest first, `{"runs", "total_ms", "thunks": [{"label", "ms", "share",
     /// "calls", "model_ms", "model_over_measured", "flops", "bytes", "gflops_per_s",
-    /// "gb_per_s", "op_names"}]}` (`flops` and `bytes` per call; `null` where there is
+    /// "gb_per_s", "roofline_ms", "roofline_share", "op_names"}]}` (`flops` and `bytes`
+    /// per call, `roofline_ms` per run, `roofline_share` in percent; `null` where there is
     /// no figure). Without `--profile` the table is not printed.
     #[arg(long, value_name = "PATH")]
     pub profile_json: Option<std::path::PathBuf>,

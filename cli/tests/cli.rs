@@ -264,7 +264,7 @@ fn profile_lists_every_thunk_of_the_timed_runs() {
     assert_eq!(
         lines.first().map(|l| l.trim_start()),
         Some(
-            "ms      %   calls   model ms model/measured   GFLOP/s     GB/s  thunk (per run) [op_name]"
+            "ms      %   calls   model ms model/measured   GFLOP/s     GB/s  roof %  thunk (per run) [op_name]"
         )
     );
     // The rows, then `total`, then the model's summary line.

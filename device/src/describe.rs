@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use toml::Spanned;
 
-use crate::{Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Library, Memory};
+use crate::{
+    Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Library, Loops, Memory,
+};
 
 /// Fields descriptions once held that belong to the code generator, with where they went:
 /// a description that writes one gets that answer instead of "unknown field".
@@ -65,6 +67,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
             launch_s: r.non_negative("kernel.launch_s")?,
         },
         library: None,
+        loops: None,
     };
     // An optional section, but whole when written: every field required.
     let device = if doc.contains_key("library") {
@@ -78,6 +81,25 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,
                 fft_flops_per_unit: r.positive("library.fft_flops_per_unit")?,
                 sort_compares_per_unit: r.positive("library.sort_compares_per_unit")?,
+            }),
+            ..device
+        }
+    } else {
+        device
+    };
+    // Optional too, and whole when written.
+    let device = if doc.contains_key("loops") {
+        Device {
+            loops: Some(Loops {
+                contraction_f32_flops_per_unit: r
+                    .positive("loops.contraction_f32_flops_per_unit")?,
+                contraction_f64_flops_per_unit: r
+                    .positive("loops.contraction_f64_flops_per_unit")?,
+                contraction_half_flops_per_unit: r
+                    .positive("loops.contraction_half_flops_per_unit")?,
+                contraction_int_flops_per_unit: r
+                    .positive("loops.contraction_int_flops_per_unit")?,
+                far_tap_s: r.non_negative("loops.far_tap_s")?,
             }),
             ..device
         }

@@ -30,9 +30,10 @@
 //!
 //! A description is TOML (read by the `toml` crate): one `[section]` per struct below,
 //! `key = value` per field. Every field is required, checked for kind and range, and
-//! unknown fields are errors, so a typo cannot silently fall back to a default. The one
-//! optional section, `[library]` (the measured rates of the runtime's library calls:
-//! GEMM per operand type, LAPACK, FFT, sort), is whole when written.
+//! unknown fields are errors, so a typo cannot silently fall back to a default. The two
+//! optional sections, `[library]` (the measured rates of the runtime's library calls:
+//! GEMM per operand type, LAPACK, FFT, sort) and `[loops]` (contractions the code
+//! generator runs as loops), are each whole when written.
 
 mod describe;
 mod error;
@@ -41,7 +42,7 @@ mod types;
 
 pub use error::DeviceError;
 pub use probe::{probe_cpu, probe_cpu_with, ProbeOptions};
-pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Library, Memory};
+pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Library, Loops, Memory};
 
 /// The descriptions shipped with hloc: `(name, text)`.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -149,6 +150,12 @@ mod tests {
         let without = parse("x.toml", &cpu_text()[..lib]).unwrap();
         assert_eq!(without.library, None);
         assert!(parse("x.toml", cpu_text()).unwrap().library.is_some());
+        let loops = cpu_text().find("[loops]").unwrap();
+        let without = parse("x.toml", &cpu_text()[..loops]).unwrap();
+        assert_eq!(without.loops, None);
+        assert!(parse("x.toml", cpu_text()).unwrap().loops.is_some());
+        let t = cpu_text().replace("far_tap_s = ", "far_tap = ");
+        assert_eq!(err(&t), "x.toml: missing field `loops.far_tap_s`");
         let t = cpu_text().replace("fft_flops_per_unit = 10e9", "");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),

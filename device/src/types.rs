@@ -86,6 +86,30 @@ pub struct Library {
     pub sort_compares_per_unit: f64,
 }
 
+/// What a contraction (a dot or a convolution) costs per core where the code generator runs
+/// it as a loop (no library call takes it: a depthwise convolution, its weight gradient, an
+/// integer dot): one accumulator per output element, its taps summed in order (the C is
+/// compiled without `-ffast-math`, so a floating-point sum is not vectorized and each tap
+/// waits for the previous one). Measured by `tools/fit_loop_rates.py` on the machine class
+/// of the description; a description without a `[loops]` section prices such loops at its
+/// `compute` rates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loops {
+    /// Flops per second of one unit (a tap, one multiply-add, counts two) of an `f32`
+    /// contraction whose taps stay in the first-level cache.
+    pub contraction_f32_flops_per_unit: f64,
+    /// The same for `f64` operands.
+    pub contraction_f64_flops_per_unit: f64,
+    /// The same for `bf16` or `f16` operands (widened to `f32` per tap).
+    pub contraction_half_flops_per_unit: f64,
+    /// The same for integer operands (an integer sum is associative: it is vectorized).
+    pub contraction_int_flops_per_unit: f64,
+    /// Seconds one tap takes beyond the sum's chain where an operand moves by a page or
+    /// more per step of the innermost loop and the taps of one output do not fit in the
+    /// first-level cache: a cache and TLB miss per tap that no prefetcher follows.
+    pub far_tap_s: f64,
+}
+
 /// A target machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
@@ -103,6 +127,8 @@ pub struct Device {
     pub kernel: KernelLimits,
     /// The rates of library calls, where the description measured them.
     pub library: Option<Library>,
+    /// The rates of contractions run as loops, where the description measured them.
+    pub loops: Option<Loops>,
 }
 
 impl Device {

@@ -24,6 +24,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use smallvec::SmallVec;
 
+use crate::cost_contraction::LoopContraction;
 use crate::cost_gather_index;
 use crate::cost_gemm::GemmWork;
 use crate::emitter_reach::EmitterRules;
@@ -73,6 +74,9 @@ pub struct OpInfo {
     pub identity_reads: Vec<bool>,
     /// A dot's GEMM (what a CPU kernel of the dot alone runs as a library call).
     pub gemm: Option<GemmWork>,
+    /// A dot's or convolution's loop where the code generator emits it (priced by
+    /// `CostModel::loop_contractions`).
+    pub contraction: Option<LoopContraction>,
     /// A gather's output elements per evaluation of its start indices on a hoisting
     /// emitter ([`cost_gather_index::index_run`]); 1 for other ops.
     pub index_run: f64,
@@ -214,9 +218,11 @@ impl CompInfo {
                 })
                 .collect();
             let gemm = GemmWork::of_dot(module, comp, id);
+            let contraction = LoopContraction::of(module, comp, id);
             ops[id.index()] = Some(OpInfo {
                 index_run: cost_gather_index::index_run(instr),
                 gemm,
+                contraction,
                 broadcasts_trailing,
                 repeats_along_minor,
                 block_repeats,
@@ -815,6 +821,10 @@ impl CostModel<'_> {
             d.f32_flops_per_s()
         };
         c.compute_s = c.flops / rate;
+        if let Some(l) = self.loop_contractions(info, &ev) {
+            // Contractions run as loops: their taps at the loop's rate, not the vector rate.
+            c.compute_s += l.seconds - l.flops / rate;
+        }
         if d.kind == DeviceKind::Cpu {
             // A transcendental recomputed for every element that reads it (through a
             // broadcast the code generator does not hoist) is evaluated at an index that is

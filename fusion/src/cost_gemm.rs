@@ -59,6 +59,11 @@ impl GemmWork {
         }
         let lhs = c.instr(i.operands()[0]).shape();
         let rhs = c.instr(i.operands()[1]).shape();
+        if !library_types(lhs, rhs, i.shape()) {
+            // An integer or mixed-precision dot: no library GEMM takes it; it runs as a
+            // loop ([`crate::cost_contraction`]).
+            return None;
+        }
         let dn = i.dot_dimension_numbers();
         let extent = |s: &hlo::Shape, dims: &[i64]| -> f64 {
             dims.iter()
@@ -86,6 +91,20 @@ impl GemmWork {
     pub fn flops(&self) -> f64 {
         2.0 * self.batch * self.m * self.n * self.k
     }
+}
+
+/// Whether the runtime's GEMM takes operands and a result of these types (plan's
+/// `gemm::compute_type`): all `f64`, or all `f32`, `bf16` or `f16`.
+fn library_types(lhs: &hlo::Shape, rhs: &hlo::Shape, out: &hlo::Shape) -> bool {
+    let types = [lhs, rhs, out].map(|s| s.element_type());
+    let f64s = types.iter().all(|&t| t == Some(ElementType::F64));
+    let f32s = types.iter().all(|&t| {
+        matches!(
+            t,
+            Some(ElementType::F32 | ElementType::BF16 | ElementType::F16)
+        )
+    });
+    f64s || f32s
 }
 
 /// `(elements, bytes)` of an array shape (a tuple: nothing).

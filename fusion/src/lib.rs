@@ -42,9 +42,11 @@
 
 mod concat_as_pads;
 pub mod cost;
+pub mod cost_contraction;
 pub mod cost_gather_index;
 pub mod cost_gemm;
 pub mod cost_library;
+pub mod cost_loops;
 mod decision;
 mod dot_strength;
 mod emitter_reach;

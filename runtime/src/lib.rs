@@ -27,6 +27,7 @@ pub mod pipeline;
 mod predict;
 mod profile;
 mod roofline;
+mod roofline_bound;
 mod timing;
 mod work;
 

@@ -22,12 +22,15 @@ use fusion::cost_library::{GemmType, GemmWork};
 use hlo::{CompId, InstrId, Module, Opcode};
 use plan::{Program, Thunk};
 
+use crate::roofline_bound::{contraction_type, roofline_seconds};
 use crate::{Executable, RuntimeError};
 
-/// The modelled time of each thunk of a program, by its profile label.
+/// The modelled time of each thunk of a program, and its time at the machine's roofline,
+/// by its profile label.
 #[derive(Clone, Debug, Default)]
 pub struct Predictions {
     by_label: HashMap<String, Option<f64>>,
+    roofline: HashMap<String, Option<f64>>,
 }
 
 impl Predictions {
@@ -47,13 +50,12 @@ impl Predictions {
             infos: HashMap::new(),
         };
         // Thunks sharing a label (which the profile merges) share the mean prediction.
-        let mut sums: HashMap<String, (f64, usize, bool)> = HashMap::new();
+        let mut sums = Sums::default();
         cx.visit(&program.thunks, &mut sums);
-        let by_label = sums
-            .into_iter()
-            .map(|(label, (sum, n, all))| (label, all.then(|| sum / n.max(1) as f64)))
-            .collect();
-        Predictions { by_label }
+        Predictions {
+            by_label: sums.model.means(),
+            roofline: sums.roofline.means(),
+        }
     }
 
     /// Predictions given per label (for tests of what reads them).
@@ -63,7 +65,18 @@ impl Predictions {
     ) -> Predictions {
         Predictions {
             by_label: pairs.into_iter().collect(),
+            roofline: HashMap::new(),
         }
+    }
+
+    /// Roofline seconds per call given per label (for tests of what reads them).
+    #[cfg(test)]
+    pub(crate) fn with_roofline(
+        mut self,
+        pairs: impl IntoIterator<Item = (String, Option<f64>)>,
+    ) -> Predictions {
+        self.roofline = pairs.into_iter().collect();
+        self
     }
 
     /// Modelled seconds per call of the thunk labelled `label` (see the profile's labels);
@@ -71,6 +84,45 @@ impl Predictions {
     pub fn seconds_per_call(&self, label: &str) -> Option<f64> {
         self.by_label.get(label).copied().flatten()
     }
+
+    /// Seconds per call of the thunk labelled `label` at the machine's roofline: its flops
+    /// at the peak rate of what could run them (the library GEMM's rate of the whole
+    /// device for a GEMM or a kernel that contracts, the vector rate for other kernels)
+    /// or its bytes at the DRAM bandwidth, whichever is longer
+    /// ([`crate::roofline_bound::roofline_seconds`]); a library call other than a GEMM (sort,
+    /// FFT, LAPACK) at its own modelled work without the per-call cost. `None` where the
+    /// model has no figure.
+    pub fn roofline_seconds_per_call(&self, label: &str) -> Option<f64> {
+        self.roofline.get(label).copied().flatten()
+    }
+}
+
+/// Per label: the sum of the figures of its thunks, how many, and whether all had one.
+#[derive(Default)]
+struct LabelSums(HashMap<String, (f64, usize, bool)>);
+
+impl LabelSums {
+    fn add(&mut self, label: &str, s: Option<f64>) {
+        let e = self.0.entry(label.to_string()).or_insert((0.0, 0, true));
+        e.0 += s.unwrap_or(0.0);
+        e.1 += 1;
+        e.2 &= s.is_some();
+    }
+
+    /// The mean per label, `None` where a thunk had no figure.
+    fn means(self) -> HashMap<String, Option<f64>> {
+        self.0
+            .into_iter()
+            .map(|(label, (sum, n, all))| (label, all.then(|| sum / n.max(1) as f64)))
+            .collect()
+    }
+}
+
+/// The modelled and the roofline seconds of every label.
+#[derive(Default)]
+struct Sums {
+    model: LabelSums,
+    roofline: LabelSums,
 }
 
 impl Executable {
@@ -168,7 +220,7 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn visit(&mut self, thunks: &[Thunk], sums: &mut HashMap<String, (f64, usize, bool)>) {
+    fn visit(&mut self, thunks: &[Thunk], sums: &mut Sums) {
         for t in thunks {
             match t {
                 Thunk::While { cond, body, .. } => {
@@ -181,13 +233,10 @@ impl Context<'_> {
                     }
                 }
                 other => {
+                    let label = plan::profile_label(self.program, other);
                     let s = self.thunk_seconds(other);
-                    let e = sums
-                        .entry(plan::profile_label(self.program, other))
-                        .or_insert((0.0, 0, true));
-                    e.0 += s.unwrap_or(0.0);
-                    e.1 += 1;
-                    e.2 &= s.is_some();
+                    sums.model.add(&label, s.map(|s| s.model));
+                    sums.roofline.add(&label, s.map(|s| s.roofline));
                 }
             }
         }
@@ -198,19 +247,33 @@ impl Context<'_> {
         self.names.instruction(self.program, t)
     }
 
-    /// Modelled seconds of one call of `t`.
-    fn thunk_seconds(&mut self, t: &Thunk) -> Option<f64> {
+    /// Modelled and roofline seconds of one call of `t`.
+    fn thunk_seconds(&mut self, t: &Thunk) -> Option<Seconds> {
         if let Thunk::StreamedGemm { producer, gemm, .. } = t {
-            return Some(self.thunk_seconds(producer)? + self.thunk_seconds(gemm)?);
+            let (p, g) = (self.thunk_seconds(producer)?, self.thunk_seconds(gemm)?);
+            return Some(Seconds {
+                model: p.model + g.model,
+                roofline: p.roofline + g.roofline,
+            });
         }
+        let device = self.model.device;
         // A GEMM and a library call are priced by what the library runs.
         if let Thunk::Gemm { shape, .. } = t {
-            return Some(self.model.gemm(&gemm_work(shape)).time_s);
+            let g = gemm_work(shape);
+            let c = self.model.gemm(&g);
+            let [lhs, rhs, out] = g.bytes;
+            return Some(Seconds {
+                model: c.time_s,
+                roofline: roofline_seconds(device, c.flops, lhs + rhs + out, Some(g.ty)),
+            });
         }
         let (comp, id) = self.instruction(t)?;
         if matches!(t, Thunk::Library { .. }) {
             if let Some(c) = self.model.library_call(self.module, comp, id) {
-                return c.time_s.is_finite().then_some(c.time_s);
+                return c.time_s.is_finite().then_some(Seconds {
+                    model: c.time_s,
+                    roofline: c.memory_s.max(c.compute_s),
+                });
             }
         }
         let instr = self.module.computation(comp).instr(id);
@@ -227,8 +290,24 @@ impl Context<'_> {
             .entry(info_comp)
             .or_insert_with(|| CompInfo::new(module, info_comp));
         let cost = self.model.kernel(info, &members, &roots);
-        cost.time_s.is_finite().then_some(cost.time_s)
+        let contraction = contraction_type(module, info_comp, &members);
+        cost.time_s.is_finite().then(|| Seconds {
+            model: cost.time_s,
+            roofline: roofline_seconds(
+                device,
+                cost.flops,
+                cost.bytes_read + cost.bytes_written,
+                contraction,
+            ),
+        })
     }
+}
+
+/// The model's and the roofline's seconds of one call of a thunk.
+#[derive(Clone, Copy)]
+struct Seconds {
+    model: f64,
+    roofline: f64,
 }
 
 /// The work of a planned GEMM, for [`CostModel::gemm`].
@@ -303,12 +382,28 @@ mod tests {
             let label = plan::profile_label(&plan.program, t);
             let got = pred.seconds_per_call(&label);
             kinds.push(label.split(' ').next().unwrap_or_default().to_string());
+            let roof = pred.roofline_seconds_per_call(&label);
             match t {
-                Thunk::Copy { .. } => assert_eq!(got, None, "{label}"),
+                Thunk::Copy { .. } => {
+                    assert_eq!(got, None, "{label}");
+                    assert_eq!(roof, None, "{label}");
+                }
                 _ => {
                     let got = got.unwrap_or_else(|| panic!("no prediction for {label}"));
                     assert!(got >= cpu.kernel.launch_s, "{label}: {got}");
+                    let roof = roof.unwrap_or_else(|| panic!("no roofline for {label}"));
+                    assert!(roof > 0.0 && roof < got, "{label}: {roof} of {got}");
                 }
+            }
+            // The GEMM's roofline: 2 x 64^3 flops at both cores' f32 GEMM rate (above its
+            // 48 KB at the second level's bandwidth).
+            if let Thunk::Gemm { .. } = t {
+                let rate = cpu.library.as_ref().unwrap().gemm_f32_flops_per_unit;
+                let want = 2.0 * 64f64.powi(3) / (2.0 * rate);
+                assert!(
+                    (roof.unwrap() - want).abs() < 1e-9 * want,
+                    "{roof:?} {want}"
+                );
             }
             // A fusion's prediction is the model's cost of its fused computation.
             if let Thunk::Kernel { kernel, .. } = t {

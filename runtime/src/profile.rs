@@ -33,7 +33,9 @@ impl ProfileTable for Profile {
 /// A table, slowest first: total milliseconds, share of the profiled total, calls,
 /// the model's milliseconds (`model`'s prediction per call times the calls; `-` where
 /// it has none), model over measured, the rates reached (GFLOP/s where `work` counts
-/// flops, GB/s of the thunk's buffers), the label and, in brackets, the `op_name`s of
+/// flops, GB/s of the thunk's buffers), the share of the roofline reached (`roof %`: the
+/// thunk's time at the machine's roofline over its measured time, in percent; see
+/// [`Predictions::roofline_seconds_per_call`]), the label and, in brackets, the `op_name`s of
 /// the instructions the thunk runs (the first [`OP_NAMES_SHOWN`], then how many more);
 /// `runs` divides the totals into per-run figures. After the `total` row, one line
 /// compares model and measurement over the thunks with both figures (see [`Summary`]).
@@ -45,8 +47,8 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions, work: &ThunkWork
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>10} {:>6} {:>7} {:>10} {:>14} {:>9} {:>8}  thunk (per run) [op_name]",
-        "ms", "%", "calls", "model ms", "model/measured", "GFLOP/s", "GB/s"
+        "{:>10} {:>6} {:>7} {:>10} {:>14} {:>9} {:>8} {:>7}  thunk (per run) [op_name]",
+        "ms", "%", "calls", "model ms", "model/measured", "GFLOP/s", "GB/s", "roof %"
     );
     for (label, took, calls) in rows {
         let share = if total.is_zero() {
@@ -60,9 +62,10 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions, work: &ThunkWork
         let ratio = modelled.and_then(|m| ratio(m, took.as_secs_f64() / runs));
         let rates = Rates::of(work.get(label), *calls, *took);
         let fixed = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.3}"));
+        let roof = roofline_share(model, label, *calls, *took);
         let _ = writeln!(
             out,
-            "{:>10.3} {:>6.1} {:>7} {:>10} {:>14} {:>9} {:>8}  {label}{}",
+            "{:>10.3} {:>6.1} {:>7} {:>10} {:>14} {:>9} {:>8} {:>7}  {label}{}",
             took.as_secs_f64() * 1e3 / runs,
             share,
             (*calls as f64 / runs).round() as u64,
@@ -70,6 +73,7 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions, work: &ThunkWork
             ratio.map_or("-".into(), |r| hlo::literal::format_g(r, 3)),
             fixed(rates.gflops),
             fixed(rates.gbs),
+            roof.map_or("-".into(), |r| format!("{r:.1}")),
             op_names_text(work.get(label)),
         );
     }
@@ -82,6 +86,14 @@ pub fn table(profile: &Profile, runs: u64, model: &Predictions, work: &ThunkWork
     );
     let _ = writeln!(out, "{}", summary(profile, model).line());
     out
+}
+
+/// The share of the roofline (percent) a thunk reached over all its `calls`: its roofline
+/// seconds per call times the calls over the measured time; `None` without a figure.
+fn roofline_share(model: &Predictions, label: &str, calls: u64, took: Duration) -> Option<f64> {
+    let roof = model.roofline_seconds_per_call(label)?;
+    let took = took.as_secs_f64();
+    (took > 0.0 && roof.is_finite()).then(|| 100.0 * roof * calls as f64 / took)
 }
 
 /// `op_name`s shown per row of [`table`] (the JSON has them all).
@@ -123,7 +135,9 @@ impl Rates {
 
 /// The figures of [`table`] as JSON (`hloc run --profile-json`), for tools to read:
 /// `{"runs", "total_ms", "thunks": [{"label", "ms", "share", "calls", "model_ms",
-/// "model_over_measured", "flops", "bytes", "gflops_per_s", "gb_per_s", "op_names"}]}`,
+/// "model_over_measured", "flops", "bytes", "gflops_per_s", "gb_per_s",
+/// "roofline_ms", "roofline_share", "op_names"}]}` (`roofline_ms` per run, the share in
+/// percent),
 /// per run (`flops` and `bytes` per call), slowest first; `null` where there is no
 /// figure.
 pub fn json(
@@ -161,6 +175,10 @@ pub fn json(
                 "bytes": w.map(|w| w.bytes),
                 "gflops_per_s": rates.gflops,
                 "gb_per_s": rates.gbs,
+                "roofline_ms": model
+                    .roofline_seconds_per_call(label)
+                    .map(|s| s * *calls as f64 / per_run * 1e3),
+                "roofline_share": roofline_share(model, label, *calls, *took),
                 "op_names": w.map_or(Vec::new(), |w| w.op_names.clone()),
             })
         })
@@ -336,6 +354,11 @@ mod tests {
             ("kernel a".to_string(), Some(0.5e-3)),
             ("gemm b".to_string(), Some(16e-3)),
             ("copy 8 bytes -> %c".to_string(), None),
+        ])
+        // Roofline per call: a 0.1 ms (0.2 of its measured 1 ms per call), b 1 ms.
+        .with_roofline([
+            ("kernel a".to_string(), Some(0.1e-3)),
+            ("gemm b".to_string(), Some(1e-3)),
         ]);
         let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
         let work = ThunkWork::from_parts([
@@ -369,10 +392,10 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "        ms      %   calls   model ms model/measured   GFLOP/s     GB/s  thunk (per run) [op_name]",
-                "     4.000   50.0       1    16.0000              4     2.000    1.000  gemm b [f/matmul]",
-                "     2.000   25.0       2     1.0000            0.5     1.000    2.000  kernel a [f/a, f/b, f/c +1]",
-                "     2.000   25.0       1          -              -         -    0.000  copy 8 bytes -> %c",
+                "        ms      %   calls   model ms model/measured   GFLOP/s     GB/s  roof %  thunk (per run) [op_name]",
+                "     4.000   50.0       1    16.0000              4     2.000    1.000    25.0  gemm b [f/matmul]",
+                "     2.000   25.0       2     1.0000            0.5     1.000    2.000    10.0  kernel a [f/a, f/b, f/c +1]",
+                "     2.000   25.0       1          -              -         -    0.000       -  copy 8 bytes -> %c",
                 "     8.000  100.0          total",
                 "model/measured: geomean 1.41 over 2 of 3 thunks (75.0% of the time); kernels 0.5 over 1 (25.0%)",
             ],
@@ -384,6 +407,10 @@ mod tests {
         assert_eq!(rows[0]["gflops_per_s"].as_f64(), Some(2.0));
         assert_eq!(rows[1]["op_names"].as_array().unwrap().len(), 4);
         assert!(rows[2]["gflops_per_s"].is_null());
+        let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-9;
+        assert!(near(&rows[0]["roofline_ms"], 1.0), "{json}");
+        assert!(near(&rows[1]["roofline_share"], 10.0), "{json}");
+        assert!(rows[2]["roofline_share"].is_null());
         let s = p.summary(&model);
         assert_eq!((s.compared, s.kernels), (2, 1));
         assert!((s.geomean.unwrap() - 2f64.sqrt()).abs() < 1e-9);
@@ -434,7 +461,7 @@ mod tests {
         p.record("kernel a".into(), ms(1.0));
         let table = p.table(1, &Predictions::default(), &ThunkWork::default());
         assert!(
-            table.contains("          -              -         -        -  kernel a"),
+            table.contains("          -              -         -        -       -  kernel a"),
             "{table}"
         );
         assert_eq!(

@@ -4,7 +4,8 @@
 //! its work could reach. The user learns which op of their program falls off the fast
 //! path before timing it.
 //!
-//! A kernel's roofline time is `max(flops / peak, bytes / DRAM bandwidth)`, the peak being
+//! A kernel's roofline time is `max(flops / peak, bytes / bandwidth)`
+//! ([`crate::roofline_bound`]: the bandwidth of the level its bytes fit in), the peak being
 //! the library GEMM's rate of the whole device where the kernel contracts (a dot or a
 //! convolution: that is what a GEMM would reach) and the generated vector code's rate
 //! otherwise. A kernel is reported when its modelled time exceeds [`FAR_BELOW`] times its
@@ -12,11 +13,11 @@
 
 use device::Device;
 use fusion::cost::{computation_kernel, CompInfo, CostModel};
-use fusion::cost_library::GemmType;
-use hlo::{CompId, ElementType, InstrId, Module, Opcode};
+use hlo::{CompId, InstrId, Module, Opcode};
 use plan::{Program, Thunk};
 
 use crate::predict::NameIndex;
+use crate::roofline_bound::{contraction_type, roofline_seconds};
 use crate::{Executable, RuntimeError};
 
 /// How many times its roofline time a kernel's modelled time must be to be reported.
@@ -109,7 +110,6 @@ pub fn slow_kernel(
     id: InstrId,
     model: &CostModel<'_>,
 ) -> Option<SlowKernel> {
-    let device = model.device;
     let instr = module.computation(comp).instr(id);
     let (info_comp, members, roots) = match instr.calls() {
         Some(callee) if instr.opcode() == Opcode::Fusion => {
@@ -119,32 +119,20 @@ pub fn slow_kernel(
         _ => (comp, vec![id], vec![id]),
     };
     let info = CompInfo::new(module, info_comp);
-    let body = module.computation(info_comp);
-    let contraction = members.iter().find_map(|&m| {
-        let i = body.instr(m);
-        matches!(i.opcode(), Opcode::Dot | Opcode::Convolution).then(|| {
-            let ty = |k: usize| {
-                i.operands()
-                    .get(k)
-                    .and_then(|&o| body.instr(o).shape().element_type())
-                    .unwrap_or(ElementType::F32)
-            };
-            GemmType::of(ty(0), ty(1))
-        })
-    });
-    // A dot alone is a library GEMM, priced as one: no loop.
-    if contraction.is_some() && members.len() == 1 && instr.opcode() == Opcode::Dot {
-        return None;
+    // A dot alone that a library GEMM takes is priced as one: no loop.
+    if let [m] = members[..] {
+        if info.op(m).is_some_and(|o| o.gemm.is_some()) {
+            return None;
+        }
     }
+    let contraction = contraction_type(module, info_comp, &members);
     let cost = model.kernel(&info, &members, &roots);
-    let peak = match (contraction, &device.library) {
-        (Some(GemmType::Half), Some(l)) => l.gemm_bf16_flops_per_unit,
-        (Some(GemmType::F64), Some(l)) => l.gemm_f64_flops_per_unit,
-        (Some(GemmType::F32), Some(l)) => l.gemm_f32_flops_per_unit,
-        _ => device.compute.f32_flops_per_unit,
-    } * f64::from(device.compute.units.max(1));
-    let roofline_s = (cost.flops / peak)
-        .max((cost.bytes_read + cost.bytes_written) / device.memory.dram_bytes_per_s);
+    let roofline_s = roofline_seconds(
+        model.device,
+        cost.flops,
+        cost.bytes_read + cost.bytes_written,
+        contraction,
+    );
     (cost.time_s > MIN_SECONDS && roofline_s > 0.0 && cost.time_s > FAR_BELOW * roofline_s).then(
         || SlowKernel {
             instruction: instr.name().to_string(),
@@ -170,6 +158,7 @@ impl Executable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fusion::cost_library::GemmType;
 
     /// A dot fused with its consumer (a generated loop) is reported; the same dot alone (a
     /// library GEMM) is not, nor is a plain elementwise kernel.
@@ -202,6 +191,21 @@ mod tests {
         );
         assert_eq!(at("d"), None);
         assert_eq!(at("x"), None);
+        // Its roofline: its flops (the dot's 2 x 1024^3 and the tanh's) at both cores'
+        // f32 GEMM rate, above the 12 MB moved at the DRAM bandwidth.
+        let l = cpu.library.clone().unwrap();
+        assert_eq!(
+            slow.roofline_s,
+            slow.flops / (2.0 * l.gemm_f32_flops_per_unit)
+        );
+        assert_eq!(
+            roofline_seconds(&cpu, 2.0 * 1024f64.powi(3), 12e6, Some(GemmType::F32)),
+            2.0 * 1024f64.powi(3) / (2.0 * l.gemm_f32_flops_per_unit)
+        );
+        assert_eq!(
+            roofline_seconds(&cpu, 1e6, 48e6, None),
+            48e6 / cpu.memory.dram_bytes_per_s
+        );
         let w = SlowKernel {
             instruction: "dot.7".into(),
             contraction: true,

@@ -234,7 +234,24 @@ impl Rewriter<'_> {
             Role::Spatial(j) => Some((0, geo.out_spatial[j], 1)),
             _ => None,
         });
-        let y = self.merge(y, (*conv.shape).clone());
+        // The interleaving's last instruction (made here, never a phase convolution: there
+        // are two phases or more) takes the convolution's shape where only the layout
+        // differs, both row-major: a bitcast to it would stand between the interleave and
+        // the convolution's consumers (a bias and activation, their own kernel of a second
+        // pass over the output).
+        let row_major =
+            |s: &hlo::shape::Shape| s.layout().is_none_or(|l| l.is_row_major() && l.is_plain());
+        let made_here = !convs.contains(&y) && y != lhs;
+        let y = if made_here
+            && self.dims(y) == conv.shape.dims()
+            && row_major(&self.comp.instr(y).shape)
+            && row_major(&conv.shape)
+        {
+            self.comp.instr_mut(y).shape = conv.shape.clone();
+            y
+        } else {
+            self.merge(y, (*conv.shape).clone())
+        };
         (y, convs)
     }
 }

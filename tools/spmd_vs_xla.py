@@ -325,8 +325,8 @@ def generate(only=None):
         np.savez(OUT / f"{name}.global.npz", **whole)
 
 
-def hloc(*args):
-    exe = os.environ.get("HLOC", str(ROOT / "target" / "debug" / "hloc"))
+def hloc(*args, exe=None):
+    exe = exe or os.environ.get("HLOC", str(ROOT / "target" / "debug" / "hloc"))
     return subprocess.run([exe, *args], capture_output=True, text=True, cwd=ROOT)
 
 
@@ -375,12 +375,12 @@ def xla_time_ms(name, repeat):
     return None
 
 
-def hloc_time_ms(name, repeat):
+def hloc_time_ms(name, repeat, exe=None):
     """hloc's `time: median X ms` for `run NAME.before.hlo --devices 8 --repeat K`."""
     npz = f"corpus/spmd_xla/{name}.global.npz"
     run = hloc(
         "run", f"corpus/spmd_xla/{name}.before.hlo", "--devices", str(DEVICES),
-        "--inputs", npz, "--repeat", str(repeat),
+        "--inputs", npz, "--repeat", str(repeat), exe=exe,
     )
     m = re.search(r"^time: median ([0-9.]+) ms", run.stdout, re.M)
     return float(m.group(1)) if m else None
@@ -388,16 +388,21 @@ def hloc_time_ms(name, repeat):
 
 def main():
     """Options: --no-generate (use the stored modules), --only a,b (generate and report
-    only these programs), --time K (also time hloc and XLA, median of K runs each)."""
+    only these programs), --time K (also time hloc and XLA, median of K runs each),
+    --rounds R (time each R times, interleaved, keeping the smallest median: the machine
+    is shared), --before PATH (also time that hloc binary in the same rounds)."""
     only = option("--only")
     only = set(only.split(",")) if only else None
     if "--no-generate" not in sys.argv:
         generate(only)
     repeat = int(option("--time") or 0)
+    rounds = int(option("--rounds") or 1)
+    before_exe = option("--before")
     names = [p[0] for p in all_programs() if not only or p[0] in only]
     rows = []
     ratios = []
     times = []
+    before_times = []
     for name in names:
         before = f"corpus/spmd_xla/{name}.before.hlo"
         after = f"corpus/spmd_xla/{name}.after.hlo"
@@ -420,11 +425,20 @@ def main():
             ratios.append(max(ob, 1) / max(xb, 1))
         timing = ""
         if repeat:
-            ht, xt = hloc_time_ms(name, repeat), xla_time_ms(name, repeat)
+            hts, xts, bts = [], [], []
+            for _ in range(rounds):
+                if before_exe:
+                    bts.append(hloc_time_ms(name, repeat, exe=before_exe))
+                hts.append(hloc_time_ms(name, repeat))
+                xts.append(xla_time_ms(name, repeat))
+            least = lambda ts: min((t for t in ts if t is not None), default=None)  # noqa: E731
+            ht, xt, bt = least(hts), least(xts), least(bts)
             if ht and xt:
                 times.append(ht / xt)
+            if ht and bt:
+                before_times.append(ht / bt)
             fmt = lambda t: f"{t:.2f}" if t is not None else "-"  # noqa: E731
-            timing = f" {fmt(ht)} | {fmt(xt)} |"
+            timing = f" {fmt(ht)} | {fmt(xt)} |" + (f" {fmt(bt)} |" if before_exe else "")
         rows.append(
             f"| {name} | {kinds_text(ok)} | {ob if ob is not None else 'error'} | "
             f"{kinds_text(xk)} | {xb if xb is not None else 'error'} | "
@@ -441,8 +455,12 @@ def main():
             "| program | hloc collectives | hloc bytes | XLA collectives | XLA bytes "
             "| hloc run matches XLA |"
             + (" hloc ms | XLA ms |" if repeat else "")
+            + (" before ms |" if repeat and before_exe else "")
             + " note |",
-            "|---|---|---|---|---|---|" + ("---|---|" if repeat else "") + "---|",
+            "|---|---|---|---|---|---|"
+            + ("---|---|" if repeat else "")
+            + ("---|" if repeat and before_exe else "")
+            + "---|",
             *rows,
             "",
             f"geomean hloc/XLA collective_bytes (max(bytes,1)): {geo:.3f}",
@@ -450,9 +468,18 @@ def main():
                 [
                     "geomean hloc/XLA time: "
                     + f"{math.exp(sum(map(math.log, times)) / len(times)):.3f}"
-                    + f" ({len(times)} programs, median of {repeat} runs each)"
+                    + f" ({len(times)} programs, median of {repeat} runs each,"
+                    + f" least of {rounds} interleaved rounds)"
                 ]
                 if times
+                else []
+            ),
+            *(
+                [
+                    "geomean hloc/before time: "
+                    + f"{math.exp(sum(map(math.log, before_times)) / len(before_times)):.3f}"
+                ]
+                if before_times
                 else []
             ),
             "",

@@ -157,7 +157,11 @@ impl Communicator for InProcess {
             ));
         }
         slot.values[me] = Some(Arc::new(request.send.to_vec()));
-        self.hub.arrived.notify_all();
+        // Waiters wait for a complete slot: only its last participant wakes them (a
+        // wake-up per arrival woke every waiting device N times per collective).
+        if slot.values.iter().all(Option::is_some) {
+            self.hub.arrived.notify_all();
+        }
         Ok(Ticket(Box::new(Pending { key, me, op })))
     }
 

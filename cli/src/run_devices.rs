@@ -155,18 +155,15 @@ pub(crate) fn execute(
                 return crate::run_mpi::execute(module, grid, inputs, &options, args.repeat);
             }
             let exe = runtime::compile(module, &options).map_err(|e| anyhow!("{e}"))?;
-            let run = || {
-                runtime::run_on_devices(&exe, grid, inputs, COLLECTIVE_TIMEOUT)
-                    .map_err(|e| anyhow!("{e}"))
-            };
-            let mut outputs = run()?;
-            if let Some(k) = args.repeat {
-                let mut times = Vec::with_capacity(k);
-                for _ in 0..k {
-                    let t = Instant::now();
-                    outputs = run()?;
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                }
+            let (outputs, times) = runtime::run_on_devices_repeated(
+                &exe,
+                grid,
+                inputs,
+                COLLECTIVE_TIMEOUT,
+                args.repeat.unwrap_or(0),
+            )
+            .map_err(|e| anyhow!("{e}"))?;
+            if args.repeat.is_some() {
                 timing_line = Some(crate::run_cmd::devices_timing_line(times, &exe));
             }
             outputs

@@ -45,7 +45,9 @@ pub use backends::{cache_dir, nvrtc_present, CompileListener, Cubin, CudaError, 
 pub use boundary::FlattenTupleParameters;
 pub use error::RuntimeError;
 pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBuild};
-pub use multi_device::{device_grid, reference_reports_on_devices, run_on_devices};
+pub use multi_device::{
+    device_grid, reference_reports_on_devices, run_on_devices, run_on_devices_repeated,
+};
 pub use plan::{BackendError, Prepared, RawOutputs};
 pub use predict::Predictions;
 pub use profile::{chrome_trace, json as profile_json, Profile, ProfileTable, Summary};

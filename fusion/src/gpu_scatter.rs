@@ -244,10 +244,15 @@ pub fn scatter_launch(
 
 /// Scatter positions (updates of one window each) from which an ordered scatter sorts
 /// its updates by destination instead of walking them in one thread per window element:
-/// the sorted form costs `log2(positions) + 2` launches, so a short serial walk stays
+/// the sorted form costs `log2(positions / 32) + 3` launches, so a short serial walk stays
 /// (an estimate, not measured on a GPU: one launch's latency is a few microseconds,
 /// about as long as a few dozen dependent read-modify-writes of one thread).
 pub const SORTED_MIN_POSITIONS: i64 = 256;
+
+/// Keys the sorted form puts in order by rank before its merge passes: a thread per key
+/// counts the keys of its group below its own (32 loads of 8 bytes, two 128-byte lines
+/// that the warp shares), one launch where merge passes of widths 1 to 16 took five.
+pub const SORTED_GROUP: i64 = 32;
 
 /// The sorted form of an ordered scatter: the updates' positions sorted by destination
 /// (stably: the sequential order kept within a destination), then one thread per
@@ -258,6 +263,8 @@ pub const SORTED_MIN_POSITIONS: i64 = 256;
 ///   element count where the window leaves the operand (skipped); distinct starts have
 ///   disjoint windows (every indexed dimension's window is one element wide, the ordered
 ///   strategy's condition), so equal `dest` means the same output elements;
+/// - groups: a thread per key stores it at its rank among the keys of its group of
+///   `group` (keys are distinct: the ranks are a permutation of the group);
 /// - `widths.len()` merge passes: a thread per key, runs of `w` merged into `2w` (the
 ///   keys are distinct, so the merge needs no tie rule and is the stable sort of `dest`);
 /// - apply: a thread per (sorted position `p`, window element); the first of a run of
@@ -274,7 +281,9 @@ pub struct SortedScatter {
     /// The output's element count: the destination of an update whose window leaves the
     /// operand.
     pub skipped: i64,
-    /// The merge passes' input run widths (1, 2, 4, ... below `positions`).
+    /// Keys per group sorted by rank before the merge passes.
+    pub group: i64,
+    /// The merge passes' input run widths (`group`, `2 * group`, ... below `positions`).
     pub widths: Vec<i64>,
     /// Binary-search steps over at most `positions` keys.
     pub search_steps: i64,
@@ -285,23 +294,26 @@ pub struct SortedScatter {
 }
 
 impl SortedScatter {
-    /// Kernels launched in all: keys, the merge passes, apply.
+    /// Kernels launched in all: keys, groups, the merge passes, apply.
     pub fn launches(&self) -> usize {
-        self.widths.len() + 2
+        self.widths.len() + 3
     }
 
-    /// The launch line of kernel `k` (0: keys, then the merge passes, last: apply) of
-    /// `blocks` blocks of `threads` threads.
+    /// The launch line of kernel `k` (0: keys, 1: groups, then the merge passes, last:
+    /// apply) of `blocks` blocks of `threads` threads.
     pub fn launch_text(&self, k: usize, (blocks, threads): (i64, i64)) -> String {
         let n = self.positions;
         let what = if k == 0 {
             "keys: a thread per position".to_string()
-        } else if k <= self.widths.len() {
+        } else if k == 1 {
+            format!("groups of {} by rank", self.group)
+        } else if k <= self.widths.len() + 1 {
             format!(
-                "merge pass {k} of {}: runs of {} into {}",
+                "merge pass {} of {}: runs of {} into {}",
+                k - 1,
                 self.widths.len(),
-                self.widths[k - 1],
-                2 * self.widths[k - 1]
+                self.widths[k - 2],
+                2 * self.widths[k - 2]
             )
         } else {
             format!(
@@ -321,7 +333,11 @@ impl SortedScatter {
 
 /// The sorted form of scatter `id` of `comp` (see [`SortedScatter`]): where its strategy
 /// is [`ScatterStrategy::Ordered`], it has at least [`SORTED_MIN_POSITIONS`] scatter
-/// positions and no batching dimensions, and its keys fit an `s64`; else `None`.
+/// positions, and its keys fit an `s64`; else `None`. Batching dimensions need nothing
+/// of their own: an operand batching dimension's coordinate is the update's batch
+/// position, part of the output offset `dest`, and like an inserted dimension it is one
+/// element wide, so equal `dest` still means the same window and distinct ones disjoint
+/// windows.
 pub fn sorted_scatter(
     module: &hlo::Module,
     comp: hlo::CompId,
@@ -332,10 +348,7 @@ pub fn sorted_scatter(
     };
     let c = module.computation(comp);
     let instr = c.instr(id);
-    let Some(dn) = instr.scatter_dimension_numbers() else {
-        return Ok(None);
-    };
-    if sl.strategy != ScatterStrategy::Ordered || !dn.input_batching_dims.is_empty() {
+    if sl.strategy != ScatterStrategy::Ordered {
         return Ok(None);
     }
     let positions = sl.launch.thread_map.ranges()[coords::CHUNK as usize].hi + 1;
@@ -352,7 +365,7 @@ pub fn sorted_scatter(
         return Ok(None);
     }
     let mut widths = Vec::new();
-    let mut w = 1;
+    let mut w = SORTED_GROUP;
     while w < positions {
         widths.push(w);
         w *= 2;
@@ -366,6 +379,7 @@ pub fn sorted_scatter(
         positions,
         window,
         skipped,
+        group: SORTED_GROUP,
         widths,
         search_steps,
         chunk,
@@ -483,16 +497,40 @@ mod tests {
         };
         let s = sorted("f32", "add", "", 300).expect("sorted");
         assert_eq!((s.positions, s.window, s.skipped), (300, 3, 24));
-        assert_eq!(s.widths, vec![1, 2, 4, 8, 16, 32, 64, 128, 256]);
+        assert_eq!(s.widths, vec![32, 64, 128, 256]);
         assert_eq!((s.chunk, s.chunks, s.search_steps), (32, 10, 9));
-        assert_eq!(s.launches(), 11);
+        assert_eq!(s.launches(), 7);
         assert!(s
-            .launch_text(10, (8, 128))
-            .starts_with("scatter (sorted by destination, 11 launches; apply: "));
+            .launch_text(1, (3, 128))
+            .contains("7 launches; groups of 32 by rank)"));
+        assert!(s
+            .launch_text(2, (3, 128))
+            .contains("merge pass 1 of 4: runs of 32 into 64"));
+        assert!(s
+            .launch_text(6, (8, 128))
+            .starts_with("scatter (sorted by destination, 7 launches; apply: "));
         assert!(sorted("f32", "set", "", 256).is_some());
         assert!(sorted("s32", "set", "", 256).is_some());
         assert!(sorted("f32", "add", "", 255).is_none());
         assert!(sorted("s32", "add", "", 300).is_none());
         assert!(sorted("f32", "add", ", unique_indices=true", 300).is_none());
+    }
+
+    /// Batching dimensions take the sorted form too: the positions count the batch.
+    #[test]
+    fn batched_ordered_updates_sort_by_destination() {
+        let text = "HloModule m\n\ncomb {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  \
+             ROOT r = f32[] add(a, b)\n}\n\nENTRY e {\n  o = f32[4,30,3] parameter(0)\n  \
+             i = s32[4,100,1] parameter(1)\n  u = f32[4,100,3] parameter(2)\n  \
+             ROOT s = f32[4,30,3] scatter(o, i, u), update_window_dims={2}, \
+             inserted_window_dims={1}, input_batching_dims={0}, \
+             scatter_indices_batching_dims={0}, scatter_dims_to_operand_dims={1}, \
+             index_vector_dim=2, to_apply=comb\n}\n";
+        let m = module(text);
+        let comp = m.entry_id();
+        let s = sorted_scatter(&m, comp, m.computation(comp).root())
+            .unwrap()
+            .expect("sorted");
+        assert_eq!((s.positions, s.window, s.skipped), (400, 3, 360));
     }
 }

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <math.h>
 #include <ucontext.h>
-#include <functional>
 #include <vector>
 
 struct hloc_dim3 { unsigned int x, y, z; };
@@ -42,12 +41,13 @@ struct Fiber {
 };
 static thread_local ucontext_t scheduler;
 static thread_local Fiber *current;
-static thread_local const std::function<void()> *body;
+static thread_local void (*body)(void *const *);
+static thread_local void *const *body_bufs;
 static thread_local std::vector<char *> stacks;
 static const size_t STACK_BYTES = 256 * 1024;
 
 static void trampoline() {
-  (*body)();
+  body(body_bufs);
   current->done = true;  /* uc_link returns to the scheduler */
 }
 
@@ -57,19 +57,21 @@ static bool reverse_order() {
 }
 
 /* Runs one block of `threads` threads of `kernel`; with `fibers`, each thread a fiber. */
-static void run_block(unsigned threads, bool fibers, const std::function<void()> &kernel) {
+static void run_block(unsigned threads, bool fibers, void (*kernel)(void *const *),
+                      void *const *bufs) {
   bool rev = reverse_order();
   blockDim = {threads, 1, 1};
   if (!fibers) {
     for (unsigned i = 0; i < threads; ++i) {
       threadIdx = {rev ? threads - 1 - i : i, 0, 0};
-      kernel();
+      kernel(bufs);
     }
     return;
   }
   std::vector<Fiber> fs(threads);
   while (stacks.size() < threads) stacks.push_back((char *)malloc(STACK_BYTES));
-  body = &kernel;
+  body = kernel;
+  body_bufs = bufs;
   for (unsigned t = 0; t < threads; ++t) {
     getcontext(&fs[t].ctx);
     fs[t].ctx.uc_stack.ss_sp = stacks[t];

@@ -1,6 +1,7 @@
 //! The sorted form of an ordered GPU scatter ([`fusion::gpu_scatter::SortedScatter`]):
 //! its kernels, launched in order by the program builder. Keys (`dest * positions +
-//! position`, `s64`) by a thread per scatter position, merge passes over them, then a
+//! position`, `s64`) by a thread per scatter position, groups of them sorted by rank,
+//! merge passes over the groups, then a
 //! thread per (sorted position, window element) at the head of each run of one
 //! destination applying the run's updates in order with the sequential kernel's
 //! statements (`update_element.rs`) at the update index the key's position gives. Every
@@ -36,8 +37,8 @@ pub fn gpu_sorted_scatter(
     sorted_scatter(module, comp, id).ok().flatten()
 }
 
-/// Kernel `k` of the sorted scatter `id` of `comp` (0: keys, `1..=passes`: merge passes,
-/// last: apply) as kernel `name`.
+/// Kernel `k` of the sorted scatter `id` of `comp` (0: keys, 1: groups, `2..=passes + 1`:
+/// merge passes, last: apply) as kernel `name`.
 pub fn emit_sorted_scatter_kernel(
     module: &hlo::Module,
     target: &crate::EmitTarget,
@@ -83,7 +84,7 @@ pub fn emit_sorted_scatter_kernel(
             value: key,
         });
         (body, vec![n])
-    } else if k <= ss.widths.len() {
+    } else if k <= ss.widths.len() + 1 {
         let src = b.add_buffer(&keys_name, &keys_shape, Access::In, BufferSource::Output(1))?;
         let dst = b.add_buffer(
             &keys_name,
@@ -92,11 +93,13 @@ pub fn emit_sorted_scatter_kernel(
             BufferSource::Output(2),
         )?;
         b.dims = vec![Interval::new(0, ss.positions - 1)];
-        (
-            merge_pass(&mut b, &ss, ss.widths[k - 1], src, dst),
-            vec![ss.positions],
-        )
-    } else if k == ss.widths.len() + 1 {
+        let body = if k == 1 {
+            group_ranks(&mut b, &ss, src, dst)
+        } else {
+            merge_pass(&mut b, &ss, ss.widths[k - 2], src, dst)
+        };
+        (body, vec![ss.positions])
+    } else if k == ss.widths.len() + 2 {
         (
             apply(&mut b, &ss, comp, id, &window_dims)?,
             vec![ss.positions, ss.window],
@@ -272,6 +275,62 @@ fn steps_for(n: i64) -> i64 {
     64 - i64::from((n.max(1) as u64).leading_zeros())
 }
 
+/// The group pass at the thread's key `d0`: stored at its group's start plus its rank
+/// among the group's keys (the count of those below it; keys are distinct), so each
+/// group of `ss.group` keys (the last one cut short at the end) comes out sorted.
+fn group_ranks(b: &mut Builder<'_>, ss: &SortedScatter, src: usize, dst: usize) -> Vec<Stmt> {
+    let n = ss.positions;
+    let i = Expr::dim(0);
+    let load = |offset: Expr| Value::Load {
+        buf: src,
+        offset,
+        ty: ScalarType::S64,
+    };
+    let mut body = Vec::new();
+    let mine = bind(b, load(i), &mut body);
+    let base = b.simplify(i.floor_div(Expr::constant(ss.group)) * ss.group);
+    let rank = b.new_var(ScalarType::S64);
+    body.push(Stmt::Decl {
+        var: rank,
+        value: s64(0),
+    });
+    let g = b.new_range(Interval::new(0, ss.group - 1));
+    let other = b.simplify(base + Expr::var(g));
+    let below = Value::Select(
+        Box::new(lt(load(other), mine.clone())),
+        Box::new(s64(1)),
+        Box::new(s64(0)),
+    );
+    let count = vec![Stmt::Assign {
+        var: rank,
+        value: bin(BinOp::Add, Value::Var(rank, ScalarType::S64), below),
+    }];
+    let in_keys = Guard {
+        conds: vec![(other, 0, n - 1)],
+    };
+    body.push(Stmt::serial_loop(
+        g,
+        0,
+        ss.group - 1,
+        Stmt::guarded(in_keys, count),
+    ));
+    let dest = b.new_runtime(Interval::new(0, n - 1));
+    body.push(Stmt::BindIndex {
+        var: dest,
+        value: bin(
+            BinOp::Add,
+            Value::Index(base),
+            Value::Var(rank, ScalarType::S64),
+        ),
+    });
+    body.push(Stmt::Store {
+        buf: dst,
+        offset: Expr::var(dest),
+        value: mine,
+    });
+    body
+}
+
 /// A merge pass of width `w` at the thread's key `d0`: its rank in the other run by a
 /// binary search (keys are distinct: no ties), stored at its merged position.
 fn merge_pass(
@@ -415,11 +474,14 @@ fn apply(
         value: end,
     });
     let end = Expr::var(end_var);
+    // The run's positions `p + c * chunk + j` while below `end` (which is at most `n`, so
+    // every key read lies in the buffer): one bound per guard, not chunk-aligned starts
+    // with both edges checked, which left NVRTC 13.0 spilling registers in this loop.
     let (c, j) = (
         b.new_range(Interval::new(0, ss.chunks - 1)),
         b.new_range(Interval::new(0, ss.chunk - 1)),
     );
-    let start = b.simplify((p.floor_div(Expr::constant(ss.chunk)) + Expr::var(c)) * ss.chunk);
+    let start = b.simplify(p + Expr::var(c) * ss.chunk);
     let q = b.simplify(start + Expr::var(j));
     let mut each = vec![Stmt::BindIndex {
         var: pos,
@@ -427,11 +489,7 @@ fn apply(
     }];
     each.extend(update);
     let in_run = Guard {
-        conds: vec![
-            (q, 0, n - 1),
-            (b.simplify(q - p), 0, n - 1),
-            (b.simplify(end - q), 1, n),
-        ],
+        conds: vec![(b.simplify(end - q), 1, n)],
     };
     let chunk = vec![Stmt::serial_loop(
         j,
@@ -440,7 +498,7 @@ fn apply(
         Stmt::guarded(in_run, each),
     )];
     let chunk_live = Guard {
-        conds: vec![(start, 0, n - 1), (b.simplify(end - start), 1, n)],
+        conds: vec![(b.simplify(end - start), 1, n)],
     };
     run.push(Stmt::serial_loop(
         c,

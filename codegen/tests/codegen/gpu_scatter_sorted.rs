@@ -1,7 +1,7 @@
 //! Golden kernel IR of the sorted form of the GPU scatter
 //! (`tests/golden/gpu_scatter_sorted.test`): each case's entry root for the `h100` GPU
-//! target, its keys kernel, first merge pass and apply kernel (the other passes differ
-//! from the first in the run width only). Bless with `UPDATE_EXPECT=1`.
+//! target, its keys kernel, group pass, first merge pass and apply kernel (the other
+//! passes differ from the first in the run width only). Bless with `UPDATE_EXPECT=1`.
 
 use std::path::Path;
 
@@ -15,7 +15,7 @@ fn kernels(input: &str) -> Result<String, String> {
     let id = m.computation(comp).root();
     let ss = gpu_sorted_scatter(&m, &target, comp, id).ok_or("not the sorted form")?;
     let mut texts = Vec::new();
-    for k in [0, 1, ss.launches() - 1] {
+    for k in [0, 1, 2, ss.launches() - 1] {
         let e = emit_sorted_scatter_kernel(&m, &target, comp, id, k, &format!("k{k}"))
             .map_err(|e| e.to_string())?;
         texts.push(codegen::kir::kernel_text(&e.kernel).trim_end().to_string());

@@ -85,15 +85,30 @@ fn fits(text: &str, args: &[Literal]) -> (bool, i64) {
 /// The first comment line of every kernel of `m`'s GPU plan (h200), after NVRTC compiled
 /// the plan's CUDA module for sm_90 without spills (where NVRTC is present).
 pub(crate) fn gpu_kernel_titles(m: &hlo::Module) -> Result<String, String> {
-    gpu_kernel_titles_spilling(m, false)
+    let (plan, titles, options) = gpu_plan(m)?;
+    if runtime::nvrtc_present() {
+        let build = runtime::compile_gpu_plan(plan, &options, std::time::Instant::now())
+            .map_err(|e| format!("NVRTC: {e}"))?;
+        let spills = runtime::spilling_kernels(&build);
+        if !spills.is_empty() {
+            return Err(format!("kernels spill: {spills:?}"));
+        }
+    } else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "NVRTC is required in CI (tools/setup.sh)"
+        );
+    }
+    Ok(titles)
 }
 
-/// [`gpu_kernel_titles`], where `spills_allowed` lets kernels that NVRTC compiles with
-/// register spills pass (a known weakness of one emitter, named where it is used).
-pub(crate) fn gpu_kernel_titles_spilling(
-    m: &hlo::Module,
-    spills_allowed: bool,
-) -> Result<String, String> {
+/// The first comment line of every kernel of `m`'s GPU plan (h200), not compiled.
+pub(crate) fn gpu_plan_titles(m: &hlo::Module) -> Result<String, String> {
+    gpu_plan(m).map(|(_, titles, _)| titles)
+}
+
+/// `m`'s GPU plan (h200), its kernels' first comment lines and the options it took.
+fn gpu_plan(m: &hlo::Module) -> Result<(runtime::Plan, String, CompileOptions), String> {
     let options = CompileOptions {
         gpu: Some("h200".into()),
         ..CompileOptions::default()
@@ -109,20 +124,7 @@ pub(crate) fn gpu_kernel_titles_spilling(
         })
         .collect::<Vec<_>>()
         .join("\n");
-    if runtime::nvrtc_present() {
-        let build = runtime::compile_gpu_plan(plan, &options, std::time::Instant::now())
-            .map_err(|e| format!("NVRTC: {e}"))?;
-        let spills = runtime::spilling_kernels(&build);
-        if !spills.is_empty() && !spills_allowed {
-            return Err(format!("kernels spill: {spills:?}"));
-        }
-    } else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "NVRTC is required in CI (tools/setup.sh)"
-        );
-    }
-    Ok(titles)
+    Ok((plan, titles, options))
 }
 
 /// Runs `text` on `args` on the CUDA host in both thread orders against the evaluator

@@ -1,17 +1,18 @@
 //! Scheduling for the lowest peak (issue 32 item 3): several orders of a computation's
 //! instructions — the stored def-before-use order, a depth-first post-order that visits
 //! the largest operand first (XLA's DFS scheduler), and a list scheduler that runs next
-//! whatever frees the most bytes net (XLA's list scheduler) — each costed by a heap
+//! whatever frees the most bytes net (XLA's list scheduler; ties in stored order, or to
+//! the reader of the newest value) — each costed by a heap
 //! simulation of the dataflow values; the lowest peak wins (ties: the earlier candidate).
 //! Every order puts operands and control predecessors first and keeps instructions with
 //! side effects in their stored order.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use hlo::{CompId, InstrId, Module, Opcode};
 
 use super::heap::{peak, Interval};
-use super::values::Dataflow;
+use super::values::{Dataflow, ShareReason};
 
 /// A candidate order and its cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,8 +83,9 @@ pub fn intervals(
     let end = order.len().saturating_sub(1);
     let is_entry = comp == module.entry_id();
     let callee_step = callee_steps(module, comp, &pos);
+    let donated = donated_outputs(flow);
     let mut out = Vec::new();
-    for v in &flow.values {
+    for (id, v) in flow.values.iter().enumerate() {
         let start = v
             .positions
             .iter()
@@ -119,13 +121,32 @@ pub fn intervals(
             _ if (is_entry && v.live_out) || root_holds => (start, end),
             _ => (start, last),
         };
+        // An entry output written into a donated parameter's bytes takes none of its
+        // own (the parameter is live from the start); counted, it would make every
+        // order that writes outputs early (an optimizer's updates right after each
+        // gradient) look costlier than one that makes every gradient first.
+        let bytes = if is_entry && donated.contains(&id) {
+            0
+        } else {
+            v.bytes
+        };
         out.push(Interval {
-            bytes: v.bytes,
+            bytes,
             start,
             end: last,
         });
     }
     out
+}
+
+/// The values written into a donated parameter's bytes (the module's
+/// `input_output_alias`).
+fn donated_outputs(flow: &Dataflow) -> HashSet<usize> {
+    flow.shares
+        .iter()
+        .filter(|s| s.reason == ShareReason::Donated)
+        .map(|s| s.output)
+        .collect()
 }
 
 /// For every computation that an instruction of `comp` calls (directly or through the
@@ -196,12 +217,20 @@ fn dfs_by_size(
 }
 
 /// A list scheduler: of the instructions whose dependencies ran, the one that frees the
-/// most bytes net of what it defines (ties: stored order).
+/// most bytes net of what it defines; ties go to stored order, or with `recent` first to
+/// the one reading the most recently scheduled value. The net bytes alone cannot tell an
+/// optimizer step's next weight gradient (a GEMM starting a value) from the moment update
+/// reading the gradient just made (a kernel writing an output of the same size, the
+/// gradient still read by the other moment): both score minus the gradient's size, and
+/// the stored order runs every gradient first, all of them live at once
+/// (`mlp_adam_step_donated`: three 256 kB gradients). Reading the newest value first
+/// finishes each gradient's readers before the next gradient starts.
 fn list_greedy(
     module: &Module,
     comp: CompId,
     stored: &[InstrId],
     deps: &HashMap<InstrId, Vec<InstrId>>,
+    (free, recent): (&HashSet<InstrId>, bool),
 ) -> Vec<InstrId> {
     let c = module.computation(comp);
     let rank: HashMap<InstrId, usize> = stored.iter().enumerate().map(|(k, &i)| (i, k)).collect();
@@ -221,17 +250,32 @@ fn list_greedy(
         }
     }
     let root = c.root();
-    let size = |id: InstrId| super::values::shape_bytes_all(c.instr(id).shape()) as i64;
+    let size = |id: InstrId| {
+        if free.contains(&id) {
+            0
+        } else {
+            super::values::shape_bytes_all(c.instr(id).shape()) as i64
+        }
+    };
     let mut ready: BTreeSet<(usize, InstrId)> = stored
         .iter()
         .filter(|id| waiting.get(id) == Some(&0))
         .map(|&id| (rank[&id], id))
         .collect();
     let mut out = Vec::with_capacity(stored.len());
+    // Each scheduled instruction's position in `out`.
+    let mut at: HashMap<InstrId, usize> = HashMap::new();
     while !ready.is_empty() {
         let best = ready
             .iter()
             .max_by_key(|&&(r, id)| {
+                let newest = c
+                    .instr(id)
+                    .operands()
+                    .iter()
+                    .filter_map(|o| at.get(o))
+                    .max()
+                    .map_or(0, |&k| k + 1);
                 let mut ops: Vec<InstrId> = c.instr(id).operands().to_vec();
                 ops.sort_unstable();
                 ops.dedup();
@@ -244,11 +288,13 @@ fn list_greedy(
                     })
                     .map(|&o| size(o))
                     .sum();
-                (freed - size(id), std::cmp::Reverse(r))
+                let newest = if recent { newest } else { 0 };
+                (freed - size(id), newest, std::cmp::Reverse(r))
             })
             .copied();
         let Some((r, id)) = best else { break };
         ready.remove(&(r, id));
+        at.insert(id, out.len());
         out.push(id);
         for &o in c.instr(id).operands() {
             if let Some(n) = readers_left.get_mut(&o) {
@@ -271,11 +317,37 @@ fn list_greedy(
 pub fn schedule(module: &Module, comp: CompId, flow: &Dataflow) -> Schedule {
     let stored: Vec<InstrId> = module.computation(comp).def_before_use_order().into_owned();
     let deps = predecessors(module, comp, &stored);
+    // Instructions whose whole result goes into donated parameters' bytes.
+    let donated = donated_outputs(flow);
+    let free: HashSet<InstrId> = if comp == module.entry_id() {
+        let mut by_instr: HashMap<InstrId, (usize, usize)> = HashMap::new();
+        for (id, v) in flow.values.iter().enumerate() {
+            if v.def.comp == comp {
+                let e = by_instr.entry(v.def.instr).or_default();
+                e.0 += 1;
+                e.1 += usize::from(donated.contains(&id));
+            }
+        }
+        by_instr
+            .into_iter()
+            .filter(|&(_, (n, d))| d > 0 && d == n)
+            .map(|(i, _)| i)
+            .collect()
+    } else {
+        HashSet::new()
+    };
     let mut candidates = Vec::new();
     let orders = [
         ("def-before-use", stored.clone()),
         ("dfs-by-size", dfs_by_size(module, comp, &stored, &deps)),
-        ("list-greedy", list_greedy(module, comp, &stored, &deps)),
+        (
+            "list-greedy",
+            list_greedy(module, comp, &stored, &deps, (&free, false)),
+        ),
+        (
+            "list-greedy-recent",
+            list_greedy(module, comp, &stored, &deps, (&free, true)),
+        ),
     ];
     for (name, order) in orders {
         // An order that lost an instruction (a cycle through control edges) is no

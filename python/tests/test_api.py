@@ -450,6 +450,45 @@ def test_threads_run_in_parallel() -> None:
     assert not errors, errors[0]
 
 
+def test_threads_run_loops_in_parallel() -> None:
+    """Four threads calling executables whose while loops the CPU backend hands to its
+    thread pool (backend-cpu/src/on_pool.rs) while another loop holds a pool thread: the
+    CLI never runs two executables at once, Python threads do. In a child interpreter, so
+    a deadlock fails at the timeout instead of hanging the suite."""
+    code = (
+        "import sys, threading\n"
+        "import numpy as np\n"
+        f"sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})\n"
+        "from conftest import CORPUS, load_npz\n"
+        "import hloc\n"
+        "runs = []\n"
+        "for n in ('while_loop', 'fori_loop', 'scan_cumulative'):\n"
+        "    exe = hloc.compile(CORPUS / n / 'before_optimizations.hlo')\n"
+        "    ins = load_npz(CORPUS / n / 'inputs.npz', 'in', [d for _, d in exe.parameters])\n"
+        "    out = exe(*ins)\n"
+        "    runs.append((exe, ins, out if isinstance(out, tuple) else (out,)))\n"
+        "errors = []\n"
+        "def work(k):\n"
+        "    try:\n"
+        "        for i in range(100):\n"
+        "            exe, ins, want = runs[(k + i) % len(runs)]\n"
+        "            got = exe(*ins)\n"
+        "            for g, w in zip(got if isinstance(got, tuple) else (got,), want):\n"
+        "                np.testing.assert_array_equal(g, w)\n"
+        "    except BaseException as e:\n"
+        "        errors.append(e)\n"
+        "threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        "if errors: raise errors[0]\n"
+    )
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("4 threads x 100 calls of looping executables did not finish in 120 s") from None
+    assert r.returncode == 0, r.stderr
+
+
 def test_no_leak_over_1000_calls() -> None:
     exe = hloc.compile(PAIR)
     x = np.ones(4, np.float32)

@@ -30,6 +30,7 @@ mod in_place_rows;
 mod library;
 mod long_sums;
 mod padding_only_convolutions;
+mod pool_loops;
 mod ragged_dots;
 mod random_boundaries;
 mod random_collectives;

@@ -1,6 +1,6 @@
 //! Differential test of the sorted form of the GPU scatter (an ordered scatter with many
 //! updates: keys by destination, merge passes, a thread per destination applying its run
-//! in order) on the CUDA host emulation: random scatters of 256 to 324 scatter positions
+//! in order) on the CUDA host emulation: random scatters of 256 to 432 scatter positions
 //! (one or two position dimensions, row-major order, or a batching dimension pairing an
 //! operand dimension, first or last, with one of the indices', first or last before the
 //! index vector) into operands of one or two dimensions (inserted indexed dimension, or

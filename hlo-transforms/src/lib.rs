@@ -7,6 +7,7 @@ mod async_tuples;
 pub mod batchnorm_expander;
 pub mod blocked_scan;
 pub mod call_inliner;
+pub mod concat_of_updates;
 pub mod choose_layouts;
 pub mod conditional_simplifier;
 pub mod constant_folding;
@@ -37,6 +38,7 @@ pub use async_lowering::AsyncLowering;
 pub use batchnorm_expander::BatchNormExpander;
 pub use blocked_scan::BlockedScans;
 pub use call_inliner::CallInliner;
+pub use concat_of_updates::ConcatOfUpdatedSlices;
 pub use choose_layouts::ChooseLayouts;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
@@ -91,6 +93,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
         Box::new(DotBeforeGather),
+        Box::new(ConcatOfUpdatedSlices),
         Box::new(ScatterExpander::default()),
         Box::new(ChooseLayouts),
         Box::new(LayoutAssignment),

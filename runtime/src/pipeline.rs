@@ -126,7 +126,8 @@ impl Pass for UnfuseUnemittable {
 }
 
 /// The CPU lowering before fusion: dots of rows gathered from a smaller matrix as gathers
-/// of the product's rows ([`hlo_transforms::DotBeforeGather`]), ragged dots as dense dots of group-masked operands
+/// of the product's rows ([`hlo_transforms::DotBeforeGather`]), concatenates of updated slices tiling one array as
+/// chains of updates of it ([`hlo_transforms::ConcatOfUpdatedSlices`]), ragged dots as dense dots of group-masked operands
 /// ([`hlo_transforms::RaggedDotExpander`], XLA:CPU's rewrite), scans longer than 16 in
 /// XLA:CPU's blocks ([`hlo_transforms::BlockedScans`], so that float cumsums round as
 /// XLA's and the evaluator's do), reduces over several dimensions with few long outputs
@@ -144,6 +145,7 @@ pub fn cpu_lowering_pipeline(
 ) -> Pipeline {
     let mut p = Pipeline::new("cpu")
         .with(hlo_transforms::DotBeforeGather)
+        .with(hlo_transforms::ConcatOfUpdatedSlices)
         .with(hlo_transforms::RaggedDotExpander)
         .with(hlo_transforms::BlockedScans)
         .with(hlo_transforms::TreeReductionRewriter::several_dimensions());

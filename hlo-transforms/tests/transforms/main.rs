@@ -3,6 +3,7 @@
 
 mod pass_batchnorm;
 mod pass_blocked_scan;
+mod pass_concat_updates;
 mod pass_conv_to_gemm;
 mod pass_conv_to_gemm_grouped;
 mod pass_corpus;

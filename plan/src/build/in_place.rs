@@ -56,10 +56,12 @@ impl State<'_> {
     }
 
     /// Whether `base` is element `k` of a while body's state, read only by `user`, whose
-    /// value the body returns as element `k`: then `user` may update the state buffer in
-    /// place (nothing else in the body reads that element, and copying the body's results
-    /// into the state skips a buffer onto itself). A scan writing one row of its stacked
-    /// outputs per step then writes that row, not a copy of all of them.
+    /// value the body returns as element `k`, directly or through a chain of further
+    /// updates of it ([`Self::returned_through_updates`]): then `user` may update the
+    /// state buffer in place (nothing else in the body reads that element, and copying the
+    /// body's results into the state skips a buffer onto itself). A scan writing one row
+    /// of its stacked outputs per step then writes that row, not a copy of all of them; a
+    /// decoding loop's stacked KV cache, updated layer by layer, is written row by row.
     pub(super) fn replaces_loop_state(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
         let module = self.module;
         let c = module.computation(comp);
@@ -78,7 +80,6 @@ impl State<'_> {
             ui.opcode() == Opcode::GetTupleElement && (u == base || ui.tuple_index() != Some(k))
         });
         let root = c.root_instr();
-        let returned = usize::try_from(k).ok().and_then(|k| root.operands().get(k)) == Some(&user);
         // Last, as it walks the module: only a while body's parameter is a loop's state
         // (a conditional's branch parameter is its caller's value).
         let is_body = || {
@@ -89,10 +90,45 @@ impl State<'_> {
         };
         only_reader
             && root.opcode() == Opcode::Tuple
-            && returned
-            && c.users(user) == [c.root()]
-            && root.operands().iter().filter(|&&o| o == user).count() == 1
+            && self.returned_through_updates(comp, user, k)
             && is_body()
+    }
+
+    /// Whether the value of update `user` reaches the root of `comp` only as element `k`
+    /// (once), either itself or as the base of a chain of updates (dynamic-update-slices
+    /// and scatters, each the base's only updater) whose last value is. Whatever else
+    /// reads a value of the chain on the way reads it before the next update writes it
+    /// (that update then runs in place, [`Self::dies_at`]) or the update writes a copy;
+    /// either way the state element holds the chain's values in turn, and nothing reads
+    /// the state's old value after `user`. Readers of the last value read the state
+    /// buffer, which nothing writes before the iteration ends (loop state is never an
+    /// in-place kernel's dying operand, [`crate::memory::in_place::accept`]).
+    fn returned_through_updates(&self, comp: CompId, user: InstrId, k: i64) -> bool {
+        let c = self.module.computation(comp);
+        let root = c.root_instr();
+        let Some(&at_k) = usize::try_from(k).ok().and_then(|k| root.operands().get(k)) else {
+            return false;
+        };
+        let mut v = user;
+        // Each step moves to a later instruction: at most one per instruction.
+        for _ in 0..c.instructions().count() {
+            let users = c.users(v);
+            let mut next = users.iter().copied().filter(|&u| {
+                let ui = c.instr(u);
+                matches!(ui.opcode(), Opcode::DynamicUpdateSlice | Opcode::Scatter)
+                    && ui.operands().first() == Some(&v)
+            });
+            // The chain's last value may have readers besides the root: they read the
+            // state buffer before the end-of-iteration copy (of the buffer onto itself).
+            match (next.next(), next.next(), users.contains(&c.root())) {
+                (None, None, true) => {
+                    return at_k == v && root.operands().iter().filter(|&&o| o == v).count() == 1
+                }
+                (Some(u), None, false) => v = u,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// Records the outputs of the kernel just built for `(comp, id)` (its buffers `outs`)

@@ -57,6 +57,7 @@ mod semantics;
 mod sliced_attention;
 mod small_row_dots;
 mod spmd;
+mod stacked_caches;
 mod streamed;
 mod streamed_loops;
 mod thin_dots;

@@ -360,12 +360,12 @@ pub fn orgqr_f64(a: &mut [f64], m: usize, n: usize, taus: &[f64]) {
 }
 
 /// The values of an operand in `f64` or `c128`.
-enum Mat {
+pub(super) enum Mat {
     Real(Vec<f64>),
     Complex(Vec<Complex64>),
 }
 
-fn load_mat(a: &hlo::literal::ArrayLiteral, what: &str) -> Result<Mat, KernelError> {
+pub(super) fn load_mat(a: &hlo::literal::ArrayLiteral, what: &str) -> Result<Mat, KernelError> {
     if a.element_type().is_complex() {
         match load(Domain::C128, a, what)? {
             Buf::C128(v) => Ok(Mat::Complex(v)),
@@ -384,7 +384,7 @@ fn load_mat(a: &hlo::literal::ArrayLiteral, what: &str) -> Result<Mat, KernelErr
     }
 }
 
-fn store_mat(m: Mat, shape: &Shape, what: &str) -> Result<Literal, KernelError> {
+pub(super) fn store_mat(m: Mat, shape: &Shape, what: &str) -> Result<Literal, KernelError> {
     match m {
         Mat::Real(v) => store(Buf::F64(v), shape, what),
         Mat::Complex(v) => store(Buf::C128(v), shape, what),
@@ -392,7 +392,7 @@ fn store_mat(m: Mat, shape: &Shape, what: &str) -> Result<Literal, KernelError> 
 }
 
 /// Batch count and the two trailing dimensions.
-fn matrix_dims(shape: &Shape, what: &str) -> Result<(usize, usize, usize), KernelError> {
+pub(super) fn matrix_dims(shape: &Shape, what: &str) -> Result<(usize, usize, usize), KernelError> {
     let d = dims_of(shape, what)?;
     if d.len() < 2 {
         return Err(KernelError::Invalid(format!(
@@ -555,7 +555,7 @@ fn config_field(instr: &Instruction, key: &str) -> Option<i64> {
 
 /// A character option of a LAPACK call (`uplo`, `side`, `trans_x`, `diag`), stored as
 /// its ASCII code.
-fn config_char(
+pub(super) fn config_char(
     instr: &Instruction,
     key: &str,
     default: char,
@@ -569,7 +569,7 @@ fn config_char(
     }
 }
 
-fn s32_array(shape: &Shape, v: Vec<i32>, what: &str) -> Result<Literal, KernelError> {
+pub(super) fn s32_array(shape: &Shape, v: Vec<i32>, what: &str) -> Result<Literal, KernelError> {
     if shape.element_type() != Some(ElementType::S32) {
         return Err(KernelError::Unsupported(format!(
             "{what}: integer output {shape}"
@@ -727,6 +727,9 @@ pub(crate) fn lapack_custom_call(
             }
         }
         return store_mat(mat, result_part(instr.shape(), 0, what)?, what);
+    }
+    if target.ends_with("syevd_ffi") || target.ends_with("gesdd_ffi") {
+        return super::eigen_call::evaluate(target, instr, operands);
     }
     Err(KernelError::Unsupported(format!(
         "custom-call target {target}"

@@ -28,6 +28,9 @@
 mod batchnorm;
 mod conv;
 mod dot;
+mod eigen;
+pub mod eigen_call;
+pub mod eigen_check;
 mod fft;
 mod fft_lines;
 mod gather;
@@ -83,6 +86,10 @@ const LAPACK_TARGETS: &[&str] = &[
     "lapack_dorgqr_ffi",
     "lapack_cungqr_ffi",
     "lapack_zungqr_ffi",
+    "lapack_ssyevd_ffi",
+    "lapack_dsyevd_ffi",
+    "lapack_sgesdd_ffi",
+    "lapack_dgesdd_ffi",
 ];
 
 /// True for the instructions [`evaluate`] implements.

@@ -19,6 +19,7 @@ pub mod dot_before_gather;
 pub mod dot_decomposer;
 pub mod dot_merger;
 pub mod flatten_call_graph;
+pub mod hoist_loop_invariant_dots;
 pub mod layout;
 pub mod ragged_dot_expander;
 pub mod reshape_mover;

@@ -53,7 +53,7 @@ fn remember(d: Decomposition) {
 }
 
 /// Evaluates a `syevd` or `gesdd` custom call.
-pub(super) fn evaluate(
+pub(crate) fn evaluate(
     target: &str,
     instr: &Instruction,
     operands: &[&Literal],

@@ -728,9 +728,6 @@ pub(crate) fn lapack_custom_call(
         }
         return store_mat(mat, result_part(instr.shape(), 0, what)?, what);
     }
-    if target.ends_with("syevd_ffi") || target.ends_with("gesdd_ffi") {
-        return super::eigen_call::evaluate(target, instr, operands);
-    }
     Err(KernelError::Unsupported(format!(
         "custom-call target {target}"
     )))

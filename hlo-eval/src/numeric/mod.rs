@@ -148,6 +148,9 @@ pub fn evaluate(
         Opcode::SelectAndScatter => window::select_and_scatter(module, instr, operands, calls),
         Opcode::CustomCall => match instr.custom_call_target() {
             Some("TopK") => sort::topk_custom_call(module, instr, operands, calls),
+            Some(t) if t.ends_with("syevd_ffi") || t.ends_with("gesdd_ffi") => {
+                eigen_call::evaluate(t, instr, operands)
+            }
             Some(t) if LAPACK_TARGETS.contains(&t) => {
                 linalg::lapack_custom_call(t, instr, operands)
             }

@@ -100,6 +100,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 contraction_int_flops_per_unit: r
                     .positive("loops.contraction_int_flops_per_unit")?,
                 far_tap_s: r.non_negative("loops.far_tap_s")?,
+                far_operand_bytes: r.bytes("loops.far_operand_bytes")?,
             }),
             ..device
         }

@@ -105,9 +105,13 @@ pub struct Loops {
     /// The same for integer operands (an integer sum is associative: it is vectorized).
     pub contraction_int_flops_per_unit: f64,
     /// Seconds one tap takes beyond the sum's chain where an operand moves by a page or
-    /// more per step of the innermost loop and the taps of one output do not fit in the
-    /// first-level cache: a cache and TLB miss per tap that no prefetcher follows.
+    /// more per step of the innermost loop, is larger than [`Loops::far_operand_bytes`]
+    /// and the taps of one output do not fit in the first-level cache: a cache and TLB
+    /// miss per tap that no prefetcher follows.
     pub far_tap_s: f64,
+    /// Bytes of a page-strided operand above which its taps miss ([`Loops::far_tap_s`]);
+    /// below, its pages stay in the second-level cache and TLB.
+    pub far_operand_bytes: u64,
 }
 
 /// A target machine.

@@ -7,8 +7,8 @@ mod async_tuples;
 pub mod batchnorm_expander;
 pub mod blocked_scan;
 pub mod call_inliner;
-pub mod concat_of_updates;
 pub mod choose_layouts;
+pub mod concat_of_updates;
 pub mod conditional_simplifier;
 pub mod constant_folding;
 pub mod conv_to_gemm;
@@ -23,6 +23,7 @@ pub mod hoist_loop_invariant_dots;
 pub mod layout;
 pub mod ragged_dot_expander;
 pub mod reshape_mover;
+pub mod scan_lowering;
 mod scatter_batching;
 pub mod scatter_expander;
 pub mod sort_simplifier;
@@ -39,8 +40,8 @@ pub use async_lowering::AsyncLowering;
 pub use batchnorm_expander::BatchNormExpander;
 pub use blocked_scan::BlockedScans;
 pub use call_inliner::CallInliner;
-pub use concat_of_updates::ConcatOfUpdatedSlices;
 pub use choose_layouts::ChooseLayouts;
+pub use concat_of_updates::ConcatOfUpdatedSlices;
 pub use conditional_simplifier::ConditionalSimplifier;
 pub use constant_folding::ConstantFolding;
 pub use conv_to_gemm::ConvToGemm;
@@ -54,6 +55,7 @@ pub use flatten_call_graph::FlattenCallGraph;
 pub use layout::{LayoutAssignment, LayoutNormalization};
 pub use ragged_dot_expander::RaggedDotExpander;
 pub use reshape_mover::ReshapeMover;
+pub use scan_lowering::ScanLowering;
 pub use scatter_expander::ScatterExpander;
 pub use sort_simplifier::SortSimplifier;
 pub use transpose_folding::TransposeFolding;
@@ -91,6 +93,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(RaggedDotExpander),
         Box::new(TreeReductionRewriter::default()),
         Box::new(BlockedScans),
+        Box::new(ScanLowering),
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
         Box::new(DotBeforeGather),

@@ -125,7 +125,8 @@ impl Pass for UnfuseUnemittable {
     }
 }
 
-/// The CPU lowering before fusion: dots of rows gathered from a smaller matrix as gathers
+/// The CPU lowering before fusion: scan ops as while loops ([`hlo_transforms::ScanLowering`]),
+/// dots of rows gathered from a smaller matrix as gathers
 /// of the product's rows ([`hlo_transforms::DotBeforeGather`]), concatenates of updated slices tiling one array as
 /// chains of updates of it ([`hlo_transforms::ConcatOfUpdatedSlices`]), ragged dots as dense dots of group-masked operands
 /// ([`hlo_transforms::RaggedDotExpander`], XLA:CPU's rewrite), scans longer than 16 in
@@ -144,6 +145,7 @@ pub fn cpu_lowering_pipeline(
     target: &codegen::EmitTarget,
 ) -> Pipeline {
     let mut p = Pipeline::new("cpu")
+        .with(hlo_transforms::ScanLowering)
         .with(hlo_transforms::DotBeforeGather)
         .with(hlo_transforms::ConcatOfUpdatedSlices)
         .with(hlo_transforms::RaggedDotExpander)

@@ -52,6 +52,7 @@ mod random_windows;
 mod recompute_limit;
 mod reductions;
 mod remat_patches;
+mod scan_ops;
 mod select_arms;
 mod semantics;
 mod sliced_attention;

@@ -206,6 +206,17 @@ mod tests {
             roofline_seconds(&cpu, 1e6, 48e6, None),
             48e6 / cpu.memory.dram_bytes_per_s
         );
+        // A depthwise weight gradient alone is no GEMM either: its loop, a page-strided
+        // miss per tap, is reported (it was priced as vector code and never was).
+        let dw = hlo::parse_module(
+            "HloModule m\nENTRY e {\n  x = f32[8,32,32,128] parameter(0)\n  \
+             g = f32[8,32,32,128] parameter(1)\n  ROOT c = f32[3,3,1,128] convolution(x, g), \
+             window={size=32x32 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf, batch_group_count=128\n}",
+        )
+        .unwrap();
+        let c = dw.instr("c").unwrap();
+        let slow = slow_kernel(&dw, c.comp_id(), c.id(), &model).expect("a loop");
+        assert!(slow.contraction && slow.seconds > 0.05, "{slow:?}");
         let w = SlowKernel {
             instruction: "dot.7".into(),
             contraction: true,

@@ -119,7 +119,9 @@ pub fn reference_reports(
     args: &[Literal],
     outputs: &[Literal],
 ) -> Result<Vec<hlo_eval::report::OutputReport>, String> {
-    let want = hlo_eval::evaluate(module, args).map_err(|e| format!("reference evaluator: {e}"))?;
+    // Recording eigh/svd calls: their vectors are checked by reconstruction.
+    let (want, calls) = hlo_eval::numeric::eigen_check::evaluate_recording(module, args)
+        .map_err(|e| format!("reference evaluator: {e}"))?;
     let mut leaves = Vec::new();
     flatten(want, &mut leaves);
     if leaves.len() != outputs.len() {
@@ -139,7 +141,9 @@ pub fn reference_reports(
                 return Err(format!("out{i}: not an array"));
             };
             let p = precision.get(i).copied().flatten();
-            Ok(hlo_eval::report::compare_report(g, w, p))
+            Ok(hlo_eval::numeric::eigen_check::output_report(
+                module, &calls, i, g, w, p,
+            ))
         })
         .collect()
 }

@@ -1,10 +1,10 @@
 //! Differential test of the `scan` op (lowered to a while loop by
-//! `hlo_transforms::ScanLowering`): random scans of one to three inputs of rank 1 to 4 along
-//! any dimension,
-//! forward and reverse, lengths 0, 1 and several, zero to two carries (accumulating
-//! through every reducer kind, or fresh: the previous step's input), zero to two stacked
-//! outputs, and bodies returning one bare value, compiled for the CPU and compared with
-//! the reference evaluator. Deterministic: a failure prints the module.
+//! `hlo_transforms::ScanLowering`): random scans of one to three inputs of rank 1 to 4
+//! along any dimension, forward and reverse, lengths 0, 1 and several, zero to two
+//! carries (accumulating through every reducer kind, or fresh: the previous step's
+//! input), zero to two stacked outputs, and bodies returning one bare value, compiled for
+//! the CPU and compared with the reference evaluator. Deterministic: a failure prints the
+//! module.
 
 use crate::gen::{self, list, Rng};
 

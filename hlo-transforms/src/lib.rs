@@ -52,6 +52,7 @@ pub use dot_before_gather::DotBeforeGather;
 pub use dot_decomposer::DotDecomposer;
 pub use dot_merger::DotMerger;
 pub use flatten_call_graph::FlattenCallGraph;
+pub use hoist_loop_invariant_dots::HoistLoopInvariantDots;
 pub use layout::{LayoutAssignment, LayoutNormalization};
 pub use ragged_dot_expander::RaggedDotExpander;
 pub use reshape_mover::ReshapeMover;
@@ -97,6 +98,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(ReshapeMover),
         Box::new(DotMerger::default()),
         Box::new(DotBeforeGather),
+        Box::new(HoistLoopInvariantDots),
         Box::new(ConcatOfUpdatedSlices),
         Box::new(ScatterExpander::default()),
         Box::new(ChooseLayouts),

@@ -147,7 +147,7 @@ pub fn cpu_lowering_pipeline(
     let mut p = Pipeline::new("cpu")
         .with(hlo_transforms::ScanLowering)
         .with(hlo_transforms::DotBeforeGather)
-        .with(hlo_transforms::hoist_loop_invariant_dots::HoistLoopInvariantDots)
+        .with(hlo_transforms::HoistLoopInvariantDots)
         .with(hlo_transforms::ConcatOfUpdatedSlices)
         .with(hlo_transforms::RaggedDotExpander)
         .with(hlo_transforms::BlockedScans)

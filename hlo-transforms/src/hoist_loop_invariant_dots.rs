@@ -25,6 +25,7 @@ use hlo::ir::{CompId, Computation, InstrId, Instruction, Module};
 use hlo::pass::{Pass, PassError};
 use hlo::{Layout, Opcode, Shape};
 
+use crate::extendable_loop::{extendable_loop, while_loops};
 use crate::while_loop_constant_sinking::invariant;
 
 /// The largest product hoisted, in bytes: the product lives through the whole loop.
@@ -45,14 +46,7 @@ impl Pass for HoistLoopInvariantDots {
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut names = edit::NameGen::new(module);
-        let whiles: Vec<(CompId, InstrId)> = module
-            .computations()
-            .flat_map(|(cid, c)| {
-                c.instructions()
-                    .filter(|(_, i)| i.opcode == Opcode::While)
-                    .map(move |(id, _)| (cid, id))
-            })
-            .collect();
+        let whiles = while_loops(module);
         // The rewrite adds no computation and no call: the call sites stay valid.
         let sites = call_graph::call_sites(module);
         let mut changed = false;
@@ -86,14 +80,6 @@ struct Hoist {
     /// The body's induction variable and a zero index of the same type (the slice's).
     iv: InstrId,
     zero: InstrId,
-}
-
-/// Whether every user of `id` in `c` is a get-tuple-element.
-fn only_gtes(c: &Computation, id: InstrId) -> bool {
-    c.instr(id)
-        .users
-        .iter()
-        .all(|&u| c.instr(u).opcode == Opcode::GetTupleElement)
 }
 
 /// The integer value of a scalar constant.
@@ -173,25 +159,9 @@ fn find(
     cid: CompId,
     wid: InstrId,
 ) -> Option<Hoist> {
+    let l = extendable_loop(module, sites, cid, wid)?;
+    let (b, bp) = (module.computation(l.body), l.body_param);
     let c = module.computation(cid);
-    let w = c.instr(wid);
-    let (cond, body) = (w.while_condition()?, w.while_body()?);
-    if sites[cond.index()].len() != 1 || sites[body.index()].len() != 1 || cond == body {
-        return None;
-    }
-    if c.root == wid || !only_gtes(c, wid) || !w.shape().is_tuple() {
-        return None;
-    }
-    let (b, k) = (module.computation(body), module.computation(cond));
-    let (bp, kp) = (*b.params.first()?, *k.params.first()?);
-    let n = w.shape().tuple_shapes().len();
-    let root = b.root_instr();
-    if root.opcode != Opcode::Tuple || root.operands.len() != n {
-        return None;
-    }
-    if !only_gtes(b, bp) || !only_gtes(k, kp) {
-        return None;
-    }
     let (t, trip) = counted(module, c, wid)?;
     b.instructions()
         .filter(|(_, i)| i.opcode == Opcode::Dot)

@@ -18,6 +18,7 @@ pub mod dce;
 pub mod dot_before_gather;
 pub mod dot_decomposer;
 pub mod dot_merger;
+mod extendable_loop;
 pub mod flatten_call_graph;
 pub mod hoist_loop_invariant_dots;
 pub mod layout;

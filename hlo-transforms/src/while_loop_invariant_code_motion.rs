@@ -18,10 +18,11 @@ use std::collections::{HashMap, HashSet};
 
 use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::{call_graph, edit};
-use hlo::ir::{CompId, Computation, InstrId, Instruction, Module};
+use hlo::ir::{CompId, InstrId, Instruction, Module};
 use hlo::pass::{Pass, PassError};
 use hlo::{Opcode, Shape};
 
+use crate::extendable_loop::{extendable_loop, while_loops};
 use crate::while_loop_constant_sinking::invariant;
 
 /// The pass (`while-loop-invariant-code-motion`).
@@ -39,14 +40,7 @@ impl Pass for WhileLoopInvariantCodeMotion {
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
         let mut names = edit::NameGen::new(module);
-        let whiles: Vec<(CompId, InstrId)> = module
-            .computations()
-            .flat_map(|(cid, c)| {
-                c.instructions()
-                    .filter(|(_, i)| i.opcode == Opcode::While)
-                    .map(move |(id, _)| (cid, id))
-            })
-            .collect();
+        let whiles = while_loops(module);
         // Hoisting adds no computation and no call: the call sites stay valid.
         let sites = call_graph::call_sites(module);
         let mut changed = false;
@@ -94,14 +88,6 @@ fn movable(module: &Module, i: &Instruction) -> bool {
         )
 }
 
-/// Whether every user of `id` in `c` is a get-tuple-element.
-fn only_gtes(c: &Computation, id: InstrId) -> bool {
-    c.instr(id)
-        .users
-        .iter()
-        .all(|&u| c.instr(u).opcode == Opcode::GetTupleElement)
-}
-
 /// Hoists the invariant work of while loop `wid` of computation `cid`; whether anything
 /// moved.
 fn hoist(
@@ -110,30 +96,12 @@ fn hoist(
     (cid, wid): (CompId, InstrId),
     names: &mut edit::NameGen,
 ) -> bool {
+    let Some(l) = extendable_loop(module, sites, cid, wid) else {
+        return false;
+    };
     let c = module.computation(cid);
-    let w = c.instr(wid);
-    let (Some(cond), Some(body)) = (w.while_condition(), w.while_body()) else {
-        return false;
-    };
-    if sites[cond.index()].len() != 1 || sites[body.index()].len() != 1 || cond == body {
-        return false;
-    }
-    if c.root == wid || !only_gtes(c, wid) || !w.shape().is_tuple() {
-        return false;
-    }
-    let b = module.computation(body);
-    let k = module.computation(cond);
-    let (Some(&bp), Some(&kp)) = (b.params.first(), k.params.first()) else {
-        return false;
-    };
-    let n = w.shape().tuple_shapes().len();
-    let root = b.root_instr();
-    if root.opcode != Opcode::Tuple || root.operands.len() != n {
-        return false;
-    }
-    if !only_gtes(b, bp) || !only_gtes(k, kp) {
-        return false;
-    }
+    let (b, bp) = (module.computation(l.body), l.body_param);
+    let n = c.instr(wid).shape().tuple_shapes().len();
     // Invariant values of the body, in def-before-use order.
     let mut inv: HashSet<InstrId> = HashSet::new();
     let order = b.def_before_use_order().into_owned();
@@ -252,10 +220,10 @@ fn hoist(
     comp.instr_mut(wid).set_shape(state.clone());
     edit::repair_order(comp);
     // The condition reads the longer state.
-    let kc = module.computation_mut(cond);
-    kc.instr_mut(kp).set_shape(state.clone());
+    let kc = module.computation_mut(l.cond);
+    kc.instr_mut(l.cond_param).set_shape(state.clone());
     // The body reads each hoisted value from the state and passes it through.
-    let bc = module.computation_mut(body);
+    let bc = module.computation_mut(l.body);
     bc.instr_mut(bp).set_shape(state.clone());
     let mut pass_through = Vec::with_capacity(boundary.len());
     for (j, (&id, shape)) in boundary.iter().zip(&boundary_shapes).enumerate() {

@@ -12,17 +12,7 @@ use hlo_eval::tolerance::compare;
 
 use super::HoistLoopInvariantDots;
 
-struct Rng(u64);
-
-impl Rng {
-    fn pick(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
-}
+use testkit::rng::Lcg as Rng;
 
 fn dims_text(d: &[i64]) -> String {
     d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")

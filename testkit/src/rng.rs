@@ -60,3 +60,25 @@ mod tests {
         }
     }
 }
+
+/// Knuth's MMIX linear congruential generator, returning the top 31 bits of each state:
+/// the stream the pass and fusion random-module tests were written with (kept so their
+/// seeds still name the same modules).
+#[derive(Clone, Debug)]
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next 31 random bits.
+    pub fn next_u31(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    /// A value in `0..n` (`n > 0`).
+    pub fn pick(&mut self, n: usize) -> usize {
+        (self.next_u31() % n as u64) as usize
+    }
+}

@@ -6,20 +6,7 @@
 
 use crate::support::{check_report_covers, compare, Compared};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use testkit::rng::Lcg as Rng;
 
 /// A random module over f32[4,6] values.
 fn random_module(rng: &mut Rng) -> String {

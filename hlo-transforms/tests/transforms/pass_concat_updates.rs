@@ -10,20 +10,7 @@ use hlo::pass::Pass;
 use hlo::{ElementType, Literal, Shape};
 use hlo_transforms::ConcatOfUpdatedSlices;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use testkit::rng::Lcg as Rng;
 
 fn dims_text(d: &[i64]) -> String {
     d.iter().map(i64::to_string).collect::<Vec<_>>().join(",")

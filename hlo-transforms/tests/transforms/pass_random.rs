@@ -9,20 +9,7 @@ use hlo::pass::{Pass, PassContext, Pipeline};
 use hlo::{ElementType, Literal, Shape};
 use hlo_eval::tolerance;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn pick(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use testkit::rng::Lcg as Rng;
 
 /// A random module over `ty` (`f32` or `s32`) values of shape [2,3].
 fn random_module(rng: &mut Rng, ty: &str) -> String {

@@ -4,7 +4,7 @@
 //! `U`, `V^T`, info). Complex (`heevd`, `cgesdd`) is not implemented.
 
 use super::eigen::{svd, symmetric_eigen};
-use super::linalg::{config_char, load_mat, matrix_dims, s32_array, store_mat, Mat};
+use super::linalg::{load_mat, matrix_dims, s32_array, store_mat, uplo_lower, Mat};
 use super::util::{dims_of, operand, result_part};
 use super::KernelError;
 use hlo::{Instruction, Literal};
@@ -73,11 +73,7 @@ pub(crate) fn evaluate(
                 "{what}: matrix is not square"
             )));
         }
-        let lower = match config_char(instr, "uplo", 'L', what)? {
-            'L' => true,
-            'U' => false,
-            c => return Err(KernelError::Invalid(format!("{what}: uplo={c}"))),
-        };
+        let lower = uplo_lower(instr, what)?;
         let (mut vectors, mut w, mut info) = (Vec::new(), Vec::new(), Vec::new());
         for mat in (0..batch).map(|b| &values[b * n * n..(b + 1) * n * n]) {
             match symmetric_eigen(mat, n, lower) {

@@ -569,6 +569,15 @@ pub(super) fn config_char(
     }
 }
 
+/// Whether a LAPACK call reads the lower triangle (`uplo`, `L` by default).
+pub(super) fn uplo_lower(instr: &Instruction, what: &str) -> Result<bool, KernelError> {
+    match config_char(instr, "uplo", 'L', what)? {
+        'L' => Ok(true),
+        'U' => Ok(false),
+        c => Err(KernelError::Invalid(format!("{what}: uplo={c}"))),
+    }
+}
+
 pub(super) fn s32_array(shape: &Shape, v: Vec<i32>, what: &str) -> Result<Literal, KernelError> {
     if shape.element_type() != Some(ElementType::S32) {
         return Err(KernelError::Unsupported(format!(
@@ -593,11 +602,7 @@ pub(crate) fn lapack_custom_call(
                 "{what}: matrix is not square"
             )));
         }
-        let lower = match config_char(instr, "uplo", 'L', what)? {
-            'L' => true,
-            'U' => false,
-            c => return Err(KernelError::Invalid(format!("{what}: uplo={c}"))),
-        };
+        let lower = uplo_lower(instr, what)?;
         let mut m = load_mat(a, what)?;
         let mut info = vec![0i32; batch];
         match &mut m {
@@ -620,11 +625,7 @@ pub(crate) fn lapack_custom_call(
             'R' => false,
             c => return Err(KernelError::Invalid(format!("{what}: side={c}"))),
         };
-        let lower = match config_char(instr, "uplo", 'L', what)? {
-            'L' => true,
-            'U' => false,
-            c => return Err(KernelError::Invalid(format!("{what}: uplo={c}"))),
-        };
+        let lower = uplo_lower(instr, what)?;
         let transpose = match config_char(instr, "trans_x", 'N', what)? {
             'N' => Transpose::No,
             'T' => Transpose::Plain,

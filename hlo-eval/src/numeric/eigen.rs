@@ -53,26 +53,14 @@ pub fn symmetric_eigen(a: &[f64], n: usize, lower: bool) -> Option<(Vec<f64>, Ve
                 }
                 let (app, aqq) = (s[p * n + p], s[q * n + q]);
                 // The rotation that zeroes s[p][q] (Golub & Van Loan, Algorithm 8.4.1).
-                let tau = (aqq - app) / (2.0 * apq);
-                let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
-                let t = if tau == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (1.0 + t * t).sqrt();
-                let sn = t * c;
-                for k in 0..n {
-                    let (skp, skq) = (s[k * n + p], s[k * n + q]);
-                    s[k * n + p] = c * skp - sn * skq;
-                    s[k * n + q] = sn * skp + c * skq;
-                }
+                let (c, sn) = jacobi_rotation((aqq - app) / (2.0 * apq));
+                rotate_columns(&mut s, n, n, p, q, (c, sn));
                 for k in 0..n {
                     let (spk, sqk) = (s[p * n + k], s[q * n + k]);
                     s[p * n + k] = c * spk - sn * sqk;
                     s[q * n + k] = sn * spk + c * sqk;
                 }
-                for k in 0..n {
-                    let (vkp, vkq) = (v[k * n + p], v[k * n + q]);
-                    v[k * n + p] = c * vkp - sn * vkq;
-                    v[k * n + q] = sn * vkp + c * vkq;
-                }
+                rotate_columns(&mut v, n, n, p, q, (c, sn));
             }
         }
     }
@@ -127,21 +115,9 @@ pub fn svd(a: &[f64], m: usize, n: usize, full: bool) -> Option<(Vec<f64>, Vec<f
                     continue;
                 }
                 rotated = true;
-                let zeta = (beta - alpha) / (2.0 * gamma);
-                let t = zeta.signum() / (zeta.abs() + (1.0 + zeta * zeta).sqrt());
-                let t = if zeta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (1.0 + t * t).sqrt();
-                let s = c * t;
-                for k in 0..m {
-                    let (x, y) = (w[k * n + p], w[k * n + q]);
-                    w[k * n + p] = c * x - s * y;
-                    w[k * n + q] = s * x + c * y;
-                }
-                for k in 0..n {
-                    let (x, y) = (v[k * n + p], v[k * n + q]);
-                    v[k * n + p] = c * x - s * y;
-                    v[k * n + q] = s * x + c * y;
-                }
+                let cs = jacobi_rotation((beta - alpha) / (2.0 * gamma));
+                rotate_columns(&mut w, m, n, p, q, cs);
+                rotate_columns(&mut v, n, n, p, q, cs);
             }
         }
         if !rotated {
@@ -238,6 +214,25 @@ fn permute_columns(a: &[f64], rows: usize, cols: usize, order: &[usize]) -> Vec<
         }
     }
     p
+}
+
+/// The cosine and sine of the Jacobi rotation for `tau = (a_qq - a_pp) / (2 a_pq)`: the
+/// smaller root `t` of `t^2 + 2 tau t - 1 = 0` (Golub & Van Loan, Algorithm 8.4.1), so
+/// the rotation angle stays within 45 degrees.
+fn jacobi_rotation(tau: f64) -> (f64, f64) {
+    let t = tau.signum() / (tau.abs() + (1.0 + tau * tau).sqrt());
+    let t = if tau == 0.0 { 1.0 } else { t };
+    let c = 1.0 / (1.0 + t * t).sqrt();
+    (c, t * c)
+}
+
+/// Rotates columns `p` and `q` of the row-major `rows x cols` matrix `a` by `(c, s)`.
+fn rotate_columns(a: &mut [f64], rows: usize, cols: usize, p: usize, q: usize, (c, s): (f64, f64)) {
+    for k in 0..rows {
+        let (x, y) = (a[k * cols + p], a[k * cols + q]);
+        a[k * cols + p] = c * x - s * y;
+        a[k * cols + q] = s * x + c * y;
+    }
 }
 
 #[cfg(test)]

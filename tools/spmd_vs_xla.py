@@ -163,6 +163,43 @@ def shard_map_programs():
         zero = jax.lax.pcast(jnp.zeros((x.shape[0], w.shape[1]), jnp.float32), "d", to="varying")
         return jax.lax.fori_loop(0, 8, step, (zero, w))[0]
 
+    def partial_megatron(x, w1, w2):
+        # Manual on "model" only ("data" stays automatic): each model shard multiplies its
+        # columns of w1 and rows of w2 and psums over "model"; the batch split over "data"
+        # comes from x's sharding outside the region.
+        def body(x, w1, w2):
+            h = jax.nn.relu(x @ w1)
+            return jax.lax.psum(h @ w2, "model")
+
+        f = jax.shard_map(
+            body,
+            mesh=mesh2x4,
+            in_specs=(P(), P(None, "model"), P("model", None)),
+            out_specs=P(),
+            axis_names={"model"},
+        )
+        return jnp.tanh(f(jnp.tanh(x), w1, w2))
+
+    def partial_collectives(x):
+        # Manual on "model": all_gather, ppermute, psum_scatter and axis_index over
+        # "model" on a value whose rows "data" splits outside.
+        def body(a):
+            g = jax.lax.all_gather(a, "model", axis=1, tiled=True)
+            n = jax.lax.ppermute(a, "model", [(i, (i + 1) % 4) for i in range(4)])
+            r = jax.lax.psum_scatter(g, "model", scatter_dimension=1, tiled=True)
+            k = jax.lax.axis_index("model").astype(jnp.float32)
+            return g.sum(axis=1, keepdims=True) + 0.0 * k, n * (1.0 + k) + r
+
+        f = jax.shard_map(
+            body,
+            mesh=mesh2x4,
+            in_specs=P(None, "model"),
+            out_specs=(P(None, "model"), P(None, "model")),
+            axis_names={"model"},
+        )
+        a, b = f(x * 2.0)
+        return a, jnp.tanh(b)
+
     return [
         (
             "shard_map_collectives",
@@ -208,6 +245,29 @@ def shard_map_programs():
             jax.shard_map(ring_loop, mesh=mesh8, in_specs=(P("d"), P("d")), out_specs=P("d")),
             [s(mesh8, "d", None), s(mesh8, "d", None)],
             [(32, 8), (64, 4)],
+            True,
+        ),
+        # Partially manual shard_maps (manual on "model", automatic on "data"), in
+        # Shardy's form and in GSPMD's (manual subgroups: last_tile_dims={manual, ...}).
+        (
+            "shard_map_partial_megatron",
+            partial_megatron,
+            [s(mesh2x4, "data", None), s(mesh2x4), s(mesh2x4)],
+            [(16, 32), (32, 64), (64, 8)],
+            True,
+        ),
+        (
+            "shard_map_partial_gspmd",
+            partial_megatron,
+            [s(mesh2x4, "data", None), s(mesh2x4), s(mesh2x4)],
+            [(16, 32), (32, 64), (64, 8)],
+            False,
+        ),
+        (
+            "shard_map_partial_collectives",
+            partial_collectives,
+            [s(mesh2x4, "data", None)],
+            [(8, 16)],
             True,
         ),
     ]

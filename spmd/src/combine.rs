@@ -1,12 +1,14 @@
-//! The all-reduce combiner (as XLA's `AllReduceCombiner`): independent all-reduces of one
-//! computation over the same groups with the same reducer and element type become one
-//! variadic all-reduce (a tuple of their results, read back by `get-tuple-element`). The
-//! bytes moved are the same; the devices meet once instead of once per all-reduce (a
-//! data-parallel step all-reduces each gradient, and its norm, separately). Two
-//! all-reduces combine only when neither depends on the other: each is added to the
-//! first group of its kind whose members it does not depend on, in def-before-use order,
-//! and the groups are applied one at a time, dependencies recomputed after each, so that
-//! joining two groups never makes a cycle.
+//! The collective combiners (as XLA's `AllReduceCombiner`, `AllGatherCombiner` and
+//! `ReduceScatterCombiner`): independent all-reduces, all-gathers or reduce-scatters of
+//! one computation over the same groups, with the same element type (and the same
+//! reducer, the same gathered or scattered dimension) become one variadic collective (a
+//! tuple of their results, read back by `get-tuple-element`). The bytes moved are the
+//! same; the devices meet once instead of once per collective (a data-parallel step
+//! all-reduces each gradient, and its norm, separately; an FSDP layer gathers each
+//! weight). Two collectives combine only when neither depends on the other: each is
+//! added to the first group of its kind whose members it does not depend on, in
+//! def-before-use order, and the groups are applied one at a time, dependencies
+//! recomputed after each, so that joining two groups never makes a cycle.
 
 use std::collections::HashSet;
 
@@ -15,24 +17,38 @@ use hlo::ir::edit::{self, NameGen};
 use hlo::ir::reducer::{self, Reducer};
 use hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode, Shape};
 
-/// What all-reduces must share to combine: reducer, element type, and their attributes
-/// other than `channel_id` and `to_apply` (groups, `use_global_device_ids`), as text.
+/// What collectives must share to combine: opcode, reducer (none for an all-gather),
+/// element type, and their attributes other than `channel_id` and `to_apply` (groups,
+/// `use_global_device_ids`, `dimensions`), as text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Kind {
-    reducer: Reducer,
+    op: Opcode,
+    reducer: Option<Reducer>,
     ty: ElementType,
     attrs: String,
     channel: bool,
 }
 
-/// Combines the all-reduces of every computation of `m`; returns how many all-reduces
-/// were removed.
-pub(crate) fn combine_all_reduces(m: &mut Module) -> usize {
-    let mut removed = 0;
+/// How many collectives of each opcode the combiners removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Combined {
+    pub all_reduce: usize,
+    pub all_gather: usize,
+    pub reduce_scatter: usize,
+}
+
+/// Combines the all-reduces, all-gathers and reduce-scatters of every computation of `m`.
+pub(crate) fn combine_collectives(m: &mut Module) -> Combined {
+    let mut removed = Combined::default();
     for index in 0..m.computations.len() {
         let id = CompId::from_index(index);
-        while let Some(group) = next_group(m, id) {
-            removed += group.len() - 1;
+        while let Some((op, group)) = next_group(m, id) {
+            let n = group.len() - 1;
+            match op {
+                Opcode::AllGather => removed.all_gather += n,
+                Opcode::ReduceScatter => removed.reduce_scatter += n,
+                _ => removed.all_reduce += n,
+            }
             let mut names = NameGen::new(m);
             let comp = &mut m.computations[index];
             apply(comp, &group, &mut names);
@@ -41,17 +57,24 @@ pub(crate) fn combine_all_reduces(m: &mut Module) -> usize {
     removed
 }
 
-/// The combinable kind of all-reduce `instr`: one array operand and result, a reducer
-/// `classify` recognizes, no control edges.
+/// The combinable kind of all-reduce, all-gather or reduce-scatter `instr`: one array
+/// operand and result, a reducer `classify` recognizes (but for an all-gather), no
+/// control edges.
 fn kind_of(m: &Module, instr: &Instruction) -> Option<Kind> {
-    if instr.opcode() != Opcode::AllReduce
-        || instr.operands().len() != 1
+    let op = instr.opcode();
+    if !matches!(
+        op,
+        Opcode::AllReduce | Opcode::AllGather | Opcode::ReduceScatter
+    ) || instr.operands().len() != 1
         || !instr.shape().is_array()
         || !instr.control_predecessors().is_empty()
     {
         return None;
     }
-    let reducer = reducer::classify(m, instr.to_apply()?)?;
+    let reducer = match op {
+        Opcode::AllGather => None,
+        _ => Some(reducer::classify(m, instr.to_apply()?)?),
+    };
     let attrs = instr
         .attrs()
         .iter()
@@ -65,6 +88,7 @@ fn kind_of(m: &Module, instr: &Instruction) -> Option<Kind> {
         .collect::<Vec<_>>()
         .join(",");
     Some(Kind {
+        op,
         reducer,
         ty: instr.shape().element_type()?,
         attrs,
@@ -72,8 +96,9 @@ fn kind_of(m: &Module, instr: &Instruction) -> Option<Kind> {
     })
 }
 
-/// The first group of two or more all-reduces of computation `id` that combine.
-fn next_group(m: &Module, id: CompId) -> Option<Vec<InstrId>> {
+/// The first group of two or more collectives of computation `id` that combine, with
+/// their opcode.
+fn next_group(m: &Module, id: CompId) -> Option<(Opcode, Vec<InstrId>)> {
     let comp = m.computation(id);
     let order = comp.def_before_use_order().into_owned();
     let candidates: Vec<(InstrId, Kind)> = order
@@ -98,8 +123,8 @@ fn next_group(m: &Module, id: CompId) -> Option<Vec<InstrId>> {
     }
     groups
         .into_iter()
-        .map(|(_, members, _)| members)
-        .find(|members| members.len() > 1)
+        .find(|(_, members, _)| members.len() > 1)
+        .map(|(k, members, _)| (k.op, members))
 }
 
 /// `id` and every instruction that depends on it (through operands or control edges).
@@ -121,7 +146,7 @@ fn dependants(comp: &Computation, id: InstrId) -> HashSet<InstrId> {
     seen
 }
 
-/// Replaces the all-reduces `group` of `comp` by one variadic all-reduce.
+/// Replaces the collectives `group` of `comp` (of one opcode) by one variadic collective.
 fn apply(comp: &mut Computation, group: &[InstrId], names: &mut NameGen) {
     let first = comp.instr(group[0]).clone();
     let operands: Vec<InstrId> = group.iter().map(|&g| comp.instr(g).operands()[0]).collect();
@@ -130,8 +155,8 @@ fn apply(comp: &mut Computation, group: &[InstrId], names: &mut NameGen) {
         .map(|&g| comp.instr(g).shape().clone())
         .collect();
     let mut combined = Instruction::new(
-        names.fresh("all-reduce-combined"),
-        Opcode::AllReduce,
+        names.fresh(&format!("{}-combined", first.opcode().as_str())),
+        first.opcode(),
         Shape::tuple(shapes.clone()),
         operands,
     );

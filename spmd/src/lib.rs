@@ -22,7 +22,8 @@
 //! first, and a reduce or dot that sums over such a dimension masks the padding with its
 //! neutral value (`emit_pad.rs`, `mask.rs`).
 //!
-//! Independent all-reduces over the same groups are then combined into one (`combine.rs`).
+//! Independent all-reduces, all-gathers and reduce-scatters over the same groups (and
+//! dimension, reducer, type) are then combined into one each (`combine.rs`).
 //!
 //! A manual region (`shard_map`, `rules_manual.rs`, its Shardy text read by `sdy.rs`) is
 //! per-device code already: it is kept as it is, and only its inputs and outputs are

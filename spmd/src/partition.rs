@@ -54,15 +54,29 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
     m.set_entry(new)
         .map_err(|e| SpmdError::invalid("module", e.to_string()))?;
     strip_called_sharding_calls(&mut m);
-    let combined = crate::combine::combine_all_reduces(&mut m);
-    let mut explain = explain;
-    if combined > 0 {
-        explain.push_str(&format!(
-            "all-reduce combiner: {combined} all-reduce(s) joined independent ones of the same groups and reducer\n"
-        ));
-    }
     // Values only resharding read (a scalar broadcast made again at each user's shape).
     hlo::ir::edit::remove_dead_code_in_every_computation(&mut m);
+    call_graph::remove_unreachable_computations(&mut m);
+    // Combined after the unpartitioned computations are gone (their collectives, a manual
+    // region's, are not run).
+    let combined = crate::combine::combine_collectives(&mut m);
+    let mut explain = explain;
+    for (n, what, same) in [
+        (combined.all_reduce, "all-reduce", "groups and reducer"),
+        (combined.all_gather, "all-gather", "groups and dimension"),
+        (
+            combined.reduce_scatter,
+            "reduce-scatter",
+            "groups, dimension and reducer",
+        ),
+    ] {
+        if n > 0 {
+            explain.push_str(&format!(
+                "{what} combiner: {n} {what}(s) joined independent ones of the same {same}\n"
+            ));
+        }
+    }
+    // A combined collective keeps its first member's reducer computation.
     call_graph::remove_unreachable_computations(&mut m);
     call_graph::sort_computations(&mut m);
     set_header(&mut m, devices);

@@ -8,8 +8,18 @@
 //! sharding (its per-device piece is then the body's value), and a region's output is
 //! the global value tiled by the region's output sharding. A value from outside that the
 //! body reads (a constant, a closed-over array) is every device's whole value, so it is
-//! made whole first. Only fully manual regions are taken (every mesh axis that splits
-//! anything is manual); a partially manual one is named unsupported.
+//! made whole first.
+//!
+//! A partially manual region (`shard_map(..., axis_names={...})`: manual on some mesh
+//! axes, automatic on the others) is taken the same way, with the automatic axes
+//! replicated inside it: its boundaries' shardings name only manual axes, so each device
+//! holds its manual coordinate's whole piece and runs the body on it (the body's
+//! collectives name global devices, grouped over the manual axes, so they pair the
+//! devices of one automatic coordinate). The body's own constraints (`{?}` in Shardy's
+//! form, a `manual` subgroup in GSPMD's) only say how the automatic axes may split it, so
+//! they are kept as their operands. Splitting the body over the automatic axes too (as
+//! XLA does) would save its redundant work; a boundary sharding that names an automatic
+//! axis is named unsupported.
 
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::{Instruction, Opcode, Shape};
@@ -71,19 +81,31 @@ pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decisi
     }
     let reads_manual = (0..instr.operands().len())
         .any(|i| matches!(ctx.operand(instr, i), Ok(ValueTiling::Manual)));
-    if reads_manual || per_device(instr.opcode()) {
+    if reads_manual || per_device(instr.opcode()) || manual_constraint(instr) {
         return Some(inside(ctx, instr));
     }
     None
 }
 
+/// A `Sharding` call that marks its value as a manual region's (`{manual}`, or a
+/// partially manual sharding with a `manual` subgroup), even where its operand is made
+/// in the region from whole values (a constant broadcast in the body).
+fn manual_constraint(instr: &Instruction) -> bool {
+    instr.opcode() == Opcode::CustomCall
+        && instr.custom_call_target() == Some("Sharding")
+        && instr.sharding().is_some_and(|s| match &s.kind {
+            ShardingKind::Manual => true,
+            ShardingKind::Tiled(t) => t.subgroups.contains(&SubgroupKind::Manual),
+            _ => false,
+        })
+}
+
 /// An op of the body: copied as it is; operands from outside the region made whole.
 fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
     if instr.opcode() == Opcode::CustomCall && instr.custom_call_target() == Some("Sharding") {
-        let manual = instr
-            .sharding()
-            .is_some_and(|s| matches!(s.kind, ShardingKind::Manual));
-        if !manual {
+        // A partially manual region's constraint says how the automatic axes may split
+        // the value (replicated here).
+        if !manual_constraint(instr) && !open_sdy_constraint(ctx, instr) {
             return Err(SpmdError::unsupported(
                 instr,
                 "a sharding constraint other than {manual} inside a manual region",
@@ -128,6 +150,29 @@ fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
     })
 }
 
+/// Whether `Sharding` call `instr` carries Shardy's constraint that names no mesh axis
+/// (`[{?}, {}]`: the dimensions open or whole), as JAX writes inside a partially manual
+/// region for the automatic axes to split as propagation chooses.
+fn open_sdy_constraint(ctx: &Ctx<'_>, instr: &Instruction) -> bool {
+    let Some((_, v)) = instr
+        .frontend_attributes()
+        .iter()
+        .find(|(k, _)| k == "xla.sdy.sharding")
+    else {
+        return false;
+    };
+    let Ok(meshes) = sdy::meshes(ctx.module) else {
+        return false;
+    };
+    sdy::sharding_per_value(v.as_str(), &meshes).is_ok_and(|shardings| {
+        shardings.iter().all(|s| match &s.kind {
+            ShardingKind::Named(n) => n.dims.iter().all(Vec::is_empty),
+            ShardingKind::Replicated => true,
+            _ => false,
+        })
+    })
+}
+
 /// The per-device shapes of `instr`'s value: its own, or its tuple's elements.
 fn element_shapes(instr: &Instruction) -> Vec<Shape> {
     match instr.shape().is_tuple() {
@@ -164,16 +209,19 @@ fn boundary_shardings(
         let manual = sdy::manual_axes(&get("xla.sdy.manual_axes")?).map_err(bad)?;
         for s in &shardings {
             if let ShardingKind::Named(n) = &s.kind {
-                let auto: Vec<&str> = n
-                    .mesh
+                let named_auto: Vec<&str> = n
+                    .dims
                     .iter()
-                    .filter(|(a, size)| *size > 1 && !manual.contains(a))
-                    .map(|(a, _)| a.as_str())
+                    .flatten()
+                    .map(|a| a.name.as_str())
+                    .filter(|a| !manual.iter().any(|m| m == a))
                     .collect();
-                if !auto.is_empty() {
+                if !named_auto.is_empty() {
                     return Err(SpmdError::unsupported(
                         instr,
-                        format!("a partially manual shard_map (mesh axes {auto:?} stay automatic)"),
+                        format!(
+                            "a partially manual shard_map whose boundary splits over automatic mesh axes {named_auto:?}"
+                        ),
                     ));
                 }
             }
@@ -184,9 +232,11 @@ fn boundary_shardings(
         .ok_or_else(|| SpmdError::invalid(instr.name(), "a region boundary without a sharding"))?;
     if let ShardingKind::Tiled(t) = &s.kind {
         if t.subgroups.contains(&SubgroupKind::Manual) {
+            // The global side of a boundary is an automatic sharding; a manual subgroup
+            // belongs to the region's side.
             return Err(SpmdError::unsupported(
                 instr,
-                "a partially manual sharding (last_tile_dims={manual})",
+                "a region boundary whose global sharding has a manual subgroup",
             ));
         }
     }

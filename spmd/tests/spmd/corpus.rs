@@ -1,7 +1,8 @@
 //! JAX's annotated modules partitioned by `spmd` match XLA's global outputs
 //! (`NAME.global.npz`: `in<i>`, `out<i>`): `corpus/spmd/` on 4 devices (written by
 //! tools/spmd_corpus.py) and `corpus/spmd_xla/` on 8 (tools/spmd_vs_xla.py), shard_map
-//! programs among them in Shardy's form and in GSPMD's (manual regions kept per device),
+//! programs among them in Shardy's form and in GSPMD's (manual regions kept per device;
+//! partially manual ones, manual on one axis of a 2x4 mesh, too),
 //! and programs with convolutions and pools on split rows (halos), a train step with
 //! optax's clipping and a scan over layers (a while loop with a split carry).
 
@@ -81,6 +82,9 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "shard_map_ring_gspmd",
         "shard_map_sandwich",
         "shard_map_ring_loop",
+        "shard_map_partial_megatron",
+        "shard_map_partial_gspmd",
+        "shard_map_partial_collectives",
         "cnn_rows_split",
         "cnn_batch_split",
         "dp_train_step_clipped",

@@ -43,6 +43,7 @@ mod on_pool;
 mod reduce_bytes;
 pub mod reuse;
 mod run;
+mod streamed_contraction;
 mod thin_gemm;
 
 pub use cache::cache_dir;

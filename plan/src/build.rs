@@ -729,6 +729,8 @@ pub fn build_program_with(
     let stream = super::stream::StreamOptions {
         workers: options.workers,
         min_bytes: options.stream_min_bytes,
+        // The CUDA executor runs no contraction streams.
+        contraction: !options.target.gpu_emitters,
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();

@@ -185,22 +185,29 @@ pub enum Thunk {
         /// The conditional's result leaves, dedicated buffers.
         results: Vec<BufferId>,
     },
-    /// A kernel writing a GEMM's left-hand side and that GEMM, run block by block (see
-    /// [`stream`]): block `b` of `producer` writes its `block_elements` lhs elements
-    /// (whole rows) into a scratch slot of the lhs buffer's allocation, and `gemm`
-    /// multiplies those rows at once, while they are in cache. The blocks split into
-    /// `slots` runs of consecutive blocks, one slot each, so runs may go in parallel.
+    /// A kernel writing a GEMM's operand and that GEMM, run block by block (see
+    /// [`stream`]): block `b` of `producer` writes its `block_elements` operand elements
+    /// (whole rows: of the lhs, or along `k`, [`stream::StreamAxis`]) into a scratch slot
+    /// of the operand buffer's allocation, and `gemm` multiplies those rows at once,
+    /// while they are in cache. The blocks split into `slots` runs of consecutive blocks,
+    /// one slot each, so runs may go in parallel.
     StreamedGemm {
         /// The producer, a [`Thunk::Kernel`].
         producer: Box<Thunk>,
-        /// Which of the producer's arguments is the lhs.
+        /// Which of the producer's arguments is the streamed operand (the lhs, or with
+        /// [`stream::StreamAxis::Contraction`] the operand it names).
         lhs_arg: usize,
-        /// The lhs elements one block writes (a multiple of the GEMM's `k`).
+        /// The operand elements one block writes (whole rows of it).
         block_elements: i64,
-        /// Scratch slots of `block_elements` each in the lhs buffer.
+        /// Scratch slots of `block_elements` each in the operand's buffer (for a
+        /// contraction stream, then one result-sized accumulator per slot but the first).
         slots: usize,
         /// The GEMM, a [`Thunk::Gemm`] of one batch element over the producer's output.
         gemm: Box<Thunk>,
+        /// Which of the GEMM's dimensions the blocks split: result rows (the blocks write
+        /// lhs rows), or the contraction (the blocks write rows of `k` of the lhs or rhs,
+        /// each block's product added into the result; see [`stream::StreamAxis`]).
+        axis: stream::StreamAxis,
     },
     /// A library GEMM: `out = lhs x rhs` per batch element.
     Gemm {

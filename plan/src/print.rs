@@ -45,11 +45,20 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                 block_elements,
                 slots,
                 gemm,
+                axis,
                 ..
             } => {
+                let over = match axis {
+                    crate::stream::StreamAxis::Rows => "",
+                    crate::stream::StreamAxis::Contraction { .. } => " over the contraction",
+                };
+                let operand = match axis {
+                    crate::stream::StreamAxis::Contraction { lhs: false } => "rhs",
+                    _ => "lhs",
+                };
                 let _ = writeln!(
                     out,
-                    "{pad}{i}: streamed gemm: {block_elements} lhs elements per block, {slots} scratch slots"
+                    "{pad}{i}: streamed gemm{over}: {block_elements} {operand} elements per block, {slots} scratch slots"
                 );
                 let pair = [(**producer).clone(), (**gemm).clone()];
                 sequence(p, &pair, depth + 1, out);

@@ -4,13 +4,44 @@
 //! written into a small scratch slot and multiplied at once, while they are in cache; the
 //! lhs never goes to memory whole (for a ResNet 3x3 convolution at batch 8 that is 58 MB
 //! written and read back).
+//!
+//! On the CPU an operand written in whole rows along the contraction streams too
+//! ([`StreamAxis::Contraction`]): a convolution's weight gradient multiplies the output
+//! gradient by the input's patches over every batch element and position, the patches
+//! as an `[k, n]` rhs; each block's product adds into the small result, so only a block
+//! of the patches is live (`cnn_train_step`'s 18.9 MB of them).
 
 use affine::linear::Linear;
 use affine::{Expr, Var};
 
+use super::stream_rhs::rereads_pay;
 use super::thunk_names::each_named;
-use super::{Buffer, Thunk};
+use super::{Buffer, BufferId, Thunk};
 use codegen::kir::{Access, Kernel, Stmt};
+
+/// Which dimension of a [`Thunk::StreamedGemm`]'s GEMM its producer's blocks split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamAxis {
+    /// Block `b` writes lhs rows `[b R, (b + 1) R)` (row-major, strides `(k, 1)`), which
+    /// give result rows `[b R, (b + 1) R)` alone.
+    Rows,
+    /// Block `b` writes rows `[b R, (b + 1) R)` along `k` of the streamed operand: the
+    /// rhs stored `[k, n]` row-major (strides `(n, 1)`), or with `lhs` the lhs stored
+    /// `[k, m]` (strides `(1, m)`). Every block's product adds into the whole result: a
+    /// weight gradient's GEMM reads im2col patches across its summed (batch x spatial)
+    /// dimension, so only a block of them is live at a time. Each slot's run of blocks
+    /// sums into an accumulator of its own (the first slot's is the result; the others
+    /// follow the slots in the operand's buffer), added into the result at the end.
+    Contraction {
+        /// Whether the streamed operand is the lhs (else the rhs).
+        lhs: bool,
+    },
+}
+
+/// Fewest rows along `k` a block of a contraction stream writes: each block's product
+/// is an `m x n x R` GEMM added into the result, which thin blocks would make a series
+/// of rank-`R` updates of the whole result.
+pub const CONTRACTION_MIN_BLOCK_ROWS: i64 = 32;
 
 /// Left-hand sides smaller than this stay whole: they fit in the last-level cache, so
 /// writing them costs no memory traffic to speak of.
@@ -30,20 +61,25 @@ pub struct StreamOptions {
     pub workers: usize,
     /// Smallest GEMM lhs streamed from its producer.
     pub min_bytes: u64,
+    /// Whether GEMMs may stream over their contraction ([`StreamAxis::Contraction`]):
+    /// the CPU executor runs such steps; the CUDA executor does not.
+    pub contraction: bool,
 }
 
 /// Fuses every kernel whose output, of at least `options.min_bytes` (in nested sequences
-/// [`NESTED_STREAM_MIN_BYTES`] when that is less), is only the next thunk's GEMM lhs (see
-/// the module docs) with that GEMM, with one scratch slot per worker (at most the
-/// kernel's blocks), in the entry sequence and in every nested one (loop conditions and
-/// bodies, conditional branches). `buffers`' `defined_at` and `last_use` are thunk
-/// indices of the entry sequence; they are renumbered for the removed thunks, and the lhs
-/// buffer shrinks to the scratch slots.
+/// [`NESTED_STREAM_MIN_BYTES`] when that is less), is only the next thunk's GEMM operand
+/// (its lhs in whole rows, or with `options.contraction` the lhs or rhs in whole rows
+/// along `k`, [`StreamAxis`]; see the module docs) with that GEMM, with one scratch slot
+/// per worker (at most the kernel's blocks), in the entry sequence and in every nested
+/// one (loop conditions and bodies, conditional branches). `buffers`' `defined_at` and
+/// `last_use` are thunk indices of the entry sequence; they are renumbered for the
+/// removed thunks, and the operand's buffer shrinks to the scratch slots (and a
+/// contraction stream's accumulators).
 ///
 /// A nested sequence's buffers all live through the entry thunk holding it (the builder
-/// tracks liveness at that level), so there the lhs qualifies when no thunk of the whole
-/// program but the producer and the GEMM names it (see [`named_only_by_the_pair`]): then
-/// nothing else ever reads or writes it, in any iteration.
+/// tracks liveness at that level), so there the operand qualifies when no thunk of the
+/// whole program but the producer and the GEMM names it (see [`named_only_by_the_pair`]):
+/// then nothing else ever reads or writes it, in any iteration.
 pub fn stream_gemms(
     thunks: &mut Vec<Thunk>,
     buffers: &mut [Buffer],
@@ -67,10 +103,18 @@ pub fn stream_gemms(
     }
     let mut i = 0;
     while i + 1 < thunks.len() {
-        if let Some((lhs_arg, block_elements, lhs, slots)) =
-            streamable(&thunks[i], &thunks[i + 1], i, buffers, kernels, options)
-        {
-            fuse(thunks, i, buffers, (lhs_arg, block_elements, lhs, slots));
+        let dies_here =
+            |b: BufferId| buffers[b].defined_at == Some(i) && buffers[b].last_use == Some(i + 1);
+        let pair = pair_streams(
+            &thunks[i],
+            &thunks[i + 1],
+            buffers,
+            kernels,
+            options,
+            &dies_here,
+        );
+        if let Some(s) = pair {
+            fuse(thunks, i, buffers, s);
             for b in buffers.iter_mut() {
                 for at in [&mut b.defined_at, &mut b.last_use] {
                     if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
@@ -104,9 +148,16 @@ fn stream_nested(
         }
         let mut i = 0;
         while i + 1 < seq.len() {
-            let pair = named_only_by_the_pair(&seq[i], &seq[i + 1], buffers, names)
-                .then(|| pair_streams(&seq[i], &seq[i + 1], buffers, kernels, options))
-                .flatten();
+            let only_the_pair =
+                |b: BufferId| named_only_by_the_pair(&seq[i], &seq[i + 1], b, buffers, names);
+            let pair = pair_streams(
+                &seq[i],
+                &seq[i + 1],
+                buffers,
+                kernels,
+                options,
+                &only_the_pair,
+            );
             if let Some(s) = pair {
                 fuse(seq, i, buffers, s);
             }
@@ -115,85 +166,101 @@ fn stream_nested(
     }
 }
 
-/// Whether `consumer` is a GEMM whose lhs no thunk of the program but `producer` (once)
-/// and `consumer` (as its lhs only) names, and which is a temporary written inside the
+/// Whether `consumer` is a GEMM reading buffer `b` as one operand, and no thunk of the
+/// program but `producer` (once) and `consumer` names `b`, a temporary written inside the
 /// sequence, not an output (outputs live to the end).
 fn named_only_by_the_pair(
     producer: &Thunk,
     consumer: &Thunk,
+    b: BufferId,
     buffers: &[Buffer],
     names: &[usize],
 ) -> bool {
-    let (Thunk::Kernel { args, .. }, Thunk::Gemm { lhs, .. }) = (producer, consumer) else {
+    let (Thunk::Kernel { args, .. }, Thunk::Gemm { lhs, rhs, out, .. }) = (producer, consumer)
+    else {
         return false;
     };
-    let Some(b) = buffers.get(*lhs) else {
+    let Some(buf) = buffers.get(b) else {
         return false;
     };
-    names.get(*lhs) == Some(&2)
-        && args.iter().filter(|&a| a == lhs).count() == 1
-        && b.defined_at.is_some()
-        && b.last_use != Some(usize::MAX)
+    names.get(b) == Some(&2)
+        && [lhs, rhs, out].into_iter().filter(|&&x| x == b).count() == 1
+        && *out != b
+        && args.iter().filter(|&&a| a == b).count() == 1
+        && buf.defined_at.is_some()
+        && buf.last_use != Some(usize::MAX)
 }
 
-/// What a streamable pair needs: `(lhs argument, lhs elements per block, lhs buffer,
-/// slots)`.
-type Streaming = (usize, i64, usize, usize);
+/// What a streamable pair needs.
+#[derive(Clone, Copy, Debug)]
+struct Streaming {
+    /// The producer's argument that is the streamed operand.
+    arg: usize,
+    /// Operand elements per block.
+    block_elements: i64,
+    /// The operand's buffer.
+    buffer: BufferId,
+    /// Scratch slots.
+    slots: usize,
+    /// The dimension the blocks split.
+    axis: StreamAxis,
+}
 
-/// Replaces `seq[i]` and `seq[i + 1]` by their [`Thunk::StreamedGemm`]; the lhs buffer
-/// shrinks to the scratch slots.
+/// Bytes of a streamed operand's buffer: `slots` blocks of `block_elements` elements of
+/// `width` bytes, and for a contraction stream one `result`-element accumulator per slot
+/// but the first (which sums into the result itself).
+pub fn scratch_bytes(
+    axis: StreamAxis,
+    slots: usize,
+    block_elements: i64,
+    width: u64,
+    result: u64,
+) -> u64 {
+    let blocks = slots as u64 * block_elements.max(0) as u64 * width;
+    match axis {
+        StreamAxis::Rows => blocks,
+        StreamAxis::Contraction { .. } => blocks + slots.saturating_sub(1) as u64 * result * width,
+    }
+}
+
+/// Replaces `seq[i]` and `seq[i + 1]` by their [`Thunk::StreamedGemm`]; the operand's
+/// buffer shrinks to the scratch ([`scratch_bytes`]).
 fn fuse(seq: &mut Vec<Thunk>, i: usize, buffers: &mut [Buffer], s: Streaming) {
-    let (lhs_arg, block_elements, lhs, slots) = s;
     let gemm = seq.remove(i + 1);
     let producer = seq.remove(i);
-    let element_bytes = match &gemm {
-        Thunk::Gemm { shape, .. } => buffers[lhs].bytes / (shape.m * shape.k) as u64,
-        _ => 0,
+    let (width, result) = match &gemm {
+        Thunk::Gemm { shape, .. } => (u64::from(shape.ty.byte_width()), (shape.m * shape.n) as u64),
+        _ => (0, 0),
     };
     seq.insert(
         i,
         Thunk::StreamedGemm {
             producer: Box::new(producer),
-            lhs_arg,
-            block_elements,
-            slots,
+            lhs_arg: s.arg,
+            block_elements: s.block_elements,
+            slots: s.slots,
             gemm: Box::new(gemm),
+            axis: s.axis,
         },
     );
-    buffers[lhs].bytes = slots as u64 * block_elements as u64 * element_bytes;
+    buffers[s.buffer].bytes = scratch_bytes(s.axis, s.slots, s.block_elements, width, result);
 }
 
-/// `(lhs argument, lhs elements per block, lhs buffer, slots)` when `producer` (thunk
-/// `i` of the entry sequence) and `consumer` can stream.
-fn streamable(
-    producer: &Thunk,
-    consumer: &Thunk,
-    i: usize,
-    buffers: &[Buffer],
-    kernels: &[Kernel],
-    options: StreamOptions,
-) -> Option<Streaming> {
-    let Thunk::Gemm { lhs, .. } = consumer else {
-        return None;
-    };
-    let dies_here = buffers[*lhs].defined_at == Some(i) && buffers[*lhs].last_use == Some(i + 1);
-    dies_here
-        .then(|| pair_streams(producer, consumer, buffers, kernels, options))
-        .flatten()
-}
-
-/// The [`Streaming`] of `producer` and `consumer` when the producer writes the GEMM's lhs
-/// (at least `options.min_bytes`, as its one output argument naming it) in whole rows,
-/// block by block, the GEMM reads it as its lhs only, and neither the rhs nor the result
-/// is that buffer; whether the lhs dies there is the caller's to check.
+/// The [`Streaming`] of `producer` and `consumer` when the producer writes one of the
+/// GEMM's operands (at least `options.min_bytes`, as its one output argument naming it,
+/// accepted by `ok`: the caller's test that it dies at the GEMM) in whole rows block by
+/// block, the GEMM reads it as that operand only and does not write it: its lhs by
+/// result rows ([`StreamAxis::Rows`]), else, with `options.contraction`, the lhs or rhs
+/// by rows along `k` ([`StreamAxis::Contraction`], blocks of at least
+/// [`CONTRACTION_MIN_BLOCK_ROWS`] rows whose scratch is at most half the operand).
 fn pair_streams(
     producer: &Thunk,
     consumer: &Thunk,
     buffers: &[Buffer],
     kernels: &[Kernel],
     options: StreamOptions,
+    ok: &dyn Fn(BufferId) -> bool,
 ) -> Option<Streaming> {
-    let slots = options.workers;
     let (
         Thunk::Kernel {
             kernel,
@@ -211,34 +278,67 @@ fn pair_streams(
     else {
         return None;
     };
-    let (m, k) = (shape.m as i64, shape.k as i64);
-    let whole_rows = shape.batch.is_empty()
+    let plain = shape.batch.is_empty()
         && shape.uniform()
-        && m > 0
-        && k > 0
+        && shape.m > 0
+        && shape.k > 0
         && shape.n > 0
-        && shape.lhs == (shape.k as isize, 1);
-    if !whole_rows
-        || buffers[*lhs].bytes < options.min_bytes
-        || *blocks < 2
-        || rhs == lhs
-        || out == lhs
-        || args.iter().filter(|&a| a == lhs).count() != 1
-    {
+        && *blocks >= 2
+        && lhs != rhs;
+    if !plain {
         return None;
     }
-    let lhs_arg = args.iter().position(|a| a == lhs)?;
+    let (m, n, k) = (shape.m as i64, shape.n as i64, shape.k as i64);
+    let width = u64::from(shape.ty.byte_width());
+    // (operand, axis, elements of one of its rows, its rows)
+    let mut tries = Vec::new();
+    if shape.lhs == (shape.k as isize, 1) {
+        tries.push((*lhs, StreamAxis::Rows, k, m));
+    }
+    if options.contraction {
+        if shape.lhs == (1, shape.m as isize) {
+            tries.push((*lhs, StreamAxis::Contraction { lhs: true }, m, k));
+        }
+        if shape.rhs == (shape.n as isize, 1) {
+            tries.push((*rhs, StreamAxis::Contraction { lhs: false }, n, k));
+        }
+    }
     let k_ir = kernels.get(*kernel)?;
-    if k_ir.buffers.get(lhs_arg)?.access != Access::Out {
-        return None;
-    }
-    let c = block_elements(k_ir, lhs_arg)?;
-    (c % k == 0 && c.checked_mul(*blocks)? == m.checked_mul(k)?).then_some((
-        lhs_arg,
-        c,
-        *lhs,
-        slots.min(*blocks as usize),
-    ))
+    tries.into_iter().find_map(|(b, axis, row, rows)| {
+        if b == *out || buffers.get(b)?.bytes < options.min_bytes || !ok(b) {
+            return None;
+        }
+        if args.iter().filter(|&&a| a == b).count() != 1 {
+            return None;
+        }
+        let arg = args.iter().position(|&a| a == b)?;
+        if k_ir.buffers.get(arg)?.access != Access::Out {
+            return None;
+        }
+        let c = block_elements(k_ir, arg)?;
+        if c % row != 0 || c.checked_mul(*blocks)? != rows.checked_mul(row)? {
+            return None;
+        }
+        // Every block of a row stream reads the whole rhs (see `stream_rhs`).
+        let rhs_bytes = buffers.get(*rhs)?.bytes;
+        if axis == StreamAxis::Rows && !rereads_pay(rhs_bytes, buffers[b].bytes, *blocks) {
+            return None;
+        }
+        let slots = options.workers.clamp(1, *blocks as usize);
+        if let StreamAxis::Contraction { .. } = axis {
+            let scratch = scratch_bytes(axis, slots, c, width, (m * n) as u64);
+            if c / row < CONTRACTION_MIN_BLOCK_ROWS || scratch * 2 > buffers[b].bytes {
+                return None;
+            }
+        }
+        Some(Streaming {
+            arg,
+            block_elements: c,
+            buffer: b,
+            slots,
+            axis,
+        })
+    })
 }
 
 /// The elements `C` of buffer `buf` each block of `k` writes, when block `b` writes

@@ -280,8 +280,16 @@ impl Run<'_> {
                 lhs_arg,
                 block_elements,
                 gemm,
+                axis: plan::stream::StreamAxis::Rows,
                 ..
             } => self.run_streamed(producer, *lhs_arg, *block_elements, gemm)?,
+            // The plan streams over the contraction for the CPU target only.
+            Thunk::StreamedGemm { .. } => {
+                return Err(BackendError::Unsupported {
+                    printer: "cuda",
+                    what: "a GEMM streamed over its contraction".into(),
+                })
+            }
             Thunk::Gemm {
                 shape,
                 lhs,

@@ -60,6 +60,7 @@ mod small_row_dots;
 mod spmd;
 mod stacked_caches;
 mod streamed;
+mod streamed_contraction;
 mod streamed_loops;
 mod thin_dots;
 mod transposes;

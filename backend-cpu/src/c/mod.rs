@@ -15,4 +15,5 @@ pub use printer::{
 };
 pub use scalars::{c_type, expr_c};
 pub use units::{translation_unit, translation_units};
+pub use vecmath::shared::units_sharing_math;
 pub use vecmath::VECMATH;

@@ -135,16 +135,12 @@ pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<
     for (i, &g) in group_of.iter().enumerate() {
         units[unit_of_group[g]].push(i);
     }
-    units
+    let units: Vec<Vec<&str>> = units
         .into_iter()
         .filter(|u| !u.is_empty() || n == 1)
-        .map(|members| {
-            let mut out = prelude_for(members.iter().map(|&i| texts[i].as_str()));
-            for i in members {
-                out.push('\n');
-                out.push_str(&texts[i]);
-            }
-            out
-        })
-        .collect()
+        .map(|members| members.iter().map(|&i| texts[i].as_str()).collect())
+        .collect();
+    // With the module's trigonometric entries in a unit of their own where there are
+    // several (compiled once, not once per unit).
+    super::vecmath::shared::units_sharing_math(&units)
 }

@@ -253,6 +253,14 @@ pub(super) fn finish_launch(
 ) -> Result<EmittedKernel, CodegenError> {
     let mut notes = vec![title];
     notes.extend(b.notes.iter().cloned());
+    // On the CPU, a concatenate's single-point piece leaves the innermost loops (a GPU's
+    // loops are its threads).
+    let body = if b.target.threads_per_block <= 1 {
+        let block = grid.block_var.map(|v| (v, 0, grid.blocks - 1));
+        kir::peel_guarded_points(body, block.as_slice())
+    } else {
+        body
+    };
     let mut body = kir::hoist_invariants(body, &b.buffers, &b.locals);
     body.insert(0, Stmt::Comment(notes.join("\n")));
     let kernel = Kernel {

@@ -7,6 +7,7 @@ mod as_threads;
 mod hoist;
 mod kernel;
 mod parse;
+mod peel;
 mod print;
 mod subst;
 mod types;
@@ -20,6 +21,7 @@ pub use kernel::{
     ShuffleKind, Stmt, WARP_LANES,
 };
 pub use parse::{parse_kernel, parse_kernels, KirParseError};
+pub use peel::peel_guarded_points;
 pub use print::{binop_name, cmp_name, guard_text, kernel_text, unop_name, value_text};
 pub use subst::{for_each_load, rewrite_exprs, substitute_stmts};
 pub use types::ScalarType;

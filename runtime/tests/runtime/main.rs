@@ -5,6 +5,7 @@
 
 mod carried_loops;
 mod chosen_layouts;
+mod concat_pieces;
 mod corpus;
 mod cuda_executor;
 mod cuda_host;

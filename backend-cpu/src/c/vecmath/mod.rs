@@ -43,9 +43,10 @@
 //!   fraction, rounded to the nearest quadrant and converted to a double-double through
 //!   three 52-bit pieces (the closest double to a multiple of pi/2 needs 2^-122). A
 //!   vector (of the vector function ABI's entries, `trig.rs`) runs Cody-Waite alone
-//!   unless one of its lanes is 2^30 or more; such a vector runs both reductions on every
-//!   lane and a mask selects (Payne-Hanek on every lane had made f64 sin 6x slower:
-//!   9.5 -> 1.5 ns per element, AVX-512). sin r = r + r^3 p(r^2), cos r =
+//!   unless one of its lanes is 2^30 or more; such lanes run both reductions (a scalar
+//!   function) and a mask selects (Payne-Hanek on every lane had made f64 sin 6x slower:
+//!   9.5 -> 1.5 ns per element, AVX-512). With several translation units a module
+//!   compiles these entries once, in a unit of their own (`shared.rs`). sin r = r + r^3 p(r^2), cos r =
 //!   1 - r^2/2 + r^4 q(r^2) (degree 5 each in f64, r's low part and the rounding of r^2 and
 //!   1 - r^2/2 in the tail); the quadrant selects and negates; tan = sin / cos or -cos / sin
 //!   with both as double-doubles and the quotient corrected by its residual. f32 computes
@@ -126,6 +127,7 @@ pub(crate) mod common;
 pub(crate) mod erf;
 pub(crate) mod exp_log;
 pub(crate) mod pow;
+pub(crate) mod shared;
 pub(crate) mod trig;
 
 /// The functions compiled as SIMD clones (`HLOC_VM_SIMD`, name prefixes) or, for sin, cos
@@ -141,6 +143,12 @@ pub(crate) const SIMD_CLONED: [&str; 7] = [
     "hloc_vcbrt_",
     "hloc_verf_f64",
 ];
+
+/// The functions of [`SIMD_CLONED`] compiled in every translation unit that calls one:
+/// the trigonometric functions' entries are compiled once per module of several units
+/// ([`shared`]).
+pub(crate) const PER_UNIT_CLONED: [&str; 4] =
+    ["hloc_vpow_", "hloc_vatan2_", "hloc_vcbrt_", "hloc_verf_f64"];
 
 /// The C text of [`VECMATH`], as a macro so that `concat!` can append it to the prelude.
 macro_rules! vecmath_c {

@@ -307,27 +307,50 @@ fn prelude_has_the_entry_points_of_the_called_trig_functions() {
     }
 }
 
-/// Two translation units calling the same trigonometric functions link into one program
-/// (their entry points are local symbols), and arrays mixing arguments below 2^30 with
-/// huge ones (one huge lane among small ones, whole vectors of huge ones, a remainder
-/// past the last vector) give libm's results within the documented bounds, through the
-/// vector entries and the scalar one.
+/// Two translation units calling the same trigonometric functions link into one program,
+/// whether each defines its own entry points (local symbols) or both declare the ones a
+/// third unit, the module's math unit, defines (`units_sharing_math`: global hidden
+/// symbols); and arrays mixing arguments below 2^30 with huge ones (one huge lane among
+/// small ones, whole vectors of huge ones, a remainder past the last vector) give libm's
+/// results within the documented bounds, through the vector entries and the scalar one.
 #[test]
 fn two_units_with_mixed_huge_arguments_link_and_match_libm() {
     let Some(cc) = compiler() else { return };
-    let dir = scratch("two-units");
-    let unit = |tag: &str| {
+    let kernels = |tag: &str| {
         format!(
-            "{}\nHLOC_VM_WIDE void run_{tag}(const double *restrict x, double *restrict s, \
+            "HLOC_VM_WIDE void run_{tag}(const double *restrict x, double *restrict s, \
              double *restrict t, long n) {{\n  for (long i = 0; i < n; i++) {{ s[i] = \
              hloc_vsin_f64(x[i] * 0.5) * 2.0; t[i] = hloc_vtan_f64(x[i]); }}\n}}\n\
              HLOC_VM_WIDE void run32_{tag}(const float *restrict x, float *restrict c, long \
-             n) {{\n  for (long i = 0; i < n; i++) c[i] = hloc_vcos_f32(x[i]);\n}}\n",
-            backend_cpu::c::prelude_for(
-                ["hloc_vsin_f64( hloc_vtan_f64( hloc_vcos_f32("].into_iter()
-            )
+             n) {{\n  for (long i = 0; i < n; i++) c[i] = hloc_vcos_f32(x[i]);\n}}\n"
         )
     };
+    let (ka, kb) = (kernels("a"), kernels("b"));
+    let local: Vec<String> = [&ka, &kb]
+        .iter()
+        .map(|k| {
+            format!(
+                "{}\n{k}",
+                backend_cpu::c::prelude_for([k.as_str()].into_iter())
+            )
+        })
+        .collect();
+    let shared = backend_cpu::c::units_sharing_math(&[vec![ka.as_str()], vec![kb.as_str()]]);
+    assert_eq!(shared.len(), 3);
+    for unit in &shared[..2] {
+        assert!(unit.contains("HLOC_VM_IMPORT(hloc_vsin_f64,"), "{unit}");
+        assert!(!unit.contains("HLOC_VM_ENTRIES(hloc_v"), "{unit}");
+    }
+    assert!(shared[2].contains("#define HLOC_VM_EXPORT"));
+    for (mode, units) in [("local", local), ("shared", shared)] {
+        link_and_run_mixed_huge(&cc, mode, &units);
+    }
+}
+
+/// Links the units `units` (defining `run_a`, `run_b`, `run32_a` and `run32_b`) with a
+/// main that checks both pairs against libm, and runs it.
+fn link_and_run_mixed_huge(cc: &str, mode: &str, units: &[String]) {
+    let dir = scratch(&format!("two-units-{mode}"));
     let main = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,12 +397,17 @@ int main(void) {
   return bad != 0;
 }
 "#;
-    let (a, b, m) = (dir.join("a.c"), dir.join("b.c"), dir.join("main.c"));
-    std::fs::write(&a, unit("a")).expect("write a.c");
-    std::fs::write(&b, unit("b")).expect("write b.c");
+    let mut srcs = Vec::new();
+    for (i, unit) in units.iter().enumerate() {
+        let src = dir.join(format!("unit{i}.c"));
+        std::fs::write(&src, unit).expect("write a unit");
+        srcs.push(src);
+    }
+    let m = dir.join("main.c");
     std::fs::write(&m, format!("#include <math.h>\n{main}")).expect("write main.c");
+    srcs.push(m);
     let exe = dir.join("two-units");
-    let out = Command::new(&cc)
+    let out = Command::new(cc)
         .args([
             "-O2",
             "-ftree-vectorize",
@@ -390,7 +418,7 @@ int main(void) {
         ])
         .arg("-o")
         .arg(&exe)
-        .args([&a, &b, &m])
+        .args(&srcs)
         .arg("-lm")
         .output()
         .expect("run the C compiler");

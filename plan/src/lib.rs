@@ -29,6 +29,7 @@ mod profile;
 pub mod sort_order;
 pub mod stream;
 pub mod stream_chain;
+mod stream_rhs;
 mod streamed_parts;
 mod thunk_names;
 

@@ -117,12 +117,24 @@ pub struct Decision {
 pub struct Decisions {
     /// `by_id[id.index()]`, `None` for instructions not reached.
     pub by_id: Vec<Option<Decision>>,
+    /// `partial[id.index()]`: for a partially manual region's value tiled over the
+    /// automatic axes, the manual coordinate each device serves (`manual_partial.rs`).
+    pub partial: Vec<Option<Vec<i64>>>,
 }
 
 impl Decisions {
     /// The decision of `id`.
     pub fn get(&self, id: InstrId) -> Option<&Decision> {
         self.by_id.get(id.index()).and_then(Option::as_ref)
+    }
+
+    /// The manual coordinate of each device where `id` is a partially manual region's
+    /// value tiled over the automatic axes.
+    pub fn partial_keys(&self, id: InstrId) -> Option<&[i64]> {
+        self.partial
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .map(Vec::as_slice)
     }
 
     /// [`Decisions::explain`], each computation an op is partitioned with (a loop's

@@ -187,7 +187,15 @@ fn build(
             .get(id)
             .ok_or_else(|| SpmdError::invalid(comp.instr(id).name(), "no sharding decided"))
     };
+    // Collectives added for a partially manual region's values must stay within a
+    // manual coordinate (each instruction's additions checked after it is built).
+    let mut copies = std::collections::HashSet::new();
+    let mut pending: Option<(InstrId, usize)> = None;
     for &id in comp.def_before_use_order().iter() {
+        if let Some((prev, mark)) = pending.take() {
+            check_partial(&e, comp, decisions, prev, mark, &copies)?;
+        }
+        pending = Some((id, e.b.len()));
         let instr = comp.instr(id);
         let d = decided(id)?;
         if !instr.control_predecessors().is_empty() {
@@ -344,6 +352,7 @@ fn build(
             _ => {}
         }
         let mut v = e.b.add(copy);
+        copies.insert(v);
         if let Some(p) = &d.partial {
             let to_apply = match instr.opcode() {
                 Opcode::Reduce => instr.to_apply(),
@@ -361,6 +370,9 @@ fn build(
             v = e.reshard(v, instr.shape(), from, to, instr.name())?;
         }
         value.insert(id, v);
+    }
+    if let Some((prev, mark)) = pending.take() {
+        check_partial(&e, comp, decisions, prev, mark, &copies)?;
     }
     let mut root = value[&comp.root()];
     let root_out = &decided(comp.root())?.out;
@@ -396,6 +408,33 @@ fn build(
         .set_attr(AttrName::Sharding, sharding_attr(root_out));
     c.is_entry = true;
     Ok(m.add_computation(c))
+}
+
+/// Checks the collectives built for `id` (from builder index `mark` on, its own copy
+/// aside) where it reads or makes a partially manual region's value
+/// (`manual_partial::check_groups`); a region's entry reshards global values, unchecked.
+fn check_partial(
+    e: &Emit,
+    comp: &hlo::Computation,
+    decisions: &Decisions,
+    id: InstrId,
+    mark: usize,
+    copies: &std::collections::HashSet<InstrId>,
+) -> Result<(), SpmdError> {
+    let instr = comp.instr(id);
+    if crate::rules_manual::enters(instr) {
+        return Ok(());
+    }
+    let keys = std::iter::once(id)
+        .chain(instr.operands().iter().copied())
+        .find_map(|o| decisions.partial_keys(o));
+    let Some(keys) = keys else { return Ok(()) };
+    let added: Vec<&hlo::Instruction> = (mark..e.b.len())
+        .map(InstrId::from_index)
+        .filter(|i| !copies.contains(i))
+        .filter_map(|i| e.b.get(i))
+        .collect();
+    crate::manual_partial::check_groups(keys.len(), &added, keys, instr)
 }
 
 /// Computations other than the entry run as they are on every device (a loop body or a

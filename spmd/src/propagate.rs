@@ -45,6 +45,7 @@ pub(crate) fn propagate_in(
         devices,
         decisions: Decisions {
             by_id: vec![None; comp.instrs.len()],
+            partial: vec![None; comp.instrs.len()],
         },
         hints: backward(comp, devices),
         assume: Vec::new(),
@@ -58,6 +59,8 @@ pub(crate) fn propagate_in(
             d = b;
         }
         annotate(&ctx, instr, &mut d)?;
+        let keys = crate::rules_partial::partial_keys(&ctx, instr, &d);
+        ctx.decisions.partial[id.index()] = keys;
         ctx.decisions.by_id[id.index()] = Some(d);
     }
     Ok(ctx.decisions)

@@ -11,65 +11,25 @@
 //! made whole first.
 //!
 //! A partially manual region (`shard_map(..., axis_names={...})`: manual on some mesh
-//! axes, automatic on the others) is taken the same way, with the automatic axes
-//! replicated inside it: its boundaries' shardings name only manual axes, so each device
-//! holds its manual coordinate's whole piece and runs the body on it (the body's
-//! collectives name global devices, grouped over the manual axes, so they pair the
-//! devices of one automatic coordinate). The body's own constraints (`{?}` in Shardy's
-//! form, a `manual` subgroup in GSPMD's) only say how the automatic axes may split it, so
-//! they are kept as their operands. Splitting the body over the automatic axes too (as
-//! XLA does) would save its redundant work; a boundary sharding that names an automatic
-//! axis is named unsupported.
+//! axes, automatic on the others) runs per manual coordinate with its values tiled over
+//! the automatic axes as any other value (`rules_partial.rs`, `manual_partial.rs`): its
+//! boundaries split over the manual axes, its inputs keep their split over the automatic
+//! ones, and its body's collectives (which group devices over the manual axes) keep
+//! their operands' tiling. A boundary sharding that names an automatic axis is named
+//! unsupported.
 
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::{Instruction, Opcode, Shape};
+
+pub(crate) use crate::manual_ops::{enters, leaves, manual_constraint, per_device};
 
 use crate::context::{text, Ctx};
 use crate::decision::{Decision, ValueTiling};
 use crate::emit::local_shape;
 use crate::error::SpmdError;
+use crate::manual_partial;
 use crate::sdy;
 use crate::tiling::Tiling;
-
-/// Custom calls that enter a manual region.
-pub(crate) fn enters(instr: &Instruction) -> bool {
-    matches!(
-        instr.custom_call_target(),
-        Some("xla.sdy.GlobalToLocalShape" | "SPMDFullToShardShape")
-    ) && instr.opcode() == Opcode::CustomCall
-}
-
-/// Custom calls that leave a manual region.
-pub(crate) fn leaves(instr: &Instruction) -> bool {
-    matches!(
-        instr.custom_call_target(),
-        Some("xla.sdy.LocalToGlobalShape" | "SPMDShardToFullShape")
-    ) && instr.opcode() == Opcode::CustomCall
-}
-
-/// Ops whose value is each device's own in any program: the ids and the collectives
-/// (which an unpartitioned module holds only inside manual regions).
-pub(crate) fn per_device(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        PartitionId
-            | ReplicaId
-            | AllReduce
-            | AllReduceStart
-            | AllReduceDone
-            | AllGather
-            | AllGatherStart
-            | AllGatherDone
-            | ReduceScatter
-            | AllToAll
-            | RaggedAllToAll
-            | CollectivePermute
-            | CollectivePermuteStart
-            | CollectivePermuteDone
-            | CollectiveBroadcast
-    )
-}
 
 /// The decision for `instr` when it is a region boundary or inside a region, else `None`.
 pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decision, SpmdError>> {
@@ -79,25 +39,15 @@ pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decisi
     if leaves(instr) {
         return Some(leave(ctx, instr));
     }
+    if let Some(d) = crate::rules_partial::partial_region_op(ctx, instr) {
+        return Some(d);
+    }
     let reads_manual = (0..instr.operands().len())
         .any(|i| matches!(ctx.operand(instr, i), Ok(ValueTiling::Manual)));
     if reads_manual || per_device(instr.opcode()) || manual_constraint(instr) {
         return Some(inside(ctx, instr));
     }
     None
-}
-
-/// A `Sharding` call that marks its value as a manual region's (`{manual}`, or a
-/// partially manual sharding with a `manual` subgroup), even where its operand is made
-/// in the region from whole values (a constant broadcast in the body).
-fn manual_constraint(instr: &Instruction) -> bool {
-    instr.opcode() == Opcode::CustomCall
-        && instr.custom_call_target() == Some("Sharding")
-        && instr.sharding().is_some_and(|s| match &s.kind {
-            ShardingKind::Manual => true,
-            ShardingKind::Tiled(t) => t.subgroups.contains(&SubgroupKind::Manual),
-            _ => false,
-        })
 }
 
 /// An op of the body: copied as it is; operands from outside the region made whole.
@@ -303,16 +253,51 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
             ),
         ));
     }
+    let keys = crate::rules_partial::region_keys(ctx, instr);
     let mut operands = Vec::with_capacity(pieces.len());
     let mut names = Vec::new();
+    let mut bodies = Vec::new();
     for (i, (s, piece)) in shardings.iter().zip(&pieces).enumerate() {
         let global = ctx.comp.instr(instr.operands()[i]).shape();
-        let t = tiling_of(ctx, instr, s, global, piece)?;
-        names.push(text(&t));
+        let mut t = tiling_of(ctx, instr, s, global, piece)?;
         let now = ctx.operand_array(instr, i)?;
+        if let Some(keys) = &keys {
+            // Partially manual: the input keeps its split over the automatic axes where
+            // it refines the manual one.
+            let (to, body) = manual_partial::input(&t, now, keys, global, piece);
+            t = to;
+            bodies.push(body);
+        }
+        names.push(text(&t));
         operands.push(Some(t.clone()).filter(|t| t != now));
     }
     let moved = operands.iter().filter(|o| o.is_some()).count();
+    if keys.is_some() {
+        let out = match instr.shape().is_tuple() {
+            true => ValueTiling::Tuple(bodies),
+            false => ValueTiling::Array(bodies.remove(0)),
+        };
+        let why = format!(
+            "enters a partially manual region: inputs {}{}; the body runs per manual coordinate, tiled {} over the automatic axes",
+            names.join(", "),
+            match moved {
+                0 => String::new(),
+                n => format!(" ({n} resharded)"),
+            },
+            out.text()
+        );
+        return Ok(Decision {
+            out: out.clone(),
+            local: out,
+            operands,
+            partial: None,
+            tuple_operands: Vec::new(),
+            window: None,
+            halos: Vec::new(),
+            called: Vec::new(),
+            why,
+        });
+    }
     Ok(Decision {
         out: ValueTiling::Manual,
         local: ValueTiling::Manual,
@@ -337,13 +322,17 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
 /// region's output sharding.
 fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
     for i in 0..instr.operands().len() {
-        if !matches!(ctx.operand(instr, i)?, ValueTiling::Manual) {
+        if matches!(ctx.operand(instr, i)?, ValueTiling::Tuple(_)) {
             return Err(SpmdError::unsupported(
                 instr,
-                format!("operand {i} does not come from the manual region"),
+                format!("operand {i} is a tuple leaving the manual region"),
             ));
         }
     }
+    let keys = instr
+        .operands()
+        .iter()
+        .find_map(|&o| ctx.decisions.partial_keys(o));
     let shardings = boundary_shardings(ctx, instr, "xla.sdy.out_shardings", instr.sharding())?;
     let globals = element_shapes(instr);
     if shardings.len() != instr.operands().len() || globals.len() != shardings.len() {
@@ -358,9 +347,18 @@ fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         ));
     }
     let mut tilings = Vec::with_capacity(shardings.len());
+    let mut operands = Vec::with_capacity(shardings.len());
     for (i, (s, global)) in shardings.iter().zip(&globals).enumerate() {
         let piece = ctx.comp.instr(instr.operands()[i]).shape();
-        tilings.push(tiling_of(ctx, instr, s, global, piece)?);
+        let m = tiling_of(ctx, instr, s, global, piece)?;
+        let (t, gather) = match ctx.operand(instr, i)? {
+            // A value tiled over the automatic axes (a partially manual region's, or a
+            // whole one made in the body): composed with the manual split, or made whole.
+            ValueTiling::Array(b) => manual_partial::output(&m, b, keys, global, piece),
+            _ => (m, None),
+        };
+        tilings.push(t);
+        operands.push(gather);
     }
     let names: Vec<String> = tilings.iter().map(text).collect();
     let out = match instr.shape().is_tuple() {
@@ -370,7 +368,7 @@ fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
     Ok(Decision {
         out: out.clone(),
         local: out,
-        operands: vec![None; instr.operands().len()],
+        operands,
         partial: None,
         tuple_operands: Vec::new(),
         window: None,

@@ -1,5 +1,6 @@
 //! spmd's integration tests (one binary): golden propagation and partitioned modules,
-//! random annotated modules (dots, windowed ops, loops) evaluated on N devices against
+//! random annotated modules (dots, windowed ops, loops, partially manual regions)
+//! evaluated on N devices against
 //! the global evaluation, every corpus program with split parameters (`sweep.rs`), and
 //! JAX's annotated modules of `corpus/spmd` against XLA's global outputs.
 
@@ -9,6 +10,7 @@ mod golden;
 mod random_concats;
 mod random_loops;
 mod random_modules;
+mod random_partial;
 mod random_reshards;
 mod random_windows;
 mod sweep;

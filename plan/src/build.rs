@@ -790,12 +790,16 @@ pub fn build_program_with(
             .any(|&(s, i)| s == c.operand || s == c.output || i == c.operand)
     });
     let read_only_temps = super::memory::carried::hold_read_only(&mut st.buffers, &read_only);
+    // Loop state started from a temporary dying at the loop, in that temporary's bytes.
+    let dying_init =
+        super::memory::carried::dying_init_state(&thunks, &st.buffers, &keep_apart, &read_only);
     let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
     let shares: Vec<(BufferId, BufferId)> = accepted
         .iter()
         .map(|c| (c.output, c.operand))
         .chain(read_only_temps.iter().copied())
+        .chain(dying_init.iter().copied())
         .collect();
     let (assigned, in_place) = super::memory::steps::assign_by_steps(
         &thunks,
@@ -809,6 +813,11 @@ pub fn build_program_with(
     }
     for &(s, i) in &read_only {
         if in_place || !read_only_temps.contains(&(s, i)) {
+            st.buffers[s].allocation = st.buffers[i].allocation;
+        }
+    }
+    if in_place {
+        for &(s, i) in &dying_init {
             st.buffers[s].allocation = st.buffers[i].allocation;
         }
     }

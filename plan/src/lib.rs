@@ -28,7 +28,9 @@ mod print;
 mod profile;
 pub mod sort_order;
 pub mod stream;
+mod stream_axis;
 pub mod stream_chain;
+mod stream_reorder;
 mod stream_rhs;
 mod streamed_parts;
 mod thunk_names;
@@ -188,7 +190,7 @@ pub enum Thunk {
     },
     /// A kernel writing a GEMM's operand and that GEMM, run block by block (see
     /// [`stream`]): block `b` of `producer` writes its `block_elements` operand elements
-    /// (whole rows: of the lhs, or along `k`, [`stream::StreamAxis`]) into a scratch slot
+    /// (whole rows: of the lhs, or along `k`, `StreamAxis`) into a scratch slot
     /// of the operand buffer's allocation, and `gemm` multiplies those rows at once,
     /// while they are in cache. The blocks split into `slots` runs of consecutive blocks,
     /// one slot each, so runs may go in parallel.
@@ -196,7 +198,7 @@ pub enum Thunk {
         /// The producer, a [`Thunk::Kernel`].
         producer: Box<Thunk>,
         /// Which of the producer's arguments is the streamed operand (the lhs, or with
-        /// [`stream::StreamAxis::Contraction`] the operand it names).
+        /// `StreamAxis::Contraction` the operand it names).
         lhs_arg: usize,
         /// The operand elements one block writes (whole rows of it).
         block_elements: i64,
@@ -207,8 +209,8 @@ pub enum Thunk {
         gemm: Box<Thunk>,
         /// Which of the GEMM's dimensions the blocks split: result rows (the blocks write
         /// lhs rows), or the contraction (the blocks write rows of `k` of the lhs or rhs,
-        /// each block's product added into the result; see [`stream::StreamAxis`]).
-        axis: stream::StreamAxis,
+        /// each block's product added into the result; see `StreamAxis`).
+        axis: stream_axis::StreamAxis,
     },
     /// A library GEMM: `out = lhs x rhs` per batch element.
     Gemm {

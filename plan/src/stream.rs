@@ -14,29 +14,11 @@
 use affine::linear::Linear;
 use affine::{Expr, Var};
 
+pub use super::stream_axis::StreamAxis;
 use super::stream_rhs::rereads_pay;
 use super::thunk_names::each_named;
 use super::{Buffer, BufferId, Thunk};
 use codegen::kir::{Access, Kernel, Stmt};
-
-/// Which dimension of a [`Thunk::StreamedGemm`]'s GEMM its producer's blocks split.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StreamAxis {
-    /// Block `b` writes lhs rows `[b R, (b + 1) R)` (row-major, strides `(k, 1)`), which
-    /// give result rows `[b R, (b + 1) R)` alone.
-    Rows,
-    /// Block `b` writes rows `[b R, (b + 1) R)` along `k` of the streamed operand: the
-    /// rhs stored `[k, n]` row-major (strides `(n, 1)`), or with `lhs` the lhs stored
-    /// `[k, m]` (strides `(1, m)`). Every block's product adds into the whole result: a
-    /// weight gradient's GEMM reads im2col patches across its summed (batch x spatial)
-    /// dimension, so only a block of them is live at a time. Each slot's run of blocks
-    /// sums into an accumulator of its own (the first slot's is the result; the others
-    /// follow the slots in the operand's buffer), added into the result at the end.
-    Contraction {
-        /// Whether the streamed operand is the lhs (else the rhs).
-        lhs: bool,
-    },
-}
 
 /// Fewest rows along `k` a block of a contraction stream writes: each block's product
 /// is an `m x n x R` GEMM added into the result, which thin blocks would make a series
@@ -101,6 +83,14 @@ pub fn stream_gemms(
     for t in thunks.iter_mut() {
         stream_nested(t, buffers, kernels, nested, &names);
     }
+    super::stream_reorder::producers_next_to_gemms(
+        thunks,
+        buffers,
+        kernels,
+        &|producer, gemm, bufs, b| {
+            pair_streams(producer, gemm, bufs, kernels, options, &|x| x == b).is_some()
+        },
+    );
     let mut i = 0;
     while i + 1 < thunks.len() {
         let dies_here =

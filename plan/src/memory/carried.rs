@@ -217,6 +217,50 @@ pub fn read_only_state(
     out
 }
 
+/// Entry loops' state elements started from a temporary of the entry that dies at the
+/// loop (made before it, read by nothing after it, not an output nor in `keep_apart`,
+/// the initial value of this one element only): as `(state, init)`. The state may take
+/// the temporary's bytes, as XLA's while loops run on their operand's buffer: the copy
+/// into the state becomes a copy onto itself, and the first iteration reads the initial
+/// value where it was made (`gru_scan`'s 4 MB of stacked outputs, zeros from a
+/// broadcast, were a second 4 MB of state). The caller assigns each pair as one group
+/// (one offset, from the temporary's definition to the state's last use) and binds the
+/// state to the temporary's allocation if the assignment kept the groups. Elements in
+/// `taken` (the read-only ones, [`read_only_state`]) are left out.
+pub fn dying_init_state(
+    thunks: &[Thunk],
+    buffers: &[Buffer],
+    keep_apart: &[BufferId],
+    taken: &[(BufferId, BufferId)],
+) -> Vec<(BufferId, BufferId)> {
+    let mut out = Vec::new();
+    for (at, t) in thunks.iter().enumerate() {
+        let Thunk::While { state, init, .. } = t else {
+            continue;
+        };
+        for (&s, &i) in state.iter().zip(init) {
+            let (Some(sb), Some(ib)) = (buffers.get(s), buffers.get(i)) else {
+                continue;
+            };
+            let fits = ib.defined_at.is_some_and(|d| d < at)
+                && ib.last_use == Some(at)
+                && ib.allocation == usize::MAX
+                && sb.allocation == usize::MAX
+                && sb.bytes == ib.bytes
+                && s != i
+                && !keep_apart.contains(&s)
+                && !keep_apart.contains(&i)
+                && state.iter().filter(|&&x| x == s).count() == 1
+                && init.iter().filter(|&&x| x == i).count() == 1
+                && !taken.iter().any(|&(x, y)| x == s || y == i);
+            if fits {
+                out.push((s, i));
+            }
+        }
+    }
+    out
+}
+
 /// Places the read-only state elements (`(state, init)`, [`read_only_state`]): one
 /// started from a parameter or constant is marked placed (the assignment gives it no
 /// bytes; the caller binds it to its initial value's allocation afterwards); one started
@@ -415,5 +459,41 @@ mod tests {
         );
         bufs[6].last_use = Some(usize::MAX);
         assert_eq!(read_only_state(&thunks, &bufs, &ks, &[7]), [(0, 8)]);
+    }
+
+    #[test]
+    fn state_takes_the_bytes_of_an_initial_temporary_dying_at_the_loop() {
+        // Thunk 0 writes b6 and b2; the loop (thunk 1) starts b5 from b6 (dying there),
+        // b7 from b2 (read again by thunk 2), b0 from b8 (a parameter), b3 from b6's
+        // twin b4 (an output); b9 from b1, already read-only.
+        let mut bufs = buffers(12);
+        for b in [6, 2, 4, 1] {
+            bufs[b].defined_at = Some(0);
+            bufs[b].last_use = Some(1);
+        }
+        bufs[2].last_use = Some(2);
+        bufs[4].last_use = Some(usize::MAX);
+        bufs[8].defined_at = None;
+        bufs[8].allocation = 2;
+        let t = Thunk::While {
+            name: "w".into(),
+            cond: vec![],
+            cond_result: 10,
+            body: vec![kernel(vec![5, 11])],
+            body_results: vec![11, 7, 0, 3, 9],
+            state: vec![5, 7, 0, 3, 9],
+            init: vec![6, 2, 8, 4, 1],
+        };
+        let thunks = [kernel(vec![0, 6]), t, kernel(vec![2, 10])];
+        let found = dying_init_state(&thunks, &bufs, &[4], &[(9, 1)]);
+        assert_eq!(found, [(5, 6)]);
+        // Not when the temporary starts two elements, or has another size.
+        let mut twice = thunks.clone();
+        if let Thunk::While { init, .. } = &mut twice[1] {
+            init[1] = 6;
+        }
+        assert_eq!(dying_init_state(&twice, &bufs, &[4], &[(9, 1)]), []);
+        bufs[5].bytes = 32;
+        assert_eq!(dying_init_state(&thunks, &bufs, &[4], &[(9, 1)]), []);
     }
 }

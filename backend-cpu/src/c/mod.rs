@@ -4,6 +4,7 @@
 mod prelude;
 mod printer;
 mod scalars;
+mod shared_bodies;
 mod unit_balance;
 mod units;
 mod vecmath;

@@ -9,6 +9,7 @@ use codegen::kir::Kernel;
 
 use super::prelude::prelude_for;
 use super::printer::kernel_c;
+use super::shared_bodies::{self, BodyShape};
 use super::unit_balance::{assign, kernel_cost, Cost, ALIAS_US};
 
 /// Each kernel's text, and which earlier kernel's code it shares (`None`: its own). A
@@ -17,6 +18,10 @@ fn kernel_texts(kernels: &[Kernel]) -> (Vec<String>, Vec<Option<usize>>) {
     let mut first: std::collections::HashMap<String, usize> = Default::default();
     let mut texts = Vec::with_capacity(kernels.len());
     let mut owner = Vec::with_capacity(kernels.len());
+    // The kernels with code of their own, by the shape of their body (for
+    // `shared_bodies`: the same code up to some integer literals).
+    let mut shapes: Vec<Option<BodyShape>> = vec![None; kernels.len()];
+    let mut by_shape: std::collections::HashMap<String, Vec<usize>> = Default::default();
     for (i, k) in kernels.iter().enumerate() {
         let text = kernel_c(k);
         let entry = format!("void {}(void *const *bufs", k.name);
@@ -50,12 +55,65 @@ fn kernel_texts(kernels: &[Kernel]) -> (Vec<String>, Vec<Option<usize>>) {
             }
             None => {
                 first.insert(key, i);
+                let own_body = format!("{}_body", k.name);
+                if let Some(s) = shared_bodies::body_shape(body, &own_body, &k.name) {
+                    by_shape.entry(s.key.clone()).or_default().push(i);
+                    shapes[i] = Some(s);
+                }
                 texts.push(text);
                 owner.push(None);
             }
         }
     }
+    for members in by_shape.values().filter(|m| m.len() > 1) {
+        share_body(kernels, members, &shapes, &mut texts, &mut owner);
+    }
     (texts, owner)
+}
+
+/// Kernels `members` (in order, of one body shape) printed as one body taking the
+/// literals they differ in, which the first one's text defines, and an entry point each
+/// calling it with its own (`shared_bodies`); each later one's owner is the first.
+fn share_body(
+    kernels: &[Kernel],
+    members: &[usize],
+    shapes: &[Option<BodyShape>],
+    texts: &mut [String],
+    owner: &mut [Option<usize>],
+) {
+    let Some(group) = members
+        .iter()
+        .map(|&i| shapes[i].as_ref())
+        .collect::<Option<Vec<&BodyShape>>>()
+    else {
+        return;
+    };
+    let Some(params) = shared_bodies::differing(&group) else {
+        return;
+    };
+    let split = |i: usize| {
+        let at = texts[i].find(&format!("void {}(void *const *bufs", kernels[i].name))?;
+        Some((texts[i][..at].to_string(), texts[i][at..].to_string()))
+    };
+    let Some(parts) = members
+        .iter()
+        .map(|&i| split(i))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let o = members[0];
+    let body = format!("{}_body", kernels[o].name);
+    for (n, (&i, (own_body, entry))) in members.iter().zip(parts).enumerate() {
+        let name = format!("{}_body", kernels[i].name);
+        let call = shared_bodies::calling(&entry, &name, &body, group[n], &params);
+        texts[i] = if n == 0 {
+            shared_bodies::shared_body(&own_body, group[0], &params) + &call
+        } else {
+            owner[i] = Some(o);
+            call
+        };
+    }
 }
 
 /// `c` without its `/* */` and `//` comments, or `None` where a string or character literal

@@ -56,6 +56,7 @@ mod remat_patches;
 mod scan_ops;
 mod select_arms;
 mod semantics;
+mod shared_bodies;
 mod sliced_attention;
 mod small_row_dots;
 mod spmd;

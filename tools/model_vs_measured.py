@@ -27,6 +27,13 @@ compared thunk (program, label, class, measured and modelled ms) for a before/af
 comparison; the summary also splits thunks by class (`gemm.f32`, `gemm.bf16xbf16->f32`,
 `library lapack.potrf`, `kernel`, ...).
 
+--kernel-classes DIR splits generated kernels by what they compute (tools/kernel_classes.py:
+softmax-like, reduction, transpose, gather, transcendental or plain elementwise, ...; each
+program compiled once with `hloc compile --dump-to DIR/PROGRAM`). `--compare OLD.json`
+prints, per class, an earlier `--json`'s figures (its own measurement), the new ones, and the
+earlier model's prediction against the new measurement (thunks joined by program and label):
+old and new model on the same measurement.
+
 --scaled-dir DIR also runs the realistic-size programs of `tools/bench_vs_xla.py --scaled`
 found in DIR (one sub-directory per program with before_optimizations.hlo and
 inputs.npz); when some are missing, they are generated there first with JAX, through
@@ -41,6 +48,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+import kernel_classes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCALED = [
@@ -130,6 +139,34 @@ def distribution(title, ratios):
             f"{min(ratios):>8.3g} {max(ratios):>8.3g}")
 
 
+def compare(old, new):
+    """Per class (the new run's): the old run's geomean and share within 2x over its own
+    thunks of that class, the new run's, and the old model's predictions over the new
+    measurement (thunks joined by program and label)."""
+    old_by = {(r["program"], r["label"]): r for r in old}
+    classes = {}
+    for r in new:
+        classes.setdefault(r["class"], []).append(r)
+    old_classes = {}
+    for r in old:
+        old_classes.setdefault(r["class"], []).append(r["ratio"])
+    print()
+    print(f"{'class':34} {'old n':>6} {'old gm':>7} {'old<=2x':>7} {'new n':>6} {'new gm':>7} "
+          f"{'new<=2x':>7} {'joined':>6} {'oldm/new':>8} {'<=2x':>5}")
+    everything = ("all", new, [r["ratio"] for r in old])
+    rows = [(c, rs, old_classes.get(c, [])) for c, rs in sorted(classes.items(),
+                                                                  key=lambda x: -len(x[1]))]
+    for c, rs, olds in rows + [everything]:
+        news = [r["ratio"] for r in rs]
+        joined = [old_by[(r["program"], r["label"])]["model_ms"] / r["ms"]
+                  for r in rs if (r["program"], r["label"]) in old_by and r["ms"] > 0]
+        cell = lambda xs: (f"{len(xs):>6} {geomean(xs):>7.3g} {within(xs, 2):>6.0f}%"  # noqa: E731
+                           if xs else f"{0:>6} {'-':>7} {'-':>7}")
+        jtxt = (f"{len(joined):>6} {geomean(joined):>8.3g} {within(joined, 2):>4.0f}%"
+                if joined else f"{0:>6} {'-':>8} {'-':>5}")
+        print(f"{c[:34]:34} {cell(olds)} {cell(news)} {jtxt}")
+
+
 def programs(corpus, names, group):
     """(name, hlo path, npz path, group) of each program to run."""
     out = []
@@ -167,6 +204,10 @@ def main():
                     help="also run every program (sub-directory) found here, as 'fresh'")
     ap.add_argument("--no-corpus", action="store_true", help="leave the corpus out")
     ap.add_argument("--json", help="write every compared thunk here")
+    ap.add_argument("--kernel-classes", metavar="DIR",
+                    help="split generated kernels by what they compute (dumps kept in DIR)")
+    ap.add_argument("--compare", metavar="OLD_JSON",
+                    help="per class: an earlier --json's figures against this run's")
     a = ap.parse_args()
 
     names = [l.split("\t")[0] for l in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]]
@@ -192,6 +233,9 @@ def main():
     program_geomeans = {"corpus": [], "fresh": [], "scaled": []}
     listing = []
     with tempfile.TemporaryDirectory() as cache:
+        classifier = (kernel_classes.Classifier(a.hloc, a.kernel_classes,
+                                                dict(os.environ, HLOC_CACHE_DIR=cache))
+                      if a.kernel_classes else None)
         for name, hlo, npz, group in todo:
             got, err = profile(a.hloc, hlo, npz, a.repeat, cache)
             if err:
@@ -199,6 +243,9 @@ def main():
                 continue
             rows, total = got
             both = [r for r in rows if r["ratio"]]
+            for r in both:
+                k = classifier.kernel_class(name, hlo, r["label"]) if classifier else None
+                r["class"] = k or thunk_class(r["label"])
 
             pooled[group] += [(name, r) for r in both]
             if not both:
@@ -234,19 +281,22 @@ def main():
             sel = [r["ratio"] for r in rows if lo <= r["ms"] < hi]
             if sel:
                 print(distribution(f"{group}: measured {title}", sel))
-        classes = sorted({thunk_class(r["label"]) for r in rows})
+        classes = sorted({r["class"] for r in rows})
         for cl in classes:
-            sel = [r["ratio"] for r in rows if thunk_class(r["label"]) == cl]
+            sel = [r["ratio"] for r in rows if r["class"] == cl]
             print(distribution(f"{group}: {cl}"[:28], sel))
         pg = program_geomeans[group]
         if pg:
             print(f"{group}: geomean of the {len(pg)} program geomeans: {geomean(pg):.3g}")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump([{"program": n, "label": r["label"], "class": thunk_class(r["label"]),
+            json.dump([{"program": n, "label": r["label"], "class": r["class"],
                         "ms": r["ms"], "calls": r["calls"], "model_ms": r["model_ms"],
                         "ratio": r["ratio"], "roof": r["roof"]}
                        for g in pooled.values() for n, r in g], f, indent=0)
+    if a.compare:
+        new = [dict(r, program=n) for g in pooled.values() for n, r in g]
+        compare(json.load(open(a.compare)), new)
     if a.kernels:
         print()
         print(f"{'program':30} {'measured ms':>12} {'model ms':>10} {'ratio':>8}  thunk")

@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use toml::Spanned;
 
 use crate::{
-    Cache, Compute, Device, DeviceError, DeviceKind, KernelLimits, Library, Loops, Memory,
+    Cache, Compute, Device, DeviceError, DeviceKind, Elementwise, KernelLimits, Library, Loops,
+    Memory,
 };
 
 /// Fields descriptions once held that belong to the code generator, with where they went:
@@ -68,6 +69,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
         },
         library: None,
         loops: None,
+        elementwise: None,
     };
     // An optional section, but whole when written: every field required.
     let device = if doc.contains_key("library") {
@@ -101,6 +103,18 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                     .positive("loops.contraction_int_flops_per_unit")?,
                 far_tap_s: r.non_negative("loops.far_tap_s")?,
                 far_operand_bytes: r.bytes("loops.far_operand_bytes")?,
+            }),
+            ..device
+        }
+    } else {
+        device
+    };
+    // Optional too, and whole when written.
+    let device = if doc.contains_key("elementwise") {
+        Device {
+            elementwise: Some(Elementwise {
+                transcendental_f32_s: r.positive("elementwise.transcendental_f32_s")?,
+                transcendental_f64_s: r.positive("elementwise.transcendental_f64_s")?,
             }),
             ..device
         }

@@ -30,10 +30,11 @@
 //!
 //! A description is TOML (read by the `toml` crate): one `[section]` per struct below,
 //! `key = value` per field. Every field is required, checked for kind and range, and
-//! unknown fields are errors, so a typo cannot silently fall back to a default. The two
+//! unknown fields are errors, so a typo cannot silently fall back to a default. The three
 //! optional sections, `[library]` (the measured rates of the runtime's library calls:
-//! GEMM per operand type, LAPACK, FFT, sort) and `[loops]` (contractions the code
-//! generator runs as loops), are each whole when written.
+//! GEMM per operand type, LAPACK, FFT, sort), `[loops]` (contractions the code
+//! generator runs as loops) and `[elementwise]` (what a transcendental costs per element),
+//! are each whole when written.
 
 mod describe;
 mod error;
@@ -42,7 +43,9 @@ mod types;
 
 pub use error::DeviceError;
 pub use probe::{probe_cpu, probe_cpu_with, ProbeOptions};
-pub use types::{Cache, Compute, Device, DeviceKind, KernelLimits, Library, Loops, Memory};
+pub use types::{
+    Cache, Compute, Device, DeviceKind, Elementwise, KernelLimits, Library, Loops, Memory,
+};
 
 /// The descriptions shipped with hloc: `(name, text)`.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -121,7 +124,7 @@ mod tests {
 
     #[test]
     fn errors_name_file_line_and_field() {
-        let t = cpu_text().replace("dram_bytes_per_s = 48e9", "dram_bytes_per_s = -1");
+        let t = cpu_text().replace("dram_bytes_per_s = 8e9", "dram_bytes_per_s = -1");
         let line = line_of(&t, "dram_bytes_per_s");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
@@ -143,7 +146,7 @@ mod tests {
         let line = t.lines().count();
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
-            format!("x.toml:{line}: unknown field `library.speed`")
+            format!("x.toml:{line}: unknown field `elementwise.speed`")
         );
         // The `[library]` section is optional, but whole when written.
         let lib = cpu_text().find("[library]").unwrap();
@@ -156,6 +159,16 @@ mod tests {
         assert!(parse("x.toml", cpu_text()).unwrap().loops.is_some());
         let t = cpu_text().replace("far_tap_s = ", "far_tap = ");
         assert_eq!(err(&t), "x.toml: missing field `loops.far_tap_s`");
+        let ew = cpu_text().find("[elementwise]").unwrap();
+        let without = parse("x.toml", &cpu_text()[..ew]).unwrap();
+        assert_eq!(without.elementwise, None);
+        let with = parse("x.toml", cpu_text()).unwrap().elementwise.unwrap();
+        assert!(with.transcendental_f64_s > with.transcendental_f32_s);
+        let t = cpu_text().replace("transcendental_f64_s = ", "transcendental_f64 = ");
+        assert_eq!(
+            err(&t),
+            "x.toml: missing field `elementwise.transcendental_f64_s`"
+        );
         let t = cpu_text().replace("fft_flops_per_unit = 10e9", "");
         assert_eq!(
             parse("x.toml", &t).unwrap_err().to_string(),
@@ -166,7 +179,7 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("field `compute.units`: must be a whole number >= 1, found 2.5"));
-        let t = cpu_text().replace("dram_bytes_per_s = 48e9", "dram_bytes_per_s = 90e9");
+        let t = cpu_text().replace("dram_bytes_per_s = 8e9", "dram_bytes_per_s = 90e9");
         assert!(parse("x.toml", &t)
             .unwrap_err()
             .to_string()
@@ -247,7 +260,7 @@ mod tests {
             format!("x.toml:{line}: field `kernel.launch_s`: must not be negative, found -1.5e-6")
         );
         // Missing: a field, a whole section.
-        let t = cpu_text().replace("l2_bytes = 1048576", "");
+        let t = cpu_text().replace("l2_bytes = 2097152", "");
         assert_eq!(err(&t), "x.toml: missing field `cache.l2_bytes`");
         let t = cpu_text().replace("[memory]", "[mem]");
         assert_eq!(

@@ -114,6 +114,23 @@ pub struct Loops {
     pub far_operand_bytes: u64,
 }
 
+/// What an elementwise transcendental costs per core as the code generator's vector
+/// polynomials run it (the C prelude's `hloc_vexp_f32` and kin, vectorized by the C
+/// compiler): several times the flops table's count at the vector FMA rate, because a
+/// polynomial is a chain of dependent FMAs plus range reduction, selects and an exponent
+/// rebuild. Measured by `tools/fit_kernel_rates.py` (one-op modules of 65536 elements, in
+/// the second-level cache); a description without an `[elementwise]` section prices
+/// transcendentals by the flops table at its `compute` rates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Elementwise {
+    /// Seconds one unit takes per element of an `f32` transcendental of the flops table's
+    /// 16-flop class (`exp`, `log`, `tanh`, `logistic`; `bf16` and `f16` compute in `f32`).
+    /// A costlier opcode (`sin`: 24 flops in the table) takes its flops over 16 times this.
+    pub transcendental_f32_s: f64,
+    /// The same for `f64`.
+    pub transcendental_f64_s: f64,
+}
+
 /// A target machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Device {
@@ -133,6 +150,8 @@ pub struct Device {
     pub library: Option<Library>,
     /// The rates of contractions run as loops, where the description measured them.
     pub loops: Option<Loops>,
+    /// The cost of elementwise transcendentals, where the description measured it.
+    pub elementwise: Option<Elementwise>,
 }
 
 impl Device {

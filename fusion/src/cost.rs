@@ -825,6 +825,10 @@ impl CostModel<'_> {
             // Contractions run as loops: their taps at the loop's rate, not the vector rate.
             c.compute_s += l.seconds - l.flops / rate;
         }
+        if let Some(t) = self.transcendentals(info, &ev) {
+            // Transcendentals at their polynomials' measured time per element.
+            c.compute_s += t.seconds - t.flops / rate;
+        }
         if d.kind == DeviceKind::Cpu {
             // A transcendental recomputed for every element that reads it (through a
             // broadcast the code generator does not hoist) is evaluated at an index that is

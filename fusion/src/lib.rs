@@ -43,6 +43,7 @@
 mod concat_as_pads;
 pub mod cost;
 pub mod cost_contraction;
+pub mod cost_elementwise;
 pub mod cost_gather_index;
 pub mod cost_gemm;
 pub mod cost_library;

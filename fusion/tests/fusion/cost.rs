@@ -1,6 +1,7 @@
 //! The cost model against figures computed by hand for the shipped `cpu` description:
-//! DRAM 48 GB/s, L1 48 KiB at 400 GB/s, L2 1 MiB at 200 GB/s, L3 32 MiB at 100 GB/s,
-//! 2 cores of 96 GFLOP/s, 1.5 µs per kernel call.
+//! DRAM 8 GB/s, L1 48 KiB at 400 GB/s, L2 2 MiB at 55 GB/s, L3 32 MiB at 25 GB/s,
+//! 2 cores of 96 GFLOP/s, 1.5 µs per kernel call; an `f32` transcendental (exp, log,
+//! tanh) 0.45 ns per element per core, an `f64` one 1.2 ns.
 
 use fusion::cost::{CompInfo, CostModel, KernelCost};
 use hlo::InstrId;
@@ -62,9 +63,9 @@ fn broadcast_rereads_hit_l1_and_the_result_goes_to_l3() {
     let elements = 4096.0 * 1024.0;
     close(c.bytes_read, 4096.0);
     close(c.bytes_reread, (elements - 1024.0) * 4.0);
-    // The 16 MiB result fits L3 (100 GB/s).
+    // The 16 MiB result fits L3 (25 GB/s).
     close(c.bytes_written, elements * 4.0);
-    let memory = elements * 4.0 / 400e9 + elements * 4.0 / 100e9;
+    let memory = elements * 4.0 / 400e9 + elements * 4.0 / 25e9;
     close(c.memory_s, memory);
     close(c.flops, elements);
     close(c.time_s, memory + 1.5e-6);
@@ -76,11 +77,11 @@ fn row_reduction_reads_its_input_once_from_l2() {
         "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[256,1024] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[256] reduce(p, z), dimensions={1}, to_apply=add\n}",
         &["r"],
     );
-    // 1 MiB input from L2 (200 GB/s); the init value read once per output element from L1.
+    // 1 MiB input from L2 (55 GB/s); the init value read once per output element from L1.
     close(c.bytes_read, 1048576.0 + 4.0);
     close(c.bytes_reread, 255.0 * 4.0);
     close(c.bytes_written, 1024.0);
-    let memory = 1048576.0 / 200e9 + 1024.0 / 400e9 + 1024.0 / 400e9;
+    let memory = 1048576.0 / 55e9 + 1024.0 / 400e9 + 1024.0 / 400e9;
     close(c.memory_s, memory);
     close(c.flops, 262144.0);
     close(c.time_s, memory + 1.5e-6);
@@ -92,10 +93,41 @@ fn transcendentals_are_compute_bound() {
         "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n  ROOT x = f32[1024] exponential(p)\n}",
         &["x"],
     );
-    // 16 flops per exponential: 16384 flops at 192 GFLOP/s exceed 8 KiB at 400 GB/s.
+    // 16 flops per exponential in the table, but priced at the prelude's polynomial:
+    // 1024 of them at 0.45 ns per core on 2 cores exceed 8 KiB at 400 GB/s.
     close(c.flops, 16384.0);
-    close(c.compute_s, 16384.0 / 192e9);
-    close(c.time_s, 16384.0 / 192e9 + 1.5e-6);
+    close(c.compute_s, 1024.0 * 0.45e-9 / 2.0);
+    close(c.time_s, 1024.0 * 0.45e-9 / 2.0 + 1.5e-6);
+}
+
+/// An `f64` transcendental takes the description's `f64` time per element, a sine (24
+/// flops in the table against the measured class's 16) half as long again; a description
+/// without an `[elementwise]` section prices them by the flops table.
+#[test]
+fn transcendentals_take_their_measured_time_per_element_and_type() {
+    let text = |op: &str, ty: &str| {
+        format!(
+            "HloModule m\nENTRY e {{\n  p = {ty}[4096] parameter(0)\n  ROOT x = {ty}[4096] {op}(p)\n}}"
+        )
+    };
+    close(
+        cost(&text("exponential", "f64"), &["x"]).compute_s,
+        4096.0 * 1.2e-9 / 2.0,
+    );
+    close(
+        cost(&text("sine", "f32"), &["x"]).compute_s,
+        4096.0 * 0.45e-9 * 1.5 / 2.0,
+    );
+    // bf16 computes in f32.
+    close(
+        cost(&text("tanh", "bf16"), &["x"]).compute_s,
+        4096.0 * 0.45e-9 / 2.0,
+    );
+    let mut table_only = device::load("cpu").unwrap();
+    table_only.elementwise = None;
+    let rules = fusion::EmitterRules::xla_cpu();
+    let c = cost_on(&table_only, &rules, &text("exponential", "f64"), &["x"]);
+    close(c.compute_s, 4096.0 * 16.0 / 192e9);
 }
 
 #[test]
@@ -108,10 +140,11 @@ fn fusing_a_chain_saves_a_launch_and_the_intermediate() {
     };
     let fused = cost(text, &["a", "x"]);
     // Unfused: add (12 KiB of traffic) + exp (compute bound) + two calls.
-    close(unfused.time_s, 12288.0 / 400e9 + 16384.0 / 192e9 + 3e-6);
-    // Fused: 17 408 flops against 12 KiB, compute bound, one call.
+    let exp = 1024.0 * 0.45e-9 / 2.0;
+    close(unfused.time_s, 12288.0 / 400e9 + exp + 3e-6);
+    // Fused: the add's 1024 flops and the exps, compute bound, one call.
     close(fused.flops, 17408.0);
-    close(fused.time_s, 17408.0 / 192e9 + 1.5e-6);
+    close(fused.time_s, 1024.0 / 192e9 + exp + 1.5e-6);
     assert!(fused.time_s < unfused.time_s);
 }
 
@@ -265,13 +298,13 @@ fn a_transcendental_recomputed_per_element_is_priced_as_scalar_calls() {
     let n = 16.0 * 8.0 * 512.0;
     let recomputed = (n - 128.0) * 16.0;
     close(c.recomputed_flops, recomputed);
-    // Every log (n of them, 16 flops) and subtract at the table's rate, plus the
-    // recomputed logs' scalar surcharge.
+    // Every log (n of them) at the polynomial's time, the subtracts at the table's rate,
+    // plus the recomputed logs' scalar surcharge.
     close(c.flops, n * 16.0 + n);
     let slowdown = fusion::cost::SCALAR_RECOMPUTE_SLOWDOWN;
     close(
         c.compute_s,
-        (n * 17.0) / 192e9 + recomputed * (slowdown - 1.0) / 192e9,
+        n / 192e9 + n * 0.45e-9 / 2.0 + recomputed * (slowdown - 1.0) / 192e9,
     );
     assert!(c.compute_s > c.memory_s);
     // Hoisted (read along the root's trailing dimensions), it is computed once per value.
@@ -298,4 +331,9 @@ fn two_passes_over_a_row_are_not_a_recomputation() {
     close(c.recomputed_flops, 0.0);
     // exp evaluated in both passes: 2 x 32768 x 16 flops, the sum and the divide.
     close(c.flops, 2.0 * 32768.0 * 16.0 + 32768.0 + 32768.0 * 4.0);
+    // Both passes' exps at the polynomial's time, the rest at the vector rate.
+    close(
+        c.compute_s,
+        2.0 * 32768.0 * 0.45e-9 / 2.0 + (32768.0 + 32768.0 * 4.0) / 192e9,
+    );
 }

@@ -1,0 +1,58 @@
+//! A kernel's elementwise transcendentals (`exp`, `log`, `tanh`, `sin`, ...) priced at what
+//! the code generator's vector polynomials take per element ([`device::Elementwise`]),
+//! not at the flops table's count at the vector FMA rate: a polynomial is a chain of
+//! dependent FMAs plus range reduction and selects, several times the table's 16 flops
+//! at full FMA throughput. Softmax-like kernels (a row max, `exp(x - max)`, a row sum, a
+//! division) spend most of their time here: the table priced one `exp` at 0.17 ns per core
+//! where the prelude's takes 0.37 ns (`f32`) and 0.9 ns (`f64`).
+
+use hlo::ElementType;
+
+use crate::cost::{CompInfo, CostModel, Evaluation};
+use crate::ops::{self, OpClass};
+
+/// The table's flops of the class the description's per-element times are measured for
+/// (`exp`, `log`, `tanh`, `logistic`): an opcode of more flops takes proportionally longer.
+const MEASURED_CLASS_FLOPS: f64 = 16.0;
+
+/// The transcendentals of one kernel: the flops the composition counted for them (at the
+/// vector rate) and the seconds their polynomials take.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TranscendentalTime {
+    /// Flops [`crate::cost::evaluate`] counted for the transcendentals.
+    pub flops: f64,
+    /// Seconds of their evaluations on all units.
+    pub seconds: f64,
+}
+
+/// Whether `op` is priced per element here: an elementwise opcode of at least a
+/// transcendental's flops in the table.
+pub fn is_transcendental(class: OpClass, opcode: hlo::Opcode) -> bool {
+    class == OpClass::Loop
+        && opcode.is_elementwise()
+        && ops::flops_per_element(opcode) >= MEASURED_CLASS_FLOPS
+}
+
+impl CostModel<'_> {
+    /// The transcendentals among a kernel's members, from its evaluation `ev` (each
+    /// evaluation of a member is one element of its polynomial); `None` where it has none
+    /// or the device has no measured figure.
+    pub fn transcendentals(&self, info: &CompInfo, ev: &Evaluation) -> Option<TranscendentalTime> {
+        let figures = self.device.elementwise.as_ref()?;
+        let units = f64::from(self.device.compute.units.max(1));
+        let mut t = TranscendentalTime::default();
+        for (&m, &e) in &ev.evals {
+            let Some(op) = info.op(m) else { continue };
+            if !is_transcendental(op.class, op.opcode) {
+                continue;
+            }
+            let per_element = match op.element_type {
+                Some(ElementType::F64 | ElementType::C128) => figures.transcendental_f64_s,
+                _ => figures.transcendental_f32_s,
+            };
+            t.flops += e * op.flops_per_element;
+            t.seconds += e * per_element * op.flops_per_element / MEASURED_CLASS_FLOPS / units;
+        }
+        (t.flops > 0.0).then_some(t)
+    }
+}

@@ -554,10 +554,15 @@ fn random_key_sorts_match_the_reference_evaluator_bit_for_bit() {
 /// order: the comparator path). `k` from 1 to the row length; rows long enough for the
 /// heap selection.
 pub(crate) fn key_topk(seed: u64) -> (String, Vec<Literal>, bool) {
+    key_topk_of(seed, &[1, 3, 16, 100, 700, 3000])
+}
+
+/// [`key_topk`] with the row length drawn from `lengths`.
+pub(crate) fn key_topk_of(seed: u64, lengths: &[i64]) -> (String, Vec<Literal>, bool) {
     let mut rng = Rng::new(seed);
     let rank = 1 + rng.below(3);
     let mut dims: Vec<i64> = (0..rank).map(|_| rng.range(1, 4)).collect();
-    let n = *rng.pick(&[1, 3, 16, 100, 700, 3000]);
+    let n = *rng.pick(lengths);
     dims[rank - 1] = n;
     let k = match rng.below(4) {
         0 => 1,

@@ -163,6 +163,17 @@ def shard_map_programs():
         zero = jax.lax.pcast(jnp.zeros((x.shape[0], w.shape[1]), jnp.float32), "d", to="varying")
         return jax.lax.fori_loop(0, 8, step, (zero, w))[0]
 
+    def scan_shard_map(x, ws):
+        # A scan over layers whose step is a shard_map: the while loop's body holds a
+        # manual region and its psum (per-device ops inside a loop).
+        def layer(a, w):
+            y = jnp.tanh(a @ w * (1.0 / jnp.sqrt(w.shape[0])))
+            return y - jax.lax.pmean(y.mean(axis=0, keepdims=True), "d")
+
+        step = jax.shard_map(layer, mesh=mesh8, in_specs=(P("d"), P()), out_specs=P("d"))
+        h, _ = jax.lax.scan(lambda h, w: (step(h, w), None), x, ws)
+        return h
+
     def partial_megatron(x, w1, w2):
         # Manual on "model" only ("data" stays automatic): each model shard multiplies its
         # columns of w1 and rows of w2 and psums over "model"; the batch split over "data"
@@ -245,6 +256,13 @@ def shard_map_programs():
             jax.shard_map(ring_loop, mesh=mesh8, in_specs=(P("d"), P("d")), out_specs=P("d")),
             [s(mesh8, "d", None), s(mesh8, "d", None)],
             [(32, 8), (64, 4)],
+            True,
+        ),
+        (
+            "scan_shard_map",
+            scan_shard_map,
+            [s(mesh8, "d", None), s(mesh8)],
+            [(64, 16), (4, 16, 16)],
             True,
         ),
         # Partially manual shard_maps (manual on "model", automatic on "data"), in

@@ -123,12 +123,24 @@ pub(crate) fn check_called(
     instr: &Instruction,
     depth: usize,
 ) -> Result<(), SpmdError> {
+    check_called_ops(module, c, instr, depth, false)
+}
+
+/// [`check_called`], but manual regions and their per-device ops are allowed where
+/// `regions` (a loop body the partitioner partitions as it does the entry).
+pub(crate) fn check_called_ops(
+    module: &Module,
+    c: CompId,
+    instr: &Instruction,
+    depth: usize,
+    regions: bool,
+) -> Result<(), SpmdError> {
     if depth > 64 {
         return Err(SpmdError::unsupported(instr, "calls nest deeper than 64"));
     }
     for (_, i) in module.computation(c).instructions() {
         let manual = crate::rules_manual::enters(i) || crate::rules_manual::leaves(i);
-        if manual || crate::rules_manual::per_device(i.opcode()) {
+        if !regions && (manual || crate::rules_manual::per_device(i.opcode())) {
             return Err(SpmdError::unsupported(
                 instr,
                 format!(
@@ -145,7 +157,7 @@ pub(crate) fn check_called(
             ));
         }
         for called in i.called_computations() {
-            check_called(module, called, instr, depth + 1)?;
+            check_called_ops(module, called, instr, depth + 1, regions)?;
         }
     }
     Ok(())

@@ -4,9 +4,11 @@
 //! split, one it gathers is gathered once before the loop instead of every trip), up to a
 //! few rounds. Whatever `T` ends as, the init is resharded to it and the body's result
 //! too, so the carry is `T` at every trip boundary; the condition is partitioned with its
-//! parameter tiled `T` (its scalar result is the same on every device). A carry that is
-//! not a flat tuple of arrays, or a body or condition that holds per-device ops, takes the
-//! replicated fallback instead.
+//! parameter tiled `T` (its scalar result is the same on every device). A body may hold
+//! manual regions (a scan over a `shard_map`): they are partitioned as in the entry, and
+//! a per-device value that reaches the carry outside one is named unsupported. A carry
+//! that is not a flat tuple of arrays, or a condition that holds per-device ops, takes
+//! the replicated fallback instead (which names per-device ops unsupported).
 
 use hlo::Instruction;
 
@@ -30,10 +32,13 @@ pub(crate) fn while_loop(
     let ValueTiling::Tuple(init) = ctx.operand(instr, 0).ok()? else {
         return None;
     };
-    for c in [cond, body] {
-        if crate::rules_fallback::check_called(ctx.module, c, instr, 0).is_err() {
-            return None;
-        }
+    if crate::rules_fallback::check_called(ctx.module, cond, instr, 0).is_err() {
+        return None;
+    }
+    // The body may hold manual regions (a scan over a shard_map): it is partitioned as
+    // the entry is, regions kept per device.
+    if crate::rules_fallback::check_called_ops(ctx.module, body, instr, 0, true).is_err() {
+        return None;
     }
     Some(decide(ctx, init.clone(), cond, body))
 }
@@ -66,6 +71,18 @@ fn decide(
             }
             _ => break,
         }
+    }
+    if !matches!(
+        body_decisions.get(body_comp.root()).map(|r| &r.out),
+        Some(ValueTiling::Tuple(_))
+    ) {
+        // A per-device value outside any region reaching the carry has no global
+        // meaning to carry.
+        return Err(SpmdError::Unsupported {
+            opcode: "while".into(),
+            instr: body_comp.name().to_string(),
+            detail: "the loop body's result holds a per-device value (an id or collective outside a manual region)".into(),
+        });
     }
     let cond_decisions = (ctx.propagate)(
         ctx.module,

@@ -4,7 +4,8 @@
 //! programs among them in Shardy's form and in GSPMD's (manual regions kept per device;
 //! partially manual ones, manual on one axis of a 2x4 mesh, too),
 //! and programs with convolutions and pools on split rows (halos), a train step with
-//! optax's clipping and a scan over layers (a while loop with a split carry).
+//! optax's clipping, a scan over layers (a while loop with a split carry) and one whose
+//! step is a shard_map.
 
 use std::path::Path;
 
@@ -82,6 +83,7 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "shard_map_ring_gspmd",
         "shard_map_sandwich",
         "shard_map_ring_loop",
+        "scan_shard_map",
         "shard_map_partial_megatron",
         "shard_map_partial_gspmd",
         "shard_map_partial_collectives",

@@ -25,7 +25,6 @@ mod gpu;
 mod multi_device;
 pub mod pipeline;
 mod predict;
-mod predict_threads;
 mod profile;
 mod roofline;
 mod roofline_bound;

@@ -22,7 +22,6 @@ use fusion::cost_library::{GemmType, GemmWork};
 use hlo::{CompId, InstrId, Module, Opcode};
 use plan::{Program, Thunk};
 
-use crate::predict_threads::{on_one_thread, runs_on_one_thread};
 use crate::roofline_bound::{contraction_type, roofline_seconds};
 use crate::{Executable, RuntimeError};
 
@@ -292,15 +291,8 @@ impl Context<'_> {
             .or_insert_with(|| CompInfo::new(module, info_comp));
         let cost = self.model.kernel(info, &members, &roots);
         let contraction = contraction_type(module, info_comp, &members);
-        // A kernel the runtime runs on the calling thread: one core, an inline call.
-        let model = match t {
-            Thunk::Kernel {
-                blocks, elements, ..
-            } if runs_on_one_thread(*blocks, *elements) => on_one_thread(&cost, device),
-            _ => cost.time_s,
-        };
-        model.is_finite().then(|| Seconds {
-            model,
+        cost.time_s.is_finite().then(|| Seconds {
+            model: cost.time_s,
             roofline: roofline_seconds(
                 device,
                 cost.flops,
@@ -398,10 +390,7 @@ mod tests {
                 }
                 _ => {
                     let got = got.unwrap_or_else(|| panic!("no prediction for {label}"));
-                    assert!(
-                        got >= crate::predict_threads::INLINE_CALL_S,
-                        "{label}: {got}"
-                    );
+                    assert!(got >= cpu.kernel.launch_s, "{label}: {got}");
                     let roof = roof.unwrap_or_else(|| panic!("no roofline for {label}"));
                     assert!(roof > 0.0 && roof < got, "{label}: {roof} of {got}");
                 }
@@ -416,15 +405,8 @@ mod tests {
                     "{roof:?} {want}"
                 );
             }
-            // A fusion's prediction is the model's cost of its fused computation (these
-            // kernels of 4096 elements on the calling thread: one core, an inline call).
-            if let Thunk::Kernel {
-                kernel,
-                blocks,
-                elements,
-                ..
-            } = t
-            {
+            // A fusion's prediction is the model's cost of its fused computation.
+            if let Thunk::Kernel { kernel, .. } = t {
                 let name = &plan.program.kernels[*kernel].name;
                 let Some(fusion) = plan
                     .module
@@ -439,8 +421,7 @@ mod tests {
                 };
                 let (members, roots) = computation_kernel(&plan.module, fusion).unwrap();
                 let info = CompInfo::new(&plan.module, fusion);
-                assert!(runs_on_one_thread(*blocks, *elements));
-                let want = on_one_thread(&model.kernel(&info, &members, &roots), &cpu);
+                let want = model.kernel(&info, &members, &roots).time_s;
                 assert_eq!(pred.seconds_per_call(&label), Some(want), "{label}");
                 fusions += 1;
             }

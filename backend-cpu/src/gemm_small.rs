@@ -483,7 +483,7 @@ mod tests {
             );
             variants.push(("avx2", AVX2.to_vec()));
         }
-        print!("| m | n | k | faer GFLOP/s | 2 threads GFLOP/s |");
+        print!("| m | n | k | faer GFLOP/s | 2 threads GFLOP/s | 2 on pool GFLOP/s |");
         for (name, _) in &variants {
             print!(" {name} GFLOP/s |");
         }
@@ -541,6 +541,28 @@ mod tests {
                 );
             });
             print!(" {halves:.1} |");
+            // The same halves from a pool thread, as a loop moved to the pool by
+            // `on_pool` splits its step's product: one half here, the other stolen.
+            let pooled = crate::on_pool::run(|| {
+                time(&mut || {
+                    let (xp, wp, opp) = (x.as_ptr() as usize, w.as_ptr() as usize, op as usize);
+                    let half = |h: usize| {
+                        let (c0, c1) = (n * h / 2, n * (h + 1) / 2);
+                        let ops = Operands {
+                            lhs: xp as *const f32,
+                            ls: (k as isize, 1),
+                            rhs: (wp as *const f32).wrapping_add(c0),
+                            rs: (n as isize, 1),
+                            out: (opp as *mut f32).wrapping_add(c0),
+                            os: (n as isize, 1),
+                        };
+                        // SAFETY: as above; the halves' columns are disjoint.
+                        unsafe { product_on(Isa::best(), &ops, m, c1 - c0, k) };
+                    };
+                    rayon::join(|| half(0), || half(1));
+                })
+            });
+            print!(" {pooled:.1} |");
             for (_, tiles) in &variants {
                 let ops = Operands {
                     lhs: x.as_ptr(),

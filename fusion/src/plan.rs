@@ -98,6 +98,12 @@ struct Planner<'a> {
     /// The cost of each kernel as it is now (filled on first use, cleared on change).
     costs: Vec<std::cell::OnceCell<KernelCost>>,
     heap: BinaryHeap<Entry>,
+    /// The candidate each kernel's heap entry of its current version stands for: a popped
+    /// entry whose version still matches reuses it instead of evaluating the fusion again
+    /// (every change a candidate depends on re-evaluates the kernel and bumps its version,
+    /// see [`Planner::apply`]), which on long chains of growing kernels was a third of
+    /// the planning time.
+    pending: Vec<Option<Candidate>>,
     refusals: HashMap<InstrId, Decision>,
 }
 
@@ -124,6 +130,7 @@ pub fn plan(
         versions: Vec::new(),
         costs: Vec::new(),
         heap: BinaryHeap::new(),
+        pending: Vec::new(),
         refusals: HashMap::default(),
     };
     let order = comp.def_before_use_order().into_owned();
@@ -143,6 +150,7 @@ pub fn plan(
         p.owners.insert(id, vec![k]);
         p.versions.push(0);
         p.costs.push(std::cell::OnceCell::new());
+        p.pending.push(None);
     }
     for k in 0..p.kernels.len() {
         p.reevaluate(k);
@@ -151,7 +159,11 @@ pub fn plan(
         if !p.kernels[e.kernel].alive || p.versions[e.kernel] != e.version {
             continue;
         }
-        match p.candidate(e.kernel) {
+        let found = match p.pending[e.kernel].take() {
+            Some(c) => Some(Ok(c)),
+            None => p.candidate(e.kernel),
+        };
+        match found {
             Some(Ok(c)) => match p.confirm(e.kernel, c) {
                 Ok(c) => p.apply(e.kernel, c),
                 Err(d) => {
@@ -181,6 +193,7 @@ impl Planner<'_> {
 
     fn reevaluate(&mut self, k: usize) {
         self.versions[k] += 1;
+        self.pending[k] = None;
         let root = self.kernels[k].root;
         match self.candidate(k) {
             Some(Ok(c)) => {
@@ -191,6 +204,7 @@ impl Planner<'_> {
                     kernel: k,
                     version: self.versions[k],
                 });
+                self.pending[k] = Some(c);
             }
             Some(Err(d)) => {
                 self.refusals.insert(root, d);
@@ -493,6 +507,7 @@ impl Planner<'_> {
 
     fn apply(&mut self, k: usize, c: Candidate) {
         self.kernels[k].alive = false;
+        self.pending[k] = None;
         let producer_root = self.kernels[k].root;
         self.kernel_of_root.remove(&producer_root);
         self.refusals.remove(&producer_root);

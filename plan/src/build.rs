@@ -799,14 +799,13 @@ pub fn build_program_with(
         .iter()
         .map(|c| (c.output, c.operand))
         .chain(read_only_temps.iter().copied())
-        .chain(dying_init.iter().copied())
         .collect();
-    let (assigned, in_place) = super::memory::steps::assign_by_steps(
+    let (assigned, in_place, dying_kept) = super::memory::steps::assign_by_steps_with(
         &thunks,
         &mut st.buffers,
         &mut st.allocations,
         &output_buffers,
-        &shares,
+        (&shares, &dying_init),
     );
     if in_place {
         super::memory::in_place::mark(&thunks, &mut st.kernels, &accepted);
@@ -816,7 +815,7 @@ pub fn build_program_with(
             st.buffers[s].allocation = st.buffers[i].allocation;
         }
     }
-    if in_place {
+    if dying_kept {
         for &(s, i) in &dying_init {
             st.buffers[s].allocation = st.buffers[i].allocation;
         }

@@ -197,6 +197,34 @@ pub fn assign_by_steps(
     r
 }
 
+/// [`assign_by_steps`] with the pairs `optional` added to `shares` and without them,
+/// keeping the smaller temp block (with them on a tie). Every pair lengthens a group's
+/// live range, so pairs that pay alone can make the whole set lose to no pairs at all;
+/// the optional ones are weighed apart so that adding them never costs the others.
+/// Returns the assignment, whether `shares` were kept and whether `optional` were.
+pub fn assign_by_steps_with(
+    thunks: &[Thunk],
+    buffers: &mut [Buffer],
+    allocations: &mut Vec<Allocation>,
+    outputs: &[BufferId],
+    (shares, optional): (&[(BufferId, BufferId)], &[(BufferId, BufferId)]),
+) -> (Assigned, bool, bool) {
+    if optional.is_empty() {
+        let (a, kept) = assign_by_steps(thunks, buffers, allocations, outputs, shares);
+        return (a, kept, false);
+    }
+    let (mut b2, mut a2) = (buffers.to_vec(), allocations.clone());
+    let (without, kept) = assign_by_steps(thunks, &mut b2, &mut a2, outputs, shares);
+    let all: Vec<(BufferId, BufferId)> = shares.iter().chain(optional).copied().collect();
+    let (with, all_kept) = assign_by_steps(thunks, buffers, allocations, outputs, &all);
+    if all_kept && with.temp_block_bytes <= without.temp_block_bytes {
+        return (with, true, true);
+    }
+    buffers.clone_from_slice(&b2);
+    *allocations = a2;
+    (without, kept, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +291,46 @@ mod tests {
         for (b, &(d, u)) in want.iter().enumerate() {
             assert_eq!(steps[b], (Some(d), Some(u)), "buffer {b}");
         }
+    }
+
+    #[test]
+    fn optional_pairs_are_kept_only_when_they_pay() {
+        // Entry: 0 writes b0; 1 a loop starting state b1 from b0 (dying there); 2 reads
+        // b1 into the output b6.
+        let thunks = vec![
+            kernel(vec![0]),
+            Thunk::While {
+                name: "w".into(),
+                cond: vec![kernel(vec![1, 2])],
+                cond_result: 2,
+                body: vec![kernel(vec![1, 3]), kernel(vec![3, 4]), kernel(vec![4, 5])],
+                body_results: vec![5],
+                state: vec![1],
+                init: vec![0],
+            },
+            kernel(vec![1, 6]),
+        ];
+        let fresh = || {
+            vec![
+                temp(0, 1),
+                temp(1, 2),
+                temp(1, 1),
+                temp(1, 1),
+                temp(1, 1),
+                temp(1, 1),
+                temp(2, usize::MAX),
+            ]
+        };
+        let (mut b1, mut a1) = (fresh(), Vec::new());
+        let (apart, _, kept) = assign_by_steps_with(&thunks, &mut b1, &mut a1, &[6], (&[], &[]));
+        assert!(!kept);
+        let (mut b2, mut a2) = (fresh(), Vec::new());
+        let (with, _, kept) =
+            assign_by_steps_with(&thunks, &mut b2, &mut a2, &[6], (&[], &[(1, 0)]));
+        // The state takes its initial value's offset (no larger a block: kept on a tie).
+        assert!(kept);
+        assert!(with.temp_block_bytes <= apart.temp_block_bytes);
+        assert_eq!(a2[b2[0].allocation].offset, a2[b2[1].allocation].offset);
     }
 
     #[test]

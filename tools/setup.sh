@@ -67,7 +67,19 @@ if ! mpi_installed; then
   command -v apt-get >/dev/null 2>&1 \
     || { echo "setup: install OpenMPI (mpicc, mpirun) and libclang: ${mpi_pkgs[*]} on Debian" >&2; exit 1; }
   sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ "$(id -u)" -ne 0 ]; then
+    # Without root, apt-get runs only through a sudo that needs no password here; anything
+    # else stops with what is missing instead of a prompt or "sudo: command not found".
+    if ! command -v sudo >/dev/null 2>&1 || ! sudo -n true >/dev/null 2>&1; then
+      echo "setup: the \`mpi\` feature (tools/test.sh builds --all-features) needs OpenMPI and libclang;" \
+        "${mpi_pkgs[*]} are not installed and installing them needs root (apt-get) or a sudo" \
+        "without a password. Ask an administrator for: apt-get install ${mpi_pkgs[*]}." \
+        "Without them, run the tests with default features (no mpi, no z3):" \
+        "LD_LIBRARY_PATH=$deps/z3/lib:$deps/nvrtc/lib cargo nextest run --workspace" >&2
+      exit 1
+    fi
+    sudo="sudo"
+  fi
   echo "setup: installing ${mpi_pkgs[*]} with apt-get" >&2
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get install -y -qq "${mpi_pkgs[@]}" >/dev/null \

@@ -27,7 +27,9 @@
 //!
 //! A manual region (`shard_map`, `rules_manual.rs`, its Shardy text read by `sdy.rs`) is
 //! per-device code already: it is kept as it is, and only its inputs and outputs are
-//! resharded at the region's boundaries.
+//! resharded at the region's boundaries. A partially manual one (manual on some mesh
+//! axes) runs per manual coordinate with its values tiled over the automatic axes
+//! (`rules_partial.rs`, `manual_partial.rs`); a loop body may hold regions too.
 
 mod backward;
 mod combine;

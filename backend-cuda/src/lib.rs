@@ -17,7 +17,6 @@
 
 mod error;
 mod host;
-mod index32;
 mod nvrtc;
 mod prelude;
 mod printer;

@@ -50,19 +50,6 @@ static __device__ inline uint32_t hloc_atomic_cas_u32(uint32_t *p, uint32_t e, u
 static __device__ inline uint64_t hloc_atomic_cas_u64(uint64_t *p, uint64_t e, uint64_t d) {
   return atomicCAS((unsigned long long *)p, (unsigned long long)e, (unsigned long long)d);
 }
-/* 32-bit index arithmetic with the 64-bit helpers' floor semantics (the printer uses them
-   where the kernel's ranges bound every sub-expression within +-(2^31 - 1)). */
-static __device__ inline int32_t hloc_floordiv32(int32_t a, int32_t b) {
-  int32_t q = a / b, r = a % b;
-  return q - (int32_t)((r != 0) & ((r ^ b) < 0));
-}
-static __device__ inline int32_t hloc_ceildiv32(int32_t a, int32_t b) { return -hloc_floordiv32(-a, b); }
-static __device__ inline int32_t hloc_mod32(int32_t a, int32_t b) {
-  int32_t r = a % b;
-  return r + (b & -(int32_t)((r != 0) & ((r ^ b) < 0)));
-}
-static __device__ inline int32_t hloc_imin32(int32_t a, int32_t b) { return a < b ? a : b; }
-static __device__ inline int32_t hloc_imax32(int32_t a, int32_t b) { return a > b ? a : b; }
 /* A value's bits as another type of the same width (no GNU statement expressions in
    CUDA C++). */
 template <typename To, typename From> static __device__ inline To hloc_bitcast(From x) {

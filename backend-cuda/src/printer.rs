@@ -2,42 +2,19 @@
 //! `blockIdx.x`, loops over the block's threads strided by `blockDim.x`, block-shared locals
 //! in `__shared__` memory, barriers as `__syncthreads()` and warp shuffles as
 //! `__shfl_*_sync` on 32-bit words, atomic updates as `atomicAdd`/`atomicMin`/`atomicMax`
-//! or an `atomicCAS` loop, index arithmetic in 32 bits where the kernel's ranges prove it
-//! exact ([`crate::index32`]). Everything else (values, control flow) is the C printer's.
+//! or an `atomicCAS` loop. Everything else (values, index
+//! arithmetic, control flow) is the C printer's.
 
 use std::fmt::Write as _;
 
-use affine::{Expr, Var};
 use backend_cpu::c::{c_type, stmts_c, CDialect, MathStyle};
 use codegen::kir::{Access, BinOp, Kernel, LoopKind, MemorySpace, ScalarType, ShuffleKind, Stmt};
 
 use crate::error::CudaError;
-use crate::index32::IndexWidths;
 use crate::prelude::cuda_prelude;
 
-/// What CUDA C prints differently from the CPU's C, for one kernel (whose ranges decide
-/// the width of its index arithmetic).
-pub struct CudaDialect {
-    widths: IndexWidths,
-}
-
-impl CudaDialect {
-    /// The dialect of kernel `k`.
-    pub fn for_kernel(k: &Kernel) -> CudaDialect {
-        CudaDialect {
-            widths: IndexWidths::of(k),
-        }
-    }
-
-    /// The C type of index variable `name`.
-    fn index_type(&self, name: &str) -> &'static str {
-        if self.widths.is_narrow_named(name) {
-            "int32_t"
-        } else {
-            "int64_t"
-        }
-    }
-}
+/// What CUDA C prints differently from the CPU's C.
+pub struct CudaDialect;
 
 impl CDialect for CudaDialect {
     fn math(&self, _k: &Kernel) -> MathStyle {
@@ -45,32 +22,15 @@ impl CDialect for CudaDialect {
     }
 
     fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String {
-        let t = self.index_type(var);
         match kind {
             LoopKind::Threads => format!(
-                "for ({t} {var} = {lo} + ({t})threadIdx.x; {var} <= {hi}; {var} += ({t})blockDim.x)"
+                "for (int64_t {var} = {lo} + (int64_t)threadIdx.x; {var} <= {hi}; \
+                 {var} += (int64_t)blockDim.x)"
             ),
             LoopKind::Serial | LoopKind::Vectorized => {
-                format!("for ({t} {var} = {lo}; {var} <= {hi}; ++{var})")
+                format!("for (int64_t {var} = {lo}; {var} <= {hi}; ++{var})")
             }
         }
-    }
-
-    fn index(&self, e: Expr) -> String {
-        self.widths.expr(e)
-    }
-
-    fn index_value(&self, e: Expr) -> String {
-        self.widths.value(e)
-    }
-
-    fn bind_index(&self, var: Var, value: &str) -> String {
-        let t = if self.widths.is_narrow(var) {
-            "int32_t"
-        } else {
-            "int64_t"
-        };
-        format!("const {t} {var} = ({t})({value});")
     }
 
     fn barrier(&self) -> &'static str {
@@ -236,12 +196,10 @@ pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
             l.name
         );
     }
-    let dialect = CudaDialect::for_kernel(k);
     if let Some(v) = k.grid.block_var {
-        let t = dialect.index_type(&v.to_string());
-        let _ = writeln!(out, "  const {t} {v} = ({t})blockIdx.x;");
+        let _ = writeln!(out, "  const int64_t {v} = (int64_t)blockIdx.x;");
     }
-    stmts_c(&mut out, k, &k.body, 1, &dialect);
+    stmts_c(&mut out, k, &k.body, 1, &CudaDialect);
     let _ = writeln!(out, "}}");
     Ok(out)
 }

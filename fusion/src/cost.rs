@@ -751,6 +751,20 @@ impl<'d> CostModel<'d> {
 impl CostModel<'_> {
     /// The cost of a kernel made of `members` whose outputs are `roots`.
     pub fn kernel(&self, info: &CompInfo, members: &[InstrId], roots: &[InstrId]) -> KernelCost {
+        let ev = evaluate(info, members, roots, self.hoists_invariant_values);
+        self.kernel_evaluated(info, members, roots, &ev)
+    }
+
+    /// [`CostModel::kernel`] given `ev`, the kernel's [`evaluate`] with this model's
+    /// `hoists_invariant_values`: for callers that need the evaluation too (priority
+    /// fusion's hero checks), so a growing kernel is walked once per candidate, not twice.
+    pub fn kernel_evaluated(
+        &self,
+        info: &CompInfo,
+        members: &[InstrId],
+        roots: &[InstrId],
+        ev: &Evaluation,
+    ) -> KernelCost {
         let d = self.device;
         if d.kind == DeviceKind::Cpu {
             // A dot alone is a library GEMM on the CPU: priced by what the library runs.
@@ -760,7 +774,6 @@ impl CostModel<'_> {
                 }
             }
         }
-        let ev = evaluate(info, members, roots, self.hoists_invariant_values);
         let mut c = KernelCost {
             launch_s: d.kernel.launch_s,
             flops: ev.flops,
@@ -821,11 +834,11 @@ impl CostModel<'_> {
             d.f32_flops_per_s()
         };
         c.compute_s = c.flops / rate;
-        if let Some(l) = self.loop_contractions(info, &ev) {
+        if let Some(l) = self.loop_contractions(info, ev) {
             // Contractions run as loops: their taps at the loop's rate, not the vector rate.
             c.compute_s += l.seconds - l.flops / rate;
         }
-        if let Some(t) = self.transcendentals(info, &ev) {
+        if let Some(t) = self.transcendentals(info, ev) {
             // Transcendentals at their polynomials' measured time per element.
             c.compute_s += t.seconds - t.flops / rate;
         }

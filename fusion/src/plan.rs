@@ -17,7 +17,7 @@ use std::collections::BinaryHeap;
 
 use hlo::{Computation, InstrId, Module};
 
-use crate::cost::{evaluate, CompInfo, CostModel, KernelCost};
+use crate::cost::{evaluate, CompInfo, CostModel, Evaluation, KernelCost};
 use crate::decision::{Cost, Decision, Reason};
 use crate::emitter_reach::{self, EmitterReach};
 use crate::ops::{self, OpClass};
@@ -286,11 +286,13 @@ impl Planner<'_> {
             unfused.add(&self.cost_of(c));
             let m = self.merge(&self.kernels[c].members, &pk.members);
             let croot = self.kernels[c].root;
-            fused.add(&self.model.kernel(self.info, &m, &[croot]));
+            let hoist = self.model.hoists_invariant_values;
+            let ev = evaluate(self.info, &m, &[croot], hoist);
+            fused.add(&self.model.kernel_evaluated(self.info, &m, &[croot], &ev));
             if too_large.is_none() && self.too_large(&m) {
                 too_large = Some(croot);
             }
-            if hero.is_none() && !self.heroes_compatible(&m, croot) {
+            if hero.is_none() && !self.heroes_compatible(&m, &ev) {
                 hero = Some(croot);
             }
             if incompatible.is_none() {
@@ -432,7 +434,7 @@ impl Planner<'_> {
     /// code generator hoists invariants, read through broadcasts along the minor dimensions, it is
     /// computed once per row), never a
     /// reduction with a transpose hero or an in-place update.
-    fn heroes_compatible(&self, members: &[InstrId], root: InstrId) -> bool {
+    fn heroes_compatible(&self, members: &[InstrId], ev: &Evaluation) -> bool {
         let reductions: Vec<InstrId> = members
             .iter()
             .copied()
@@ -475,8 +477,6 @@ impl Planner<'_> {
         if reductions.iter().any(|&r| signature(r) != first) {
             return false;
         }
-        let hoist = self.model.hoists_invariant_values;
-        let ev = evaluate(self.info, members, &[root], hoist);
         reductions.iter().all(|r| {
             let e = ev.evals.get(r).copied().unwrap_or(0.0);
             let n = self.info.op(*r).map_or(0.0, |o| o.elements);

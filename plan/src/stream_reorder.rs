@@ -17,6 +17,10 @@ pub const MAX_GAP: usize = 4;
 
 /// For every GEMM of the entry sequence `thunks` whose lhs or rhs `b` (the larger first)
 /// is written by a kernel at most [`MAX_GAP`] thunks before it, dies at the GEMM and
+/// Whether a producer thunk may stream into a GEMM through buffer `b`:
+/// `(producer, gemm, buffers, b)`.
+pub type StreamsTest<'a> = dyn Fn(&Thunk, &Thunk, &[Buffer], BufferId) -> bool + 'a;
+
 /// `streams(producer, gemm, buffers, b)` accepts, unless one that streams is written just
 /// before it already, moves the producer to just before the GEMM when the thunks
 /// between are kernels, GEMMs, copies or library calls that do not name `b` and neither
@@ -26,7 +30,7 @@ pub fn producers_next_to_gemms(
     thunks: &mut [Thunk],
     buffers: &mut [Buffer],
     kernels: &[Kernel],
-    streams: &dyn Fn(&Thunk, &Thunk, &[Buffer], BufferId) -> bool,
+    streams: &StreamsTest<'_>,
 ) {
     for j in 0..thunks.len() {
         let Thunk::Gemm { lhs, rhs, .. } = &thunks[j] else {

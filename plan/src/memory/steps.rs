@@ -197,6 +197,9 @@ pub fn assign_by_steps(
     r
 }
 
+/// A pair of buffers that may share bytes, as [`assign_by_steps`] takes them.
+pub type SharePair = (BufferId, BufferId);
+
 /// [`assign_by_steps`] with the pairs `optional` added to `shares` and without them,
 /// keeping the smaller temp block (with them on a tie). Every pair lengthens a group's
 /// live range, so pairs that pay alone can make the whole set lose to no pairs at all;
@@ -207,7 +210,7 @@ pub fn assign_by_steps_with(
     buffers: &mut [Buffer],
     allocations: &mut Vec<Allocation>,
     outputs: &[BufferId],
-    (shares, optional): (&[(BufferId, BufferId)], &[(BufferId, BufferId)]),
+    (shares, optional): (&[SharePair], &[SharePair]),
 ) -> (Assigned, bool, bool) {
     if optional.is_empty() {
         let (a, kept) = assign_by_steps(thunks, buffers, allocations, outputs, shares);

@@ -14,14 +14,13 @@ shapes) so the two lists stay independent. Folders as `user_programs.write_progr
 them: DIR/NAME/before_optimizations.hlo, inputs.npz and outputs.npz (XLA's result).
 """
 
-import argparse
 import os
 import sys
 
 import jax.numpy as jnp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_programs import normal, write_program  # noqa: E402
+from user_programs import normal, write_program, write_programs_cli  # noqa: E402
 
 
 def matmul(b, m, k, n, out, rhs_t=False):
@@ -65,16 +64,7 @@ def shapes():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated shape names")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    for name, f, args in shapes():
-        if only and name not in only:
-            continue
-        write_program(a.out_dir, name, f, args)
-        print(name, flush=True)
+    write_programs_cli(__doc__, shapes(), write_program, what="shape")
 
 
 if __name__ == "__main__":

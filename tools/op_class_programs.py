@@ -17,7 +17,6 @@ for `tools/outputs_vs_xla.py`), written by `user_programs.write_program`. The na
 with the class (`dot_`, `conv_`, `topk_`, `sort_`, `scan_`, `argmax_`) so the table groups.
 """
 
-import argparse
 import os
 import sys
 
@@ -26,7 +25,7 @@ import jax.numpy as jnp
 from jax import lax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_programs import normal, rng, write_program  # noqa: E402
+from user_programs import normal, rng, write_program, write_programs_cli  # noqa: E402
 
 
 def ints(seed, shape, dtype=jnp.int8):
@@ -123,16 +122,7 @@ def programs():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated program names")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    for name, f, args in programs():
-        if only and name not in only:
-            continue
-        write_program(a.out_dir, name, f, args)
-        print(name, flush=True)
+    write_programs_cli(__doc__, programs(), write_program)
 
 
 if __name__ == "__main__":

@@ -620,17 +620,24 @@ def write_program(out_dir, name, f, args):
              **{f"out{i}": storable(o) for i, o in enumerate(outs)})
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def write_programs_cli(doc, programs, write_fn=None, what="program"):
+    """The command line every program-writing script shares: `OUT_DIR [--only a,b]`;
+    writes each of `programs` (name, function, arguments) with `write_fn`
+    (default `write`) and prints its name."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated program names")
+    ap.add_argument("--only", help=f"comma-separated {what} names")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else None
-    for name, f, args in programs():
+    for name, f, args in programs:
         if only and name not in only:
             continue
-        write(a.out_dir, name, f, args)
+        (write_fn or write)(a.out_dir, name, f, args)
         print(name, flush=True)
+
+
+def main():
+    write_programs_cli(__doc__, programs())
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ code, sizes or structure with /tmp/up2..up4's programs. Sizes are chosen so that
 takes roughly 5-300 ms on a 2-core machine; nothing is tuned for hloc.
 """
 
-import argparse
 import os
 import sys
 
@@ -25,7 +24,7 @@ import jax.numpy as jnp
 import flax.linen as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_programs import ids, normal, write_program  # noqa: E402
+from user_programs import ids, normal, write_program, write_programs_cli  # noqa: E402
 
 X64 = {"f64_pendulum_chain_rk4"}
 
@@ -231,21 +230,17 @@ def pendulums(theta0, omega0):
     return th, om, energy
 
 
+def write_with_x64(out_dir, name, f, args):
+    """`write_program` with 64-bit types on for the programs in `X64` only."""
+    jax.config.update("jax_enable_x64", name in X64)
+    try:
+        write_program(out_dir, name, f, args)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated program names")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    for name, f, args in programs():
-        if only and name not in only:
-            continue
-        jax.config.update("jax_enable_x64", name in X64)
-        try:
-            write_program(a.out_dir, name, f, args)
-        finally:
-            jax.config.update("jax_enable_x64", False)
-        print(name, flush=True)
+    write_programs_cli(__doc__, programs(), write_with_x64)
 
 
 if __name__ == "__main__":

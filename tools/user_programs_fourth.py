@@ -14,7 +14,6 @@ roughly 5-300 ms on a 2-core machine. None of these programs is tuned for hloc (
 a program with the earlier batches): they measure.
 """
 
-import argparse
 import os
 import sys
 
@@ -24,7 +23,7 @@ import flax.linen as nn
 import optax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_programs import ids, normal, write  # noqa: E402
+from user_programs import ids, normal, write, write_programs_cli  # noqa: E402
 
 
 class Top2Moe(nn.Module):
@@ -237,16 +236,7 @@ def programs():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated program names")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    for name, f, args in programs():
-        if only and name not in only:
-            continue
-        write(a.out_dir, name, f, args)
-        print(name, flush=True)
+    write_programs_cli(__doc__, programs(), write)
 
 
 if __name__ == "__main__":

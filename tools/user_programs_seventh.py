@@ -20,7 +20,6 @@ gradients (jax.vmap of grad) clipped and noised. Sizes are chosen so that XLA:CP
 roughly 5-300 ms on a 2-core machine; nothing is tuned for hloc.
 """
 
-import argparse
 import os
 import sys
 
@@ -30,7 +29,7 @@ import flax.linen as nn
 import optax
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from user_programs import ids, normal, write_program  # noqa: E402
+from user_programs import ids, normal, write_program, write_programs_cli  # noqa: E402
 
 
 class ConvNeXtBlock(nn.Module):
@@ -413,16 +412,7 @@ def programs():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("out_dir")
-    ap.add_argument("--only", help="comma-separated program names")
-    a = ap.parse_args()
-    only = set(a.only.split(",")) if a.only else None
-    for name, f, args in programs():
-        if only and name not in only:
-            continue
-        write_program(a.out_dir, name, f, args)
-        print(name, flush=True)
+    write_programs_cli(__doc__, programs(), write_program)
 
 
 if __name__ == "__main__":

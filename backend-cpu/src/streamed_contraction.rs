@@ -58,37 +58,25 @@ pub(crate) fn run(
     env: &Env<'_>,
     mem: &mut [Memory<'_>],
 ) -> Result<(), BackendError> {
-    let malformed = |why: &str| {
-        BackendError::Internal(format!(
-            "malformed gemm streamed over its contraction: {why}"
-        ))
-    };
-    let Thunk::Kernel {
+    const WHAT: &str = "gemm streamed over its contraction";
+    let malformed = |why: &str| BackendError::Internal(format!("malformed {WHAT}: {why}"));
+    let plan::KernelIntoGemm {
         kernel,
         args,
         blocks,
-        ..
-    } = producer
-    else {
-        return Err(malformed("the producer is not a kernel"));
-    };
-    let Thunk::Gemm {
         shape,
         lhs,
         rhs,
         out,
-    } = gemm
-    else {
-        return Err(malformed("the consumer is not a GEMM"));
-    };
-    let streamed = if lhs_streamed { *lhs } else { *rhs };
+    } = plan::kernel_into_gemm(producer, gemm, WHAT)?;
+    let streamed = if lhs_streamed { lhs } else { rhs };
     let (row, strides) = if lhs_streamed {
         (shape.m, (1, shape.m as isize))
     } else {
         (shape.n, (shape.n as isize, 1))
     };
     let in_rows = if lhs_streamed { shape.lhs } else { shape.rhs } == strides;
-    let blocks = usize::try_from(*blocks).map_err(|_| malformed("negative grid"))?;
+    let blocks = usize::try_from(blocks).map_err(|_| malformed("negative grid"))?;
     let block_elements = usize::try_from(block_elements).map_err(|_| malformed("block"))?;
     let rows = block_elements.checked_div(row).unwrap_or(0);
     let fits = args.get(arg) == Some(&streamed)
@@ -99,7 +87,7 @@ pub(crate) fn run(
         && rows * row == block_elements
         && rows * blocks == shape.k
         && (1..=blocks).contains(&slots)
-        && *out != streamed;
+        && out != streamed;
     if !fits {
         return Err(malformed(&format!(
             "{block_elements} elements per block of {blocks}, {slots} slots, over m={} n={} k={}",
@@ -114,12 +102,8 @@ pub(crate) fn run(
         slots,
     };
     match shape.ty {
-        ScalarType::F32 => {
-            run_typed::<f32>(p, *kernel, args, arg, (*lhs, *rhs, *out), &g, env, mem)
-        }
-        ScalarType::F64 => {
-            run_typed::<f64>(p, *kernel, args, arg, (*lhs, *rhs, *out), &g, env, mem)
-        }
+        ScalarType::F32 => run_typed::<f32>(p, kernel, args, arg, (lhs, rhs, out), &g, env, mem),
+        ScalarType::F64 => run_typed::<f64>(p, kernel, args, arg, (lhs, rhs, out), &g, env, mem),
         t => Err(BackendError::Internal(format!("gemm of {t}"))),
     }
 }

@@ -48,7 +48,7 @@ pub use outline::{OutlineFusedGemms, OUTLINE_MIN_MULTIPLY_ADDS};
 pub use print::{buffer_assignment_text, thunks_text};
 pub use profile::{profile_label, Profile};
 pub use sort_order::{recognize_comparator, KeyCompare, SortKey, SortOrder};
-pub use streamed_parts::{streamed_parts, StreamedParts};
+pub use streamed_parts::{kernel_into_gemm, streamed_parts, KernelIntoGemm, StreamedParts};
 
 use codegen::kir::{Kernel, ScalarType};
 

@@ -25,16 +25,34 @@ pub struct StreamedParts<'a> {
     pub block_rows: usize,
 }
 
-/// The parts of a streamed GEMM whose producer is `producer`, whose blocks write
-/// `block_elements` lhs elements each and whose GEMM is `gemm`; an internal error when
-/// the step is malformed (a producer that is no kernel, a GEMM that is no GEMM, `k` of
-/// zero, or blocks that do not write whole rows).
-pub fn streamed_parts<'a>(
+/// A streamed step's producer kernel and GEMM taken apart, whichever operand or axis
+/// streams: what [`streamed_parts`] and the CPU's contraction stream both start from.
+#[derive(Debug)]
+pub struct KernelIntoGemm<'a> {
+    /// The producer's kernel (an index into [`crate::Program::kernels`]).
+    pub kernel: usize,
+    /// The buffers bound to the producer's parameters.
+    pub args: &'a [BufferId],
+    /// The producer's grid: one block per streamed block.
+    pub blocks: i64,
+    /// The GEMM's matrices.
+    pub shape: &'a GemmShape,
+    /// The GEMM's lhs buffer.
+    pub lhs: BufferId,
+    /// The GEMM's rhs buffer.
+    pub rhs: BufferId,
+    /// The GEMM's result buffer.
+    pub out: BufferId,
+}
+
+/// `producer` and `gemm` of a streamed step; an internal error naming the step `what`
+/// when the producer is no kernel or the consumer no GEMM.
+pub fn kernel_into_gemm<'a>(
     producer: &'a Thunk,
-    block_elements: i64,
     gemm: &'a Thunk,
-) -> Result<StreamedParts<'a>, BackendError> {
-    let malformed = |why: &str| BackendError::Internal(format!("malformed streamed gemm: {why}"));
+    what: &str,
+) -> Result<KernelIntoGemm<'a>, BackendError> {
+    let malformed = |why: &str| BackendError::Internal(format!("malformed {what}: {why}"));
     let Thunk::Kernel {
         kernel,
         args,
@@ -45,24 +63,49 @@ pub fn streamed_parts<'a>(
         return Err(malformed("the producer is not a kernel"));
     };
     let Thunk::Gemm {
-        shape, rhs, out, ..
+        shape,
+        lhs,
+        rhs,
+        out,
     } = gemm
     else {
         return Err(malformed("the consumer is not a GEMM"));
     };
-    let k = i64::try_from(shape.k).map_err(|_| malformed("k out of range"))?;
+    Ok(KernelIntoGemm {
+        kernel: *kernel,
+        args,
+        blocks: *blocks,
+        shape,
+        lhs: *lhs,
+        rhs: *rhs,
+        out: *out,
+    })
+}
+
+/// The parts of a streamed GEMM whose producer is `producer`, whose blocks write
+/// `block_elements` lhs elements each and whose GEMM is `gemm`; an internal error when
+/// the step is malformed (a producer that is no kernel, a GEMM that is no GEMM, `k` of
+/// zero, or blocks that do not write whole rows).
+pub fn streamed_parts<'a>(
+    producer: &'a Thunk,
+    block_elements: i64,
+    gemm: &'a Thunk,
+) -> Result<StreamedParts<'a>, BackendError> {
+    let parts = kernel_into_gemm(producer, gemm, "streamed gemm")?;
+    let malformed = |why: &str| BackendError::Internal(format!("malformed streamed gemm: {why}"));
+    let k = i64::try_from(parts.shape.k).map_err(|_| malformed("k out of range"))?;
     if k == 0 || block_elements < 0 || block_elements % k != 0 {
         return Err(malformed(&format!(
             "{block_elements} elements per block are not whole rows of {k}"
         )));
     }
     Ok(StreamedParts {
-        kernel: *kernel,
-        args,
-        blocks: *blocks,
-        shape,
-        rhs: *rhs,
-        out: *out,
+        kernel: parts.kernel,
+        args: parts.args,
+        blocks: parts.blocks,
+        shape: parts.shape,
+        rhs: parts.rhs,
+        out: parts.out,
         block_rows: (block_elements / k) as usize,
     })
 }

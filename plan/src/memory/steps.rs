@@ -251,11 +251,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn body_values_live_at_their_own_steps() {
-        // Entry: 0 kernel writing b0; 1 a loop (state b1 from init b0, condition result
-        // b2, body a -> b3 -> b4 -> b5, the body's result); 2 a kernel reading b1.
-        let thunks = vec![
+    /// Entry: 0 a kernel writing b0; 1 a loop (state b1 from init b0, condition result
+    /// b2, body b1 -> b3 -> b4 -> b5, the body's result); 2 a kernel reading b1 into b6.
+    fn one_loop() -> Vec<Thunk> {
+        vec![
             kernel(vec![0]),
             Thunk::While {
                 name: "w".into(),
@@ -267,8 +266,13 @@ mod tests {
                 init: vec![0],
             },
             kernel(vec![1, 6]),
-        ];
-        let buffers = vec![
+        ]
+    }
+
+    /// [`one_loop`]'s buffers at their entry thunks: b0 defined at 0 and last used by the
+    /// loop; b1 through the kernel after it; b2 to b5 inside the loop; b6 from 2 on.
+    fn one_loop_buffers() -> Vec<Buffer> {
+        vec![
             temp(0, 1),
             temp(1, 2),
             temp(1, 1),
@@ -276,7 +280,13 @@ mod tests {
             temp(1, 1),
             temp(1, 1),
             temp(2, usize::MAX),
-        ];
+        ]
+    }
+
+    #[test]
+    fn body_values_live_at_their_own_steps() {
+        let thunks = one_loop();
+        let buffers = one_loop_buffers();
         let steps = live_steps(&thunks, &buffers);
         // The nested leaves at the same numbering.
         let leaves: Vec<usize> = nested_leaves(&thunks).iter().map(|l| l.0).collect();
@@ -300,34 +310,11 @@ mod tests {
     fn optional_pairs_are_kept_only_when_they_pay() {
         // Entry: 0 writes b0; 1 a loop starting state b1 from b0 (dying there); 2 reads
         // b1 into the output b6.
-        let thunks = vec![
-            kernel(vec![0]),
-            Thunk::While {
-                name: "w".into(),
-                cond: vec![kernel(vec![1, 2])],
-                cond_result: 2,
-                body: vec![kernel(vec![1, 3]), kernel(vec![3, 4]), kernel(vec![4, 5])],
-                body_results: vec![5],
-                state: vec![1],
-                init: vec![0],
-            },
-            kernel(vec![1, 6]),
-        ];
-        let fresh = || {
-            vec![
-                temp(0, 1),
-                temp(1, 2),
-                temp(1, 1),
-                temp(1, 1),
-                temp(1, 1),
-                temp(1, 1),
-                temp(2, usize::MAX),
-            ]
-        };
-        let (mut b1, mut a1) = (fresh(), Vec::new());
+        let thunks = one_loop();
+        let (mut b1, mut a1) = (one_loop_buffers(), Vec::new());
         let (apart, _, kept) = assign_by_steps_with(&thunks, &mut b1, &mut a1, &[6], (&[], &[]));
         assert!(!kept);
-        let (mut b2, mut a2) = (fresh(), Vec::new());
+        let (mut b2, mut a2) = (one_loop_buffers(), Vec::new());
         let (with, _, kept) =
             assign_by_steps_with(&thunks, &mut b2, &mut a2, &[6], (&[], &[(1, 0)]));
         // The state takes its initial value's offset (no larger a block: kept on a tie).

@@ -75,9 +75,14 @@ impl Ctx<'_> {
 
 /// A decision whose value keeps the local op's sharding and needs no partial sums.
 pub(crate) fn simple(out: Tiling, operands: Vec<Option<Tiling>>, why: String) -> Decision {
+    with_value(ValueTiling::Array(out), operands, why)
+}
+
+/// [`simple`] for a value that may be a tuple (a variadic reduce's, a manual region's).
+pub(crate) fn with_value(out: ValueTiling, operands: Vec<Option<Tiling>>, why: String) -> Decision {
     Decision {
-        out: ValueTiling::Array(out.clone()),
-        local: ValueTiling::Array(out),
+        out: out.clone(),
+        local: out,
         operands,
         partial: None,
         tuple_operands: Vec::new(),

@@ -23,7 +23,7 @@ use hlo::{Instruction, Opcode, Shape};
 
 pub(crate) use crate::manual_ops::{enters, leaves, manual_constraint, per_device};
 
-use crate::context::{text, Ctx};
+use crate::context::{text, with_value, Ctx};
 use crate::decision::{Decision, ValueTiling};
 use crate::emit::local_shape;
 use crate::error::SpmdError;
@@ -87,17 +87,7 @@ fn inside(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
             format!("manual region: per-device op kept as it is; {n} outside operand(s) made whole")
         }
     };
-    Ok(Decision {
-        out: ValueTiling::Manual,
-        local: ValueTiling::Manual,
-        operands,
-        partial: None,
-        tuple_operands: Vec::new(),
-        window: None,
-        halos: Vec::new(),
-        called: Vec::new(),
-        why,
-    })
+    Ok(with_value(ValueTiling::Manual, operands, why))
 }
 
 /// Whether `Sharding` call `instr` carries Shardy's constraint that names no mesh axis
@@ -286,36 +276,17 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
             },
             out.text()
         );
-        return Ok(Decision {
-            out: out.clone(),
-            local: out,
-            operands,
-            partial: None,
-            tuple_operands: Vec::new(),
-            window: None,
-            halos: Vec::new(),
-            called: Vec::new(),
-            why,
-        });
+        return Ok(with_value(out, operands, why));
     }
-    Ok(Decision {
-        out: ValueTiling::Manual,
-        local: ValueTiling::Manual,
-        operands,
-        partial: None,
-        tuple_operands: Vec::new(),
-        window: None,
-        halos: Vec::new(),
-        called: Vec::new(),
-        why: format!(
-            "enters a manual region: inputs {}{}; the body runs per device",
-            names.join(", "),
-            match moved {
-                0 => String::new(),
-                n => format!(" ({n} resharded)"),
-            }
-        ),
-    })
+    let why = format!(
+        "enters a manual region: inputs {}{}; the body runs per device",
+        names.join(", "),
+        match moved {
+            0 => String::new(),
+            n => format!(" ({n} resharded)"),
+        }
+    );
+    Ok(with_value(ValueTiling::Manual, operands, why))
 }
 
 /// Leaving a region: each device's value is its piece of the global value tiled by the
@@ -365,18 +336,9 @@ fn leave(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
         true => ValueTiling::Tuple(tilings),
         false => ValueTiling::Array(tilings.remove(0)),
     };
-    Ok(Decision {
-        out: out.clone(),
-        local: out,
-        operands,
-        partial: None,
-        tuple_operands: Vec::new(),
-        window: None,
-        halos: Vec::new(),
-        called: Vec::new(),
-        why: format!(
-            "leaves a manual region: each device's value is its piece of {}",
-            names.join(", ")
-        ),
-    })
+    let why = format!(
+        "leaves a manual region: each device's value is its piece of {}",
+        names.join(", ")
+    );
+    Ok(with_value(out, operands, why))
 }

@@ -7,7 +7,7 @@
 use hlo::ir::reducer::{classify, Reducer};
 use hlo::{Instruction, Opcode};
 
-use crate::context::Ctx;
+use crate::context::{with_value, Ctx};
 use crate::decision::{Decision, PartialSums, ValueTiling};
 use crate::error::SpmdError;
 use crate::tiling::Tiling;
@@ -97,21 +97,6 @@ pub(crate) fn reduce(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, Spm
             "reduce of split dimension(s) {split:?} with a reducer or init value that partial results cannot take: gathered first"
         ),
     ))
-}
-
-/// A decision whose value (an array or a variadic reduce's tuple) needs no partial sums.
-fn with_value(out: ValueTiling, operands: Vec<Option<Tiling>>, why: String) -> Decision {
-    Decision {
-        out: out.clone(),
-        local: out,
-        operands,
-        tuple_operands: Vec::new(),
-        partial: None,
-        window: None,
-        halos: Vec::new(),
-        called: Vec::new(),
-        why,
-    }
 }
 
 /// The reducer, when each device may reduce its part with the init value and an

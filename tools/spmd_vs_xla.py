@@ -211,6 +211,49 @@ def shard_map_programs():
         a, b = f(x * 2.0)
         return a, jnp.tanh(b)
 
+    def partial_axis_index(x):
+        # axis_index over the manual "model" inside a partially manual body: JAX lowers it
+        # as a region manual on every axis nested in the body (GSPMD: its exit goes to a
+        # sharding with a manual subgroup), whose value meets the body's rows split over
+        # "data".
+        def body(a):
+            k = jax.lax.axis_index("model").astype(jnp.float32)
+            r = jnp.arange(a.shape[0], dtype=jnp.float32)[:, None]
+            return a * (1.0 + k) + r * k
+
+        f = jax.shard_map(
+            body,
+            mesh=mesh2x4,
+            in_specs=P(None, "model"),
+            out_specs=P(None, "model"),
+            axis_names={"model"},
+        )
+        return jnp.tanh(f(jnp.tanh(x)))
+
+    def nested(x):
+        # A shard_map over "data" inside one over "model" (the inner one's boundaries
+        # name the axis the outer one leaves automatic), with axis_index of both axes.
+        def inner(b):
+            j = jax.lax.axis_index("data").astype(jnp.float32)
+            return jax.lax.psum(b, "data") + j
+
+        def body(a):
+            k = jax.lax.axis_index("model").astype(jnp.float32)
+            c = jax.shard_map(
+                inner, in_specs=P("data", None), out_specs=P("data", None),
+                axis_names={"data"},
+            )(a * (1.0 + k))
+            return c * 0.5 + a
+
+        f = jax.shard_map(
+            body,
+            mesh=mesh2x4,
+            in_specs=P(None, "model"),
+            out_specs=P(None, "model"),
+            axis_names={"model"},
+        )
+        return jnp.tanh(f(jnp.tanh(x)))
+
     return [
         (
             "shard_map_collectives",
@@ -287,6 +330,27 @@ def shard_map_programs():
             [s(mesh2x4, "data", None)],
             [(8, 16)],
             True,
+        ),
+        (
+            "shard_map_partial_axis_index",
+            partial_axis_index,
+            [s(mesh2x4, "data", None)],
+            [(8, 16)],
+            False,
+        ),
+        (
+            "shard_map_nested",
+            nested,
+            [s(mesh2x4, "data", None)],
+            [(8, 16)],
+            True,
+        ),
+        (
+            "shard_map_nested_gspmd",
+            nested,
+            [s(mesh2x4, "data", None)],
+            [(8, 16)],
+            False,
         ),
     ]
 

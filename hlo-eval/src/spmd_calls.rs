@@ -3,7 +3,10 @@
 //! `Sharding` annotates its operand and returns it; `SPMDFullToShardShape` gives this
 //! partition's shard of the global value (by its operand's sharding, padded with zeros
 //! to the per-device shape); `SPMDShardToFullShape` assembles the global value from every
-//! partition's shard (by its own sharding) and gives it to every device.
+//! partition's shard (by its own sharding) and gives it to every device. A sharding with
+//! a `manual` subgroup (a region nested in a partially manual one, whose devices hold
+//! their manual coordinate's value) reads the manual subgroup as devices holding the
+//! same tile, and its exit assembles the value from its manual coordinate's partitions.
 
 use hlo::ir::Computation;
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
@@ -42,15 +45,15 @@ pub(crate) fn evaluate(
             let s = operand.and_then(Instruction::sharding).ok_or_else(|| {
                 EvalError::invalid(what, "SPMDFullToShardShape needs its operand's sharding=")
             })?;
-            check_supported(instr, s)?;
-            full_to_shard(dev, s, v, instr.shape(), what)
+            let (s, _) = within_manual(s, what)?;
+            full_to_shard(dev, &s, v, instr.shape(), what)
         }
         Some("SPMDShardToFullShape") => {
             let s = instr.sharding().ok_or_else(|| {
                 EvalError::invalid(what, "SPMDShardToFullShape needs its sharding=")
             })?;
-            check_supported(instr, s)?;
-            shard_to_full(dev, s, v, instr.shape(), what)
+            let (s, keys) = within_manual(s, what)?;
+            shard_to_full(dev, &s, keys.as_deref(), v, instr.shape(), what)
         }
         other => Err(EvalError::invalid(
             what,
@@ -59,18 +62,28 @@ pub(crate) fn evaluate(
     }
 }
 
-/// Partially manual shardings (a `manual` subgroup) are not taken yet.
-fn check_supported(instr: &Instruction, s: &Sharding) -> Result<(), EvalError> {
-    if let ShardingKind::Tiled(t) = &s.kind {
-        if t.subgroups.contains(&SubgroupKind::Manual) {
-            return Err(EvalError::Unsupported {
-                opcode: instr.opcode(),
-                instr: instr.name().to_string(),
-                detail: Some("a partially manual sharding (last_tile_dims={manual})".to_string()),
-            });
-        }
-    }
-    Ok(())
+/// `s` as it tiles each manual coordinate's value (a `manual` subgroup read as a
+/// replicated one), and each partition's manual coordinate where it has that subgroup.
+fn within_manual(s: &Sharding, what: &str) -> Result<(Sharding, Option<Vec<i64>>), EvalError> {
+    let ShardingKind::Tiled(t) = &s.kind else {
+        return Ok((s.clone(), None));
+    };
+    let Some(at) = t.subgroups.iter().position(|k| *k == SubgroupKind::Manual) else {
+        return Ok((s.clone(), None));
+    };
+    let data_rank = t.tiles.dims().len() - t.subgroups.len();
+    let keys = (0..t.tiles.num_tiles())
+        .map(|p| {
+            t.index_of(p)
+                .and_then(|i| i.get(data_rank + at).copied())
+                .ok_or_else(|| {
+                    EvalError::invalid(what, format!("sharding {s} does not name partition {p}"))
+                })
+        })
+        .collect::<Result<Vec<i64>, EvalError>>()?;
+    let mut open = t.clone();
+    open.subgroups[at] = SubgroupKind::Replicated;
+    Ok((Sharding::new(ShardingKind::Tiled(open)), Some(keys)))
 }
 
 /// This partition's shard of global value `v`, zero-padded to `shape`.
@@ -101,10 +114,12 @@ fn full_to_shard(
     take_shard(v, &shard, shape, what)
 }
 
-/// The global value of `shape` assembled from every partition's shard `v`.
+/// The global value of `shape` assembled from every partition's shard `v` (of this
+/// device's manual coordinate's partitions only where `keys` gives each partition's).
 fn shard_to_full(
     dev: &mut Device,
     s: &Sharding,
+    keys: Option<&[i64]>,
     v: &Literal,
     shape: &Shape,
     what: &str,
@@ -119,7 +134,12 @@ fn shard_to_full(
         return Err(EvalError::invalid(what, "expects an array"));
     };
     let mut filled = false;
+    let mine = keys.and_then(|k| k.get(dev.partition as usize));
     for (p, value) in all.iter().enumerate() {
+        if mine.is_some() && keys.and_then(|k| k.get(p)) != mine {
+            // Another manual coordinate's value.
+            continue;
+        }
         let shard = s
             .shard(p as i64, &dims)
             .map_err(|m| EvalError::invalid(what, m))?;

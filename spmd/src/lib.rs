@@ -29,7 +29,9 @@
 //! per-device code already: it is kept as it is, and only its inputs and outputs are
 //! resharded at the region's boundaries. A partially manual one (manual on some mesh
 //! axes) runs per manual coordinate with its values tiled over the automatic axes
-//! (`rules_partial.rs`, `manual_partial.rs`); a loop body may hold regions too.
+//! (`rules_partial.rs`, `manual_partial.rs`), and a fully manual region nested in it
+//! (GSPMD's `axis_index`) reads and writes those values (`manual_nested.rs`); a loop
+//! body may hold regions too.
 
 mod backward;
 mod combine;
@@ -43,6 +45,7 @@ mod emit_pad;
 mod error;
 mod halo;
 mod halo_moves;
+mod manual_nested;
 mod manual_ops;
 mod manual_partial;
 mod mask;

@@ -412,7 +412,8 @@ fn build(
 
 /// Checks the collectives built for `id` (from builder index `mark` on, its own copy
 /// aside) where it reads or makes a partially manual region's value
-/// (`manual_partial::check_groups`); a region's entry reshards global values, unchecked.
+/// (`manual_partial::check_groups`); a region's entry reshards global values, unchecked,
+/// but a nested region's entry reshards its enclosing region's value.
 fn check_partial(
     e: &Emit,
     comp: &hlo::Computation,
@@ -422,10 +423,11 @@ fn check_partial(
     copies: &std::collections::HashSet<InstrId>,
 ) -> Result<(), SpmdError> {
     let instr = comp.instr(id);
-    if crate::rules_manual::enters(instr) {
-        return Ok(());
-    }
-    let keys = std::iter::once(id)
+    // A region's entry is checked only where it reads a partially manual region's value
+    // (a nested region's entry); an outer entry's own keys are its body's.
+    let own = (!crate::rules_manual::enters(instr)).then_some(id);
+    let keys = own
+        .into_iter()
         .chain(instr.operands().iter().copied())
         .find_map(|o| decisions.partial_keys(o));
     let Some(keys) = keys else { return Ok(()) };

@@ -15,8 +15,9 @@
 //! the automatic axes as any other value (`rules_partial.rs`, `manual_partial.rs`): its
 //! boundaries split over the manual axes, its inputs keep their split over the automatic
 //! ones, and its body's collectives (which group devices over the manual axes) keep
-//! their operands' tiling. A boundary sharding that names an automatic axis is named
-//! unsupported.
+//! their operands' tiling. A fully manual region nested in one (`axis_index`, in
+//! GSPMD's form) is `manual_nested.rs`'s. A Shardy boundary sharding that names an
+//! automatic axis (which JAX's `shard_map` refuses to write) is named unsupported.
 
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::{Instruction, Opcode, Shape};
@@ -33,6 +34,9 @@ use crate::tiling::Tiling;
 
 /// The decision for `instr` when it is a region boundary or inside a region, else `None`.
 pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decision, SpmdError>> {
+    if let Some(d) = crate::manual_nested::decide(ctx, instr) {
+        return Some(d);
+    }
     if enters(instr) {
         return Some(enter(ctx, instr));
     }

@@ -68,9 +68,13 @@ fn opens_into_partial(ctx: &Ctx<'_>, instr: &Instruction) -> bool {
 
 /// The manual coordinate each device serves where `instr` (decided `d`) is a partially
 /// manual region's value tiled over the automatic axes: an entry's, a partially manual
-/// constraint's, or an op's that reads one (but a region's exit).
+/// constraint's, an op's that reads one (but a region's exit), or a nested fully manual
+/// region's exit (`manual_nested.rs`).
 pub(crate) fn partial_keys(ctx: &Ctx<'_>, instr: &Instruction, d: &Decision) -> Option<Vec<i64>> {
-    if leaves(instr) || matches!(d.out, ValueTiling::Manual) {
+    if leaves(instr) {
+        return crate::manual_nested::exit_keys(ctx, instr);
+    }
+    if matches!(d.out, ValueTiling::Manual) {
         return None;
     }
     if enters(instr) {

@@ -2,7 +2,8 @@
 //! (`NAME.global.npz`: `in<i>`, `out<i>`): `corpus/spmd/` on 4 devices (written by
 //! tools/spmd_corpus.py) and `corpus/spmd_xla/` on 8 (tools/spmd_vs_xla.py), shard_map
 //! programs among them in Shardy's form and in GSPMD's (manual regions kept per device;
-//! partially manual ones, manual on one axis of a 2x4 mesh, too),
+//! partially manual ones, manual on one axis of a 2x4 mesh, too, with `axis_index` and a
+//! shard_map over the other axis nested in them),
 //! and programs with convolutions and pools on split rows (halos), a train step with
 //! optax's clipping, a scan over layers (a while loop with a split carry) and one whose
 //! step is a shard_map.
@@ -87,6 +88,9 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "shard_map_partial_megatron",
         "shard_map_partial_gspmd",
         "shard_map_partial_collectives",
+        "shard_map_partial_axis_index",
+        "shard_map_nested",
+        "shard_map_nested_gspmd",
         "cnn_rows_split",
         "cnn_batch_split",
         "dp_train_step_clipped",

@@ -748,13 +748,13 @@ def symbolic_tile_cases(src, hloc):
 
 
 def space_dims(comps, entry, instr):
-    """Extents of the tiling space of `instr`: its (first) output, then a dot's contracting
-    or a reduce's reduced dimensions."""
+    """Extents of the tiling space of `instr`: its (first) output, then a dot's (scaled or
+    ragged dot's) contracting or a reduce's reduced dimensions."""
     instrs = comps[entry]["instrs"]
     opcode, ops, rest = instrs[instr]
     dims = shape_dims(rest)
     operand0 = shape_dims(instrs[ops[0]][2]) if ops and ops[0] in instrs else []
-    if opcode in ("dot", "scaled-dot"):
+    if opcode in ("dot", "scaled-dot", "ragged-dot"):
         m = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
         dims += [operand0[d] for d in ints(m.group(1))] if m else []
     elif opcode == "reduce":
@@ -1150,7 +1150,7 @@ def tiling_args(fusion, text, hvars):
             return None
         opcode, _, rest = fusion.instr(*loc)
         contracting = 0
-        if opcode in ("dot", "scaled-dot"):
+        if opcode in ("dot", "scaled-dot", "ragged-dot"):
             cm = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
             contracting = len(ints(cm.group(1))) if cm else 0
         on_root = loc == (fusion.comp, fusion.root) or (

@@ -88,7 +88,8 @@ pub fn output_to_input(instr: &InstrRef<'_>) -> Result<Vec<GroupedIndexing>, Ind
 
 /// Input-to-output maps from operand `operand` of any instruction to each of its outputs.
 /// A fusion or call is analysed forward through its computation from the matching
-/// parameter; an async op has none (UNDEFINED).
+/// parameter; an async op has none (UNDEFINED); a scan inverts its exact maps through the
+/// body where they invert (`scan_inverse`).
 pub fn input_to_output(
     instr: &InstrRef<'_>,
     operand: usize,
@@ -119,10 +120,16 @@ pub fn input_to_output(
             .ok_or_else(|| no_such_operand(ic.parameters().len()))?;
         return forward(module, inner, p);
     }
-    op_in_to_out(&OpView::of(instr), operand)?
-        .into_iter()
-        .map(|s| fold::finish(module, s))
-        .collect()
+    // A scan by inverting its exact maps through the body, where they invert.
+    let sets = match instr.opcode() {
+        Opcode::Scan => crate::scan_inverse::in_to_out(instr, operand)?,
+        _ => None,
+    };
+    let sets = match sets {
+        Some(sets) => sets,
+        None => op_in_to_out(&OpView::of(instr), operand)?,
+    };
+    sets.into_iter().map(|s| fold::finish(module, s)).collect()
 }
 
 /// The maps from each output of `consumer` to every instruction of the would-be fusion of

@@ -61,6 +61,7 @@ pub mod ops;
 mod physical;
 mod print;
 mod scan_body;
+mod scan_inverse;
 mod utilization_impl;
 
 pub use analysis::{

@@ -12,6 +12,7 @@ mod ragged_rows;
 mod ragged_runtime;
 mod regions;
 mod reshape;
+mod scan_tiles;
 mod search;
 mod support;
 mod xla_differences;

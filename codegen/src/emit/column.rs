@@ -36,9 +36,10 @@ pub(crate) struct ColumnPlan {
 impl Builder<'_> {
     /// The column plan of a kernel computing `root` of `comp` over `dims` in physical
     /// `order` (most major first), or `None` when the kernel is no column reduction: some
-    /// reduction must be reached from the root through same-shaped elementwise ops, and
+    /// reduction must be reached from the root through same-shaped elementwise ops and
+    /// reshapes that only add or remove dimensions of size 1 ([`keeps_columns`]), and
     /// every such reduction must keep its input's minor-most dimension as the kernel's
-    /// minor-most one.
+    /// minor-most one (the same dimension once the size-1 ones are left out).
     pub(crate) fn column_plan(
         &self,
         comp: CompId,
@@ -47,6 +48,8 @@ impl Builder<'_> {
         order: &[usize],
     ) -> Option<ColumnPlan> {
         let &minor = order.last()?;
+        let kept = sized(dims);
+        let minor_at = kept.iter().position(|&(d, _)| d == minor)?;
         let c = self.module.computation(comp);
         let mut heroes = Vec::new();
         let mut stack = vec![root];
@@ -72,17 +75,39 @@ impl Builder<'_> {
                         return None;
                     }
                     let kept_before = (0..input_minor).filter(|d| !reduced.contains(d)).count();
-                    if kept_before != minor {
-                        return None;
+                    let out: Vec<i64> = (0..rank)
+                        .filter(|d| !reduced.contains(d))
+                        .map(|d| input.dims()[d as usize])
+                        .collect();
+                    if out == dims {
+                        if kept_before != minor {
+                            return None;
+                        }
+                    } else {
+                        // Behind size-1 reshapes: the same dimensions of size 2 or more,
+                        // the input's minor-most one in the kernel's minor-most place.
+                        let out_kept = sized(&out);
+                        let same = out_kept.len() == kept.len()
+                            && out_kept.iter().zip(&kept).all(|(a, b)| a.1 == b.1);
+                        if !same || out_kept.get(minor_at).map(|k| k.0) != Some(kept_before) {
+                            return None;
+                        }
                     }
                     heroes.push(id);
                 }
+                Opcode::Reshape | Opcode::Bitcast => {
+                    let &o = instr.operands().first()?;
+                    if keeps_columns(c.instr(o).shape(), instr.shape(), instr.opcode()) {
+                        stack.push(o);
+                    }
+                }
                 op if op.is_elementwise() && op != Opcode::BitcastConvert => {
+                    let here = instr.shape().dims();
                     let same: Vec<InstrId> = instr
                         .operands()
                         .iter()
                         .copied()
-                        .filter(|&o| c.instr(o).shape().dims() == dims)
+                        .filter(|&o| c.instr(o).shape().dims() == here)
                         .collect();
                     stack.extend(same);
                 }
@@ -393,7 +418,7 @@ pub(super) fn column_kernel(
             root,
             out_bufs,
             &plan.heroes,
-            (minor, rank),
+            (minor, dims),
             at,
             (t, len),
         );
@@ -412,7 +437,7 @@ pub(super) fn column_kernel(
             root,
             out_bufs,
             &plan.heroes,
-            (minor, rank),
+            (minor, dims),
             at,
             (t, rest),
         )?
@@ -445,11 +470,11 @@ fn tile_body(
     root: (CompId, InstrId),
     out_bufs: &[usize],
     heroes: &[InstrId],
-    (minor, rank): (usize, usize),
+    (minor, dims): (usize, &[i64]),
     at: Expr,
     (t, len): (Var, i64),
 ) -> Result<Vec<Stmt>, CodegenError> {
-    let index: Vec<Expr> = (0..rank)
+    let index: Vec<Expr> = (0..dims.len())
         .map(|d| {
             if d == minor {
                 b.simplify(at)
@@ -462,8 +487,16 @@ fn tile_body(
     b.memo.push(Default::default());
     let mut result = Ok(());
     for &hero in heroes {
+        let hero_dims = reduce_dims(b.module.computation(root.0), hero);
+        let Some(at) = hero_index(dims, &hero_dims, &index) else {
+            result = Err(b.unsupported(
+                "reduce",
+                "a column reduction whose dimensions differ from the kernel's",
+            ));
+            break;
+        };
         result = b
-            .reduce_tile(root.0, hero, &index, (t, len), &mut body)
+            .reduce_tile(root.0, hero, &at, (t, len), &mut body)
             .map(|_| ());
         if result.is_err() {
             break;
@@ -477,4 +510,93 @@ fn tile_body(
     result?;
     body.push(loop_over(t, len, outputs));
     Ok(body)
+}
+
+/// The dimensions of extent 2 or more of `dims`, with their numbers.
+fn sized(dims: &[i64]) -> Vec<(usize, i64)> {
+    dims.iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, n)| n != 1)
+        .collect()
+}
+
+/// Whether a reshape (or bitcast) from `from` to `to` only adds or removes dimensions of
+/// size 1: the other dimensions keep their extents and their order (for a bitcast, which
+/// reinterprets the bytes, also their physical order), so an element keeps its index in
+/// them and a column reduction behind it stays one (cnn_batchnorm_train's `f32[32]` column
+/// sum reshaped to `f32[1,1,1,32]`). Both minor-most dimensions must have extent 2 or more:
+/// the column emitter tiles the kernel's minor-most dimension.
+pub(crate) fn keeps_columns(from: &hlo::Shape, to: &hlo::Shape, op: Opcode) -> bool {
+    let (a, b) = (sized(from.dims()), sized(to.dims()));
+    if from.as_array().is_none() || to.as_array().is_none() || a.len() != b.len() {
+        return false;
+    }
+    let minor_sized = |s: &hlo::Shape| {
+        let minor = s
+            .layout()
+            .and_then(|l| l.minor_to_major.first().copied())
+            .unwrap_or(s.dims().len() as i64 - 1);
+        usize::try_from(minor)
+            .ok()
+            .and_then(|m| s.dims().get(m))
+            .is_some_and(|&n| n != 1)
+    };
+    if !minor_sized(from) || !minor_sized(to) {
+        return false;
+    }
+    if a.iter().zip(&b).any(|(x, y)| x.1 != y.1) {
+        return false;
+    }
+    if op != Opcode::Bitcast {
+        return true;
+    }
+    // The sized dimensions' places (0, 1, ... in logical order) from minor to major.
+    let physical = |s: &hlo::Shape, kept: &[(usize, i64)]| -> Vec<usize> {
+        let rank = s.dims().len() as i64;
+        let m2m: Vec<i64> = s
+            .layout()
+            .map_or_else(|| (0..rank).rev().collect(), |l| l.minor_to_major.clone());
+        m2m.iter()
+            .filter_map(|&d| kept.iter().position(|k| k.0 as i64 == d))
+            .collect()
+    };
+    physical(from, &a) == physical(to, &b)
+}
+
+/// The output dimensions of reduce `id` of `comp`: its (first) input's without the reduced
+/// ones (a variadic reduce's shape is a tuple).
+fn reduce_dims(comp: &hlo::Computation, id: InstrId) -> Vec<i64> {
+    let instr = comp.instr(id);
+    let reduced = instr.dimensions().unwrap_or_default();
+    let input = instr
+        .operands()
+        .first()
+        .map_or(&[][..], |&o| comp.instr(o).shape().dims());
+    input
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| !reduced.contains(&(d as i64)))
+        .map(|(_, &n)| n)
+        .collect()
+}
+
+/// A hero's index from the kernel's `index` over `dims`: the same expressions for its
+/// dimensions of size 2 or more, in order, and 0 for its size-1 ones ([`keeps_columns`]
+/// holds on the way from the hero to the root); the kernel's own index where the shapes
+/// agree.
+fn hero_index(dims: &[i64], hero: &[i64], index: &[Expr]) -> Option<Vec<Expr>> {
+    if hero == dims {
+        return Some(index.to_vec());
+    }
+    let mut kept = sized(dims).into_iter();
+    hero.iter()
+        .map(|&n| {
+            if n == 1 {
+                Some(Expr::constant(0))
+            } else {
+                kept.next().filter(|&(_, m)| m == n).map(|(d, _)| index[d])
+            }
+        })
+        .collect()
 }

@@ -29,10 +29,12 @@ mod scan;
 mod select_scatter;
 mod tiles;
 mod transpose;
+mod transpose_stage;
 mod update_element;
 
 pub use assemble::EmittedKernel;
 pub use builder::BufferSource;
+pub(crate) use column::keeps_columns;
 pub use gpu_merge_sort::{emit_gpu_merge_pass, gpu_merge_sort_passes, merge_pass_writes_scratch};
 pub use gpu_scatter_sorted::{emit_sorted_scatter_kernel, gpu_sorted_scatter};
 pub use gpu_select_scatter_two::{

@@ -64,8 +64,8 @@ pub(super) fn tile_transposed(
     let mt = b.new_range(Interval::new(0, dims[minor] / tile - 1));
     let i = b.new_range(Interval::new(0, tile - 1));
     let j = b.new_range(Interval::new(0, tile - 1));
-    let mut body = body.to_vec();
-    kir::substitute_stmts(&mut body, &mut |v| {
+    let mut body_tile = body.to_vec();
+    kir::substitute_stmts(&mut body_tile, &mut |v| {
         if v == dk {
             Some(Expr::var(kt) * Expr::constant(tile) + Expr::var(i))
         } else if v == dm {
@@ -74,32 +74,31 @@ pub(super) fn tile_transposed(
             None
         }
     });
-    // Loops from the innermost out: the tile's two loops, the two tile loops, then the
-    // other dimensions in their order; the outermost is the grid's.
+    let fills = super::transpose_stage::stage_transposed_reads(b, &mut body_tile, (i, j), tile);
+    let mut note =
+        format!("transposed read: d{major} and d{minor} in tiles of {tile}x{tile} elements");
+    if fills.is_some() {
+        note.push_str(", staged through local tiles");
+    }
+    // The tile's two loops (after the fills of its local tiles), then from the inside out
+    // the two tile loops and the other dimensions in their order; the outermost is the
+    // grid's.
+    let mut body = fills.unwrap_or_default();
+    body.push(Stmt::serial_loop(
+        i,
+        0,
+        tile - 1,
+        vec![Stmt::serial_loop(j, 0, tile - 1, body_tile)],
+    ));
     let mut loops: Vec<(Var, i64)> = outer
         .iter()
         .filter(|&&d| d != major)
         .map(|&d| (Var::dim(d as u32), dims[d]))
         .collect();
-    loops.extend([
-        (kt, dims[major] / tile),
-        (mt, dims[minor] / tile),
-        (i, tile),
-        (j, tile),
-    ]);
+    loops.extend([(kt, dims[major] / tile), (mt, dims[minor] / tile)]);
     let (&grid, inner) = loops.split_first()?;
     for &(var, n) in inner.iter().rev() {
-        body = vec![Stmt::Loop {
-            kind: crate::kir::LoopKind::Serial,
-            var,
-            lo: 0,
-            hi: n - 1,
-            body,
-        }];
+        body = vec![Stmt::serial_loop(var, 0, n - 1, body)];
     }
-    Some(Tiled {
-        body,
-        grid,
-        note: format!("transposed read: d{major} and d{minor} in tiles of {tile}x{tile} elements"),
-    })
+    Some(Tiled { body, grid, note })
 }

@@ -386,7 +386,8 @@ impl Builder<'_> {
     /// for a single accumulator whose reducer is one associative and commutative op
     /// (`hlo::ir::reducer`) of a type of 32 bits or more, or a max or min of 16- or 8-bit
     /// floats (lanes in `f32`, see [`wide_max_min`]), an unguarded access, and at least
-    /// two chunks; `None` otherwise.
+    /// two chunks (one for an idempotent reducer on lanes of its own type, whose last
+    /// elements are one more chunk overlapping the one before); `None` otherwise.
     #[allow(clippy::too_many_arguments)]
     fn multi_accumulator(
         &mut self,
@@ -425,7 +426,16 @@ impl Builder<'_> {
         let iv = self.ranges[r.index as usize];
         let extent = iv.hi - iv.lo + 1;
         let chunks = extent / lanes_n;
-        if chunks < 2 {
+        // An idempotent reducer (max, min, and, or: `x op x = x`) takes its last elements
+        // as one more chunk overlapping the one before, ending at the row's end: an element
+        // combined twice changes nothing, and a row of 127 (a causal attention mask's) runs
+        // in lanes instead of as one dependent chain of 127 NaN-propagating maxes.
+        let overlap = wide.is_none()
+            && matches!(
+                kind,
+                Reducer::Max | Reducer::Min | Reducer::And | Reducer::Or
+            );
+        if chunks < 2 && !(overlap && chunks == 1) {
             return Ok(None);
         }
         let module = self.module;
@@ -460,6 +470,13 @@ impl Builder<'_> {
             if blocked && tail > 0 {
                 let kt = self.new_range(Interval::new(0, tail - 1));
                 body.push(self.chunk_step(&chunk, lanes, Expr::constant(chunks), kt, tail)?);
+            }
+            if overlap && tail > 0 {
+                let last = ChunkLanes {
+                    lo: iv.lo + extent - lanes_n,
+                    ..chunk
+                };
+                body.push(self.chunk_step(&last, lanes, Expr::constant(0), k, lanes_n)?);
             }
             // Halving: lane k combines with lane k + half for half = lanes/2, ..., 1 (each
             // step a loop the C compiler vectorizes), then lane 0 into the accumulator.
@@ -510,7 +527,7 @@ impl Builder<'_> {
                 var: *acc,
                 value: v,
             });
-            if !blocked && chunks * lanes_n < extent {
+            if !blocked && !overlap && chunks * lanes_n < extent {
                 let mut rest = Vec::new();
                 self.memo.push(Default::default());
                 let res = self.reduce_body(comp, id, red, accesses, accs, &mut rest);
@@ -556,9 +573,11 @@ impl Builder<'_> {
         });
         body.push(Stmt::serial_loop(k, 0, c.lanes_n - 1, first));
         let Some(op) = wide else {
-            let s = self.new_range(Interval::new(1, chunks - 1));
-            let step = self.chunk_step(c, lanes, Expr::var(s), k, c.lanes_n)?;
-            body.push(Stmt::serial_loop(s, 1, chunks - 1, vec![step]));
+            if chunks >= 2 {
+                let s = self.new_range(Interval::new(1, chunks - 1));
+                let step = self.chunk_step(c, lanes, Expr::var(s), k, c.lanes_n)?;
+                body.push(Stmt::serial_loop(s, 1, chunks - 1, vec![step]));
+            }
             return Ok(());
         };
         // Each further chunk: load a lane, combine its element in `f32`, store it back.

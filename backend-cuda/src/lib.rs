@@ -17,6 +17,7 @@
 
 mod error;
 mod host;
+mod index32;
 mod nvrtc;
 mod prelude;
 mod printer;

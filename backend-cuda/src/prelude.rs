@@ -50,6 +50,25 @@ static __device__ inline uint32_t hloc_atomic_cas_u32(uint32_t *p, uint32_t e, u
 static __device__ inline uint64_t hloc_atomic_cas_u64(uint64_t *p, uint64_t e, uint64_t d) {
   return atomicCAS((unsigned long long *)p, (unsigned long long)e, (unsigned long long)d);
 }
+/* 32-bit index arithmetic with the 64-bit helpers' floor semantics (the printer uses them
+   where the kernel's ranges bound every sub-expression within +-(2^31 - 1)). */
+static __device__ inline int32_t hloc_floordiv32(int32_t a, int32_t b) {
+  int32_t q = a / b, r = a % b;
+  return q - (int32_t)((r != 0) & ((r ^ b) < 0));
+}
+static __device__ inline int32_t hloc_ceildiv32(int32_t a, int32_t b) { return -hloc_floordiv32(-a, b); }
+static __device__ inline int32_t hloc_mod32(int32_t a, int32_t b) {
+  int32_t r = a % b;
+  return r + (b & -(int32_t)((r != 0) & ((r ^ b) < 0)));
+}
+static __device__ inline int32_t hloc_imin32(int32_t a, int32_t b) { return a < b ? a : b; }
+static __device__ inline int32_t hloc_imax32(int32_t a, int32_t b) { return a > b ? a : b; }
+/* Element i of buffer b through a 32-bit byte offset, widened once (the printer uses it
+   where i is non-negative and i * sizeof(T) fits 32 bits): the pointer stays in uniform
+   registers, where b[i] with a 32-bit i needs it in two registers for a wide multiply-add. */
+template <typename T> static __device__ inline T &hloc_at(T *b, uint32_t i) {
+  return *(T *)((const char *)b + (uint64_t)(i * (uint32_t)sizeof(T)));
+}
 /* A value's bits as another type of the same width (no GNU statement expressions in
    CUDA C++). */
 template <typename To, typename From> static __device__ inline To hloc_bitcast(From x) {

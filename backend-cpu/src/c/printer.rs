@@ -4,13 +4,14 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use affine::{Expr, Var};
 use codegen::kir::{
-    binop_name, guard_text, Access, BinOp, CmpOp, Kernel, LoopKind, ScalarType, ShuffleKind, Stmt,
-    UnOp, Value, VarId,
+    binop_name, guard_text, Access, BinOp, CmpOp, Guard, Kernel, LoopKind, ScalarType, ShuffleKind,
+    Stmt, UnOp, Value, VarId,
 };
 
 use super::scalars::{
-    arith, bitcast_c, c_type, const_c, convert_c, expr_c, guard_c, is_half, libm, narrow, widen,
+    arith, bitcast_c, c_type, const_c, convert_c, expr_c, is_half, libm, narrow, widen,
 };
 
 /// How a kernel's C computes transcendental functions.
@@ -71,16 +72,19 @@ pub fn value_in(v: &Value, m: MathStyle) -> String {
         Cx {
             m,
             carried: &HashSet::new(),
+            d: &CpuDialect,
         },
     )
 }
 
-/// What printing a value needs beyond the value: the math style, and the variables a
-/// loop carries (declared mutable: accumulators), whose selects stay branches.
+/// What printing a value needs beyond the value: the math style, the variables a loop
+/// carries (declared mutable: accumulators), whose selects stay branches, and the dialect
+/// (which prints index expressions).
 #[derive(Clone, Copy)]
 struct Cx<'a> {
     m: MathStyle,
     carried: &'a HashSet<VarId>,
+    d: &'a dyn CDialect,
 }
 
 /// The variables `Stmt::Decl` declares anywhere in `body` (mutable: reduction
@@ -124,9 +128,9 @@ fn value_cx(v: &Value, cx: Cx<'_>) -> String {
     match v {
         Value::Const(t, c) => const_c(*t, *c),
         Value::Var(id, _) => format!("v{}", id.0),
-        Value::Index(e) => expr_c(*e),
-        Value::Load { buf, offset, .. } => format!("b{buf}[{}]", expr_c(*offset)),
-        Value::LocalLoad { local, offset, .. } => format!("l{local}[{}]", expr_c(*offset)),
+        Value::Index(e) => cx.d.index_value(*e),
+        Value::Load { buf, offset, .. } => cx.d.element(*buf, *offset),
+        Value::LocalLoad { local, offset, .. } => cx.d.local_element(*local, *offset),
         Value::Unary(op, a, t) => unary_c(*op, a, *t, cx),
         Value::Binary(op, a, b, t) => binary_c(*op, a, b, *t, cx),
         Value::Compare(op, total, a, b) => compare_c(*op, *total, a, b, cx),
@@ -137,7 +141,9 @@ fn value_cx(v: &Value, cx: Cx<'_>) -> String {
             let blend = m != MathStyle::Device && !reads_any(v, cx.carried);
             select_c(&value_c(p), &value_c(a), &value_c(b), a.ty(), blend)
         }
-        Value::Cond(g, a, b) => format!("({} ? {} : {})", guard_c(g), value_c(a), value_c(b)),
+        Value::Cond(g, a, b) => {
+            format!("({} ? {} : {})", guard_in(g, cx.d), value_c(a), value_c(b))
+        }
         Value::Convert(a, t) => convert_c(&value_c(a), a.ty(), *t),
         Value::BitcastConvert(a, t) if m == MathStyle::Device => {
             format!("hloc_bitcast<{}>({})", c_type(*t), value_c(a))
@@ -355,6 +361,11 @@ pub trait CDialect {
     fn math(&self, k: &Kernel) -> MathStyle;
     /// The head of a loop of kind `kind` over `var` in `[lo, hi]`, without its `{`.
     fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String;
+    /// The first statement of the body of a loop of kind `kind` over `var`, where its
+    /// head counts another variable from which `var` is derived.
+    fn loop_prologue(&self, _kind: LoopKind, _var: &str) -> Option<String> {
+        None
+    }
     /// The statement of a barrier.
     fn barrier(&self) -> &'static str;
     /// The value of a warp shuffle of `value` (C text of type `t`), or `None` where the
@@ -388,6 +399,45 @@ pub trait CDialect {
              {desired}, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED); hloc_e_; }})"
         )
     }
+    /// An index expression (an offset, a guard's operand), in 64-bit arithmetic.
+    fn index(&self, e: Expr) -> String {
+        expr_c(e)
+    }
+    /// Element `e` of the kernel's buffer `b{buf}`, as an lvalue.
+    fn element(&self, buf: usize, e: Expr) -> String {
+        format!("b{buf}[{}]", self.index(e))
+    }
+    /// Element `e` of the kernel's local array `l{local}`, as an lvalue.
+    fn local_element(&self, local: usize, e: Expr) -> String {
+        format!("l{local}[{}]", self.index(e))
+    }
+    /// An index expression as an `int64_t` value (`Value::Index`).
+    fn index_value(&self, e: Expr) -> String {
+        expr_c(e)
+    }
+    /// The declaration of runtime index variable `var` bound to the C integer `value`.
+    fn bind_index(&self, var: Var, value: &str) -> String {
+        format!("const int64_t {var} = (int64_t)({value});")
+    }
+}
+
+/// A guard as a C condition (`1` when it has none), its expressions printed by `d`.
+fn guard_in(g: &Guard, d: &dyn CDialect) -> String {
+    if g.conds.is_empty() {
+        return "1".into();
+    }
+    g.conds
+        .iter()
+        .map(|(e, lo, hi)| {
+            let x = d.index(*e);
+            format!(
+                "({x} >= {} && {x} <= {})",
+                d.index(Expr::constant(*lo)),
+                d.index(Expr::constant(*hi))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
 }
 
 /// The CPU's C: a block's threads run one after another, so every loop is a plain loop and
@@ -415,6 +465,7 @@ pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialec
     let cx = Cx {
         m: dialect.math(k),
         carried: &carried,
+        d: dialect,
     };
     stmts_cx(out, k, body, depth, dialect, cx);
 }
@@ -448,6 +499,9 @@ fn stmts_cx(
             } => {
                 let head = dialect.loop_head(*kind, &var.to_string(), *lo, *hi);
                 let _ = writeln!(out, "{pad}{head} {{");
+                if let Some(first) = dialect.loop_prologue(*kind, &var.to_string()) {
+                    let _ = writeln!(out, "{pad}  {first}");
+                }
                 stmts_cx(out, k, body, depth + 1, dialect, cx);
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -477,11 +531,7 @@ fn stmts_cx(
                 let _ = writeln!(out, "{pad}v{} = {};", var.0, value_c(value));
             }
             Stmt::BindIndex { var, value } => {
-                let _ = writeln!(
-                    out,
-                    "{pad}const int64_t {var} = (int64_t)({});",
-                    value_c(value)
-                );
+                let _ = writeln!(out, "{pad}{}", dialect.bind_index(*var, &value_c(value)));
             }
             Stmt::Shuffle {
                 var,
@@ -514,7 +564,7 @@ fn stmts_cx(
                 let _ = writeln!(
                     out,
                     "{pad}if ({}) {{ // {}",
-                    guard_c(guard),
+                    guard_in(guard, dialect),
                     guard_text(guard)
                 );
                 stmts_cx(out, k, body, depth + 1, dialect, cx);
@@ -527,8 +577,8 @@ fn stmts_cx(
             Stmt::Store { buf, offset, value } => {
                 let _ = writeln!(
                     out,
-                    "{pad}b{buf}[{}] = {};",
-                    expr_c(*offset),
+                    "{pad}{} = {};",
+                    dialect.element(*buf, *offset),
                     value_c(value)
                 );
             }
@@ -539,8 +589,8 @@ fn stmts_cx(
             } => {
                 let _ = writeln!(
                     out,
-                    "{pad}l{local}[{}] = {};",
-                    expr_c(*offset),
+                    "{pad}{} = {};",
+                    dialect.local_element(*local, *offset),
                     value_c(value)
                 );
             }
@@ -552,7 +602,7 @@ fn stmts_cx(
                 value,
             } => {
                 let t = k.buffers.get(*buf).map_or(ScalarType::F32, |b| b.ty);
-                let addr = format!("&b{buf}[{}]", expr_c(*offset));
+                let addr = format!("&{}", dialect.element(*buf, *offset));
                 let native = codegen::kir::atomic_binary(*old, body, value)
                     .and_then(|(op, x)| dialect.atomic_binary(t, op, &addr, &value_c(x)));
                 match native {
@@ -600,7 +650,7 @@ fn atomic_cas_c(
     let pad = "  ".repeat(depth);
     let t = k.buffers.get(*buf).map_or(ScalarType::F32, |b| b.ty);
     let ct = c_type(t);
-    let addr = format!("&b{buf}[{}]", expr_c(*offset));
+    let addr = format!("&{}", dialect.element(*buf, *offset));
     let width = t.byte_width();
     let word = if width == 8 { "uint64_t" } else { "uint32_t" };
     let wt = if width == 8 {

@@ -4,7 +4,7 @@
 
 use affine::{Expr, ExprKind};
 
-use codegen::kir::{Const, Guard, ScalarType};
+use codegen::kir::{Const, ScalarType};
 
 /// The C type holding a value of `t`.
 pub fn c_type(t: ScalarType) -> &'static str {
@@ -45,25 +45,6 @@ pub fn expr_c(e: Expr) -> String {
         ExprKind::Min(a, b) => format!("hloc_imin({}, {})", expr_c(a), expr_c(b)),
         ExprKind::Max(a, b) => format!("hloc_imax({}, {})", expr_c(a), expr_c(b)),
     }
-}
-
-/// A guard as a C condition (`1` when it has none).
-pub(super) fn guard_c(g: &Guard) -> String {
-    if g.conds.is_empty() {
-        return "1".into();
-    }
-    g.conds
-        .iter()
-        .map(|(e, lo, hi)| {
-            let x = expr_c(*e);
-            format!(
-                "({x} >= {} && {x} <= {})",
-                expr_c(Expr::constant(*lo)),
-                expr_c(Expr::constant(*hi))
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" && ")
 }
 
 /// A float literal in C (`NAN`, `INFINITY` by name).

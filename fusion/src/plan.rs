@@ -44,6 +44,15 @@ pub struct Plan {
     pub refusals: HashMap<InstrId, Decision>,
 }
 
+/// Most reductions one kernel may hold. Each is a loop of its own in the kernel's body
+/// (a chain of them, each read through a broadcast by the next, runs one after another
+/// once hoisted), and fusing one more saves only its result's round trip through memory,
+/// while the C compiler's time grows with the function: issue 36's wide module (2,500
+/// transpose -> exp -> row sum -> broadcast groups) fused 295 row sums per kernel and
+/// spent most of its compile in gcc. The 68 user programs and the corpus fuse at most 14
+/// into one kernel.
+pub const MAX_REDUCTIONS: usize = 32;
+
 struct Entry {
     benefit: f64,
     position: usize,
@@ -423,6 +432,9 @@ impl Planner<'_> {
     fn too_large(&self, members: &[InstrId]) -> bool {
         let rules = self.reach.rules();
         if members.len() > rules.max_instructions {
+            return true;
+        }
+        if members.iter().filter(|&&m| self.reduces(m)).count() > MAX_REDUCTIONS {
             return true;
         }
         inputs(self.comp, self.info, members).len() > rules.max_operands

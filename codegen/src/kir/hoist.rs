@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 
 use affine::{Expr, Var, VarKind};
 
-use super::kernel::{has_barrier, Access, BufferParam, Local, LoopKind, MemorySpace, Stmt};
+use super::kernel::{Access, BufferParam, Local, LoopKind, MemorySpace, Stmt};
 use super::value::{Guard, Value, VarId};
 
 /// Something a statement reads or writes besides buffers.
@@ -30,49 +30,63 @@ enum Slot {
     Runtime(u32),
 }
 
-/// What one statement touches, relative to one loop variable: `reads` are the values it
-/// reads from before it (not those it binds itself first).
+/// What one statement touches, whatever the loop it is asked about: computed once per
+/// statement, from its children's summaries for a loop or an `if`, and carried with the
+/// statement as it moves out of loop after loop. A chain of fused reductions nests loops
+/// hundreds deep and each loop's invariants leave it one level at a time, so a walk of
+/// every statement's subtree at every level made hoisting quadratic in the depth (a
+/// quarter of a 10,000-instruction module's compile).
 #[derive(Default)]
-struct Effects {
-    mentions_loop_var: bool,
+struct Summary {
+    /// Every variable its expressions mention and every loop variable it declares: it
+    /// depends on a loop when this holds the loop's variable.
+    vars: HashSet<Var>,
     stores: bool,
     reads_written_buffer: bool,
+    /// A barrier or a warp shuffle at any depth ([`super::kernel::has_barrier`]).
+    barrier: bool,
+    /// The values it reads from before it (not those it binds itself first).
     reads: HashSet<Slot>,
     writes: HashSet<Slot>,
+    /// Scalars, runtime variables and whole local arrays it binds on every path: a read
+    /// of one after it is internal to an enclosing statement.
+    bound: HashSet<Slot>,
+    /// The scalars it defines (`let`, `var`) at any depth, of those the kernel defines more
+    /// than once (see [`Cx::multi`]).
+    defines: HashSet<VarId>,
 }
 
-struct Collector<'a> {
-    var: Var,
+/// The kernel a body is hoisted in.
+struct Cx<'a> {
     buffers: &'a [BufferParam],
     locals: &'a [Local],
-    fx: Effects,
-    /// Scalars and runtime variables the statement has bound so far on every path: a read
-    /// of one of them is internal, not a read of the value from before the statement.
-    bound: HashSet<Slot>,
+    /// Scalars defined by more than one statement of the kernel (a loop copied by
+    /// unswitching or splitting). Only these can be defined around a statement as well
+    /// as inside it ([`Taken`]); a kernel without any skips that bookkeeping.
+    multi: HashSet<VarId>,
 }
 
-impl Collector<'_> {
+impl Summary {
     fn expr(&mut self, e: Expr) {
         for v in e.variables() {
-            if v == self.var {
-                self.fx.mentions_loop_var = true;
-            }
             if v.kind == VarKind::Runtime {
                 self.read(Slot::Runtime(v.index));
             }
+            self.vars.insert(v);
         }
     }
 
     fn read(&mut self, slot: Slot) {
         if !self.bound.contains(&slot) {
-            self.fx.reads.insert(slot);
+            self.reads.insert(slot);
         }
     }
 
-    /// A write of a whole scalar or runtime variable (a local array's store is partial:
-    /// its other elements keep their values, so it binds nothing).
+    /// A write of a whole scalar, runtime variable or local array (a local array's
+    /// element store is partial: its other elements keep their values, so it binds
+    /// nothing).
     fn bind(&mut self, slot: Slot) {
-        self.fx.writes.insert(slot);
+        self.writes.insert(slot);
         self.bound.insert(slot);
     }
 
@@ -82,18 +96,14 @@ impl Collector<'_> {
         }
     }
 
-    fn value(&mut self, v: &Value) {
+    fn value(&mut self, v: &Value, cx: &Cx<'_>) {
         match v {
             Value::Const(..) => {}
             Value::Var(id, _) => self.read(Slot::Scalar(*id)),
             Value::Index(e) => self.expr(*e),
             Value::Load { buf, offset, .. } => {
-                if self
-                    .buffers
-                    .get(*buf)
-                    .is_none_or(|b| b.access != Access::In)
-                {
-                    self.fx.reads_written_buffer = true;
+                if cx.buffers.get(*buf).is_none_or(|b| b.access != Access::In) {
+                    self.reads_written_buffer = true;
                 }
                 self.expr(*offset);
             }
@@ -102,26 +112,88 @@ impl Collector<'_> {
                 self.expr(*offset);
             }
             Value::Unary(_, a, _) | Value::Convert(a, _) | Value::BitcastConvert(a, _) => {
-                self.value(a)
+                self.value(a, cx)
             }
             Value::Binary(_, a, b, _) | Value::Compare(_, _, a, b) => {
-                self.value(a);
-                self.value(b);
+                self.value(a, cx);
+                self.value(b, cx);
             }
             Value::Select(p, a, b) => {
-                self.value(p);
-                self.value(a);
-                self.value(b);
+                self.value(p, cx);
+                self.value(a, cx);
+                self.value(b, cx);
             }
             Value::Cond(g, a, b) => {
                 self.guard(g);
-                self.value(a);
-                self.value(b);
+                self.value(a, cx);
+                self.value(b, cx);
             }
         }
     }
 
-    fn stmt(&mut self, s: &Stmt) {
+    /// Everything but the binds of `inner`, which runs after what `self` holds (its reads
+    /// of values `self` binds are internal).
+    fn absorb(&mut self, inner: Summary) {
+        let bound = &self.bound;
+        self.reads
+            .extend(inner.reads.into_iter().filter(|s| !bound.contains(s)));
+        self.writes.extend(inner.writes);
+        self.vars.extend(inner.vars);
+        self.defines.extend(inner.defines);
+        self.stores |= inner.stores;
+        self.reads_written_buffer |= inner.reads_written_buffer;
+        self.barrier |= inner.barrier;
+    }
+
+    /// `next` run after what `self` holds, in the same scope: its binds hold after it.
+    fn then(&mut self, mut next: Summary) {
+        let bound = std::mem::take(&mut next.bound);
+        self.absorb(next);
+        self.bound.extend(bound);
+    }
+
+    /// The statements of a block, in order, as one.
+    fn block(parts: impl IntoIterator<Item = Summary>) -> Summary {
+        let mut s = Summary::default();
+        for p in parts {
+            s.then(p);
+        }
+        s
+    }
+
+    /// A loop over `var` in `lo..=hi` whose body's statements are summarized by `parts`
+    /// (a loop runs at least once, so what its body binds is bound after it).
+    fn of_loop(
+        cx: &Cx<'_>,
+        (kind, var, lo, hi): (LoopKind, Var, i64, i64),
+        body: &[Stmt],
+        parts: impl IntoIterator<Item = Summary>,
+    ) -> Summary {
+        let mut s = Summary::block(parts);
+        s.vars.insert(var);
+        if let Some(local) = overwritten_local(cx, kind, var, (lo, hi), body) {
+            s.bind(Slot::Local(local));
+        }
+        s
+    }
+
+    /// An `if` with branches summarized by `then_parts` and `else_parts`: what one branch
+    /// binds is not bound after the `if`.
+    fn of_if(
+        guard: &Guard,
+        then_parts: impl IntoIterator<Item = Summary>,
+        else_parts: impl IntoIterator<Item = Summary>,
+    ) -> Summary {
+        let mut s = Summary::default();
+        s.guard(guard);
+        s.absorb(Summary::block(then_parts));
+        s.absorb(Summary::block(else_parts));
+        s
+    }
+
+    /// The summary of `s`, walking it whole.
+    fn of(s: &Stmt, cx: &Cx<'_>) -> Summary {
+        let mut out = Summary::default();
         match s {
             Stmt::Comment(_) => {}
             Stmt::Loop {
@@ -131,122 +203,118 @@ impl Collector<'_> {
                 hi,
                 body,
             } => {
-                if *var == self.var {
-                    self.fx.mentions_loop_var = true;
-                }
-                for t in body {
-                    self.stmt(t);
-                }
-                if let Some(local) = self.overwritten_local(*kind, *var, (*lo, *hi), body) {
-                    self.bind(Slot::Local(local));
-                }
-            }
-            Stmt::Let { var, value } | Stmt::Decl { var, value } | Stmt::Assign { var, value } => {
-                self.value(value);
-                self.bind(Slot::Scalar(*var));
-            }
-            // A shuffle is a meeting point of the warp's threads: it never moves either.
-            Stmt::Shuffle { var, value, .. } => {
-                self.value(value);
-                self.bind(Slot::Scalar(*var));
-                self.fx.stores = true;
-            }
-            Stmt::BindIndex { var, value } => {
-                self.value(value);
-                self.bind(Slot::Runtime(var.index));
+                let parts = body.iter().map(|t| Summary::of(t, cx));
+                return Summary::of_loop(cx, (*kind, *var, *lo, *hi), body, parts);
             }
             Stmt::If {
                 guard,
                 body,
                 else_body,
             } => {
-                self.guard(guard);
-                // What one branch binds is not bound after the `if`.
-                let before = self.bound.clone();
-                for branch in [body, else_body] {
-                    for t in branch {
-                        self.stmt(t);
-                    }
-                    self.bound.clone_from(&before);
+                let then_parts = body.iter().map(|t| Summary::of(t, cx));
+                let else_parts = else_body.iter().map(|t| Summary::of(t, cx));
+                return Summary::of_if(guard, then_parts, else_parts);
+            }
+            Stmt::Let { var, value } | Stmt::Decl { var, value } => {
+                out.value(value, cx);
+                out.bind(Slot::Scalar(*var));
+                if cx.multi.contains(var) {
+                    out.defines.insert(*var);
                 }
+            }
+            Stmt::Assign { var, value } => {
+                out.value(value, cx);
+                out.bind(Slot::Scalar(*var));
+            }
+            // A shuffle is a meeting point of the warp's threads: it never moves either.
+            Stmt::Shuffle { var, value, .. } => {
+                out.value(value, cx);
+                out.bind(Slot::Scalar(*var));
+                out.stores = true;
+                out.barrier = true;
+            }
+            Stmt::BindIndex { var, value } => {
+                out.value(value, cx);
+                out.bind(Slot::Runtime(var.index));
             }
             Stmt::LocalStore {
                 local,
                 offset,
                 value,
             } => {
-                self.expr(*offset);
-                self.value(value);
-                self.fx.writes.insert(Slot::Local(*local));
+                out.expr(*offset);
+                out.value(value, cx);
+                out.writes.insert(Slot::Local(*local));
             }
             // A barrier orders the block's threads: it never moves.
-            Stmt::Barrier => self.fx.stores = true,
+            Stmt::Barrier => {
+                out.stores = true;
+                out.barrier = true;
+            }
             Stmt::Store { offset, value, .. } => {
-                self.fx.stores = true;
-                self.expr(*offset);
-                self.value(value);
+                out.stores = true;
+                out.expr(*offset);
+                out.value(value, cx);
             }
             // An atomic update stores: it never moves. Its body binds only in its own
-            // scope (the printers wrap it in one).
+            // scope (the printers wrap it in one), where its value is read. Scalars it
+            // defines are not counted (its scope is its own).
             Stmt::Atomic {
                 offset,
                 body,
                 value,
                 ..
             } => {
-                self.fx.stores = true;
-                self.expr(*offset);
-                let before = self.bound.clone();
-                for t in body {
-                    self.stmt(t);
-                }
-                self.value(value);
-                self.bound = before;
+                out.stores = true;
+                out.expr(*offset);
+                let mut inner = Summary::block(body.iter().map(|t| Summary::of(t, cx)));
+                inner.value(value, cx);
+                inner.defines.clear();
+                out.absorb(inner);
             }
         }
+        out
     }
 }
 
-impl Collector<'_> {
-    /// The private local array that a serial loop over `var` in `lo..=hi` overwrites
-    /// whole: its body is scalar bindings (`let`, `var`, assignments, as the emitters
-    /// compute a lane's value: a load, a select, a square) and exactly one store
-    /// `l[var] = v`, none of them reading `l`, and the loop covers `0..len` (a loop runs
-    /// at least once, so every element is written and none is read first).
-    fn overwritten_local(
-        &self,
-        kind: LoopKind,
-        var: Var,
-        (lo, hi): (i64, i64),
-        body: &[Stmt],
-    ) -> Option<usize> {
-        let mut stores = body.iter().filter_map(|s| match s {
-            Stmt::LocalStore {
-                local,
-                offset,
-                value,
-            } => Some((*local, *offset, value)),
-            _ => None,
-        });
-        let (local, offset, value) = stores.next()?;
-        if stores.next().is_some() {
-            return None;
-        }
-        let bindings_only = body.iter().all(|s| match s {
-            Stmt::Comment(_) | Stmt::LocalStore { .. } => true,
-            Stmt::Let { value, .. } | Stmt::Decl { value, .. } | Stmt::Assign { value, .. } => {
-                !reads_local(value, local)
-            }
-            _ => false,
-        });
-        let l = self.locals.get(local)?;
-        let whole = kind == LoopKind::Serial
-            && l.space == MemorySpace::Private
-            && offset == Expr::var(var)
-            && lo == 0
-            && hi >= l.len - 1;
-        (whole && bindings_only && !reads_local(value, local)).then_some(local)
+/// The private local array that a serial loop over `var` in `lo..=hi` overwrites whole:
+/// its body is scalar bindings (`let`, `var`, assignments, as the emitters compute a
+/// lane's value: a load, a select, a square) and exactly one store `l[var] = v`, none of
+/// them reading `l`, and the loop covers `0..len` (a loop runs at least once, so every
+/// element is written and none is read first).
+fn overwritten_local(
+    cx: &Cx<'_>,
+    kind: LoopKind,
+    var: Var,
+    (lo, hi): (i64, i64),
+    body: &[Stmt],
+) -> Option<usize> {
+    let mut stores = body.iter().filter_map(|s| match s {
+        Stmt::LocalStore {
+            local,
+            offset,
+            value,
+        } => Some((*local, *offset, value)),
+        _ => None,
+    });
+    let (local, offset, value) = stores.next()?;
+    if stores.next().is_some() {
+        return None;
     }
+    let bindings_only = body.iter().all(|s| match s {
+        Stmt::Comment(_) | Stmt::LocalStore { .. } => true,
+        Stmt::Let { value, .. } | Stmt::Decl { value, .. } | Stmt::Assign { value, .. } => {
+            !reads_local(value, local)
+        }
+        _ => false,
+    });
+    let l = cx.locals.get(local)?;
+    let whole = kind == LoopKind::Serial
+        && l.space == MemorySpace::Private
+        && offset == Expr::var(var)
+        && lo == 0
+        && hi >= l.len - 1;
+    (whole && bindings_only && !reads_local(value, local)).then_some(local)
 }
 
 /// Whether `v` reads local array `local`.
@@ -267,71 +335,71 @@ fn reads_local(v: &Value, local: usize) -> bool {
     }
 }
 
-fn effects(s: &Stmt, var: Var, buffers: &[BufferParam], locals: &[Local]) -> Effects {
-    let mut c = Collector {
-        var,
-        buffers,
-        locals,
-        fx: Effects::default(),
-        bound: HashSet::new(),
-    };
-    c.stmt(s);
-    c.fx
+/// Counts the statements defining each scalar (`let`, `var`), at any depth (an atomic
+/// update's body is a scope of its own and is not counted, as [`Summary::of`] does not).
+fn count_defines(body: &[Stmt], counts: &mut HashMap<VarId, usize>) {
+    for s in body {
+        match s {
+            Stmt::Let { var, .. } | Stmt::Decl { var, .. } => *counts.entry(*var).or_default() += 1,
+            Stmt::Loop { body, .. } => count_defines(body, counts),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                count_defines(body, counts);
+                count_defines(else_body, counts);
+            }
+            _ => {}
+        }
+    }
 }
 
-/// The scalars `s` defines (`let`, `var`), at any depth.
-fn defines(s: &Stmt, out: &mut HashSet<VarId>) {
+/// The scalars of `cx.multi` that `s` defines (`let`, `var`), at any depth.
+fn defines(s: &Stmt, cx: &Cx<'_>, out: &mut HashSet<VarId>) {
     match s {
-        Stmt::Let { var, .. } | Stmt::Decl { var, .. } => {
+        Stmt::Let { var, .. } | Stmt::Decl { var, .. } if cx.multi.contains(var) => {
             out.insert(*var);
         }
-        Stmt::Loop { body, .. } => body.iter().for_each(|t| defines(t, out)),
+        Stmt::Loop { body, .. } => body.iter().for_each(|t| defines(t, cx, out)),
         Stmt::If {
             body, else_body, ..
-        } => body.iter().chain(else_body).for_each(|t| defines(t, out)),
+        } => body
+            .iter()
+            .chain(else_body)
+            .for_each(|t| defines(t, cx, out)),
         _ => {}
     }
 }
+
+/// A statement with its summary.
+type Summed = (Stmt, Summary);
 
 /// Splits the body of a loop over `var` into the statements that move before the loop and
 /// those that stay (see the module documentation). A statement defining a scalar of
 /// `taken` stays: the block before the loop, or a scope around it, defines that scalar too
 /// (a loop copied by unswitching or splitting), and C allows one definition per scope.
-fn split(
-    var: Var,
-    body: Vec<Stmt>,
-    (buffers, locals): (&[BufferParam], &[Local]),
-    taken: &Taken,
-) -> (Vec<Stmt>, Vec<Stmt>) {
-    let fx: Vec<Effects> = body
-        .iter()
-        .map(|s| effects(s, var, buffers, locals))
-        .collect();
+fn split(var: Var, body: Vec<Summed>, taken: &Taken) -> (Vec<Summed>, Vec<Summed>) {
     let mut moves: Vec<bool> = body
         .iter()
-        .zip(&fx)
         .map(|(s, f)| {
-            let mut defs = HashSet::new();
-            defines(s, &mut defs);
             !matches!(s, Stmt::Comment(_))
-                && !f.mentions_loop_var
+                && !f.vars.contains(&var)
                 && !f.stores
                 && !f.reads_written_buffer
-                && defs.iter().all(|&v| !taken.contains(v))
+                && f.defines.iter().all(|&v| !taken.contains(v))
         })
         .collect();
     // Slots carried from one iteration to the next: read by a statement at or before the
     // first statement that writes them. Their readers and writers all stay.
     let mut first_writer: HashMap<Slot, usize> = HashMap::new();
-    for (i, f) in fx.iter().enumerate() {
+    for (i, (_, f)) in body.iter().enumerate() {
         for &slot in &f.writes {
             first_writer.entry(slot).or_insert(i);
         }
     }
-    let carried: HashSet<Slot> = fx
+    let carried: HashSet<Slot> = body
         .iter()
         .enumerate()
-        .flat_map(|(i, f)| {
+        .flat_map(|(i, (_, f))| {
             f.reads
                 .iter()
                 .filter(|slot| first_writer.get(slot).is_some_and(|&w| w >= i))
@@ -339,7 +407,7 @@ fn split(
                 .collect::<Vec<_>>()
         })
         .collect();
-    for (m, f) in moves.iter_mut().zip(&fx) {
+    for (m, (_, f)) in moves.iter_mut().zip(&body) {
         if f.reads.iter().chain(&f.writes).any(|s| carried.contains(s)) {
             *m = false;
         }
@@ -347,15 +415,15 @@ fn split(
     // What a staying statement writes keeps every statement that reads or writes it in the
     // loop, until nothing changes. `staying` grows as statements stop moving (the result is
     // the same least set whatever the order, and most chains resolve in one pass).
-    let mut staying: HashSet<Slot> = fx
+    let mut staying: HashSet<Slot> = body
         .iter()
         .zip(&moves)
         .filter(|(_, &m)| !m)
-        .flat_map(|(f, _)| f.writes.iter().copied())
+        .flat_map(|((_, f), _)| f.writes.iter().copied())
         .collect();
     loop {
         let mut changed = false;
-        for (i, f) in fx.iter().enumerate() {
+        for (i, (_, f)) in body.iter().enumerate() {
             if moves[i] && f.reads.iter().chain(&f.writes).any(|s| staying.contains(s)) {
                 moves[i] = false;
                 staying.extend(f.writes.iter().copied());
@@ -380,7 +448,22 @@ fn split(
 /// Moves loop-invariant statements out of every loop of `body`, innermost loops first, so a
 /// statement can move out of several loops. `buffers` and `locals` are the kernel's.
 pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam], locals: &[Local]) -> Vec<Stmt> {
-    hoist_in(body, (buffers, locals), &mut Taken::default())
+    let mut counts = HashMap::new();
+    count_defines(&body, &mut counts);
+    let multi = counts
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|(v, _)| v)
+        .collect();
+    let cx = Cx {
+        buffers,
+        locals,
+        multi,
+    };
+    hoist_in(body, &cx, &mut Taken::default())
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect()
 }
 
 /// The scalars defined around the statement being hoisted: by the other statements of its
@@ -391,7 +474,8 @@ pub fn hoist_invariants(body: Vec<Stmt>, buffers: &[BufferParam], locals: &[Loca
 /// two flat counts updated on entering and leaving a block or statement, so a question
 /// costs one lookup however deep the loops nest (a chain of 250 fused reductions nests
 /// loops hundreds deep; a walk up the scopes per question made hoisting quadratic in the
-/// depth).
+/// depth). Only scalars of [`Cx::multi`] are counted: one defined once, inside the
+/// statement, is defined by no statement off its path.
 #[derive(Default)]
 struct Taken {
     around: HashMap<VarId, usize>,
@@ -422,13 +506,16 @@ impl Taken {
 }
 
 /// [`hoist_invariants`] in a block inside scopes whose definitions `taken` holds (restored
-/// to them on return).
-fn hoist_in(body: Vec<Stmt>, kernel: (&[BufferParam], &[Local]), taken: &mut Taken) -> Vec<Stmt> {
+/// to them on return): the statements that remain, each with its summary.
+fn hoist_in(body: Vec<Stmt>, cx: &Cx<'_>, taken: &mut Taken) -> Vec<Summed> {
+    // Without scalars defined twice nothing is ever taken: no walk for definitions.
     let defs: Vec<HashSet<VarId>> = body
         .iter()
         .map(|s| {
             let mut d = HashSet::new();
-            defines(s, &mut d);
+            if !cx.multi.is_empty() {
+                defines(s, cx, &mut d);
+            }
             d
         })
         .collect();
@@ -448,23 +535,27 @@ fn hoist_in(body: Vec<Stmt>, kernel: (&[BufferParam], &[Local]), taken: &mut Tak
                 hi,
                 body,
             } => {
-                let inner = hoist_in(body, kernel, taken);
+                let inner = hoist_in(body, cx, taken);
                 // Nothing moves across a barrier, nor out of a loop over the block's
                 // threads (a thread's private values stay its own).
-                let (moved, stay) = if kind == LoopKind::Threads || has_barrier(&inner) {
-                    (Vec::new(), inner)
-                } else {
-                    split(var, inner, kernel, taken)
-                };
+                let (moved, stay) =
+                    if kind == LoopKind::Threads || inner.iter().any(|(_, f)| f.barrier) {
+                        (Vec::new(), inner)
+                    } else {
+                        split(var, inner, taken)
+                    };
                 out.extend(moved);
                 if !stay.is_empty() {
-                    out.push(Stmt::Loop {
+                    let (body, parts): (Vec<Stmt>, Vec<Summary>) = stay.into_iter().unzip();
+                    let f = Summary::of_loop(cx, (kind, var, lo, hi), &body, parts);
+                    let s = Stmt::Loop {
                         kind,
                         var,
                         lo,
                         hi,
-                        body: stay,
-                    });
+                        body,
+                    };
+                    out.push((s, f));
                 }
             }
             Stmt::If {
@@ -472,15 +563,22 @@ fn hoist_in(body: Vec<Stmt>, kernel: (&[BufferParam], &[Local]), taken: &mut Tak
                 body,
                 else_body,
             } => {
-                let body = hoist_in(body, kernel, taken);
-                let else_body = hoist_in(else_body, kernel, taken);
-                out.push(Stmt::If {
+                let (body, then_parts): (Vec<Stmt>, Vec<Summary>) =
+                    hoist_in(body, cx, taken).into_iter().unzip();
+                let (else_body, else_parts): (Vec<Stmt>, Vec<Summary>) =
+                    hoist_in(else_body, cx, taken).into_iter().unzip();
+                let f = Summary::of_if(&guard, then_parts, else_parts);
+                let s = Stmt::If {
                     guard,
                     body,
                     else_body,
-                });
+                };
+                out.push((s, f));
             }
-            other => out.push(other),
+            other => {
+                let f = Summary::of(&other, cx);
+                out.push((other, f));
+            }
         }
         Taken::remove(&mut taken.path, own);
     }
@@ -829,5 +927,92 @@ mod tests {
         let shared = [lanes(8, MemorySpace::Private), lanes(8, MemorySpace::Block)];
         let body = blocked_row_sum(8, 8);
         assert_eq!(hoist_invariants(body.clone(), &bufs, &shared), body);
+    }
+    /// The loops of `body` nested deepest (1 for a loop holding no loop).
+    fn loop_depth(body: &[Stmt]) -> usize {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Loop { body, .. } => 1 + loop_depth(body),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A chain of `n` fused row sums, each reading `exp` of the one inside it through a
+    /// broadcast, as the loop emitter nests them (issue 36's wide module: sum_k over s_k of
+    /// exp(sum_{k+1} over s_{k+1} of ...), the innermost reading the input): every sum is
+    /// invariant in the loops around it, so all leave them and sit side by side in the
+    /// loop over d0, each sum's loop holding its add alone.
+    #[test]
+    fn a_deep_chain_of_nested_sums_comes_apart_into_one_level() {
+        let n = 300;
+        let bufs = [buf(Access::In), buf(Access::Out)];
+        let acc = |k: u32| VarId(3 * k);
+        let add = |k: u32, x: Value| {
+            let u = VarId(3 * k + 1);
+            vec![
+                Stmt::Let {
+                    var: u,
+                    value: Value::Binary(
+                        BinOp::Add,
+                        Box::new(Value::Var(acc(k), F)),
+                        Box::new(x),
+                        F,
+                    ),
+                },
+                Stmt::Assign {
+                    var: acc(k),
+                    value: Value::Var(u, F),
+                },
+            ]
+        };
+        let innermost = n - 1;
+        let mut body = add(
+            innermost,
+            load(
+                0,
+                Expr::dim(0) * Expr::constant(8) + Expr::var(Var::range(innermost)),
+            ),
+        );
+        let mut value = VarId(3 * innermost + 2);
+        for k in (0..n).rev() {
+            // `body` is the inside of sum k's loop; its value is exp(acc k).
+            let sum = vec![
+                Stmt::Decl {
+                    var: acc(k),
+                    value: Value::Const(F, Const::Float(0.0)),
+                },
+                Stmt::serial_loop(Var::range(k), 0, 7, body),
+                Stmt::Let {
+                    var: VarId(3 * k + 2),
+                    value: Value::Unary(crate::kir::UnOp::Exp, Box::new(Value::Var(acc(k), F)), F),
+                },
+            ];
+            value = VarId(3 * k + 2);
+            body = match k {
+                0 => sum,
+                _ => [sum, add(k - 1, Value::Var(value, F))].concat(),
+            };
+        }
+        body.push(store(Value::Var(value, F)));
+        let kernel = vec![Stmt::serial_loop(Var::dim(0), 0, 7, body)];
+        assert_eq!(loop_depth(&kernel), n as usize + 1);
+        let out = hoist_invariants(kernel, &bufs, &[]);
+        let [Stmt::Loop { body, .. }] = out.as_slice() else {
+            panic!("one loop over d0: {out:?}");
+        };
+        assert_eq!(loop_depth(&out), 2);
+        let loops: Vec<&Vec<Stmt>> = body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Loop { body, .. } => Some(body),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(loops.len(), n as usize);
+        assert!(loops.iter().all(|b| b.len() == 2), "{body:?}");
+        // Every decl, sum and exp, and the store: nothing is lost or copied.
+        assert_eq!(body.len(), 3 * n as usize + 1);
     }
 }

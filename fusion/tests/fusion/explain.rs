@@ -163,3 +163,43 @@ fn a_transcendental_recomputed_per_element_is_refused_with_how_often() {
     let report = fusion::fuse(&mut module, &device::load("cpu").unwrap()).unwrap();
     assert_eq!(report.edges().count(), 0);
 }
+
+/// Issue 36's wide module in small, as the simplifier leaves it (the transpose of a
+/// broadcast is a broadcast): a chain of exp -> row sum -> broadcast groups, each sum read
+/// by the next group through a broadcast. Hoisting makes every sum fusible into the next
+/// group's kernel; the chain stops at [`fusion::plan::MAX_REDUCTIONS`] sums per kernel
+/// (refused as too large), so one kernel does not grow into hundreds of loops for the C
+/// compiler.
+#[test]
+fn a_kernel_holds_at_most_max_reductions_sums() {
+    let groups = fusion::plan::MAX_REDUCTIONS + 8;
+    let mut text = String::from(
+        "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  b0 = f32[16,8] parameter(0)\n  zero = f32[] constant(0)\n",
+    );
+    for g in 0..groups {
+        let root = if g + 1 == groups { "ROOT " } else { "" };
+        let next = g + 1;
+        text += &format!(
+            "  e{g} = f32[16,8] exponential(b{g})\n  r{g} = f32[16] reduce(e{g}, zero), dimensions={{1}}, to_apply=add\n  {root}b{next} = f32[16,8] broadcast(r{g}), dimensions={{0}}\n"
+        );
+    }
+    text += "}\n";
+    let cpu = device::load("cpu").unwrap();
+    let mut module = hlo::parse_module(&text).unwrap();
+    let reach = fusion::XlaCpuReach::default();
+    let log = fusion::fuse_logged_with(&mut module, &cpu, std::sync::Arc::new(reach)).unwrap();
+    let report = fusion::FusionReport::build(&module, &log);
+    let sums: Vec<usize> = report
+        .fusions()
+        .map(|f| f.members.iter().filter(|m| m.starts_with('r')).count())
+        .collect();
+    assert_eq!(
+        sums.iter().max(),
+        Some(&fusion::plan::MAX_REDUCTIONS),
+        "{sums:?}"
+    );
+    assert!(
+        report.edges().any(|e| e.reason.code() == "too-large"),
+        "{sums:?}"
+    );
+}

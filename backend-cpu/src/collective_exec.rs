@@ -1,7 +1,8 @@
 //! Running [`Thunk::Collective`] steps: this device's operands packed into the contiguous
 //! pieces a [`Communicator`] moves (the pieces of a dimension in the operand's physical
 //! layout: outer elements x member x inner run), posted, and the received bytes unpacked
-//! into the results. The communicator is the one the device's thread runs under
+//! into the results ([`collective_pack`](crate::collective_pack): one message per step,
+//! combined operands together). The communicator is the one the device's thread runs under
 //! ([`plan::current_communicator`]); without one (a single-device run) every group must
 //! be this device alone. An async start's ticket waits in this thread's table until its
 //! done.
@@ -17,26 +18,9 @@ use plan::{
     Request, Ticket,
 };
 
+use crate::collective_pack::{self, Unpack};
 use crate::error::BackendError;
 use crate::memory::Memory;
-
-/// How the bytes a posted collective receives become a result.
-enum Unpack {
-    /// Straight into output `k`.
-    Whole(usize),
-    /// `[member][outer][chunk]` into output `k` as `[outer][member][chunk]`.
-    Interleave {
-        k: usize,
-        members: usize,
-        outer: usize,
-    },
-    /// Piece `i` of `members` equal pieces into output `i`.
-    Split(usize),
-    /// The first member's piece of `members` into output `k`.
-    First { k: usize, members: usize },
-    /// Into output `k`, or zeros there when nothing was sent to this device.
-    OrZero(usize),
-}
 
 /// A posted exchange: its ticket, the bytes it receives and where they go.
 struct Posted {
@@ -134,49 +118,9 @@ fn bytes_of(spec: &ArraySpec) -> usize {
         * spec.ty.byte_width() as usize
 }
 
-/// Elements more major than `dim` in `spec`'s physical layout, and bytes of one run of
-/// `dim` and everything more minor.
-fn outer_inner(spec: &ArraySpec, dim: usize) -> Option<(usize, usize)> {
-    let major_to_minor: Vec<usize> = spec
-        .minor_to_major
-        .iter()
-        .rev()
-        .map(|&d| d as usize)
-        .collect();
-    let pos = major_to_minor.iter().position(|&d| d == dim)?;
-    let size =
-        |ds: &[usize]| -> usize { ds.iter().map(|&d| spec.dims[d].max(0) as usize).product() };
-    let outer = size(&major_to_minor[..pos]);
-    let inner = size(&major_to_minor[pos..]) * spec.ty.byte_width() as usize;
-    Some((outer, inner))
-}
-
-/// `[outer][members][chunk]` as `[members][outer][chunk]`.
-fn member_major(src: &[u8], members: usize, outer: usize, chunk: usize) -> Vec<u8> {
-    let mut dst = vec![0u8; src.len()];
-    for o in 0..outer {
-        for m in 0..members {
-            let from = (o * members + m) * chunk;
-            let to = (m * outer + o) * chunk;
-            dst[to..to + chunk].copy_from_slice(&src[from..from + chunk]);
-        }
-    }
-    dst
-}
-
-/// `[members][outer][chunk]` into `dst` as `[outer][members][chunk]`.
-fn outer_major(src: &[u8], dst: &mut [u8], members: usize, outer: usize, chunk: usize) {
-    for m in 0..members {
-        for o in 0..outer {
-            let from = (m * outer + o) * chunk;
-            let to = (o * members + m) * chunk;
-            dst[to..to + chunk].copy_from_slice(&src[from..from + chunk]);
-        }
-    }
-}
-
-/// Posts this device's part of `c` (one exchange per operand, or one for a tuple
-/// all-to-all).
+/// Posts this device's part of `c`: one message per step (per element type for a
+/// combined all-reduce or reduce-scatter, per operand for the others but a tuple
+/// all-to-all), as [`collective_pack::messages`] packs them.
 fn post(
     p: &Program,
     c: &Collective,
@@ -188,80 +132,29 @@ fn post(
     let group: &[i64] = c
         .group_of(me)
         .ok_or_else(|| internal(c, &format!("device {me} is in none of its groups")))?;
-    let members = group.len();
-    let read = |spec: &ArraySpec| mem[p.buffers[spec.buffer].allocation].bytes(bytes_of(spec));
-    let start = |op: CommOp<'_>, send: &[u8], recv_bytes: usize, unpack: Unpack| {
-        let ticket = comm.start(&Request { op, group, send })?;
-        Ok::<Posted, StepError>(Posted {
-            ticket,
-            recv_bytes,
-            unpack,
+    let operands: Vec<(&ArraySpec, &[u8])> = inputs
+        .iter()
+        .map(|spec| {
+            (
+                spec,
+                mem[p.buffers[spec.buffer].allocation].bytes(bytes_of(spec)),
+            )
         })
-    };
-    let mut posted = Vec::new();
-    if let CollectiveKind::AllToAll { split_dim: None } = c.kind {
-        if inputs.len() != members {
-            return Err(internal(c, "a tuple all-to-all needs one operand per member").into());
-        }
-        let send: Vec<u8> = inputs.iter().flat_map(|s| read(s).to_vec()).collect();
-        let n = send.len();
-        return Ok(vec![start(
-            CommOp::AllToAll,
-            &send,
-            n,
-            Unpack::Split(members),
-        )?]);
-    }
-    for (k, spec) in inputs.iter().enumerate() {
-        let bytes = read(spec);
-        let n = bytes.len();
-        let split = |dim: usize| {
-            outer_inner(spec, dim).ok_or_else(|| internal(c, "dimension out of range"))
-        };
-        match &c.kind {
-            CollectiveKind::AllReduce { reducer } => {
-                let op = CommOp::AllReduce {
-                    reducer: *reducer,
-                    ty: spec.ty,
-                };
-                posted.push(start(op, bytes, n, Unpack::Whole(k))?)
-            }
-            CollectiveKind::AllGather { dim } => {
-                let (outer, _) = split(*dim)?;
-                let unpack = Unpack::Interleave { k, members, outer };
-                posted.push(start(CommOp::AllGather, bytes, n * members, unpack)?)
-            }
-            CollectiveKind::ReduceScatter { dim, reducer } => {
-                let (outer, inner) = split(*dim)?;
-                if inner % members != 0 {
-                    return Err(internal(c, "the scattered dimension does not split").into());
-                }
-                let send = member_major(bytes, members, outer, inner / members);
-                let op = CommOp::ReduceScatter {
-                    reducer: *reducer,
-                    ty: spec.ty,
-                };
-                posted.push(start(op, &send, n / members, Unpack::Whole(k))?)
-            }
-            CollectiveKind::AllToAll { split_dim: Some(d) } => {
-                let (outer, inner) = split(*d)?;
-                if inner % members != 0 {
-                    return Err(internal(c, "the split dimension does not split").into());
-                }
-                let send = member_major(bytes, members, outer, inner / members);
-                let unpack = Unpack::Interleave { k, members, outer };
-                posted.push(start(CommOp::AllToAll, &send, n, unpack)?)
-            }
-            CollectiveKind::CollectivePermute { pairs } => {
-                let op = CommOp::CollectivePermute { pairs };
-                posted.push(start(op, bytes, n, Unpack::OrZero(k))?)
-            }
-            CollectiveKind::CollectiveBroadcast => {
-                let unpack = Unpack::First { k, members };
-                posted.push(start(CommOp::AllGather, bytes, n * members, unpack)?)
-            }
-            _ => return Err(internal(c, "not an exchange").into()),
-        }
+        .collect();
+    let messages =
+        collective_pack::messages(&c.kind, group.len(), &operands).map_err(|e| internal(c, &e))?;
+    let mut posted = Vec::with_capacity(messages.len());
+    for m in messages {
+        let ticket = comm.start(&Request {
+            op: m.op,
+            group,
+            send: &m.send,
+        })?;
+        posted.push(Posted {
+            ticket,
+            recv_bytes: m.recv_bytes,
+            unpack: m.unpack,
+        });
     }
     Ok(posted)
 }
@@ -287,28 +180,10 @@ fn complete(
             }
             mem[p.buffers[spec.buffer].allocation].write(data)
         };
-        match post.unpack {
-            Unpack::Whole(k) => write(k, &recv)?,
-            Unpack::OrZero(k) => match received {
-                true => write(k, &recv)?,
-                false => write(k, &vec![0u8; recv.len()])?,
-            },
-            Unpack::Interleave { k, members, outer } => {
-                let mut out = vec![0u8; recv.len()];
-                let chunk = recv.len() / (members * outer).max(1);
-                outer_major(&recv, &mut out, members, outer, chunk);
-                write(k, &out)?
-            }
-            Unpack::Split(members) => {
-                let w = recv.len() / members.max(1);
-                for i in 0..members {
-                    write(i, &recv[i * w..(i + 1) * w])?;
-                }
-            }
-            Unpack::First { k, members } => {
-                let w = recv.len() / members.max(1);
-                write(k, &recv[..w])?
-            }
+        let results =
+            collective_pack::results(&post.unpack, &recv, received).map_err(|e| internal(c, &e))?;
+        for (k, data) in results {
+            write(k, &data)?;
         }
     }
     Ok(())

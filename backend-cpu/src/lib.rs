@@ -15,6 +15,7 @@ pub mod c;
 mod cache;
 mod cc;
 mod collective_exec;
+mod collective_pack;
 mod compile;
 mod data;
 mod error;

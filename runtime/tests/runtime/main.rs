@@ -5,6 +5,7 @@
 
 mod carried_loops;
 mod chosen_layouts;
+mod combined_collectives;
 mod concat_pieces;
 mod corpus;
 mod cuda_executor;

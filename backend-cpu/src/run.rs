@@ -100,6 +100,35 @@ impl TempPool {
     }
 }
 
+/// The bytes of `a`, a view inside a parameter's or constant's memory (already bound in
+/// `mem`, which holds the allocations before `a`'s), read-only.
+fn read_only_view<'a>(
+    mem: &[Memory<'a>],
+    a: &plan::Allocation,
+) -> Result<Memory<'a>, BackendError> {
+    let (Some(h), Some(offset)) = (a.parent, a.offset) else {
+        return Err(BackendError::Internal("a view without its base".into()));
+    };
+    let bytes = match mem.get(h) {
+        Some(Memory::Borrowed(bytes)) => *bytes,
+        _ => {
+            return Err(BackendError::Internal(format!(
+                "allocation {h} holds a read-only view but is not read-only memory"
+            )))
+        }
+    };
+    let at = usize::try_from(offset).unwrap_or(usize::MAX);
+    let end = at.checked_add(usize::try_from(a.bytes).unwrap_or(usize::MAX));
+    match end.and_then(|end| bytes.get(at..end)) {
+        Some(view) => Ok(Memory::Borrowed(view)),
+        None => Err(BackendError::Internal(format!(
+            "a view of {} bytes at {offset} lies outside allocation {h} ({} bytes)",
+            a.bytes,
+            bytes.len()
+        ))),
+    }
+}
+
 /// The memory of temporary allocation `a` of `bytes` bytes: its pooled memory if large
 /// enough, else a spare block, else fresh memory.
 fn temp_memory(
@@ -306,6 +335,18 @@ impl CpuExecutable {
                     Some(words) => Memory::Borrowed(memory::word_bytes(words)),
                     None => return Err(BackendError::Internal("constant without data".into())),
                 },
+                // A view of a read-only parameter or constant (a sliced chain's operand,
+                // plan::stream_chain): its bytes, read in place.
+                AllocationKind::Temp
+                    if a.parent.is_some_and(|h| {
+                        matches!(
+                            p.allocations.get(h).map(|x| &x.kind),
+                            Some(AllocationKind::Parameter(_) | AllocationKind::Constant(_))
+                        )
+                    }) =>
+                {
+                    read_only_view(&mem, a)?
+                }
                 AllocationKind::Temp | AllocationKind::Output(_) => {
                     let within = match (a.offset, a.parent) {
                         (Some(offset), Some(h)) => {

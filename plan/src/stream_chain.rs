@@ -9,9 +9,12 @@
 //! probabilities, a kernel's intermediates) shrink to one slice's bytes, reused by every
 //! slice, while the operands read from outside (`Q`, `K`, `V`) and the result (`O`) are
 //! bound as views: buffers whose bytes are the whole value's at a slice's offset
-//! (placed after buffer assignment, [`place_views`]). No executor changes: a view is a
-//! temporary allocation at an offset like any other, and each thunk is an ordinary GEMM
-//! or kernel over fewer batch elements or blocks.
+//! (placed after buffer assignment, [`place_views`]). A view is a temporary allocation
+//! at an offset like any other, and each thunk is an ordinary GEMM or kernel over fewer
+//! batch elements or blocks. An outside operand may also be a parameter or constant that
+//! nothing writes during the run (`einsum_odd_orders`' attention over its parameters
+//! `Q`, `K`, `V`): its views lie in that allocation, which the executors read through
+//! them as through the whole value.
 //!
 //! A batch element's rows may split further ([`split_rows`]): the first GEMM's result
 //! rows, and the last GEMM's dimension of the chain value it does not contract, become
@@ -77,18 +80,23 @@ pub struct Sliced {
 /// bound to the GEMMs' outside operands and results are placed by [`place_views`] once
 /// the assignment has placed their bases; `in_place` are the kernels' in-place
 /// candidates (see [`Sliced::in_place`]).
+///
+/// `read_only` are the buffers with memory of their own (parameters, constants) that no
+/// thunk writes and no output takes over: a GEMM's outside operand among them is viewed
+/// in its own allocation.
 pub fn slice_chains(
     thunks: &mut Vec<Thunk>,
     buffers: &mut Vec<Buffer>,
     kernels: &[Kernel],
-    in_place: &[Candidate],
+    (in_place, read_only): (&[Candidate], &[BufferId]),
     options: StreamOptions,
 ) -> Sliced {
     let mut sliced = Sliced::default();
     let mut named = namers(thunks, buffers.len());
     let mut i = 0;
     while i < thunks.len() {
-        let Some(plan) = chain_at(thunks, i, buffers, kernels, &named, options) else {
+        let found = chain_at(thunks, i, (buffers, read_only), kernels, &named, options);
+        let Some(plan) = found else {
             i += 1;
             continue;
         };
@@ -136,7 +144,7 @@ fn reads_only(
 
 /// Allocations for `views`, each inside its base's: the base's slice of the temp block
 /// or of an output's memory at the view's offset, or, for a base with memory of its
-/// own, that memory.
+/// own (an output, or a read-only parameter or constant), that memory.
 pub fn place_views(views: &[View], buffers: &mut [Buffer], allocations: &mut Vec<Allocation>) {
     for v in views {
         let a = &allocations[buffers[v.base].allocation];
@@ -202,7 +210,7 @@ const MAX_SPAN: usize = 3 * MAX_CHAIN_KERNELS;
 fn chain_at(
     thunks: &[Thunk],
     i: usize,
-    buffers: &[Buffer],
+    (buffers, read_only): (&[Buffer], &[BufferId]),
     kernels: &[Kernel],
     namers: &[Vec<usize>],
     options: StreamOptions,
@@ -275,7 +283,8 @@ fn chain_at(
         .filter_map(|&parts| Some((most + 1, split_rows(&own, &local, parts)?)))
         .chain((1..=most).rev().map(|prefix| (prefix, own.clone())));
     for (prefix, own) in tries {
-        if let Some(slices) = slices_of(&own, prefix, &local, buffers, kernels, options) {
+        let bufs = (buffers, read_only);
+        if let Some(slices) = slices_of(&own, prefix, &local, bufs, kernels, options) {
             return Some(Plan {
                 start: i,
                 chain: chain.clone(),
@@ -366,7 +375,7 @@ fn slices_of(
     chain: &[Thunk],
     prefix: usize,
     local: &[BufferId],
-    buffers: &[Buffer],
+    (buffers, read_only): (&[Buffer], &[BufferId]),
     kernels: &[Kernel],
     options: StreamOptions,
 ) -> Option<usize> {
@@ -391,13 +400,14 @@ fn slices_of(
     if !is_local(s) || is_local(q) || is_local(k) || is_local(o) || is_local(l2) == is_local(r2) {
         return None;
     }
-    // Views are placed in their bases' temp bytes: the outside operands and the result
-    // are temporaries (not parameters, constants or outputs).
+    // Views are placed in their bases' bytes: the result is a temporary (not an output),
+    // the outside operands temporaries too, or parameters or constants nothing writes.
     let temp =
         |b: &BufferId| buffers[*b].defined_at.is_some() && buffers[*b].last_use != Some(usize::MAX);
-    if ![q, k, l2, r2, o]
-        .into_iter()
-        .all(|b| is_local(b) || temp(b))
+    if !temp(o)
+        || ![q, k, l2, r2]
+            .into_iter()
+            .all(|b| is_local(b) || temp(b) || read_only.contains(b))
     {
         return None;
     }

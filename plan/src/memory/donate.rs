@@ -144,6 +144,19 @@ pub fn donations(
     out
 }
 
+/// The parameters `module`'s `input_output_alias` names: an output may take their bytes
+/// ([`donations`]), so nothing may read them through a view bound before that is decided
+/// (a sliced chain's operands, [`crate::stream_chain`]).
+pub fn aliased_parameters(module: &Module) -> Vec<usize> {
+    match module.attr("input_output_alias") {
+        Some(hlo::ir::ModuleAttrValue::Raw(text)) => parse_input_output_alias(text)
+            .into_iter()
+            .map(|(_, parameter, _)| parameter)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// For each allocation of `p`: whether it is a donated parameter's, holding an output
 /// too (the executor makes it writable memory holding the argument, and hands it back as
 /// that output).

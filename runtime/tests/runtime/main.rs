@@ -67,6 +67,7 @@ mod stacked_caches;
 mod streamed;
 mod streamed_contraction;
 mod streamed_loops;
+mod streamed_peak;
 mod thin_dots;
 mod transposed_math;
 mod transposes;

@@ -5,7 +5,9 @@
 //! slice. The chain's thunks then run once per (batch, head) slice over a scores buffer
 //! of one slice (a batch element, or a part of its rows), `Q`, `K`, `V` and the result
 //! bound as views, and every output matches the reference evaluator's, for 1 to 3 worker
-//! threads (fewer slices where a slice would leave a worker without blocks).
+//! threads (fewer slices where a slice would leave a worker without blocks). With `Q`,
+//! `K` and `V` the module's parameters, their views lie in the parameters' own memory,
+//! read in place.
 
 use std::path::Path;
 
@@ -13,8 +15,9 @@ use runtime::CompileOptions;
 
 use crate::gen::{list, Rng};
 
-/// A random attention module: `(text, scores elements, batch elements)`.
-fn module(seed: u64) -> (String, i64, i64) {
+/// A random attention module: `(text, scores elements, batch elements)`; `Q`, `K` and `V`
+/// computed from two parameters, or with `over_parameters` parameters 0, 1 and 2.
+fn module(seed: u64, over_parameters: bool) -> (String, i64, i64) {
     let mut rng = Rng::new(seed);
     let (b, h) = (rng.range(1, 3), rng.range(1, 4));
     let l = [64, 96, 128][rng.below(3)];
@@ -45,12 +48,19 @@ fn module(seed: u64) -> (String, i64, i64) {
              rhs_batch_dims={0,1}, rhs_contracting_dims={3}",
         )
     };
+    let inputs = if over_parameters {
+        format!("  q = {x} parameter(0)\n  k = {x} parameter(1)\n  v = {x} parameter(2)\n")
+    } else {
+        format!(
+            "  x = {x} parameter(0)\n  y = {x} parameter(1)\n  \
+             q = {x} sine(x)\n  k = {x} cosine(y)\n  v = {x} multiply(x, y)\n"
+        )
+    };
     let text = format!(
         "HloModule attention\n\
          max_f {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}}\n\
          add_f {{\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] add(a, b)\n}}\n\
-         ENTRY e {{\n  x = {x} parameter(0)\n  y = {x} parameter(1)\n  \
-         q = {x} sine(x)\n  k = {x} cosine(y)\n  v = {x} multiply(x, y)\n  \
+         ENTRY e {{\n{inputs}  \
          s0 = {s} dot(q, k), lhs_batch_dims={{0,2}}, lhs_contracting_dims={{3}}, \
          rhs_batch_dims={{0,2}}, rhs_contracting_dims={{3}}\n{scale}  \
          ninf = f32[] constant(-inf)\n  mx = {rows} reduce(sc, ninf), dimensions={{3}}, to_apply=max_f\n  \
@@ -76,10 +86,24 @@ fn options(threads: usize, min_bytes: u64) -> CompileOptions {
 
 #[test]
 fn attention_sliced_per_batch_and_head_matches_the_evaluator() {
+    sliced_attention_matches_the_evaluator(0..6, false);
+}
+
+/// `Q`, `K`, `V` the parameters: every slice reads them through views of the
+/// parameters' own memory (`q.slice1`).
+#[test]
+fn attention_over_parameters_views_them_in_place() {
+    sliced_attention_matches_the_evaluator(0..6, true);
+}
+
+/// Compiles and runs the attention modules of `seeds` (see [`module`]), against the
+/// evaluator; at least half slice, half of those into less temp than run whole, some
+/// by rows.
+fn sliced_attention_matches_the_evaluator(seeds: std::ops::Range<u64>, over_parameters: bool) {
     let (mut sliced, mut smaller, mut rows, mut modules) = (0, 0, 0, 0);
     let mut failures = Vec::new();
-    for seed in 0..6u64 {
-        let (text, scores, elements) = module(seed);
+    for seed in seeds {
+        let (text, scores, elements) = module(seed, over_parameters);
         let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         let threads = 1 + seed as usize % 3;
         let exe = runtime::compile(&m, &options(threads, 0))
@@ -89,6 +113,11 @@ fn attention_sliced_per_batch_and_head_matches_the_evaluator() {
         modules += 1;
         if thunks.contains(".slice1 ") {
             sliced += 1;
+            // Parameters are viewed where they are, never copied first.
+            assert!(
+                !over_parameters || (thunks.contains("%q.slice1 ") && !thunks.contains("copy")),
+                "seed {seed}: the parameters are not viewed\n{thunks}"
+            );
             // No more temp than the same chain run whole (a slice of the scores, though
             // `Q` and `K` now live through the chain), less where the scores are more
             // than those.

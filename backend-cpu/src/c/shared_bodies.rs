@@ -10,7 +10,11 @@
 //! where it is
 //! - a divisor or modulus (an argument of a `*div*`, `*rem*` or `*mod*` function, or after
 //!   `/` or `%`): a division by a variable is a `div` instruction, by a constant a multiply
-//!   and shifts;
+//!   and shifts. Except a power of two `2^k` (`2 <= 2^k <= 2^30`) divided by with
+//!   `hloc_floordiv`, `hloc_mod`, `hloc_div_s32/s64` or `hloc_rem_s32/s64`: the shared body
+//!   takes `k` and calls a shift-and-mask form of the helper ([`POW2_HELPERS`], as fast as
+//!   the constant's), so the patch kernels of layers of other spatial sizes (divisors 16
+//!   and 32, 256 and 1024) share one body; not inside an innermost loop, where it stays;
 //! - the bound of an innermost loop below [`MIN_VARIABLE_TRIP`] (short loops are unrolled
 //!   whole when their count is known), or the multiplier of an innermost loop's variable
 //!   (a known unit or constant stride is what the vectorizer needs);
@@ -46,7 +50,38 @@ pub(super) struct BodyShape {
     pub values: Vec<String>,
     /// Where each is in the body text.
     spans: Vec<Range<usize>>,
+    /// For a power-of-two divisor, the span of its helper's name and of the whole divisor
+    /// argument (a parameter of a shared body is its log2, the helper its shift form).
+    pow2: Vec<Option<Pow2Spans>>,
 }
+
+/// The division helpers whose power-of-two divisors may become parameters, each with its
+/// shift-and-mask form for a divisor `2^k` (defined by [`POW2_C`]).
+pub(super) const POW2_HELPERS: [(&str, &str); 6] = [
+    ("hloc_floordiv", "hloc_p2_floordiv"),
+    ("hloc_mod", "hloc_p2_mod"),
+    ("hloc_div_s32", "hloc_p2_div_s32"),
+    ("hloc_rem_s32", "hloc_p2_rem_s32"),
+    ("hloc_div_s64", "hloc_p2_div_s64"),
+    ("hloc_rem_s64", "hloc_p2_rem_s64"),
+];
+
+/// The shift forms of [`POW2_HELPERS`] for `1 <= k <= 30`, as exact as the division
+/// helpers by the constant `2^k` (which never reach their zero or `-1` cases): floor
+/// division an arithmetic shift, floor modulo a mask, truncating division a shift of the
+/// dividend biased by `2^k - 1` when negative, its remainder what the quotient leaves.
+/// Printed before each shared body, guarded (once per unit in effect).
+const POW2_C: &str = "#ifndef HLOC_P2_HELPERS\n#define HLOC_P2_HELPERS\n\
+static inline int64_t hloc_p2_floordiv(int64_t a, int64_t k) { return a >> k; }\n\
+static inline int64_t hloc_p2_mod(int64_t a, int64_t k) { return a & ((INT64_C(1) << k) - 1); }\n\
+static inline int32_t hloc_p2_div_s32(int32_t a, int64_t k) {\n\
+  return (int32_t)((a + (int32_t)((uint32_t)(a >> 31) >> (32 - k))) >> k);\n}\n\
+static inline int32_t hloc_p2_rem_s32(int32_t a, int64_t k) {\n\
+  return (int32_t)((uint32_t)a - ((uint32_t)hloc_p2_div_s32(a, k) << k));\n}\n\
+static inline int64_t hloc_p2_div_s64(int64_t a, int64_t k) {\n\
+  return (a + (int64_t)((uint64_t)(a >> 63) >> (64 - k))) >> k;\n}\n\
+static inline int64_t hloc_p2_rem_s64(int64_t a, int64_t k) {\n\
+  return (int64_t)((uint64_t)a - ((uint64_t)hloc_p2_div_s64(a, k) << k));\n}\n#endif\n";
 
 /// One token of C: an identifier, a plain decimal integer literal, or anything else
 /// (punctuation, other literals, a whole preprocessor line).
@@ -177,44 +212,92 @@ pub(super) fn body_shape(body: &str, body_name: &str, kernel_name: &str) -> Opti
     {
         return None;
     }
-    let fixed = fixed_literals(body, &toks);
+    let (fixed, pow2_at) = fixed_literals(body, &toks);
     let mut key = String::with_capacity(body.len());
-    let (mut values, mut spans) = (Vec::new(), Vec::new());
+    let (mut values, mut spans, mut pow2) = (Vec::new(), Vec::new(), Vec::new());
     for (i, t) in toks.iter().enumerate() {
         let s = text(t);
         if t.kind == Kind::Ident && s == body_name {
             key.push('@');
         } else if t.kind == Kind::Int && !fixed[i] {
-            key.push('#');
+            // A power-of-two divisor parameter only meets another such one.
+            key.push(if pow2_at[i].is_some() { '%' } else { '#' });
             values.push(s.to_string());
             spans.push(t.span.clone());
+            pow2.push(pow2_at[i].clone());
         } else {
             key.push_str(s);
         }
         key.push(' ');
     }
-    Some(BodyShape { key, values, spans })
+    Some(BodyShape {
+        key,
+        values,
+        spans,
+        pow2,
+    })
 }
 
-/// Which tokens are literals that must stay in the text (see the module docs).
-fn fixed_literals(body: &str, toks: &[Token]) -> Vec<bool> {
+/// The spans of a power-of-two divisor's helper name and divisor argument.
+type Pow2Spans = (Range<usize>, Range<usize>);
+
+/// Which tokens are literals that must stay in the text (see the module docs), and for
+/// each power-of-two divisor that may become a parameter, its helper's and argument's
+/// spans.
+fn fixed_literals(body: &str, toks: &[Token]) -> (Vec<bool>, Vec<Option<Pow2Spans>>) {
     let text = |i: usize| &body[toks[i].span.clone()];
     let n = toks.len();
     let mut fixed: Vec<bool> = toks.iter().map(|t| t.kind != Kind::Int).collect();
+    let mut pow2: Vec<Option<Pow2Spans>> = vec![None; n];
     // Matching brackets.
     let mut close = vec![n; n];
+    let mut open_of = vec![n; n];
     let mut open: Vec<usize> = Vec::new();
-    for i in 0..n {
+    for (i, opened) in open_of.iter_mut().enumerate() {
         match text(i) {
             "(" | "{" | "[" => open.push(i),
             ")" | "}" | "]" => {
                 if let Some(o) = open.pop() {
                     close[o] = i;
+                    *opened = o;
                 }
             }
             _ => {}
         }
     }
+    // A power of two as the second argument of a division helper, plain (`2LL`) or cast
+    // (`((int32_t)16LL)`): the helper's name and the argument's spans.
+    let pow2_divisor = |i: usize| -> Option<Pow2Spans> {
+        let v: i64 = text(i).trim_end_matches("LL").parse().ok()?;
+        if !(2..=1 << 30).contains(&v) || v & (v - 1) != 0 {
+            return None;
+        }
+        let (first, end) = if i >= 1 && text(i - 1) == "," {
+            (i, i + 1)
+        } else if i >= 5
+            && text(i - 5) == ","
+            && text(i - 4) == "("
+            && text(i - 3) == "("
+            && toks[i - 2].kind == Kind::Ident
+            && text(i - 1) == ")"
+            && text(i + 1) == ")"
+        {
+            (i - 4, i + 2)
+        } else {
+            return None;
+        };
+        if end >= n || text(end) != ")" || text(first - 1) != "," {
+            return None;
+        }
+        let o = open_of[end];
+        let name = o.checked_sub(1).filter(|&h| {
+            toks[h].kind == Kind::Ident && POW2_HELPERS.iter().any(|(f, _)| *f == text(h))
+        })?;
+        Some((
+            toks[name].span.clone(),
+            toks[first].span.start..toks[end - 1].span.end,
+        ))
+    };
     // Literals inside calls of division-like functions or attributes; after `/`, `%` or
     // `case`; alone between brackets.
     let mut calls: Vec<&str> = Vec::new();
@@ -242,6 +325,12 @@ fn fixed_literals(body: &str, toks: &[Token]) -> Vec<bool> {
         });
         let after = i > 0 && matches!(text(i - 1), "/" | "%" | "case");
         let alone = i > 0 && i + 1 < n && text(i - 1) == "[" && text(i + 1) == "]";
+        if divisor && !after && !alone {
+            if let Some(spans) = pow2_divisor(i) {
+                pow2[i] = Some(spans);
+                continue;
+            }
+        }
         if divisor || after || alone {
             fixed[i] = true;
         }
@@ -279,6 +368,10 @@ fn fixed_literals(body: &str, toks: &[Token]) -> Vec<bool> {
             if toks[i].kind != Kind::Int {
                 continue;
             }
+            // A divisor evaluated per innermost iteration stays a constant.
+            if pow2[i].is_some() {
+                fixed[i] = true;
+            }
             let by_var = (i >= 2 && text(i - 1) == "*" && text(i - 2) == var)
                 || (i + 2 < n && text(i + 1) == "*" && text(i + 2) == var);
             if by_var {
@@ -286,7 +379,12 @@ fn fixed_literals(body: &str, toks: &[Token]) -> Vec<bool> {
             }
         }
     }
-    fixed
+    for (p, f) in pow2.iter_mut().zip(&fixed) {
+        if *f {
+            *p = None;
+        }
+    }
+    (fixed, pow2)
 }
 
 /// The literal positions (indices into [`BodyShape::values`]) where the shapes `members`
@@ -303,9 +401,26 @@ pub(super) fn differing(members: &[&BodyShape]) -> Option<Vec<usize>> {
 /// `hloc_c0, hloc_c1, ...` after its block range, and not cloned back by the compiler.
 pub(super) fn shared_body(body: &str, shape: &BodyShape, params: &[usize]) -> String {
     let mut out = body.to_string();
-    // Last first, so that earlier spans keep their offsets.
-    for (j, &p) in params.iter().enumerate().rev() {
-        out.replace_range(shape.spans[p].clone(), &format!("hloc_c{j}"));
+    // Each parameter's text (a power-of-two divisor's helper renamed too), last first, so
+    // that earlier spans keep their offsets.
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for (j, &p) in params.iter().enumerate() {
+        match &shape.pow2[p] {
+            Some((name, arg)) => {
+                let helper = &body[name.clone()];
+                let shift = POW2_HELPERS
+                    .iter()
+                    .find(|(f, _)| *f == helper)
+                    .map_or(helper, |(_, s)| *s);
+                edits.push((name.clone(), shift.to_string()));
+                edits.push((arg.clone(), format!("hloc_c{j}")));
+            }
+            None => edits.push((shape.spans[p].clone(), format!("hloc_c{j}"))),
+        }
+    }
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    for (r, t) in edits {
+        out.replace_range(r, &t);
     }
     let extra: String = (0..params.len())
         .map(|j| format!(", int64_t hloc_c{j}"))
@@ -320,7 +435,12 @@ pub(super) fn shared_body(body: &str, shape: &BodyShape, params: &[usize]) -> St
         "__attribute__((noinline)) HLOC_NOCLONE void",
         1,
     );
-    format!("{NOCLONE_MACRO}{out}")
+    let helpers = if params.iter().any(|&p| shape.pow2[p].is_some()) {
+        POW2_C
+    } else {
+        ""
+    };
+    format!("{NOCLONE_MACRO}{helpers}{out}")
 }
 
 /// The entry point `entry` (the kernel's `void NAME(void *const *bufs, ...)` calling
@@ -332,9 +452,16 @@ pub(super) fn calling(
     shape: &BodyShape,
     params: &[usize],
 ) -> String {
+    // A power-of-two divisor passes its log2.
     let values: String = params
         .iter()
-        .map(|&p| format!(", {}", shape.values[p]))
+        .map(|&p| match shape.pow2[p] {
+            Some(_) => {
+                let v: i64 = shape.values[p].trim_end_matches("LL").parse().unwrap_or(2);
+                format!(", {}", v.trailing_zeros())
+            }
+            None => format!(", {}", shape.values[p]),
+        })
         .collect();
     entry
         .replacen(&format!("{own_body}("), &format!("{body}("), 1)
@@ -445,6 +572,99 @@ mod tests {
             "void hloc_k7_g(void *const *bufs, int64_t block_begin, int64_t block_end) {\n  \
              hloc_k1_f_body((const float *)bufs[0], (float *)bufs[1], block_begin, block_end, \
              7, 31, 32LL, 96LL);\n}\n"
+        );
+    }
+
+    /// A patch-like body: divisions of the outer position by `div` (a power of two or
+    /// not), outside the innermost loop of `cols` elements, and one by 4 inside it.
+    fn divided(name: &str, div: i64, cols: i64) -> String {
+        format!(
+            "static __attribute__((noinline)) void {name}_body(\n    const float *restrict b0 /* in p */,\n    \
+             float *restrict b1 /* out f */,\n    int64_t block_begin, int64_t block_end) {{\n  \
+             for (int64_t d0 = block_begin; d0 < block_end; ++d0) {{\n    \
+             const int32_t v1 = hloc_div_s32(((int32_t)(d0)), ((int32_t){div}LL));\n    \
+             const int64_t v2 = hloc_mod(d0, {div}LL);\n    \
+             for (int64_t d1 = 0; d1 <= {c}; ++d1) {{\n      \
+             b1[((d0 * {cols}LL) + d1)] = b0[(((v1 * {cols}LL) + (v2 * 3LL)) + hloc_floordiv(d1, 4LL))];\n    \
+             }}\n  }}\n}}\n",
+            c = cols - 1,
+        )
+    }
+
+    #[test]
+    fn power_of_two_divisors_outside_the_innermost_loop_are_shift_parameters() {
+        let (ta, tb) = (divided("hloc_k1_f", 16, 64), divided("hloc_k2_g", 256, 32));
+        let (a, b) = (shape("hloc_k1_f", &ta), shape("hloc_k2_g", &tb));
+        assert_eq!(a.key, b.key);
+        // The innermost loop's own division stays a constant.
+        assert!(a.key.contains("hloc_floordiv ( d1 , 4LL )"), "{}", a.key);
+        let params = differing(&[&a, &b]).expect("few");
+        let shared = shared_body(&ta, &a, &params);
+        assert!(shared.contains("#define HLOC_P2_HELPERS"), "{shared}");
+        assert!(
+            shared.contains("hloc_p2_div_s32(((int32_t)(d0)), hloc_c0)"),
+            "{shared}"
+        );
+        assert!(shared.contains("hloc_p2_mod(d0, hloc_c1)"), "{shared}");
+        assert!(shared.contains("hloc_floordiv(d1, 4LL)"), "{shared}");
+        let entry = "void hloc_k2_g(void *const *bufs, int64_t block_begin, int64_t block_end) {\n  \
+                     hloc_k2_g_body((const float *)bufs[0], (float *)bufs[1], block_begin, block_end);\n}\n";
+        // log2(256) = 8 for both divisors, then the other differing literals.
+        let call = calling(entry, "hloc_k2_g_body", "hloc_k1_f_body", &b, &params);
+        assert!(call.contains("block_begin, block_end, 8, 8, "), "{call}");
+        // Another innermost divisor, or a divisor that is no power of two: another key.
+        let inner = shape(
+            "hloc_k3_h",
+            &divided("hloc_k3_h", 16, 64).replace("d1, 4LL", "d1, 8LL"),
+        );
+        assert_ne!(a.key, inner.key);
+        let twelve = shape("hloc_k4_i", &divided("hloc_k4_i", 12, 64));
+        assert_ne!(a.key, twelve.key);
+        assert!(twelve.key.contains("( int32_t ) 12LL"), "{}", twelve.key);
+    }
+
+    #[test]
+    fn the_shift_forms_divide_as_the_helpers_do() {
+        // Compiled with the system compiler and run: every k in 1..=30 against C's `/`
+        // and `%` (what `hloc_div_*` and `hloc_rem_*` compute for a divisor 2^k) and the
+        // floor forms, on values around 0, the extremes and multiples of 2^k.
+        let dir = std::env::temp_dir().join(format!("hloc-p2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = dir.join("p2.c");
+        let program = format!(
+            "#include <stdint.h>\n#include <stdio.h>\n{POW2_C}\n\
+             static int64_t fdiv(int64_t a, int64_t b) {{ int64_t q = a / b; return q - ((a % b != 0) && ((a % b < 0) != (b < 0))); }}\n\
+             int main(void) {{\n  int bad = 0;\n  const int64_t base[] = {{0, 1, -1, 2, -2, 7, -7, 1000003, -1000003,\n\
+               INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1, INT64_MAX / 3, INT64_MIN / 3}};\n\
+               for (int64_t k = 1; k <= 30; ++k) {{\n    int64_t d = (int64_t)1 << k;\n\
+                 for (unsigned i = 0; i < sizeof base / sizeof base[0]; ++i) for (int64_t e = -2; e <= 2; ++e) {{\n\
+                   int64_t a = base[i] + e * d + e;\n      int32_t a32 = (int32_t)(uint32_t)(uint64_t)a;\n\
+                   bad += hloc_p2_div_s32(a32, k) != a32 / (int32_t)d;\n\
+                   bad += hloc_p2_rem_s32(a32, k) != a32 % (int32_t)d;\n\
+                   bad += hloc_p2_div_s64(a, k) != a / d;\n      bad += hloc_p2_rem_s64(a, k) != a % d;\n\
+                   bad += hloc_p2_floordiv(a, k) != fdiv(a, d);\n\
+                   bad += hloc_p2_mod(a, k) != a - fdiv(a, d) * d;\n    }}\n  }}\n\
+               printf(\"%d\\n\", bad);\n  return bad != 0;\n}}\n"
+        );
+        std::fs::write(&src, program).unwrap();
+        let exe = dir.join("p2");
+        let built = std::process::Command::new(crate::cc::compiler())
+            .args(["-O2", "-std=gnu11", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = std::process::Command::new(&exe).output().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            ran.status.success(),
+            "mismatches: {}",
+            String::from_utf8_lossy(&ran.stdout)
         );
     }
 

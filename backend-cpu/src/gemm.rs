@@ -13,13 +13,15 @@ use plan::GemmShape;
 use rayon::prelude::*;
 
 use crate::error::BackendError;
-use crate::gemm_half::Widened;
+use crate::gemm_half::{self, Widened};
+use crate::gemm_lhs_pack;
 use crate::gemm_small;
 use crate::gemv;
 use crate::thin_gemm::{self, Part};
 
 /// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`; one with
-/// `bf16`/`f16` operands or result on [`crate::gemm_half`].
+/// `bf16`/`f16` operands or result on [`crate::gemm_half`], one of `s8` operands on
+/// [`crate::gemm_s8`].
 ///
 /// The pointers are the allocations of the thunk's buffers, which the thunk builder
 /// checked against the shape's strides; `out` is writable and aliases neither operand.
@@ -28,6 +30,11 @@ pub(crate) fn gemm(
     (lhs, rhs, out): (*mut c_void, *mut c_void, *mut c_void),
     threads: usize,
 ) -> Result<(), BackendError> {
+    if shape.ty == ScalarType::S32 {
+        // SAFETY: the caller's contract; `plan` makes `s32` GEMMs of `s8` operands only.
+        unsafe { crate::gemm_s8::gemm(shape, (lhs.cast(), rhs.cast(), out.cast()), threads) };
+        return Ok(());
+    }
     if !shape.uniform() {
         // SAFETY: the caller's contract.
         let widened =
@@ -46,6 +53,27 @@ pub(crate) fn gemm(
         // SAFETY: the caller's contract for the result.
         unsafe { w.finish(threads) };
         return Ok(());
+    }
+    if gemm_lhs_pack::wanted(shape) {
+        match shape.ty {
+            ScalarType::F32 => {
+                // The half GEMMs' lhs scratch of this thread, kept between calls.
+                let mut a = gemm_half::take_scratch(0, gemm_lhs_pack::len(shape));
+                // SAFETY: the caller's contract for the lhs.
+                let s = unsafe { gemm_lhs_pack::packed(shape, lhs.cast(), &mut a, threads) };
+                gemm_batches::<f32>(&s, a.as_ptr(), rhs.cast(), out.cast(), threads);
+                gemm_half::put_scratch(0, a);
+                return Ok(());
+            }
+            ScalarType::F64 => {
+                let mut a = vec![0f64; gemm_lhs_pack::len(shape)];
+                // SAFETY: the caller's contract for the lhs.
+                let s = unsafe { gemm_lhs_pack::packed(shape, lhs.cast(), &mut a, threads) };
+                gemm_batches::<f64>(&s, a.as_ptr(), rhs.cast(), out.cast(), threads);
+                return Ok(());
+            }
+            _ => {}
+        }
     }
     match shape.ty {
         ScalarType::F32 => gemm_batches::<f32>(shape, lhs.cast(), rhs.cast(), out.cast(), threads),

@@ -9,6 +9,10 @@
 //! [`MIN_K`] (padding to a 32-element tile step would dominate), and everywhere when the
 //! environment says `HLOC_GEMM_HALF=convert` (so both paths are testable on one machine).
 //!
+//! `s8 x s8 -> s32` GEMMs run on the same tiles with `tdpbssd` (exact products, wrapping
+//! `s32` sums, as XLA's integer dots; [`gemm_s8`]) where the CPU also has AMX-INT8, else
+//! on [`crate::gemm_s8`]'s portable kernel (also forced by `HLOC_GEMM_INT=portable`).
+//!
 //! Products of `bf16` are exact in `f32`, so the two paths differ only in the order of the
 //! `f32` additions, with one exception: the tiles read `bf16` denormal inputs as zero and
 //! flush denormal `f32` results to zero (whatever MXCSR says; oneDNN and XLA:CPU do the
@@ -31,7 +35,8 @@ use plan::GemmShape;
 use rayon::prelude::*;
 
 use crate::gemm_amx_pack::{self, View, TILE_U16};
-use crate::gemm_amx_tiles::{Dest, Lhs, Out, Tiles, TILE_BYTES, TILE_K, TILE_ROWS};
+use crate::gemm_amx_pack_s8::{self as pack_s8, View8, TILE_K_S8};
+use crate::gemm_amx_tiles::{Dest, Lhs, Op, Out, Tiles, TILE_BYTES, TILE_K, TILE_ROWS};
 use crate::gemm_half::convert;
 
 /// The shortest contraction run on the tiles: shorter ones would be padded to a tile step
@@ -59,6 +64,37 @@ pub(crate) enum Path {
     Amx,
     /// Widened to `f32` ([`crate::gemm_half::Widened`]).
     Convert,
+}
+
+/// The shortest `s8` contraction run on the tiles (a tile step is 64).
+pub(crate) const MIN_K_S8: usize = 32;
+
+/// Whether this process runs `s8` GEMMs on the tiles: the CPU has AMX-INT8 and Linux grants
+/// the tile data, unless `HLOC_GEMM_INT=portable` (asked once per process).
+pub(crate) fn s8_on_tiles() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        let forced = std::env::var("HLOC_GEMM_INT").unwrap_or_default();
+        match forced.as_str() {
+            "portable" => return false,
+            "" | "amx" => {}
+            other => log::warn!("HLOC_GEMM_INT={other} is neither `amx` nor `portable`: ignored"),
+        }
+        amx_int8() && amx_usable()
+    })
+}
+
+/// Whether the CPU has AMX-INT8 (CPUID leaf 7, EDX bit 25).
+#[cfg(target_os = "linux")]
+fn amx_int8() -> bool {
+    use std::arch::x86_64::__cpuid_count;
+    __cpuid_count(0, 0).eax >= 7 && (__cpuid_count(7, 0).edx >> 25) & 1 == 1
+}
+
+/// Elsewhere the tiles are not asked for.
+#[cfg(not(target_os = "linux"))]
+fn amx_int8() -> bool {
+    false
 }
 
 /// This process's path: `HLOC_GEMM_HALF=convert` forces the convert path, otherwise the
@@ -167,10 +203,42 @@ pub(crate) unsafe fn gemm(
         )
         && s.k >= MIN_K
         && path() == Path::Amx;
-    if !runs {
-        return false;
-    }
-    let g = Geometry::of(s, threads);
+    // SAFETY: the caller's contract.
+    runs && unsafe { run(s, Op::Bf16, (lhs, rhs, out), threads) }
+}
+
+/// Runs `s8 x s8 -> s32` GEMM `s` on the tiles where this process runs them
+/// ([`s8_on_tiles`]) and its contraction is at least [`MIN_K_S8`]; `false` (nothing
+/// written) otherwise.
+///
+/// # Safety
+/// As [`gemm`]'s.
+pub(crate) unsafe fn gemm_s8(
+    s: &GemmShape,
+    (lhs, rhs, out): (*const u8, *const u8, *mut u8),
+    threads: usize,
+) -> bool {
+    let runs = s.lhs_ty == ScalarType::S8
+        && s.rhs_ty == ScalarType::S8
+        && s.out_ty == ScalarType::S32
+        && s.k >= MIN_K_S8
+        && s8_on_tiles();
+    // SAFETY: the caller's contract.
+    runs && unsafe { run(s, Op::S8, (lhs, rhs, out), threads) }
+}
+
+/// Runs GEMM `s` on the tiles with instruction `op` (the shape's types are `op`'s, the
+/// tiles usable); `true`.
+///
+/// # Safety
+/// As [`gemm`]'s.
+unsafe fn run(
+    s: &GemmShape,
+    op: Op,
+    (lhs, rhs, out): (*const u8, *const u8, *mut u8),
+    threads: usize,
+) -> bool {
+    let g = Geometry::of(s, op, threads);
     if g.count == 0 || s.m == 0 || s.n == 0 {
         return true;
     }
@@ -184,6 +252,7 @@ pub(crate) unsafe fn gemm(
     let (mut b_buf, b0) = take_packed(1, b_len);
     let job = Job {
         s,
+        op,
         g: &g,
         lhs: lhs as usize,
         rhs: rhs as usize,
@@ -216,7 +285,7 @@ struct Geometry {
     mp: usize,
     /// Panels of 16 columns of the result (and the rhs).
     np: usize,
-    /// Tile steps of 32 along the contraction.
+    /// Tile steps along the contraction (32 `bf16` or 64 `s8` each).
     steps: usize,
     /// Whether the lhs is read in place (rows contiguous, whole tiles).
     lhs_direct: bool,
@@ -227,14 +296,15 @@ struct Geometry {
 }
 
 impl Geometry {
-    fn of(s: &GemmShape, threads: usize) -> Geometry {
+    fn of(s: &GemmShape, op: Op, threads: usize) -> Geometry {
         let count: usize = s.batch.iter().map(|b| b.0).product();
         let mp = s.m.div_ceil(TILE_ROWS);
         let np = s.n.div_ceil(TILE_ROWS);
-        let steps = s.k.div_ceil(TILE_K);
+        let k_step = step_elements(op);
+        let steps = s.k.div_ceil(k_step);
         let lhs_direct = s.lhs.1 == 1
             && s.lhs.0 >= s.k as isize
-            && s.k.is_multiple_of(TILE_K)
+            && s.k.is_multiple_of(k_step)
             && s.m.is_multiple_of(TILE_ROWS);
         let side = (BLOCK_BYTES / 2 / (steps * TILE_BYTES)).clamp(2, MAX_BLOCK_PANELS) & !1;
         let (mut bm, mut bn) = (side.min(mp), side.min(np));
@@ -263,9 +333,26 @@ impl Geometry {
     }
 }
 
+/// Contracted elements of one tile step of `op`'s operands (64 bytes).
+fn step_elements(op: Op) -> usize {
+    match op {
+        Op::Bf16 => TILE_K,
+        Op::S8 => TILE_K_S8,
+    }
+}
+
+/// Bytes of one element of `op`'s operands.
+fn element_bytes(op: Op) -> usize {
+    match op {
+        Op::Bf16 => 2,
+        Op::S8 => 1,
+    }
+}
+
 /// One call's operands (addresses, so the pool's threads can share them) and buffers.
 struct Job<'a> {
     s: &'a GemmShape,
+    op: Op,
     g: &'a Geometry,
     lhs: usize,
     rhs: usize,
@@ -311,11 +398,66 @@ impl Job<'_> {
         )
     }
 
+    /// The `s8` lhs (`m x k`) and rhs (`k x n`) of batch element `i`.
+    fn views_s8(&self, i: usize) -> (View8, View8) {
+        let s = self.s;
+        let (lo, ro, _) = self.offsets(i);
+        let at = |base: usize, off: isize| (base as *const i8).wrapping_offset(off);
+        (
+            View8 {
+                at: at(self.lhs, lo),
+                rows: s.m,
+                cols: s.k,
+                strides: s.lhs,
+            },
+            View8 {
+                at: at(self.rhs, ro),
+                rows: s.k,
+                cols: s.n,
+                strides: s.rhs,
+            },
+        )
+    }
+
+    /// Packs every batch element's `s8` lhs (unless read in place) and rhs panels.
+    ///
+    /// # Safety
+    /// As [`Job::pack`]'s.
+    unsafe fn pack_s8(&self, a: &mut [u32], b: &mut [u32], threads: usize) {
+        let g = self.g;
+        let panel = g.steps * TILE_BYTES / 4;
+        let lhs = |(j, dst): (usize, &mut [u32])| {
+            let (v, _) = self.views_s8(j / g.mp);
+            // SAFETY: the caller's contract: the view lies in the lhs's allocation;
+            // `dst` is one panel (bytes in a `u32` buffer).
+            unsafe {
+                let dst = std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u8>(), 4 * panel);
+                pack_s8::lhs_panel(&v, j % g.mp, g.steps, dst);
+            }
+        };
+        let rhs = |(j, dst): (usize, &mut [u32])| {
+            let (_, v) = self.views_s8(j / g.np);
+            // SAFETY: as above, for the rhs.
+            unsafe { pack_s8::rhs_panel(&v, j % g.np, g.steps, dst) };
+        };
+        if threads > 1 && a.len() + b.len() >= PACK_PARALLEL_MIN {
+            a.par_chunks_mut(panel).enumerate().for_each(lhs);
+            b.par_chunks_mut(panel).enumerate().for_each(rhs);
+        } else {
+            a.chunks_mut(panel).enumerate().for_each(lhs);
+            b.chunks_mut(panel).enumerate().for_each(rhs);
+        }
+    }
+
     /// Packs every batch element's lhs (unless read in place) and rhs panels.
     ///
     /// # Safety
     /// As [`gemm`]'s; `a` and `b` hold the packed sizes.
     unsafe fn pack(&self, a: &mut [u32], b: &mut [u32], threads: usize) {
+        if self.op == Op::S8 {
+            // SAFETY: the caller's contract.
+            return unsafe { self.pack_s8(a, b, threads) };
+        }
         let g = self.g;
         let panel = g.steps * TILE_U16 / 2;
         let lhs = |(j, dst): (usize, &mut [u32])| {
@@ -397,12 +539,14 @@ impl Job<'_> {
     fn lhs_panel(&self, i: usize, p: usize) -> Lhs {
         let g = self.g;
         if g.lhs_direct {
-            let (v, _) = self.views(i);
-            let row = (p * TILE_ROWS) as isize * v.strides.0;
+            let (lo, _, _) = self.offsets(i);
+            let rows = self.s.lhs.0;
+            let bytes = element_bytes(self.op) as isize;
+            let first = (lo + (p * TILE_ROWS) as isize * rows) * bytes;
             return Lhs {
-                at: v.at.wrapping_offset(row).cast(),
-                stride: 2 * v.strides.0 as usize,
-                step: 2 * TILE_K,
+                at: (self.lhs as *const u8).wrapping_offset(first),
+                stride: (rows * bytes) as usize,
+                step: step_elements(self.op) * bytes as usize,
             };
         }
         let panel = (i * g.mp + p) * g.steps * TILE_BYTES;
@@ -441,11 +585,11 @@ impl Job<'_> {
                 if let Some(dest) = self.direct(i, (r0, ap), (c0, bq)) {
                     // SAFETY: the panels are packed (or the lhs's rows, whole tiles) for
                     // `steps` tiles each; the result tiles lie in the result.
-                    unsafe { tiles.product(&a[..ap], &b[..bq], self.g.steps, dest) };
+                    unsafe { tiles.product(self.op, &a[..ap], &b[..bq], self.g.steps, dest) };
                     continue;
                 }
                 // SAFETY: as above; `c` holds four tiles.
-                unsafe { tiles.product(&a[..ap], &b[..bq], self.g.steps, c.dest()) };
+                unsafe { tiles.product(self.op, &a[..ap], &b[..bq], self.g.steps, c.dest()) };
                 for (ti, tj) in (0..ap).flat_map(|ti| (0..bq).map(move |tj| (ti, tj))) {
                     let tile = &c.0[(2 * ti + tj) * 256..][..256];
                     // SAFETY: the caller's contract.
@@ -456,12 +600,12 @@ impl Job<'_> {
     }
 
     /// The result tiles of rows `r0..r0 + 16 * ap` and columns `c0..c0 + 16 * bq` of batch
-    /// element `i`, where the tiles store their sums straight into an `f32` result: whole
-    /// tiles of rows with contiguous elements.
+    /// element `i`, where the tiles store their sums straight into an `f32` (or `s32`)
+    /// result: whole tiles of rows with contiguous elements.
     fn direct(&self, i: usize, (r0, ap): (usize, usize), (c0, bq): (usize, usize)) -> Option<Dest> {
         let s = self.s;
         let (rs, cs) = s.out;
-        let fits = s.out_ty == ScalarType::F32
+        let fits = matches!(s.out_ty, ScalarType::F32 | ScalarType::S32)
             && cs == 1
             && rs >= s.n as isize
             && r0 + ap * TILE_ROWS <= s.m
@@ -480,9 +624,9 @@ impl Job<'_> {
         })
     }
 
-    /// Stores result tile `tile` (16 x 16 `f32`, row-major) at rows `r0..` and columns
-    /// `c0..` of batch element `i`'s result, rounded into its type, as far as the result
-    /// reaches.
+    /// Stores result tile `tile` (16 x 16 `f32`, or `s32` bits, row-major) at rows `r0..`
+    /// and columns `c0..` of batch element `i`'s result, rounded into its type (`f32` and
+    /// `s32` copied bit for bit), as far as the result reaches.
     ///
     /// # Safety
     /// As [`Job::block`]'s.
@@ -499,7 +643,7 @@ impl Job<'_> {
             // contract).
             unsafe {
                 match s.out_ty {
-                    ScalarType::F32 => {
+                    ScalarType::F32 | ScalarType::S32 => {
                         let dst = (self.out as *mut f32).offset(at);
                         if cs == 1 {
                             std::ptr::copy_nonoverlapping(sums.as_ptr(), dst, cols);

@@ -1,6 +1,7 @@
-//! The AMX tile instructions of the `bf16` GEMM ([`crate::gemm_amx`]): loading the tile
-//! configuration, the micro-kernels that sum `bf16` products into `f32` accumulator tiles
-//! over the whole contraction, and releasing the tiles.
+//! The AMX tile instructions of the `bf16` and `s8` GEMMs ([`crate::gemm_amx`]): loading
+//! the tile configuration, the micro-kernels that sum `bf16` products into `f32`
+//! accumulator tiles (`tdpbf16ps`) or `s8` products into `s32` ones (`tdpbssd`) over the
+//! whole contraction, and releasing the tiles.
 //!
 //! Written as `asm!` because the AMX intrinsics and the `amx-*` target features are not
 //! stable in Rust (`x86_amx_intrinsics`, rust-lang/rust#126622); the assembler takes the
@@ -13,7 +14,10 @@
 //! (16 rows of contracted pairs, each row 16 columns x 2 `bf16`). `tdpbf16ps` adds to each
 //! `f32` accumulator the products of the pairs, computed exactly, with bf16 denormal inputs
 //! read as zero and denormal results flushed to zero whatever MXCSR says (as oneDNN and so
-//! XLA:CPU compute on this hardware), rounding each addition to nearest even.
+//! XLA:CPU compute on this hardware), rounding each addition to nearest even. For `s8`
+//! operands the lhs tiles hold 64 contracted elements a row and the rhs tiles rows of
+//! contracted quads (16 columns x 4 `s8`); `tdpbssd` adds the four exact products of each
+//! quad to the `s32` accumulator, wrapping as XLA's `s32` sums do.
 #![allow(unsafe_code)]
 
 use std::arch::asm;
@@ -47,6 +51,15 @@ static CONFIG: Config = {
     Config(c)
 };
 
+/// The tile product instruction of a GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// `tdpbf16ps`: pairs of `bf16` into `f32`.
+    Bf16,
+    /// `tdpbssd`: quads of `s8` into `s32`.
+    S8,
+}
+
 /// Where one lhs tile row panel lies: the address of its first tile, the byte stride of
 /// its rows and the bytes from one tile step (32 contracted elements) to the next.
 #[derive(Clone, Copy)]
@@ -77,22 +90,28 @@ impl Tiles {
         Tiles(())
     }
 
-    /// The `f32` sums over `steps` tile steps of lhs panels `a` (one or two; two share
-    /// their stride and step) times rhs panels `b` (one or two, packed: tile after tile,
-    /// rows of 64 bytes), result tile `(i, j)` (16 x 16 `f32`) stored at `c.tile(i, j)`.
+    /// The sums (`f32` for [`Op::Bf16`], `s32` for [`Op::S8`]) over `steps` tile steps
+    /// of lhs panels `a` (one or two; two share their stride and step) times rhs panels `b`
+    /// (one or two, packed: tile after tile, rows of 64 bytes), result tile `(i, j)` (16 x
+    /// 16 sums) stored at `c.tile(i, j)`.
     ///
     /// # Safety
     /// Each panel holds `steps` tiles where its fields say; `a` and `b` have one or two
-    /// panels; `c` has room for every result tile, which nothing else touches meanwhile.
-    pub(crate) unsafe fn product(&self, a: &[Lhs], b: &[*const u8], steps: usize, c: Dest) {
+    /// panels; `c` has room for every result tile, which nothing else touches meanwhile;
+    /// for [`Op::S8`] the CPU has AMX-INT8.
+    pub(crate) unsafe fn product(&self, op: Op, a: &[Lhs], b: &[*const u8], steps: usize, c: Dest) {
         debug_assert!(steps > 0 && (1..=2).contains(&a.len()) && (1..=2).contains(&b.len()));
         // SAFETY: the caller's contract for the operands; the tiles are configured.
         unsafe {
-            match (a.len(), b.len()) {
-                (2, 2) => two_by_two(a[0], a[1], b[0], b[1], steps),
-                (2, _) => two_by_one(a[0], a[1], b[0], steps),
-                (_, 2) => one_by_two(a[0], b[0], b[1], steps),
-                _ => one_by_one(a[0], b[0], steps),
+            match (op, a.len(), b.len()) {
+                (Op::Bf16, 2, 2) => bf16::two_by_two(a[0], a[1], b[0], b[1], steps),
+                (Op::Bf16, 2, _) => bf16::two_by_one(a[0], a[1], b[0], steps),
+                (Op::Bf16, _, 2) => bf16::one_by_two(a[0], b[0], b[1], steps),
+                (Op::Bf16, _, _) => bf16::one_by_one(a[0], b[0], steps),
+                (Op::S8, 2, 2) => s8::two_by_two(a[0], a[1], b[0], b[1], steps),
+                (Op::S8, 2, _) => s8::two_by_one(a[0], a[1], b[0], steps),
+                (Op::S8, _, 2) => s8::one_by_two(a[0], b[0], b[1], steps),
+                (Op::S8, _, _) => s8::one_by_one(a[0], b[0], steps),
             }
         }
         for i in 0..a.len() {
@@ -149,8 +168,8 @@ impl Drop for Tiles {
     }
 }
 
-/// Four result tiles (16 x 16 `f32` each, row-major), tile `(i, j)` at `256 * (2i + j)`:
-/// where sums go that are not stored straight into the result.
+/// Four result tiles (16 x 16 `f32`, or `s32` bits, each, row-major), tile `(i, j)` at
+/// `256 * (2i + j)`: where sums go that are not stored straight into the result.
 #[repr(C, align(64))]
 pub(crate) struct Out(pub(crate) [f32; 4 * 256]);
 
@@ -166,137 +185,157 @@ impl Out {
     }
 }
 
-/// Sums into accumulator tiles `tmm0` (`(0, 0)`), `tmm1` (`(0, 1)`), `tmm2` (`(1, 0)`) and
-/// `tmm3` (`(1, 1)`).
-///
-/// # Safety
-/// As [`Tiles::product`]'s, the tiles configured.
-unsafe fn two_by_two(a0: Lhs, a1: Lhs, b0: *const u8, b1: *const u8, steps: usize) {
-    // SAFETY: the caller's contract: every tile loaded lies in its panel.
-    unsafe {
-        asm!(
-            "tilezero tmm0",
-            "tilezero tmm1",
-            "tilezero tmm2",
-            "tilezero tmm3",
-            "2:",
-            "tileloadd tmm4, [{a0} + {as0}*1]",
-            "tileloadd tmm6, [{b0} + {bs}*1]",
-            "tdpbf16ps tmm0, tmm4, tmm6",
-            "tileloadd tmm7, [{b1} + {bs}*1]",
-            "tdpbf16ps tmm1, tmm4, tmm7",
-            "tileloadd tmm5, [{a1} + {as0}*1]",
-            "tdpbf16ps tmm2, tmm5, tmm6",
-            "tdpbf16ps tmm3, tmm5, tmm7",
-            "add {a0}, {ad0}",
-            "add {a1}, {ad0}",
-            "add {b0}, 1024",
-            "add {b1}, 1024",
-            "dec {n}",
-            "jnz 2b",
-            a0 = inout(reg) a0.at => _,
-            as0 = in(reg) a0.stride,
-            ad0 = in(reg) a0.step,
-            a1 = inout(reg) a1.at => _,
-            b0 = inout(reg) b0 => _,
-            b1 = inout(reg) b1 => _,
-            bs = in(reg) ROW_BYTES,
-            n = inout(reg) steps => _,
-            options(nostack),
-        );
-    }
+/// The four micro-kernels of tile product instruction `$op`: sums into accumulator tiles
+/// `tmm0` (`(0, 0)`), `tmm1` (`(0, 1)`), `tmm2` (`(1, 0)`) and `tmm3` (`(1, 1)`) as far as
+/// the kernel's lhs and rhs panels reach.
+macro_rules! kernels {
+    ($op:literal) => {
+        use std::arch::asm;
+
+        use super::{Lhs, ROW_BYTES};
+
+        /// Sums into all four accumulator tiles.
+        ///
+        /// # Safety
+        /// As [`super::Tiles::product`]'s, the tiles configured.
+        pub(super) unsafe fn two_by_two(a0: Lhs, a1: Lhs, b0: *const u8, b1: *const u8, steps: usize) {
+            // SAFETY: the caller's contract: every tile loaded lies in its panel.
+            unsafe {
+                asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "tilezero tmm2",
+                    "tilezero tmm3",
+                    "2:",
+                    "tileloadd tmm4, [{a0} + {as0}*1]",
+                    "tileloadd tmm6, [{b0} + {bs}*1]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    "tileloadd tmm7, [{b1} + {bs}*1]",
+                    concat!($op, " tmm1, tmm4, tmm7"),
+                    "tileloadd tmm5, [{a1} + {as0}*1]",
+                    concat!($op, " tmm2, tmm5, tmm6"),
+                    concat!($op, " tmm3, tmm5, tmm7"),
+                    "add {a0}, {ad0}",
+                    "add {a1}, {ad0}",
+                    "add {b0}, 1024",
+                    "add {b1}, 1024",
+                    "dec {n}",
+                    "jnz 2b",
+                    a0 = inout(reg) a0.at => _,
+                    as0 = in(reg) a0.stride,
+                    ad0 = in(reg) a0.step,
+                    a1 = inout(reg) a1.at => _,
+                    b0 = inout(reg) b0 => _,
+                    b1 = inout(reg) b1 => _,
+                    bs = in(reg) ROW_BYTES,
+                    n = inout(reg) steps => _,
+                    options(nostack),
+                );
+            }
+        }
+
+        /// Sums into `tmm0` (`(0, 0)`) and `tmm2` (`(1, 0)`).
+        ///
+        /// # Safety
+        /// As [`two_by_two`]'s.
+        pub(super) unsafe fn two_by_one(a0: Lhs, a1: Lhs, b0: *const u8, steps: usize) {
+            // SAFETY: as in `two_by_two`.
+            unsafe {
+                asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm2",
+                    "2:",
+                    "tileloadd tmm4, [{a0} + {as0}*1]",
+                    "tileloadd tmm6, [{b0} + {bs}*1]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    "tileloadd tmm5, [{a1} + {as0}*1]",
+                    concat!($op, " tmm2, tmm5, tmm6"),
+                    "add {a0}, {ad0}",
+                    "add {a1}, {ad0}",
+                    "add {b0}, 1024",
+                    "dec {n}",
+                    "jnz 2b",
+                    a0 = inout(reg) a0.at => _,
+                    as0 = in(reg) a0.stride,
+                    ad0 = in(reg) a0.step,
+                    a1 = inout(reg) a1.at => _,
+                    b0 = inout(reg) b0 => _,
+                    bs = in(reg) ROW_BYTES,
+                    n = inout(reg) steps => _,
+                    options(nostack),
+                );
+            }
+        }
+
+        /// Sums into `tmm0` (`(0, 0)`) and `tmm1` (`(0, 1)`).
+        ///
+        /// # Safety
+        /// As [`two_by_two`]'s.
+        pub(super) unsafe fn one_by_two(a0: Lhs, b0: *const u8, b1: *const u8, steps: usize) {
+            // SAFETY: as in `two_by_two`.
+            unsafe {
+                asm!(
+                    "tilezero tmm0",
+                    "tilezero tmm1",
+                    "2:",
+                    "tileloadd tmm4, [{a0} + {as0}*1]",
+                    "tileloadd tmm6, [{b0} + {bs}*1]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    "tileloadd tmm7, [{b1} + {bs}*1]",
+                    concat!($op, " tmm1, tmm4, tmm7"),
+                    "add {a0}, {ad0}",
+                    "add {b0}, 1024",
+                    "add {b1}, 1024",
+                    "dec {n}",
+                    "jnz 2b",
+                    a0 = inout(reg) a0.at => _,
+                    as0 = in(reg) a0.stride,
+                    ad0 = in(reg) a0.step,
+                    b0 = inout(reg) b0 => _,
+                    b1 = inout(reg) b1 => _,
+                    bs = in(reg) ROW_BYTES,
+                    n = inout(reg) steps => _,
+                    options(nostack),
+                );
+            }
+        }
+
+        /// Sums into `tmm0` (`(0, 0)`).
+        ///
+        /// # Safety
+        /// As [`two_by_two`]'s.
+        pub(super) unsafe fn one_by_one(a0: Lhs, b0: *const u8, steps: usize) {
+            // SAFETY: as in `two_by_two`.
+            unsafe {
+                asm!(
+                    "tilezero tmm0",
+                    "2:",
+                    "tileloadd tmm4, [{a0} + {as0}*1]",
+                    "tileloadd tmm6, [{b0} + {bs}*1]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    "add {a0}, {ad0}",
+                    "add {b0}, 1024",
+                    "dec {n}",
+                    "jnz 2b",
+                    a0 = inout(reg) a0.at => _,
+                    as0 = in(reg) a0.stride,
+                    ad0 = in(reg) a0.step,
+                    b0 = inout(reg) b0 => _,
+                    bs = in(reg) ROW_BYTES,
+                    n = inout(reg) steps => _,
+                    options(nostack),
+                );
+            }
+        }
+    };
 }
 
-/// Sums into `tmm0` (`(0, 0)`) and `tmm2` (`(1, 0)`).
-///
-/// # Safety
-/// As [`two_by_two`]'s.
-unsafe fn two_by_one(a0: Lhs, a1: Lhs, b0: *const u8, steps: usize) {
-    // SAFETY: as in `two_by_two`.
-    unsafe {
-        asm!(
-            "tilezero tmm0",
-            "tilezero tmm2",
-            "2:",
-            "tileloadd tmm4, [{a0} + {as0}*1]",
-            "tileloadd tmm6, [{b0} + {bs}*1]",
-            "tdpbf16ps tmm0, tmm4, tmm6",
-            "tileloadd tmm5, [{a1} + {as0}*1]",
-            "tdpbf16ps tmm2, tmm5, tmm6",
-            "add {a0}, {ad0}",
-            "add {a1}, {ad0}",
-            "add {b0}, 1024",
-            "dec {n}",
-            "jnz 2b",
-            a0 = inout(reg) a0.at => _,
-            as0 = in(reg) a0.stride,
-            ad0 = in(reg) a0.step,
-            a1 = inout(reg) a1.at => _,
-            b0 = inout(reg) b0 => _,
-            bs = in(reg) ROW_BYTES,
-            n = inout(reg) steps => _,
-            options(nostack),
-        );
-    }
+/// The `bf16` kernels (`tdpbf16ps`).
+mod bf16 {
+    kernels!("tdpbf16ps");
 }
 
-/// Sums into `tmm0` (`(0, 0)`) and `tmm1` (`(0, 1)`).
-///
-/// # Safety
-/// As [`two_by_two`]'s.
-unsafe fn one_by_two(a0: Lhs, b0: *const u8, b1: *const u8, steps: usize) {
-    // SAFETY: as in `two_by_two`.
-    unsafe {
-        asm!(
-            "tilezero tmm0",
-            "tilezero tmm1",
-            "2:",
-            "tileloadd tmm4, [{a0} + {as0}*1]",
-            "tileloadd tmm6, [{b0} + {bs}*1]",
-            "tdpbf16ps tmm0, tmm4, tmm6",
-            "tileloadd tmm7, [{b1} + {bs}*1]",
-            "tdpbf16ps tmm1, tmm4, tmm7",
-            "add {a0}, {ad0}",
-            "add {b0}, 1024",
-            "add {b1}, 1024",
-            "dec {n}",
-            "jnz 2b",
-            a0 = inout(reg) a0.at => _,
-            as0 = in(reg) a0.stride,
-            ad0 = in(reg) a0.step,
-            b0 = inout(reg) b0 => _,
-            b1 = inout(reg) b1 => _,
-            bs = in(reg) ROW_BYTES,
-            n = inout(reg) steps => _,
-            options(nostack),
-        );
-    }
-}
-
-/// Sums into `tmm0` (`(0, 0)`).
-///
-/// # Safety
-/// As [`two_by_two`]'s.
-unsafe fn one_by_one(a0: Lhs, b0: *const u8, steps: usize) {
-    // SAFETY: as in `two_by_two`.
-    unsafe {
-        asm!(
-            "tilezero tmm0",
-            "2:",
-            "tileloadd tmm4, [{a0} + {as0}*1]",
-            "tileloadd tmm6, [{b0} + {bs}*1]",
-            "tdpbf16ps tmm0, tmm4, tmm6",
-            "add {a0}, {ad0}",
-            "add {b0}, 1024",
-            "dec {n}",
-            "jnz 2b",
-            a0 = inout(reg) a0.at => _,
-            as0 = in(reg) a0.stride,
-            ad0 = in(reg) a0.step,
-            b0 = inout(reg) b0 => _,
-            bs = in(reg) ROW_BYTES,
-            n = inout(reg) steps => _,
-            options(nostack),
-        );
-    }
+/// The `s8` kernels (`tdpbssd`).
+mod s8 {
+    kernels!("tdpbssd");
 }

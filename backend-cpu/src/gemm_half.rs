@@ -39,7 +39,7 @@ thread_local! {
 }
 
 /// A scratch buffer of at least `len` elements (contents unspecified) from slot `slot`.
-fn take_scratch(slot: usize, len: usize) -> Vec<f32> {
+pub(crate) fn take_scratch(slot: usize, len: usize) -> Vec<f32> {
     let mut v = SCRATCH.with(|s| s[slot].take());
     if v.len() < len {
         v = vec![0.0; len];
@@ -48,7 +48,7 @@ fn take_scratch(slot: usize, len: usize) -> Vec<f32> {
 }
 
 /// Gives buffer `v` back to slot `slot` for the next call on this thread.
-fn put_scratch(slot: usize, v: Vec<f32>) {
+pub(crate) fn put_scratch(slot: usize, v: Vec<f32>) {
     SCRATCH.with(|s| s[slot].set(v));
 }
 

@@ -27,8 +27,12 @@ mod gemm_amx;
 #[cfg(target_arch = "x86_64")]
 mod gemm_amx_pack;
 #[cfg(target_arch = "x86_64")]
+mod gemm_amx_pack_s8;
+#[cfg(target_arch = "x86_64")]
 mod gemm_amx_tiles;
 mod gemm_half;
+mod gemm_lhs_pack;
+mod gemm_s8;
 mod gemm_small;
 mod gemm_small_kernels;
 mod gemv;

@@ -1,8 +1,11 @@
 //! Dots as library calls: a dot whose operands and result are all `f64`, or each `f32`,
 //! `bf16` or `f16` (computed in `f32`: half operands widened exactly, the sums in `f32`,
-//! a half result rounded once, as XLA:CPU runs them), becomes a [`GemmShape`] (strided matrices, element strides from the layouts, and a
-//! batch loop, for a GEMM library) when its dimensions merge into matrices: the
-//! contracting dimensions into one (each stepping over the next one whole in both
+//! a half result rounded once, as XLA:CPU runs them), or whose operands are both `s8`
+//! and result `s32` (summed in wrapping `s32`, as XLA's integer dots; only on backends
+//! that run integer GEMMs: [`super::DotsToGemms`] converts them for the others), becomes
+//! a [`GemmShape`] (strided matrices, element strides from the layouts, and a batch
+//! loop, for a GEMM library) when its dimensions merge into matrices: the contracting
+//! dimensions into one (each stepping over the next one whole in both
 //! operands, in one order), each operand's free dimensions into one (likewise in the
 //! operand and the result); batch dimensions take any strides. Dimensions of size 1 take
 //! no part. [`super::DotsToGemms`] rewrites the other dots (other types, dimensions that
@@ -22,7 +25,7 @@ use codegen::kir::ScalarType;
 /// strides for every matrix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GemmShape {
-    /// The type the product is computed in (`f32` or `f64`).
+    /// The type the product is computed in (`f32` or `f64`; `s32` for `s8` operands).
     pub ty: ScalarType,
     /// The lhs's stored type: `ty`, or `bf16`/`f16` where `ty` is `f32` (widened while
     /// the library packs it, so no separate convert writes an `f32` copy).
@@ -48,10 +51,14 @@ pub struct GemmShape {
 }
 
 /// The type a GEMM of these stored types computes in: `f64` when all are `f64`, `f32`
-/// when each is `f32`, `bf16` or `f16`; `None` for any other mix.
+/// when each is `f32`, `bf16` or `f16`, `s32` for `s8` operands and an `s32` result;
+/// `None` for any other mix.
 fn compute_type(types: [ScalarType; 3]) -> Option<ScalarType> {
     if types.iter().all(|&t| t == ScalarType::F64) {
         return Some(ScalarType::F64);
+    }
+    if types == [ScalarType::S8, ScalarType::S8, ScalarType::S32] {
+        return Some(ScalarType::S32);
     }
     types
         .iter()

@@ -10,9 +10,14 @@
 //!   `f32` (the GEMM widens the operands as it packs them and rounds the result once, as
 //!   XLA:CPU accumulates in `f32`; a packed operand is transposed in its own type); they
 //!   are converted to `f64` when a type of the dot is `f64`;
-//! - integer dots run as `f32` or `f64` products when every partial sum is exact there
-//!   (`K * max|lhs| * max|rhs|` at most `2^24` or `2^53`), the result converted back
+//! - `s8 x s8 -> s32` dots stay in their types where the backend runs integer GEMMs
+//!   ([`DotsToGemms::integer_gemms`]: the CPU's, exact wrapping `s32` sums);
+//! - other integer dots run as `f32` or `f64` products when every partial sum is exact
+//!   there (`K * max|lhs| * max|rhs|` at most `2^24` or `2^53`), the result converted back
 //!   (through `s64` where it must wrap to its type); other integer dots stay loops;
+//! - dots mixing float and integer types compute in `f32` (`f64` when a type is `f64`),
+//!   as XLA and the evaluator do: integer operands converted, an integer result converted
+//!   from the float sums (XLA's saturating convert);
 //! - a result layout the free dimensions do not merge in is computed row-major and
 //!   copied into its layout.
 //!
@@ -33,7 +38,11 @@ use super::gemm::{gemm_form, gemm_shape};
 
 /// The pass: see the module documentation.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DotsToGemms;
+pub struct DotsToGemms {
+    /// Whether `s8 x s8 -> s32` dots stay integer GEMMs (the CPU backend runs them);
+    /// otherwise (the default, every backend) they are computed in `f32` or `f64`.
+    pub integer_gemms: bool,
+}
 
 impl Pass for DotsToGemms {
     fn name(&self) -> &str {
@@ -41,7 +50,7 @@ impl Pass for DotsToGemms {
     }
 
     fn description(&self) -> &str {
-        "rewrites dots that are no library GEMM as they stand (dimensions that do not merge, bf16/f16 or integer types) into transposes and converts around one that is"
+        "rewrites dots that are no library GEMM as they stand (dimensions that do not merge, bf16/f16, integer or mixed types) into transposes and converts around one that is"
     }
 
     fn run(&mut self, module: &mut Module) -> Result<bool, PassError> {
@@ -65,8 +74,14 @@ impl Pass for DotsToGemms {
                 .computation(cid)
                 .instructions()
                 .filter(|(_, i)| i.opcode() == Opcode::Dot && i.operands().len() == 2)
-                .filter(|&(id, _)| gemm_shape(module, cid, id).is_none())
-                .filter_map(|(id, _)| Some((id, plan(module.computation(cid), id)?)))
+                .filter(|&(id, _)| {
+                    gemm_shape(module, cid, id).is_none_or(|s| {
+                        s.ty == codegen::kir::ScalarType::S32 && !self.integer_gemms
+                    })
+                })
+                .filter_map(|(id, _)| {
+                    Some((id, plan(module.computation(cid), id, self.integer_gemms)?))
+                })
                 .collect();
             if dots.is_empty() {
                 continue;
@@ -87,7 +102,7 @@ impl Pass for DotsToGemms {
 /// How one dot becomes a GEMM.
 #[derive(Clone, Debug, PartialEq)]
 struct Rewrite {
-    /// The type the product is computed in (`f32` or `f64`).
+    /// The type the product is computed in (`f32`, `f64` or `s32`).
     compute: ElementType,
     /// The types the new dot's lhs, rhs and result are stored in (see [`stored_type`]).
     stored: [ElementType; 3],
@@ -117,22 +132,28 @@ fn max_magnitude(t: ElementType) -> Option<u128> {
 
 /// The type to compute a dot of operand types `l`, `r` and result type `o` in, with `k`
 /// products per sum, and whether an integer result goes through `s64`; `None` when
-/// neither `f32` nor `f64` computes it as the evaluator does (complex, `pred`, f8 types,
-/// integers whose sums may be inexact in `f64`, integer and float types mixed).
+/// none of `f32`, `f64` and (`integer_gemms`, `s8` operands into `s32`) `s32` computes it
+/// as the evaluator does (complex, `pred`, f8 types, integers whose sums may be inexact
+/// in `f64`).
 fn compute_type(
-    l: ElementType,
-    r: ElementType,
-    o: ElementType,
+    (l, r, o): (ElementType, ElementType, ElementType),
     k: u128,
+    integer_gemms: bool,
 ) -> Option<(ElementType, bool)> {
-    use ElementType::{BF16, F16, F32, F64, S64};
+    use ElementType::{BF16, F16, F32, F64, S32, S64, S8};
     let types = [l, r, o];
-    if types.iter().all(|t| matches!(t, F16 | BF16 | F32 | F64)) {
+    let float = |t: &ElementType| matches!(t, F16 | BF16 | F32 | F64);
+    if types.iter().all(|t| float(t) || t.is_integral()) && types.iter().any(float) {
+        // XLA and the evaluator compute a dot with a float type among its types in
+        // floats: integer operands converted, an integer result converted from the sums.
         let ct = if types.contains(&F64) { F64 } else { F32 };
         return Some((ct, false));
     }
     if !types.iter().all(|t| t.is_integral()) {
         return None;
+    }
+    if integer_gemms && types == [S8, S8, S32] {
+        return Some((S32, false));
     }
     let bound = k
         .saturating_mul(max_magnitude(l)?)
@@ -156,9 +177,14 @@ fn compute_type(
 
 /// The type a value of type `t` takes in a GEMM computing in `ct`: `bf16` and `f16` stay
 /// as they are in an `f32` product (the GEMM widens them exactly and rounds its `f32`
-/// sums once into a half result), anything else becomes `ct`.
+/// sums once into a half result), `s8` in an `s32` one, anything else becomes `ct`.
 fn stored_type(t: ElementType, ct: ElementType) -> ElementType {
-    if ct == ElementType::F32 && matches!(t, ElementType::BF16 | ElementType::F16) {
+    let kept = match ct {
+        ElementType::F32 => matches!(t, ElementType::BF16 | ElementType::F16),
+        ElementType::S32 => t == ElementType::S8,
+        _ => false,
+    };
+    if kept {
         t
     } else {
         ct
@@ -198,8 +224,9 @@ fn row_major(t: ElementType, dims: Vec<i64>) -> Shape {
     s
 }
 
-/// How dot `id` of `comp` becomes a GEMM, if it can.
-fn plan(comp: &Computation, id: InstrId) -> Option<Rewrite> {
+/// How dot `id` of `comp` becomes a GEMM, if it can (integer GEMMs kept where
+/// `integer_gemms`).
+fn plan(comp: &Computation, id: InstrId, integer_gemms: bool) -> Option<Rewrite> {
     let dot = comp.instr(id);
     let (l, r) = (
         comp.instr(dot.operands()[0]).shape(),
@@ -229,7 +256,8 @@ fn plan(comp: &Computation, id: InstrId) -> Option<Rewrite> {
         .iter()
         .map(|&d| u128::try_from(ld[d]).ok())
         .try_fold(1u128, |acc, n| Some(acc.saturating_mul(n?)))?;
-    let (ct, via_s64) = compute_type(l.element_type()?, r.element_type()?, out.element_type()?, k)?;
+    let types = (l.element_type()?, r.element_type()?, out.element_type()?);
+    let (ct, via_s64) = compute_type(types, k, integer_gemms)?;
     let free = |rank: usize, b: &[usize], c: &[usize]| -> Vec<usize> {
         (0..rank)
             .filter(|d| !b.contains(d) && !c.contains(d))

@@ -24,7 +24,7 @@ pub fn all_passes(device: &Device) -> Vec<Box<dyn Pass>> {
     let mut passes = hlo_transforms::all_passes();
     passes.extend(fusion::passes(device));
     passes.push(Box::new(plan::OutlineFusedGemms));
-    passes.push(Box::new(plan::DotsToGemms));
+    passes.push(Box::new(plan::DotsToGemms::default()));
     passes.push(Box::new(plan::MatchBoundaryLayouts));
     passes.push(Box::new(crate::FlattenTupleParameters));
     passes
@@ -94,12 +94,21 @@ pub fn gpu_reduction_splitter(device: &Device) -> hlo_transforms::TreeReductionR
 /// output), which no reach of hloc's emitters formed: [`cpu_lowering_pipeline`] runs it
 /// before hloc's own fusion.
 #[derive(Debug)]
-pub struct UnfuseUnemittable(codegen::UnfuseUnemittable);
+pub struct UnfuseUnemittable(codegen::UnfuseUnemittable, plan::DotsToGemms);
 
 impl UnfuseUnemittable {
     /// The pass for the emitters of `target`.
     pub fn new(target: codegen::EmitTarget) -> UnfuseUnemittable {
-        UnfuseUnemittable(codegen::UnfuseUnemittable::new(target))
+        let dots = dots_to_gemms(&target);
+        UnfuseUnemittable(codegen::UnfuseUnemittable::new(target), dots)
+    }
+}
+
+/// The GEMM lowering of dots for `target`: integer GEMMs kept on the CPU, which runs
+/// them ([`plan::DotsToGemms::integer_gemms`]).
+fn dots_to_gemms(target: &codegen::EmitTarget) -> plan::DotsToGemms {
+    plan::DotsToGemms {
+        integer_gemms: !target.gpu_emitters,
     }
 }
 
@@ -120,7 +129,7 @@ impl Pass for UnfuseUnemittable {
         for (fusion, why) in &self.0.unfused[seen..] {
             log::info!(target: "runtime", "unfusing `{fusion}`: {why}");
         }
-        plan::DotsToGemms.run(module)?;
+        self.1.run(module)?;
         Ok(true)
     }
 }
@@ -156,7 +165,7 @@ pub fn cpu_lowering_pipeline(
         p.add(Box::new(hlo_transforms::ConvToGemm::default()));
     }
     p.with(plan::OutlineFusedGemms)
-        .with(plan::DotsToGemms)
+        .with(dots_to_gemms(target))
         .with(plan::MatchBoundaryLayouts)
         .with(UnfuseUnemittable::new(target.clone()))
 }

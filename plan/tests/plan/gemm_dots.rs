@@ -1,5 +1,5 @@
-//! `tests/golden/gemm_dots.test`: each module after [`plan::DotsToGemms`],
-//! verified, then its thunks (every rewritten dot a `gemm` thunk); each rewritten module
+//! `tests/golden/gemm_dots.test`: each module after [`plan::DotsToGemms`] (and
+//! `gemm_dots_integer.test`: after the CPU's, which keeps integer GEMMs), verified, then its thunks (every rewritten dot a `gemm` thunk); each rewritten module
 //! must evaluate as its input does on random arguments (the reference evaluator, within
 //! its tolerance; integers exactly). Bless with `UPDATE_EXPECT=1`.
 
@@ -10,10 +10,10 @@ use testkit::golden;
 
 /// The rewritten module (or why it failed), its thunks, and a line when its values
 /// differ from the input's.
-fn run(input: &str) -> Result<String, String> {
+fn run(input: &str, pass: plan::DotsToGemms) -> Result<String, String> {
     let before = hlo::parse_module(input).map_err(|e| e.to_string())?;
     let mut m = before.clone();
-    let changed = plan::DotsToGemms.run(&mut m).map_err(|e| e.to_string())?;
+    let changed = { pass }.run(&mut m).map_err(|e| e.to_string())?;
     hlo::pass::verify::verify(&m).map_err(|e| format!("{e:?}"))?;
     let p = plan::build_program(&m).map_err(|e| e.to_string())?;
     let entry = before.entry();
@@ -42,6 +42,17 @@ fn run(input: &str) -> Result<String, String> {
 fn dots_become_gemms() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gemm_dots.test");
     golden::check_file(&path, |case| {
-        run(&case.input).unwrap_or_else(|e| format!("error: {e}"))
+        run(&case.input, plan::DotsToGemms::default()).unwrap_or_else(|e| format!("error: {e}"))
+    });
+}
+
+#[test]
+fn integer_dots_stay_integer_gemms_on_the_cpu() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/gemm_dots_integer.test");
+    let pass = plan::DotsToGemms {
+        integer_gemms: true,
+    };
+    golden::check_file(&path, |case| {
+        run(&case.input, pass).unwrap_or_else(|e| format!("error: {e}"))
     });
 }

@@ -30,6 +30,7 @@ mod idempotent_reductions;
 mod in_place;
 mod in_place_readers;
 mod in_place_rows;
+mod int8_dots;
 mod library;
 mod long_sums;
 mod padding_only_convolutions;

@@ -14,14 +14,17 @@
 //! inside the domain and is masked only by the domain's end reads the contiguous elements
 //! `o floordiv q ..= (o + size - 1) floordiv q`: offset `o floordiv q + c`, stride 1, size
 //! `(o + size - 1) floordiv q - o floordiv q + 1`, upper bound `(end - 1) floordiv q + c + 1`.
-//! A constraint `result in [0, hi]` (an all-gather's shard of one participant) caps that
-//! result's upper bound at `hi + 1`, and target positions below 0 are then masked rather
+//! A constraint `result in [0, hi]` (an all-gather's shard of one participant; a padded
+//! convolution's `result - k in [k, hi - k]`, the same range written without the padding's
+//! offset) caps that result's upper bound at `hi + 1`, and target positions below 0 are then masked rather
 //! than refused. A constraint ordering a range variable after or before a dimension (a
 //! scan's rows up to or from its position, `order.rs`) reads the window the source tile
 //! reaches. A source dimension of one index that no result reads (a transpose or
 //! reshape moving a unit dimension) is paired with a constant result, so the target tile is
 //! empty wherever the source tile is (its one index masked).
-//! Anything else (sums of indices, other divisions and remainders from reshapes, products,
+//! A result `a * v + w + c` (a convolution's input read by an output position `v` and a
+//! window position `w`) is a halo tile (`halo.rs`) when it is exact, else refused.
+//! Anything else (other sums of indices, other divisions and remainders from reshapes, products,
 //! other constraints, runtime values that vary within a tile) has no tile: `Err(reason)`.
 
 use affine::linear::Linear;
@@ -41,6 +44,9 @@ struct Scaled {
     c: Expr,
     /// `q` for a result `v floordiv q + c` (then `a` is 1).
     div: Option<i64>,
+    /// For a result `a * v + w + c` (a convolution's window `w`): the tile and domain of
+    /// `w`, read at every position of `v`'s tile (`halo.rs`).
+    halo: Option<(DimTile, Interval)>,
 }
 
 /// Derives the target tile of `map` from `source` (one [`DimTile`] per map dimension);
@@ -62,13 +68,20 @@ pub(crate) fn derive(
     let mut caps: Vec<Option<i64>> = vec![None; m.results().len()];
     let mut orders: Vec<Order> = Vec::new();
     for c in m.constraints() {
-        let j = m
-            .results()
-            .iter()
-            .position(|&r| r == c.expr)
-            .filter(|&j| c.interval.lo == 0 && caps[j].is_none());
+        // The result `c.expr + k` for a constant `k` (a padded convolution's constraint
+        // leaves out the padding's offset), constrained to `[0, hi + k]`.
+        let shift = |r: Expr| {
+            Linear::of(r - c.expr)
+                .filter(|l| l.terms.is_empty())
+                .map(|l| l.constant)
+        };
+        let j = m.results().iter().enumerate().find_map(|(j, &r)| {
+            shift(r)
+                .filter(|&k| c.interval.lo.checked_add(k) == Some(0) && caps[j].is_none())
+                .map(|k| (j, k))
+        });
         match (j, order_of(m, c)) {
-            (Some(j), _) => caps[j] = Some(c.interval.hi.saturating_add(1)),
+            (Some((j, k)), _) => caps[j] = Some(c.interval.hi.saturating_add(k).saturating_add(1)),
             (None, Some(o)) if !orders.iter().any(|p| p.range == o.range) => orders.push(o),
             _ => {
                 return Err(format!(
@@ -181,7 +194,11 @@ fn runtime_ids(space: &mut TilingSpace, map: &IndexedMap) -> Result<Vec<usize>, 
     Ok(ids)
 }
 
-/// Splits result `r` into its one index (with its tile) and the rest.
+/// One index of a result: its tile, its domain, its coefficient, the divisor of a
+/// `v floordiv q` term and its kind.
+type Index = (DimTile, Interval, i64, Option<i64>, VarKind);
+
+/// Splits result `r` into its one index (or, for a halo, two) (with its tile) and the rest.
 fn split(
     space: &TilingSpace,
     source: &[DimTile],
@@ -193,7 +210,7 @@ fn split(
 ) -> Result<Scaled, String> {
     let lin = Linear::of(r).ok_or_else(|| format!("`{r}` overflows"))?;
     let mut c = Expr::constant(lin.constant);
-    let mut index: Option<(DimTile, Interval, i64, Option<i64>)> = None;
+    let mut index: Vec<Index> = Vec::new();
     for &(atom, k) in &lin.terms {
         if !atom.uses_kind(VarKind::Dim) && !atom.uses_kind(VarKind::Range) {
             let renamed = atom.substitute(&mut |v| {
@@ -212,7 +229,10 @@ fn split(
             },
             _ => return Err(format!("`{atom}` mixes dimensions (a reshape or bitcast)")),
         };
-        if index.is_some() {
+        // Two plain indices may make a halo (below); a third index, or a division beside
+        // another index, has no tile.
+        let divided = div.is_some() || index.iter().any(|i| i.3.is_some());
+        if index.len() == 2 || (divided && !index.is_empty()) {
             return Err(format!("`{r}` sums several indices"));
         }
         if used.contains(&v) {
@@ -234,24 +254,47 @@ fn split(
                 }
             }
         };
-        index = Some((tile, domain, k, div));
+        index.push((tile, domain, k, div, v.kind));
     }
-    match index {
-        Some((tile, domain, a, div)) => Ok(Scaled {
-            tile,
-            domain,
-            a,
-            c,
-            div,
-        }),
+    match index.len() {
         // A constant: one element.
-        None => Ok(Scaled {
+        0 => Ok(Scaled {
             tile: DimTile::constant(0, 1, 1, 1),
             domain: Interval::new(0, 0),
             a: 1,
             c,
             div: None,
+            halo: None,
         }),
+        1 => {
+            let (tile, domain, a, div, _) = index[0];
+            Ok(Scaled {
+                tile,
+                domain,
+                a,
+                c,
+                div,
+                halo: None,
+            })
+        }
+        _ => {
+            // The window: an index of coefficient 1 read at stride 1, a range variable first
+            // (a convolution's window), the other index scaled by its coefficient.
+            let unit = |i: &Index| i.2 == 1 && is_const(space, i.0.stride, 1);
+            let w = (0..2)
+                .filter(|&i| unit(&index[i]))
+                .max_by_key(|&i| (index[i].4 == VarKind::Range, i))
+                .ok_or_else(|| format!("`{r}` sums several indices, none a unit window"))?;
+            let (tile, domain, a, _, _) = index[1 - w];
+            Ok(Scaled {
+                tile,
+                domain,
+                a,
+                c,
+                div: None,
+                halo: Some((index[w].0, index[w].1)),
+            })
+        }
     }
 }
 
@@ -269,6 +312,9 @@ fn scale(space: &TilingSpace, s: Scaled, r: Expr, cap: Option<i64>) -> Result<Di
             return Err(format!("`{r}`: a constrained division"));
         }
         return divide(space, s, q, r);
+    }
+    if let Some((w, wd)) = s.halo {
+        return super::halo::halo(space, (s.tile, s.domain, s.a, s.c), (w, wd), r, cap);
     }
     let Scaled {
         tile, domain, a, c, ..

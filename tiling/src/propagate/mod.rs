@@ -37,6 +37,7 @@
 //! ```
 
 mod derive;
+mod halo;
 mod nested;
 mod ops;
 mod order;

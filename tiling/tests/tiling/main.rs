@@ -4,6 +4,7 @@
 //! differ (checked against the evaluator); every tile checked by enumeration.
 
 mod analysis_text;
+mod conv_tiles;
 mod corpus;
 mod golden;
 mod propagation;

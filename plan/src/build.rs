@@ -666,34 +666,11 @@ pub fn build_program(module: &Module) -> Result<Program, CodegenError> {
     build_program_with(module, &BuildOptions::default())
 }
 
-/// Builds the program of `module`'s entry computation (see [`build_program`]). Where a
-/// GEMM operand under the streaming threshold is live at the entry's peak
-/// ([`super::stream_peak`]), the program is built again with such operands streamed and
-/// kept when its temp block is smaller: the peak there is an estimate, and a stream
-/// that lowers no peak only costs its GEMM calls.
+/// Builds the program of `module`'s entry computation (see [`build_program`]).
 pub fn build_program_with(
     module: &Module,
     options: &BuildOptions,
 ) -> Result<Program, CodegenError> {
-    let (first, would_stream) = build_once(module, options, false)?;
-    if !would_stream {
-        return Ok(first);
-    }
-    let (streamed, _) = build_once(module, options, true)?;
-    Ok(if streamed.temp_bytes() < first.temp_bytes() {
-        streamed
-    } else {
-        first
-    })
-}
-
-/// [`build_program_with`] once, with operands at the peak streamed (`at_peak`) or not;
-/// and whether streaming them would stream any.
-fn build_once(
-    module: &Module,
-    options: &BuildOptions,
-    at_peak: bool,
-) -> Result<(Program, bool), CodegenError> {
     let entry = module.entry();
     let mut st = State {
         module,
@@ -756,22 +733,6 @@ fn build_once(
         contraction: !options.target.gpu_emitters,
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
-    let would_stream = match at_peak {
-        true => super::stream_peak::stream_at_peak(
-            &mut thunks,
-            &mut st.buffers,
-            &st.kernels,
-            &st.in_place,
-            stream,
-        ),
-        false => super::stream_peak::stream_at_peak(
-            &mut thunks.clone(),
-            &mut st.buffers.clone(),
-            &st.kernels,
-            &st.in_place,
-            stream,
-        ),
-    } > 0;
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
     let ordered =
         super::memory::in_place_order::candidates(&thunks, &st.buffers, &st.kernels, &st.in_place);
@@ -873,7 +834,7 @@ fn build_once(
     super::stream_chain::place_views(&sliced.views, &mut st.buffers, &mut st.allocations);
     let carried: Vec<_> = carried.iter().map(|c| c.candidate()).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &carried);
-    let program = Program {
+    Ok(Program {
         name: module.name().to_string(),
         kernels: st.kernels,
         thunks,
@@ -884,8 +845,7 @@ fn build_once(
         tuple_output: root_instr.shape().is_tuple(),
         peak_bytes: assigned.peak_bytes,
         temp_block_bytes: assigned.temp_block_bytes,
-    };
-    Ok((program, would_stream))
+    })
 }
 
 /// An array shape whose layout, if any, is row-major with no tiling or other suffix.

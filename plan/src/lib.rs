@@ -30,7 +30,6 @@ pub mod sort_order;
 pub mod stream;
 mod stream_axis;
 pub mod stream_chain;
-mod stream_peak;
 mod stream_reorder;
 mod stream_rhs;
 mod streamed_parts;

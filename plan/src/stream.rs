@@ -61,8 +61,7 @@ pub struct StreamOptions {
 /// A nested sequence's buffers all live through the entry thunk holding it (the builder
 /// tracks liveness at that level), so there the operand qualifies when no thunk of the
 /// whole program but the producer and the GEMM names it (see [`named_only_by_the_pair`]):
-/// then nothing else ever reads or writes it, in any iteration. (Operands under the
-/// threshold that are live at the entry's peak stream afterwards, [`super::stream_peak`].)
+/// then nothing else ever reads or writes it, in any iteration.
 pub fn stream_gemms(
     thunks: &mut Vec<Thunk>,
     buffers: &mut [Buffer],
@@ -92,23 +91,10 @@ pub fn stream_gemms(
             pair_streams(producer, gemm, bufs, kernels, options, &|x| x == b).is_some()
         },
     );
-    fuse_pairs(thunks, buffers, kernels, options, &|_| true);
-}
-
-/// Fuses every adjacent pair of the entry sequence that streams (see [`stream_gemms`])
-/// through an operand `pick` accepts and that dies at the GEMM; returns how many.
-pub(crate) fn fuse_pairs(
-    thunks: &mut Vec<Thunk>,
-    buffers: &mut [Buffer],
-    kernels: &[Kernel],
-    options: StreamOptions,
-    pick: &dyn Fn(BufferId) -> bool,
-) -> usize {
-    let (mut i, mut fused) = (0, 0);
+    let mut i = 0;
     while i + 1 < thunks.len() {
-        let dies_here = |b: BufferId| {
-            pick(b) && buffers[b].defined_at == Some(i) && buffers[b].last_use == Some(i + 1)
-        };
+        let dies_here =
+            |b: BufferId| buffers[b].defined_at == Some(i) && buffers[b].last_use == Some(i + 1);
         let pair = pair_streams(
             &thunks[i],
             &thunks[i + 1],
@@ -119,7 +105,6 @@ pub(crate) fn fuse_pairs(
         );
         if let Some(s) = pair {
             fuse(thunks, i, buffers, s);
-            fused += 1;
             for b in buffers.iter_mut() {
                 for at in [&mut b.defined_at, &mut b.last_use] {
                     if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
@@ -130,7 +115,6 @@ pub(crate) fn fuse_pairs(
         }
         i += 1;
     }
-    fused
 }
 
 /// Streams the pairs of the sequences nested in `t` (innermost first); `names` counts
@@ -199,7 +183,7 @@ fn named_only_by_the_pair(
 
 /// What a streamable pair needs.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Streaming {
+struct Streaming {
     /// The producer's argument that is the streamed operand.
     arg: usize,
     /// Operand elements per block.
@@ -259,7 +243,7 @@ fn fuse(seq: &mut Vec<Thunk>, i: usize, buffers: &mut [Buffer], s: Streaming) {
 /// result rows ([`StreamAxis::Rows`]), else, with `options.contraction`, the lhs or rhs
 /// by rows along `k` ([`StreamAxis::Contraction`], blocks of at least
 /// [`CONTRACTION_MIN_BLOCK_ROWS`] rows whose scratch is at most half the operand).
-pub(crate) fn pair_streams(
+fn pair_streams(
     producer: &Thunk,
     consumer: &Thunk,
     buffers: &[Buffer],

@@ -68,7 +68,6 @@ mod stacked_caches;
 mod streamed;
 mod streamed_contraction;
 mod streamed_loops;
-mod streamed_peak;
 mod thin_dots;
 mod transposed_math;
 mod transposes;

@@ -35,10 +35,10 @@ pub fn run(cmd: CacheCommand) -> Result<ExitCode> {
         CacheCommand::Info => {
             let entries = cache_admin::entries(&dir).map_err(io)?;
             let bytes: u64 = entries.iter().map(|e| e.bytes).sum();
-            println!("dir: {shown}");
-            println!("objects: {}", entries.len());
-            println!("bytes: {bytes}");
-            println!("cap: {}", cache_admin::DEFAULT_MAX_BYTES);
+            outln!("dir: {shown}");
+            outln!("objects: {}", entries.len());
+            outln!("bytes: {bytes}");
+            outln!("cap: {}", cache_admin::DEFAULT_MAX_BYTES);
         }
         CacheCommand::Clear => {
             let (n, bytes) = cache_admin::prune(&dir, 0).map_err(io)?;
@@ -49,12 +49,12 @@ pub fn run(cmd: CacheCommand) -> Result<ExitCode> {
                 std::fs::remove_file(&e.path).map_err(io)?;
                 removed = (removed.0 + 1, removed.1 + e.bytes);
             }
-            println!("removed {} objects, {} bytes", removed.0, removed.1);
+            outln!("removed {} objects, {} bytes", removed.0, removed.1);
         }
         CacheCommand::Prune { max_size } => {
             let cap = max_size.unwrap_or(cache_admin::DEFAULT_MAX_BYTES);
             let (n, bytes) = cache_admin::prune(&dir, cap).map_err(io)?;
-            println!("removed {n} objects, {bytes} bytes");
+            outln!("removed {n} objects, {bytes} bytes");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -68,7 +68,7 @@ pub fn print_stats(stats: &runtime::Stats, no_timing: bool) {
     for line in stats.to_text().lines() {
         let timing = line.starts_with("compile:") || line.starts_with("cache:");
         if !(no_timing && timing) {
-            println!("{line}");
+            outln!("{line}");
         }
     }
 }

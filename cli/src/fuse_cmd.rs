@@ -106,10 +106,10 @@ pub fn run(args: FuseArgs) -> Result<ExitCode> {
     let text = hlo::print_module(&module);
     if args.compact {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            println!("{line}");
+            outln!("{line}");
         }
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -156,7 +156,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             bail!("`{p}` and `{c}` are in different computations");
         }
         let v = indexing::producer_consumer(&producer, &consumer)?;
-        print!("{}", indexing::format_values(&v));
+        out!("{}", indexing::format_values(&v));
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(h) = &args.epilogue {
@@ -165,7 +165,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             Some(r) => indexing::epilogue_indexing_to(&hero, &lookup(&module, "--to", r)?)?,
             None => indexing::epilogue_indexing(&hero)?,
         };
-        print!("{}", indexing::format_in_to_out(&maps));
+        out!("{}", indexing::format_in_to_out(&maps));
         return Ok(ExitCode::SUCCESS);
     }
     let handle = match &args.instr {
@@ -180,7 +180,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             None => handle,
         };
         let v = indexing::grouped_from(&handle, &start)?;
-        print!("{}", indexing::format_values(&v));
+        out!("{}", indexing::format_values(&v));
         return Ok(ExitCode::SUCCESS);
     }
     let instr = handle.instr();
@@ -213,7 +213,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
                 }
             }
         }
-        print!("{out}");
+        out!("{out}");
         return Ok(ExitCode::SUCCESS);
     }
     let mut grouped = if args.physical_layout {
@@ -318,7 +318,7 @@ pub fn run(args: IndexingArgs) -> Result<ExitCode> {
             }
         }
     }
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 

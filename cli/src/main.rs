@@ -5,6 +5,8 @@
 //! (syntax errors, unreadable files, bad flags, a run over its time or memory limit), 3
 //! `unknown`.
 
+#[macro_use]
+mod stdout;
 mod cache_cmd;
 mod coalescing_launch;
 mod compile_cmd;

@@ -77,7 +77,7 @@ pub fn run(cmd: MapCommand) -> Result<ExitCode> {
                     eprintln!("{rule}");
                 }
             }
-            println!("{m}");
+            outln!("{m}");
             Ok(ExitCode::SUCCESS)
         }
         MapCommand::Equiv { a, b, z3 } => {
@@ -87,7 +87,7 @@ pub fn run(cmd: MapCommand) -> Result<ExitCode> {
             } else {
                 decide(&ma, &mb)
             };
-            println!("{verdict}");
+            outln!("{verdict}");
             Ok(match verdict {
                 Equivalence::Equal => ExitCode::SUCCESS,
                 Equivalence::Different(_) => ExitCode::from(1),
@@ -98,7 +98,7 @@ pub fn run(cmd: MapCommand) -> Result<ExitCode> {
             let (ma, mb) = (parse(&a, "A")?, parse(&b, "B")?);
             let mut c = ma.compose(&mb)?;
             c.simplify();
-            println!("{c}");
+            outln!("{c}");
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -59,10 +59,10 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
         let passes = runtime::pipeline::all_passes(&device);
         let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
         for p in &passes {
-            println!("{:width$}  {}", p.name(), p.description());
+            outln!("{:width$}  {}", p.name(), p.description());
         }
-        println!("{:width$}  the default pipeline", "default");
-        println!("{:width$}  the fusion passes, then cse and dce", "fusion");
+        outln!("{:width$}  the default pipeline", "default");
+        outln!("{:width$}  the fusion passes, then cse and dce", "fusion");
         return Ok(ExitCode::SUCCESS);
     }
     let file = args.file.as_deref().unwrap_or("-");
@@ -112,10 +112,10 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
     let text = hlo::print_module(&module);
     if args.compact {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            println!("{line}");
+            outln!("{line}");
         }
     } else {
-        print!("{text}");
+        out!("{text}");
     }
     Ok(ExitCode::SUCCESS)
 }

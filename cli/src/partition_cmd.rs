@@ -36,7 +36,7 @@ pub fn run(args: PartitionArgs) -> Result<ExitCode> {
     let partitioned = hlo::collective_groups::Grid::of_module(&module).count() > 1;
     if args.stats && partitioned {
         let stats = spmd::collective_stats(&module).map_err(|e| anyhow!("{e}"))?;
-        print!("{}", stats.text());
+        out!("{}", stats.text());
         return Ok(ExitCode::SUCCESS);
     }
     let p = spmd::partition(&module, args.devices).map_err(|e| anyhow!("{e}"))?;
@@ -47,10 +47,10 @@ pub fn run(args: PartitionArgs) -> Result<ExitCode> {
         }
         None => {}
     }
-    print!("{}", hlo::print_module(&p.module));
+    out!("{}", hlo::print_module(&p.module));
     if args.stats {
         let stats = spmd::collective_stats(&p.module).map_err(|e| anyhow!("{e}"))?;
-        print!("{}", stats.text());
+        out!("{}", stats.text());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -428,14 +428,14 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     watchdog.finish();
     progress.finish();
     for (i, out) in outputs.iter().enumerate() {
-        println!("out{i}: {}", summary(out));
+        outln!("out{i}: {}", summary(out));
     }
     match timing_line {
-        Some(line) => println!("{line}"),
+        Some(line) => outln!("{line}"),
         None if !args.no_timing => {
-            println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3);
+            outln!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3);
             if let Some(line) = &split_line {
-                println!("{line}");
+                outln!("{line}");
             }
         }
         None => {}
@@ -455,7 +455,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if let Some(reports) = &expected {
         for (i, r) in reports.iter().enumerate() {
-            println!(
+            outln!(
                 "expect: {}",
                 r.line(&format!("out{i}"), &shape_text(&outputs[i]), "expected")
             );
@@ -542,7 +542,7 @@ fn print_reference_check(reports: &[OutputReport], outputs: &[Literal]) -> bool 
     }
     let abs = reports.iter().map(|r| r.max_abs_error).fold(0.0, f64::max);
     let rel = reports.iter().map(|r| r.max_rel_error).fold(0.0, f64::max);
-    println!(
+    outln!(
         "check-reference: {} outputs match (max abs error {}, max rel error {})",
         reports.len(),
         hlo::literal::format_g(abs, 3),

@@ -62,7 +62,7 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
     };
     for (k, outs) in outputs.iter().enumerate() {
         for (i, o) in outs.iter().enumerate() {
-            println!("out{i}.dev{k}: {}", summary(o));
+            outln!("out{i}.dev{k}: {}", summary(o));
         }
     }
     print_time(timing_line, args.no_timing, elapsed);
@@ -98,7 +98,7 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
             eprintln!("{bad} of {total} outputs differ from the reference");
             failed = true;
         } else {
-            println!(
+            outln!(
                 "check-reference: {total} outputs on {n} devices match (max abs error {}, max rel error {})",
                 hlo::literal::format_g(abs, 3),
                 hlo::literal::format_g(rel, 3)
@@ -203,7 +203,7 @@ fn check_expected(
             let p = precision.get(i).copied().flatten();
             let r = hlo_eval::report::compare_report(got_array, &want, p);
             let shape = got.shape().to_string_without_layout();
-            println!("expect: {}", r.line(&key, &shape, "expected"));
+            outln!("expect: {}", r.line(&key, &shape, "expected"));
             total += 1;
             bad += usize::from(!r.matches);
         }
@@ -292,8 +292,8 @@ pub(crate) fn print_time(
     elapsed: std::time::Duration,
 ) {
     match timing_line {
-        Some(line) => println!("{line}"),
-        None if !no_timing => println!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
+        Some(line) => outln!("{line}"),
+        None if !no_timing => outln!("time: {:.3} ms", elapsed.as_secs_f64() * 1e3),
         None => {}
     }
 }

@@ -83,7 +83,7 @@ pub fn run(args: RunArgs, module: Module) -> Result<ExitCode> {
     let elapsed = start.elapsed();
     let outputs = assemble(&module, p, &per_device)?;
     for (i, o) in outputs.iter().enumerate() {
-        println!("out{i}: {}", summary(o));
+        outln!("out{i}: {}", summary(o));
     }
     print_time(timing_line, args.no_timing, elapsed);
     if let Some(path) = &args.outputs {
@@ -212,7 +212,7 @@ fn compare(
             "expected" => "expect",
             _ => "check-reference",
         };
-        println!("{prefix}: {}", r.line(&format!("out{i}"), &shape, what));
+        outln!("{prefix}: {}", r.line(&format!("out{i}"), &shape, what));
         bad += usize::from(!r.matches);
     }
     if bad > 0 {

@@ -156,8 +156,8 @@ fn print_map_tile(file: &str) -> Result<ExitCode> {
         .parse()
         .map_err(|e| anyhow!("{file}: not an indexing map: {e}"))?;
     match SymbolicTile::derive(&map) {
-        Ok(t) => println!("{t}"),
-        Err(_) => println!("{}", tiling::text::NO_TILE),
+        Ok(t) => outln!("{t}"),
+        Err(_) => outln!("{}", tiling::text::NO_TILE),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -166,9 +166,9 @@ fn print_map_tile(file: &str) -> Result<ExitCode> {
 fn print_analysis(module: &hlo::Module, name: &str) -> Result<ExitCode> {
     let fusion = crate::source::instr(module, "--fusion", name)?;
     match tiling::analyze(&fusion) {
-        Ok(a) => print!("{a}"),
+        Ok(a) => out!("{a}"),
         Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
-        Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
+        Err(e @ TilingError::NotTileable(_)) => outln!("{e}"),
         Err(e) => return Err(e.into()),
     }
     Ok(ExitCode::SUCCESS)
@@ -184,7 +184,7 @@ fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<Exit
     let multi = grouped.len() > 1;
     for (k, g) in grouped.iter().enumerate() {
         if multi {
-            println!("output id = {k}");
+            outln!("output id = {k}");
         }
         let tiles: Vec<Option<SymbolicTile>> = match g.operands.get(n) {
             Some(set @ OperandIndexing::Maps(_)) => set
@@ -194,12 +194,12 @@ fn print_operand_tile(module: &hlo::Module, name: &str, n: usize) -> Result<Exit
             Some(OperandIndexing::Undefined(_)) | None => Vec::new(),
         };
         if tiles.is_empty() {
-            println!("{}", tiling::text::NO_TILE);
+            outln!("{}", tiling::text::NO_TILE);
         }
         for t in tiles {
             match t {
-                Some(t) => println!("{t}"),
-                None => println!("{}", tiling::text::NO_TILE),
+                Some(t) => outln!("{t}"),
+                None => outln!("{}", tiling::text::NO_TILE),
             }
         }
     }
@@ -270,9 +270,9 @@ fn print_tiled(
             TilingMode::FirstStep
         };
         match tiling::propagate::tiled_by_propagation_with(&fusion, &sizes, &nested, mode) {
-            Ok(t) => print!("{t}"),
+            Ok(t) => out!("{t}"),
             Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
-            Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
+            Err(e @ TilingError::NotTileable(_)) => outln!("{e}"),
             Err(TilingError::BadTileSizes(m)) => bail!("--tile-sizes: {m}"),
             Err(e) => return Err(e.into()),
         }
@@ -282,14 +282,14 @@ fn print_tiled(
         Ok(a) => a,
         Err(TilingError::NotAFusion(n)) => bail!("--fusion: `{n}` is not a fusion"),
         Err(e @ TilingError::NotTileable(_)) => {
-            println!("{e}");
+            outln!("{e}");
             return Ok(ExitCode::SUCCESS);
         }
         Err(e) => return Err(e.into()),
     };
     match analysis.tiled(&sizes) {
-        Ok(t) => print!("{t}"),
-        Err(e @ TilingError::NotTileable(_)) => println!("{e}"),
+        Ok(t) => out!("{t}"),
+        Err(e @ TilingError::NotTileable(_)) => outln!("{e}"),
         Err(TilingError::BadTileSizes(m)) => bail!("--tile-sizes: {m}"),
         Err(e) => return Err(e.into()),
     }
@@ -382,10 +382,10 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
         ("operand", tiles)
     };
     for (i, t) in tiles.iter().enumerate() {
-        println!("{label} id = {i}");
+        outln!("{label} id = {i}");
         match t {
-            Ok(t) => println!("{t}"),
-            Err(reason) => println!("{}: {reason}", tiling::propagate::NO_TILE),
+            Ok(t) => outln!("{t}"),
+            Err(reason) => outln!("{}: {reason}", tiling::propagate::NO_TILE),
         }
     }
     Ok(ExitCode::SUCCESS)

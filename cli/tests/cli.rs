@@ -732,3 +732,39 @@ fn trace_holds_every_call_with_its_work() {
         assert!((gbs - t["bytes"].as_f64().unwrap() / (ms * 1e-3) / 1e9).abs() <= 1e-6 * gbs);
     }
 }
+
+/// A reader that stops early (`hloc fuse big.hlo | head`) ends the command quietly: status
+/// 0 and no panic message, however much output was still to come.
+#[test]
+fn a_closed_stdout_pipe_ends_the_command_quietly() {
+    use std::io::Read;
+    let mut text = String::from("HloModule wide\n\nENTRY main {\n  %a0 = f32[8] parameter(0)\n");
+    for i in 1..3000 {
+        text.push_str(&format!(
+            "  %a{i} = f32[8] add(f32[8] %a{}, f32[8] %a0)\n",
+            i - 1
+        ));
+    }
+    text.push_str("  ROOT %out = f32[8] negate(f32[8] %a2999)\n}\n");
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("closed_pipe.hlo");
+    std::fs::write(&path, text).expect("write module");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hloc"))
+        .arg("fuse")
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hloc runs");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let out = child.wait_with_output().expect("hloc ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    assert!(
+        out.status.success(),
+        "status {:?}, stderr: {stderr}",
+        out.status
+    );
+}

@@ -286,7 +286,7 @@ const BATCH_PARTS_PER_THREAD: usize = 4;
 /// # Safety
 /// As [`part_product`]'s for the whole of batch element `i`'s result.
 unsafe fn add_partials<T: Element>(s: &GemmShape, i: usize, out: *mut T, partial: &[T]) {
-    let (_, _, oo) = batch_offsets(s, i);
+    let (_, _, oo) = s.batch_offsets(i);
     for copy in partial.chunks_exact(s.m * s.n) {
         for (r, row) in copy.chunks_exact(s.n).enumerate() {
             for (c, &x) in row.iter().enumerate() {
@@ -298,20 +298,6 @@ unsafe fn add_partials<T: Element>(s: &GemmShape, i: usize, out: *mut T, partial
             }
         }
     }
-}
-
-/// Element offsets of batch element `i` (mixed radix over the batch dims) in the lhs, the
-/// rhs and the result.
-fn batch_offsets(s: &GemmShape, i: usize) -> (isize, isize, isize) {
-    let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
-    for &(n, ls, rs, os) in s.batch.iter().rev() {
-        let j = (rest % n) as isize;
-        rest /= n;
-        lo += j * ls;
-        ro += j * rs;
-        oo += j * os;
-    }
-    (lo, ro, oo)
 }
 
 /// Rows `[m0, m1)` and columns `[n0, n1)` of the product of batch element `i`, on one
@@ -368,7 +354,7 @@ unsafe fn product_with<T: Element>(
     into: Option<*mut T>,
     par: faer::Par,
 ) {
-    let (lo, ro, oo) = batch_offsets(s, i);
+    let (lo, ro, oo) = s.batch_offsets(i);
     let (out, os) = match into {
         Some(p) => (p, (s.n as isize, 1)),
         None => (

@@ -363,24 +363,10 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Element offsets of batch element `i` (mixed radix over the batch dims) in the lhs,
-    /// the rhs and the result.
-    fn offsets(&self, i: usize) -> (isize, isize, isize) {
-        let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
-        for &(n, ls, rs, os) in self.s.batch.iter().rev() {
-            let j = (rest % n) as isize;
-            rest /= n;
-            lo += j * ls;
-            ro += j * rs;
-            oo += j * os;
-        }
-        (lo, ro, oo)
-    }
-
     /// The lhs (`m x k`) and rhs (`k x n`) of batch element `i`.
     fn views(&self, i: usize) -> (View, View) {
         let s = self.s;
-        let (lo, ro, _) = self.offsets(i);
+        let (lo, ro, _) = self.s.batch_offsets(i);
         let at = |base: usize, off: isize| (base as *const u16).wrapping_offset(off);
         (
             View {
@@ -401,7 +387,7 @@ impl Job<'_> {
     /// The `s8` lhs (`m x k`) and rhs (`k x n`) of batch element `i`.
     fn views_s8(&self, i: usize) -> (View8, View8) {
         let s = self.s;
-        let (lo, ro, _) = self.offsets(i);
+        let (lo, ro, _) = self.s.batch_offsets(i);
         let at = |base: usize, off: isize| (base as *const i8).wrapping_offset(off);
         (
             View8 {
@@ -539,7 +525,7 @@ impl Job<'_> {
     fn lhs_panel(&self, i: usize, p: usize) -> Lhs {
         let g = self.g;
         if g.lhs_direct {
-            let (lo, _, _) = self.offsets(i);
+            let (lo, _, _) = self.s.batch_offsets(i);
             let rows = self.s.lhs.0;
             let bytes = element_bytes(self.op) as isize;
             let first = (lo + (p * TILE_ROWS) as isize * rows) * bytes;
@@ -613,7 +599,7 @@ impl Job<'_> {
         if !fits {
             return None;
         }
-        let (_, _, oo) = self.offsets(i);
+        let (_, _, oo) = self.s.batch_offsets(i);
         let at = (self.out as *mut f32).wrapping_offset(oo + r0 as isize * rs + c0 as isize);
         let row = 4 * rs as usize;
         Some(Dest {
@@ -632,7 +618,7 @@ impl Job<'_> {
     /// As [`Job::block`]'s.
     unsafe fn store(&self, i: usize, r0: usize, c0: usize, tile: &[f32]) {
         let s = self.s;
-        let (_, _, oo) = self.offsets(i);
+        let (_, _, oo) = self.s.batch_offsets(i);
         let rows = (s.m - r0).min(TILE_ROWS);
         let cols = (s.n - c0).min(TILE_ROWS);
         let (rs, cs) = s.out;

@@ -77,20 +77,6 @@ pub(crate) unsafe fn portable(
     }
 }
 
-/// Element offsets of batch element `i` (mixed radix over the batch dims) in the lhs, the
-/// rhs and the result.
-fn offsets(s: &GemmShape, i: usize) -> (isize, isize, isize) {
-    let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
-    for &(n, ls, rs, os) in s.batch.iter().rev() {
-        let j = (rest % n) as isize;
-        rest /= n;
-        lo += j * ls;
-        ro += j * rs;
-        oo += j * os;
-    }
-    (lo, ro, oo)
-}
-
 /// Result rows `r0..r1` of batch element `i`.
 ///
 /// # Safety
@@ -129,7 +115,7 @@ unsafe fn rows_plain(
     (lhs, rhs, out): (*const i8, *const i8, *mut i32),
     (r0, r1): (usize, usize),
 ) {
-    let (lo, ro, oo) = offsets(s, i);
+    let (lo, ro, oo) = s.batch_offsets(i);
     let mut acc = vec![0i32; s.n];
     for r in r0..r1 {
         acc.fill(0);

@@ -67,6 +67,20 @@ fn compute_type(types: [ScalarType; 3]) -> Option<ScalarType> {
 }
 
 impl GemmShape {
+    /// Element offsets of batch element `i` (mixed radix over the batch dims, the last
+    /// fastest) in the lhs, the rhs and the result.
+    pub fn batch_offsets(&self, i: usize) -> (isize, isize, isize) {
+        let (mut rest, mut lo, mut ro, mut oo) = (i, 0isize, 0isize, 0isize);
+        for &(n, ls, rs, os) in self.batch.iter().rev() {
+            let j = (rest % n) as isize;
+            rest /= n;
+            lo += j * ls;
+            ro += j * rs;
+            oo += j * os;
+        }
+        (lo, ro, oo)
+    }
+
     /// Whether every operand and the result are stored in the compute type.
     pub fn uniform(&self) -> bool {
         self.lhs_ty == self.ty && self.rhs_ty == self.ty && self.out_ty == self.ty

@@ -4,15 +4,7 @@
 //! and scattered along one dimension), over random groups on 2, 4 or 8 devices; every
 //! device's outputs must equal the N-device reference evaluator's.
 
-use std::time::Duration;
-
-use hlo::Literal;
-
-use crate::gen::{seeds, Rng};
-
-fn list(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
+use crate::gen::{list, seeds, Rng};
 
 /// One random module text with one combined collective (and a kernel reading a result).
 fn module(seed: u64) -> String {
@@ -108,33 +100,7 @@ fn combined_collectives_match_the_n_device_evaluator() {
     let options = crate::gen::options("combined_collectives");
     let mut failures = Vec::new();
     for seed in seeds(0..16) {
-        let text = module(seed);
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        let grid = plan::Grid::of_module(&m);
-        let n = grid.count() as usize;
-        let args: Vec<Vec<Literal>> = (0..n)
-            .map(|k| crate::gen::random_args(&m, seed * 64 + k as u64))
-            .collect();
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                runtime::run_on_devices(&exe, grid, &args, Duration::from_secs(60))
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::reference_reports_on_devices(&m, grid, &args, &outs));
-        match result {
-            Err(e) => failures.push(format!("seed {seed}: {e}\n{text}")),
-            Ok(reports) => {
-                for (k, device) in reports.iter().enumerate() {
-                    for (i, r) in device.iter().enumerate() {
-                        if !r.matches {
-                            let line = r.line(&format!("out{i}.dev{k}"), "", "reference");
-                            failures.push(format!("seed {seed}: {line}\n{text}"));
-                        }
-                    }
-                }
-            }
-        }
+        crate::gen::check_on_devices(seed, &module(seed), &options, &mut failures);
     }
     crate::gen::assert_none(&failures);
 }

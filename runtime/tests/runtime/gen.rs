@@ -113,6 +113,42 @@ pub fn check_all(
     ran
 }
 
+/// Compiles the partitioned module `text`, runs it on its devices (each with its own
+/// random arguments) and compares every device's outputs with the N-device evaluator's;
+/// an error or mismatch is pushed onto `failures` with the module.
+pub fn check_on_devices(
+    seed: u64,
+    text: &str,
+    options: &CompileOptions,
+    failures: &mut Vec<String>,
+) {
+    let m = hlo::parse_module(text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+    let grid = plan::Grid::of_module(&m);
+    let args: Vec<Vec<Literal>> = (0..grid.count() as u64)
+        .map(|k| random_args(&m, seed * 64 + k))
+        .collect();
+    let result = runtime::compile(&m, options)
+        .map_err(|e| e.to_string())
+        .and_then(|exe| {
+            runtime::run_on_devices(&exe, grid, &args, std::time::Duration::from_secs(60))
+                .map_err(|e| e.to_string())
+        })
+        .and_then(|outs| runtime::reference_reports_on_devices(&m, grid, &args, &outs));
+    match result {
+        Err(e) => failures.push(format!("seed {seed}: {e}\n{text}")),
+        Ok(reports) => {
+            for (k, device) in reports.iter().enumerate() {
+                for (i, r) in device.iter().enumerate() {
+                    if !r.matches {
+                        let line = r.line(&format!("out{i}.dev{k}"), "", "reference");
+                        failures.push(format!("seed {seed}: {line}\n{text}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The start indices of a gather or scatter with index vectors of `n_idx` elements: zero
 /// to two batch dimensions, the index vector dimension anywhere among them or implicit
 /// (trailing, for one-element vectors). Returns the batch sizes, the index vector

@@ -7,15 +7,7 @@
 //! devices in this process; every device's outputs must equal the N-device reference
 //! evaluator's.
 
-use std::time::Duration;
-
-use hlo::Literal;
-
-use crate::gen::{seeds, Rng};
-
-fn list(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
+use crate::gen::{list, seeds, Rng};
 
 fn groups_text(groups: &[Vec<i64>]) -> String {
     let g: Vec<String> = groups.iter().map(|g| format!("{{{}}}", list(g))).collect();
@@ -174,34 +166,8 @@ fn random_collectives_match_the_n_device_evaluator() {
     let mut failures = Vec::new();
     let mut ran = 0;
     for seed in seeds(0..24) {
-        let text = module(seed);
-        let m = hlo::parse_module(&text).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        let grid = plan::Grid::of_module(&m);
-        let n = grid.count() as usize;
-        let args: Vec<Vec<Literal>> = (0..n)
-            .map(|k| crate::gen::random_args(&m, seed * 64 + k as u64))
-            .collect();
-        let result = runtime::compile(&m, &options)
-            .map_err(|e| e.to_string())
-            .and_then(|exe| {
-                runtime::run_on_devices(&exe, grid, &args, Duration::from_secs(60))
-                    .map_err(|e| e.to_string())
-            })
-            .and_then(|outs| runtime::reference_reports_on_devices(&m, grid, &args, &outs));
+        crate::gen::check_on_devices(seed, &module(seed), &options, &mut failures);
         ran += 1;
-        match result {
-            Err(e) => failures.push(format!("seed {seed}: {e}\n{text}")),
-            Ok(reports) => {
-                for (k, device) in reports.iter().enumerate() {
-                    for (i, r) in device.iter().enumerate() {
-                        if !r.matches {
-                            let line = r.line(&format!("out{i}.dev{k}"), "", "reference");
-                            failures.push(format!("seed {seed}: {line}\n{text}"));
-                        }
-                    }
-                }
-            }
-        }
     }
     assert!(ran > 0);
     crate::gen::assert_none(&failures);

@@ -9,13 +9,11 @@
 
 use std::collections::BTreeSet;
 
-use affine::enumerate::for_each_in_box;
-use affine::Interval;
-use hlo::literal::{ArrayData, ArrayLiteral, Literal};
+use hlo::literal::{ArrayData, Literal};
 use hlo::Module;
-use tiling::propagate::{to_operands, Tile, TilingSpace};
+use tiling::propagate::{to_operands, TilingSpace};
 
-use crate::support::tile_elements::tile_elements;
+use crate::support::tile_elements::{distinct_elements, for_each_tiling, s32, unlinear};
 
 /// A module of one convolution `conv` of `input` (dims `inp`) and `kernel` (dims `ker`).
 fn module(inp: &[i64], ker: &[i64], out: &[i64], attrs: &str) -> Module {
@@ -37,20 +35,6 @@ ENTRY e {{
         d(out)
     );
     hlo::parse_module(&text).expect("parses")
-}
-
-fn unlinear(mut i: i64, d: &[i64]) -> Vec<i64> {
-    let mut out = vec![0; d.len()];
-    for (slot, &n) in out.iter_mut().zip(d).rev() {
-        *slot = i % n;
-        i /= n;
-    }
-    out
-}
-
-fn s32(d: &[i64], values: Vec<i32>) -> Literal {
-    let shape = hlo::Shape::array(hlo::ElementType::S32, d.to_vec());
-    Literal::Array(ArrayLiteral::new(shape, ArrayData::S32(values)).expect("an s32 literal"))
 }
 
 fn run(m: &Module, args: &[Literal]) -> Vec<i32> {
@@ -82,18 +66,6 @@ fn reach(m: &Module, inp: &[i64], ker: &[i64], out: &[i64]) -> Vec<BTreeSet<Vec<
         .collect()
 }
 
-fn elements(tile: &Tile, tids: &[i64], sizes: &[i64]) -> BTreeSet<Vec<i64>> {
-    let out = tile_elements(tile, tids, sizes, &[]);
-    let n = out.len();
-    let set: BTreeSet<Vec<i64>> = out.into_iter().collect();
-    assert_eq!(
-        set.len(),
-        n,
-        "a tile holds an element twice at {tids:?}: {tile}"
-    );
-    set
-}
-
 /// Checks the input tile of `conv` against the evaluator at every tiling; returns the
 /// number of tilings checked.
 fn check(inp: &[i64], ker: &[i64], out: &[i64], attrs: &str) -> usize {
@@ -106,31 +78,18 @@ fn check(inp: &[i64], ker: &[i64], out: &[i64], attrs: &str) -> usize {
     let t = tiles[0]
         .as_ref()
         .unwrap_or_else(|e| panic!("{attrs}: no input tile: {e}"));
-    let size_box: Vec<Interval> = out.iter().map(|&e| Interval::new(1, e)).collect();
-    let mut n = 0;
-    for_each_in_box(&size_box, |sizes| {
-        let grid: Vec<Interval> = out
-            .iter()
-            .zip(sizes)
-            .map(|(&e, &s)| Interval::new(0, (e - 1) / s))
+    for_each_tiling(out, |sizes, tids| {
+        let outs = distinct_elements(&root, tids, sizes, &[]);
+        let want: BTreeSet<Vec<i64>> = (0..reach.len())
+            .filter(|&e| reach[e].iter().any(|o| outs.contains(o)))
+            .map(|e| unlinear(e as i64, inp))
             .collect();
-        for_each_in_box(&grid, |tids| {
-            let outs = elements(&root, tids, sizes);
-            let want: BTreeSet<Vec<i64>> = (0..reach.len())
-                .filter(|&e| reach[e].iter().any(|o| outs.contains(o)))
-                .map(|e| unlinear(e as i64, inp))
-                .collect();
-            let got = elements(t, tids, sizes);
-            assert_eq!(
-                got, want,
-                "{attrs}: sizes {sizes:?}, tile ids {tids:?}: {t}"
-            );
-            n += 1;
-            true
-        });
-        true
-    });
-    n
+        let got = distinct_elements(t, tids, sizes, &[]);
+        assert_eq!(
+            got, want,
+            "{attrs}: sizes {sizes:?}, tile ids {tids:?}: {t}"
+        );
+    })
 }
 
 #[test]

@@ -14,13 +14,11 @@
 
 use std::collections::BTreeSet;
 
-use affine::enumerate::for_each_in_box;
-use affine::Interval;
-use hlo::literal::{ArrayData, ArrayLiteral, Literal};
+use hlo::literal::{ArrayData, Literal};
 use hlo::Module;
-use tiling::propagate::{to_operands, to_outputs, Tile, TilingSpace};
+use tiling::propagate::{to_operands, to_outputs, TilingSpace};
 
-use crate::support::tile_elements::tile_elements;
+use crate::support::tile_elements::{distinct_elements, for_each_tiling, s32, unlinear};
 
 const ROWS: i64 = 3;
 const COLS: i64 = 5;
@@ -51,21 +49,6 @@ fn dims(k: usize) -> Vec<i64> {
     } else {
         vec![ROWS]
     }
-}
-
-/// Row-major index `i` of an array of dimensions `d`.
-fn unlinear(mut i: i64, d: &[i64]) -> Vec<i64> {
-    let mut out = vec![0; d.len()];
-    for (slot, &n) in out.iter_mut().zip(d).rev() {
-        *slot = i % n;
-        i /= n;
-    }
-    out
-}
-
-fn s32(d: &[i64], values: Vec<i32>) -> Literal {
-    let shape = hlo::Shape::array(hlo::ElementType::S32, d.to_vec());
-    Literal::Array(ArrayLiteral::new(shape, ArrayData::S32(values)).expect("an s32 literal"))
 }
 
 /// The evaluator's two outputs, row-major.
@@ -119,39 +102,6 @@ fn reach(m: &Module) -> Reach {
         .collect()
 }
 
-/// The elements of `tile` at these tile ids and sizes (fails on a repeat).
-fn elements(tile: &Tile, tids: &[i64], sizes: &[i64]) -> BTreeSet<Vec<i64>> {
-    let out = tile_elements(tile, tids, sizes, &[]);
-    let n = out.len();
-    let set: BTreeSet<Vec<i64>> = out.into_iter().collect();
-    assert_eq!(
-        set.len(),
-        n,
-        "a tile holds an element twice at {tids:?}: {tile}"
-    );
-    set
-}
-
-/// Calls `f(sizes, tids)` for every tile-size vector of `extents` and every tile id.
-fn for_each_tiling(extents: &[i64], mut f: impl FnMut(&[i64], &[i64])) -> usize {
-    let size_box: Vec<Interval> = extents.iter().map(|&e| Interval::new(1, e)).collect();
-    let mut n = 0;
-    for_each_in_box(&size_box, |sizes| {
-        let grid: Vec<Interval> = extents
-            .iter()
-            .zip(sizes)
-            .map(|(&e, &s)| Interval::new(0, (e - 1) / s))
-            .collect();
-        for_each_in_box(&grid, |tids| {
-            f(sizes, tids);
-            n += 1;
-            true
-        });
-        true
-    });
-    n
-}
-
 #[test]
 fn scan_output_tiles_read_what_the_evaluator_reads() {
     for reverse in [false, true] {
@@ -167,7 +117,7 @@ fn scan_output_tiles_read_what_the_evaluator_reads() {
                     panic!("reverse {reverse}: output {k} to operand {j}: no tile: {e}")
                 });
                 for_each_tiling(&dims(k), |sizes, tids| {
-                    let outs = elements(&root, tids, sizes);
+                    let outs = distinct_elements(&root, tids, sizes, &[]);
                     let want: BTreeSet<Vec<i64>> = (0..reach[j].len())
                         .filter(|&e| {
                             reach[j][e]
@@ -176,7 +126,7 @@ fn scan_output_tiles_read_what_the_evaluator_reads() {
                         })
                         .map(|e| unlinear(e as i64, &dims(j)))
                         .collect();
-                    let got = elements(t, tids, sizes);
+                    let got = distinct_elements(t, tids, sizes, &[]);
                     assert_eq!(
                         got, want,
                         "reverse {reverse}: output {k} to operand {j}, sizes {sizes:?}, tile ids {tids:?}: {t}"
@@ -202,7 +152,7 @@ fn scan_operand_tiles_reach_what_the_evaluator_changes() {
                     panic!("reverse {reverse}: operand {j} to output {k}: no tile: {e}")
                 });
                 let checked = for_each_tiling(&dims(j), |sizes, tids| {
-                    let src = elements(&source, tids, sizes);
+                    let src = distinct_elements(&source, tids, sizes, &[]);
                     let want: BTreeSet<Vec<i64>> = src
                         .iter()
                         .flat_map(|i| {
@@ -214,7 +164,7 @@ fn scan_operand_tiles_reach_what_the_evaluator_changes() {
                                 .map(|(_, o)| o.clone())
                         })
                         .collect();
-                    let got = elements(t, tids, sizes);
+                    let got = distinct_elements(t, tids, sizes, &[]);
                     assert_eq!(
                         got, want,
                         "reverse {reverse}: operand {j} to output {k}, sizes {sizes:?}, tile ids {tids:?}: {t}"

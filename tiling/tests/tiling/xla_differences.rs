@@ -11,11 +11,11 @@ use std::collections::BTreeSet;
 
 use affine::enumerate::for_each_in_box;
 use affine::Interval;
-use hlo::literal::{ArrayData, ArrayLiteral, Literal};
+use hlo::literal::{ArrayData, Literal};
 use hlo::Module;
-use tiling::propagate::{to_operands, to_outputs, Tile, TilingSpace};
+use tiling::propagate::{to_operands, to_outputs, TilingSpace};
 
-use crate::support::tile_elements::tile_elements;
+use crate::support::tile_elements::{distinct_elements, for_each_tiling, s32};
 
 /// Row-major linear index of `idx` in an array of dimensions `dims`.
 fn linear(idx: &[i64], dims: &[i64]) -> i64 {
@@ -33,12 +33,6 @@ fn indices(dims: &[i64]) -> Vec<Vec<i64>> {
     out
 }
 
-fn s32(dims: &[i64], values: Vec<i32>) -> Literal {
-    let shape = hlo::Shape::array(hlo::ElementType::S32, dims.to_vec());
-    let lit = ArrayLiteral::new(shape, ArrayData::S32(values)).expect("an s32 literal");
-    Literal::Array(lit)
-}
-
 /// The evaluator's output of `module` on `args`, as row-major s32 values.
 fn run(module: &Module, args: &[Literal]) -> Vec<i64> {
     let out = hlo_eval::evaluate(module, args).expect("the evaluator runs the module");
@@ -46,35 +40,6 @@ fn run(module: &Module, args: &[Literal]) -> Vec<i64> {
         Some(ArrayData::S32(v)) => v.into_iter().map(i64::from).collect(),
         other => panic!("an s32 output, got {other:?}"),
     }
-}
-
-/// The elements of `tile` at these tile ids, sizes and runtime values (fails on a repeat).
-fn elements(tile: &Tile, tids: &[i64], sizes: &[i64], rt: &[i64]) -> BTreeSet<Vec<i64>> {
-    let out = tile_elements(tile, tids, sizes, rt);
-    let n = out.len();
-    let set: BTreeSet<Vec<i64>> = out.into_iter().collect();
-    assert_eq!(set.len(), n, "a tile holds an element twice at {tids:?}");
-    set
-}
-
-/// Calls `f(sizes, tids)` for every tile-size vector of `extents` and every tile id.
-fn for_each_tiling(extents: &[i64], mut f: impl FnMut(&[i64], &[i64])) -> usize {
-    let size_box: Vec<Interval> = extents.iter().map(|&e| Interval::new(1, e)).collect();
-    let mut n = 0;
-    for_each_in_box(&size_box, |sizes| {
-        let grid: Vec<Interval> = extents
-            .iter()
-            .zip(sizes)
-            .map(|(&e, &s)| Interval::new(0, (e - 1) / s))
-            .collect();
-        for_each_in_box(&grid, |tids| {
-            f(sizes, tids);
-            n += 1;
-            true
-        });
-        true
-    });
-    n
 }
 
 const BITCAST: &str = "HloModule m
@@ -104,11 +69,11 @@ fn bitcast_transpose_to_operand_reads_what_the_evaluator_reads() {
     let tiles = to_operands(&mut space, &b, 0, &root).expect("propagates");
     let t = tiles[0].as_ref().expect("an operand tile");
     let checked = for_each_tiling(&BITCAST_OUT, |sizes, tids| {
-        let want: BTreeSet<i64> = elements(&root, tids, sizes, &[])
+        let want: BTreeSet<i64> = distinct_elements(&root, tids, sizes, &[])
             .iter()
             .map(|o| reads[linear(o, &BITCAST_OUT) as usize])
             .collect();
-        let got: BTreeSet<i64> = elements(t, tids, sizes, &[])
+        let got: BTreeSet<i64> = distinct_elements(t, tids, sizes, &[])
             .iter()
             .map(|i| linear(i, &BITCAST_IN))
             .collect();
@@ -130,7 +95,7 @@ fn bitcast_transpose_to_output_writes_what_the_evaluator_reads() {
     let t = tiles[0].as_ref().expect("an output tile");
     let outs = indices(&BITCAST_OUT);
     let checked = for_each_tiling(&BITCAST_IN, |sizes, tids| {
-        let src: BTreeSet<i64> = elements(&source, tids, sizes, &[])
+        let src: BTreeSet<i64> = distinct_elements(&source, tids, sizes, &[])
             .iter()
             .map(|i| linear(i, &BITCAST_IN))
             .collect();
@@ -139,7 +104,7 @@ fn bitcast_transpose_to_output_writes_what_the_evaluator_reads() {
             .filter(|o| src.contains(&reads[linear(o, &BITCAST_OUT) as usize]))
             .cloned()
             .collect();
-        let got = elements(t, tids, sizes, &[]);
+        let got = distinct_elements(t, tids, sizes, &[]);
         assert_eq!(got, want, "sizes {sizes:?}, tile ids {tids:?}: {t}");
     });
     assert!(checked > 1000, "{checked} tilings");
@@ -194,11 +159,11 @@ ENTRY e {
                 .map(|&k| i64::from(if k == 1 { p1 } else { p2 }))
                 .collect();
             checked += for_each_tiling(&out_dims, |sizes, tids| {
-                let want: BTreeSet<i64> = elements(&root, tids, sizes, &[])
+                let want: BTreeSet<i64> = distinct_elements(&root, tids, sizes, &[])
                     .iter()
                     .map(|o| reads[linear(o, &out_dims) as usize])
                     .collect();
-                let got: BTreeSet<i64> = elements(t, tids, sizes, &rt)
+                let got: BTreeSet<i64> = distinct_elements(t, tids, sizes, &rt)
                     .iter()
                     .map(|i| linear(i, &src_dims))
                     .collect();

@@ -149,6 +149,27 @@ pub fn check_on_devices(
     }
 }
 
+/// Runs the test `name` of this test binary again in a child process with the
+/// environment variable `var` set to `value` (a switch the library reads once per
+/// process), and fails with the child's output unless that one test passed.
+pub fn rerun_with_env(name: &str, var: &str, value: &str) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([name, "--exact", "--test-threads=1"])
+        .env(var, value)
+        .output()
+        .expect("run the test binary");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "with {var}={value}:\n{text}"
+    );
+}
+
 /// The start indices of a gather or scatter with index vectors of `n_idx` elements: zero
 /// to two batch dimensions, the index vector dimension anywhere among them or implicit
 /// (trailing, for one-element vectors). Returns the batch sizes, the index vector

@@ -173,20 +173,9 @@ fn bf16_dots_of_random_sizes_match_the_reference_evaluator() {
 /// the test above run again in a child process of this test binary.
 #[test]
 fn bf16_dots_of_random_sizes_match_on_the_convert_path() {
-    let name = "half_dots::bf16_dots_of_random_sizes_match_the_reference_evaluator";
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args([name, "--exact", "--test-threads=1"])
-        .env("HLOC_GEMM_HALF", "convert")
-        .output()
-        .expect("run the test binary");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "on the convert path:\n{text}"
+    gen::rerun_with_env(
+        "half_dots::bf16_dots_of_random_sizes_match_the_reference_evaluator",
+        "HLOC_GEMM_HALF",
+        "convert",
     );
 }

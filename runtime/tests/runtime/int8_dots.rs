@@ -112,20 +112,9 @@ fn random_integer_dots_match_the_reference_evaluator() {
 /// process): the test above run again in a child process of this test binary.
 #[test]
 fn random_integer_dots_match_on_the_portable_kernel() {
-    let name = "int8_dots::random_integer_dots_match_the_reference_evaluator";
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args([name, "--exact", "--test-threads=1"])
-        .env("HLOC_GEMM_INT", "portable")
-        .output()
-        .expect("run the test binary");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("1 passed"),
-        "on the portable kernel:\n{text}"
+    gen::rerun_with_env(
+        "int8_dots::random_integer_dots_match_the_reference_evaluator",
+        "HLOC_GEMM_INT",
+        "portable",
     );
 }

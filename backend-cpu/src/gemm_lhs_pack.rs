@@ -60,7 +60,7 @@ pub(crate) unsafe fn packed<T: Copy + Send + Sync>(
     let task = |(t, rows): (usize, &mut [T])| {
         let (i, rb) = (t / blocks_per, t % blocks_per);
         let r0 = rb * BLOCK;
-        let lo = batch_offset(s, i);
+        let lo = s.batch_offsets(i).0;
         let src = src as *const T;
         for c0 in (0..k).step_by(BLOCK) {
             for c in c0..(c0 + BLOCK).min(k) {
@@ -101,16 +101,6 @@ fn restride(mut s: GemmShape, elements: usize) -> GemmShape {
         stride *= b.0 as isize;
     }
     s
-}
-
-/// The lhs element offset of batch element `i` (mixed radix over the batch dims).
-fn batch_offset(s: &GemmShape, i: usize) -> isize {
-    let (mut rest, mut off) = (i, 0isize);
-    for &(n, ls, _, _) in s.batch.iter().rev() {
-        off += (rest % n) as isize * ls;
-        rest /= n;
-    }
-    off
 }
 
 #[cfg(test)]

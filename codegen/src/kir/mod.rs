@@ -5,6 +5,7 @@
 
 mod as_threads;
 mod hoist;
+mod hoist_summary;
 mod kernel;
 mod parse;
 mod peel;

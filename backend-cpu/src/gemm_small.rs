@@ -521,23 +521,26 @@ mod tests {
             print!("| {m} | {n} | {k} | {faer_gf:.1} |");
             // The default tiles on two threads, a column half each (as `gemm::split`
             // shares such a product).
+            // Column half `h` of the product (pointers as integers, so the closure is
+            // `Sync` and both threads may call it).
+            let (xp, wp, opp) = (x.as_ptr() as usize, w.as_ptr() as usize, op as usize);
+            let half = |h: usize| {
+                let (c0, c1) = (n * h / 2, n * (h + 1) / 2);
+                let ops = Operands {
+                    lhs: xp as *const f32,
+                    ls: (k as isize, 1),
+                    rhs: (wp as *const f32).wrapping_add(c0),
+                    rs: (n as isize, 1),
+                    out: (opp as *mut f32).wrapping_add(c0),
+                    os: (n as isize, 1),
+                };
+                // SAFETY: as above; the halves' columns are disjoint.
+                unsafe { product_on(Isa::best(), &ops, m, c1 - c0, k) };
+            };
             let halves = time(&mut || {
-                let (xp, wp, opp) = (x.as_ptr() as usize, w.as_ptr() as usize, op as usize);
                 rayon::prelude::ParallelIterator::for_each(
                     rayon::prelude::IntoParallelIterator::into_par_iter(0..2usize),
-                    |h| {
-                        let (c0, c1) = (n * h / 2, n * (h + 1) / 2);
-                        let ops = Operands {
-                            lhs: xp as *const f32,
-                            ls: (k as isize, 1),
-                            rhs: (wp as *const f32).wrapping_add(c0),
-                            rs: (n as isize, 1),
-                            out: (opp as *mut f32).wrapping_add(c0),
-                            os: (n as isize, 1),
-                        };
-                        // SAFETY: as above; the halves' columns are disjoint.
-                        unsafe { product_on(Isa::best(), &ops, m, c1 - c0, k) };
-                    },
+                    half,
                 );
             });
             print!(" {halves:.1} |");
@@ -545,20 +548,6 @@ mod tests {
             // `on_pool` splits its step's product: one half here, the other stolen.
             let pooled = crate::on_pool::run(|| {
                 time(&mut || {
-                    let (xp, wp, opp) = (x.as_ptr() as usize, w.as_ptr() as usize, op as usize);
-                    let half = |h: usize| {
-                        let (c0, c1) = (n * h / 2, n * (h + 1) / 2);
-                        let ops = Operands {
-                            lhs: xp as *const f32,
-                            ls: (k as isize, 1),
-                            rhs: (wp as *const f32).wrapping_add(c0),
-                            rs: (n as isize, 1),
-                            out: (opp as *mut f32).wrapping_add(c0),
-                            os: (n as isize, 1),
-                        };
-                        // SAFETY: as above; the halves' columns are disjoint.
-                        unsafe { product_on(Isa::best(), &ops, m, c1 - c0, k) };
-                    };
                     rayon::join(|| half(0), || half(1));
                 })
             });

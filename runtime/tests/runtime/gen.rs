@@ -170,6 +170,45 @@ pub fn rerun_with_env(name: &str, var: &str, value: &str) {
     );
 }
 
+/// One dot operand's dimensions: batch, contracting and free dimensions in a random
+/// order (the generators of random dots share it).
+pub struct DotOperand {
+    /// The operand's dimensions.
+    pub dims: Vec<i64>,
+    /// Where each batch dimension stands.
+    pub batch_at: Vec<usize>,
+    /// Where each contracting dimension stands.
+    pub contract_at: Vec<usize>,
+    /// The free extents in the operand's order (the order the result takes them in).
+    pub free: Vec<i64>,
+}
+
+/// A dot operand of these batch, contracting and free extents, its dimensions shuffled.
+pub fn dot_operand(rng: &mut Rng, batch: &[i64], contract: &[i64], free: &[i64]) -> DotOperand {
+    let mut tags: Vec<(char, usize)> = (0..batch.len())
+        .map(|i| ('b', i))
+        .chain((0..contract.len()).map(|i| ('c', i)))
+        .chain((0..free.len()).map(|i| ('f', i)))
+        .collect();
+    rng.shuffle(&mut tags);
+    let extent = |&(t, i): &(char, usize)| match t {
+        'b' => batch[i],
+        'c' => contract[i],
+        _ => free[i],
+    };
+    let at = |want: char, count: usize| -> Vec<usize> {
+        (0..count)
+            .map(|i| tags.iter().position(|&t| t == (want, i)).expect("placed"))
+            .collect()
+    };
+    DotOperand {
+        dims: tags.iter().map(extent).collect(),
+        batch_at: at('b', batch.len()),
+        contract_at: at('c', contract.len()),
+        free: tags.iter().filter(|t| t.0 == 'f').map(extent).collect(),
+    }
+}
+
 /// The start indices of a gather or scatter with index vectors of `n_idx` elements: zero
 /// to two batch dimensions, the index vector dimension anywhere among them or implicit
 /// (trailing, for one-element vectors). Returns the batch sizes, the index vector

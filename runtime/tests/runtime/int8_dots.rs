@@ -25,30 +25,10 @@ fn module(seed: u64) -> String {
         vec![k]
     };
     let (m, n) = (size(&mut rng), size(&mut rng));
-    let mut place = |free: i64| {
-        let mut tags: Vec<(char, usize)> = (0..nb)
-            .map(|i| ('b', i))
-            .chain((0..contract.len()).map(|i| ('c', i)))
-            .chain(std::iter::once(('f', 0)))
-            .collect();
-        rng.shuffle(&mut tags);
-        let dims: Vec<i64> = tags
-            .iter()
-            .map(|&(t, i)| match t {
-                'b' => batch[i],
-                'c' => contract[i],
-                _ => free,
-            })
-            .collect();
-        let pos = |want: char, count: usize| -> Vec<usize> {
-            (0..count)
-                .map(|i| tags.iter().position(|&t| t == (want, i)).expect("placed"))
-                .collect()
-        };
-        (dims, pos('b', nb), pos('c', contract.len()))
-    };
-    let (ld, lb, lc) = place(m);
-    let (rd, rb, rc) = place(n);
+    let l = gen::dot_operand(&mut rng, &batch, &contract, &[m]);
+    let r = gen::dot_operand(&mut rng, &batch, &contract, &[n]);
+    let (ld, lb, lc) = (l.dims, l.batch_at, l.contract_at);
+    let (rd, rb, rc) = (r.dims, r.batch_at, r.contract_at);
     let out: Vec<i64> = batch.iter().copied().chain([m, n]).collect();
     let (ls, rs, os) = (
         shape(&mut rng, "s8", &ld),

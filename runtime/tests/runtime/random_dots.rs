@@ -49,36 +49,10 @@ pub(crate) fn module(seed: u64) -> (String, bool) {
     let lfree: Vec<i64> = (0..nl).map(|i| size(&mut rng, i == 0)).collect();
     let rfree: Vec<i64> = (0..nr).map(|i| size(&mut rng, i == 0)).collect();
     // Each operand's dims: batch, contracting and free in a random order.
-    let mut place = |free: &[i64]| {
-        let mut tags: Vec<(char, usize)> = (0..nb)
-            .map(|i| ('b', i))
-            .chain((0..nc).map(|i| ('c', i)))
-            .chain((0..free.len()).map(|i| ('f', i)))
-            .collect();
-        rng.shuffle(&mut tags);
-        let dims: Vec<i64> = tags
-            .iter()
-            .map(|&(t, i)| match t {
-                'b' => batch[i],
-                'c' => contract[i],
-                _ => free[i],
-            })
-            .collect();
-        let pos = |want: char| -> Vec<usize> {
-            (0..if want == 'b' { nb } else { nc })
-                .map(|i| tags.iter().position(|&t| t == (want, i)).expect("placed"))
-                .collect()
-        };
-        // The result takes the free dims in the operand's order.
-        let free_in_order: Vec<i64> = tags
-            .iter()
-            .filter(|t| t.0 == 'f')
-            .map(|&(_, i)| free[i])
-            .collect();
-        (dims, pos('b'), pos('c'), free_in_order)
-    };
-    let (ld, lb, lc, lf) = place(&lfree);
-    let (rd, rb, rc, rf) = place(&rfree);
+    let l = gen::dot_operand(&mut rng, &batch, &contract, &lfree);
+    let r = gen::dot_operand(&mut rng, &batch, &contract, &rfree);
+    let (ld, lb, lc, lf) = (l.dims, l.batch_at, l.contract_at, l.free);
+    let (rd, rb, rc, rf) = (r.dims, r.batch_at, r.contract_at, r.free);
     let out: Vec<i64> = batch.iter().chain(&lf).chain(&rf).copied().collect();
     let ls = shape(&mut rng, ty, &ld);
     let rs = shape(&mut rng, ty, &rd);

@@ -50,6 +50,11 @@ impl plan::Executable for CpuExecutable {
         CpuExecutable::output_bytes(self, raw.downcast_ref::<CpuOutputs>()?, k)
     }
 
+    fn take_output(&self, raw: &mut RawOutputs, k: usize) -> Option<plan::OutputBuffer> {
+        let taken = CpuExecutable::take_output(self, raw.downcast_mut::<CpuOutputs>()?, k)?;
+        Some(Box::new(taken))
+    }
+
     fn set_profiling(&self, on: bool) {
         CpuExecutable::set_profiling(self, on)
     }

@@ -48,6 +48,7 @@ mod on_pool;
 mod reduce_bytes;
 pub mod reuse;
 mod run;
+mod run_output;
 mod streamed_contraction;
 mod thin_gemm;
 
@@ -64,3 +65,4 @@ pub use kernel_source::{KernelSource, UnitPrinter};
 #[cfg(feature = "mpi")]
 pub use mpi_comm::MpiDevice;
 pub use run::{CpuExecutable, CpuOutputs, CpuPrepared};
+pub use run_output::CpuOutputBuffer;

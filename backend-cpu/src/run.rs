@@ -28,8 +28,8 @@ pub struct CpuPrepared<'a> {
 /// literals by [`CpuExecutable::literals`]. Dropped, their memory returns to the executable
 /// (if it still exists) for later runs.
 pub struct CpuOutputs {
-    bufs: Vec<Vec<u64>>,
-    spare: Weak<Spare>,
+    pub(crate) bufs: Vec<Vec<u64>>,
+    pub(crate) spare: Weak<Spare>,
 }
 
 impl Drop for CpuOutputs {
@@ -43,13 +43,13 @@ impl Drop for CpuOutputs {
 /// Memory of dropped outputs, kept for the next runs' outputs (at most [`MAX_SPARE`]
 /// blocks).
 #[derive(Default)]
-struct Spare(Mutex<Vec<Vec<u64>>>);
+pub(crate) struct Spare(Mutex<Vec<Vec<u64>>>);
 
 /// Most spare blocks an executable keeps.
 const MAX_SPARE: usize = 16;
 
 impl Spare {
-    fn give(&self, bufs: Vec<Vec<u64>>) {
+    pub(crate) fn give(&self, bufs: Vec<Vec<u64>>) {
         if let Ok(mut s) = self.0.lock() {
             for b in bufs {
                 if s.len() < MAX_SPARE && !b.is_empty() {

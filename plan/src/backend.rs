@@ -61,6 +61,15 @@ pub trait Executable: Send + Sync {
     /// (or for outputs another executable made).
     fn output_bytes<'r>(&self, raw: &'r RawOutputs, k: usize) -> Option<Cow<'r, [u8]>>;
 
+    /// Output `k` of a run moved out whole as row-major native-endian bytes, without a
+    /// copy, when the backend holds it in its own host memory in row-major order (the
+    /// Python package hands it to numpy); `None` otherwise (another layout, device
+    /// memory, already taken, past the last output), where [`Executable::output_bytes`]
+    /// still gives the bytes.
+    fn take_output(&self, _raw: &mut RawOutputs, _k: usize) -> Option<OutputBuffer> {
+        None
+    }
+
     /// Starts (or stops) recording per-step times ([`Executable::take_profile`]).
     fn set_profiling(&self, on: bool);
 
@@ -125,4 +134,26 @@ impl RawOutputs {
     pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
         self.0.downcast_ref()
     }
+
+    /// The backend's outputs, mutably, if they are of type `T`.
+    pub fn downcast_mut<T: Any>(&mut self) -> Option<&mut T> {
+        self.0.downcast_mut()
+    }
 }
+
+/// An output's memory owned by the caller ([`Executable::take_output`]): its row-major
+/// bytes, which the caller may read and write in place while it holds the buffer (a numpy
+/// array over it); dropping it may give the memory back to the backend for later runs'
+/// outputs (no fresh pages to fault in).
+pub trait OwnedOutput: Send + Sync {
+    /// The output's bytes.
+    fn bytes(&self) -> &[u8];
+
+    /// The first byte, for a foreign owner (a numpy array) that reads and writes the
+    /// bytes in place as long as it holds this buffer; the memory does not move while
+    /// the buffer lives.
+    fn as_mut_ptr(&mut self) -> *mut u8;
+}
+
+/// An output taken out of a run ([`Executable::take_output`]).
+pub type OutputBuffer = Box<dyn OwnedOutput>;

@@ -35,7 +35,9 @@ mod stream_rhs;
 mod streamed_parts;
 mod thunk_names;
 
-pub use backend::{Backend, BackendError, Executable, Prepared, PreparedRun, RawOutputs};
+pub use backend::{
+    Backend, BackendError, Executable, OutputBuffer, OwnedOutput, Prepared, PreparedRun, RawOutputs,
+};
 pub use boundary_layouts::MatchBoundaryLayouts;
 pub use build::{build_program, build_program_with, BuildOptions};
 pub use collective::{Collective, CollectiveKind, Grid, Phase};

@@ -48,7 +48,7 @@ pub use gpu::{compile_gpu_plan, gpu_arch, kernels_text, spilling_kernels, GpuBui
 pub use multi_device::{
     device_grid, reference_reports_on_devices, run_on_devices, run_on_devices_repeated,
 };
-pub use plan::{BackendError, Prepared, RawOutputs};
+pub use plan::{BackendError, OutputBuffer, OwnedOutput, Prepared, RawOutputs};
 pub use predict::Predictions;
 pub use profile::{chrome_trace, json as profile_json, Profile, ProfileTable, Summary};
 pub use roofline::{slow_kernel, slow_kernels, SlowKernel};

@@ -68,6 +68,7 @@ mod stacked_caches;
 mod streamed;
 mod streamed_contraction;
 mod streamed_loops;
+mod taken_outputs;
 mod thin_dots;
 mod transposed_math;
 mod transposes;

@@ -23,7 +23,10 @@
 //! reshape moving a unit dimension) is paired with a constant result, so the target tile is
 //! empty wherever the source tile is (its one index masked).
 //! A result `a * v + w + c` (a convolution's input read by an output position `v` and a
-//! window position `w`) is a halo tile (`halo.rs`) when it is exact, else refused.
+//! window position `w`) is a halo tile (`halo.rs`) when it is exact, else refused. A
+//! constraint `a * d + b * s + k in [lo, hi]` on a range variable `s` that is a whole result
+//! (a padded convolution's kernel tap) limits `s`'s tile to the taps `d`'s tile reads
+//! (`limit.rs`).
 //! Anything else (other sums of indices, other divisions and remainders from reshapes, products,
 //! other constraints, runtime values that vary within a tile) has no tile: `Err(reason)`.
 
@@ -31,6 +34,7 @@ use affine::linear::Linear;
 use affine::{Expr, ExprKind, IndexingMap, Interval, MapForm, VarKind};
 use indexing::IndexedMap;
 
+use super::limit::{limit_of, restrict, Limit};
 use super::order::{order_of, window, Order};
 use super::space::TilingSpace;
 use super::tile::DimTile;
@@ -67,6 +71,7 @@ pub(crate) fn derive(
     // order between a dimension and a range variable (a scan's rows) is a window.
     let mut caps: Vec<Option<i64>> = vec![None; m.results().len()];
     let mut orders: Vec<Order> = Vec::new();
+    let mut limits: Vec<Limit> = Vec::new();
     for c in m.constraints() {
         // The result `c.expr + k` for a constant `k` (a padded convolution's constraint
         // leaves out the padding's offset), constrained to `[0, hi + k]`.
@@ -83,6 +88,11 @@ pub(crate) fn derive(
         match (j, order_of(m, c)) {
             (Some((j, k)), _) => caps[j] = Some(c.interval.hi.saturating_add(k).saturating_add(1)),
             (None, Some(o)) if !orders.iter().any(|p| p.range == o.range) => orders.push(o),
+            (None, None)
+                if limit_of(m, c).is_some_and(|l| !limits.iter().any(|p| p.range == l.range)) =>
+            {
+                limits.extend(limit_of(m, c))
+            }
             _ => {
                 return Err(format!(
                     "the map's domain is constrained (`{} in {}`)",
@@ -115,7 +125,27 @@ pub(crate) fn derive(
             }
             s.tile = window(space, &source[o.dim], m.ranges()[o.range], o.side)?;
         }
-        out.push(scale(space, s, r, caps[j])?);
+        let mut t = scale(space, s, r, caps[j])?;
+        if let Some(l) = limits.iter().find(|l| r == Expr::range(l.range as u32)) {
+            t = restrict(space, t, &source[l.dim], m.dims()[l.dim], l)?;
+        }
+        out.push(t);
+    }
+    // A limited range variable (a padded convolution's tap) must be a whole result, read
+    // once.
+    for l in &limits {
+        let v = affine::Var::range(l.range as u32);
+        let whole = m.results().iter().filter(|&&r| r == Expr::var(v)).count() == 1;
+        if !whole || m.results().iter().filter(|r| r.may_use(v)).count() != 1 {
+            return Err(format!(
+                "`{v}`: a range variable limited by the domain (`{}`) not read as a whole result",
+                m.constraints()
+                    .iter()
+                    .find(|c| c.expr.may_use(v))
+                    .map(|c| format!("{} in {}", c.expr, c.interval))
+                    .unwrap_or_default()
+            ));
+        }
     }
     // An ordered range variable must be a whole result, read once.
     for o in &orders {

@@ -79,10 +79,24 @@ pub(crate) fn halo(
             "`{r}`: the tile may start below 0 (no constraint to mask it)"
         ));
     }
-    // The valid window positions of the window tile, at least `a` at every tile id.
+    // The valid window positions of the window tile, at least `a` at every tile id. A tile
+    // of the grid of its dimension (masked only by the domain's end: a tiling space's
+    // dimension, e.g. a convolution's window walked in steps) holds at least one.
     let w_last = smaller(space, w.offset + w.size, w_end);
     let cnt = space.simplify(w_last - w.offset);
-    if space.range(cnt).lo < a {
+    let grid = space.range(w.upper_bound).lo > wdomain.hi;
+    let cnt_range = space.range(cnt);
+    let cnt_lo = if grid {
+        cnt_range.lo.max(1)
+    } else {
+        cnt_range.lo
+    };
+    if cnt_lo >= 1 && cnt_range.hi <= 1 {
+        // One window position (a window step of one tap, or an output tile of one
+        // position beside a dilated window): the main tile shifted, at stride `a`.
+        return Ok(one_position(space, (t, end, a, c), w.offset, cap));
+    }
+    if cnt_lo < a {
         return Err(format!(
             "`{r}`: sums two indices with gaps (the unit one may read fewer than {a} positions)"
         ));
@@ -105,6 +119,34 @@ pub(crate) fn halo(
         stride: Expr::constant(1),
         upper_bound: upper,
     })
+}
+
+/// The tile of `a * v + o_w + c` for one window position `o_w`: `v`'s tile (offset `o`,
+/// stride 1, valid positions up to `end`) scaled by `a` and shifted; its upper bound ends at
+/// the last valid position (and at `cap`).
+fn one_position(
+    space: &TilingSpace,
+    main: (DimTile, Expr, i64, Expr),
+    o_w: Expr,
+    cap: Option<i64>,
+) -> DimTile {
+    let (t, end, a, c) = main;
+    let ka = Expr::constant(a);
+    let upper = ka * (end - 1) + o_w + c + 1;
+    let upper = match cap {
+        Some(u) => smaller(space, upper, Expr::constant(u)),
+        None => upper,
+    };
+    let mut upper = space.simplify(upper);
+    if let Some(u) = upper.as_const() {
+        upper = Expr::constant(u.max(0));
+    }
+    DimTile {
+        offset: space.simplify(ka * t.offset + o_w + c),
+        size: space.simplify(t.size),
+        stride: Expr::constant(a),
+        upper_bound: upper,
+    }
 }
 
 /// Whether `e` is provably 1 over the space.

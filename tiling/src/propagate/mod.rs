@@ -38,6 +38,7 @@
 
 mod derive;
 mod halo;
+mod limit;
 mod nested;
 mod ops;
 mod order;

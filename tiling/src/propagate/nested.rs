@@ -100,7 +100,7 @@ pub fn tiled_by_propagation_with(
     for (n, _) in nested {
         if !owners.contains(&n.as_str()) {
             return Err(TilingError::BadTileSizes(format!(
-                "`{n}` is no dot or reduce of the fusion"
+                "`{n}` is no dot, reduce or convolution of the fusion"
             )));
         }
     }

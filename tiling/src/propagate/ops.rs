@@ -95,7 +95,7 @@ pub fn to_operands(
                 let pos = positions.get(j).copied().flatten();
                 let var = pos
                     .and_then(|pos| m.map.results().get(pos))
-                    .and_then(|&e| index_var(e));
+                    .and_then(|&e| index_var(e).or_else(|| window_var(e)));
                 if let Some(v) = var.filter(|v| v.kind == affine::VarKind::Range) {
                     if let Some(slot) = seq.get_mut(v.index as usize) {
                         *slot = Some(first + p);
@@ -127,6 +127,22 @@ fn index_var(e: affine::Expr) -> Option<affine::Var> {
     match e.kind() {
         affine::ExprKind::FloorDiv(x, q) if q.as_const().is_some() => x.as_var(),
         _ => e.as_var(),
+    }
+}
+
+/// The one range variable of a sum such as a convolution's input position `a * d + b * s`
+/// (its window position `s` is the range variable): the own dimension of that operand
+/// dimension tiles it.
+fn window_var(e: affine::Expr) -> Option<affine::Var> {
+    let lin = affine::linear::Linear::of(e)?;
+    let mut ranges = lin
+        .terms
+        .iter()
+        .filter_map(|&(atom, _)| atom.as_var())
+        .filter(|v| v.kind == affine::VarKind::Range);
+    match (ranges.next(), ranges.next()) {
+        (Some(v), None) => Some(v),
+        _ => None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`TilingSpace`]: the variables tiles are written over. Its dimensions are the output
 //! dimensions of a root (parallel), then the dimensions that ops introduce (sequential: the
-//! reduced dimensions of a reduce, the contracting dimensions of a dot), each with a tile id
+//! reduced dimensions of a reduce, the contracting dimensions of a dot, the window and
+//! input-feature dimensions of a convolution), each with a tile id
 //! `tid_i` and a tile size `ts_i` (or a concrete size); its runtime values `rt_i` are the
 //! values (dynamic-slice offsets) that tile offsets read, each with its bounds and producer.
 
@@ -60,7 +61,8 @@ pub(crate) fn output_dims(instr: &hlo::Instruction, k: usize) -> Option<Vec<i64>
 /// The dimensions an op introduces, as `(extent, positions)` with `positions[j]` the
 /// dimension of operand `j` it runs along (`None` where operand `j` does not read it): the
 /// reduced dimensions of a reduce (in `dimensions={...}` order), the contracting dimensions of
-/// a dot or scaled dot.
+/// a dot or scaled dot, the window and input-feature dimensions of a convolution
+/// ([`conv_dims`]).
 pub(crate) fn own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
     let i = instr.instr();
     let comp = instr.computation();
@@ -109,8 +111,39 @@ pub(crate) fn own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
                 })
                 .collect()
         }
+        Opcode::Convolution if n == 2 => conv_dims(i, &operand_dims(1)),
         _ => Vec::new(),
     }
+}
+
+/// A convolution's own dimensions, as XLA's tiling space orders them: its window's spatial
+/// dimensions in window order (extent the window size; read by the input's spatial dimension
+/// and the kernel's), then its input features (extent the kernel's input-feature size; read
+/// by the input's and the kernel's feature dimensions). Each output element sums over all of
+/// them, so a program walks them as steps. Empty without dimension numbers or a window of
+/// one entry per spatial dimension.
+fn conv_dims(i: &hlo::Instruction, kernel: &[i64]) -> Vec<(i64, Vec<Option<usize>>)> {
+    let (Some(dn), Some(w)) = (i.conv_dimension_numbers(), i.window()) else {
+        return Vec::new();
+    };
+    if w.dims.len() != dn.input_spatial_dimensions.len()
+        || w.dims.len() != dn.kernel_spatial_dimensions.len()
+    {
+        return Vec::new();
+    }
+    let at = |d: i64| usize::try_from(d).ok();
+    let mut out: Vec<(i64, Vec<Option<usize>>)> = w
+        .dims
+        .iter()
+        .zip(&dn.input_spatial_dimensions)
+        .zip(&dn.kernel_spatial_dimensions)
+        .map(|((wd, &x), &k)| (wd.size, vec![at(x), at(k)]))
+        .collect();
+    let kf = dn.kernel_input_feature_dimension;
+    if let Some(&features) = at(kf).and_then(|k| kernel.get(k)) {
+        out.push((features, vec![at(dn.input_feature_dimension), at(kf)]));
+    }
+    out
 }
 
 impl TilingSpace {

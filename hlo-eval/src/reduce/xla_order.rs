@@ -37,7 +37,9 @@ pub(crate) fn tree_fold<T: Copy>(
         let mut out_dims = dims.clone();
         for d in 0..dims.len() {
             if reduced[d] {
-                win[d] = dims[d].min(WINDOW);
+                // A zero-sized reduced dimension beside a long one keeps a window of 1 (no
+                // elements, no windows): the outputs are the init values.
+                win[d] = dims[d].clamp(1, WINDOW);
                 out_dims[d] = dims[d].div_ceil(win[d]);
                 low[d] = (out_dims[d] * win[d] - dims[d]) / 2;
             }
@@ -141,6 +143,23 @@ mod tests {
             let n: usize = dims.iter().product();
             assert_eq!(all, (0..n).collect::<Vec<_>>(), "{dims:?}");
         }
+    }
+
+    /// A zero-sized reduced dimension beside one over WINDOW (found by the differential
+    /// campaign: `f32[21,0,35]` reduced over {1,2} divided by a zero window): every output
+    /// is the init value, and a zero-sized kept dimension gives no outputs.
+    #[test]
+    fn zero_sized_beside_long_reduced_dimensions_give_the_init() {
+        let out = tree_fold(
+            &[] as &[f32],
+            &[21, 0, 35],
+            &[false, true, true],
+            2.5,
+            |a, b| a * b,
+        );
+        assert_eq!(out, vec![2.5; 21]);
+        let out = tree_fold(&[] as &[f32], &[0, 40], &[false, true], 1.0, |a, b| a + b);
+        assert!(out.is_empty());
     }
 
     #[test]

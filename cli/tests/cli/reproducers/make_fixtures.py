@@ -37,7 +37,8 @@ def from_xla(name, inputs):
     outs, err = campaign.xla_run(text(name), inputs)
     if err:
         raise SystemExit(f"{name}: XLA: {err}")
-    save(name + ".in.npz", **{f"in{i}": a for i, a in enumerate(inputs)})
+    if inputs:  # a module without parameters runs without --inputs
+        save(name + ".in.npz", **{f"in{i}": a for i, a in enumerate(inputs)})
     save(name + ".out.npz", **{f"out{i}": o for i, o in enumerate(outs)})
 
 

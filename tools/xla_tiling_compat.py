@@ -749,7 +749,8 @@ def symbolic_tile_cases(src, hloc):
 
 def space_dims(comps, entry, instr):
     """Extents of the tiling space of `instr`: its (first) output, then a dot's (scaled or
-    ragged dot's) contracting or a reduce's reduced dimensions."""
+    ragged dot's) contracting or a reduce's reduced dimensions, or a convolution's window
+    and input-feature dimensions."""
     instrs = comps[entry]["instrs"]
     opcode, ops, rest = instrs[instr]
     dims = shape_dims(rest)
@@ -759,6 +760,14 @@ def space_dims(comps, entry, instr):
         dims += [operand0[d] for d in ints(m.group(1))] if m else []
     elif opcode == "reduce":
         dims += [operand0[d] for d in ints(re.search(r"dimensions=\{([^}]*)\}", rest).group(1))]
+    elif opcode == "convolution" and len(ops) == 2 and ops[1] in instrs:
+        # The window's sizes, then the kernel's input features (its `i` label).
+        size = re.search(r"size=([\dx]+)", rest)
+        labels = re.search(r"dim_labels=\w+_(\w+)->", rest)
+        kernel = shape_dims(instrs[ops[1]][2])
+        if size and labels and "i" in labels.group(1):
+            dims += [int(x) for x in size.group(1).split("x")]
+            dims.append(kernel[labels.group(1).index("i")])
     return dims
 
 

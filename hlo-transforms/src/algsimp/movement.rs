@@ -227,19 +227,12 @@ fn transpose_of_dot(rw: &mut Rw<'_>, id: InstrId, d: InstrId, perm: &[i64]) -> O
     if rw.opcode(d) != Opcode::Dot || rw.instr(d).users.len() != 1 {
         return None;
     }
+    if perm != swapped_dot_perm(rw, d).as_slice() {
+        return None;
+    }
     let dn = rw.instr(d).dot_dimension_numbers();
     let (a, b) = (rw.op(d, 0), rw.op(d, 1));
     let batch = dn.lhs_batch_dims.len();
-    let lhs_free = rw.shape(a).rank() - batch - dn.lhs_contracting_dims.len();
-    let rhs_free = rw.shape(b).rank() - batch - dn.rhs_contracting_dims.len();
-    let swapped: Vec<i64> = (0..batch)
-        .chain(batch + lhs_free..batch + lhs_free + rhs_free)
-        .chain(batch..batch + lhs_free)
-        .map(|k| k as i64)
-        .collect();
-    if perm != swapped.as_slice() {
-        return None;
-    }
     let shape = rw.shape(id).clone();
     let new = rw.clone_with_shape(d, vec![b, a], shape);
     let list = |v: &[i64]| AttrValue::IntList(v.to_vec());
@@ -256,6 +249,21 @@ fn transpose_of_dot(rw: &mut Rw<'_>, id: InstrId, d: InstrId, perm: &[i64]) -> O
         i.set_attr(AttrName::OperandPrecision, AttrValue::IdentList(swapped));
     }
     Some(new)
+}
+
+/// The permutation of dot `d`'s result that puts the rhs's free dimensions before the
+/// lhs's, batch dimensions first: the one transpose [`transpose_of_dot`] folds.
+fn swapped_dot_perm(rw: &Rw<'_>, d: InstrId) -> Vec<i64> {
+    let dn = rw.instr(d).dot_dimension_numbers();
+    let (a, b) = (rw.op(d, 0), rw.op(d, 1));
+    let batch = dn.lhs_batch_dims.len();
+    let lhs_free = rw.shape(a).rank() - batch - dn.lhs_contracting_dims.len();
+    let rhs_free = rw.shape(b).rank() - batch - dn.rhs_contracting_dims.len();
+    (0..batch)
+        .chain(batch + lhs_free..batch + lhs_free + rhs_free)
+        .chain(batch..batch + lhs_free)
+        .map(|k| k as i64)
+        .collect()
 }
 
 /// `transpose(f(X, Y, broadcast(s)...))` of an elementwise `f` read by this transpose
@@ -335,14 +343,19 @@ fn sinkable_elementwise(rw: &Rw<'_>, e: InstrId, dims: &[i64]) -> bool {
         && rw.shape(e).dims() == dims
 }
 
-/// Whether `transpose(x, perm)` costs nothing once moved onto `x`: `x` is a transpose or
-/// a dot read only here (they compose or fold), an iota (it counts along another
-/// dimension), a broadcast whose dimensions stay in order once permuted (another
-/// broadcast), or, up to `depth` levels, an elementwise op read only here whose array
-/// operands all absorb it too.
+/// Whether `transpose(x, perm)` costs nothing once moved onto `x`: `x` is a transpose
+/// read only here (they compose), a dot read only here whose operands swapped give
+/// `perm` (it folds, [`transpose_of_dot`]), an iota (it counts along another dimension),
+/// a broadcast whose dimensions stay in order once permuted (another broadcast), or, up
+/// to `depth` levels, an elementwise op read only here whose array operands all absorb it
+/// too. Any other transpose of a dot stays above the elementwise op: `reshape-mover`
+/// moves a transpose of one array and scalars back up through it, and the two passes
+/// undid each other's move on every round of the simplification fixed point (a value
+/// iteration's `0.9 * einsum("ast,t->sa", ...)` ran its 25 rounds).
 fn absorbs_transpose(rw: &Rw<'_>, x: InstrId, perm: &[i64], depth: u32) -> bool {
     match rw.opcode(x) {
-        Opcode::Transpose | Opcode::Dot => rw.instr(x).users.len() == 1,
+        Opcode::Transpose => rw.instr(x).users.len() == 1,
+        Opcode::Dot => rw.instr(x).users.len() == 1 && swapped_dot_perm(rw, x) == perm,
         Opcode::Iota => true,
         Opcode::Broadcast => permuted_broadcast_dims(rw, x, perm).is_some(),
         _ if depth > 0 && sinkable_elementwise(rw, x, rw.shape(x).dims()) => {

@@ -7,6 +7,7 @@ mod pass_concat_updates;
 mod pass_conv_to_gemm;
 mod pass_conv_to_gemm_grouped;
 mod pass_corpus;
+mod pass_fixed_point;
 mod pass_golden;
 mod pass_layout;
 mod pass_random;

@@ -111,11 +111,14 @@ pub(crate) fn restrict(
             "a window limit on a tile that may start outside its domain or be empty".into(),
         );
     }
+    let (Some(lo_k), Some(hi_k)) = (bounds.lo.checked_sub(k), bounds.hi.checked_sub(k)) else {
+        return Err("a window limit out of range".into());
+    };
     let first = d_tile.offset;
     let last = pick(space, d_tile.offset + d_tile.size, end, true) - 1;
     let (ka, kb) = (Expr::constant(a), Expr::constant(b));
-    let lowest = (Expr::constant(bounds.lo - k) - ka * last).ceil_div(kb);
-    let past = (Expr::constant(bounds.hi - k) - ka * first).floor_div(kb) + 1;
+    let lowest = (Expr::constant(lo_k) - ka * last).ceil_div(kb);
+    let past = (Expr::constant(hi_k) - ka * first).floor_div(kb) + 1;
     let offset = pick(space, s_tile.offset, lowest, false);
     let upper = pick(
         space,

@@ -96,10 +96,20 @@ pub fn to_operands(
                 let var = pos
                     .and_then(|pos| m.map.results().get(pos))
                     .and_then(|&e| index_var(e).or_else(|| window_var(e)));
-                if let Some(v) = var.filter(|v| v.kind == affine::VarKind::Range) {
-                    if let Some(slot) = seq.get_mut(v.index as usize) {
-                        *slot = Some(first + p);
+                let slot = var
+                    .filter(|v| v.kind == affine::VarKind::Range)
+                    .and_then(|v| seq.get_mut(v.index as usize));
+                match slot {
+                    Some(slot) => *slot = Some(first + p),
+                    // The map's bounds fixed the position (a padded window of which one
+                    // tap reads the input): every step would read it again.
+                    None if pos.is_some() && several_steps(space, first + p) => {
+                        return Err(format!(
+                            "own dimension {p} of `{}` is no variable of operand {j}'s map (folded by its bounds), so each of its steps would read the same elements",
+                            instr.name()
+                        ))
                     }
+                    None => {}
                 }
             }
             let derived = derive(space, &tile.dims, &m, &seq);
@@ -120,6 +130,16 @@ pub fn to_operands(
         super::ragged_rows::narrow_non_contracting(space, instr, tile, &mut tiles);
     }
     Ok(finish(space, tiles))
+}
+
+/// Whether space dimension `i` may be walked in more than one step.
+fn several_steps(space: &TilingSpace, i: usize) -> bool {
+    let d = &space.dims[i];
+    match (d.extent, d.tile_size) {
+        (Some(e), Some(s)) => s < e,
+        (Some(e), None) => e > 1,
+        (None, _) => true,
+    }
 }
 
 /// The index a result reads: a variable, or the variable of `v floordiv q` (a block scale).

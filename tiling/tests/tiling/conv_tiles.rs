@@ -388,3 +388,24 @@ fn padded_conv_steps_read_what_the_evaluator_reads() {
     let n = check(&c, "with gaps");
     assert!(n.sizes_with_tiles > 0, "{n:?}");
 }
+
+#[test]
+fn a_window_folded_by_padding_has_no_step_tiles() {
+    // One input element, window 2, stride 2, padding 1: the one output reads it through tap
+    // 1 only, and the maps fix the tap (no window variable left). A step of tap 0 reads
+    // nothing, so tiles that hold tap 1 at every step would read it twice: none is given,
+    // unless the window is read in one step.
+    let c = Conv::new(
+        &[1, 1, 1],
+        &[2, 1, 1],
+        &[1, 1, 1],
+        "window={size=2 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f",
+    );
+    let (_, _, tiles) = propagate(&c, None);
+    for t in &tiles {
+        let err = t.as_ref().expect_err("no tile");
+        assert!(err.contains("folded by its bounds"), "{err}");
+    }
+    let n = check(&c, "folded by its bounds");
+    assert!(n.sizes_with_tiles > 0 && n.sizes_without > 0, "{n:?}");
+}

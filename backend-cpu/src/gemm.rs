@@ -59,17 +59,23 @@ pub(crate) fn gemm(
             ScalarType::F32 => {
                 // The half GEMMs' lhs scratch of this thread, kept between calls.
                 let mut a = gemm_half::take_scratch(0, gemm_lhs_pack::len(shape));
-                // SAFETY: the caller's contract for the lhs.
-                let s = unsafe { gemm_lhs_pack::packed(shape, lhs.cast(), &mut a, threads) };
-                gemm_batches::<f32>(&s, a.as_ptr(), rhs.cast(), out.cast(), threads);
+                gemm_packed_lhs::<f32>(
+                    shape,
+                    (lhs.cast(), rhs.cast(), out.cast()),
+                    threads,
+                    &mut a,
+                );
                 gemm_half::put_scratch(0, a);
                 return Ok(());
             }
             ScalarType::F64 => {
                 let mut a = vec![0f64; gemm_lhs_pack::len(shape)];
-                // SAFETY: the caller's contract for the lhs.
-                let s = unsafe { gemm_lhs_pack::packed(shape, lhs.cast(), &mut a, threads) };
-                gemm_batches::<f64>(&s, a.as_ptr(), rhs.cast(), out.cast(), threads);
+                gemm_packed_lhs::<f64>(
+                    shape,
+                    (lhs.cast(), rhs.cast(), out.cast()),
+                    threads,
+                    &mut a,
+                );
                 return Ok(());
             }
             _ => {}
@@ -81,6 +87,57 @@ pub(crate) fn gemm(
         t => return Err(BackendError::Internal(format!("gemm of {t}"))),
     }
     Ok(())
+}
+
+/// GEMM `s` with its column-major lhs copied row-major into `a` first
+/// ([`gemm_lhs_pack`]): a single product split by rows copies, in each part, the rows that
+/// part multiplies (one hand-off to the pool, and the copy still in the core's cache when
+/// faer reads it); any other, the whole copy and then the product.
+///
+/// The pointers are as [`gemm`]'s contract describes, `a` holds [`gemm_lhs_pack::len`]
+/// elements.
+fn gemm_packed_lhs<T: Element + gemm_lhs_pack::Transposed>(
+    s: &GemmShape,
+    (lhs, rhs, out): (*const T, *const T, *mut T),
+    threads: usize,
+    a: &mut [T],
+) {
+    let count: usize = s.batch.iter().map(|b| b.0).product();
+    let ps = gemm_lhs_pack::packed_shape(s);
+    if let (1, Split::Rows(parts)) = (count, split(s.m, s.n, s.k, threads)) {
+        let (n, k) = (s.n, s.k);
+        // Each part's rows and its own piece of `a`.
+        let mut pieces = Vec::with_capacity(parts);
+        let mut rest = &mut a[..s.m * k];
+        for j in 0..parts {
+            let (r0, r1) = (s.m * j / parts, s.m * (j + 1) / parts);
+            let (piece, tail) = rest.split_at_mut((r1 - r0) * k);
+            pieces.push((r0, r1, piece));
+            rest = tail;
+        }
+        let ptrs = (lhs as usize, rhs as usize, out as usize);
+        pieces.into_par_iter().for_each(|(r0, r1, piece)| {
+            let (lhs, rhs, out) = (ptrs.0 as *const T, ptrs.1 as *const T, ptrs.2 as *mut T);
+            // SAFETY: rows `r0..r1` of the only batch element's lhs (the caller's contract).
+            unsafe { gemm_lhs_pack::copy_rows(s, lhs, 0, (r0, r1), piece) };
+            let part = Part {
+                rows: (0, r1 - r0),
+                cols: (0, n),
+                ks: (0, k),
+            };
+            // SAFETY: the part's rows of the copy (row-major, `ps`'s strides) and of the
+            // result (its batch offsets are 0: one batch element), which no other part
+            // writes.
+            unsafe {
+                let out = out.offset(r0 as isize * s.out.0);
+                part_product(&ps, 0, (piece.as_ptr(), rhs, out), part, None);
+            }
+        });
+        return;
+    }
+    // SAFETY: the caller's contract for the lhs.
+    let ps = unsafe { gemm_lhs_pack::packed(s, lhs, a, threads) };
+    gemm_batches::<T>(&ps, a.as_ptr(), rhs, out, threads);
 }
 
 /// Products (all batch elements together) below this many multiply-adds run on the

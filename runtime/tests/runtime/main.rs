@@ -5,6 +5,7 @@
 
 mod carried_loops;
 mod chosen_layouts;
+mod column_major_lhs_dots;
 mod combined_collectives;
 mod concat_pieces;
 mod corpus;

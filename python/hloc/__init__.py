@@ -72,7 +72,10 @@ def _source(source: Any) -> tuple[str, str]:
         with open(path, encoding="utf-8") as f:
             return f.read(), str(path)
     if isinstance(source, str):
-        if "\n" not in source and source.endswith(_FILE_SUFFIXES) and os.path.isfile(source):
+        # One line ending in .hlo/.txt with no braces names a file (HLO text has an
+        # ENTRY computation in braces): a missing one is FileNotFoundError, not a parse
+        # error of its name.
+        if "\n" not in source and source.endswith(_FILE_SUFFIXES) and "{" not in source:
             with open(source, encoding="utf-8") as f:
                 return f.read(), source
         return source, "<string>"

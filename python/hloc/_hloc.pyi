@@ -36,6 +36,12 @@ class Executable:
     @property
     def kernel_report(self) -> str: ...
 
+class OutputMemory:
+    """The memory of a large output array (its ``base``): the run's buffer, no copy."""
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]: ...
+
 class Module:
     """A parsed HLO module."""
 

@@ -46,6 +46,13 @@ impl Spec {
         })
     }
 
+    /// The size of an array of this spec in bytes (one byte per `pred`, and per element
+    /// of the sub-byte kinds, as the runtime holds them).
+    pub fn bytes(&self) -> usize {
+        let width = self.ty.byte_width().unwrap_or(1).max(1) as usize;
+        self.dims.iter().product::<usize>() * width
+    }
+
     /// `(shape tuple, dtype)`, as `Executable.parameters` lists it.
     pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let dims = PyTuple::new(py, &self.dims)?;
@@ -55,11 +62,13 @@ impl Spec {
         )
     }
 
-    /// `f32[2,3] (float32)`.
+    /// `f32[2,3] (shape (2, 3), dtype float32)`: HLO's spelling and numpy's, as the
+    /// given array's shape and dtype are written beside it.
     fn describe(&self, py: Python<'_>) -> String {
         format!(
-            "{} ({})",
+            "{} (shape {}, dtype {})",
             self.shape.to_string_without_layout(),
+            py_shape(&self.dims),
             self.dtype.bind(py)
         )
     }

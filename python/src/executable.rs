@@ -11,6 +11,7 @@ use crate::convert::{bytes_to_numpy, hold, leaves, to_literal, to_numpy, Held, S
 use crate::dtypes::{self, Dtypes};
 use crate::errors;
 use crate::module::parse_verified;
+use crate::output_memory::{hand_over_min_bytes, numpy_over};
 
 /// The memory limit of a compilation or evaluation and how to raise it.
 struct Limit {
@@ -204,7 +205,7 @@ impl Executable {
             .ok_or_else(|| {
                 PyRuntimeError::new_err("internal error: an argument is not contiguous")
             })?;
-        let raw = py
+        let mut raw = py
             .detach(|| {
                 let prepared = exe.prepare_bytes(&slices)?;
                 exe.run_prepared(&prepared)
@@ -212,12 +213,22 @@ impl Executable {
             .map_err(|e| errors::runtime_error(e, &self.limit_hint))?;
         drop(slices);
         drop(held);
-        let arrays = (0..self.outputs.len())
-            .map(|k| {
+        let arrays = self
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                // A large output's memory becomes the array's (no copy); a small one is
+                // copied, which costs less than building an array over foreign memory.
+                if spec.bytes() >= hand_over_min_bytes() {
+                    if let Some(buffer) = exe.take_output(&mut raw, k) {
+                        return numpy_over(py, buffer, spec, d);
+                    }
+                }
                 let bytes = exe.output_bytes(&raw, k).ok_or_else(|| {
                     PyRuntimeError::new_err(format!("internal error: no output {k}"))
                 })?;
-                bytes_to_numpy(py, &bytes, &self.outputs[k])
+                bytes_to_numpy(py, &bytes, spec)
             })
             .collect::<PyResult<Vec<_>>>()?;
         drop(raw);

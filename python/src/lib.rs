@@ -15,6 +15,7 @@ mod dtypes;
 mod errors;
 mod executable;
 mod module;
+mod output_memory;
 
 /// The extension module `hloc._hloc`.
 #[pymodule]
@@ -38,6 +39,7 @@ fn _hloc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<executable::Executable>()?;
     m.add_class::<module::Module>()?;
+    m.add_class::<output_memory::OutputMemory>()?;
     m.add_function(wrap_pyfunction!(executable::compile, m)?)?;
     m.add_function(wrap_pyfunction!(executable::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(module::parse, m)?)?;

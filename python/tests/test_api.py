@@ -204,6 +204,13 @@ def test_wrong_arguments() -> None:
         exe(x, x.astype(np.float64))
     with pytest.raises(ValueError, match=r"argument 0.*f32\[2,3\].*\(3, 2\)"):
         exe(np.zeros((3, 2), np.float32), x)
+    # The expected and the given shape and dtype both as numpy writes them.
+    with pytest.raises(ValueError) as e:
+        exe(np.zeros((3, 2), np.float32), x)
+    assert "shape (2, 3), dtype float32" in str(e.value) and "shape (3, 2) and dtype float32" in str(e.value)
+    with pytest.raises(TypeError) as e:
+        exe(x, x.astype(np.float64))
+    assert "shape (2, 3), dtype float32" in str(e.value) and "shape (2, 3) and dtype float64" in str(e.value)
 
 
 def test_python_scalars_that_the_parameter_cannot_hold() -> None:
@@ -213,7 +220,7 @@ def test_python_scalars_that_the_parameter_cannot_hold() -> None:
     x = np.ones(4, np.float32)
     assert exe(x, 3)[1] == 6
     assert exe(x, True)[1] == 2
-    with pytest.raises(TypeError, match=r"argument 1: parameter 1 is s32\[\] \(int32\), got the Python float 1.5"):
+    with pytest.raises(TypeError, match=r"argument 1: parameter 1 is s32\[\] \(shape \(\), dtype int32\), got the Python float 1.5"):
         exe(x, 1.5)
     with pytest.raises(TypeError, match=r"argument 1.*complex"):
         exe(x, 1 + 2j)
@@ -259,6 +266,10 @@ def test_bad_source_and_target() -> None:
         hloc.compile(ADD, target="tpu")
     with pytest.raises(FileNotFoundError):
         hloc.compile(pathlib.Path("/no/such/file.hlo"))
+    with pytest.raises(FileNotFoundError, match="no/such/file.hlo"):
+        hloc.compile("/no/such/file.hlo")
+    with pytest.raises(FileNotFoundError):
+        hloc.run("missing.txt", backend="reference")
 
 
 SOFTMAX = """HloModule softmax

@@ -95,3 +95,53 @@ def test_jit_weak_python_scalars_keep_the_array_dtype() -> None:
     assert got.dtype == want.dtype == ml_dtypes.bfloat16
     assert_close(got, want, "bf16 * 2.0")
     assert_close(hloc.jit(f)(np.float32(3), 4), np.asarray(jax.jit(f)(np.float32(3), 4)), "f32 * int")
+
+
+def test_jit_static_arguments_by_position_and_name() -> None:
+    def power(x, n, *, scale):
+        for _ in range(n):
+            x = x * scale
+        return x
+
+    x = np.arange(4, dtype=np.float32)
+    f = hloc.jit(power, static_argnums=1, static_argnames="scale")
+    for n, s in [(2, 3.0), (3, 3.0), (2, 0.5)]:
+        assert_close(f(x, n, scale=s), np.asarray(jax.jit(power, static_argnums=1, static_argnames="scale")(x, n, scale=s)), f"power {n} {s}")
+    # By name only, passed by position: static as with jax.jit.
+    g = hloc.jit(static_argnames="n")(lambda x, n: x + n)
+    assert_close(g(x, 5), x + 5, "static by name")
+    assert_close(g(x, 6), x + 6, "another static value, another executable")
+    with pytest.raises(ValueError, match="hashable"):
+        g(x, [1])
+
+
+def test_jit_vmap_scan_grad_of_fresh_functions() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((7, 3), np.float32)
+    b = rng.standard_normal((7, 3), np.float32)
+    pairwise = jax.vmap(lambda u, v: jnp.dot(u, v) * 2.0)
+    assert_close(hloc.jit(pairwise)(a, b), np.asarray(jax.jit(pairwise)(a, b)), "vmap")
+
+    def running(xs):
+        def step(c, x):
+            c = c + x
+            return c, c * 2
+        return jax.lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), xs)
+
+    got, want = hloc.jit(running)(a), jax.jit(running)(a)
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        assert_close(g, np.asarray(w), "scan")
+
+    def loss(w, x, y):
+        return jnp.mean((x @ w - y) ** 2)
+
+    w = rng.standard_normal((3, 1), np.float32)
+    y = rng.standard_normal((7, 1), np.float32)
+    value, grad = hloc.jit(jax.value_and_grad(loss))(w, a, y)
+    want_value, want_grad = jax.jit(jax.value_and_grad(loss))(w, a, y)
+    assert_close(value, np.asarray(want_value), "value")
+    assert_close(grad, np.asarray(want_grad), "grad")
+    out = hloc.jit(lambda d: {"x": d["x"] + 1, "n": None})({"x": a, "n": None})
+    assert out["n"] is None
+    assert_close(out["x"], a + 1, "None leaves")

@@ -79,6 +79,7 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 gemm_f32_flops_per_unit: r.positive("library.gemm_f32_flops_per_unit")?,
                 gemm_f64_flops_per_unit: r.positive("library.gemm_f64_flops_per_unit")?,
                 gemm_bf16_flops_per_unit: r.positive("library.gemm_bf16_flops_per_unit")?,
+                gemm_s8_ops_per_unit: r.positive("library.gemm_s8_ops_per_unit")?,
                 gemv_flops_per_unit: r.positive("library.gemv_flops_per_unit")?,
                 lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,
                 fft_flops_per_unit: r.positive("library.fft_flops_per_unit")?,

@@ -75,6 +75,9 @@ pub struct Library {
     pub gemm_f64_flops_per_unit: f64,
     /// Flops per second of one unit in a GEMM of `bf16` or `f16` operands (`f32` sums).
     pub gemm_bf16_flops_per_unit: f64,
+    /// Operations per second (a multiply-add counts two) of one unit in a GEMM of `s8`
+    /// operands summed in `s32` (AMX `tdpbssd` tiles where the CPU has them).
+    pub gemm_s8_ops_per_unit: f64,
     /// Flops per second of one unit in a matrix-vector product (`m` or `n` of 1).
     pub gemv_flops_per_unit: f64,
     /// Flops per second of one unit in a LAPACK factorization or triangular solve

@@ -13,15 +13,20 @@ pub enum GemmType {
     F64,
     /// `bf16` or `f16` operands (either), summed in `f32`.
     Half,
+    /// `s8` operands (both) summed in `s32`: the CPU's integer GEMM (a backend without
+    /// one converts them and runs an `f32` GEMM; its description has no GEMM rates).
+    S8,
 }
 
 impl GemmType {
     /// The class of a GEMM whose operands are stored as `lhs` and `rhs`: `Half` when
     /// either is 16-bit (the library widens the other or runs on bf16 tiles), `F64` when
-    /// both are `f64`, else `F32`.
+    /// both are `f64`, `S8` when both are `s8`, else `F32`.
     pub fn of(lhs: ElementType, rhs: ElementType) -> GemmType {
         let half = |t| matches!(t, ElementType::BF16 | ElementType::F16);
-        if half(lhs) || half(rhs) {
+        if lhs == ElementType::S8 && rhs == ElementType::S8 {
+            GemmType::S8
+        } else if half(lhs) || half(rhs) {
             GemmType::Half
         } else if lhs == ElementType::F64 && rhs == ElementType::F64 {
             GemmType::F64
@@ -60,8 +65,8 @@ impl GemmWork {
         let lhs = c.instr(i.operands()[0]).shape();
         let rhs = c.instr(i.operands()[1]).shape();
         if !library_types(lhs, rhs, i.shape()) {
-            // An integer or mixed-precision dot: no library GEMM takes it; it runs as a
-            // loop ([`crate::cost_contraction`]).
+            // An integer dot of other types or a mixed-precision one: no library GEMM
+            // takes it; it runs as a loop ([`crate::cost_contraction`]).
             return None;
         }
         let dn = i.dot_dimension_numbers();
@@ -94,9 +99,14 @@ impl GemmWork {
 }
 
 /// Whether the runtime's GEMM takes operands and a result of these types (plan's
-/// `gemm::compute_type`): all `f64`, or all `f32`, `bf16` or `f16`.
+/// `gemm::compute_type`): all `f64`; all `f32`, `bf16` or `f16`; or `s8` operands into
+/// `s32` (the CPU's integer GEMM, a converted `f32` GEMM elsewhere).
 fn library_types(lhs: &hlo::Shape, rhs: &hlo::Shape, out: &hlo::Shape) -> bool {
     let types = [lhs, rhs, out].map(|s| s.element_type());
+    let s8 = Some(ElementType::S8);
+    if types == [s8, s8, Some(ElementType::S32)] {
+        return true;
+    }
     let f64s = types.iter().all(|&t| t == Some(ElementType::F64));
     let f32s = types.iter().all(|&t| {
         matches!(

@@ -35,11 +35,12 @@ fn gemm_threads(device: &Device, multiply_adds: f64) -> f64 {
 /// 907 GEMM calls of the fresh programs (benches/README.md): faer's `f32`/`f64` kernels
 /// reach their rate from 16 along each; the AMX path (16 x 16 tiles over 32 pairs, with its
 /// operands converted into tile order first) only from 64 rows or columns and a
-/// contraction of 256.
+/// contraction of 256; the `s8` GEMM runs on the same blocking (its contractions under 32
+/// on a portable kernel).
 fn gemm_blocks(ty: GemmType) -> (f64, f64) {
     match ty {
         GemmType::F32 | GemmType::F64 => (16.0, 16.0),
-        GemmType::Half => (64.0, 256.0),
+        GemmType::Half | GemmType::S8 => (64.0, 256.0),
     }
 }
 
@@ -55,7 +56,10 @@ impl CostModel<'_> {
             (Some(l), GemmType::F32) => l.gemm_f32_flops_per_unit,
             (Some(l), GemmType::F64) => l.gemm_f64_flops_per_unit,
             (Some(l), GemmType::Half) => l.gemm_bf16_flops_per_unit,
+            (Some(l), GemmType::S8) => l.gemm_s8_ops_per_unit,
             (None, GemmType::Half) => d.compute.bf16_flops_per_unit,
+            // Converted to `f32` where the backend has no integer GEMM.
+            (None, GemmType::S8) => d.compute.f32_flops_per_unit,
             (None, GemmType::F64) => d.compute.f32_flops_per_unit / 2.0,
             (None, GemmType::F32) => d.compute.f32_flops_per_unit,
         };

@@ -315,7 +315,10 @@ fn gemm_work(g: &plan::GemmShape) -> GemmWork {
     use codegen::kir::ScalarType;
     let batch: usize = g.batch.iter().map(|b| b.0).product();
     let half = |t: ScalarType| matches!(t, ScalarType::BF16 | ScalarType::F16);
-    let ty = if half(g.lhs_ty) || half(g.rhs_ty) {
+    let ty = if g.ty == ScalarType::S32 {
+        // `s8` operands, the integer GEMM (plan makes `s32` GEMMs of nothing else).
+        GemmType::S8
+    } else if half(g.lhs_ty) || half(g.rhs_ty) {
         GemmType::Half
     } else if g.ty == ScalarType::F64 {
         GemmType::F64
@@ -442,5 +445,43 @@ mod tests {
         let names = NameIndex::new(&m);
         assert_eq!(names.kernel("hloc_k0_a_1"), None);
         assert!(names.kernel("hloc_k2_s").is_some());
+    }
+
+    #[test]
+    fn an_s8_gemm_is_predicted_at_the_integer_gemm_rate() {
+        // A planned `s8 x s8 -> s32` GEMM runs on the integer GEMM (AMX tiles): priced at
+        // the description's s8 rate, not the f32 GEMM's (7x slower) it was priced at.
+        let m = hlo::parse_module(
+            "HloModule m\nENTRY e {\n  a = s8[512,512] parameter(0)\n  \
+             b = s8[512,512] parameter(1)\n  ROOT d = s32[512,512] dot(a, b), \
+             lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}",
+        )
+        .unwrap();
+        let plan = crate::plan(&m, &crate::CompileOptions::default()).unwrap();
+        let cpu = device::load("cpu").unwrap();
+        let rules = codegen::HlocReach::cpu().rules;
+        let pred = Predictions::new(&plan.module, &plan.program, &cpu, &rules);
+        let model = CostModel::new(&cpu, &rules);
+        let mut gemms = 0;
+        for t in &plan.program.thunks {
+            let Thunk::Gemm { shape, .. } = t else {
+                continue;
+            };
+            let g = gemm_work(shape);
+            assert_eq!(g.ty, GemmType::S8);
+            let label = plan::profile_label(&plan.program, t);
+            let got = pred.seconds_per_call(&label).unwrap();
+            assert_eq!(got, model.gemm(&g).time_s);
+            let l = cpu.library.as_ref().unwrap();
+            let want = 2.0 * 512f64.powi(3) / (2.0 * l.gemm_s8_ops_per_unit) + l.call_s;
+            assert!((got - want).abs() < 1e-9 * want, "{got} {want}");
+            let as_f32 = model.gemm(&GemmWork {
+                ty: GemmType::F32,
+                ..g
+            });
+            assert!(4.0 * got < as_f32.time_s, "{got} {as_f32:?}");
+            gemms += 1;
+        }
+        assert_eq!(gemms, 1, "{}", plan.module);
     }
 }

@@ -41,6 +41,7 @@ pub fn roofline_seconds(
         (Some(GemmType::Half), Some(l)) => l.gemm_bf16_flops_per_unit,
         (Some(GemmType::F64), Some(l)) => l.gemm_f64_flops_per_unit,
         (Some(GemmType::F32), Some(l)) => l.gemm_f32_flops_per_unit,
+        (Some(GemmType::S8), Some(l)) => l.gemm_s8_ops_per_unit,
         _ => device.compute.f32_flops_per_unit,
     } * f64::from(device.compute.units.max(1));
     (flops / peak).max(bytes / device.reread_bytes_per_s(bytes as u64))

@@ -1,7 +1,8 @@
 //! Library calls priced by what runs (`fusion::cost_library`), against figures computed
 //! by hand from the shipped `cpu` description's `[library]` rates: 1 us per call, GEMMs at
-//! 60 (f32), 30 (f64) and 200 (bf16) GFLOP/s per core, matrix-vector products at 10,
-//! LAPACK at 20, FFTs at 10, sorts at 3e8 comparisons per second per core; 2 cores.
+//! 60 (f32), 30 (f64) and 200 (bf16) GFLOP/s per core (s8: 400 G operations/s),
+//! matrix-vector products at 10, LAPACK at 20, FFTs at 10, sorts at 3e8 comparisons per
+//! second per core; 2 cores.
 
 use fusion::cost::{CompInfo, CostModel, KernelCost};
 use fusion::cost_library::{GemmType, GemmWork};
@@ -84,6 +85,24 @@ fn a_lone_dot_is_priced_as_the_gemm_it_runs_as() {
     let want = gemm(4.0, 256.0, 128.0, 512.0, GemmType::Half, 2.0);
     assert_eq!(lib, Some(want.clone()));
     assert_eq!(kernel, want);
+}
+
+#[test]
+fn an_s8_dot_is_priced_as_the_integer_gemm_it_runs_as() {
+    // `s8 x s8 -> s32` runs on the CPU's integer GEMM (AMX tiles) at the description's s8
+    // rate, 400 G operations/s per core, several times the f32 GEMM's; it was priced as a
+    // loop (no library call) before, and a planned one at the f32 rate.
+    let text = "HloModule m\nENTRY e {\n  a = s8[1024,1024] parameter(0)\n  b = s8[1024,1024] parameter(1)\n  ROOT d = s32[1024,1024] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}";
+    let (lib, kernel) = priced(text);
+    let want = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::S8, 1.0);
+    assert_eq!(lib, Some(want.clone()));
+    assert_eq!(kernel, want);
+    close(want.compute_s, 2.0 * 1024f64.powi(3) / 800e9);
+    let f32 = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::F32, 4.0);
+    assert!(4.0 * want.time_s < f32.time_s, "{want:?} {f32:?}");
+    // The same blocking as the bf16 tiles: a contraction of 64 runs at a quarter of it.
+    let narrow = gemm(1.0, 1024.0, 1024.0, 64.0, GemmType::S8, 1.0);
+    close(narrow.compute_s, narrow.flops * 4.0 / 800e9);
 }
 
 #[test]

@@ -14,6 +14,9 @@ then runs hloc (HLOC, default target/debug/hloc):
 and writes the table (kinds and bytes per device per run, and whether hloc's run matches
 XLA's global outputs) to corpus/spmd_xla/collectives.md, printing it too.
 Run: python3 tools/spmd_vs_xla.py [--no-generate] [--only NAME,NAME] [--time K]
+With --mpi EXE (an hloc built with `--features mpi`): each program under
+`mpirun -np 8 --oversubscribe EXE run ... --collectives mpi` against XLA's outputs and
+against EXE's in-process run bit for bit (corpus/spmd_xla/mpi.md).
 """
 
 import os
@@ -528,11 +531,114 @@ def hloc_time_ms(name, repeat, exe=None):
     return float(m.group(1)) if m else None
 
 
+def mpirun(exe, *args):
+    """`mpirun -np 8 EXE ARGS` on shared memory: as root (containers), with more ranks than
+    cores (--oversubscribe: 8 ranks on this machine's cores), ended after 10 minutes."""
+    env = dict(os.environ)
+    env.update(
+        OMPI_MCA_btl="self,vader",
+        OMPI_MCA_pml="ob1",
+        OMPI_MCA_btl_vader_single_copy_mechanism="none",
+    )
+    cmd = [
+        "mpirun", "-np", str(DEVICES), "--allow-run-as-root", "--oversubscribe",
+        "--timeout", "600", exe, *args,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
+
+
+def npz_bits(path):
+    """{name: (dtype, shape, bytes)} of an npz: equal dicts are equal bits."""
+    import numpy as np
+
+    with np.load(path) as z:
+        return {k: (str(z[k].dtype), z[k].shape, z[k].tobytes()) for k in z.files}
+
+
+def time_line(stdout):
+    m = re.search(r"^time: median ([0-9.]+) ms", stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
+def mpi_table(names, exe, repeat, rounds):
+    """Each program run by `exe` (built with `--features mpi`) in process and under
+    `mpirun -np 8 ... --collectives mpi`, both against XLA's global outputs (--expect)
+    and against each other bit for bit (--outputs); with --time K, the median of K runs
+    of each, least of R rounds, alternating."""
+    import tempfile
+
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="spmd_mpi_"))
+    rows = []
+    ratios = []
+    for name in names:
+        before = f"corpus/spmd_xla/{name}.before.hlo"
+        npz = f"corpus/spmd_xla/{name}.global.npz"
+        common = ["run", before, "--devices", str(DEVICES), "--inputs", npz, "--expect", npz]
+        inproc_npz, mpi_npz = tmp / f"{name}.inprocess.npz", tmp / f"{name}.mpi.npz"
+        inproc = hloc(*common, "--no-timing", "--outputs", str(inproc_npz), exe=exe)
+        mpi = mpirun(exe, *common, "--no-timing", "--outputs", str(mpi_npz),
+                     "--collectives", "mpi")
+
+        def matched(run):
+            expect = [line for line in run.stdout.splitlines() if line.startswith("expect:")]
+            return run.returncode == 0 and bool(expect) and all(" ok " in x for x in expect)
+
+        same = (
+            inproc.returncode == 0 and mpi.returncode == 0
+            and inproc_npz.exists() and mpi_npz.exists()
+            and npz_bits(inproc_npz) == npz_bits(mpi_npz)
+        )
+        same_stdout = mpi.stdout == inproc.stdout
+        note = ""
+        if mpi.returncode != 0:
+            note = (mpi.stderr.strip().splitlines() or ["?"])[-1][:120]
+        timing = ""
+        if repeat:
+            its, mts = [], []
+            for _ in range(rounds):
+                its.append(time_line(hloc(*common[:-2], "--repeat", str(repeat), exe=exe).stdout))
+                mts.append(time_line(mpirun(exe, *common[:-2], "--repeat", str(repeat),
+                                            "--collectives", "mpi").stdout))
+            least = lambda ts: min((t for t in ts if t is not None), default=None)  # noqa: E731
+            it, mt = least(its), least(mts)
+            if it and mt:
+                ratios.append(mt / it)
+            fmt = lambda t: f"{t:.2f}" if t is not None else "-"  # noqa: E731
+            timing = f" {fmt(it)} | {fmt(mt)} |"
+        rows.append(
+            f"| {name} | {'yes' if matched(inproc) else 'NO'} | {'yes' if matched(mpi) else 'NO'} "
+            f"| {'yes' if same else 'NO'} | {'yes' if same_stdout else 'NO'} |{timing} {note} |"
+        )
+    lines = [
+        f"# MPI against in-process, {DEVICES} ranks (tools/spmd_vs_xla.py --mpi)",
+        "",
+        f"`mpirun -np {DEVICES} --oversubscribe hloc run NAME.before.hlo --devices {DEVICES}"
+        " --collectives mpi` (one rank per device, shared memory) against the same binary's"
+        " in-process run.",
+        "",
+        "| program | in-process matches XLA | MPI matches XLA | outputs equal in bits "
+        "| stdout equal |" + (" in-process ms | MPI ms |" if repeat else "") + " note |",
+        "|---|---|---|---|---|" + ("---|---|" if repeat else "") + "---|",
+        *rows,
+        "",
+    ]
+    if ratios:
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        lines.append(
+            f"geomean MPI/in-process time: {geo:.3f} ({len(ratios)} programs, median of"
+            f" {repeat} runs each, least of {rounds} alternating rounds)"
+        )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main():
     """Options: --no-generate (use the stored modules), --only a,b (generate and report
     only these programs), --time K (also time hloc and XLA, median of K runs each),
     --rounds R (time each R times, interleaved, keeping the smallest median: the machine
-    is shared), --before PATH (also time that hloc binary in the same rounds)."""
+    is shared), --before PATH (also time that hloc binary in the same rounds), --mpi PATH
+    (instead: that hloc, built with `--features mpi`, under `mpirun -np 8` against its
+    in-process run; writes corpus/spmd_xla/mpi.md)."""
     only = option("--only")
     only = set(only.split(",")) if only else None
     if "--no-generate" not in sys.argv:
@@ -541,6 +647,12 @@ def main():
     rounds = int(option("--rounds") or 1)
     before_exe = option("--before")
     names = [p[0] for p in all_programs() if not only or p[0] in only]
+    mpi_exe = option("--mpi")
+    if mpi_exe:
+        table = mpi_table(names, mpi_exe, repeat, rounds)
+        (OUT / "mpi.md").write_text(table)
+        print(table)
+        return
     rows = []
     ratios = []
     times = []

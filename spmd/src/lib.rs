@@ -30,7 +30,9 @@
 //! resharded at the region's boundaries. A partially manual one (manual on some mesh
 //! axes) runs per manual coordinate with its values tiled over the automatic axes
 //! (`rules_partial.rs`, `manual_partial.rs`), and a fully manual region nested in it
-//! (GSPMD's `axis_index`) reads and writes those values (`manual_nested.rs`); a loop
+//! (`axis_index`, a `shard_map` over the remaining axes) reads and writes those values
+//! (`manual_nested.rs`, Shardy's form marked before calls are inlined by
+//! `sdy_nested.rs`); a loop
 //! body may hold regions too.
 
 mod backward;
@@ -62,6 +64,7 @@ mod rules_simple;
 mod rules_while;
 mod rules_window;
 mod sdy;
+mod sdy_nested;
 mod stats;
 mod tiling;
 mod trip_count;

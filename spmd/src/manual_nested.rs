@@ -8,8 +8,9 @@
 //! (the sharding with its manual subgroup read as devices holding the same tile), keyed
 //! by the manual subgroup's coordinate, and the entry reshards the enclosing region's
 //! value to `B` within each manual coordinate (checked as every partitioner collective
-//! of a partially manual region is). Shardy's form needs nothing of this: its nested
-//! region names its own manual axes and its boundaries are read as any region's.
+//! of a partially manual region is). Shardy's form (`sdy_nested.rs`) names only the
+//! nested region's own manual axes at its boundaries; its tilings are read from them the
+//! same way, within each coordinate of the enclosing region's manual axes.
 
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::Instruction;
@@ -19,6 +20,7 @@ use crate::decision::{Decision, ValueTiling};
 use crate::emit::local_shape;
 use crate::error::SpmdError;
 use crate::manual_ops::{enters, leaves};
+use crate::sdy_nested;
 use crate::tiling::Tiling;
 
 /// The tiling within each manual coordinate and each device's manual coordinate that
@@ -53,7 +55,7 @@ pub(crate) fn partial_sharding(
 /// The sharding with a `manual` subgroup where `instr` is a GSPMD boundary of a region
 /// nested in a partially manual one: an exit to such a sharding, or an entry reading a
 /// partially manual region's value annotated with one.
-fn is_nested(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Sharding> {
+fn gspmd_nested(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Sharding> {
     if instr
         .custom_call_target()
         .is_some_and(|t| t.starts_with("xla.sdy."))
@@ -79,118 +81,207 @@ fn is_nested(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Sharding> {
         .then(|| s.clone())
 }
 
+/// Whether `instr` is a boundary of a region nested in a partially manual one, in
+/// either form.
+fn is_nested(ctx: &Ctx<'_>, instr: &Instruction) -> bool {
+    sdy_nested::is_nested(instr) || gspmd_nested(ctx, instr).is_some()
+}
+
+/// The global values (the enclosing region's) of boundary `instr`: an entry's operands,
+/// an exit's results.
+fn globals(ctx: &Ctx<'_>, instr: &Instruction) -> Vec<hlo::Shape> {
+    match enters(instr) {
+        true => instr
+            .operands()
+            .iter()
+            .map(|&o| ctx.comp.instr(o).shape().clone())
+            .collect(),
+        false => element_shapes(instr),
+    }
+}
+
+/// The per-device shapes of `instr`'s value: its own, or its tuple's elements.
+fn element_shapes(instr: &Instruction) -> Vec<hlo::Shape> {
+    match instr.shape().is_tuple() {
+        true => instr.shape().tuple_shapes().to_vec(),
+        false => vec![instr.shape().clone()],
+    }
+}
+
+/// Each global value's tiling within each manual coordinate of the enclosing region, and
+/// the coordinate each device serves.
+type NestedTilings = (Vec<Tiling>, Vec<i64>);
+
+/// The [`NestedTilings`] of nested boundary `instr`, in either form.
+fn nested_tilings(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<NestedTilings, SpmdError>> {
+    let globals = globals(ctx, instr);
+    if sdy_nested::is_nested(instr) {
+        return Some(sdy_nested::tilings(ctx, instr, &globals));
+    }
+    let s = gspmd_nested(ctx, instr)?;
+    let bad = |e: String| SpmdError::unsupported(instr, e);
+    let [global] = globals.as_slice() else {
+        return Some(Err(SpmdError::invalid(
+            instr.name(),
+            "a GSPMD boundary of one value",
+        )));
+    };
+    let Some(rank) = global.as_array().map(|a| a.dims().len()) else {
+        return Some(Err(bad(
+            "a tuple crossing a nested manual region's boundary".into(),
+        )));
+    };
+    Some(
+        partial_sharding(&s, rank, ctx.devices)?
+            .map(|(b, keys)| (vec![b], keys))
+            .map_err(bad),
+    )
+}
+
 /// The manual coordinate each device serves where `instr` is the exit of a nested region
 /// (its value the enclosing region's), else `None`.
 pub(crate) fn exit_keys(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Vec<i64>> {
     if !leaves(instr) {
         return None;
     }
-    let s = is_nested(ctx, instr)?;
-    let rank = instr.shape().as_array()?.dims().len();
-    partial_sharding(&s, rank, ctx.devices)?
-        .ok()
-        .map(|(_, k)| k)
+    nested_tilings(ctx, instr)?.ok().map(|(_, k)| k)
 }
 
 /// The decision for a boundary of a region nested in a partially manual one, `None` for
 /// any other op.
 pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decision, SpmdError>> {
-    let s = is_nested(ctx, instr)?;
+    if !is_nested(ctx, instr) {
+        return None;
+    }
+    let tilings = match nested_tilings(ctx, instr)? {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
     Some(match enters(instr) {
-        true => enter(ctx, instr, &s),
-        false => leave(ctx, instr, &s),
+        true => enter(ctx, instr, tilings),
+        false => leave(ctx, instr, tilings),
     })
 }
 
-/// The tiling within each manual coordinate `s` gives boundary `instr`'s global value of
-/// `global` shape, checked to cut it into the region's per-device `piece`s.
-fn body_tiling(
-    ctx: &Ctx<'_>,
+/// Checks that each tiling in `bs` cuts its global value into the nested region's
+/// per-device `pieces`.
+fn check_pieces(
     instr: &Instruction,
-    s: &Sharding,
-    global: &hlo::Shape,
-    piece: &hlo::Shape,
-) -> Result<(Tiling, Vec<i64>), SpmdError> {
-    let bad = |e: String| SpmdError::unsupported(instr, e);
-    let rank = global
-        .as_array()
-        .ok_or_else(|| bad("a tuple crossing a nested manual region's boundary".into()))?
-        .dims()
-        .len();
-    let (b, keys) = partial_sharding(s, rank, ctx.devices)
-        .ok_or_else(|| SpmdError::invalid(instr.name(), "no manual subgroup"))?
-        .map_err(bad)?;
-    let local = local_shape(global, &b, instr.name())?;
-    if local.dims() != piece.dims() {
-        return Err(bad(format!(
-            "{} splits {global} into pieces of {:?}, the nested region's value is {piece}",
-            text(&b),
-            local.dims()
-        )));
+    bs: &[Tiling],
+    globals: &[hlo::Shape],
+    pieces: &[hlo::Shape],
+) -> Result<(), SpmdError> {
+    if bs.len() != pieces.len() || globals.len() != pieces.len() {
+        return Err(SpmdError::invalid(
+            instr.name(),
+            format!("{} values, {} pieces", globals.len(), pieces.len()),
+        ));
     }
-    Ok((b, keys))
+    for ((b, global), piece) in bs.iter().zip(globals).zip(pieces) {
+        let local = local_shape(global, b, instr.name())?;
+        if local.dims() != piece.dims() {
+            return Err(SpmdError::unsupported(
+                instr,
+                format!(
+                    "{} splits {global} into pieces of {:?}, the nested region's value is {piece}",
+                    text(b),
+                    local.dims()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Entering a fully manual region from a partially manual one: the enclosing region's
-/// value (keyed by the same manual coordinates) resharded to the annotation's tiling;
-/// each device's piece is the nested body's value.
-fn enter(ctx: &Ctx<'_>, instr: &Instruction, s: &Sharding) -> Result<Decision, SpmdError> {
-    if instr.operands().len() != 1
-        || !matches!(
-            instr.sharding().map(|s| &s.kind),
-            Some(ShardingKind::Manual)
-        )
+/// values (keyed by the same manual coordinates, or whole on every device) resharded to
+/// the annotation's tilings; each device's piece is the nested body's value.
+fn enter(
+    ctx: &Ctx<'_>,
+    instr: &Instruction,
+    (bs, keys): NestedTilings,
+) -> Result<Decision, SpmdError> {
+    let gspmd = !sdy_nested::is_nested(instr);
+    if gspmd
+        && (instr.operands().len() != 1
+            || !matches!(
+                instr.sharding().map(|s| &s.kind),
+                Some(ShardingKind::Manual)
+            ))
     {
         return Err(SpmdError::unsupported(
             instr,
             "a partially manual region nested in a partially manual one",
         ));
     }
-    let operand = instr.operands()[0];
-    let global = ctx.comp.instr(operand).shape();
-    let (b, keys) = body_tiling(ctx, instr, s, global, instr.shape())?;
-    if ctx.decisions.partial_keys(operand) != Some(keys.as_slice()) {
-        return Err(SpmdError::unsupported(
-            instr,
-            "a nested manual region whose manual subgroup is not its enclosing partially manual region's",
+    check_pieces(instr, &bs, &globals(ctx, instr), &element_shapes(instr))?;
+    let mut reshards = Vec::with_capacity(bs.len());
+    let mut names = Vec::with_capacity(bs.len());
+    for (i, b) in bs.into_iter().enumerate() {
+        let operand = instr.operands()[i];
+        let now = ctx.operand_array(instr, i)?;
+        let same_keys = ctx.decisions.partial_keys(operand) == Some(keys.as_slice());
+        // A whole value made outside any region's dataflow (a constant) is the same on
+        // every manual coordinate.
+        let whole = ctx.decisions.partial_keys(operand).is_none() && now.is_replicated();
+        if !same_keys && !whole {
+            return Err(SpmdError::unsupported(
+                instr,
+                "a nested manual region whose manual subgroup is not its enclosing partially manual region's",
+            ));
+        }
+        names.push(format!(
+            "{}{}",
+            text(&b),
+            if &b == now { "" } else { " (resharded)" }
         ));
+        reshards.push(Some(b).filter(|b| b != now));
     }
-    let now = ctx.operand_array(instr, 0)?;
     let why = format!(
-        "enters a manual region nested in a partially manual one: input {} within each manual coordinate{}; the body runs per device",
-        text(&b),
-        if &b == now { "" } else { " (resharded)" }
+        "enters a manual region nested in a partially manual one: input {} within each manual coordinate; the body runs per device",
+        names.join(", "),
     );
-    let reshard = Some(b.clone()).filter(|b| b != now);
-    Ok(with_value(ValueTiling::Manual, vec![reshard], why))
+    Ok(with_value(ValueTiling::Manual, reshards, why))
 }
 
 /// Leaving a fully manual region into a partially manual one: each device's value is its
 /// piece of its manual coordinate's value tiled by the exit's sharding.
-fn leave(ctx: &Ctx<'_>, instr: &Instruction, s: &Sharding) -> Result<Decision, SpmdError> {
-    if instr.operands().len() != 1 {
-        return Err(SpmdError::invalid(instr.name(), "an exit of one operand"));
-    }
-    let piece = ctx.comp.instr(instr.operands()[0]).shape();
-    match ctx.operand(instr, 0)? {
-        ValueTiling::Manual => {}
-        ValueTiling::Array(t) if t.is_replicated() => {}
-        other => {
-            return Err(SpmdError::unsupported(
-                instr,
-                format!(
+fn leave(
+    ctx: &Ctx<'_>,
+    instr: &Instruction,
+    (mut bs, _): NestedTilings,
+) -> Result<Decision, SpmdError> {
+    let pieces: Vec<hlo::Shape> = instr
+        .operands()
+        .iter()
+        .map(|&o| ctx.comp.instr(o).shape().clone())
+        .collect();
+    for i in 0..instr.operands().len() {
+        match ctx.operand(instr, i)? {
+            ValueTiling::Manual => {}
+            ValueTiling::Array(t) if t.is_replicated() => {}
+            other => {
+                return Err(SpmdError::unsupported(
+                    instr,
+                    format!(
                     "a nested manual region's output tiled {} (not the body's per-device value)",
                     other.text()
                 ),
-            ))
+                ))
+            }
         }
     }
-    let (b, _) = body_tiling(ctx, instr, s, instr.shape(), piece)?;
+    check_pieces(instr, &bs, &globals(ctx, instr), &pieces)?;
+    let names: Vec<String> = bs.iter().map(text).collect();
     let why = format!(
         "leaves a manual region into a partially manual one: each device's value is its piece of its manual coordinate's value, {}",
-        text(&b)
+        names.join(", ")
     );
-    Ok(with_value(ValueTiling::Array(b), vec![None], why))
+    let out = match instr.shape().is_tuple() {
+        true => ValueTiling::Tuple(bs),
+        false => ValueTiling::Array(bs.remove(0)),
+    };
+    Ok(with_value(out, vec![None; instr.operands().len()], why))
 }
 
 #[cfg(test)]

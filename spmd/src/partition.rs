@@ -42,6 +42,8 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
         ));
     }
     let mut m = module.clone();
+    // Before inlining: which Shardy regions sit inside others is read off the calls.
+    crate::sdy_nested::mark(&mut m)?;
     hlo_transforms::call_inliner::CallInliner
         .run(&mut m)
         .map_err(|e| SpmdError::invalid("module", format!("call inlining: {e}")))?;

@@ -99,3 +99,31 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         matches_xla(&dir, name, 8);
     }
 }
+
+/// The collective bytes per device per run of `dir/NAME.before.hlo` partitioned on
+/// `devices` devices.
+fn partitioned_bytes(dir: &Path, name: &str, devices: usize) -> u64 {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.before.hlo"))).expect("module");
+    let module = hlo::parse_module(&text).expect("parses");
+    let p = spmd::partition(&module, devices).unwrap_or_else(|e| panic!("{name}: {e}"));
+    spmd::collective_stats(&p.module)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .bytes
+}
+
+#[test]
+fn the_shardy_form_of_a_nested_shard_map_moves_the_gspmd_forms_bytes_and_xlas() {
+    // A shard_map over "data" inside one over "model": Shardy's nested region names only
+    // "data", and read as a partially manual region of its own it lost the enclosing
+    // region's coordinates (an all-gather after it: 3x the bytes).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/spmd_xla");
+    let shardy = partitioned_bytes(&dir, "shard_map_nested", 8);
+    let gspmd = partitioned_bytes(&dir, "shard_map_nested_gspmd", 8);
+    let text =
+        std::fs::read_to_string(dir.join("shard_map_nested.after.hlo")).expect("XLA's module");
+    let xla = spmd::collective_stats(&hlo::parse_module(&text).expect("parses"))
+        .expect("stats")
+        .bytes;
+    assert_eq!(shardy, gspmd);
+    assert!(shardy <= xla, "hloc {shardy} bytes, XLA {xla}");
+}

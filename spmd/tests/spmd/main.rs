@@ -1,5 +1,6 @@
 //! spmd's integration tests (one binary): golden propagation and partitioned modules,
-//! random annotated modules (dots, windowed ops, loops, partially manual regions)
+//! random annotated modules (dots, windowed ops, loops, partially manual regions and
+//! regions nested in them)
 //! evaluated on N devices against
 //! the global evaluation, every corpus program with split parameters (`sweep.rs`), and
 //! JAX's annotated modules of `corpus/spmd` against XLA's global outputs.
@@ -10,6 +11,7 @@ mod golden;
 mod random_concats;
 mod random_loops;
 mod random_modules;
+mod random_nested;
 mod random_partial;
 mod random_reshards;
 mod random_windows;

@@ -11,6 +11,8 @@
 //! otherwise. A kernel is reported when its modelled time exceeds [`FAR_BELOW`] times its
 //! roofline time and [`MIN_SECONDS`].
 
+use std::collections::HashMap;
+
 use device::Device;
 use fusion::cost::{computation_kernel, CompInfo, CostModel};
 use hlo::{CompId, InstrId, Module, Opcode};
@@ -71,7 +73,7 @@ pub fn slow_kernels(
     device: &Device,
     rules: &fusion::EmitterRules,
 ) -> Vec<SlowKernel> {
-    let model = CostModel::new(device, rules);
+    let mut pricer = Pricer::new(CostModel::new(device, rules));
     let names = NameIndex::new(module);
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -91,7 +93,7 @@ pub fn slow_kernels(
                         continue;
                     };
                     if seen.insert((comp, id)) {
-                        out.extend(slow_kernel(module, comp, id, &model));
+                        out.extend(pricer.kernel(module, comp, id));
                     }
                 }
                 _ => {}
@@ -100,6 +102,75 @@ pub fn slow_kernels(
     }
     out.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
     out
+}
+
+/// [`slow_kernel`] remembered per fused computation's structure: fusion builds many
+/// kernels of one body (a 10,000-instruction chain gave 81 fusions of 4 distinct bodies),
+/// and pricing one analyses every member's indexing maps again (`CompInfo::new`, 7% of
+/// that module's compile).
+struct Pricer<'a> {
+    model: CostModel<'a>,
+    priced: HashMap<String, Option<SlowKernel>>,
+}
+
+impl<'a> Pricer<'a> {
+    fn new(model: CostModel<'a>) -> Self {
+        Pricer {
+            model,
+            priced: HashMap::new(),
+        }
+    }
+
+    /// [`slow_kernel`] of instruction `id` of `comp`; a fusion whose fused computation has
+    /// the structure of one priced before takes that answer under its own name.
+    fn kernel(&mut self, module: &Module, comp: CompId, id: InstrId) -> Option<SlowKernel> {
+        let instr = module.computation(comp).instr(id);
+        let callee = match instr.calls() {
+            Some(callee) if instr.opcode() == Opcode::Fusion => callee,
+            _ => return slow_kernel(module, comp, id, &self.model),
+        };
+        let key = structure(module, callee);
+        let found = match self.priced.get(&key) {
+            Some(found) => found.clone(),
+            None => {
+                let found = slow_kernel(module, comp, id, &self.model);
+                self.priced.insert(key, found.clone());
+                found
+            }
+        };
+        found.map(|k| SlowKernel {
+            instruction: instr.name().to_string(),
+            ..k
+        })
+    }
+}
+
+/// What the cost model reads of computation `comp`: per live instruction (arena index
+/// order, so members and roots keep their ids) its id, opcode, shape with layout, operand
+/// ids, parameter number or constant, whether it is the root, and attributes but metadata
+/// (called computations by id, so their bodies are the same ones). Names and source lines
+/// are left out: the model reads neither.
+fn structure(module: &Module, comp: CompId) -> String {
+    let c = module.computation(comp);
+    let mut key = String::new();
+    for (id, i) in c.instructions() {
+        let attrs: Vec<&hlo::attrs::Attribute> = i
+            .attrs()
+            .iter()
+            .filter(|a| !matches!(a.value, hlo::attrs::AttrValue::Metadata(_)))
+            .collect();
+        key.push_str(&format!(
+            "{}:{:?}:{:?}:{:?}:{:?}:{:?}:{:?};",
+            id.index(),
+            i.opcode(),
+            i.shape(),
+            i.operands(),
+            i.payload,
+            c.root() == id,
+            attrs
+        ));
+    }
+    key
 }
 
 /// Instruction `id` of `comp` as a generated kernel (a fusion: its fused computation), if
@@ -159,6 +230,45 @@ impl Executable {
 mod tests {
     use super::*;
     use fusion::cost_library::GemmType;
+
+    /// Fusions of one body (other names, other metadata) take the first one's answer under
+    /// their own names; a body of another shape or with another root op is priced apart.
+    /// Each answer equals [`slow_kernel`]'s own.
+    #[test]
+    fn fusions_of_one_body_are_priced_once() {
+        let body = |name: &str, n: usize, op: &str| {
+            format!(
+                "{name} {{\n  x{name} = f32[{n},{n}] parameter(0)\n  y{name} = f32[{n},{n}] parameter(1)\n  \
+                 t{name} = f32[{n},{n}] dot(x{name}, y{name}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, \
+                 metadata={{op_name=\"{name}\"}}\n  ROOT n{name} = f32[{n},{n}] {op}(t{name})\n}}\n"
+            )
+        };
+        let text = format!(
+            "HloModule m\n{}{}{}{}ENTRY e {{\n  a = f32[1024,1024] parameter(0)\n  \
+             s = f32[512,512] parameter(1)\n  \
+             f = f32[1024,1024] fusion(a, a), kind=kLoop, calls=fa\n  \
+             g = f32[1024,1024] fusion(a, a), kind=kLoop, calls=fb\n  \
+             h = f32[512,512] fusion(s, s), kind=kLoop, calls=fc\n  \
+             k = f32[1024,1024] fusion(a, a), kind=kLoop, calls=fd\n  \
+             ROOT r = (f32[1024,1024], f32[1024,1024], f32[512,512], f32[1024,1024]) tuple(f, g, h, k)\n}}",
+            body("fa", 1024, "tanh"),
+            body("fb", 1024, "tanh"),
+            body("fc", 512, "tanh"),
+            body("fd", 1024, "exponential"),
+        );
+        let m = hlo::parse_module(&text).unwrap();
+        let cpu = device::load("cpu").unwrap();
+        let rules = codegen::HlocReach::cpu().rules;
+        let mut pricer = Pricer::new(CostModel::new(&cpu, &rules));
+        for name in ["f", "g", "h", "k"] {
+            let i = m.instr(name).unwrap();
+            let alone = slow_kernel(&m, i.comp_id(), i.id(), &pricer.model);
+            let memo = pricer.kernel(&m, i.comp_id(), i.id());
+            assert_eq!(memo, alone, "{name}");
+            assert_eq!(memo.expect("a loop").instruction, name);
+        }
+        assert_eq!(pricer.priced.len(), 3, "f and g share one body");
+    }
 
     /// A dot fused with its consumer (a generated loop) is reported; the same dot alone (a
     /// library GEMM) is not, nor is a plain elementwise kernel.

@@ -614,10 +614,8 @@ impl State<'_> {
             };
             args.push(b);
         }
-        // A parameter the kernel never loads is no use of its buffer (`memory::unread`).
-        let touched = super::memory::unread::touched_params(&emitted.kernel);
-        for (i, (&b, src)) in args.iter().zip(&emitted.sources).enumerate() {
-            if !matches!(src, BufferSource::Output(_)) && touched.get(i).is_none_or(|&t| t) {
+        for (&b, src) in args.iter().zip(&emitted.sources) {
+            if !matches!(src, BufferSource::Output(_)) {
                 self.use_at(b, t);
             }
         }
@@ -739,12 +737,6 @@ pub fn build_program_with(
     let ordered =
         super::memory::in_place_order::candidates(&thunks, &st.buffers, &st.kernels, &st.in_place);
     st.in_place.extend(ordered);
-    super::memory::readers_first::readers_first(
-        &mut thunks,
-        &mut st.buffers,
-        &st.kernels,
-        &st.in_place,
-    );
     // Parameters no output may take, and constants: never written, so chains view them.
     let aliased = super::memory::donate::aliased_parameters(module);
     let read_only: Vec<BufferId> = (parameters.iter().enumerate())

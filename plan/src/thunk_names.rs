@@ -14,31 +14,14 @@ use crate::{BufferId, Thunk};
 /// does not describe, as with `kernels` empty, counts as written); a loop writes its
 /// state, a conditional its results.
 pub(crate) fn each_named(t: &Thunk, kernels: &[Kernel], f: &mut dyn FnMut(BufferId, bool)) {
-    walk(t, kernels, false, f)
-}
-
-/// [`each_named`] without the kernel parameters their kernels never touch
-/// ([`crate::memory::unread`]): the buffers a thunk's run may read or write.
-pub(crate) fn each_touched(t: &Thunk, kernels: &[Kernel], f: &mut dyn FnMut(BufferId, bool)) {
-    walk(t, kernels, true, f)
-}
-
-fn walk(t: &Thunk, kernels: &[Kernel], touched_only: bool, f: &mut dyn FnMut(BufferId, bool)) {
-    let each_named = |t: &Thunk, kernels: &[Kernel], f: &mut dyn FnMut(BufferId, bool)| {
-        walk(t, kernels, touched_only, f)
-    };
     match t {
         Thunk::Kernel { kernel, args, .. } => {
-            let k = kernels.get(*kernel);
-            let params = k.map(|k| k.buffers.as_slice()).unwrap_or(&[]);
-            let touched = match k {
-                Some(k) if touched_only => crate::memory::unread::touched_params(k),
-                _ => Vec::new(),
-            };
+            let params = kernels
+                .get(*kernel)
+                .map(|k| k.buffers.as_slice())
+                .unwrap_or(&[]);
             for (i, &a) in args.iter().enumerate() {
-                if touched.get(i).is_none_or(|&t| t) {
-                    f(a, params.get(i).is_none_or(|p| p.access != Access::In));
-                }
+                f(a, params.get(i).is_none_or(|p| p.access != Access::In));
             }
         }
         Thunk::Gemm { lhs, rhs, out, .. } => {

@@ -14,11 +14,9 @@ pub mod heap;
 pub mod in_place;
 pub mod in_place_order;
 pub mod limit;
-pub mod readers_first;
 pub mod remat;
 pub mod schedule;
 pub mod steps;
-pub mod unread;
 pub mod values;
 mod values_text;
 

@@ -2,8 +2,8 @@
 //! (DAGs whose values have several readers, tuple roots, loops), no two buffers that are
 //! live at one step of the program share a byte of memory. Liveness is recomputed here
 //! from the thunk sequence alone (each buffer from the first step that touches it to the
-//! last, a kernel parameter its kernel never loads touching nothing, every thunk a step,
-//! a loop its start, its condition's and body's steps and its end, a conditional its start, each branch's steps and its end: loop state, condition
+//! last, every thunk a step, a loop its start, its condition's and body's steps and its
+//! end, a conditional its start, each branch's steps and its end: loop state, condition
 //! results and conditional results through the whole loop or conditional, a body's or
 //! branch's results to its end; outputs to the end; parameters and constants
 //! throughout), independent of the planner's own ranges; a
@@ -131,11 +131,9 @@ fn widen(range: &mut HashMap<usize, (usize, usize)>, b: usize, lo: usize, hi: us
 }
 
 /// Adds the steps of `t` (starting at `*step`) to the range of every buffer it touches
-/// (see the module docs; a kernel's parameter where `kernels` says it loads or writes
-/// it) and `t` and each nested thunk to `at` at its first step (a
+/// (see the module docs) and `t` and each nested thunk to `at` at its first step (a
 /// streamed GEMM's parts share its step: the GEMM stays there); returns `t`'s first step.
 fn steps<'p>(
-    kernels: &[codegen::kir::Kernel],
     t: &'p Thunk,
     step: &mut usize,
     range: &mut HashMap<usize, (usize, usize)>,
@@ -146,14 +144,7 @@ fn steps<'p>(
     at.entry(here).or_insert(t);
     *step += 1;
     let leaf: Vec<usize> = match t {
-        // A parameter its kernel never loads is bound but never touched.
-        Thunk::Kernel { kernel, args, .. } => {
-            let touched = plan::memory::unread::touched_params(&kernels[*kernel]);
-            (args.iter().zip(&touched))
-                .filter(|(_, &t)| t)
-                .map(|(&a, _)| a)
-                .collect()
-        }
+        Thunk::Kernel { args, .. } => args.clone(),
         Thunk::Gemm {
             lhs, rhs, out: o, ..
         } => vec![*lhs, *rhs, *o],
@@ -167,7 +158,7 @@ fn steps<'p>(
         Thunk::StreamedGemm { producer, gemm, .. } => {
             // Both parts at this one step.
             for part in [&**producer, &**gemm] {
-                steps(kernels, part, &mut here.clone(), range, at, seen);
+                steps(part, &mut here.clone(), range, at, seen);
             }
             Vec::new()
         }
@@ -181,7 +172,7 @@ fn steps<'p>(
             ..
         } => {
             for t in cond.iter().chain(body) {
-                steps(kernels, t, step, range, at, seen);
+                steps(t, step, range, at, seen);
             }
             let end = *step;
             *step += 1;
@@ -199,7 +190,7 @@ fn steps<'p>(
             ..
         } => {
             for t in branches.iter().flat_map(|(ts, _)| ts) {
-                steps(kernels, t, step, range, at, seen);
+                steps(t, step, range, at, seen);
             }
             let end = *step;
             *step += 1;
@@ -333,14 +324,7 @@ fn overlap(p: &Program) -> Option<String> {
     let mut thunk_at: HashMap<usize, &Thunk> = HashMap::new();
     let mut seen = Seen::default();
     for t in &p.thunks {
-        steps(
-            &p.kernels,
-            t,
-            &mut step,
-            &mut range,
-            &mut thunk_at,
-            &mut seen,
-        );
+        steps(t, &mut step, &mut range, &mut thunk_at, &mut seen);
     }
     let last = step;
     for spec in &p.outputs {

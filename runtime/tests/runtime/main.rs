@@ -37,7 +37,6 @@ mod long_sums;
 mod padding_only_convolutions;
 mod pool_loops;
 mod ragged_dots;
-mod readers_first;
 mod random_boundaries;
 mod random_collectives;
 mod random_converts;

@@ -13,8 +13,8 @@
 //! the scalar copy alone took 3.1 ms, the tiles 0.7-1.0. The earlier copy was kept to
 //! contractions no longer than the result's longer side (the two-contracting
 //! `[512, 2048] x [2048, 512]` ran 9.4 ms from the column-major lhs, 16.1 with that copy);
-//! with the tiles it runs 8.4-8.8 ms copied against 9.1-9.7 not (one thread), so every
-//! length is copied.
+//! with the tiles it runs 8.4-8.8 ms copied against 9.1-9.7 not (one thread), so
+//! contractions up to 4 times the longer side are copied ([`MAX_K_PER_EXTENT`]).
 #![allow(unsafe_code)]
 
 use plan::GemmShape;
@@ -23,6 +23,12 @@ use rayon::prelude::*;
 /// The smallest `m`, `n` and `k` from which the lhs is copied (below, the small-side and
 /// thin kernels or faer's own small path take the product).
 const MIN_EXTENT: usize = 64;
+
+/// The longest contraction copied, per element of the result's longer side: measured
+/// faster copied up to 4 (the two-contracting `[512, 2048] x [2048, 512]`); longer ones
+/// with a small result (a weight gradient over many tokens into `64 x 64`) were not
+/// measured, and there the copy (`m k` elements) nears the product's own time.
+const MAX_K_PER_EXTENT: usize = 4;
 
 /// Rows (result rows, the copy's) of one chunk of the whole-lhs copy.
 const BLOCK: usize = 32;
@@ -39,6 +45,7 @@ pub(crate) fn wanted(s: &GemmShape) -> bool {
         && s.m >= MIN_EXTENT
         && s.n >= MIN_EXTENT
         && s.k >= MIN_EXTENT
+        && s.k <= MAX_K_PER_EXTENT * s.m.max(s.n)
 }
 
 /// Elements of the row-major copy of `s`'s lhs (every batch element).

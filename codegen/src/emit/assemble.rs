@@ -245,7 +245,7 @@ pub(super) fn finish_grid(
 
 /// [`finish_grid`] for a launch `grid` of blocks of any number of threads.
 pub(super) fn finish_launch(
-    b: Builder<'_>,
+    mut b: Builder<'_>,
     name: &str,
     title: String,
     body: Vec<Stmt>,
@@ -262,6 +262,13 @@ pub(super) fn finish_launch(
         body
     };
     let mut body = kir::hoist_invariants(body, &b.buffers, &b.locals);
+    // On the CPU, independent output rows whose bodies are chains of short reductions
+    // run those chains as vector lanes (after hoisting: a row's invariants are already
+    // out of its reduced loops).
+    let rows = std::mem::take(&mut b.row_loops);
+    if b.target.threads_per_block <= 1 && !rows.is_empty() {
+        body = super::row_lanes::rows_as_lanes(&mut b, body, &rows);
+    }
     body.insert(0, Stmt::Comment(notes.join("\n")));
     let kernel = Kernel {
         name: name.to_string(),

@@ -54,6 +54,10 @@ pub(crate) struct Builder<'m> {
     pub notes: BTreeSet<String>,
     /// Guards of the conditional branches being built (for the notes).
     pub guards: Vec<crate::kir::Guard>,
+    /// Loops of the output nest whose iterations are independent (each computes and
+    /// stores its own outputs), set by the elementwise emitter: `row_lanes` may run
+    /// their bodies as lanes.
+    pub row_loops: Vec<Var>,
 }
 
 /// The largest divisor of `extent` between `want / 2` and `want` (a tile size that leaves
@@ -132,6 +136,7 @@ impl<'m> Builder<'m> {
             memo: vec![HashMap::new()],
             notes: BTreeSet::new(),
             guards: Vec::new(),
+            row_loops: Vec::new(),
         }
     }
 

@@ -200,6 +200,8 @@ fn emit(
         let title = format!("{title}\n{}", tiled.note);
         return finish_grid(b, name, title, tiled.body, Some(tiled.grid)).map(Some);
     }
+    // Every loop of the output nest below the blocks computes its own outputs.
+    b.row_loops = order.iter().skip(1).map(|&d| Var::dim(d as u32)).collect();
     if instr.opcode() == Opcode::Fusion {
         if let Some(fusion) = module.instr_ref(comp, id) {
             match tiles::decide(&fusion, &target.device, &dims, &order) {
@@ -256,6 +258,8 @@ fn finish_tiled(
         b.simplify(e)
     });
     let body = loop_nest(&loops, body);
+    // Each loop of the tile computes its own outputs.
+    b.row_loops = loops.iter().map(|&(v, _)| v).collect();
     let title = format!("{title}\n{}", tiling.note);
     finish_grid(b, name, title, body, Some((pid, tiling.programs)))
 }

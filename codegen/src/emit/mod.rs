@@ -23,6 +23,7 @@ mod grouped;
 mod in_place;
 mod kernel;
 mod reach;
+mod row_lanes;
 mod scalar_fn;
 mod scalar_ops;
 mod scan;

@@ -363,6 +363,10 @@ pub fn has_barrier(body: &[Stmt]) -> bool {
     })
 }
 
+/// The end of the name of a local array holding one scalar per output row, where a kernel
+/// runs its rows as vector lanes ([`Kernel::runs_rows_as_lanes`]).
+pub const ROW_LANES: &str = "across rows";
+
 /// One kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
@@ -405,6 +409,14 @@ impl Kernel {
             .filter(|l| l.space == MemorySpace::Block)
             .map(|l| l.len * l.ty.byte_width() as i64)
             .sum()
+    }
+
+    /// Whether the kernel runs independent output rows as vector lanes (it has local
+    /// arrays named with [`ROW_LANES`], as the CPU emitter's `row_lanes` makes them): its
+    /// loops over lanes exist to be vectorized, so a backend compiles it for speed even
+    /// where it touches few elements.
+    pub fn runs_rows_as_lanes(&self) -> bool {
+        self.locals.iter().any(|l| l.name.ends_with(ROW_LANES))
     }
 
     /// The elements the kernel touches, a measure of its work: the largest buffer it reads

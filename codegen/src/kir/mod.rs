@@ -19,7 +19,7 @@ pub use as_threads::blocks_as_threads;
 pub use hoist::hoist_invariants;
 pub use kernel::{
     atomic_binary, has_barrier, Access, BufferParam, Grid, Kernel, Local, LoopKind, MemorySpace,
-    ShuffleKind, Stmt, WARP_LANES,
+    ShuffleKind, Stmt, ROW_LANES, WARP_LANES,
 };
 pub use parse::{parse_kernel, parse_kernels, KirParseError};
 pub use peel::peel_guarded_points;

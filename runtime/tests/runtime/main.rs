@@ -58,6 +58,7 @@ mod recompute_limit;
 mod reductions;
 mod remat_patches;
 mod reshaped_columns;
+mod row_lanes;
 mod scan_ops;
 mod select_arms;
 mod semantics;

@@ -10,7 +10,7 @@ use plan::{AllocationKind, ArraySpec, Backend, Program};
 use crate::error::BackendError;
 use crate::kernel_source::KernelSource;
 use crate::run::{CpuExecutable, RunState};
-use crate::{cache, cc, data, memory};
+use crate::{cache, cc, data, kernel_calls, memory};
 
 /// Kernel C text per translation unit worth a compiler process of its own (a vectorized
 /// loop with inlined transcendentals of this size takes the compiler ~25 ms).
@@ -69,7 +69,7 @@ impl Backend for CpuBackend {
     fn source(&self, program: &Program) -> String {
         // A printer's refusal is reported by `compile`, which prints the units again.
         self.kernel_source
-            .source_of(&program.kernels)
+            .source_of(&program.kernels, &kernel_calls::calls_per_run(program))
             .unwrap_or_else(|e| format!("/* {e} */"))
     }
 
@@ -94,11 +94,12 @@ impl CpuBackend {
     ) -> Result<CpuExecutable, BackendError> {
         let entry = self.kernel_source.entry;
         let names: Vec<String> = program.kernels.iter().map(|k| entry(&k.name)).collect();
+        let calls = kernel_calls::calls_per_run(&program);
         // Printed only on a cache miss; a printer's refusal wins over what follows it.
         let refusal = std::cell::RefCell::new(None);
         let units = || {
             self.kernel_source
-                .units_of(&program.kernels, compile_jobs(), UNIT_MIN_BYTES)
+                .units_of(&program.kernels, &calls, compile_jobs(), UNIT_MIN_BYTES)
                 .unwrap_or_else(|e| {
                     *refusal.borrow_mut() = Some(e);
                     Vec::new()

@@ -37,6 +37,7 @@ mod gemm_small;
 mod gemm_small_kernels;
 mod gemv;
 mod inprocess;
+pub mod kernel_calls;
 mod kernel_source;
 mod launch;
 mod library;

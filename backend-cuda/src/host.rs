@@ -27,8 +27,8 @@ pub fn host_entry(name: &str) -> String {
 pub fn host_kernel_source() -> KernelSource {
     KernelSource {
         name: "cuda-host",
-        source: |kernels| host_unit(kernels).map_err(|e| e.to_string()),
-        units: |kernels, _, _| {
+        source: |kernels, _| host_unit(kernels).map_err(|e| e.to_string()),
+        units: |kernels, _, _, _| {
             host_unit(kernels)
                 .map(|u| vec![u])
                 .map_err(|e| e.to_string())

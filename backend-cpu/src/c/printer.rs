@@ -37,11 +37,18 @@ pub enum MathStyle {
 }
 
 /// The math style of kernel `k`: [`MathStyle::Libm`] for kernels touching fewer than
-/// [`SMALL_KERNEL_ELEMENTS`] elements, else [`MathStyle::Vector`]. A kernel running its
-/// rows as vector lanes is never small: `-O1` left its lanes' `exp` scalar (the wide
-/// module's chains of 31 sums ran 4.6 us a kernel at `-O1`, 1.0 us at `-O2`).
+/// [`SMALL_KERNEL_ELEMENTS`] elements, else [`MathStyle::Vector`].
 pub fn math_style(k: &Kernel) -> MathStyle {
-    if k.touched_elements() < SMALL_KERNEL_ELEMENTS && !k.runs_rows_as_lanes() {
+    math_style_called(k, 1)
+}
+
+/// [`math_style`] of kernel `k` called `calls` times a run: small is its elements times
+/// its calls, so a small kernel in a hot loop (a scan's body) compiles for speed.
+pub fn math_style_called(k: &Kernel, calls: u64) -> MathStyle {
+    let work = k
+        .touched_elements()
+        .saturating_mul(i64::try_from(calls).unwrap_or(i64::MAX));
+    if work < SMALL_KERNEL_ELEMENTS {
         MathStyle::Libm
     } else {
         MathStyle::Vector
@@ -460,6 +467,23 @@ impl CDialect for CpuDialect {
     }
 }
 
+/// [`CpuDialect`] with a math style chosen by the caller ([`math_style_called`]).
+struct CpuDialectIn(MathStyle);
+
+impl CDialect for CpuDialectIn {
+    fn math(&self, _k: &Kernel) -> MathStyle {
+        self.0
+    }
+
+    fn loop_head(&self, kind: LoopKind, var: &str, lo: i64, hi: i64) -> String {
+        CpuDialect.loop_head(kind, var, lo, hi)
+    }
+
+    fn barrier(&self) -> &'static str {
+        CpuDialect.barrier()
+    }
+}
+
 /// The statements `body` of kernel `k` at indent `depth`, in `dialect`.
 pub fn stmts_c(out: &mut String, k: &Kernel, body: &[Stmt], depth: usize, dialect: &dyn CDialect) {
     let mut carried = HashSet::new();
@@ -747,8 +771,15 @@ pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
 /// read and the store at one offset): ddim_sampler's GroupNorm-swish epilogue, whose
 /// gathers of the group statistics had left the whole loop scalar, vectorizes again.
 pub fn kernel_c(k: &Kernel) -> String {
+    kernel_c_called(k, 1)
+}
+
+/// [`kernel_c`] of a kernel called `calls` times a run (the `-O1` rule weighs its
+/// elements by them: [`math_style_called`]).
+pub fn kernel_c_called(k: &Kernel, calls: u64) -> String {
     let mut out = String::new();
-    let quick = if math_style(k) == MathStyle::Libm {
+    let style = math_style_called(k, calls);
+    let quick = if style == MathStyle::Libm {
         "__attribute__((optimize(\"O1\"))) "
     } else if k.runs_rows_as_lanes() {
         // Rows as lanes keep their accumulators in local arrays, where GCC fuses a
@@ -800,7 +831,7 @@ pub fn kernel_c(k: &Kernel) -> String {
         out,
         "  for (int64_t {var} = block_begin; {var} < block_end; ++{var}) {{"
     );
-    stmts_c(&mut out, k, &k.body, 2, &CpuDialect);
+    stmts_c(&mut out, k, &k.body, 2, &CpuDialectIn(style));
     if k.grid.block_var.is_none() {
         let _ = writeln!(out, "    (void)hloc_block;");
     }

@@ -8,13 +8,15 @@
 use codegen::kir::Kernel;
 
 use super::prelude::prelude_for;
-use super::printer::kernel_c;
+use super::printer::kernel_c_called;
 use super::shared_bodies::{self, BodyShape};
 use super::unit_balance::{assign, kernel_cost, Cost, ALIAS_US};
 
 /// Each kernel's text, and which earlier kernel's code it shares (`None`: its own). A
 /// kernel that shares another's is printed as an alias of that kernel's entry point.
-fn kernel_texts(kernels: &[Kernel]) -> (Vec<String>, Vec<Option<usize>>) {
+/// `calls[i]` is how often a run calls kernel `i` (missing: once), which sets its `-O`
+/// level and math style.
+fn kernel_texts(kernels: &[Kernel], calls: &[u64]) -> (Vec<String>, Vec<Option<usize>>) {
     let mut first: std::collections::HashMap<String, usize> = Default::default();
     let mut texts = Vec::with_capacity(kernels.len());
     let mut owner = Vec::with_capacity(kernels.len());
@@ -23,7 +25,7 @@ fn kernel_texts(kernels: &[Kernel]) -> (Vec<String>, Vec<Option<usize>>) {
     let mut shapes: Vec<Option<BodyShape>> = vec![None; kernels.len()];
     let mut by_shape: std::collections::HashMap<String, Vec<usize>> = Default::default();
     for (i, k) in kernels.iter().enumerate() {
-        let text = kernel_c(k);
+        let text = kernel_c_called(k, calls.get(i).copied().unwrap_or(1));
         let entry = format!("void {}(void *const *bufs", k.name);
         let Some(at) = text.find(&entry) else {
             texts.push(text);
@@ -149,7 +151,12 @@ fn code_without_comments(c: &str) -> Option<String> {
 /// One translation unit: the prelude (with the vectorizable functions only when a kernel
 /// calls one) and every kernel.
 pub fn translation_unit(kernels: &[Kernel]) -> String {
-    let (texts, _) = kernel_texts(kernels);
+    translation_unit_called(kernels, &[])
+}
+
+/// [`translation_unit`] of kernels called `calls[i]` times a run (missing: once).
+pub fn translation_unit_called(kernels: &[Kernel], calls: &[u64]) -> String {
+    let (texts, _) = kernel_texts(kernels, calls);
     let mut out = prelude_for(texts.iter().map(String::as_str));
     for t in &texts {
         out.push('\n');
@@ -165,7 +172,17 @@ pub fn translation_unit(kernels: &[Kernel]) -> String {
 /// that kernel's unit (an alias and its target are in one unit); within a unit, kernels
 /// keep their order.
 pub fn translation_units(kernels: &[Kernel], n: usize, min_bytes: usize) -> Vec<String> {
-    let (texts, owner) = kernel_texts(kernels);
+    translation_units_called(kernels, &[], n, min_bytes)
+}
+
+/// [`translation_units`] of kernels called `calls[i]` times a run (missing: once).
+pub fn translation_units_called(
+    kernels: &[Kernel],
+    calls: &[u64],
+    n: usize,
+    min_bytes: usize,
+) -> Vec<String> {
+    let (texts, owner) = kernel_texts(kernels, calls);
     let total: usize = texts.iter().map(String::len).sum();
     let n = n
         .min(total / min_bytes.max(1))

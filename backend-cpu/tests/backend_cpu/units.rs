@@ -147,3 +147,59 @@ fn identical_kernels_share_one_function() {
         }
     }
 }
+
+/// A small kernel in a while loop's body is called once a trip: its elements times the
+/// assumed trips reach the `-O1` limit, so it compiles at `-O2` with the vector
+/// functions, while the same computation outside the loop stays small (`-O1`, libm) and
+/// the loop's one-element counter kernels stay at `-O1`.
+#[test]
+fn small_kernels_in_a_loop_body_compile_for_speed() {
+    let m = hlo::parse_module(
+        r#"HloModule w
+cond {
+  s = (s32[], f32[8,60]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(400)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,60]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8,60] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  y = f32[8,60] log-plus-one(x)
+  ROOT t = (s32[], f32[8,60]) tuple(j, y)
+}
+ENTRY e {
+  p = f32[8,60] parameter(0)
+  q = f32[8,60] log-plus-one(p)
+  z = s32[] constant(0)
+  s = (s32[], f32[8,60]) tuple(z, q)
+  w = (s32[], f32[8,60]) while(s), condition=cond, body=body
+  ROOT r = f32[8,60] get-tuple-element(w), index=1
+}
+"#,
+    )
+    .expect("parse");
+    let p = plan::build_program(&m).expect("codegen");
+    let calls = backend_cpu::kernel_calls::calls_per_run(&p);
+    let mut hot_log1p = 0;
+    let mut cold_log1p = 0;
+    for (k, &c) in p.kernels.iter().zip(&calls) {
+        let text = backend_cpu::c::kernel_c_called(k, c);
+        let o1 = text.contains("optimize(\"O1\")");
+        if text.contains("log1p") {
+            if c > 1 {
+                hot_log1p += 1;
+                assert!(!o1 && text.contains("hloc_vlog1p_f32"), "{text}");
+            } else {
+                cold_log1p += 1;
+                assert!(o1 && text.contains("log1pf("), "{text}");
+            }
+        } else if k.touched_elements() == 1 {
+            assert!(o1, "a one-element kernel called {c} times:\n{text}");
+        }
+    }
+    assert_eq!((hot_log1p, cold_log1p), (1, 1), "{calls:?}");
+}

@@ -37,7 +37,9 @@ pub enum MathStyle {
 }
 
 /// The math style of kernel `k`: [`MathStyle::Libm`] for kernels touching fewer than
-/// [`SMALL_KERNEL_ELEMENTS`] elements, else [`MathStyle::Vector`].
+/// [`SMALL_KERNEL_ELEMENTS`] elements, else [`MathStyle::Vector`]. A kernel running its
+/// rows as vector lanes is never small: `-O1` left its lanes' `exp` scalar (the wide
+/// module's chains of 31 sums ran 4.6 us a kernel at `-O1`, 1.0 us at `-O2`).
 pub fn math_style(k: &Kernel) -> MathStyle {
     math_style_called(k, 1)
 }
@@ -48,7 +50,7 @@ pub fn math_style_called(k: &Kernel, calls: u64) -> MathStyle {
     let work = k
         .touched_elements()
         .saturating_mul(i64::try_from(calls).unwrap_or(i64::MAX));
-    if work < SMALL_KERNEL_ELEMENTS {
+    if work < SMALL_KERNEL_ELEMENTS && !k.runs_rows_as_lanes() {
         MathStyle::Libm
     } else {
         MathStyle::Vector

@@ -22,6 +22,7 @@ mod nvrtc;
 mod prelude;
 mod printer;
 mod run;
+mod unroll;
 
 pub use error::CudaError;
 pub use host::{host_entry, host_kernel_source, host_unit, EMULATION_HEADER};

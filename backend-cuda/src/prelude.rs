@@ -34,6 +34,12 @@ typedef unsigned long long uint64_t;
 #define NAN __int_as_float(0x7fc00000)
 #define INFINITY __int_as_float(0x7f800000)
 #endif
+/* A loop NVRTC must not unroll (the printer's `unroll.rs` says which); nothing on the host. */
+#ifdef HLOC_CUDA_HOST
+#define HLOC_ROLLED
+#else
+#define HLOC_ROLLED _Pragma("unroll 1")
+#endif
 /* The words of atomic updates' compare-and-swap loops (the printer casts to the pointer
    types CUDA's atomics take; the host emulation defines those atomics with the C++
    compiler's atomic builtins). */

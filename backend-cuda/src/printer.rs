@@ -6,6 +6,7 @@
 //! exact ([`crate::index32`], which also prints the elements of buffers and shared arrays).
 //! Everything else (values, control flow) is the C printer's.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use affine::{Expr, Var};
@@ -15,11 +16,14 @@ use codegen::kir::{Access, BinOp, Kernel, LoopKind, MemorySpace, ScalarType, Shu
 use crate::error::CudaError;
 use crate::index32::IndexWidths;
 use crate::prelude::cuda_prelude;
+use crate::unroll::rolled_loops;
 
 /// What CUDA C prints differently from the CPU's C, for one kernel (whose ranges decide
 /// the width of its index arithmetic).
 pub struct CudaDialect {
     widths: IndexWidths,
+    /// Serial loops printed rolled ([`crate::unroll`]).
+    rolled: HashSet<String>,
 }
 
 impl CudaDialect {
@@ -27,6 +31,7 @@ impl CudaDialect {
     pub fn for_kernel(k: &Kernel) -> CudaDialect {
         CudaDialect {
             widths: IndexWidths::of(k),
+            rolled: rolled_loops(k),
         }
     }
 
@@ -62,7 +67,12 @@ impl CDialect for CudaDialect {
                  {var} += (int64_t)blockDim.x)"
             ),
             LoopKind::Serial | LoopKind::Vectorized => {
-                format!("for ({t} {var} = {lo}; {var} <= {hi}; ++{var})")
+                let rolled = if self.rolled.contains(var) {
+                    "HLOC_ROLLED "
+                } else {
+                    ""
+                };
+                format!("{rolled}for ({t} {var} = {lo}; {var} <= {hi}; ++{var})")
             }
         }
     }

@@ -83,23 +83,12 @@ fn column_major_lhs_dots_match_the_reference_evaluator() {
     let mut failures = Vec::new();
     for seed in gen::seeds(0..32) {
         let (text, threads) = module(seed);
-        let m = gen::parse(seed, &text);
         let options = CompileOptions {
             threads: Some(threads),
             ..gen::options("hloc-cache-column-major-lhs")
         };
-        let calls = gen::check(
-            seed,
-            (&m, &text),
-            &gen::random_args(&m, seed),
-            &options,
-            &mut failures,
-        );
-        if calls != 1 {
-            failures.push(format!(
-                "seed {seed} ({threads} threads): {calls} library calls, not one GEMM\n{text}"
-            ));
-        }
+        let label = format!(" ({threads} threads)");
+        gen::check_one_gemm(seed, &text, &options, &label, &mut failures);
     }
     gen::assert_none(&failures);
 }

@@ -273,6 +273,27 @@ pub fn check(
     library_calls
 }
 
+/// Parses the module of `seed`, checks it against the evaluator on random arguments and
+/// records a failure unless it ran as exactly one library GEMM (`label` names the seed's
+/// variant in that failure, e.g. its thread count). Returns the module for further checks.
+/// Shared by the dot tests that require the GEMM path.
+pub fn check_one_gemm(
+    seed: u64,
+    text: &str,
+    options: &CompileOptions,
+    label: &str,
+    failures: &mut Vec<String>,
+) -> hlo::Module {
+    let m = parse(seed, text);
+    let calls = check(seed, (&m, text), &random_args(&m, seed), options, failures);
+    if calls != 1 {
+        failures.push(format!(
+            "seed {seed}{label}: {calls} library calls, not one GEMM\n{text}"
+        ));
+    }
+    m
+}
+
 /// [`check`], handing the compiled executable to `inspect` before the run: for tests that
 /// also count what the plan did (kernels in place, loop state carried in place).
 pub fn check_inspecting(

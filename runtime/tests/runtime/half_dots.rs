@@ -52,14 +52,7 @@ fn module(seed: u64) -> String {
 /// library GEMM and no kernel (`kernels_allowed` for the convolutions' patch copies).
 fn check_one(seed: u64, text: &str, kernels_allowed: bool, failures: &mut Vec<String>) {
     let options = gen::options("hloc-cache-half-dots");
-    let m = gen::parse(seed, text);
-    let args = gen::random_args(&m, seed);
-    let calls = gen::check(seed, (&m, text), &args, &options, failures);
-    if calls != 1 {
-        failures.push(format!(
-            "seed {seed}: {calls} library calls, not one GEMM\n{text}"
-        ));
-    }
+    let m = gen::check_one_gemm(seed, text, &options, "", failures);
     if !kernels_allowed {
         match runtime::compile(&m, &options) {
             Ok(exe) if exe.stats().kernels > 0 => failures.push(format!(

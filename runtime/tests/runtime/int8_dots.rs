@@ -65,20 +65,7 @@ fn check(seeds: std::ops::Range<u64>) {
     let options = gen::options("hloc-cache-int8-dots");
     let mut failures = Vec::new();
     for seed in seeds {
-        let text = module(seed);
-        let m = gen::parse(seed, &text);
-        let calls = gen::check(
-            seed,
-            (&m, &text),
-            &gen::random_args(&m, seed),
-            &options,
-            &mut failures,
-        );
-        if calls != 1 {
-            failures.push(format!(
-                "seed {seed}: {calls} library calls, not one GEMM\n{text}"
-            ));
-        }
+        gen::check_one_gemm(seed, &module(seed), &options, "", &mut failures);
     }
     gen::assert_none(&failures);
 }

@@ -56,8 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import differential_explain  # noqa: E402
 import differential_gen as gen  # noqa: E402
 import jax  # noqa: E402
-import jax.extend  # noqa: E402
-from jax._src.lib import xla_client as xc  # noqa: E402
+import xla_hlo  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)  # f64 and s64 arguments stay 64-bit
 
@@ -68,14 +67,7 @@ RTOL = differential_explain.RTOL
 def xla_run(text, args):
     """XLA:CPU's outputs (a flat list: nested tuples flattened in order), or its error."""
     try:
-        backend = jax.extend.backend.get_backend("cpu")
-        mod = xc.hlo.hlo_module_from_text(text)
-        comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
-        mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
-        devs = backend.devices()[:1]
-        exe = backend.compile_and_load(mlir, xc.DeviceList(tuple(devs)), xc.CompileOptions())
-        bufs = [jax.device_put(a, devs[0]) for a in args]
-        return [np.asarray(o) for o in exe.execute(bufs)], None
+        return xla_hlo.outputs(text, args), None
     except Exception as e:  # noqa: BLE001 - XLA's errors are all reported, by class
         return None, f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
 

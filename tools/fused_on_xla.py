@@ -49,8 +49,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_vs_xla as bx  # noqa: E402  (sets up JAX and the LAPACK kernels)
 from outputs_vs_xla import first_difference as compare  # noqa: E402  (the corpus tolerance)
 
-import jax  # noqa: E402
-from jax._src.lib import xla_client as xc  # noqa: E402
+import xla_hlo  # noqa: E402
 
 
 def leaves(x):
@@ -65,14 +64,8 @@ def leaves(x):
 
 def run_on_xla(text, args):
     """Outputs of XLA:CPU compiling and running module `text` on `args`; raises on failure."""
-    backend = jax.extend.backend.get_backend(os.environ.get("HLOC_XLA_PLATFORM", "cpu"))
-    mod = xc.hlo.hlo_module_from_text(text)
-    comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
-    mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
-    devs = backend.devices()[:1]
-    exe = backend.compile_and_load(mlir, xc.DeviceList(tuple(devs)), xc.CompileOptions())
-    bufs = [jax.device_put(a, devs[0]) for a in args]
-    return [np.asarray(o) for o in leaves(exe.execute(bufs))]
+    platform = os.environ.get("HLOC_XLA_PLATFORM", "cpu")
+    return [np.asarray(o) for o in leaves(xla_hlo.execute(text, args, platform))]
 
 
 def check_one(hloc, corpus, target, out, name, xla_own=False, from_dir=None):

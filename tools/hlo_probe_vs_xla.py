@@ -30,8 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_vs_xla as bench  # noqa: E402
-import jax  # noqa: E402
-from jax._src.lib import xla_client as xc  # noqa: E402
+import xla_hlo  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEF = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*(\S+?\[[^\]]*\](?:\{[^}]*\})?|\([^=]*?\))\s+(\w[\w\-]*)\(")
@@ -61,14 +60,7 @@ def probe_module(text, names):
 
 def xla_outputs(text, args):
     """XLA:CPU's outputs of the module text on `args`, as numpy arrays."""
-    backend = jax.extend.backend.get_backend("cpu")
-    mod = xc.hlo.hlo_module_from_text(text)
-    comp = xc.XlaComputation(mod.as_serialized_hlo_module_proto())
-    mlir = jax._src.lib._jax.mlir.xla_computation_to_mlir_module(comp)
-    devs = backend.devices()[:1]
-    exe = backend.compile_and_load(mlir, xc.DeviceList(tuple(devs)), xc.CompileOptions())
-    bufs = [jax.device_put(a, devs[0]) for a in args]
-    return [np.asarray(o) for o in exe.execute(bufs)]
+    return xla_hlo.outputs(text, args)
 
 
 def hloc_outputs(hloc, path, inputs, backend, work):

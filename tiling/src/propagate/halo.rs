@@ -44,6 +44,20 @@ fn smaller(space: &TilingSpace, x: Expr, y: Expr) -> Expr {
     }
 }
 
+/// A tile's upper bound `upper`, no higher than `cap` where there is one, simplified; a
+/// constant bound is at least 0 (an empty tile, not a negative end).
+fn capped_upper(space: &TilingSpace, upper: Expr, cap: Option<i64>) -> Expr {
+    let upper = match cap {
+        Some(u) => smaller(space, upper, Expr::constant(u)),
+        None => upper,
+    };
+    let upper = space.simplify(upper);
+    match upper.as_const() {
+        Some(u) => Expr::constant(u.max(0)),
+        None => upper,
+    }
+}
+
 /// The halo tile of result `r = a * v + w + c` (see the module documentation): `main` is
 /// `v`'s tile, domain, coefficient `a` and the constant part `c`; `window` is `w`'s tile and
 /// domain; `cap` the map's constraint on `r` (`[0, cap)`), if any.
@@ -105,14 +119,7 @@ pub(crate) fn halo(
     // `a * (o + n - 1) + o_w + cnt + c`; the last valid `p` is `min(o + n - 1, end - 1)`, so
     // the upper bound `a * (end - 1) + o_w + cnt + c` leaves exactly the valid positions.
     let upper = ka * (end - 1) + w_last + c;
-    let upper = match cap {
-        Some(u) => smaller(space, upper, Expr::constant(u)),
-        None => upper,
-    };
-    let mut upper = space.simplify(upper);
-    if let Some(u) = upper.as_const() {
-        upper = Expr::constant(u.max(0));
-    }
+    let upper = capped_upper(space, upper, cap);
     Ok(DimTile {
         offset: space.simplify(ka * t.offset + w.offset + c),
         size: space.simplify(ka * (t.size - 1) + cnt),
@@ -133,14 +140,7 @@ fn one_position(
     let (t, end, a, c) = main;
     let ka = Expr::constant(a);
     let upper = ka * (end - 1) + o_w + c + 1;
-    let upper = match cap {
-        Some(u) => smaller(space, upper, Expr::constant(u)),
-        None => upper,
-    };
-    let mut upper = space.simplify(upper);
-    if let Some(u) = upper.as_const() {
-        upper = Expr::constant(u.max(0));
-    }
+    let upper = capped_upper(space, upper, cap);
     DimTile {
         offset: space.simplify(ka * t.offset + o_w + c),
         size: space.simplify(t.size),

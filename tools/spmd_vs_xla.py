@@ -257,6 +257,31 @@ def shard_map_programs():
         )
         return jnp.tanh(f(jnp.tanh(x)))
 
+    mesh2x2x2 = jax.make_mesh((2, 2, 2), ("a", "b", "c"), axis_types=(auto, auto, auto))
+
+    def partial_in_partial(x):
+        # A shard_map manual on "b" inside one manual on "a", "c" automatic in both: the
+        # inner body runs per ("a", "b") coordinate, with axis_index of both axes.
+        def inner(y):
+            j = jax.lax.axis_index("b").astype(jnp.float32)
+            return jax.lax.psum(y, "b") + j
+
+        def body(a):
+            k = jax.lax.axis_index("a").astype(jnp.float32)
+            z = jax.shard_map(
+                inner, in_specs=P("b", None), out_specs=P("b", None), axis_names={"b"}
+            )(a * (1.0 + k))
+            return jnp.tanh(z) + a
+
+        f = jax.shard_map(
+            body,
+            mesh=mesh2x2x2,
+            in_specs=P(None, "a"),
+            out_specs=P(None, "a"),
+            axis_names={"a"},
+        )
+        return jnp.tanh(f(jnp.tanh(x)))
+
     return [
         (
             "shard_map_collectives",
@@ -354,6 +379,13 @@ def shard_map_programs():
             [s(mesh2x4, "data", None)],
             [(8, 16)],
             False,
+        ),
+        (
+            "shard_map_partial_in_partial",
+            partial_in_partial,
+            [s(mesh2x2x2, None, ("a", "c"))],
+            [(8, 16)],
+            True,
         ),
     ]
 

@@ -372,7 +372,7 @@ impl<'m> Evaluator<'m> {
                 .take()
                 .unwrap_or_else(crate::device::Device::single);
             let r = if opcode == Opcode::CustomCall {
-                crate::spmd_calls::evaluate(&mut dev, c, instr, vals)
+                crate::spmd_calls::evaluate(&mut dev, self.module, c, instr, vals)
             } else {
                 let mut call = |c: CompId, a: Vec<Literal>| self.call(c, a);
                 crate::collectives::evaluate(&mut dev, instr, vals, &mut call)

@@ -110,6 +110,7 @@ pub mod report;
 mod scalar;
 mod special;
 mod spmd_calls;
+mod spmd_sdy_calls;
 pub mod tolerance;
 
 #[cfg(test)]

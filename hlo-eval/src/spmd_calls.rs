@@ -7,10 +7,11 @@
 //! a `manual` subgroup (a region nested in a partially manual one, whose devices hold
 //! their manual coordinate's value) reads the manual subgroup as devices holding the
 //! same tile, and its exit assembles the value from its manual coordinate's partitions.
+//! Shardy's form of the same boundaries (`xla.sdy.*`) is `spmd_sdy_calls.rs`'s.
 
 use hlo::ir::Computation;
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
-use hlo::{Instruction, Literal};
+use hlo::{Instruction, Literal, Module};
 
 use crate::control::zeros;
 use crate::data::array;
@@ -24,16 +25,20 @@ pub(crate) fn handles(target: Option<&str>) -> bool {
     matches!(
         target,
         Some("Sharding" | "SPMDFullToShardShape" | "SPMDShardToFullShape")
-    )
+    ) || crate::spmd_sdy_calls::handles(target)
 }
 
 /// Evaluates SPMD custom call `instr` on this device.
 pub(crate) fn evaluate(
     dev: &mut Device,
+    module: &Module,
     c: &Computation,
     instr: &Instruction,
     vals: &[&Literal],
 ) -> Result<Literal, EvalError> {
+    if crate::spmd_sdy_calls::handles(instr.custom_call_target()) {
+        return crate::spmd_sdy_calls::evaluate(dev, module, instr, vals);
+    }
     let what = instr.name();
     let v = *vals
         .first()

@@ -234,6 +234,7 @@ pub mod parser;
 pub mod pass;
 pub mod printer;
 pub mod ragged_dot;
+pub mod sdy;
 pub mod shape;
 pub mod sharding;
 mod sharding_named;

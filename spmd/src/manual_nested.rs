@@ -10,7 +10,11 @@
 //! value to `B` within each manual coordinate (checked as every partitioner collective
 //! of a partially manual region is). Shardy's form (`sdy_nested.rs`) names only the
 //! nested region's own manual axes at its boundaries; its tilings are read from them the
-//! same way, within each coordinate of the enclosing region's manual axes.
+//! same way, within each coordinate of the enclosing region's manual axes. A Shardy
+//! region nested in a partially manual one that leaves axes automatic itself runs as a
+//! partially manual region (`manual_partial.rs`) per coordinate of both regions' manual
+//! axes: its entry refines the enclosing value's tiling by its split, its exit composes
+//! them back.
 
 use hlo::sharding::{Sharding, ShardingKind, SubgroupKind};
 use hlo::Instruction;
@@ -20,6 +24,7 @@ use crate::decision::{Decision, ValueTiling};
 use crate::emit::local_shape;
 use crate::error::SpmdError;
 use crate::manual_ops::{enters, leaves};
+use crate::manual_partial;
 use crate::sdy_nested;
 use crate::tiling::Tiling;
 
@@ -214,9 +219,16 @@ fn enter(
             "a partially manual region nested in a partially manual one",
         ));
     }
-    check_pieces(instr, &bs, &globals(ctx, instr), &element_shapes(instr))?;
+    let globals = globals(ctx, instr);
+    let pieces = element_shapes(instr);
+    check_pieces(instr, &bs, &globals, &pieces)?;
+    // A partially manual region nested in a partially manual one: per coordinate of both
+    // regions' manual axes, its values tiled over the axes left automatic.
+    let inner_keys = crate::sdy_nested::all_manual(ctx, instr)
+        .and_then(|_| crate::region_keys::region_keys(ctx, instr));
     let mut reshards = Vec::with_capacity(bs.len());
     let mut names = Vec::with_capacity(bs.len());
+    let mut bodies = Vec::with_capacity(bs.len());
     for (i, b) in bs.into_iter().enumerate() {
         let operand = instr.operands()[i];
         let now = ctx.operand_array(instr, i)?;
@@ -230,12 +242,32 @@ fn enter(
                 "a nested manual region whose manual subgroup is not its enclosing partially manual region's",
             ));
         }
+        let b = match &inner_keys {
+            Some(k) => {
+                let (t, body) = manual_partial::input(&b, now, k, &globals[i], &pieces[i]);
+                bodies.push(body);
+                t
+            }
+            None => b,
+        };
         names.push(format!(
             "{}{}",
             text(&b),
             if &b == now { "" } else { " (resharded)" }
         ));
         reshards.push(Some(b).filter(|b| b != now));
+    }
+    if inner_keys.is_some() {
+        let out = match instr.shape().is_tuple() {
+            true => ValueTiling::Tuple(bodies),
+            false => ValueTiling::Array(bodies.remove(0)),
+        };
+        let why = format!(
+            "enters a partially manual region nested in a partially manual one: input {} within each enclosing manual coordinate; the body runs per coordinate of both regions' manual axes, tiled {} over the others",
+            names.join(", "),
+            out.text()
+        );
+        return Ok(with_value(out, reshards, why));
     }
     let why = format!(
         "enters a manual region nested in a partially manual one: input {} within each manual coordinate; the body runs per device",
@@ -256,10 +288,22 @@ fn leave(
         .iter()
         .map(|&o| ctx.comp.instr(o).shape().clone())
         .collect();
+    let globals = globals(ctx, instr);
+    check_pieces(instr, &bs, &globals, &pieces)?;
+    let mut gathers = vec![None; instr.operands().len()];
     for i in 0..instr.operands().len() {
+        let inner_keys = ctx.decisions.partial_keys(instr.operands()[i]);
         match ctx.operand(instr, i)? {
             ValueTiling::Manual => {}
             ValueTiling::Array(t) if t.is_replicated() => {}
+            // A partially manual region's value (nested in a partially manual one): its
+            // tiling composed with the exit's split within each enclosing coordinate.
+            ValueTiling::Array(t) if inner_keys.is_some() => {
+                let (to, gather) =
+                    manual_partial::output(&bs[i], t, inner_keys, &globals[i], &pieces[i]);
+                bs[i] = to;
+                gathers[i] = gather;
+            }
             other => {
                 return Err(SpmdError::unsupported(
                     instr,
@@ -271,7 +315,6 @@ fn leave(
             }
         }
     }
-    check_pieces(instr, &bs, &globals(ctx, instr), &pieces)?;
     let names: Vec<String> = bs.iter().map(text).collect();
     let why = format!(
         "leaves a manual region into a partially manual one: each device's value is its piece of its manual coordinate's value, {}",
@@ -281,7 +324,7 @@ fn leave(
         true => ValueTiling::Tuple(bs),
         false => ValueTiling::Array(bs.remove(0)),
     };
-    Ok(with_value(out, vec![None; instr.operands().len()], why))
+    Ok(with_value(out, gathers, why))
 }
 
 #[cfg(test)]

@@ -2,14 +2,18 @@
 //! batch and contracting dimensions alike (the same tiles on every device); the result
 //! keeps the batch tiles and each operand's free-dimension tiles, and a split contracting
 //! dimension leaves partial sums that an all-reduce over the devices splitting it
-//! completes. When the operands do not agree, the less split one is resharded to the
-//! other's batch and contracting tiles (its free dimensions whole).
+//! completes. When the operands do not agree, one is resharded to the other's batch and
+//! contracting tiles (its free dimensions whole): the one whose move, with the all-reduce
+//! of any partial sums the plan leaves, costs fewer bytes (`reshard_cost.rs`); on a tie
+//! the less split one.
 
 use hlo::Instruction;
 
 use crate::context::{text, Ctx};
 use crate::decision::{Decision, PartialSums, ValueTiling};
+use crate::emit::local_shape;
 use crate::error::SpmdError;
+use crate::reshard_cost::reshard_bytes;
 use crate::rules_reduce::groups_text;
 use crate::tiling::{zip_groups, Tiling};
 
@@ -128,14 +132,40 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
             "operands split batch and contracting dimensions alike".to_string(),
         ),
         None => {
-            let lhs_leads = l.tile_count() >= r.tile_count();
-            let (nl, nr) = match lhs_leads {
-                true => (l.clone(), follow(l, &lr, r, &rr)),
-                false => (follow(r, &rr, l, &lr), r.clone()),
+            let global = |i: usize| ctx.comp.instr(instr.operands()[i]).shape();
+            let option = |lhs_leads: bool| {
+                let (nl, nr) = match lhs_leads {
+                    true => (l.clone(), follow(l, &lr, r, &rr)),
+                    false => (follow(r, &rr, l, &lr), r.clone()),
+                };
+                let p = plan(&nl, &nr, &lr, &rr)?;
+                let moved = match lhs_leads {
+                    true => reshard_bytes(global(1), r, &nr)?,
+                    false => reshard_bytes(global(0), l, &nl)?,
+                };
+                let sums = match &p.1 {
+                    Some(_) => local_shape(instr.shape(), &p.0, instr.name())
+                        .ok()?
+                        .byte_size()
+                        .ok()? as u64,
+                    None => 0,
+                };
+                Some((nl, nr, p, moved + sums))
             };
-            let p = plan(&nl, &nr, &lr, &rr).ok_or_else(|| {
-                SpmdError::unsupported(instr, "no per-device plan for these operand shardings")
-            })?;
+            // Reshard the operand whose move (with the all-reduce of any partial sums it
+            // leaves) costs fewer bytes; on a tie the more split operand leads.
+            let by_tiles = l.tile_count() >= r.tile_count();
+            let (lhs_leads, (nl, nr, p, cost)) = match (option(by_tiles), option(!by_tiles)) {
+                (Some(a), Some(b)) if b.3 < a.3 => (!by_tiles, b),
+                (Some(a), _) => (by_tiles, a),
+                (None, Some(b)) => (!by_tiles, b),
+                (None, None) => {
+                    return Err(SpmdError::unsupported(
+                        instr,
+                        "no per-device plan for these operand shardings",
+                    ))
+                }
+            };
             let (which, to) = match lhs_leads {
                 true => ("rhs", text(&nr)),
                 false => ("lhs", text(&nl)),
@@ -148,7 +178,7 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
                 operands,
                 p,
                 format!(
-                    "{which} resharded to {to} to split batch and contracting dimensions alike"
+                    "{which} resharded to {to} to split batch and contracting dimensions alike ({cost} bytes moved, the cheaper operand)"
                 ),
             )
         }

@@ -29,8 +29,8 @@ use crate::decision::{Decision, ValueTiling};
 use crate::emit::local_shape;
 use crate::error::SpmdError;
 use crate::manual_partial;
-use crate::sdy;
 use crate::tiling::Tiling;
+use hlo::sdy;
 
 /// The decision for `instr` when it is a region boundary or inside a region, else `None`.
 pub(crate) fn decide(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Result<Decision, SpmdError>> {
@@ -247,7 +247,7 @@ fn enter(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdError> {
             ),
         ));
     }
-    let keys = crate::rules_partial::region_keys(ctx, instr);
+    let keys = crate::region_keys::region_keys(ctx, instr);
     let mut operands = Vec::with_capacity(pieces.len());
     let mut names = Vec::new();
     let mut bodies = Vec::new();

@@ -12,7 +12,6 @@ use crate::decision::{Decision, ValueTiling};
 use crate::error::SpmdError;
 use crate::manual_ops::{enters, leaves, manual_constraint, per_device};
 use crate::manual_partial;
-use crate::sdy;
 
 /// An op of a partially manual region on a value tiled over the automatic axes: a
 /// constraint passes its operand through (its tiling kept); a collective keeps its
@@ -62,7 +61,7 @@ fn opens_into_partial(ctx: &Ctx<'_>, instr: &Instruction) -> bool {
     open && !users.is_empty()
         && users.iter().all(|&u| {
             let u = ctx.comp.instr(u);
-            enters(u) && region_keys(ctx, u).is_some()
+            enters(u) && crate::region_keys::region_keys(ctx, u).is_some()
         })
 }
 
@@ -78,7 +77,7 @@ pub(crate) fn partial_keys(ctx: &Ctx<'_>, instr: &Instruction, d: &Decision) -> 
         return None;
     }
     if enters(instr) {
-        return region_keys(ctx, instr);
+        return crate::region_keys::region_keys(ctx, instr);
     }
     if manual_constraint(instr) {
         if let Some(k) = manual_partial::keys(instr, &[], None, ctx.devices) {
@@ -89,26 +88,4 @@ pub(crate) fn partial_keys(ctx: &Ctx<'_>, instr: &Instruction, d: &Decision) -> 
         .operands()
         .iter()
         .find_map(|&o| ctx.decisions.partial_keys(o).map(<[i64]>::to_vec))
-}
-
-/// The manual coordinate each device serves in the partially manual region that enter op
-/// `instr` opens; `None` for a fully manual one.
-pub(crate) fn region_keys(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Vec<i64>> {
-    if !instr
-        .custom_call_target()
-        .is_some_and(|t| t.starts_with("xla.sdy."))
-    {
-        return manual_partial::keys(instr, &[], None, ctx.devices);
-    }
-    let attrs = instr.frontend_attributes();
-    let get = |k: &str| {
-        attrs
-            .iter()
-            .find(|(name, _)| name == k)
-            .map(|(_, v)| v.as_str().to_string())
-    };
-    let meshes = sdy::meshes(ctx.module).ok()?;
-    let shardings = sdy::sharding_per_value(&get("xla.sdy.in_shardings")?, &meshes).ok()?;
-    let manual = sdy::manual_axes(&get("xla.sdy.manual_axes")?).ok()?;
-    manual_partial::keys(instr, &shardings, Some(&manual), ctx.devices)
 }

@@ -23,8 +23,8 @@ use crate::context::Ctx;
 use crate::error::SpmdError;
 use crate::manual_ops::{enters, leaves};
 use crate::manual_partial;
-use crate::sdy;
 use crate::tiling::Tiling;
+use hlo::sdy;
 
 /// The frontend attribute [`mark`] writes on a nested Shardy boundary: the manual axes of
 /// every region enclosing it, as `#sdy<manual_axes{"a", ...}>`.
@@ -125,6 +125,36 @@ pub(crate) fn mark(m: &mut Module) -> Result<(), SpmdError> {
     Ok(())
 }
 
+/// The manual axes of nested Shardy boundary `instr` and of every region enclosing it,
+/// where the nested region leaves some mesh axis of more than one device automatic (a
+/// partially manual region nested in a partially manual one): its body runs per
+/// coordinate of these axes, its values tiled over the others. `None` where every axis
+/// is manual there (or `instr` is not a nested boundary).
+pub(crate) fn all_manual(ctx: &Ctx<'_>, instr: &Instruction) -> Option<Vec<String>> {
+    if !is_nested(instr) {
+        return None;
+    }
+    let mut axes = sdy::manual_axes(&attr(instr, ENCLOSING)?).ok()?;
+    for a in manual_of(instr).ok()? {
+        if !axes.contains(&a) {
+            axes.push(a);
+        }
+    }
+    let meshes = sdy::meshes(ctx.module).ok()?;
+    let key = match enters(instr) {
+        true => "xla.sdy.in_shardings",
+        false => "xla.sdy.out_shardings",
+    };
+    let shardings = sdy::sharding_per_value(&attr(instr, key)?, &meshes).ok()?;
+    let ShardingKind::Named(n) = &shardings.first()?.kind else {
+        return None;
+    };
+    n.mesh
+        .iter()
+        .any(|(a, size)| *size > 1 && !axes.contains(a))
+        .then_some(axes)
+}
+
 /// Whether `instr` is a Shardy boundary [`mark`] found inside another region.
 pub(crate) fn is_nested(instr: &Instruction) -> bool {
     shardy_boundary(instr) && attr(instr, ENCLOSING).is_some()
@@ -132,9 +162,9 @@ pub(crate) fn is_nested(instr: &Instruction) -> bool {
 
 /// For a nested Shardy boundary of values of `globals` shapes (the enclosing region's
 /// values): each value's tiling within each coordinate of the enclosing manual axes, and
-/// the coordinate each device serves. Unsupported where the nested region leaves an axis
-/// automatic (a partially manual region nested in a partially manual one) or its
-/// sharding names an axis that is not its own.
+/// the coordinate each device serves. Unsupported where its sharding names an axis that is
+/// not its own. (A nested region that leaves mesh axes automatic, a partially manual
+/// region in a partially manual one, runs per coordinate of [`all_manual`]'s axes.)
 pub(crate) fn tilings(
     ctx: &Ctx<'_>,
     instr: &Instruction,
@@ -162,17 +192,6 @@ pub(crate) fn tilings(
         let ShardingKind::Named(n) = &s.kind else {
             return Err(bad(format!("a nested region's boundary sharding {s}")));
         };
-        let automatic: Vec<&str> = n
-            .mesh
-            .iter()
-            .filter(|(a, size)| *size > 1 && !enclosing.contains(a) && !own.contains(a))
-            .map(|(a, _)| a.as_str())
-            .collect();
-        if !automatic.is_empty() {
-            return Err(bad(format!(
-                "a partially manual region nested in a partially manual one (mesh axes {automatic:?} automatic)"
-            )));
-        }
         if let Some(a) = n.dims.iter().flatten().find(|a| !own.contains(&a.name)) {
             return Err(bad(format!(
                 "a nested region's boundary splits over mesh axis {:?}, not one of its own manual axes",

@@ -91,12 +91,16 @@ pub fn check_module(
     Ok(p)
 }
 
-/// Whether `module` holds a manual region (GSPMD's `SPMDFullToShardShape`), whose body
-/// only means something on N devices.
+/// Whether `module` holds a manual region (GSPMD's `SPMDFullToShardShape` or Shardy's
+/// `xla.sdy.GlobalToLocalShape`), whose body only means something on N devices.
 fn has_manual_region(module: &Module) -> bool {
     module.computations.iter().any(|c| {
-        c.instructions()
-            .any(|(_, i)| i.custom_call_target() == Some("SPMDFullToShardShape"))
+        c.instructions().any(|(_, i)| {
+            matches!(
+                i.custom_call_target(),
+                Some("SPMDFullToShardShape" | "xla.sdy.GlobalToLocalShape")
+            )
+        })
     })
 }
 

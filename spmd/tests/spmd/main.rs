@@ -13,6 +13,7 @@ mod random_loops;
 mod random_modules;
 mod random_nested;
 mod random_partial;
+mod random_partial_nested;
 mod random_reshards;
 mod random_windows;
 mod sweep;

@@ -7,10 +7,11 @@
 //! "data" or whole. Each draw is written twice, in GSPMD's form (manual subgroups) and
 //! in Shardy's (calls of bodies between `xla.sdy` boundaries, a nested one naming only
 //! its own manual axis). The GSPMD module, partitioned and evaluated on its devices,
-//! must equal the evaluator's global run of it; the Shardy module (which the evaluator
-//! does not read) must give the same outputs when partitioned, and move the same
-//! collective bytes as the GSPMD form (a Shardy nested region read as a partially
-//! manual region of its own moved more).
+//! must equal the evaluator's global run of it; the evaluator's global run of the Shardy
+//! module (its `xla.sdy` boundaries read with their global meaning) must equal it too,
+//! and so must the Shardy module partitioned, moving the same collective bytes as the
+//! GSPMD form (a Shardy nested region read as a partially manual region of its own
+//! moved more).
 
 use hlo::Module;
 use rand_core::{Rng as _, SeedableRng};
@@ -384,6 +385,15 @@ fn check_draw(d: &Draw, devices: usize, seed: u64) -> Result<(), String> {
     let args = random_args(&g, seed);
     let pg = check_module(&g, devices, &args).map_err(|e| format!("GSPMD form: {e}"))?;
     let want = global_evaluation(&g, devices, &args)?;
+    let shardy_global = global_evaluation(&s, devices, &args)
+        .map_err(|e| format!("the evaluator's global run of the Shardy form: {e}"))?;
+    for (i, (sv, w)) in shardy_global.iter().zip(&want).enumerate() {
+        if sv != w {
+            return Err(format!(
+                "the evaluator's global run of the Shardy form differs from the GSPMD form's at output {i}"
+            ));
+        }
+    }
     let ps = spmd::partition(&s, devices).map_err(|e| format!("Shardy form: {e}"))?;
     let got = run_partitioned(&s, &ps.module, devices, &args)?;
     for (i, (gv, w)) in got.iter().zip(&want).enumerate() {

@@ -2,27 +2,31 @@
 //! `xla.sdy.LocalToGlobalShape` custom calls): the module's meshes
 //! (`xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>}`), the per-value shardings of the
 //! region's inputs and outputs (`#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>`) and its
-//! manual axes (`#sdy<manual_axes{"x"}>`), read into `hlo`'s named-mesh [`Sharding`] so
-//! that they become tilings as every other annotation does.
+//! manual axes (`#sdy<manual_axes{"x"}>`), read into the named-mesh [`Sharding`] so that
+//! they become tiles as every other annotation does. Here in `hlo` because both the
+//! partitioner (`spmd`) and the evaluator's global meaning of these calls (`hlo-eval`)
+//! read them.
 //!
 //! Read: axis lists per dimension with sub-axes (`"x":(1)2`), open dimensions (`{?}`,
 //! `{"x", ?}`) and priorities (`p0`, ignored: they only order propagation), `replicated=`
 //! and `unreduced=`, meshes by name or inline (`<mesh<["x"=4]>, ...>`), `device_ids=`.
 
-use hlo::sharding::{AxisRef, NamedSharding, Sharding, ShardingKind};
-use hlo::Module;
+use crate::ir::Module;
+use crate::sharding::{AxisRef, NamedSharding, Sharding, ShardingKind};
 
 /// A named mesh: axes with sizes, and the device order when not `0..n`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Mesh {
+pub struct Mesh {
+    /// Axis names with sizes, major to minor.
     pub axes: Vec<(String, i64)>,
+    /// The mesh's devices in row-major order, when not `0..n`.
     pub devices: Option<Vec<i64>>,
 }
 
 /// The meshes of `module`'s `xla.sdy.meshes` frontend attribute, by name.
-pub(crate) fn meshes(module: &Module) -> Result<Vec<(String, Mesh)>, String> {
+pub fn meshes(module: &Module) -> Result<Vec<(String, Mesh)>, String> {
     let Some(raw) = module.attrs().iter().find_map(|a| match &a.value {
-        hlo::ir::ModuleAttrValue::Raw(text) if a.name == "frontend_attributes" => {
+        crate::ir::ModuleAttrValue::Raw(text) if a.name == "frontend_attributes" => {
             Some(text.clone())
         }
         _ => None,
@@ -53,10 +57,7 @@ pub(crate) fn meshes(module: &Module) -> Result<Vec<(String, Mesh)>, String> {
 }
 
 /// The shardings of `#sdy.sharding_per_value<[...]>` (`text` with `\"` unescaped or not).
-pub(crate) fn sharding_per_value(
-    text: &str,
-    meshes: &[(String, Mesh)],
-) -> Result<Vec<Sharding>, String> {
+pub fn sharding_per_value(text: &str, meshes: &[(String, Mesh)]) -> Result<Vec<Sharding>, String> {
     let text = text.replace("\\\"", "\"");
     let mut p = Text::new(&text);
     p.expect("#sdy.sharding_per_value<[")?;
@@ -76,7 +77,7 @@ pub(crate) fn sharding_per_value(
 }
 
 /// The axis names of `#sdy<manual_axes{"x", "y"}>`.
-pub(crate) fn manual_axes(text: &str) -> Result<Vec<String>, String> {
+pub fn manual_axes(text: &str) -> Result<Vec<String>, String> {
     let text = text.replace("\\\"", "\"");
     let mut p = Text::new(&text);
     p.expect("#sdy<manual_axes{")?;
@@ -303,7 +304,7 @@ mod tests {
 
     #[test]
     fn reads_meshes_shardings_and_manual_axes() {
-        let m = hlo::parse_module(
+        let m = crate::parse_module(
             "HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<[\"a\"=2, \"b\"=4]>, m2 = #sdy.mesh<[\"z\"=2], device_ids=[1,0]>}}\n\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n",
         )
         .expect("parses");
@@ -315,11 +316,12 @@ mod tests {
             &meshes,
         )
         .expect("shardings");
-        let t = crate::Tiling::from_sharding(&s[0], 2, 8).expect("tiles");
-        assert_eq!(t.tiles, vec![2, 4]);
-        assert_eq!(t.of_device[5], vec![1, 1]);
-        let r = crate::Tiling::from_sharding(&s[1], 1, 2).expect("tiles");
-        assert!(r.is_replicated());
+        let t = s[0].as_tiled(2).expect("tiles").expect("tiled");
+        assert_eq!(t.data_tiles(), &[2, 4]);
+        assert_eq!(s[0].tile_of(5, 2).expect("tile"), Some(vec![1, 1]));
+        assert_eq!(s[1].tile_of(1, 1).expect("tile"), Some(vec![0]));
+        // Both devices hold the whole value, in the mesh's device order.
+        assert_eq!(s[1].devices_of_tile(&[0], 2).expect("devices"), vec![1, 0]);
         assert_eq!(
             manual_axes("#sdy<manual_axes{\"a\", \"b\"}>").expect("axes"),
             vec!["a".to_string(), "b".to_string()]

@@ -167,7 +167,7 @@ def programs(n):
          [(4, 128, 64, 8), (3, 3, 8, 16), (3, 3, 16, 16), (3, 3, 16, 8)], True),
         ("ring_psum_scatter", ring,
          [s(mesh1, "d", None), s(mesh1, "d", None)],
-         [(512, 256), (256 * n, 128)], True),
+         [(1024, 512), (512 * n, 256)], True),
         ("pipeline_scan", pipe,
          [s(mesh1), s(mesh1, "d", None, None)],
          [(16, 64, 256), (n, 256, 256)], True),

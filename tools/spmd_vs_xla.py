@@ -387,6 +387,13 @@ def shard_map_programs():
             [(8, 16)],
             True,
         ),
+        (
+            "shard_map_partial_in_partial_gspmd",
+            partial_in_partial,
+            [s(mesh2x2x2, None, ("a", "c"))],
+            [(8, 16)],
+            False,
+        ),
     ]
 
 

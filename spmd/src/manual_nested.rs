@@ -207,16 +207,20 @@ fn enter(
     (bs, keys): NestedTilings,
 ) -> Result<Decision, SpmdError> {
     let gspmd = !sdy_nested::is_nested(instr);
+    // GSPMD's partially manual region nested in a partially manual one enters to a
+    // sharding with a manual subgroup (both regions' manual axes) instead of `{manual}`.
+    let gspmd_partial = gspmd && manual_partial::keys(instr, &[], None, ctx.devices).is_some();
     if gspmd
         && (instr.operands().len() != 1
-            || !matches!(
-                instr.sharding().map(|s| &s.kind),
-                Some(ShardingKind::Manual)
-            ))
+            || !(gspmd_partial
+                || matches!(
+                    instr.sharding().map(|s| &s.kind),
+                    Some(ShardingKind::Manual)
+                )))
     {
         return Err(SpmdError::unsupported(
             instr,
-            "a partially manual region nested in a partially manual one",
+            "a nested manual region's entry of several values, or to a sharding that is neither manual nor partially manual",
         ));
     }
     let globals = globals(ctx, instr);
@@ -224,8 +228,10 @@ fn enter(
     check_pieces(instr, &bs, &globals, &pieces)?;
     // A partially manual region nested in a partially manual one: per coordinate of both
     // regions' manual axes, its values tiled over the axes left automatic.
-    let inner_keys = crate::sdy_nested::all_manual(ctx, instr)
-        .and_then(|_| crate::region_keys::region_keys(ctx, instr));
+    let nested_partial = gspmd_partial || crate::sdy_nested::all_manual(ctx, instr).is_some();
+    let inner_keys = nested_partial
+        .then(|| crate::region_keys::region_keys(ctx, instr))
+        .flatten();
     let mut reshards = Vec::with_capacity(bs.len());
     let mut names = Vec::with_capacity(bs.len());
     let mut bodies = Vec::with_capacity(bs.len());

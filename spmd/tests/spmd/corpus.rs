@@ -69,11 +69,11 @@ fn matches_xla(dir: &Path, name: &str, devices: usize) {
 }
 
 #[test]
-fn the_evaluators_global_run_of_shardy_shard_maps_matches_xla() {
+fn the_evaluators_global_run_of_shard_maps_matches_xla() {
     // The unpartitioned modules themselves, on 8 devices of the evaluator: the xla.sdy
-    // boundaries give each device its piece and assemble the pieces again (nested
-    // regions within their enclosing region's coordinate), independent of the
-    // partitioner.
+    // boundaries (and GSPMD's SPMDFullToShardShape / SPMDShardToFullShape) give each
+    // device its piece and assemble the pieces again (nested regions within their
+    // enclosing region's coordinate), independent of the partitioner.
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/spmd_xla");
     for name in [
         "shard_map_collectives",
@@ -86,6 +86,11 @@ fn the_evaluators_global_run_of_shardy_shard_maps_matches_xla() {
         "shard_map_partial_collectives",
         "shard_map_nested",
         "shard_map_partial_in_partial",
+        "shard_map_ring_gspmd",
+        "shard_map_partial_gspmd",
+        "shard_map_partial_axis_index",
+        "shard_map_nested_gspmd",
+        "shard_map_partial_in_partial_gspmd",
     ] {
         let (module, args, want) = load(&dir, name);
         let got = global_evaluation(&module, 8, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -129,6 +134,7 @@ fn jax_modules_match_xla_outputs_on_8_devices() {
         "shard_map_nested",
         "shard_map_nested_gspmd",
         "shard_map_partial_in_partial",
+        "shard_map_partial_in_partial_gspmd",
         "cnn_rows_split",
         "cnn_batch_split",
         "dp_train_step_clipped",

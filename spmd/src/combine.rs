@@ -21,7 +21,7 @@ use hlo::{CompId, Computation, ElementType, InstrId, Instruction, Module, Opcode
 /// element type, and their attributes other than `channel_id` and `to_apply` (groups,
 /// `use_global_device_ids`, `dimensions`), as text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Kind {
+pub(crate) struct Kind {
     op: Opcode,
     reducer: Option<Reducer>,
     ty: ElementType,
@@ -60,7 +60,7 @@ pub(crate) fn combine_collectives(m: &mut Module) -> Combined {
 /// The combinable kind of all-reduce, all-gather or reduce-scatter `instr`: one array
 /// operand and result, a reducer `classify` recognizes (but for an all-gather), no
 /// control edges.
-fn kind_of(m: &Module, instr: &Instruction) -> Option<Kind> {
+pub(crate) fn kind_of(m: &Module, instr: &Instruction) -> Option<Kind> {
     let op = instr.opcode();
     if !matches!(
         op,

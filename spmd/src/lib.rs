@@ -22,8 +22,10 @@
 //! first, and a reduce or dot that sums over such a dimension masks the padding with its
 //! neutral value (`emit_pad.rs`, `mask.rs`).
 //!
-//! Independent all-reduces, all-gathers and reduce-scatters over the same groups (and
-//! dimension, reducer, type) are then combined into one each (`combine.rs`).
+//! Repeated collectives (the same value gathered again for another user) are removed
+//! (`dedupe.rs`), and independent all-reduces, all-gathers and reduce-scatters over the
+//! same groups (and dimension, reducer, type) are then combined into one each
+//! (`combine.rs`).
 //!
 //! A manual region (`shard_map`, `rules_manual.rs`, its Shardy text read by `sdy.rs`) is
 //! per-device code already: it is kept as it is, and only its inputs and outputs are
@@ -40,6 +42,7 @@ mod combine;
 mod concat_split;
 mod context;
 mod decision;
+mod dedupe;
 mod dims_map;
 mod emit;
 mod emit_all_to_all;

@@ -61,8 +61,15 @@ pub fn partition(module: &Module, devices: usize) -> Result<Partitioned, SpmdErr
     call_graph::remove_unreachable_computations(&mut m);
     // Combined after the unpartitioned computations are gone (their collectives, a manual
     // region's, are not run).
+    let repeated = crate::dedupe::dedupe_collectives(&mut m);
     let combined = crate::combine::combine_collectives(&mut m);
     let mut explain = explain;
+    if repeated > 0 {
+        explain.push_str(&format!(
+            "repeated collectives: {repeated} removed (the same value over the same groups again)
+"
+        ));
+    }
     for (n, what, same) in [
         (combined.all_reduce, "all-reduce", "groups and reducer"),
         (combined.all_gather, "all-gather", "groups and dimension"),

@@ -39,7 +39,20 @@ of an all-gather's tile both as `replica_id [E]` and as a `replica ids { offsets
 [1] ... }` tile (one replica read, else a difference). A propagation's instruction and tile
 may be named through the test's locals (`const HloInstruction* scan = root->operand(0);`,
 `Tile t = GetTestTile(*tiling_space, {4, 8});`, `const Tile& c = operands[0];`); a form the
-script cannot read is listed as not extracted, with the name it could not resolve.
+script cannot read is listed as not extracted, with the name it could not resolve. A tile
+from an earlier propagation the test checks nothing of is propagated when a later case
+needs it; tile sizes built in a vector (`std::vector<int64_t> v(tiling_space->
+num_dimensions(), 1); v[1] = 2;`) are read. XLA's tile propagation walks a scan's scanned
+dimension in steps (the carry holding the earlier ones), so a module with a scan is tiled
+with `hloc tile --scan-steps`; a tile of no dimensions for another output of an
+instruction names no tile ids in hloc's space of that output.
+
+Where hloc's propagated tile differs from XLA's, the operand tiles of ops whose read sets
+`xla_tiling_exact.py` enumerates from the op's definition (convolutions) are checked
+against that enumeration at every sample where the two differ: when hloc's tile is exactly
+the set read there, the case is counted in its own column (`hloc exact`: XLA's tile reads
+more, or misses elements the program reads), otherwise it is a plain difference that
+names the enumerated set.
 
 Standard library only.
 """
@@ -57,10 +70,14 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parser_compat import (  # noqa: E402  (shared C++ lexing helpers)
     TEST_HEAD, matching_close, read_concatenated_literals, revision, split_top_level)
+from xla_tiling_exact import oracle as exact_read_oracle  # noqa: E402
 
 TIMEOUT_S = 30
 # Prefix of a difference where hloc answers (a tile, an analysis) and XLA does not.
 MORE = "hloc-only: "
+# Prefix of a difference where hloc's tile is exactly the set read (enumerated from the
+# op's definition, `xla_tiling_exact.py`) and XLA's is not.
+EXACT = "hloc exact: "
 SAMPLE_SEED = 15
 
 
@@ -75,6 +92,9 @@ class Case:
     compare: object
     files: dict = field(default_factory=dict)
     produces: str = ""  # the test's variable holding this answer (for later `@VAR[K]` tiles)
+    # The propagations of the test so far, by variable, for `@VAR[K]` tiles whose answer
+    # no earlier case asked for (a propagation the test checks nothing of).
+    steps: dict = field(default_factory=dict)
     outcome: str = ""
     detail: str = ""
 
@@ -454,7 +474,19 @@ def positions(tile, env, cap=48):
     return out
 
 
-def compare_tiles(xla, got, names, extents, concrete):
+def product_positions(per):
+    """Per-dimension positions of a product set, with every dimension emptied when one
+    is empty (the set is then empty whatever the others list)."""
+    return [[] for _ in per] if any(not p for p in per) else [list(p) for p in per]
+
+
+def compare_tiles(xla, got, names, extents, concrete, exact=None):
+    """None when every tile of `got` (hloc's) reads what XLA's does at 300 sampled tile
+    ids, sizes and runtime values; else why not. With `exact(k, env)` (the positions operand
+    `k` must read, `xla_tiling_exact.py`), a sample where they differ and hloc's tile reads
+    exactly the enumerated set is counted instead of failing, and the answer is then a
+    reason starting with EXACT."""
+    exact_at = []
     if xla is None or got is None:
         if len(xla or []) != len(got or []) or (xla is None) != (got is None):
             return f"XLA {'no tiles' if xla is None else f'{len(xla)} tiles'}, hloc " \
@@ -507,7 +539,19 @@ def compare_tiles(xla, got, names, extents, concrete):
             except (KeyError, ZeroDivisionError) as e:
                 return f"tile {k}: cannot evaluate: {e!r}"
             if pa != pb:
-                return f"tile {k} at {env}: XLA {pa} hloc {pb}"[:400]
+                why = f"tile {k} at {env}: XLA {pa} hloc {pb}"
+                want = exact(k, env) if exact is not None else None
+                if want is None or product_positions(pb) != product_positions(want):
+                    if want is not None:
+                        why += f" (enumerated: {want})"
+                    return why[:400]
+                exact_at.append((why, all(set(y) <= set(x) for x, y in
+                                          zip(product_positions(pa), product_positions(pb)))))
+    if exact_at:
+        narrower = sum(n for _, n in exact_at)
+        return (f"{EXACT}hloc's tile is the enumerated set at all {len(exact_at)} samples "
+                f"where XLA's differs (XLA's reads more at {narrower}, misses read elements "
+                f"at {len(exact_at) - narrower}); e.g. {exact_at[0][0]}")[:400]
     return None
 
 
@@ -872,7 +916,8 @@ def propagation_cases(src, hloc):
         comps, entry = hlo_computations(hlo)
         root = comps[entry]["root"]
         sizes = None
-        am = re.search(r"AssignTileSizes\s*\(\s*\{([^}]*)\}", body)
+        am = re.search(r"AssignTileSizes\s*\(\s*\{([^}]*)\}", body) or \
+            vector_tile_sizes(body, comps, entry, root)
         upper = None
         um = re.search(r"upper_bounds\s*\{\s*(.*?)\}\s*;", body, re.S)
         if um:
@@ -885,6 +930,7 @@ def propagation_cases(src, hloc):
             consts[cm.group(1)] = literal(body[cm.end():])
         results = {}
         argv_var = {}
+        steps = {}
         unread = []
         n = 0
         for macro, start, args in calls(body, ["PropagateTileToInput",
@@ -918,12 +964,16 @@ def propagation_cases(src, hloc):
                     argv = ["--instr", instr, "--to-operands"]
                     if k not in ("", "0"):
                         argv += ["--output", k]
+                        tile = rank0_tile(tile)
                     if tile is not None:
                         argv += ["--tile", tile]
                     elif sizes_before(body, start, am):
                         argv += ["--tile-sizes", am.group(1).replace(" ", "")]
                 else:
                     argv = ["--instr", instr, "--to-output", "--operand", k, "--tile", tile]
+                if re.search(r"\bscan\(", hlo):
+                    # XLA's tile propagation walks a scan's scanned dimension in steps.
+                    argv.append("--scan-steps")
                 close = matching_close(body, body.index("(", start), "(", ")")
                 if re.match(r"\s*,\s*StatusIs\(", body[close:]):
                     # EXPECT_THAT(Propagate...(...), StatusIs(...)): XLA has no tile.
@@ -935,6 +985,7 @@ def propagation_cases(src, hloc):
                 if vm:
                     results[vm.group(1)] = argv
                     argv_var[id(argv)] = f"{suite}.{name}:{vm.group(1)}"
+                    steps[f"{suite}.{name}:{vm.group(1)}"] = argv
                 continue
             a = split_top_level(args)
             if len(a) < 2 or a[0].strip() not in results:
@@ -953,7 +1004,8 @@ def propagation_cases(src, hloc):
                 if "--tile-sizes" in argv else None
             cases.append(Case("propagation", f"{suite}.{name}#{n}", argv, expected,
                               ("tiles", space_dims(comps, entry, root), concrete),
-                              files={"hlo": hlo}, produces=argv_var.get(id(argv), "")))
+                              files={"hlo": hlo}, produces=argv_var.get(id(argv), ""),
+                              steps=dict(steps)))
         if n == 0:
             why = f"not read: {', '.join(unread)}" if unread else "no propagation expectation"
             skipped.append((f"{suite}.{name}", why))
@@ -1060,6 +1112,48 @@ def compare_equivalent(case, out):
 
 def sizes_before(body, start, am):
     return am is not None and am.start() < start
+
+
+class VectorSizes:
+    """A match-like value for tile sizes built in a vector variable."""
+
+    def __init__(self, text, start):
+        self.text, self.pos = text, start
+
+    def group(self, _):
+        return self.text
+
+    def start(self):
+        return self.pos
+
+
+def vector_tile_sizes(body, comps, entry, root):
+    """`std::vector<int64_t> V(tiling_space->num_dimensions(), X); V[i] = Y; ...
+    AssignTileSizes(V)`: the sizes as `X,Y,...` (the space's rank from the root's output and
+    own dimensions), at the position of the AssignTileSizes call; else None."""
+    m = re.search(r"AssignTileSizes\s*\(\s*(\w+)\s*\)", body)
+    if not m:
+        return None
+    var = re.escape(m.group(1))
+    d = re.search(var + r"\s*\(\s*tiling_space->num_dimensions\(\)\s*,\s*(\d+)\s*\)", body)
+    if not d:
+        return None
+    sizes = [int(d.group(1))] * space_rank(comps, entry, root)
+    for a in re.finditer(var + r"\[(\d+)\]\s*=\s*(\d+)\s*;", body[:m.start()]):
+        i = int(a.group(1))
+        if i >= len(sizes):
+            return None
+        sizes[i] = int(a.group(2))
+    return VectorSizes(",".join(map(str, sizes)), m.start())
+
+
+def rank0_tile(tile):
+    """A tile with no dimensions written over XLA's space (`(tid_0) -> offsets [] ...`)
+    for another output of an instruction: over hloc's space of that output, which has no
+    dimensions either, it names no tile ids."""
+    if tile is None or not re.search(r"->\s*offsets\s*\[\s*\]", tile):
+        return tile
+    return re.sub(r"^\([^)]*\)", "()", tile.strip())
 
 
 # ---------------------------------------------------------------------------
@@ -1407,7 +1501,8 @@ def judge(case, out):
         if any(t is None for t in got):
             return "hloc: " + next(l for l in out.splitlines() if l.startswith("no tile"))
         names = sorted(set(re.findall(r"\brt_\d+\b", out + " ".join(case.args))))
-        return compare_tiles(case.expect, got, names, case.compare[1], case.compare[2])
+        return compare_tiles(case.expect, got, names, case.compare[1], case.compare[2],
+                             exact_oracle(case))
     if kind == "not_tileable":
         return None if out.startswith("not tileable") else MORE + "hloc tiles it, XLA not"
     parts = analysis_parts(out)
@@ -1463,6 +1558,16 @@ def judge(case, out):
     return None if any(r is None for r in reasons) else "; ".join(reasons)[:400]
 
 
+def exact_oracle(case):
+    """The enumerated read sets of a propagation to the operands of an op
+    `xla_tiling_exact.py` knows, else None."""
+    if "--to-operands" not in case.args or "--instr" not in case.args or \
+            "--output" in case.args:
+        return None
+    return exact_read_oracle(case.files.get("hlo", ""),
+                             case.args[case.args.index("--instr") + 1])
+
+
 def instruction_dims(case, name):
     """The dimensions of instruction `name` in the case's module text, or None."""
     pattern = re.compile(r"(?:^|\s)%?" + re.escape(name) + r"\s*=\s*[a-z0-9]+\[([0-9,\s]*)\]")
@@ -1485,7 +1590,7 @@ def named_commit(text):
     return m.group(1) if m else None
 
 
-def resolve_tiles(case, answers):
+def resolve_tiles(case, answers, run=None):
     """Replaces an argument `@VAR[K]` by tile K of the answer an earlier case of the same test
     stored in VAR; (None, None) when done, (None, reason) when that answer is missing."""
     for i, a in enumerate(case.args):
@@ -1493,6 +1598,13 @@ def resolve_tiles(case, answers):
         if not m:
             continue
         out = answers.get(m.group(1))
+        if out is None and m.group(1) in case.steps and run is not None:
+            step = Case(case.family, m.group(1), list(case.steps[m.group(1)]), None, None,
+                        files=case.files)
+            out, err = run(step)
+            if err is not None:
+                return None, f"the tile {a[1:]} comes from a propagation hloc refused: {err}"
+            answers[m.group(1)] = out
         if out is None:
             return None, f"the tile {a[1:]} comes from an answer hloc did not give"
         tiles, cur = [], None
@@ -1542,12 +1654,13 @@ def main():
             if commit:
                 print(f"{rel}: an excerpt at XLA commit {commit}")
             cases, skipped = extract(text, args.hloc)
-            equal = more = 0
+            equal = more = exact = 0
             failures = []
             answers = {}
             for case in cases:
                 index += 1
-                out, err = resolve_tiles(case, answers)
+                out, err = resolve_tiles(
+                    case, answers, lambda c: run_hloc(args.hloc, c, tmp, index))
                 if err is None:
                     out, err = run_hloc(args.hloc, case, tmp, index)
                 if case.produces and out is not None:
@@ -1563,12 +1676,13 @@ def main():
                         print(f"  equal  {case.name}")
                 else:
                     more += why.startswith(MORE)
+                    exact += why.startswith(EXACT)
                     failures.append((case.name, why))
             total = len(cases) + len(skipped)
-            rows.append((rel, total, len(cases), equal, more))
+            rows.append((rel, total, len(cases), equal, more, exact))
             print(f"== {rel}: {total} expectations, {len(cases)} extracted, {equal} equal"
                   f" ({100.0 * equal / max(1, len(cases)):.1f}% of extracted), {more} where"
-                  f" only hloc answers")
+                  f" only hloc answers, {exact} where hloc's tile is exact and XLA's not")
             for name, why in failures:
                 print(f"  DIFFERS {name}: {why}")
             reasons = {}
@@ -1578,10 +1692,11 @@ def main():
                 print(f"  not extracted ({len(names)}): {why}: {', '.join(sorted(set(names)))}")
     print()
     print(f"{'file':40} {'expectations':>12} {'extracted':>9} {'equal':>6} {'%':>6}"
-          f" {'hloc-only':>9} {'% with':>7}")
-    for rel, total, n, eq, more in rows:
+          f" {'hloc-only':>9} {'% with':>7} {'hloc exact':>10} {'% equal or exact':>16}")
+    for rel, total, n, eq, more, ex in rows:
         print(f"{rel:40} {total:12} {n:9} {eq:6} {100.0 * eq / max(1, n):6.1f} {more:9}"
-              f" {100.0 * (eq + more) / max(1, n):7.1f}")
+              f" {100.0 * (eq + more) / max(1, n):7.1f} {ex:10}"
+              f" {100.0 * (eq + ex) / max(1, n):16.1f}")
     return exit_code
 
 

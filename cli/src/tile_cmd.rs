@@ -115,6 +115,11 @@ pub struct TileArgs {
     /// tiling as XLA's regions do (program ids over programs x steps).
     #[arg(long, requires_all = ["fusion", "tile_sizes"])]
     regions: bool,
+    /// With --to-operands or --to-output: a scan's programs along its scanned dimension run
+    /// in order, each step reading only its own rows (the carry holds the earlier ones), as
+    /// XLA's tile propagation has it; a carry output or init then has no tile.
+    #[arg(long = "scan-steps")]
+    scan_steps: bool,
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
@@ -344,6 +349,7 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
             }
             None => TilingSpace::default(),
         };
+        space.scan_steps = args.scan_steps;
         let tiles =
             tiling::propagate::to_outputs(&mut space, &instr, n, &tile).map_err(bad_tile)?;
         ("output", tiles)
@@ -377,6 +383,7 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
             }
             (None, _) => bail!("--tile-sizes: give exactly one list of tile sizes"),
         };
+        space.scan_steps = args.scan_steps;
         let tiles =
             tiling::propagate::to_operands(&mut space, &instr, k, &root).map_err(bad_tile)?;
         ("operand", tiles)

@@ -19,7 +19,7 @@
 //! offset) caps that result's upper bound at `hi + 1`, and target positions below 0 are then masked rather
 //! than refused. A constraint ordering a range variable after or before a dimension (a
 //! scan's rows up to or from its position, `order.rs`) reads the window the source tile
-//! reaches. A source dimension of one index that no result reads (a transpose or
+//! reaches, or, for a scan tiled in steps, the source tile's own rows (`scan_steps.rs`). A source dimension of one index that no result reads (a transpose or
 //! reshape moving a unit dimension) is paired with a constant result, so the target tile is
 //! empty wherever the source tile is (its one index masked).
 //! A result `a * v + w + c` (a convolution's input read by an output position `v` and a
@@ -36,6 +36,7 @@ use indexing::IndexedMap;
 
 use super::limit::{limit_of, restrict, Limit};
 use super::order::{order_of, window, Order};
+use super::scan_steps::step_rows;
 use super::space::TilingSpace;
 use super::tile::DimTile;
 
@@ -123,7 +124,16 @@ pub(crate) fn derive(
             if seq.get(o.range).copied().flatten().is_some() {
                 return Err(format!("`{r}`: an ordered sequential dimension"));
             }
-            s.tile = window(space, &source[o.dim], m.ranges()[o.range], o.side)?;
+            s.tile = if space.scan_steps {
+                // A step reads all of its rows (those its outputs skip too, for the carry):
+                // the whole scanned dimension, not only the rows the outputs reach (an
+                // exclusive scan's first output reads none, its last row reaches none).
+                let (d, rows) = (m.dims()[o.dim], m.ranges()[o.range]);
+                s.domain = Interval::new(d.lo.min(rows.lo), d.hi.max(rows.hi));
+                step_rows(&source[o.dim])
+            } else {
+                window(space, &source[o.dim], m.ranges()[o.range], o.side)?
+            };
         }
         let mut t = scale(space, s, r, caps[j])?;
         if let Some(l) = limits.iter().find(|l| r == Expr::range(l.range as u32)) {

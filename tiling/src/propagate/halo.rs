@@ -6,10 +6,13 @@
 //! the union of the intervals `[a * p + o_w, a * p + o_w + cnt)` over the valid positions
 //! `p` of `v`. When `a <= cnt` at every tile id, consecutive intervals touch or overlap, so
 //! the union is one interval: offset `a * o + o_w + c`, stride 1, size `a * (n - 1) + cnt`,
-//! and an upper bound at the end of the last valid interval. Otherwise (a strided
-//! convolution whose window is narrower than its stride, or a window tile that may hold
-//! fewer than `a` valid positions) the interval would also hold elements no output reads,
-//! so there is no tile: an over-approximation is refused rather than given as exact.
+//! and an upper bound at the end of the last valid interval. At stride 2 a window tile
+//! that may hold one valid position or several (symbolic window sizes) reads either every
+//! other element or a run: the same offset and upper bound, with the stride
+//! `2 - min(cnt - 1, 1)` and the size `n` or `2 * (n - 1) + cnt` chosen the same way. Otherwise (a window narrower than a stride above 2, or a window
+//! tile that may hold between 2 and `a - 1` valid positions) the interval would also hold
+//! elements no output reads, so there is no tile: an over-approximation is refused rather
+//! than given as exact.
 //!
 //! Both tiles must start inside their domains and `v`'s must hold a valid position at every
 //! tile id: provably, or because only the domain's end masks it (a tile id of the grid
@@ -110,7 +113,10 @@ pub(crate) fn halo(
         // position beside a dilated window): the main tile shifted, at stride `a`.
         return Ok(one_position(space, (t, end, a, c), w.offset, cap));
     }
-    if cnt_lo < a {
+    // Stride 2 beside a window step of one tap or of a run of at least two: the step's
+    // positions are every other element or a run, never a run with gaps.
+    let one_or_run = a == 2 && cnt_lo >= 1;
+    if cnt_lo < a && !one_or_run {
         return Err(format!(
             "`{r}`: sums two indices with gaps (the unit one may read fewer than {a} positions)"
         ));
@@ -120,10 +126,26 @@ pub(crate) fn halo(
     // the upper bound `a * (end - 1) + o_w + cnt + c` leaves exactly the valid positions.
     let upper = ka * (end - 1) + w_last + c;
     let upper = capped_upper(space, upper, cap);
+    // Where the step may hold one tap (`one_or_run`), its positions are `a * p + o_w`: the
+    // same offset and upper bound at stride `a` and size `n`. With `m = min(cnt - 1, 1)`
+    // (0 at one tap, 1 at a run), the stride `a - (a - 1) * m` and the size
+    // `n + m * ((a - 1) * (n - 1) + cnt - 1)` are each form's.
+    let run_size = ka * (t.size - 1) + cnt;
+    let (stride, size) = if cnt_lo < a {
+        let one = Expr::constant(1);
+        let m = (cnt - one).min(one);
+        let k1 = Expr::constant(a - 1);
+        (
+            space.simplify(ka - k1 * m),
+            space.simplify(t.size + m * (k1 * (t.size - one) + cnt - one)),
+        )
+    } else {
+        (Expr::constant(1), space.simplify(run_size))
+    };
     Ok(DimTile {
         offset: space.simplify(ka * t.offset + w.offset + c),
-        size: space.simplify(ka * (t.size - 1) + cnt),
-        stride: Expr::constant(1),
+        size,
+        stride,
         upper_bound: upper,
     })
 }

@@ -10,7 +10,9 @@
 //! contraction) together covering what the output tile reads (a ragged dot's contracting
 //! form through runtime values its group sizes hold, `ragged_steps.rs`; its non-contracting
 //! form's rhs tile, `ragged_rows.rs`, also holds the empty groups between its rows'
-//! groups). Where no tile is exact, the answer is `Err(reason)` (printed `no tile:
+//! groups). A scan's tile reads every row its elements depend on, or, with the space's
+//! [`TilingSpace::scan_steps`], only the rows of its own step (`scan_steps.rs`). Where no
+//! tile is exact, the answer is `Err(reason)` (printed `no tile:
 //! <reason>`), e.g. for a reshape that mixes dimensions.
 //!
 //! [`tiled_by_propagation`] builds a fusion's tiled computation this way, with nested
@@ -46,6 +48,7 @@ mod ragged_rows;
 mod ragged_steps;
 mod regions;
 mod reshape;
+mod scan_steps;
 mod space;
 mod tile;
 mod tile_text;

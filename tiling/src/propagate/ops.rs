@@ -9,6 +9,7 @@ use indexing::{IndexedMap, OperandIndexing};
 
 use super::derive::derive;
 use super::reshape::reshape_tile;
+use super::scan_steps::{carry_operand, carry_output};
 use super::space::{output_dims, own_dims, TilingSpace};
 use super::tile::Tile;
 use crate::TilingError;
@@ -73,6 +74,9 @@ pub fn to_operands(
     }
     tile.check_vars()?;
     space.fit(tile);
+    if let Some(why) = carry_output(space, instr, output) {
+        return Ok(vec![Err(why); instr.instr().operands().len()]);
+    }
     let first = space.add_own_dims(instr);
     let own = own_dims(instr);
     let grouped = crate::ragged::output_to_input(instr)?;
@@ -206,6 +210,14 @@ pub fn to_outputs(
     }
     tile.check_vars()?;
     space.fit(tile);
+    if let Some(why) = carry_operand(space, instr, operand) {
+        let outputs = if instr.instr().shape().is_tuple() {
+            instr.instr().shape().tuple_shapes().len()
+        } else {
+            1
+        };
+        return Ok(vec![Err(why); outputs]);
+    }
     let sets = indexing::input_to_output(instr, operand)?;
     let target = (instr.opcode() == hlo::Opcode::Reshape)
         .then(|| output_dims(instr.instr(), 0))

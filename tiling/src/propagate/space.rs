@@ -45,6 +45,12 @@ pub struct TilingSpace {
     pub dims: Vec<SpaceDim>,
     /// Runtime values in the order they were added.
     pub rt: Vec<SpaceRt>,
+    /// Whether the programs along a scan's scanned dimension run in order, one step after
+    /// another (XLA's tile propagation model): a step reads only its own rows, the carry
+    /// holding what the steps before it read, so a tile of a scan reads the rows at its own
+    /// positions (`scan_steps.rs`). Off, a tile reads every row its elements depend on (the
+    /// rows up to or from its positions), so its programs may run in any order.
+    pub scan_steps: bool,
 }
 
 /// The output shape's dimensions of output `k` of `instr` (a tuple element, or the array).
@@ -170,6 +176,7 @@ impl TilingSpace {
                 })
                 .collect(),
             rt: Vec::new(),
+            scan_steps: false,
         }
     }
 

@@ -13,6 +13,7 @@ mod ragged_rows;
 mod ragged_runtime;
 mod regions;
 mod reshape;
+mod scan_steps;
 mod scan_tiles;
 mod search;
 mod support;

@@ -95,10 +95,23 @@ pub fn check_propagation(
         .map(|q| sequential[q] && uses(q))
         .collect();
     // A block scale (`s floordiv q` of a sequential dimension's range variable) is read again
-    // by the next steps: repeats across steps are allowed there, never within one step.
-    let rereads = m.results().iter().any(|e| {
+    // by the next steps, and so is a convolution's input position `a * d + s` where windows
+    // overlap (one input element under different taps of different outputs): repeats across
+    // steps are allowed there, never within one step.
+    let window_sum = |e: affine::Expr| {
+        affine::linear::Linear::of(e).is_some_and(|l| {
+            let kinds: Vec<affine::VarKind> = l
+                .terms
+                .iter()
+                .filter_map(|&(atom, _)| atom.as_var().map(|v| v.kind))
+                .collect();
+            kinds.contains(&affine::VarKind::Dim) && kinds.contains(&affine::VarKind::Range)
+        })
+    };
+    let rereads = m.results().iter().any(|&e| {
         matches!(e.kind(), affine::ExprKind::FloorDiv(x, _)
             if x.as_var().is_some_and(|v| v.kind == affine::VarKind::Range))
+            || window_sum(e)
     });
     let (mut checked, mut spent) = (0usize, 0usize);
     let mut err: Option<String> = None;

@@ -19,8 +19,10 @@ then checks with hloc (HLOC, default target/release/hloc):
   (3) hloc run NAME.before.hlo --devices N --repeat K against XLA's time
   (4) with --mpi EXE (an hloc built with `--features mpi`): one program under
       `mpirun -np 4 EXE run ... --collectives mpi` against XLA's outputs.
-Run: python3 tools/spmd_heldout.py [--devices 4,8] [--no-generate] [--time K]
-     [--only a,b] [--mpi EXE] [--out DIR]
+Run: python3 tools/spmd_heldout.py [--devices 4,8] [--no-generate] [--no-check]
+     [--time K [--before EXE]] [--only a,b] [--mpi EXE] [--out DIR]
+With --time K, hloc (and the --before binary) and XLA are each timed (median of K runs)
+one after another per program in the same run.
 Generation runs in a child process per device count (the forced device count is fixed
 when JAX starts).
 """
@@ -223,6 +225,42 @@ def generate(n, out, only):
         print(f"n{n} {name}: generated", flush=True)
 
 
+def time_xla(n, out, name, repeat):
+    """Child process: XLA's median time (ms) of program `name` on n devices from its
+    stored global inputs, after one warm-up run, printed as `xla_ms: X`."""
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}"
+    ).strip()
+    import time
+
+    import jax
+    import numpy as np
+
+    for pname, f, shardings, _, shardy in programs(n):
+        if pname != name:
+            continue
+        jax.config.update("jax_use_shardy_partitioner", shardy)
+        data = np.load(out / f"{name}.global.npz")
+        args = [jax.device_put(data[f"in{i}"], sh) for i, sh in enumerate(shardings)]
+        jf = jax.jit(f)
+        jax.block_until_ready(jf(*args))
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            jax.block_until_ready(jf(*args))
+            times.append((time.perf_counter() - t) * 1e3)
+        print(f"xla_ms: {sorted(times)[len(times) // 2]:.3f}")
+
+
+def xla_ms_now(n, out_root, name, repeat):
+    """XLA's time of `name` measured now (a child process with n forced devices)."""
+    run = subprocess.run(
+        [sys.executable, __file__, "--time-xla", str(n), name, str(repeat), "--out",
+         str(out_root)], capture_output=True, text=True)
+    m = re.search(r"^xla_ms: ([0-9.]+)$", run.stdout, re.M)
+    return float(m.group(1)) if m else None
+
+
 def hloc(*args, exe):
     return subprocess.run([exe, *args], capture_output=True, text=True, cwd=ROOT)
 
@@ -260,7 +298,7 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def check(counts, out_root, only, exe, repeat):
+def check(counts, out_root, only, exe, repeat, before_exe=None):
     rows, byte_ratios, time_ratios = [], [], []
     for n in counts:
         out = out_root / f"n{n}"
@@ -279,10 +317,17 @@ def check(counts, out_root, only, exe, repeat):
             if ours is not None and xla is not None:
                 byte_ratios.append(max(ours, 1) / max(xla, 1))
             xla_ms = float((out / f"{name}.xla_ms").read_text())
-            ht = None
+            ht = bt = None
             if repeat and matched(before):
+                # hloc, the --before binary and XLA timed one after another in this run
+                # (the machine is shared: compare within a run only).
                 ht = time_ms(hloc("run", f("before.hlo"), "--devices", str(n), "--inputs",
                                   f("global.npz"), "--repeat", str(repeat), exe=exe))
+                if before_exe:
+                    bt = time_ms(hloc("run", f("before.hlo"), "--devices", str(n), "--inputs",
+                                      f("global.npz"), "--repeat", str(repeat),
+                                      exe=before_exe))
+                xla_ms = xla_ms_now(n, out_root, name, repeat) or xla_ms
                 if ht:
                     time_ratios.append(ht / xla_ms)
             note = "; ".join(
@@ -294,19 +339,19 @@ def check(counts, out_root, only, exe, repeat):
             rows.append(
                 f"| {n} | {name} | {'yes' if matched(after) else 'NO'} | "
                 f"{'yes' if matched(before) else 'NO'} | {fmt(ours)} | {fmt(xla)} | "
-                f"{fmt(ht)} | {xla_ms:.2f} | {ratio} | {note} |"
+                f"{fmt(ht)} | {fmt(bt)} | {xla_ms:.2f} | {ratio} | {note} |"
             )
             print(rows[-1], flush=True)
     table = "\n".join([
         "| N | program | (1) after.hlo matches | (2) before.hlo matches | hloc bytes "
-        "| XLA bytes | hloc ms | XLA ms | hloc/XLA | note |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---|",
+        "| XLA bytes | hloc ms | before ms | XLA ms | hloc/XLA | note |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---|",
         *rows,
         "",
         f"geomean hloc/XLA collective_bytes (max(bytes,1)): {geomean(byte_ratios):.3f}"
         f" ({len(byte_ratios)} programs)",
         f"geomean hloc/XLA time: {geomean(time_ratios):.3f} ({len(time_ratios)} programs,"
-        f" hloc median of {repeat} runs, XLA median of its runs)",
+        f" each the median of {repeat} runs, hloc then XLA in the same run)",
         "",
     ])
     return table
@@ -333,6 +378,11 @@ def main():
     out_root = pathlib.Path(option("--out", "/tmp/spmd_heldout"))
     only = option("--only")
     only = set(only.split(",")) if only else None
+    if option("--time-xla"):
+        i = sys.argv.index("--time-xla")
+        n, name, repeat = int(sys.argv[i + 1]), sys.argv[i + 2], int(sys.argv[i + 3])
+        time_xla(n, out_root / f"n{n}", name, repeat)
+        return
     if option("--child"):
         generate(int(option("--child")), out_root / f"n{option('--child')}", only)
         return
@@ -348,7 +398,7 @@ def main():
         print(mpi_check(out_root, only, mpi_exe))
         return
     if "--no-check" not in sys.argv:
-        print(check(counts, out_root, only, exe, int(option("--time", "0"))))
+        print(check(counts, out_root, only, exe, int(option("--time", "0")), option("--before")))
 
 
 if __name__ == "__main__":

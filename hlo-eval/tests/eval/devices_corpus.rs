@@ -2,7 +2,9 @@
 //! tools/spmd_corpus.py with JAX's forced host devices): evaluated on as many devices as
 //! `num_partitions` says, each device on its recorded inputs `in<i>.dev<k>`, every output
 //! matches XLA's `out<i>.dev<k>` within the tolerance of hlo_eval::tolerance; the
-//! unpartitioned modules (`.before.hlo`) parse, their shardings typed, and verify.
+//! unpartitioned modules (`.before.hlo`) parse, their shardings typed, and verify; the
+//! unpartitioned shard_map module (Shardy's form) run globally on 4 devices gives XLA's
+//! global outputs.
 
 use std::path::Path;
 
@@ -71,6 +73,48 @@ fn partitioned_modules_match_xla() {
                     "{name}: output {i} on device {k} differs from XLA's"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn the_global_run_of_a_shardy_shard_map_matches_xla() {
+    // The unpartitioned module of shard_map_collectives (Shardy's form: the body between
+    // xla.sdy.GlobalToLocalShape and xla.sdy.LocalToGlobalShape) on 4 devices, each
+    // holding the global input: the boundaries give each device its piece and assemble
+    // the pieces, so every device ends with XLA's global outputs.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/spmd");
+    let text = std::fs::read_to_string(dir.join("shard_map_collectives.before.hlo")).unwrap();
+    assert!(
+        text.contains("xla.sdy.GlobalToLocalShape"),
+        "not Shardy's form"
+    );
+    let module = hlo::parse_module(&text).unwrap();
+    let arrays =
+        read_npz(&std::fs::read(dir.join("shard_map_collectives.global.npz")).unwrap()).unwrap();
+    let get = |key: &str| {
+        arrays
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, a)| Literal::Array(a.clone()))
+            .unwrap_or_else(|| panic!("no {key}"))
+    };
+    let grid = DeviceGrid {
+        replicas: 1,
+        partitions: 4,
+    };
+    let args = vec![vec![get("in0")]; 4];
+    let results = evaluate_on_devices(&module, grid, &args).unwrap();
+    for (k, r) in results.iter().enumerate() {
+        let Literal::Tuple(leaves) = r else {
+            panic!("device {k}: not a tuple of outputs")
+        };
+        assert_eq!(leaves.len(), 3, "device {k}: outputs");
+        for (i, got) in leaves.iter().enumerate() {
+            assert!(
+                literals_match(got, &get(&format!("out{i}"))),
+                "output {i} on device {k} differs from XLA's global output"
+            );
         }
     }
 }

@@ -18,8 +18,7 @@
 
 use super::geometry::Role;
 use super::rewrite::Rewriter;
-use crate::algsimp::scalar::{scalar_literal, Scalar};
-use hlo::attrs::{AttrName, AttrValue, ComparisonDirection};
+use hlo::attrs::{AttrName, AttrValue};
 use hlo::ir::{edit, CompId, InstrId, Instruction};
 use hlo::shape::{ElementType, Shape};
 use hlo::Opcode;
@@ -78,44 +77,7 @@ impl Rewriter<'_> {
                 AttrValue::IntList((m as i64..full.len() as i64).collect()),
             )],
         );
-        let index = Shape::array(ElementType::S32, full.clone());
-        let pred = Shape::array(ElementType::Pred, full.clone());
-        let mut outside: Option<InstrId> = None;
-        for (a, &j) in dilated.iter().enumerate() {
-            let w = &geo.window[j];
-            let s = w.base_dilation;
-            let iota = |rw: &mut Self, d: usize| {
-                rw.add(
-                    Opcode::Iota,
-                    index.clone(),
-                    vec![],
-                    vec![(AttrName::IotaDimension, AttrValue::Int(d as i64))],
-                )
-            };
-            let r = iota(self, a);
-            let k = iota(self, m + geo.kernel_spatial[j]);
-            let t = self.add(Opcode::Add, index.clone(), vec![k, r], vec![]);
-            // `k + r - pad_low`, kept non-negative: `-pad_low` as its residue mod `s`.
-            let c = self.splat_s32(&full, (-w.padding_low).rem_euclid(s));
-            let t = self.add(Opcode::Add, index.clone(), vec![t, c], vec![]);
-            let sv = self.splat_s32(&full, s);
-            let rem = self.add(Opcode::Remainder, index.clone(), vec![t, sv], vec![]);
-            let zero = self.splat_s32(&full, 0);
-            let out = self.add(
-                Opcode::Compare,
-                pred.clone(),
-                vec![rem, zero],
-                vec![(
-                    AttrName::Direction,
-                    AttrValue::ComparisonDirection(ComparisonDirection::Ne),
-                )],
-            );
-            outside = Some(match outside {
-                None => out,
-                Some(o) => self.add(Opcode::Or, pred.clone(), vec![o, out], vec![]),
-            });
-        }
-        let outside = outside.expect("a dilated dimension");
+        let outside = self.outside_mask(&dilated, &full);
         let zero = self.zero();
         let zeros = self.add(
             Opcode::Broadcast,
@@ -135,6 +97,64 @@ impl Rewriter<'_> {
             .collect();
         sums.by_phase = Some(self.sum_over(kept, &reduced, add));
         sums
+    }
+
+    /// Where each tap lies outside each phase's residue classes, as a constant: `[s_j...,
+    /// K_j...]` (the dilations of the dilated spatial dimensions `dilated`, then their
+    /// kernel sizes, taken in the kernel's dimension order) broadcast to `full` (`[s_j...,
+    /// kernel dims...]`). True at `(r, k)` where `k + r - pad_low` is not a multiple of
+    /// `s` along some dilated dimension. A constant rather than iotas, remainders and
+    /// compares: the generated reduction then reads one flag per tap and phase instead of
+    /// recomputing each residue in every unrolled lane (a transposed convolution's hole
+    /// kernel was 6.5 KB of C, the C compiler's costliest kernel of a decoder).
+    fn outside_mask(&mut self, dilated: &[usize], full: &[i64]) -> InstrId {
+        let geo = self.geo;
+        let m = dilated.len();
+        // The taps' kernel dimensions in increasing order, as broadcast wants them.
+        let mut taps: Vec<usize> = dilated.to_vec();
+        taps.sort_by_key(|&j| geo.kernel_spatial[j]);
+        let mut dims: Vec<i64> = dilated
+            .iter()
+            .map(|&j| geo.window[j].base_dilation)
+            .collect();
+        dims.extend(taps.iter().map(|&j| geo.window[j].size));
+        let count: i64 = dims.iter().product();
+        let mut data = hlo::literal::ArrayData::new(ElementType::Pred).expect("pred has storage");
+        let mut at = vec![0i64; dims.len()];
+        for _ in 0..count {
+            let outside = dilated.iter().enumerate().any(|(a, &j)| {
+                let w = &geo.window[j];
+                let r = at[a];
+                let k = at[m + taps.iter().position(|&t| t == j).expect("a tap dimension")];
+                (k + r - w.padding_low).rem_euclid(w.base_dilation) != 0
+            });
+            data.push_bool(ElementType::Pred, outside)
+                .expect("a bool is a pred");
+            // The next index, row-major.
+            for d in (0..dims.len()).rev() {
+                at[d] += 1;
+                if at[d] < dims[d] {
+                    break;
+                }
+                at[d] = 0;
+            }
+        }
+        let shape = Shape::array(ElementType::Pred, dims);
+        let lit =
+            hlo::literal::ArrayLiteral::new(shape.clone(), data).expect("one flag per element");
+        let name = self.names.fresh(&self.comp.instr(self.conv).name);
+        let mask = edit::add(
+            self.comp,
+            Instruction::constant(name, shape, hlo::literal::Literal::Array(lit)),
+        );
+        let mut to: Vec<i64> = (0..m as i64).collect();
+        to.extend(taps.iter().map(|&j| (m + geo.kernel_spatial[j]) as i64));
+        self.add(
+            Opcode::Broadcast,
+            Shape::array(ElementType::Pred, full.to_vec()),
+            vec![mask],
+            vec![(AttrName::Dimensions, AttrValue::IntList(to))],
+        )
     }
 
     /// `0 · x`, elementwise.
@@ -171,23 +191,6 @@ impl Rewriter<'_> {
                 ),
                 (AttrName::ToApply, AttrValue::Computation(add)),
             ],
-        )
-    }
-
-    /// A scalar `v` of type s32 broadcast to `dims`.
-    fn splat_s32(&mut self, dims: &[i64], v: i64) -> InstrId {
-        let lit = scalar_literal(ElementType::S32, Scalar::Int(i128::from(v)))
-            .expect("an integer literal of s32");
-        let name = self.names.fresh(&self.comp.instr(self.conv).name);
-        let c = edit::add(
-            self.comp,
-            Instruction::constant(name, Shape::scalar(ElementType::S32), lit),
-        );
-        self.add(
-            Opcode::Broadcast,
-            Shape::array(ElementType::S32, dims.to_vec()),
-            vec![c],
-            vec![(AttrName::Dimensions, AttrValue::IntList(Vec::new()))],
         )
     }
 

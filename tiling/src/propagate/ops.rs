@@ -81,7 +81,7 @@ pub fn to_operands(
     let own = own_dims(instr);
     let grouped = crate::ragged::output_to_input(instr)?;
     // A reshape's operand dimensions (its tile by dimension groups where the map fails).
-    let source_dims = (instr.opcode() == hlo::Opcode::Reshape)
+    let source_dims = row_major_reshape(instr)
         .then(|| {
             let op = *instr.instr().operands().first()?;
             let s = instr.computation().instr(op).shape();
@@ -134,6 +134,31 @@ pub fn to_operands(
         super::ragged_rows::narrow_non_contracting(space, instr, tile, &mut tiles);
     }
     Ok(finish(space, tiles))
+}
+
+/// Whether `instr` reshapes its operand in row-major order: a reshape, or a bitcast whose
+/// operand and output both have the default (descending) layout or none, so that its
+/// tiles may be built by dimension groups as a reshape's are.
+fn row_major_reshape(instr: &InstrRef<'_>) -> bool {
+    let i = instr.instr();
+    let descending = |s: &hlo::Shape| {
+        !s.is_tuple()
+            && s.layout().is_none_or(|l| {
+                let r = l.minor_to_major.len() as i64;
+                l.minor_to_major.iter().rev().copied().eq(0..r)
+            })
+    };
+    match i.opcode() {
+        hlo::Opcode::Reshape => true,
+        hlo::Opcode::Bitcast => {
+            let operand = i
+                .operands()
+                .first()
+                .map(|&o| instr.computation().instr(o).shape());
+            descending(i.shape()) && operand.is_some_and(descending)
+        }
+        _ => false,
+    }
 }
 
 /// Whether space dimension `i` may be walked in more than one step.
@@ -219,7 +244,7 @@ pub fn to_outputs(
         return Ok(vec![Err(why); outputs]);
     }
     let sets = indexing::input_to_output(instr, operand)?;
-    let target = (instr.opcode() == hlo::Opcode::Reshape)
+    let target = row_major_reshape(instr)
         .then(|| output_dims(instr.instr(), 0))
         .flatten();
     let tiles = sets

@@ -17,7 +17,10 @@
 //! - expand: a progression of a constant size and stride that is masked only by the end of
 //!   the group (or not masked at all) is a box when it fits inside one target dimension, or covers whole rows of
 //!   the inner ones and continues along an outer one; the outermost target dimension's
-//!   bound masks what lies past the end.
+//!   bound masks what lies past the end, and its implicit lower bound 0 what lies before
+//!   the start (a progression that may start below 0, e.g. a concatenation's later operand:
+//!   the offsets unwrap by floor division, so a negative position gets a negative
+//!   outermost index and the inner ones stay in range).
 
 use affine::Expr;
 
@@ -239,12 +242,6 @@ fn expand(space: &TilingSpace, ap: Progression, ext: &[i64]) -> Result<Vec<DimTi
         return Err(format!(
             "an expanded tile masked inside the array (upper bound `{}`)",
             ap.upper
-        ));
-    }
-    if !at_least(space, ap.offset, 0) {
-        return Err(format!(
-            "an expanded tile may start below 0 (`{}`)",
-            ap.offset
         ));
     }
     let (Some(n), Some(s)) = (

@@ -24,9 +24,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use smallvec::SmallVec;
 
+use crate::cost_chains;
 use crate::cost_contraction::LoopContraction;
 use crate::cost_gather_index;
 use crate::cost_gemm::GemmWork;
+use crate::cost_strided;
 use crate::emitter_reach::EmitterRules;
 use crate::ops::{self, OpClass};
 
@@ -80,6 +82,12 @@ pub struct OpInfo {
     /// A gather's output elements per evaluation of its start indices on a hoisting
     /// emitter ([`cost_gather_index::index_run`]); 1 for other ops.
     pub index_run: f64,
+    /// The element stride of a transpose's or slice's read of its operand along its own
+    /// innermost loop ([`cost_strided::minor_read_stride`]); 1 for other ops.
+    pub minor_read_stride: f64,
+    /// A row reduction the CPU code generator sums as one dependent chain, and its type
+    /// ([`cost_chains::chained_row`]); `None` for other ops.
+    pub chained_row: Option<cost_chains::Chain>,
 }
 
 /// The model's view of one computation.
@@ -219,7 +227,17 @@ impl CompInfo {
                 .collect();
             let gemm = GemmWork::of_dot(module, comp, id);
             let contraction = LoopContraction::of(module, comp, id);
+            let minor_read_stride = match instr.operands().first() {
+                Some(&o) => cost_strided::minor_read_stride(instr, c.instr(o).shape().dims()),
+                None => 1.0,
+            };
+            let chained_row = match instr.operands().first() {
+                Some(&o) => cost_chains::chained_row(module, instr, c.instr(o).shape().dims()),
+                None => None,
+            };
             ops[id.index()] = Some(OpInfo {
+                chained_row,
+                minor_read_stride,
                 index_run: cost_gather_index::index_run(instr),
                 gemm,
                 contraction,
@@ -384,6 +402,16 @@ fn reads_per_element(module: &Module, instr: &hlo::InstrRef<'_>, out_elements: f
             .map(|k| if k < updates { 1.0 } else { fallback(k) })
             .collect();
     }
+    if i.opcode() == Opcode::DynamicUpdateSlice && n >= 2 {
+        // The in-place kernel walks its update once (each update element read once, the
+        // start indices once); its operand is the buffer it updates. The maps' box (the
+        // update's map constrained to the window, a box of the whole output) charged
+        // every update element per output element: a [1,32,512] row into a [64,32,512]
+        // scan output was priced at 110 us a step where it runs in 6.
+        return (0..n)
+            .map(|k| if k == 0 { 1.0 } else { fallback(k) })
+            .collect();
+    }
     if let Some(sas) = select_scatter_plan(instr) {
         // The kernel's loops, not the maps' box (every source window per element).
         let [x, src, init, _] = sas.per_element(out_elements, operand_elements[1]);
@@ -511,6 +539,10 @@ pub struct Evaluation {
     /// With hoisting, the bytes of the largest row a reduction inside the kernel (not a
     /// root) reads: the kernel re-reads its inputs row by row, within this working set.
     pub row_bytes: Option<f64>,
+    /// Element reads of each input made with a stride along the innermost loop (below a
+    /// transpose that moves the minor dimension, [`cost_strided`]), and the largest such
+    /// stride in elements.
+    pub strided_reads: BTreeMap<InstrId, (f64, f64)>,
 }
 
 /// An expensive member a kernel evaluates more often than it has elements.
@@ -577,9 +609,12 @@ pub fn evaluate(
     let mut spaces: FxHashMap<InstrId, Spaces> = FxHashMap::default();
     spaces.reserve(members.len());
     let mut input_spaces: BTreeMap<InstrId, Spaces> = BTreeMap::new();
+    // Members indexed with a stride along the innermost loop (absent: contiguous).
+    let mut strides: FxHashMap<InstrId, f64> = FxHashMap::default();
     for m in order {
         let Some(op) = info.op(m) else { continue };
         let mut mine = spaces.remove(&m).unwrap_or_default();
+        let my_stride = strides.get(&m).copied().unwrap_or(1.0);
         // An output is computed once per element, shared with the members that read all
         // of it (an elementwise reader, another output's reduction): more only where
         // they read less than all of it.
@@ -652,6 +687,25 @@ pub fn evaluate(
                 _ => false,
             });
         for (k, &o) in op.operands.iter().enumerate() {
+            let identity = op.identity_reads.get(k).copied().unwrap_or(false);
+            let stride = cost_strided::operand_stride(
+                op.opcode,
+                op.minor_read_stride,
+                identity,
+                k,
+                my_stride,
+            );
+            if stride > 1.0 {
+                if set.contains(&o) {
+                    let s = strides.entry(o).or_insert(1.0);
+                    *s = s.max(stride);
+                } else {
+                    let reads = e * op.reads_per_element.get(k).copied().unwrap_or(0.0);
+                    let r = ev.strided_reads.entry(o).or_insert((0.0, 1.0));
+                    r.0 += reads;
+                    r.1 = r.1.max(stride);
+                }
+            }
             let target = if set.contains(&o) {
                 spaces.entry(o).or_default()
             } else {
@@ -816,6 +870,15 @@ impl CostModel<'_> {
             let working_set = ev.row_bytes.map_or(op.bytes, |r| r.min(op.bytes));
             c.memory_s += first / d.reread_bytes_per_s(op.bytes as u64)
                 + again / d.reread_bytes_per_s(working_set as u64);
+            if d.kind == DeviceKind::Cpu {
+                // Reads down a column fetch a line per element, from the level the input
+                // fits in.
+                if let Some(&(n, stride)) = ev.strided_reads.get(&input) {
+                    let lines = cost_strided::extra_line_bytes(per_element, n, stride);
+                    c.bytes_reread += lines;
+                    c.memory_s += lines / d.reread_bytes_per_s(op.bytes as u64);
+                }
+            }
         }
         for &r in roots {
             if let Some(op) = info.op(r) {
@@ -838,6 +901,12 @@ impl CostModel<'_> {
             // Contractions run as loops: their taps at the loop's rate, not the vector rate.
             c.compute_s += l.seconds - l.flops / rate;
         }
+        if d.kind == DeviceKind::Cpu {
+            if let Some((flops, seconds)) = self.chained_reductions(info, ev) {
+                // Short or narrow rows summed in order: a dependent step per element.
+                c.compute_s += seconds - flops / rate;
+            }
+        }
         if let Some(t) = self.transcendentals(info, ev) {
             // Transcendentals at their polynomials' measured time per element.
             c.compute_s += t.seconds - t.flops / rate;
@@ -851,6 +920,26 @@ impl CostModel<'_> {
         }
         c.time_s = c.memory_s.max(c.compute_s) + c.launch_s;
         c
+    }
+
+    /// The chained row reductions among a kernel's members ([`cost_chains`]), from its
+    /// evaluation `ev`: `(flops the composition counted for them at the vector rate,
+    /// seconds of their chains)`, each element a reduction reads one dependent step, the
+    /// rows shared by the units; `None` where it has none or the device has no `[loops]`
+    /// section.
+    fn chained_reductions(&self, info: &CompInfo, ev: &Evaluation) -> Option<(f64, f64)> {
+        let units = f64::from(self.device.compute.units.max(1));
+        let (mut flops, mut seconds) = (0.0, 0.0);
+        for (&m, &e) in &ev.evals {
+            let Some(op) = info.op(m) else { continue };
+            let Some(chain) = op.chained_row else {
+                continue;
+            };
+            let steps = e * op.reads_per_element.first().copied().unwrap_or(0.0);
+            flops += steps * op.flops_per_element;
+            seconds += steps * chain.seconds_per_step(self.device)? / units;
+        }
+        (flops > 0.0).then_some((flops, seconds))
     }
 
     /// The cost of running `kernels` (each `(members, roots)`) one after another.

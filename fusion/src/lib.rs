@@ -42,12 +42,14 @@
 
 mod concat_as_pads;
 pub mod cost;
+pub mod cost_chains;
 pub mod cost_contraction;
 pub mod cost_elementwise;
 pub mod cost_gather_index;
 pub mod cost_gemm;
 pub mod cost_library;
 pub mod cost_loops;
+pub mod cost_strided;
 mod decision;
 mod dot_strength;
 mod emitter_reach;

@@ -1617,6 +1617,12 @@ def resolve_tiles(case, answers, run=None):
         k = int(m.group(2))
         if k >= len(tiles) or tiles[k].startswith("no tile"):
             return None, f"hloc has no tile {a[1:]}"
+        step = case.steps.get(m.group(1), [])
+        if "--tile-sizes" in step and case.compare and case.compare[0] == "tiles" and \
+                case.compare[2] is None:
+            # The tile has that step's concrete sizes: tile ids are sampled over them.
+            case.compare = (case.compare[0], case.compare[1],
+                            ints(step[step.index("--tile-sizes") + 1]))
         case.args[i] = tiles[k]
     return None, None
 

@@ -165,9 +165,11 @@ fn amx_usable() -> bool {
 }
 
 thread_local! {
-    /// This thread's packed lhs and rhs buffers, kept between calls (no page faults per
-    /// call); taken out while in use.
-    static PACKED: [Cell<Vec<u32>>; 2] = const { [Cell::new(Vec::new()), Cell::new(Vec::new())] };
+    /// This thread's packed lhs and rhs buffers and its column block's rhs panels
+    /// ([`Geometry::fused`]), kept between calls (no page faults per call); taken out while
+    /// in use.
+    static PACKED: [Cell<Vec<u32>>; 3] =
+        const { [Cell::new(Vec::new()), Cell::new(Vec::new()), Cell::new(Vec::new())] };
 }
 
 /// `u32`s of padding that let a packed buffer start on a 64-byte line.
@@ -247,7 +249,11 @@ unsafe fn run(
     } else {
         g.count * g.mp * g.steps * TILE_U16 / 2
     };
-    let b_len = g.count * g.np * g.steps * TILE_U16 / 2;
+    let b_len = if g.fused {
+        0
+    } else {
+        g.count * g.np * g.steps * TILE_U16 / 2
+    };
     let (mut a_buf, a0) = take_packed(0, a_len);
     let (mut b_buf, b0) = take_packed(1, b_len);
     let job = Job {
@@ -293,6 +299,16 @@ struct Geometry {
     block: (usize, usize),
     /// Whether the blocks run on the pool.
     parallel: bool,
+    /// Whether each column block's rhs panels are packed by the task that computes the
+    /// block's whole column (every row block), into that thread's buffer, rather than all
+    /// of them before any product: the packed panels are then read from L2 while still
+    /// there, and the packing of one block overlaps the other threads' products. A 4096 x
+    /// 4096 `s8` rhs was otherwise written out whole (16 MiB) and read back per row block.
+    /// Only `s8` products whose rhs rows are contiguous (packed by tile steps), and not
+    /// where the column blocks are too few for the threads: `bf16` ones ran as fast or
+    /// slower so (a transposed `bf16` rhs, `[1024, 1024]`, 2.7-3.0 ms against 2.3-2.4, the
+    /// binaries alternated on the loaded machine).
+    fused: bool,
 }
 
 impl Geometry {
@@ -310,7 +326,21 @@ impl Geometry {
         let (mut bm, mut bn) = (side.min(mp), side.min(np));
         let macs = count.saturating_mul(s.m * s.n * s.k);
         let parallel = threads > 1 && macs >= PARALLEL_MIN_MACS;
-        if parallel {
+        let mut fused = op == Op::S8 && s.rhs.1 == 1;
+        if parallel && fused {
+            // Enough column blocks (each a task) for every thread to take two, else the
+            // blocks of rows and columns are the tasks.
+            let columns = |bn: usize| count * np.div_ceil(bn);
+            let mut fbn = bn;
+            while columns(fbn) < 2 * threads && fbn > 2 {
+                fbn = (fbn / 2).max(2) & !1;
+            }
+            fused = columns(fbn) >= 2 * threads;
+            if fused {
+                bn = fbn;
+            }
+        }
+        if parallel && !fused {
             // Enough blocks for every thread to take two.
             let blocks = |bm: usize, bn: usize| count * mp.div_ceil(bm) * np.div_ceil(bn);
             while blocks(bm, bn) < 2 * threads && (bm > 2 || bn > 2) {
@@ -329,6 +359,7 @@ impl Geometry {
             lhs_direct,
             block: (bm.max(1), bn.max(1)),
             parallel,
+            fused,
         }
     }
 }
@@ -346,6 +377,22 @@ fn element_bytes(op: Op) -> usize {
     match op {
         Op::Bf16 => 2,
         Op::S8 => 1,
+    }
+}
+
+/// Where a block's packed rhs panels lie: panel `q` at `at + (q - first) * panel bytes`
+/// (every panel of a batch element, or one column block's, [`Geometry::fused`]).
+#[derive(Clone, Copy)]
+struct RhsPanels {
+    at: *const u8,
+    first: usize,
+}
+
+impl RhsPanels {
+    /// Panel `q` of `panel_bytes` bytes (an address past the panels for the odd `q + 1`
+    /// of an edge, never read).
+    fn panel(&self, q: usize, panel_bytes: usize) -> *const u8 {
+        self.at.wrapping_add((q - self.first) * panel_bytes)
     }
 }
 
@@ -426,12 +473,33 @@ impl Job<'_> {
             // SAFETY: as above, for the rhs.
             unsafe { pack_s8::rhs_panel(&v, j % g.np, g.steps, dst) };
         };
+        // An rhs with contiguous rows is packed a tile step of every panel at a time (its
+        // rows read whole, in order), task `t` being batch element `t / steps`'s step.
+        let by_steps = self.s.rhs.1 == 1;
+        let at = b.as_mut_ptr() as usize;
+        let rhs_step = |t: usize| {
+            let (i, step) = (t / g.steps, t % g.steps);
+            let (_, v) = self.views_s8(i);
+            let dst = (at as *mut u32).wrapping_add(i * g.np * panel);
+            // SAFETY: the caller's contract: the view lies in the rhs's allocation; `b`
+            // holds batch element `i`'s panels, and each task writes its own step's tiles.
+            unsafe { pack_s8::rhs_step(&v, step, 0..g.np, dst, panel) };
+        };
+        let rhs_steps = if g.fused { 0 } else { g.count * g.steps };
         if threads > 1 && a.len() + b.len() >= PACK_PARALLEL_MIN {
             a.par_chunks_mut(panel).enumerate().for_each(lhs);
-            b.par_chunks_mut(panel).enumerate().for_each(rhs);
+            if by_steps {
+                (0..rhs_steps).into_par_iter().for_each(rhs_step);
+            } else {
+                b.par_chunks_mut(panel).enumerate().for_each(rhs);
+            }
         } else {
             a.chunks_mut(panel).enumerate().for_each(lhs);
-            b.chunks_mut(panel).enumerate().for_each(rhs);
+            if by_steps {
+                (0..rhs_steps).for_each(rhs_step);
+            } else {
+                b.chunks_mut(panel).enumerate().for_each(rhs);
+            }
         }
     }
 
@@ -470,9 +538,9 @@ impl Job<'_> {
             let dst = (at as *mut u32).wrapping_add(i * g.np * panel);
             // SAFETY: the caller's contract: the view lies in the rhs's allocation; `b`
             // holds batch element `i`'s panels, and each task writes its own step's tiles.
-            unsafe { gemm_amx_pack::rhs_step(&v, step, dst, panel) };
+            unsafe { gemm_amx_pack::rhs_step(&v, step, 0..g.np, dst, panel) };
         };
-        let rhs_steps = g.count * g.steps;
+        let rhs_steps = if g.fused { 0 } else { g.count * g.steps };
         if threads > 1 && a.len() + b.len() >= PACK_PARALLEL_MIN {
             a.par_chunks_mut(panel).enumerate().for_each(lhs);
             if by_steps {
@@ -498,11 +566,19 @@ impl Job<'_> {
         let g = self.g;
         let (bm, bn) = g.block;
         let (rows, cols) = (g.mp.div_ceil(bm), g.np.div_ceil(bn));
+        if g.fused {
+            // SAFETY: the caller's contract.
+            return unsafe { self.compute_fused(threads) };
+        }
         let block = |t: usize| {
             let (i, rest) = (t / (rows * cols), t % (rows * cols));
             let (p0, q0) = (rest / cols * bm, rest % cols * bn);
             // SAFETY: `path()` found the tiles usable.
             let tiles = unsafe { Tiles::configure() };
+            let rhs = RhsPanels {
+                at: (self.b as *const u8).wrapping_add(i * g.np * g.steps * TILE_BYTES),
+                first: 0,
+            };
             // SAFETY: the caller's contract; blocks write disjoint results.
             unsafe {
                 self.block(
@@ -510,6 +586,7 @@ impl Job<'_> {
                     i,
                     (p0, (p0 + bm).min(g.mp)),
                     (q0, (q0 + bn).min(g.np)),
+                    rhs,
                 )
             };
         };
@@ -543,10 +620,64 @@ impl Job<'_> {
         }
     }
 
-    /// Rhs panel `q` of batch element `i`.
-    fn rhs_panel(&self, i: usize, q: usize) -> *const u8 {
+    /// [`Job::compute`] where the rhs is packed per column block ([`Geometry::fused`]):
+    /// task `t` packs batch element `t / cols`'s column block `t % cols` into its thread's
+    /// buffer, then computes the block's every row block.
+    ///
+    /// # Safety
+    /// As [`Job::compute`]'s, but for the rhs, which is not packed yet.
+    unsafe fn compute_fused(&self, threads: usize) {
         let g = self.g;
-        (self.b as *const u8).wrapping_add((i * g.np + q) * g.steps * TILE_BYTES)
+        let (bm, bn) = g.block;
+        let (rows, cols) = (g.mp.div_ceil(bm), g.np.div_ceil(bn));
+        let panel = g.steps * TILE_BYTES / 4;
+        let column = |t: usize| {
+            let (i, q0) = (t / cols, t % cols * bn);
+            let q1 = (q0 + bn).min(g.np);
+            let (mut buf, b0) = take_packed(2, (q1 - q0) * panel);
+            let dst = buf[b0..].as_mut_ptr();
+            // SAFETY: the caller's contract for the rhs; `buf` holds panels `q0..q1`.
+            unsafe { self.pack_rhs_panels(i, q0..q1, dst, panel) };
+            let rhs = RhsPanels {
+                at: dst as *const u8,
+                first: q0,
+            };
+            // SAFETY: `path()` (or `s8_on_tiles()`) found the tiles usable.
+            let tiles = unsafe { Tiles::configure() };
+            for p0 in (0..rows).map(|r| r * bm) {
+                // SAFETY: the caller's contract; tasks write disjoint columns.
+                unsafe { self.block(&tiles, i, (p0, (p0 + bm).min(g.mp)), (q0, q1), rhs) };
+            }
+            PACKED.with(|p| p[2].set(buf));
+        };
+        let tasks = g.count * cols;
+        if g.parallel && threads > 1 {
+            (0..tasks).into_par_iter().for_each(column);
+        } else {
+            (0..tasks).for_each(column);
+        }
+    }
+
+    /// Packs `s8` rhs panels `panels` of batch element `i` to `dst` (`panel` `u32`s each,
+    /// the first panel's first), a tile step of them all at a time (the rows' runs read
+    /// in order): [`Geometry::fused`] products only.
+    ///
+    /// # Safety
+    /// The rhs lies where the shape says, its rows contiguous; `dst` holds
+    /// `panels.len()` panels.
+    unsafe fn pack_rhs_panels(
+        &self,
+        i: usize,
+        panels: std::ops::Range<usize>,
+        dst: *mut u32,
+        panel: usize,
+    ) {
+        debug_assert!(self.op == Op::S8 && self.s.rhs.1 == 1);
+        let (_, v) = self.views_s8(i);
+        for s in 0..self.g.steps {
+            // SAFETY: the caller's contract; each step writes its own tiles.
+            unsafe { pack_s8::rhs_step(&v, s, panels.clone(), dst, panel) };
+        }
     }
 
     /// Result panels `p0..p1` x `q0..q1` of batch element `i`, two by two.
@@ -559,10 +690,12 @@ impl Job<'_> {
         i: usize,
         (p0, p1): (usize, usize),
         (q0, q1): (usize, usize),
+        rhs: RhsPanels,
     ) {
         let mut c = Out([0.0; 4 * 256]);
+        let step_bytes = self.g.steps * TILE_BYTES;
         for q in (q0..q1).step_by(2) {
-            let b = [self.rhs_panel(i, q), self.rhs_panel(i, q + 1)];
+            let b = [rhs.panel(q, step_bytes), rhs.panel(q + 1, step_bytes)];
             let bq = (q1 - q).min(2);
             for p in (p0..p1).step_by(2) {
                 let a = [self.lhs_panel(i, p), self.lhs_panel(i, p + 1)];

@@ -164,37 +164,54 @@ unsafe fn rhs_panel_plain(v: &View, p: usize, steps: usize, dst: &mut [u32]) {
     }
 }
 
-/// Packs tile step `s` (contracted elements `32s..32s+32`) of every rhs panel of `v`
-/// (`k x n`, rows contiguous: `strides.1 == 1`), panel `q`'s at `dst + q * panel` (`u32`s):
-/// the rows are read whole, in order, which the per-panel packing of [`rhs_panel`] would
-/// read 32 bytes at a time, a row apart.
+/// Packs tile step `s` (contracted elements `32s..32s+32`) of the rhs panels `panels` of
+/// `v` (`k x n`, rows contiguous: `strides.1 == 1`), panel `q`'s at
+/// `dst + (q - panels.start) * panel` (`u32`s): the rows' runs are read whole, in order,
+/// which the per-panel packing of [`rhs_panel`] would read 32 bytes at a time, a row apart.
 ///
 /// # Safety
-/// `v`'s elements lie inside one allocation and its rows are contiguous; `dst` holds
-/// `n.div_ceil(16)` panels of `panel` `u32`s, whose step-`s` tiles nothing else touches
-/// meanwhile.
-pub(crate) unsafe fn rhs_step(v: &View, s: usize, dst: *mut u32, panel: usize) {
+/// `v`'s elements lie inside one allocation and its rows are contiguous; `panels` are
+/// panels of `v` (`q < n.div_ceil(16)`); `dst` holds `panels.len()` panels of `panel`
+/// `u32`s, whose step-`s` tiles nothing else touches meanwhile.
+pub(crate) unsafe fn rhs_step(
+    v: &View,
+    s: usize,
+    panels: std::ops::Range<usize>,
+    dst: *mut u32,
+    panel: usize,
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2; the caller's contract.
-        return unsafe { rhs_step_avx2(v, s, dst, panel) };
+        return unsafe { rhs_step_avx2(v, s, panels, dst, panel) };
     }
     // SAFETY: the caller's contract.
-    unsafe { rhs_step_plain(v, s, dst, panel) }
+    unsafe { rhs_step_plain(v, s, panels, dst, panel) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn rhs_step_avx2(v: &View, s: usize, dst: *mut u32, panel: usize) {
+unsafe fn rhs_step_avx2(
+    v: &View,
+    s: usize,
+    panels: std::ops::Range<usize>,
+    dst: *mut u32,
+    panel: usize,
+) {
     // SAFETY: the caller's contract.
-    unsafe { rhs_step_plain(v, s, dst, panel) }
+    unsafe { rhs_step_plain(v, s, panels, dst, panel) }
 }
 
 #[inline(always)]
-unsafe fn rhs_step_plain(v: &View, s: usize, dst: *mut u32, panel: usize) {
-    debug_assert_eq!(v.strides.1, 1);
+unsafe fn rhs_step_plain(
+    v: &View,
+    s: usize,
+    panels: std::ops::Range<usize>,
+    dst: *mut u32,
+    panel: usize,
+) {
+    debug_assert!(v.strides.1 == 1 && panels.end <= v.cols.div_ceil(PANEL_COLS));
     let tile_u32 = TILE_U16 / 2;
-    let panels = v.cols.div_ceil(PANEL_COLS);
     let whole = v.cols / PANEL_COLS;
     let row = |k: usize| -> &[u16] {
         if k < v.rows {
@@ -207,11 +224,11 @@ unsafe fn rhs_step_plain(v: &View, s: usize, dst: *mut u32, panel: usize) {
     for q in 0..TILE_ROWS {
         let k = s * TILE_K + 2 * q;
         let (lo, hi) = (row(k), row(k + 1));
-        for p in 0..panels {
+        for (j, p) in panels.clone().enumerate() {
             // SAFETY: row `q` of panel `p`'s step-`s` tile (the caller's contract).
             let out = unsafe {
                 std::slice::from_raw_parts_mut(
-                    dst.add(p * panel + s * tile_u32 + q * PANEL_COLS),
+                    dst.add(j * panel + s * tile_u32 + q * PANEL_COLS),
                     PANEL_COLS,
                 )
             };
@@ -291,13 +308,25 @@ mod tests {
                         (vec![7u32; np * panel], vec![9u32; np * panel]);
                     for s in 0..steps {
                         // SAFETY: `by_step` holds every panel.
-                        unsafe { rhs_step(&v, s, by_step.as_mut_ptr(), panel) };
+                        unsafe { rhs_step(&v, s, 0..np, by_step.as_mut_ptr(), panel) };
                     }
                     for (p, dst) in by_panel.chunks_exact_mut(panel).enumerate() {
                         // SAFETY: `dst` is one panel.
                         unsafe { rhs_panel(&v, p, steps, dst) };
                     }
                     assert_eq!(by_step, by_panel, "rhs {rows}x{cols} by steps");
+                    // A range of panels (a column block), from its first.
+                    let (p0, p1) = (np / 3, np - np / 4);
+                    let mut some = vec![5u32; (p1 - p0) * panel];
+                    for s in 0..steps {
+                        // SAFETY: `some` holds panels `p0..p1`.
+                        unsafe { rhs_step(&v, s, p0..p1, some.as_mut_ptr(), panel) };
+                    }
+                    assert_eq!(
+                        some,
+                        by_panel[p0 * panel..p1 * panel],
+                        "rhs {rows}x{cols} block"
+                    );
                 }
                 let mut b = vec![7u32; panel];
                 for p in 0..cols.div_ceil(16) {

@@ -72,6 +72,7 @@ mod streamed_contraction;
 mod streamed_loops;
 mod taken_outputs;
 mod thin_dots;
+mod tile_column_blocks;
 mod transposed_math;
 mod transposes;
 mod trig_huge_arguments;

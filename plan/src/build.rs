@@ -834,7 +834,7 @@ pub fn build_program_with(
     super::stream_chain::place_views(&sliced.views, &mut st.buffers, &mut st.allocations);
     let carried: Vec<_> = carried.iter().map(|c| c.candidate()).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &carried);
-    Ok(Program {
+    let mut program = Program {
         name: module.name().to_string(),
         kernels: st.kernels,
         thunks,
@@ -845,7 +845,10 @@ pub fn build_program_with(
         tuple_output: root_instr.shape().is_tuple(),
         peak_bytes: assigned.peak_bytes,
         temp_block_bytes: assigned.temp_block_bytes,
-    })
+    };
+    // In-place kernels name the bytes they share once (so their pointers may be `restrict`).
+    super::memory::one_pointer::fold(&mut program);
+    Ok(program)
 }
 
 /// An array shape whose layout, if any, is row-major with no tiling or other suffix.

@@ -764,14 +764,13 @@ pub const SMALL_KERNEL_ELEMENTS: i64 = 16384;
 /// buffers is left scalar for fear of aliasing (GroupNorm's epilogue ran 8x slower).
 /// The body is `noinline` so that the parameters stay parameters.
 ///
-/// An in-place kernel (an `inout` parameter: its bytes are also an output's, or the output
-/// is read back) declares its written pointers without `restrict`, since two of them may
-/// name the same bytes, but keeps it on every `in` pointer: no input shares bytes with a
-/// written buffer (the plan makes every parameter holding an overwritten operand `inout`;
-/// an in-place update's base is its output parameter). GCC then only has to check the
-/// written pair at run time, and its check passes when they are the same address (the
-/// read and the store at one offset): ddim_sampler's GroupNorm-swish epilogue, whose
-/// gathers of the group statistics had left the whole loop scalar, vectorizes again.
+/// Every pointer is `restrict`: the plan binds no input over a written buffer's bytes, and
+/// an in-place kernel loads and stores the bytes its output shares with an operand through
+/// the operand's one pointer (`plan::memory::one_pointer`), so GCC needs no overlap check
+/// (with two pointers at one address its check failed and the scalar loop ran:
+/// moco_infonce_queue's GEMM-lhs kernel 2x slower). Only an in-place kernel the plan could
+/// not fold ([`plan::memory::one_pointer::may_alias`]) declares its written pointers
+/// without `restrict`, keeping it on its inputs.
 pub fn kernel_c(k: &Kernel) -> String {
     kernel_c_called(k, 1)
 }
@@ -791,7 +790,7 @@ pub fn kernel_c_called(k: &Kernel, calls: u64) -> String {
     } else {
         ""
     };
-    let aliased = k.buffers.iter().any(|b| b.access == Access::InOut);
+    let aliased = plan::memory::one_pointer::may_alias(k);
     let mut params = Vec::with_capacity(k.buffers.len());
     let mut args = Vec::with_capacity(k.buffers.len());
     for (i, b) in k.buffers.iter().enumerate() {

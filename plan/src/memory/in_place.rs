@@ -232,7 +232,7 @@ pub fn mark(thunks: &[Thunk], kernels: &mut [Kernel], accepted: &[Candidate]) {
 
 /// Where a buffer's bytes lie: (region, offset), the region the temp block (`None`), an
 /// allocation of its own or the output allocation holding it.
-fn place(p: &Program, b: BufferId) -> Option<(Option<usize>, u64)> {
+pub(super) fn place(p: &Program, b: BufferId) -> Option<(Option<usize>, u64)> {
     let a = p.allocations.get(p.buffers.get(b)?.allocation)?;
     Some(match a.offset {
         Some(o) => (a.parent, o),

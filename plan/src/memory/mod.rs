@@ -14,6 +14,7 @@ pub mod heap;
 pub mod in_place;
 pub mod in_place_order;
 pub mod limit;
+pub mod one_pointer;
 pub mod remat;
 pub mod schedule;
 pub mod steps;

@@ -6,3 +6,4 @@ mod gemm_dots;
 mod golden;
 mod memory_limit;
 mod memory_overlap;
+mod one_pointer;

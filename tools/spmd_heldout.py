@@ -20,7 +20,7 @@ then checks with hloc (HLOC, default target/release/hloc):
   (4) with --mpi EXE (an hloc built with `--features mpi`): one program under
       `mpirun -np 4 EXE run ... --collectives mpi` against XLA's outputs.
 Run: python3 tools/spmd_heldout.py [--devices 4,8] [--no-generate] [--no-check]
-     [--time K [--before EXE]] [--only a,b] [--mpi EXE] [--out DIR]
+     [--time K [--before EXE] [--rounds R]] [--only a,b] [--mpi EXE] [--out DIR]
 With --time K, hloc (and the --before binary) and XLA are each timed (median of K runs)
 one after another per program in the same run.
 Generation runs in a child process per device count (the forced device count is fixed
@@ -298,7 +298,7 @@ def geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
-def check(counts, out_root, only, exe, repeat, before_exe=None):
+def check(counts, out_root, only, exe, repeat, before_exe=None, rounds=1):
     rows, byte_ratios, time_ratios = [], [], []
     for n in counts:
         out = out_root / f"n{n}"
@@ -321,13 +321,20 @@ def check(counts, out_root, only, exe, repeat, before_exe=None):
             if repeat and matched(before):
                 # hloc, the --before binary and XLA timed one after another in this run
                 # (the machine is shared: compare within a run only).
-                ht = time_ms(hloc("run", f("before.hlo"), "--devices", str(n), "--inputs",
-                                  f("global.npz"), "--repeat", str(repeat), exe=exe))
-                if before_exe:
-                    bt = time_ms(hloc("run", f("before.hlo"), "--devices", str(n), "--inputs",
-                                      f("global.npz"), "--repeat", str(repeat),
-                                      exe=before_exe))
-                xla_ms = xla_ms_now(n, out_root, name, repeat) or xla_ms
+                # Each timed `rounds` times, alternating; the least median kept.
+                hts, bts, xts = [], [], []
+                for _ in range(rounds):
+                    hts.append(time_ms(hloc("run", f("before.hlo"), "--devices", str(n),
+                                            "--inputs", f("global.npz"), "--repeat",
+                                            str(repeat), exe=exe)))
+                    if before_exe:
+                        bts.append(time_ms(hloc("run", f("before.hlo"), "--devices", str(n),
+                                                "--inputs", f("global.npz"), "--repeat",
+                                                str(repeat), exe=before_exe)))
+                    xts.append(xla_ms_now(n, out_root, name, repeat))
+                least = lambda ts: min((t for t in ts if t), default=None)  # noqa: E731
+                ht, bt = least(hts), least(bts)
+                xla_ms = least(xts) or xla_ms
                 if ht:
                     time_ratios.append(ht / xla_ms)
             note = "; ".join(
@@ -351,7 +358,8 @@ def check(counts, out_root, only, exe, repeat, before_exe=None):
         f"geomean hloc/XLA collective_bytes (max(bytes,1)): {geomean(byte_ratios):.3f}"
         f" ({len(byte_ratios)} programs)",
         f"geomean hloc/XLA time: {geomean(time_ratios):.3f} ({len(time_ratios)} programs,"
-        f" each the median of {repeat} runs, hloc then XLA in the same run)",
+        f" each the median of {repeat} runs, hloc then XLA in the same run, least of"
+        f" {rounds} alternating rounds)",
         "",
     ])
     return table
@@ -398,7 +406,8 @@ def main():
         print(mpi_check(out_root, only, mpi_exe))
         return
     if "--no-check" not in sys.argv:
-        print(check(counts, out_root, only, exe, int(option("--time", "0")), option("--before")))
+        print(check(counts, out_root, only, exe, int(option("--time", "0")), option("--before"),
+                    int(option("--rounds", "1"))))
 
 
 if __name__ == "__main__":

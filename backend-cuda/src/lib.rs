@@ -15,6 +15,7 @@
 //! NVRTC is loaded at run time (cudarc's dynamic loading): the crate builds on machines
 //! without CUDA, and compiling says clearly when NVRTC is missing.
 
+mod bounds;
 mod error;
 mod host;
 mod index32;
@@ -24,11 +25,12 @@ mod printer;
 mod run;
 mod unroll;
 
+pub use bounds::{compile_without_spills, min_blocks};
 pub use error::CudaError;
 pub use host::{host_entry, host_kernel_source, host_unit, EMULATION_HEADER};
 pub use nvrtc::{compile_cubin, nvrtc_present, nvrtc_version, Cubin, KernelResources};
 pub use prelude::cuda_prelude;
-pub use printer::{kernel_cu, module_cu, CudaDialect};
+pub use printer::{kernel_cu, kernel_cu_bounded, module_cu, module_cu_bounded, CudaDialect};
 pub use run::backend::{CudaBackend, CudaTarget};
 pub use run::cublas_plan::{cublas_gemm, CublasGemm, Op};
 pub use run::device::{DevPtr, Device};

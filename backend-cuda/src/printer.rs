@@ -6,7 +6,7 @@
 //! exact ([`crate::index32`], which also prints the elements of buffers and shared arrays).
 //! Everything else (values, control flow) is the C printer's.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use affine::{Expr, Var};
@@ -219,6 +219,12 @@ fn check_printable(k: &Kernel) -> Result<(), CudaError> {
 /// One kernel as a CUDA `__global__` function taking each buffer as a pointer parameter,
 /// launched with `k.grid.blocks` blocks of `k.grid.threads` threads.
 pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
+    kernel_cu_bounded(k, None)
+}
+
+/// [`kernel_cu`], with `min_blocks` (blocks per multiprocessor) as the second argument of
+/// `__launch_bounds__` when given ([`crate::bounds`] picks it for kernels that spill).
+pub fn kernel_cu_bounded(k: &Kernel, min_blocks: Option<u32>) -> Result<String, CudaError> {
     check_printable(k)?;
     let mut out = String::new();
     // An in-place kernel's written pointers may name the same bytes, so they drop
@@ -249,10 +255,13 @@ pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
         "/* kernel {}: {} blocks of {} threads */",
         k.name, k.grid.blocks, k.grid.threads
     );
+    let bounds = match min_blocks {
+        Some(m) => format!("{}, {m}", k.grid.threads),
+        None => k.grid.threads.to_string(),
+    };
     let _ = writeln!(
         out,
-        "extern \"C\" __global__ void __launch_bounds__({}) {}({}) {{",
-        k.grid.threads,
+        "extern \"C\" __global__ void __launch_bounds__({bounds}) {}({}) {{",
         k.name,
         params.join(",")
     );
@@ -282,10 +291,18 @@ pub fn kernel_cu(k: &Kernel) -> Result<String, CudaError> {
 
 /// One self-contained CUDA module: the prelude, then every kernel.
 pub fn module_cu(kernels: &[Kernel]) -> Result<String, CudaError> {
+    module_cu_bounded(kernels, &HashMap::new())
+}
+
+/// [`module_cu`] with the kernels named in `min_blocks` printed by [`kernel_cu_bounded`].
+pub fn module_cu_bounded(
+    kernels: &[Kernel],
+    min_blocks: &HashMap<String, u32>,
+) -> Result<String, CudaError> {
     let mut out = cuda_prelude();
     for k in kernels {
         out.push('\n');
-        out.push_str(&kernel_cu(k)?);
+        out.push_str(&kernel_cu_bounded(k, min_blocks.get(&k.name).copied())?);
     }
     Ok(out)
 }

@@ -50,8 +50,14 @@ pub fn run(
             plan.timings.push(("dump".into(), t.elapsed()));
         }
     }
+    let printed = plan.source.clone();
     let build = runtime::compile_gpu_plan(plan, &opts, start)?;
     if let Some(dir) = args.dump_to {
+        // Kernels that spilled were printed again with launch bounds: the dump holds
+        // the module NVRTC compiled last.
+        if build.plan.source != printed {
+            write(dir, &format!("{prefix}.kernels.cu"), &build.plan.source)?;
+        }
         write(
             dir,
             &format!("{prefix}.kernels.txt"),

@@ -83,10 +83,16 @@ pub(crate) fn cuda_module(program: &Program) -> Result<String, CudaError> {
     backend_cuda::module_cu(&program.kernels)
 }
 
-/// `source` (a [`cuda_module`]) compiled by NVRTC for `arch`, with what `ptxas` reports of
-/// each kernel; no GPU is needed.
-pub(crate) fn cubin(source: &str, arch: &str) -> Result<Cubin, CudaError> {
-    backend_cuda::compile_cubin(source, arch)
+/// `source` (the [`cuda_module`] of `program`) compiled by NVRTC for `arch`, with what
+/// `ptxas` reports of each kernel; no GPU is needed. Kernels that spill are printed again
+/// with launch bounds (`backend_cuda::compile_without_spills`): the module compiled last
+/// when it is not `source`.
+pub(crate) fn cubin(
+    program: &Program,
+    source: &str,
+    arch: &str,
+) -> Result<(Option<String>, Cubin), CudaError> {
+    backend_cuda::compile_without_spills(&program.kernels, source, arch)
 }
 
 /// Runs `f` (a CPU compilation) telling `listener` of each C compiler process that

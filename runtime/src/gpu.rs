@@ -42,7 +42,10 @@ pub fn compile_gpu_plan(
     let arch = gpu_arch(device)?;
     let mut timings = std::mem::take(&mut plan.timings);
     let t = Instant::now();
-    let cubin = compile_cubin(&plan.source, arch)?;
+    let (bounded, cubin) = compile_cubin(&plan.program, &plan.source, arch)?;
+    if let Some(source) = bounded {
+        plan.source = source;
+    }
     if options.time_passes {
         timings.push(("nvrtc".into(), t.elapsed()));
     }

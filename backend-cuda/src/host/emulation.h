@@ -1,8 +1,8 @@
 /* hloc's CUDA host emulation: the exact CUDA C that NVRTC compiles, compiled as host C++
-   after this header. Every thread of a block is a fiber (ucontext) when the kernel has
+   after this header. Every thread of a block is a fiber (its own stack) when the kernel has
    barriers: __syncthreads() is a real rendezvous, and a barrier that some thread never
    reaches aborts with "divergent barrier" instead of hanging; warp shuffles are rendezvous
-   too (see hloc_host::shuffle). Kernels without barriers or shuffles run
+   too, one each (see hloc_host::shuffle). Kernels without barriers or shuffles run
    their threads as a plain loop. Shared memory is one copy per block (function-scope
    thread_local: an OS thread runs one block at a time). HLOC_CUDA_HOST_ORDER=reverse runs
    each block's threads in reverse order: a correct kernel gives the same bits either way.
@@ -24,7 +24,7 @@ static thread_local hloc_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static thread_local
 #define __align__(n) __attribute__((aligned(n)))
@@ -34,21 +34,104 @@ static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x
 static inline int __clzll(long long x) { return __builtin_clzll((unsigned long long)x); }
 
 namespace hloc_host {
+/* Switching fibers. glibc's swapcontext saves and restores the signal mask with a system
+   call on every switch, and a block of 128 threads makes 256 switches per barrier: a row
+   reduction's shuffles over 8192 blocks cost ~10^8 system calls per launch (up6
+   kmeans_while ran past 400 s). On x86-64 a switch is what a function call may not
+   clobber (the System V ABI's callee-saved registers) pushed on the old stack and popped
+   from the new one; elsewhere ucontext as before. */
+#if defined(__x86_64__) && defined(__ELF__)
+#define HLOC_HOST_FAST_SWITCH 1
+/* Saves the callee-saved registers on the current stack, stores its stack pointer to
+   *save_sp, and resumes the fiber whose stack pointer is next_sp. Hidden: every unit
+   defines its own copy, and none is exported from the shared object. */
+extern "C" __attribute__((visibility("hidden"))) void hloc_fiber_switch(void **save_sp,
+                                                                         void *next_sp);
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl hloc_fiber_switch\n"
+    ".hidden hloc_fiber_switch\n"
+    ".type hloc_fiber_switch, @function\n"
+    "hloc_fiber_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size hloc_fiber_switch, .-hloc_fiber_switch\n");
+#endif
+
 struct Fiber {
+#ifdef HLOC_HOST_FAST_SWITCH
+  void *sp;
+#else
   ucontext_t ctx;
+#endif
   bool done;
   bool waiting;
+  /* Shuffles this thread has made in this block: their parity picks the exchange buffer. */
+  unsigned shuffles;
 };
+#ifdef HLOC_HOST_FAST_SWITCH
+static thread_local void *scheduler;
+#else
 static thread_local ucontext_t scheduler;
+#endif
 static thread_local Fiber *current;
 static thread_local void (*body)(void *const *);
 static thread_local void *const *body_bufs;
 static thread_local std::vector<char *> stacks;
 static const size_t STACK_BYTES = 256 * 1024;
 
+/* From fiber `f` back to the scheduler. */
+static inline void yield_to_scheduler(Fiber *f) {
+#ifdef HLOC_HOST_FAST_SWITCH
+  hloc_fiber_switch(&f->sp, scheduler);
+#else
+  swapcontext(&f->ctx, &scheduler);
+#endif
+}
+
 static void trampoline() {
   body(body_bufs);
-  current->done = true;  /* uc_link returns to the scheduler */
+  current->done = true;
+#ifdef HLOC_HOST_FAST_SWITCH
+  /* A fresh stack has no return address: the thread's end is a last switch. */
+  hloc_fiber_switch(&current->sp, scheduler);
+  abort();
+#endif
+  /* uc_link returns to the scheduler */
+}
+
+/* Prepares fiber `f` to start `trampoline` on `stack`. */
+static void start_fiber(Fiber *f, char *stack) {
+  f->done = f->waiting = false;
+  f->shuffles = 0;
+#ifdef HLOC_HOST_FAST_SWITCH
+  /* The frame hloc_fiber_switch pops: six zero registers, then the return address;
+     `ret` leaves the stack pointer 8 below a 16-byte boundary, as after a call. */
+  uintptr_t top = ((uintptr_t)stack + STACK_BYTES) & ~(uintptr_t)15;
+  void **sp = (void **)(top - 64);
+  for (int i = 0; i < 6; ++i) sp[i] = 0;
+  sp[6] = (void *)trampoline;
+  f->sp = sp;
+#else
+  getcontext(&f->ctx);
+  f->ctx.uc_stack.ss_sp = stack;
+  f->ctx.uc_stack.ss_size = STACK_BYTES;
+  f->ctx.uc_link = &scheduler;
+  makecontext(&f->ctx, trampoline, 0);
+#endif
+}
+
+/* From the scheduler into fiber `f` until it waits at a barrier or ends. */
+static inline void resume(Fiber *f) {
+#ifdef HLOC_HOST_FAST_SWITCH
+  hloc_fiber_switch(&scheduler, f->sp);
+#else
+  swapcontext(&scheduler, &f->ctx);
+#endif
 }
 
 static bool reverse_order() {
@@ -72,14 +155,7 @@ static void run_block(unsigned threads, bool fibers, void (*kernel)(void *const 
   while (stacks.size() < threads) stacks.push_back((char *)malloc(STACK_BYTES));
   body = kernel;
   body_bufs = bufs;
-  for (unsigned t = 0; t < threads; ++t) {
-    getcontext(&fs[t].ctx);
-    fs[t].ctx.uc_stack.ss_sp = stacks[t];
-    fs[t].ctx.uc_stack.ss_size = STACK_BYTES;
-    fs[t].ctx.uc_link = &scheduler;
-    fs[t].done = fs[t].waiting = false;
-    makecontext(&fs[t].ctx, trampoline, 0);
-  }
+  for (unsigned t = 0; t < threads; ++t) start_fiber(&fs[t], stacks[t]);
   for (;;) {
     /* One round: every live thread runs to its next barrier or its end. */
     for (unsigned i = 0; i < threads; ++i) {
@@ -88,7 +164,7 @@ static void run_block(unsigned threads, bool fibers, void (*kernel)(void *const 
       fs[t].waiting = false;
       current = &fs[t];
       threadIdx = {t, 0, 0};
-      swapcontext(&scheduler, &fs[t].ctx);
+      resume(&fs[t]);
     }
     unsigned done = 0;
     for (unsigned t = 0; t < threads; ++t) done += fs[t].done;
@@ -105,25 +181,27 @@ static void run_block(unsigned threads, bool fibers, void (*kernel)(void *const 
 static inline void __syncthreads() {
   hloc_host::Fiber *f = hloc_host::current;
   f->waiting = true;
-  swapcontext(&f->ctx, &hloc_host::scheduler);
+  hloc_host::yield_to_scheduler(f);
 }
 
 namespace hloc_host {
-/* The 32-bit words the block's threads offer to a shuffle, one per thread. */
+/* The 32-bit words the block's threads offer to shuffles: two halves of one per thread,
+   used by alternate shuffles. */
 static thread_local std::vector<unsigned> offered;
 
-/* A shuffle is two rendezvous: every thread offers its word, reads its source lane's,
-   and waits until all have read before any offers again. The kernel IR's verifier puts
-   shuffles only where every thread of the block reaches them (fibers run the block). */
+/* A shuffle is one rendezvous: every thread offers its word, waits for all, and reads its
+   source lane's. Alternate shuffles offer in alternate halves: a thread can offer again
+   in the same half only after the next shuffle's rendezvous, which every thread reaches
+   after reading this one's words. The kernel IR's verifier puts shuffles only where every
+   thread of the block reaches them (fibers run the block). */
 static inline unsigned shuffle(unsigned v, unsigned src_lane, int width) {
   unsigned t = threadIdx.x;
-  if (offered.size() < blockDim.x) offered.resize(blockDim.x);
-  offered[t] = v;
+  if (offered.size() < 2 * blockDim.x) offered.resize(2 * blockDim.x);
+  unsigned *half = offered.data() + (current->shuffles++ & 1u) * blockDim.x;
+  half[t] = v;
   __syncthreads();
   unsigned lane = t % (unsigned)width;
-  unsigned r = src_lane < (unsigned)width ? offered[t - lane + src_lane] : v;
-  __syncthreads();
-  return r;
+  return src_lane < (unsigned)width ? half[t - lane + src_lane] : v;
 }
 }  // namespace hloc_host
 

@@ -150,7 +150,7 @@ impl Backend for CudaBackend {
         };
         let (image, hit) = match program.kernels.is_empty() {
             true => (Vec::new(), false),
-            false => cached_cubin(source, arch, &self.cache_dir, stages)?,
+            false => cached_cubin(&program.kernels, source, arch, &self.cache_dir, stages)?,
         };
         let gemms = any_thunk(&program.thunks, &|t| {
             matches!(t, Thunk::Gemm { .. } | Thunk::StreamedGemm { .. })

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 
 use crate::error::CudaError;
-use crate::nvrtc::{compile_cubin, nvrtc_version};
+use codegen::kir::Kernel;
+
+use crate::bounds::compile_without_spills;
+use crate::nvrtc::nvrtc_version;
 
 /// The cache key of `source` compiled for `arch` by NVRTC `version`.
 pub fn cubin_key(source: &str, arch: &str, version: (i32, i32)) -> String {
@@ -21,10 +24,13 @@ pub fn cubin_key(source: &str, arch: &str, version: (i32, i32)) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cubin of `source` for `arch`: from `dir` when cached, else compiled by NVRTC and
-/// stored there; with whether it was a cache hit. A cache that cannot be written is no
+/// The cubin of `source` (`module_cu(kernels)`) for `arch`: from `dir` when cached, else
+/// compiled by NVRTC (with launch bounds for kernels that spill,
+/// [`crate::bounds::compile_without_spills`]) and stored there under `source`'s key; with
+/// whether it was a cache hit. A cache that cannot be written is no
 /// failure (the cubin is compiled again next time). Stages: `cache-lookup`, `nvrtc`.
 pub fn cached_cubin(
+    kernels: &[Kernel],
     source: &str,
     arch: &str,
     dir: &Path,
@@ -41,7 +47,7 @@ pub fn cached_cubin(
         return Ok((image, true));
     }
     let t = Instant::now();
-    let cubin = compile_cubin(source, arch)?;
+    let (_, cubin) = compile_without_spills(kernels, source, arch)?;
     stages.push(("nvrtc", t.elapsed()));
     let tmp = dir.join(format!(
         "{}.cubin.{}.tmp",

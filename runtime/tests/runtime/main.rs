@@ -24,6 +24,7 @@ mod gpu_scatters;
 mod gpu_select_scatter;
 mod gpu_sorted_scatters;
 mod gpu_sorts;
+mod gpu_spills;
 mod gpu_split_reductions;
 mod half_dots;
 mod half_reductions;

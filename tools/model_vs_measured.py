@@ -34,6 +34,10 @@ prints, per class, an earlier `--json`'s figures (its own measurement), the new 
 earlier model's prediction against the new measurement (thunks joined by program and label):
 old and new model on the same measurement.
 
+--fastest measures each thunk by its fastest call (`hloc run --trace`) times its calls per
+run, not the mean: on a machine other processes keep busy, a call that waited for a core
+is the machine's load, not the kernel's time.
+
 --scaled-dir DIR also runs the realistic-size programs of `tools/bench_vs_xla.py --scaled`
 found in DIR (one sub-directory per program with before_optimizations.hlo and
 inputs.npz); when some are missing, they are generated there first with JAX, through
@@ -88,14 +92,31 @@ def thunk_class(label):
     return kind(label)
 
 
-def profile(hloc, hlo, npz, repeat, cache):
+def fastest_calls(trace):
+    """{label: seconds of its fastest call} from an `hloc run --trace` file."""
+    events = json.load(open(trace))
+    events = events.get("traceEvents", events) if isinstance(events, dict) else events
+    best = {}
+    for e in events:
+        if e.get("ph") == "X":
+            best[e["name"]] = min(best.get(e["name"], math.inf), e["dur"] * 1e-6)
+    return best
+
+
+def profile(hloc, hlo, npz, repeat, cache, fastest=False):
     """(rows, total ms) of one `hloc run --profile`, or an error string. A row is
-    {label, kind, ms, share, model_ms, ratio}; model_ms and ratio are None for `-`."""
+    {label, kind, ms, share, model_ms, ratio}; model_ms and ratio are None for `-`.
+    With `fastest`, a thunk's ms per run is its fastest call (from `--trace`) times its
+    calls per run, and the ratio the model over that."""
     cmd = [hloc, "run", hlo, "--inputs", npz, "--repeat", str(repeat), "--profile"]
+    trace = os.path.join(cache, "trace.json")
+    if fastest:
+        cmd += ["--trace", trace]
     env = dict(os.environ, HLOC_CACHE_DIR=cache)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
     if p.returncode != 0:
         return None, (p.stderr.strip().splitlines() or ["failed"])[-1][:100]
+    best = fastest_calls(trace) if fastest else {}
     rows, total = [], None
     for line in p.stderr.splitlines():
         t = TOTAL.match(line)
@@ -111,6 +132,10 @@ def profile(hloc, hlo, npz, repeat, cache):
         # The ms column has 1 us resolution; the ratio is computed from exact times.
         if model is not None and ratio:
             ms = model / ratio
+        calls = int(m.group(3))
+        if label in best and calls > 0:
+            ms = best[label] * 1e3 * calls
+            ratio = model / ms if model is not None and ms > 0 else ratio
         rows.append({"label": label, "kind": kind(label), "ms": ms, "share": share,
                      "calls": int(m.group(3)),
                      "model_ms": model, "ratio": ratio, "roof": num(m.group(8) or "-")})
@@ -206,6 +231,10 @@ def main():
     ap.add_argument("--json", help="write every compared thunk here")
     ap.add_argument("--kernel-classes", metavar="DIR",
                     help="split generated kernels by what they compute (dumps kept in DIR)")
+    ap.add_argument("--fastest", action="store_true",
+                    help="measure each thunk by its fastest call (hloc run --trace) times its "
+                    "calls per run: other processes on a busy machine slow single calls, "
+                    "rarely every one")
     ap.add_argument("--compare", metavar="OLD_JSON",
                     help="per class: an earlier --json's figures against this run's")
     a = ap.parse_args()
@@ -237,7 +266,7 @@ def main():
                                                 dict(os.environ, HLOC_CACHE_DIR=cache))
                       if a.kernel_classes else None)
         for name, hlo, npz, group in todo:
-            got, err = profile(a.hloc, hlo, npz, a.repeat, cache)
+            got, err = profile(a.hloc, hlo, npz, a.repeat, cache, a.fastest)
             if err:
                 print(f"{name:30} hloc: {err}")
                 continue

@@ -789,6 +789,14 @@ pub struct CostModel<'d> {
     /// Whether the code generator computes loop invariants once before the innermost loop
     /// ([`EmitterRules::hoists_invariant_values`]): [`evaluate`]'s `hoist`.
     pub hoists_invariant_values: bool,
+    /// Whether reads down a column cost a cache line per element ([`cost_strided`]) and
+    /// row sums the emitter leaves in order their chains ([`cost_chains`]): on for
+    /// `--profile`'s predictions ([`CostModel::for_prediction`]); off for the fusion
+    /// passes, whose decisions they change (19 of 66 fresh programs fused differently,
+    /// transposes and slices leaving their consumers' kernels, softmax rows split) and
+    /// which keep the earlier pricing until a same-run timing shows those decisions
+    /// faster.
+    pub prices_loop_order: bool,
 }
 
 impl<'d> CostModel<'d> {
@@ -798,6 +806,16 @@ impl<'d> CostModel<'d> {
         CostModel {
             device,
             hoists_invariant_values: rules.hoists_invariant_values,
+            prices_loop_order: false,
+        }
+    }
+
+    /// [`CostModel::new`] pricing what the emitter's loop order costs besides
+    /// ([`CostModel::prices_loop_order`]): the model of `--profile`'s predictions.
+    pub fn for_prediction(device: &'d Device, rules: &EmitterRules) -> CostModel<'d> {
+        CostModel {
+            prices_loop_order: true,
+            ..CostModel::new(device, rules)
         }
     }
 }
@@ -870,7 +888,7 @@ impl CostModel<'_> {
             let working_set = ev.row_bytes.map_or(op.bytes, |r| r.min(op.bytes));
             c.memory_s += first / d.reread_bytes_per_s(op.bytes as u64)
                 + again / d.reread_bytes_per_s(working_set as u64);
-            if d.kind == DeviceKind::Cpu {
+            if d.kind == DeviceKind::Cpu && self.prices_loop_order {
                 // Reads down a column fetch a line per element, from the level the input
                 // fits in.
                 if let Some(&(n, stride)) = ev.strided_reads.get(&input) {
@@ -901,7 +919,7 @@ impl CostModel<'_> {
             // Contractions run as loops: their taps at the loop's rate, not the vector rate.
             c.compute_s += l.seconds - l.flops / rate;
         }
-        if d.kind == DeviceKind::Cpu {
+        if d.kind == DeviceKind::Cpu && self.prices_loop_order {
             if let Some((flops, seconds)) = self.chained_reductions(info, ev) {
                 // Short or narrow rows summed in order: a dependent step per element.
                 c.compute_s += seconds - flops / rate;

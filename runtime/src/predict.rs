@@ -45,7 +45,7 @@ impl Predictions {
         let mut cx = Context {
             module,
             program,
-            model: CostModel::new(device, rules),
+            model: CostModel::for_prediction(device, rules),
             names: NameIndex::new(module),
             infos: HashMap::new(),
         };
@@ -378,7 +378,7 @@ mod tests {
         let cpu = device::load("cpu").unwrap();
         let rules = codegen::HlocReach::cpu().rules;
         let pred = Predictions::new(&plan.module, &plan.program, &cpu, &rules);
-        let model = CostModel::new(&cpu, &rules);
+        let model = CostModel::for_prediction(&cpu, &rules);
         let mut kinds = Vec::new();
         let mut fusions = 0;
         for t in &plan.program.thunks {
@@ -461,7 +461,7 @@ mod tests {
         let cpu = device::load("cpu").unwrap();
         let rules = codegen::HlocReach::cpu().rules;
         let pred = Predictions::new(&plan.module, &plan.program, &cpu, &rules);
-        let model = CostModel::new(&cpu, &rules);
+        let model = CostModel::for_prediction(&cpu, &rules);
         let mut gemms = 0;
         for t in &plan.program.thunks {
             let Thunk::Gemm { shape, .. } = t else {

@@ -73,7 +73,7 @@ pub fn slow_kernels(
     device: &Device,
     rules: &fusion::EmitterRules,
 ) -> Vec<SlowKernel> {
-    let mut pricer = Pricer::new(CostModel::new(device, rules));
+    let mut pricer = Pricer::new(CostModel::for_prediction(device, rules));
     let names = NameIndex::new(module);
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();

@@ -30,6 +30,21 @@ fn cost_on(
     CostModel::new(cpu, rules).kernel(&info, &ids, &[root])
 }
 
+/// [`cost`] by `--profile`'s model ([`CostModel::for_prediction`]: reads down a column
+/// and chained row sums priced).
+fn predicted(text: &str, members: &[&str]) -> KernelCost {
+    let rules = fusion::EmitterRules::xla_cpu();
+    let cpu = device::load("cpu").unwrap();
+    let module = hlo::parse_module(text).unwrap();
+    let info = CompInfo::new(&module, module.entry_id());
+    let ids: Vec<InstrId> = members
+        .iter()
+        .map(|n| module.entry().find(n).unwrap())
+        .collect();
+    let root = *ids.last().unwrap();
+    CostModel::for_prediction(&cpu, &rules).kernel(&info, &ids, &[root])
+}
+
 fn close(got: f64, want: f64) {
     assert!(
         (got - want).abs() <= 1e-9 * want.abs().max(1e-12),
@@ -362,7 +377,7 @@ fn a_dynamic_update_slice_moves_its_update_not_its_buffer() {
 fn a_transpose_that_moves_the_minor_dimension_reads_a_line_per_element() {
     // [8,8,32,128] -> [8,128,8,32]: the innermost loop (32) reads its operand 128 elements
     // (512 bytes) apart, a line per element; 1 MiB input, in L2.
-    let c = cost(
+    let c = predicted(
         "HloModule m\nENTRY e {\n  p = f32[8,8,32,128] parameter(0)\n  \
          ROOT t = f32[8,128,8,32] transpose(p), dimensions={0,3,1,2}\n}",
         &["t"],
@@ -371,8 +386,15 @@ fn a_transpose_that_moves_the_minor_dimension_reads_a_line_per_element() {
     close(c.bytes_read, elements * 4.0);
     close(c.bytes_reread, elements * (64.0 - 4.0));
     close(c.memory_s, elements * 64.0 / 55e9 + elements * 4.0 / 55e9);
+    // The fusion passes' model keeps the elements' bytes (see `prices_loop_order`).
+    let fusion_model = cost(
+        "HloModule m\nENTRY e {\n  p = f32[8,8,32,128] parameter(0)\n  \
+         ROOT t = f32[8,128,8,32] transpose(p), dimensions={0,3,1,2}\n}",
+        &["t"],
+    );
+    close(fusion_model.bytes_reread, 0.0);
     // A transpose that keeps the minor dimension moves rows: its elements' bytes.
-    let rows = cost(
+    let rows = predicted(
         "HloModule m\nENTRY e {\n  p = f32[8,16,32] parameter(0)\n  \
          ROOT t = f32[16,8,32] transpose(p), dimensions={1,0,2}\n}",
         &["t"],
@@ -385,7 +407,7 @@ fn inputs_read_at_a_transposed_members_index_are_strided_too() {
     // exp(p) + q, transposed: the elementwise members below the transpose read p and q at
     // its operand's index, 24 elements (96 bytes) apart: a line each. r, added after the
     // transpose at the root's own index, is contiguous.
-    let c = cost(
+    let c = predicted(
         "HloModule m\nENTRY e {\n  p = f32[2048,24] parameter(0)\n  q = f32[2048,24] parameter(1)\n  \
          r = f32[24,2048] parameter(2)\n  x = f32[2048,24] exponential(p)\n  a = f32[2048,24] add(x, q)\n  \
          t = f32[24,2048] transpose(a), dimensions={1,0}\n  ROOT s = f32[24,2048] add(t, r)\n}",
@@ -401,7 +423,7 @@ fn a_short_row_sum_is_a_dependent_chain_per_element() {
     // 32 f32 elements a row: one chunk of the emitter's 32 lanes, so no partial
     // accumulators: each add waits for the last, a loop contraction's tap (2 flops at
     // 1.8 GFLOP/s per core), two rows' chains in flight, the rows shared by both cores.
-    let c = cost(
+    let c = predicted(
         "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[1024,32] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[1024] reduce(p, z), dimensions={1}, to_apply=add\n}",
         &["r"],
     );
@@ -409,7 +431,7 @@ fn a_short_row_sum_is_a_dependent_chain_per_element() {
     close(c.compute_s, steps * (2.0 / 1.8e9) / 2.0 / 2.0);
     close(c.time_s, c.compute_s + 1.5e-6);
     // Rows of 64 run in two chunks of lanes: the vector rate.
-    let wide = cost(
+    let wide = predicted(
         "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[512,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[512] reduce(p, z), dimensions={1}, to_apply=add\n}",
         &["r"],
     );
@@ -420,7 +442,7 @@ fn a_short_row_sum_is_a_dependent_chain_per_element() {
 fn a_long_bf16_row_sum_waits_for_every_step() {
     // HLO rounds a bf16 sum at every step: the emitter keeps it in order, one chain of 512
     // steps a row at the bf16 tap's rate (1.45 GFLOP/s per core), too long to overlap.
-    let c = cost(
+    let c = predicted(
         "HloModule m\nadd {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT s = bf16[] add(a, b)\n}\nENTRY e {\n  p = bf16[4096,512] parameter(0)\n  z = bf16[] constant(0)\n  ROOT r = bf16[4096] reduce(p, z), dimensions={1}, to_apply=add\n}",
         &["r"],
     );

@@ -15,8 +15,8 @@ repository: pass a copy of it. The script reads, without compiling anything:
   literal arguments) and the expectation is read from the assertion around the call
   (`ASSERT_OK_AND_ASSIGN`, `TF_EXPECT_OK`, `EXPECT_EQ(absl::OkStatus(), ...)`, `.ok()`
   checks: success; `EXPECT_NE(absl::OkStatus(), ...)`, `ExpectHasSubstr`, `StatusIs`,
-  `HasSubstr`, `ASSERT_FALSE(...ok())`: failure). Strings built in loops are counted as
-  not extracted.
+  `HasSubstr`, `ASSERT_FALSE(...ok())`: failure). Strings built in loops (or changed
+  in any way the reader cannot follow) are counted as not extracted.
 
 Then each module is run through `hloc fmt` and `hloc verify`. hloc accepts a module when
 `fmt` succeeds and, where XLA also verified it (`ParseAndReturnVerifiedModule` or the
@@ -331,6 +331,20 @@ def test_cases(src):
                 if value is not None:
                     env[vm2.group(1)] = value
                 continue
+            # `var += expr;` on its own appends once; any other change to a known string
+            # (an append inside a loop, a reassignment the resolver cannot read) leaves
+            # its value unknown, so a call on it counts as built at run time.
+            vm3 = re.match(r"\s*(\w+)\s*\+=\s*(.*);\s*$", stmt, re.S)
+            if vm3 and vm3.group(1) in env and not PARSE_CALL.search(stmt):
+                value = resolve(vm3.group(2), env)
+                if value is not None:
+                    env[vm3.group(1)] += value
+                else:
+                    del env[vm3.group(1)]
+                continue
+            for var in [v for v in env if re.search(
+                    r"\b" + re.escape(v) + r"\s*(?:\+=|=(?!=)|\.append\s*\()", stmt)]:
+                del env[var]
             for cm in PARSE_CALL.finditer(stmt):
                 calls_seen += 1
                 close = matching_close(stmt, cm.end() - 1, "(", ")")

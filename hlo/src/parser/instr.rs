@@ -327,13 +327,19 @@ impl<'a> Parser<'a> {
 
     /// An operand of a single instruction parsed on its own (`multiply(f32[2] %x, f32[2])`):
     /// its shape must be written; it becomes a parameter of the computation built around
-    /// the instruction (one per distinct name, in order).
+    /// the instruction (one per distinct name, in order), unless it is written as an
+    /// instruction (`add(f32[] constant(0), ...)`), which is added before its user.
     fn parse_implicit_operand(&mut self, scope: &mut Scope<'a>) -> PResult<InstrId> {
         if !self.at_shape() {
             return Err(self.error_here("Operand had no shape in HLO text"));
         }
         let shape = self.parse_shape()?;
         let t = self.lex.peek();
+        // `f32[] constant(0)`: an operand written as an instruction, as in a computation.
+        if t.kind == Tok::Ident && self.lex.peek2().kind == Tok::LParen {
+            let at = self.lex.offset();
+            return self.parse_nested_instruction(scope, Some(shape), at);
+        }
         let named =
             t.kind == Tok::Name || t.kind == Tok::Ident && self.lex.peek2().kind != Tok::LParen;
         let name = if named {

@@ -4,8 +4,8 @@
 //! dimension leaves partial sums that an all-reduce over the devices splitting it
 //! completes. When the operands do not agree, one is resharded to the other's batch and
 //! contracting tiles (its free dimensions whole): the one whose move, with the all-reduce
-//! of any partial sums the plan leaves, costs fewer bytes (`reshard_cost.rs`); on a tie
-//! the less split one.
+//! of any partial sums the plan leaves (counted twice: a reduce-scatter and an
+//! all-gather), costs less traffic (`reshard_cost.rs`); on a tie the less split one.
 
 use hlo::Instruction;
 
@@ -143,17 +143,21 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
                     true => reshard_bytes(global(1), r, &nr)?,
                     false => reshard_bytes(global(0), l, &nl)?,
                 };
+                // An all-reduce moves its buffer twice (a reduce-scatter, then an
+                // all-gather), where a gather or an all-to-all moves its result once.
                 let sums = match &p.1 {
-                    Some(_) => local_shape(instr.shape(), &p.0, instr.name())
-                        .ok()?
-                        .byte_size()
-                        .ok()? as u64,
+                    Some(_) => {
+                        2 * local_shape(instr.shape(), &p.0, instr.name())
+                            .ok()?
+                            .byte_size()
+                            .ok()? as u64
+                    }
                     None => 0,
                 };
                 Some((nl, nr, p, moved + sums))
             };
             // Reshard the operand whose move (with the all-reduce of any partial sums it
-            // leaves) costs fewer bytes; on a tie the more split operand leads.
+            // leaves) costs less traffic; on a tie the more split operand leads.
             let by_tiles = l.tile_count() >= r.tile_count();
             let (lhs_leads, (nl, nr, p, cost)) = match (option(by_tiles), option(!by_tiles)) {
                 (Some(a), Some(b)) if b.3 < a.3 => (!by_tiles, b),
@@ -178,7 +182,7 @@ pub(crate) fn dot(ctx: &Ctx<'_>, instr: &Instruction) -> Result<Decision, SpmdEr
                 operands,
                 p,
                 format!(
-                    "{which} resharded to {to} to split batch and contracting dimensions alike ({cost} bytes moved, the cheaper operand)"
+                    "{which} resharded to {to} to split batch and contracting dimensions alike ({cost} bytes of traffic, the cheaper operand)"
                 ),
             )
         }

@@ -2,7 +2,6 @@
 //!
 //! Entry points: [`parse_module`], [`parse_module_with`], [`parse_shape`].
 
-mod async_callers;
 mod attrs;
 mod debug_attrs;
 mod instr;

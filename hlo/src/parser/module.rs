@@ -68,7 +68,6 @@ impl<'a> Parser<'a> {
         if self.comps.is_empty() {
             return Err(self.error_here("expected a computation"));
         }
-        self.check_async_callers()?;
         self.uniquify_generated_names();
         let entry = entry.unwrap_or(CompId::from_index(self.comps.len() - 1));
         self.uniquify_instruction_names(entry);

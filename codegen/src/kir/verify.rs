@@ -81,7 +81,7 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
     }
     v.block(&k.body).map_err(err)?;
     for (i, b) in k.buffers.iter().enumerate() {
-        if b.access == Access::Out && !v.stored.contains(&i) {
+        if b.access == Access::Out && !v.stored.contains(&i) && !folded_into_in_out(k, i) {
             return Err(err(format!(
                 "output buffer b{i} `{}` is never written",
                 b.name
@@ -89,6 +89,18 @@ pub fn verify(k: &Kernel) -> Result<(), VerifyError> {
         }
     }
     Ok(())
+}
+
+/// Whether output `i` may stand unused because its bytes are written through an `InOut`
+/// parameter: plan's one-pointer fold (`plan::memory::one_pointer`) renames an in-place
+/// kernel's stores of its output to the operand's pointer holding the same bytes, leaving
+/// the output bound but untouched (an `Out` parameter is never loaded, so "never stored"
+/// means untouched). It needs an `InOut` parameter of the same element type and count.
+fn folded_into_in_out(k: &Kernel, i: usize) -> bool {
+    let out = &k.buffers[i];
+    k.buffers.iter().any(|b| {
+        b.access == Access::InOut && b.ty == out.ty && b.element_count() == out.element_count()
+    })
 }
 
 impl Verifier<'_> {

@@ -257,6 +257,55 @@ static int same64(double a, double b) {
 }
 static int exact32(float r, float x) { return r != r || r == 0.0f || isinf(r) || r == 1.0f || r == -1.0f || r == x; }
 
+/* e^x with its result rounded by one multiply, t * 2^(n - floor(n/2)) (what
+   hloc_vm_exp_f32 computes, rounding a subnormal result through an fma with 2^-126
+   instead): the truth that rounding must equal. */
+static float exp_one_multiply(float x) {
+  uint8_t zero = x < -104.0f;
+  float c = hloc_vm_sel_f32(zero, 0.0f, x);
+  c = hloc_vm_sel_f32(c > 89.0f, 89.0f, c);
+  int32_t n;
+  float r;
+  hloc_vm_reduce_exp_f32(c, &n, &r);
+  float p = hloc_vm_expm1_poly_f32(r);
+  uint32_t h = (uint32_t)(n + 256) >> 1;
+  float s1 = hloc_vm_f32((h - 1u) << 23);
+  float s2 = hloc_vm_f32((uint32_t)(n - (int32_t)h + 255) << 23);
+  return hloc_vm_sel_f32(zero, 0.0f, fmaf(p, s1, s1) * s2);
+}
+__attribute__((noinline)) static void exp_one_multiply_loop(const float *x, float *y, int n) {
+  for (int i = 0; i < n; i++) y[i] = exp_one_multiply(x[i]);
+}
+/* `exp_subnormal FIRST LAST STEP`: hloc_vexp_f32 (vectorized) against exp_one_multiply on
+   the bit patterns FIRST, FIRST + STEP, ... <= LAST; prints the count that differ. */
+static int exp_subnormal(uint64_t first, uint64_t last, uint64_t step) {
+  static float x[BLOCK], a[BLOCK], b[BLOCK];
+  uint64_t bad = 0, subnormal = 0, total = 0;
+  for (uint64_t u = first; u <= last;) {
+    int n = 0;
+    for (; n < BLOCK && u <= last; n++, u += step) {
+      uint32_t v = (uint32_t)u;
+      memcpy(&x[n], &v, 4);
+    }
+    w32_exp(x, a, n);
+    exp_one_multiply_loop(x, b, n);
+    for (int i = 0; i < n; i++) {
+      uint32_t ua, ub;
+      memcpy(&ua, &a[i], 4);
+      memcpy(&ub, &b[i], 4);
+      if (ua != ub) {
+        if (bad < 5) printf("FAIL exp(%a): %08x, one multiply %08x\n", (double)x[i], ua, ub);
+        bad++;
+      }
+      subnormal += ub != 0 && ub < 0x800000u;
+    }
+    total += (uint64_t)n;
+  }
+  printf("exp_subnormal %llu inputs %llu subnormal %llu differ\n", (unsigned long long)total,
+         (unsigned long long)subnormal, (unsigned long long)bad);
+  return bad != 0;
+}
+
 int main(int argc, char **argv) {
   const char *only = argc > 3 ? argv[3] : NULL;
   if (argc > 2 && !strcmp(argv[1], "f32")) {
@@ -285,6 +334,8 @@ int main(int argc, char **argv) {
       sweep(f32 ? run32b : run64b, f32 ? (const void *)&F32B[k] : (const void *)&F64B[k], count, 1, &worst, &wx, &wy);
       printf("%s %s %.3f %a,%a %llu\n", f32 ? "f32" : "f64", name, worst, wx, wy, (unsigned long long)count);
     }
+  } else if (argc > 4 && !strcmp(argv[1], "exp_subnormal")) {
+    return exp_subnormal(strtoull(argv[2], 0, 0), strtoull(argv[3], 0, 0), strtoull(argv[4], 0, 0));
   } else if (argc > 1 && !strcmp(argv[1], "special")) {
     int bad = 0, n = 0;
     for (size_t k = 0; k < N32; k++) {
@@ -354,7 +405,7 @@ int main(int argc, char **argv) {
     }
     printf("special %d checked %d failed\n", n, bad);
   } else {
-    fprintf(stderr, "usage: %s f32 STRIDE [NAME] | f64 COUNT [NAME] | f32_2 COUNT [NAME] | f64_2 COUNT [NAME] | special\n", argv[0]);
+    fprintf(stderr, "usage: %s f32 STRIDE [NAME] | f64 COUNT [NAME] | f32_2 COUNT [NAME] | f64_2 COUNT [NAME] | special | exp_subnormal FIRST LAST STEP\n", argv[0]);
     return 2;
   }
   return 0;

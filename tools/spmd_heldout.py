@@ -231,25 +231,14 @@ def time_xla(n, out, name, repeat):
     os.environ["XLA_FLAGS"] = (
         os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={n}"
     ).strip()
-    import time
-
-    import jax
-    import numpy as np
+    sys.path.insert(0, str(ROOT / "tools"))
+    import xla_hlo
 
     for pname, f, shardings, _, shardy in programs(n):
         if pname != name:
             continue
-        jax.config.update("jax_use_shardy_partitioner", shardy)
-        data = np.load(out / f"{name}.global.npz")
-        args = [jax.device_put(data[f"in{i}"], sh) for i, sh in enumerate(shardings)]
-        jf = jax.jit(f)
-        jax.block_until_ready(jf(*args))
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            jax.block_until_ready(jf(*args))
-            times.append((time.perf_counter() - t) * 1e3)
-        print(f"xla_ms: {sorted(times)[len(times) // 2]:.3f}")
+        ms = xla_hlo.sharded_median_ms(f, shardings, shardy, out / f"{name}.global.npz", repeat)
+        print(f"xla_ms: {ms:.3f}")
 
 
 def xla_ms_now(n, out_root, name, repeat):

@@ -537,25 +537,13 @@ def xla_time_ms(name, repeat):
     """Median wall time (ms) of XLA:CPU's jitted program NAME on the 8 forced host devices,
     from the global inputs of NAME.global.npz placed by the program's shardings, after one
     warm-up run."""
-    import time
-
-    import jax
-    import numpy as np
+    sys.path.insert(0, str(ROOT / "tools"))
+    import xla_hlo
 
     for n, f, shardings, _, shardy in all_programs():
         if n != name:
             continue
-        jax.config.update("jax_use_shardy_partitioner", shardy)
-        data = np.load(OUT / f"{name}.global.npz")
-        args = [jax.device_put(data[f"in{i}"], sh) for i, sh in enumerate(shardings)]
-        jf = jax.jit(f)
-        jax.block_until_ready(jf(*args))
-        times = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            jax.block_until_ready(jf(*args))
-            times.append((time.perf_counter() - t) * 1e3)
-        return sorted(times)[len(times) // 2]
+        return xla_hlo.sharded_median_ms(f, shardings, shardy, OUT / f"{name}.global.npz", repeat)
     return None
 
 

@@ -22,3 +22,22 @@ def execute(text, args, platform="cpu"):
 def outputs(text, args, platform="cpu"):
     """[`execute`]'s results as numpy arrays."""
     return [np.asarray(o) for o in execute(text, args, platform)]
+
+
+def sharded_median_ms(f, shardings, shardy, npz_path, repeat):
+    """Median wall time (ms) of XLA:CPU's jitted `f` over `repeat` runs, after one warm-up run,
+    on the global inputs in<i> of `npz_path` placed by `shardings` (Shardy or GSPMD as
+    `shardy` says): how spmd_vs_xla and spmd_heldout time XLA on forced host devices."""
+    import time
+
+    jax.config.update("jax_use_shardy_partitioner", shardy)
+    data = np.load(npz_path)
+    args = [jax.device_put(data[f"in{i}"], sh) for i, sh in enumerate(shardings)]
+    jf = jax.jit(f)
+    jax.block_until_ready(jf(*args))
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        jax.block_until_ready(jf(*args))
+        times.append((time.perf_counter() - t) * 1e3)
+    return sorted(times)[len(times) // 2]

@@ -3,7 +3,8 @@
 use std::fmt::{self, Write};
 
 use super::types::{
-    ConvDimensionNumbers, OutputOperandAlias, PaddingConfig, ReplicaGroups, SliceDim, Window,
+    ConvDimensionNumbers, MeshDeviceIds, OutputOperandAlias, PaddingConfig, ReplicaGroups,
+    SliceDim, Window,
 };
 
 /// Appends `{a,b,c}`.
@@ -207,7 +208,11 @@ impl fmt::Display for ReplicaGroups {
                     s.push(')');
                 }
             }
-            ReplicaGroups::Mesh { axes, group_axes } => {
+            ReplicaGroups::Mesh {
+                axes,
+                device_ids,
+                group_axes,
+            } => {
                 s.push_str("mesh[");
                 for (i, (name, size)) in axes.iter().enumerate() {
                     if i > 0 {
@@ -215,7 +220,30 @@ impl fmt::Display for ReplicaGroups {
                     }
                     let _ = write!(s, "'{name}'={size}");
                 }
-                s.push_str("] {");
+                s.push(']');
+                match device_ids {
+                    None => {}
+                    Some(MeshDeviceIds::List(ids)) => {
+                        s.push_str(", device_ids=(");
+                        push_joined(&mut s, ids);
+                        s.push(')');
+                    }
+                    Some(MeshDeviceIds::Iota {
+                        reshape_dims,
+                        transpose,
+                    }) => {
+                        s.push_str(", device_ids=([");
+                        push_joined(&mut s, reshape_dims);
+                        s.push(']');
+                        if let Some(t) = transpose {
+                            s.push_str("T(");
+                            push_joined(&mut s, t);
+                            s.push(')');
+                        }
+                        s.push(')');
+                    }
+                }
+                s.push_str(" {");
                 for (i, name) in group_axes.iter().enumerate() {
                     if i > 0 {
                         s.push(',');
@@ -242,4 +270,14 @@ pub(crate) fn write_aliasing(out: &mut String, v: &[OutputOperandAlias]) {
         out.push(')');
     }
     out.push('}');
+}
+
+/// Appends `a,b,c`.
+fn push_joined(s: &mut String, v: &[i64]) {
+    for (i, d) in v.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        let _ = write!(s, "{d}");
+    }
 }

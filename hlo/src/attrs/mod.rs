@@ -11,8 +11,8 @@ pub use schema::{attr_kind, is_generic, AttrKind};
 pub use suggest::unknown_attribute_message;
 pub use types::{
     ComparisonDirection, ComparisonType, ConvDimensionNumbers, DotDimensionNumbers, FusionKind,
-    GatherDimensionNumbers, OutputOperandAlias, PaddingConfig, PaddingDim, ReplicaGroups,
-    ScatterDimensionNumbers, SliceDim, TextValue, Window, WindowDim,
+    GatherDimensionNumbers, MeshDeviceIds, OutputOperandAlias, PaddingConfig, PaddingDim,
+    ReplicaGroups, ScatterDimensionNumbers, SliceDim, TextValue, Window, WindowDim,
 };
 
 use crate::ir::{CompId, InstrId, Metadata};

@@ -193,12 +193,58 @@ pub enum ReplicaGroups {
     },
     /// `mesh['a'=2,'b'=4] {'b'}`: the devices `0..n` laid out row-major over named mesh
     /// axes; each group holds the devices that differ only along the listed axes.
+    /// `mesh[..], device_ids=(..) {..}` places other devices at the mesh positions.
     Mesh {
         /// The mesh axes, major to minor, with their sizes.
         axes: Vec<(String, i64)>,
+        /// The device at each row-major mesh position, when not `0..n` in order.
+        device_ids: Option<MeshDeviceIds>,
         /// The axes a group spans, in the order its members are listed.
         group_axes: Vec<String>,
     },
+}
+
+/// A mesh's `device_ids=(..)`: the device at each row-major mesh position, written
+/// as XLA's printer writes a tile assignment's array (a non-iota mesh keeps the ids
+/// because its groups are device ids, not mesh positions).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum MeshDeviceIds {
+    /// `([4,2]T(1,0))`: `0..n` reshaped to `reshape_dims`, transposed by `transpose`
+    /// and read row-major.
+    Iota {
+        /// Dimensions the iota is reshaped to.
+        reshape_dims: Vec<i64>,
+        /// Permutation applied after the reshape, if written.
+        transpose: Option<Vec<i64>>,
+    },
+    /// `(0,2,1,3)`: the ids themselves.
+    List(Vec<i64>),
+}
+
+impl MeshDeviceIds {
+    /// The device ids in mesh-position order, or `None` when the iota is malformed
+    /// or holds more than `max_ids` ids.
+    pub fn expand(&self, max_ids: i64) -> Option<Vec<i64>> {
+        match self {
+            MeshDeviceIds::List(v) => Some(v.clone()),
+            MeshDeviceIds::Iota {
+                reshape_dims,
+                transpose,
+            } => {
+                let n = reshape_dims
+                    .iter()
+                    .try_fold(1i64, |acc, &d| (d > 0).then(|| acc.checked_mul(d))?)?;
+                let groups = ReplicaGroups::Iota {
+                    num_groups: 1,
+                    group_size: n,
+                    reshape_dims: reshape_dims.clone(),
+                    transpose: transpose.clone(),
+                }
+                .groups(max_ids)?;
+                groups.into_iter().next()
+            }
+        }
+    }
 }
 
 impl ReplicaGroups {
@@ -207,12 +253,12 @@ impl ReplicaGroups {
         match self {
             ReplicaGroups::List(g) => g.first().map(|g| g.len() as i64),
             ReplicaGroups::Iota { group_size, .. } => Some(*group_size),
-            ReplicaGroups::Mesh { axes, group_axes } => {
-                group_axes.iter().try_fold(1i64, |acc, a| {
-                    let size = axes.iter().find(|(n, _)| n == a)?.1;
-                    acc.checked_mul(size)
-                })
-            }
+            ReplicaGroups::Mesh {
+                axes, group_axes, ..
+            } => group_axes.iter().try_fold(1i64, |acc, a| {
+                let size = axes.iter().find(|(n, _)| n == a)?.1;
+                acc.checked_mul(size)
+            }),
         }
     }
 
@@ -279,7 +325,36 @@ impl ReplicaGroups {
                         .collect(),
                 )
             }
-            ReplicaGroups::Mesh { axes, group_axes } => mesh_groups(axes, group_axes, max_ids),
+            ReplicaGroups::Mesh {
+                axes,
+                device_ids,
+                group_axes,
+            } => {
+                let positions = mesh_groups(axes, group_axes, max_ids)?;
+                let Some(ids) = device_ids else {
+                    return Some(positions);
+                };
+                // Groups of mesh positions become groups of the devices placed there;
+                // the ids must be a permutation of `0..n` for the n positions.
+                let ids = ids.expand(max_ids)?;
+                let n = positions.iter().map(Vec::len).sum::<usize>();
+                let mut seen = vec![false; n];
+                if ids.len() != n {
+                    return None;
+                }
+                for &d in &ids {
+                    let slot = seen.get_mut(usize::try_from(d).ok()?)?;
+                    if std::mem::replace(slot, true) {
+                        return None;
+                    }
+                }
+                Some(
+                    positions
+                        .iter()
+                        .map(|g| g.iter().map(|&p| ids[p as usize]).collect())
+                        .collect(),
+                )
+            }
         }
     }
 }

@@ -6,8 +6,8 @@ use super::lexer::Tok;
 use super::{PResult, Parser, Scope};
 use crate::attrs::{
     AttrKind, AttrValue, ComparisonDirection, ComparisonType, ConvDimensionNumbers, FusionKind,
-    OutputOperandAlias, PaddingConfig, PaddingDim, ReplicaGroups, SliceDim, TextValue, Window,
-    WindowDim,
+    MeshDeviceIds, OutputOperandAlias, PaddingConfig, PaddingDim, ReplicaGroups, SliceDim,
+    TextValue, Window, WindowDim,
 };
 use crate::ir::{CompId, MetaValue, Metadata, INT_KEYS, STRING_KEYS};
 use crate::text::unescape;
@@ -228,27 +228,7 @@ impl<'a> Parser<'a> {
                 ),
             ));
         }
-        let transpose = if self.at_ident("T") && self.lex.next_byte_is(b'T') {
-            self.lex.next();
-            let perm_at = self.lex.offset();
-            let perm = self.parse_int_list(Tok::LParen, Tok::RParen)?;
-            let mut sorted = perm.clone();
-            sorted.sort_unstable();
-            if sorted.len() != reshape_dims.len()
-                || sorted.iter().enumerate().any(|(k, &p)| p != k as i64)
-            {
-                return Err(self.error_at(
-                    perm_at,
-                    format!(
-                        "the iota transpose is not a permutation of its {} reshape dimensions",
-                        reshape_dims.len()
-                    ),
-                ));
-            }
-            Some(perm)
-        } else {
-            None
-        };
+        let transpose = self.parse_iota_transpose(reshape_dims.len())?;
         Ok(ReplicaGroups::Iota {
             num_groups,
             group_size,
@@ -257,8 +237,85 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `mesh['a'=2,'b'=4] {'b'}`: named mesh axes with their sizes, then the axes the
-    /// groups span.
+    /// An optional `T(perm)` right after an iota's reshape dimensions; `perm` must be a
+    /// permutation of the `rank` dimensions.
+    fn parse_iota_transpose(&mut self, rank: usize) -> PResult<Option<Vec<i64>>> {
+        if !(self.at_ident("T") && self.lex.next_byte_is(b'T')) {
+            return Ok(None);
+        }
+        self.lex.next();
+        let perm_at = self.lex.offset();
+        let perm = self.parse_int_list(Tok::LParen, Tok::RParen)?;
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        if sorted.len() != rank || sorted.iter().enumerate().any(|(k, &p)| p != k as i64) {
+            return Err(self.error_at(
+                perm_at,
+                format!("the iota transpose is not a permutation of its {rank} reshape dimensions"),
+            ));
+        }
+        Ok(Some(perm))
+    }
+
+    /// `, device_ids=([4,2]T(1,0))` or `, device_ids=(0,2,1,3)` after a mesh's axes (XLA
+    /// prints it for a mesh whose devices are not `0..n` in order): the device at each
+    /// row-major position of a mesh of `devices` positions. Like XLA's mesh check, the
+    /// iota must hold `devices` ids and a list must be a permutation of `0..devices`
+    /// other than `0..devices` itself.
+    fn parse_mesh_device_ids(&mut self, devices: i64) -> PResult<Option<MeshDeviceIds>> {
+        let after = self.lex.peek2();
+        if !(self.lex.peek().kind == Tok::Comma
+            && after.kind == Tok::Ident
+            && self.lex.text(after) == "device_ids")
+        {
+            return Ok(None);
+        }
+        self.lex.next();
+        self.lex.next();
+        self.expect(Tok::Equal, "expected '=' after device_ids")?;
+        let at = self.lex.offset();
+        if self.lex.peek2().kind == Tok::LSquare {
+            self.expect(Tok::LParen, "expected '(' to start the mesh's device ids")?;
+            let dims_at = self.lex.offset();
+            let reshape_dims = self.parse_int_list(Tok::LSquare, Tok::RSquare)?;
+            let total = reshape_dims
+                .iter()
+                .try_fold(1i64, |acc, &d| (d > 0).then(|| acc.checked_mul(d))?);
+            if total != Some(devices) {
+                return Err(self.error_at(
+                    dims_at,
+                    format!("the mesh has {devices} devices but its device_ids iota does not hold {devices} ids"),
+                ));
+            }
+            let transpose = self.parse_iota_transpose(reshape_dims.len())?;
+            self.expect(Tok::RParen, "expected ')' to end the mesh's device ids")?;
+            return Ok(Some(MeshDeviceIds::Iota {
+                reshape_dims,
+                transpose,
+            }));
+        }
+        let ids = self.parse_int_list(Tok::LParen, Tok::RParen)?;
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        let permutation =
+            ids.len() as i64 == devices && sorted.iter().enumerate().all(|(k, &d)| d == k as i64);
+        if !permutation {
+            return Err(self.error_at(
+                at,
+                format!("the mesh's device_ids must be a permutation of 0..{devices}"),
+            ));
+        }
+        if ids == sorted {
+            return Err(self.error_at(
+                at,
+                "the mesh's device_ids are 0..n in order: write the mesh without device_ids",
+            ));
+        }
+        Ok(Some(MeshDeviceIds::List(ids)))
+    }
+
+    /// `mesh['a'=2,'b'=4] {'b'}`: named mesh axes with their sizes, an optional
+    /// `, device_ids=(..)`, then the axes the groups span.
     fn parse_mesh_replica_groups(&mut self) -> PResult<ReplicaGroups> {
         self.lex.next();
         let mut axes: Vec<(String, i64)> = Vec::new();
@@ -277,6 +334,14 @@ impl<'a> Parser<'a> {
             axes.push((name, size));
             Ok(())
         })?;
+        let devices_at = self.lex.offset();
+        let Some(devices) = axes
+            .iter()
+            .try_fold(1i64, |acc, (_, d)| acc.checked_mul(*d))
+        else {
+            return Err(self.error_at(devices_at, "the mesh holds too many devices"));
+        };
+        let device_ids = self.parse_mesh_device_ids(devices)?;
         let mut group_axes: Vec<String> = Vec::new();
         self.parse_list(Tok::LBrace, Tok::RBrace, |p| {
             let at = p.lex.offset();
@@ -290,7 +355,11 @@ impl<'a> Parser<'a> {
             group_axes.push(name);
             Ok(())
         })?;
-        Ok(ReplicaGroups::Mesh { axes, group_axes })
+        Ok(ReplicaGroups::Mesh {
+            axes,
+            device_ids,
+            group_axes,
+        })
     }
 
     /// A computation name (`%add`, `add`) or an inline `{ ... }` computation.

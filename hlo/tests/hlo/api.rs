@@ -276,6 +276,7 @@ fn build_mutate_and_print() {
 fn mesh_replica_groups_expand() {
     let mesh = |axes: &[(&str, i64)], group: &[&str]| ReplicaGroups::Mesh {
         axes: axes.iter().map(|(n, s)| (n.to_string(), *s)).collect(),
+        device_ids: None,
         group_axes: group.iter().map(|n| n.to_string()).collect(),
     };
     // Devices row-major over (x, y): 0 1 / 2 3.
@@ -295,4 +296,66 @@ fn mesh_replica_groups_expand() {
     assert_eq!(mesh(&[("x", 2)], &["z"]).groups(16), None);
     assert_eq!(mesh(&[("x", 2)], &["z"]).group_size(), None);
     assert_eq!(mesh(&[("x", 64)], &["x"]).groups(16), None);
+}
+
+/// `mesh[..], device_ids=(..) {..}` (XLA's after-optimization collectives of a mesh whose
+/// devices are not in order) expands to the same groups as an enumeration written here:
+/// every mesh position's coordinates, the device placed there, grouped by the
+/// coordinates along the axes the groups do not span.
+#[test]
+fn mesh_device_ids_groups_match_enumeration() {
+    fn enumerate(sizes: &[i64], ids: &[i64], group: &[usize]) -> Vec<Vec<i64>> {
+        let n: i64 = sizes.iter().product();
+        // (coordinates along the listed axes, device) of one group's members.
+        type Members = Vec<(Vec<i64>, i64)>;
+        let mut groups: Vec<(Vec<i64>, Members)> = Vec::new();
+        for pos in 0..n {
+            let mut coords = vec![0i64; sizes.len()];
+            let mut rest = pos;
+            for k in (0..sizes.len()).rev() {
+                coords[k] = rest % sizes[k];
+                rest /= sizes[k];
+            }
+            let key: Vec<i64> = (0..sizes.len())
+                .filter(|k| !group.contains(k))
+                .map(|k| coords[k])
+                .collect();
+            // Members ordered by their coordinates along the listed axes, in list order.
+            let order: Vec<i64> = group.iter().map(|&k| coords[k]).collect();
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, members)) => members.push((order, ids[pos as usize])),
+                None => groups.push((key, vec![(order, ids[pos as usize])])),
+            }
+        }
+        groups.sort();
+        groups
+            .into_iter()
+            .map(|(_, mut m)| {
+                m.sort();
+                m.into_iter().map(|(_, d)| d).collect()
+            })
+            .collect()
+    }
+    let parse = |attr: &str| {
+        let text = format!(
+            "HloModule m, replica_count=8\n\nadd {{\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}}\n\nENTRY e {{\n  p = f32[8] parameter(0)\n  ROOT ar = f32[8] all-reduce(p), replica_groups={attr}, to_apply=add\n}}\n"
+        );
+        let m = parse_module(&text).unwrap();
+        let e = m.entry();
+        e.root_instr().replica_groups().unwrap().groups(64).unwrap()
+    };
+    // iota(8) reshaped [4,2], transposed: positions hold 0,2,4,6,1,3,5,7.
+    let transposed = [0, 2, 4, 6, 1, 3, 5, 7];
+    let g = parse(
+        "mesh['axis_0'=2,'axis_1'=2,'axis_2'=1,'axis_3'=2], device_ids=([4,2]T(1,0)) {'axis_0'}",
+    );
+    assert_eq!(g, enumerate(&[2, 2, 1, 2], &transposed, &[0]));
+    assert_eq!(g, vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7]]);
+    let g = parse("mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'b','a'}");
+    assert_eq!(g, enumerate(&[2, 4], &transposed, &[1, 0]));
+    let g = parse("mesh['a'=2,'b'=2,'c'=2], device_ids=(7,3,5,1,6,2,4,0) {'c','a'}");
+    assert_eq!(g, enumerate(&[2, 2, 2], &[7, 3, 5, 1, 6, 2, 4, 0], &[2, 0]));
+    // Without device_ids the positions are the devices.
+    let g = parse("mesh['a'=2,'b'=4] {'a'}");
+    assert_eq!(g, enumerate(&[2, 4], &[0, 1, 2, 3, 4, 5, 6, 7], &[0]));
 }

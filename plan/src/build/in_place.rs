@@ -55,11 +55,12 @@ impl State<'_> {
         })
     }
 
-    /// Whether `base` is element `k` of a while body's state, read only by `user`, whose
-    /// value the body returns as element `k`, directly or through a chain of further
-    /// updates of it ([`Self::returned_through_updates`]): then `user` may update the
-    /// state buffer in place (nothing else in the body reads that element, and copying the
-    /// body's results into the state skips a buffer onto itself). A scan writing one row
+    /// Whether `base` is element `k` of a while body's state, read by `user` and otherwise
+    /// only by kernels that ran before it ([`Self::read_before`]), whose value the body
+    /// returns as element `k`, directly or through a chain of further updates of it
+    /// ([`Self::returned_through_updates`]): then `user` may update the state buffer in
+    /// place (nothing in the body reads that element after `user`, and copying the body's
+    /// results into the state skips a buffer onto itself). A scan writing one row
     /// of its stacked outputs per step then writes that row, not a copy of all of them; a
     /// decoding loop's stacked KV cache, updated layer by layer, is written row by row.
     pub(super) fn replaces_loop_state(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
@@ -71,7 +72,8 @@ impl State<'_> {
         };
         if b.opcode() != Opcode::GetTupleElement
             || c.instr(param).opcode() != Opcode::Parameter
-            || c.users(base) != [user]
+            || !c.users(base).contains(&user)
+            || !self.read_before(comp, base, user)
         {
             return false;
         }
@@ -92,6 +94,38 @@ impl State<'_> {
             && root.opcode() == Opcode::Tuple
             && self.returned_through_updates(comp, user, k)
             && is_body()
+    }
+
+    /// Whether every reader of `base` other than `user` has run before `user` and kept
+    /// nothing of `base`'s buffer: each is built already (its thunks precede `user`'s), is
+    /// no asynchronous start (whose read may still be in flight) and has buffers of its
+    /// own. A pipelined scan reads the row it is about to overwrite (a select between the
+    /// old row and the new one) in a kernel feeding the update; with this the update still
+    /// writes the loop state in place instead of copying all rows every step.
+    fn read_before(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
+        let c = self.module.computation(comp);
+        let Some(&[buf]) = self.slots.get(&(comp, base)).map(Vec::as_slice) else {
+            return false;
+        };
+        let once = c
+            .instr(user)
+            .operands()
+            .iter()
+            .filter(|&&o| o == base)
+            .count()
+            == 1;
+        once && c.users(base).iter().all(|&u| {
+            let op = c.instr(u).opcode();
+            u == user
+                || (self.built.contains(&(comp, u))
+                    && !op.is_async()
+                    && !op.as_str().ends_with("-start")
+                    && !matches!(op, Opcode::Send | Opcode::Recv)
+                    && self
+                        .slots
+                        .get(&(comp, u))
+                        .is_some_and(|leaves| !leaves.contains(&buf)))
+        })
     }
 
     /// Whether the value of update `user` reaches the root of `comp` only as element `k`

@@ -61,6 +61,7 @@ mod remat_patches;
 mod reshaped_columns;
 mod row_lanes;
 mod scan_ops;
+mod scan_row_readers;
 mod select_arms;
 mod semantics;
 mod shared_bodies;

@@ -112,6 +112,7 @@ fn run_seq(
                 body_results,
                 state,
                 init,
+                ..
             } => {
                 copy_all(p, init, state, mem)?;
                 if env.profile.is_none() {

@@ -84,6 +84,7 @@ mod tests {
             body_results: vec![],
             state: vec![],
             init: vec![],
+            trips: None,
         }
     }
 

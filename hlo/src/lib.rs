@@ -245,6 +245,7 @@ mod sharding_types;
 mod sharding_verify;
 pub mod source_map;
 mod text;
+pub mod trip_count;
 pub mod verifier;
 
 pub use attrs::{AttrName, AttrValue, Attribute};

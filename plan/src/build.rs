@@ -410,6 +410,7 @@ impl State<'_> {
                 "no condition or body",
             ));
         };
+        let trips = hlo::trip_count::known_trips(self.module, self.module.computation(comp), instr);
         let init = self.leaves(comp, instr.operands()[0])?;
         let at = self.pos(out);
         for &b in &init {
@@ -458,6 +459,7 @@ impl State<'_> {
             body_results,
             state: state.clone(),
             init,
+            trips,
         });
         self.slots.insert((comp, id), state);
         Ok(())

@@ -177,6 +177,11 @@ pub enum Thunk {
         state: Vec<BufferId>,
         /// The initial values' buffers.
         init: Vec<BufferId>,
+        /// The iterations, when known before the loop runs (`hlo::trip_count`: XLA's
+        /// `known_trip_count`, or a counted loop's constant bounds and step); `None` when
+        /// unknown. An estimate for weighing the body's kernels, never a bound the
+        /// executors trust: they run `cond` every iteration.
+        trips: Option<u64>,
     },
     /// Runs the branch chosen by `selector` (a `pred`: true is branch 0; an `s32`: out of
     /// range is the last branch), then copies its results into `results`.

@@ -130,11 +130,13 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                 body_results,
                 state,
                 init,
+                trips,
                 ..
             } => {
+                let trips = trips.map_or_else(String::new, |n| format!(" trips={n}"));
                 let _ = writeln!(
                     out,
-                    "{pad}{i}: while state=({}) init=({})",
+                    "{pad}{i}: while state=({}) init=({}){trips}",
                     names(p, state),
                     names(p, init)
                 );

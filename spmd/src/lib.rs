@@ -71,7 +71,6 @@ mod rules_window;
 mod sdy_nested;
 mod stats;
 mod tiling;
-mod trip_count;
 
 pub use decision::{Called, Decision, Decisions, Halo, PartialSums, ValueTiling};
 pub use error::SpmdError;

@@ -4,7 +4,7 @@
 //! summed; the `-start` halves of async pairs count their largest result element, the
 //! `-done` halves nothing), and a collective inside a loop body counts once per trip of
 //! the loop's known trip count (XLA's `known_trip_count` backend config, or the count of
-//! a counted loop, `trip_count.rs`).
+//! a counted loop, `hlo::trip_count`).
 
 use std::collections::BTreeMap;
 
@@ -125,25 +125,13 @@ fn bytes(s: &Shape, instr: &Instruction) -> Result<u64, SpmdError> {
         .map_err(|e| SpmdError::invalid(instr.name(), e.to_string()))
 }
 
-/// A while loop's `known_trip_count` from its backend config, else the count of a
-/// counted loop (`trip_count.rs`).
+/// A while loop's known trip count (`hlo::trip_count`): its `known_trip_count` backend
+/// config, else the count of a counted loop.
 fn trip_count(module: &Module, c: &Computation, instr: &Instruction) -> Result<u64, SpmdError> {
-    let config = instr.backend_config().map(|c| c.as_str().to_string());
-    let n = config.as_deref().and_then(|c| {
-        let rest = &c[c.find("\"known_trip_count\"")?..];
-        let rest = &rest[rest.find("\"n\"")? + 3..];
-        let digits: String = rest
-            .chars()
-            .skip_while(|ch| !ch.is_ascii_digit())
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse::<u64>().ok()
-    });
-    n.or_else(|| crate::trip_count::counted_trips(module, c, instr))
-        .ok_or_else(|| {
-            SpmdError::unsupported(
-                instr,
-                "a loop without a known trip count (its collectives' bytes per run are unknown)",
-            )
-        })
+    hlo::trip_count::known_trips(module, c, instr).ok_or_else(|| {
+        SpmdError::unsupported(
+            instr,
+            "a loop without a known trip count (its collectives' bytes per run are unknown)",
+        )
+    })
 }

@@ -195,6 +195,7 @@ impl Run<'_> {
                     body_results,
                     state,
                     init,
+                    ..
                 } => {
                     self.copy_all(init, state)?;
                     let mut iterations = 0u64;

@@ -347,6 +347,7 @@ mod tests {
             body_results: results,
             state,
             init: vec![8],
+            trips: None,
         }
     }
 
@@ -436,6 +437,7 @@ mod tests {
             body_results: vec![0, 3, 5, 7],
             state: vec![0, 3, 5, 7],
             init: vec![8, 8, 6, 8],
+            trips: None,
         };
         let thunks = [kernel(vec![1, 6]), t.clone()];
         let found = read_only_state(&thunks, &bufs, &ks, &[7]);
@@ -483,6 +485,7 @@ mod tests {
             body_results: vec![11, 7, 0, 3, 9],
             state: vec![5, 7, 0, 3, 9],
             init: vec![6, 2, 8, 4, 1],
+            trips: None,
         };
         let thunks = [kernel(vec![0, 6]), t, kernel(vec![2, 10])];
         let found = dying_init_state(&thunks, &bufs, &[4], &[(9, 1)]);

@@ -264,6 +264,7 @@ mod tests {
                 body_results: vec![5],
                 state: vec![1],
                 init: vec![0],
+                trips: None,
             },
             kernel(vec![1, 6]),
         ]

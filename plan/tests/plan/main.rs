@@ -7,3 +7,4 @@ mod golden;
 mod memory_limit;
 mod memory_overlap;
 mod one_pointer;
+mod while_trips;

@@ -7,10 +7,9 @@ use super::*;
 impl State<'_> {
     /// Whether `base` dies at `user`, so `user` may write into its buffer: a kernel's
     /// result (its buffer is its own) that is not the computation's root, whose other users
-    /// are all built already (their thunks run before `user`'s) and alias none of its bytes
-    /// (each has its own buffer). A KV cache updated layer by layer is such a base: each
-    /// layer's attention reads the cache (a slice kernel) before the next layer's
-    /// dynamic-update-slice writes it.
+    /// have all run before `user` and kept none of its bytes ([`Self::read_before`]). A KV
+    /// cache updated layer by layer is such a base: each layer's attention reads the cache
+    /// (a slice kernel) before the next layer's dynamic-update-slice writes it.
     pub(super) fn dies_at(&self, comp: CompId, base: InstrId, user: InstrId) -> bool {
         let c = self.module.computation(comp);
         let produced_by_kernel = match c.instr(base).opcode() {
@@ -31,28 +30,7 @@ impl State<'_> {
             }
             _ => true,
         };
-        if !produced_by_kernel || c.root() == base {
-            return false;
-        }
-        let Some(&[buf]) = self.slots.get(&(comp, base)).map(Vec::as_slice) else {
-            return false;
-        };
-        // `user` reads `base` only as the operand it updates.
-        let once = c
-            .instr(user)
-            .operands()
-            .iter()
-            .filter(|&&o| o == base)
-            .count()
-            == 1;
-        once && c.users(base).iter().all(|&u| {
-            u == user
-                || (self.built.contains(&(comp, u))
-                    && self
-                        .slots
-                        .get(&(comp, u))
-                        .is_some_and(|leaves| !leaves.contains(&buf)))
-        })
+        produced_by_kernel && c.root() != base && self.read_before(comp, base, user)
     }
 
     /// Whether `base` is element `k` of a while body's state, read by `user` and otherwise

@@ -4,6 +4,14 @@
 //! variables (one loop iteration) is one load by all threads: it costs one transaction per
 //! distinct 128-byte segment touched, against the ideal of the distinct bytes read packed
 //! into segments. Exact by enumeration, bounded by a limit.
+//!
+//! A runtime variable (a dynamic-slice start, a gather index) whose value is the same for
+//! every thread of the warp at each load (the warp's threads read one index element) only
+//! moves the whole warp's addresses by one offset: the access pattern is the warp's own,
+//! so it is counted with the variable at 0, or at the bound of its range nearest 0 (a
+//! start index of 0: the slice at its first position), and the report names the values
+//! used. A runtime variable that differs between the
+//! warp's threads makes the addresses data-dependent: not counted.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -30,6 +38,9 @@ pub enum Coalescing {
         transactions: u64,
         /// Segments needed if each load's distinct bytes were contiguous and aligned.
         ideal: u64,
+        /// The value each runtime variable was counted at (`rt0`, `rt1`, ...; empty when
+        /// the map has none): each is the same for the whole warp, see the module comment.
+        runtime_at: Vec<i64>,
     },
     /// Not counted: more points than the limit.
     TooLarge {
@@ -56,16 +67,28 @@ impl fmt::Display for Coalescing {
                 loads,
                 transactions,
                 ideal,
-            } => write!(
-                f,
-                "{} loads, {transactions} transactions, ideal {ideal}: {}",
-                loads,
-                if transactions == ideal {
-                    "coalesced"
-                } else {
-                    "not coalesced"
+                runtime_at,
+            } => {
+                write!(
+                    f,
+                    "{} loads, {transactions} transactions, ideal {ideal}: {}",
+                    loads,
+                    if transactions == ideal {
+                        "coalesced"
+                    } else {
+                        "not coalesced"
+                    }
+                )?;
+                if !runtime_at.is_empty() {
+                    let at: Vec<String> = runtime_at
+                        .iter()
+                        .enumerate()
+                        .map(|(k, v)| format!("rt{k} = {v}"))
+                        .collect();
+                    write!(f, " (warp-uniform {})", at.join(", "))?;
                 }
-            ),
+                Ok(())
+            }
             Coalescing::TooLarge { points } => {
                 write!(
                     f,
@@ -179,7 +202,15 @@ pub fn first_warp(
             .and_then(|t| t.byte_width())
             .unwrap_or(1),
     );
-    let mut m = thread_map.compose(&map.map)?;
+    let (access, runtime_at) = if map.map.runtimes().is_empty() {
+        (map.map.clone(), Vec::new())
+    } else {
+        match at_warp_uniform_runtimes(thread_map, map)? {
+            Some(fixed) => fixed,
+            None => return Ok(Coalescing::RuntimeDependent),
+        }
+    };
+    let mut m = thread_map.compose(&access)?;
     m.add_constraint(Expr::dim(0), Interval::new(0, WARP - 1));
     m.simplify();
     if m.form() == MapForm::KnownEmpty {
@@ -187,6 +218,7 @@ pub fn first_warp(
             loads: 0,
             transactions: 0,
             ideal: 0,
+            runtime_at,
         });
     }
     if !m.runtimes().is_empty() {
@@ -240,5 +272,64 @@ pub fn first_warp(
         loads: loads.len() as u64,
         transactions,
         ideal,
+        runtime_at,
     })
+}
+
+/// `map` with each runtime variable replaced by 0 (or the bound of its range nearest 0),
+/// and those values, when
+/// every runtime variable is warp-uniform: under `thread_map` (the first warp, `(lane,
+/// unroll step) -> output index`), the element it is read from depends on no thread
+/// coordinate and on no other runtime value. `None` when one is not (or its provenance
+/// is not in `map`'s variables).
+fn at_warp_uniform_runtimes(
+    thread_map: &IndexingMap,
+    map: &IndexedMap,
+) -> Result<Option<(IndexingMap, Vec<i64>)>, IndexingError> {
+    let m = &map.map;
+    if map.runtime.len() != m.runtimes().len() {
+        return Ok(None);
+    }
+    for rt in &map.runtime {
+        if rt.map.dims().len() != m.dims().len() {
+            return Ok(None);
+        }
+        let mut read = thread_map.compose(&rt.map)?;
+        read.add_constraint(Expr::dim(0), Interval::new(0, WARP - 1));
+        read.simplify();
+        if read.form() == MapForm::KnownEmpty {
+            continue;
+        }
+        let thread_dependent = read.results().iter().any(|e| {
+            e.variables()
+                .iter()
+                .any(|v| matches!(v.kind, affine::VarKind::Dim | affine::VarKind::Runtime))
+        });
+        if read.form() != MapForm::Normal || thread_dependent {
+            return Ok(None);
+        }
+    }
+    let lower: Vec<i64> = m.runtimes().iter().map(|b| 0.clamp(b.lo, b.hi)).collect();
+    let mut bind = |v: affine::Var| match v.kind {
+        affine::VarKind::Runtime => Some(Expr::constant(lower[v.index as usize])),
+        _ => None,
+    };
+    let results = m
+        .results()
+        .iter()
+        .map(|e| e.substitute(&mut bind))
+        .collect();
+    let constraints = m
+        .constraints()
+        .iter()
+        .map(|c| (c.expr.substitute(&mut bind), c.interval))
+        .collect();
+    let fixed = IndexingMap::new(
+        m.dims().to_vec(),
+        m.ranges().to_vec(),
+        vec![],
+        results,
+        constraints,
+    )?;
+    Ok(Some((fixed, lower)))
 }

@@ -109,28 +109,40 @@ impl CountedLaunch {
             }),
             VarKind::Runtime => None,
         };
-        let results = m
-            .results()
+        // The map and its runtime variables' provenance maps share the variables: both
+        // are rewritten alike.
+        let mut rewrite = |x: &IndexingMap| {
+            let results = x
+                .results()
+                .iter()
+                .map(|e| e.substitute(&mut bind))
+                .collect();
+            let constraints = x
+                .constraints()
+                .iter()
+                .map(|c| (c.expr.substitute(&mut bind), c.interval))
+                .collect();
+            IndexingMap::new(
+                dims.clone(),
+                x.ranges().get(r..).unwrap_or_default().to_vec(),
+                x.runtimes().to_vec(),
+                results,
+                constraints,
+            )
+            .ok()
+        };
+        let out = rewrite(m)?;
+        let runtime = map
+            .runtime
             .iter()
-            .map(|e| e.substitute(&mut bind))
-            .collect();
-        let constraints = m
-            .constraints()
-            .iter()
-            .map(|c| (c.expr.substitute(&mut bind), c.interval))
-            .collect();
-        let out = IndexingMap::new(
-            dims,
-            m.ranges()[r..].to_vec(),
-            m.runtimes().to_vec(),
-            results,
-            constraints,
-        )
-        .ok()?;
-        Some(IndexedMap {
-            map: out,
-            runtime: map.runtime.clone(),
-        })
+            .map(|rt| {
+                Some(indexing::RuntimeVar {
+                    map: rewrite(&rt.map)?,
+                    ..rt.clone()
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(IndexedMap { map: out, runtime })
     }
 }
 

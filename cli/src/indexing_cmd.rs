@@ -59,7 +59,11 @@ OUTPUT FORMATS (stable; other tools parse them):
   `hloc compile --target` builds the kernel from), printed first as `  thread map: ...`
   (per output of a multi-output instruction); addresses from the operand's layout,
   128-byte segments; each point of the operand map's range variables is one load, and a
-  thread's unrolled elements (`unroll_id`) belong to the same load.
+  thread's unrolled elements (`unroll_id`) belong to the same load. Runtime variables the
+  same for the whole warp (a dynamic slice's start, the gather index of the warp's row)
+  are counted at 0 (or their bound nearest 0), the line then ending `(warp-uniform rt0 =
+  V, ...)`;
+  a runtime variable that differs between the warp's threads gives `not counted`.
   A map prints in XLA's syntax on one line: (d0, d1)[s0]{rt0} -> (...), domain: ...
   Exit codes: 0 success, 2 bad input (unreadable file, syntax error, unknown name).";
 

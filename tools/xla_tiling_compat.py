@@ -44,7 +44,8 @@ from an earlier propagation the test checks nothing of is propagated when a late
 needs it; tile sizes built in a vector (`std::vector<int64_t> v(tiling_space->
 num_dimensions(), 1); v[1] = 2;`) are read. XLA's tile propagation walks a scan's scanned
 dimension in steps (the carry holding the earlier ones), so a module with a scan is tiled
-with `hloc tile --scan-steps`; a tile of no dimensions for another output of an
+with `hloc tile --scan-steps`, and one with a ragged dot with `hloc tile --group-steps`
+(its programs walk the groups, tiles relative to the step's group); a tile of no dimensions for another output of an
 instruction names no tile ids in hloc's space of that output.
 
 Where hloc's propagated tile differs from XLA's, the operand tiles of ops whose read sets
@@ -480,12 +481,15 @@ def product_positions(per):
     return [[] for _ in per] if any(not p for p in per) else [list(p) for p in per]
 
 
-def compare_tiles(xla, got, names, extents, concrete, exact=None):
+def compare_tiles(xla, got, names, extents, concrete, exact=None, rt_bounds=None):
     """None when every tile of `got` (hloc's) reads what XLA's does at 300 sampled tile
     ids, sizes and runtime values; else why not. With `exact(k, env)` (the positions operand
     `k` must read, `xla_tiling_exact.py`), a sample where they differ and hloc's tile reads
     exactly the enumerated set is counted instead of failing, and the answer is then a
-    reason starting with EXACT."""
+    reason starting with EXACT. `rt_bounds[k]`, where given, is the range of XLA's runtime
+    value `rt_k` (`runtime_bounds`): it is sampled inside it, the only values XLA's tile is
+    defined for, and hloc's runtime values (which fold a value of one possible value) are
+    paired in order with XLA's of several."""
     exact_at = []
     if xla is None or got is None:
         if len(xla or []) != len(got or []) or (xla is None) != (got is None):
@@ -505,6 +509,8 @@ def compare_tiles(xla, got, names, extents, concrete, exact=None):
         for n in names:
             if n not in env:
                 env[n] = rng.choice([0, 1, 3, 7])
+        for k, (lo, hi) in enumerate(rt_bounds or []):
+            env[f"rt_{k}"] = rng.randint(lo, hi)
         for k, (a, b) in enumerate(zip(xla, got)):
             if (a is None) != (b is None):
                 return f"tile {k}: XLA {'none' if a is None else 'a tile'}, hloc " \
@@ -517,7 +523,13 @@ def compare_tiles(xla, got, names, extents, concrete, exact=None):
             body = repr([a[f] for f in ("offsets", "sizes", "strides", "ub")])
             used = sorted(set(re.findall(r"\brt_\d+\b", body)),
                           key=lambda n: int(n[3:]))
-            if a["rts"] and len(used) == len(b["rts"]) and used != b["rts"]:
+            several = [u for u in used if rt_bounds and int(u[3:]) < len(rt_bounds)
+                       and rt_bounds[int(u[3:])][0] < rt_bounds[int(u[3:])][1]]
+            if rt_bounds and a["rts"] and len(several) == len(b["rts"]):
+                # XLA's runtime values inside their bounds; hloc's, the ones of several
+                # values among them, in order.
+                benv = dict(env, **{h: env[u] for u, h in zip(several, b["rts"])})
+            elif a["rts"] and len(used) == len(b["rts"]) and used != b["rts"]:
                 # XLA numbers a runtime value per offset operand (constants included); hloc
                 # folds constants: pair the values both tiles read, in order.
                 aenv = dict(env, **{u: env[h] for u, h in zip(used, b["rts"])})
@@ -801,6 +813,11 @@ def space_dims(comps, entry, instr):
     operand0 = shape_dims(instrs[ops[0]][2]) if ops and ops[0] in instrs else []
     if opcode in ("dot", "scaled-dot", "ragged-dot"):
         m = re.search(r"lhs_contracting_dims=\{([^}]*)\}", rest)
+        g = re.search(r"rhs_group_dims=\{(\d+)\}", rest)
+        if opcode == "ragged-dot" and g and len(ops) > 1 and ops[1] in instrs:
+            # In group steps (`hloc tile --group-steps`) the non-contracting form walks
+            # its groups ahead of its contraction.
+            dims.append(shape_dims(instrs[ops[1]][2])[int(g.group(1))])
         dims += [operand0[d] for d in ints(m.group(1))] if m else []
     elif opcode == "reduce":
         dims += [operand0[d] for d in ints(re.search(r"dimensions=\{([^}]*)\}", rest).group(1))]
@@ -974,6 +991,9 @@ def propagation_cases(src, hloc):
                 if re.search(r"\bscan\(", hlo):
                     # XLA's tile propagation walks a scan's scanned dimension in steps.
                     argv.append("--scan-steps")
+                if re.search(r"\bragged-dot\(", hlo):
+                    # ... and a ragged dot's groups, its rows relative to the step's group.
+                    argv.append("--group-steps")
                 close = matching_close(body, body.index("(", start), "(", ")")
                 if re.match(r"\s*,\s*StatusIs\(", body[close:]):
                     # EXPECT_THAT(Propagate...(...), StatusIs(...)): XLA has no tile.
@@ -1502,7 +1522,7 @@ def judge(case, out):
             return "hloc: " + next(l for l in out.splitlines() if l.startswith("no tile"))
         names = sorted(set(re.findall(r"\brt_\d+\b", out + " ".join(case.args))))
         return compare_tiles(case.expect, got, names, case.compare[1], case.compare[2],
-                             exact_oracle(case))
+                             exact_oracle(case), runtime_bounds(case))
     if kind == "not_tileable":
         return None if out.startswith("not tileable") else MORE + "hloc tiles it, XLA not"
     parts = analysis_parts(out)
@@ -1566,6 +1586,28 @@ def exact_oracle(case):
         return None
     return exact_read_oracle(case.files.get("hlo", ""),
                              case.args[case.args.index("--instr") + 1])
+
+
+def runtime_bounds(case):
+    """The ranges of XLA's runtime values of a propagation to the operands of a dynamic
+    slice, else None. XLA's tiling space holds one runtime value per offset operand, in
+    order, a constant's included, each bounded by the starts that keep the slice inside its
+    operand (`[0, dim - size]`); its tile reads the value unclamped, being defined for values
+    inside those bounds only (the op clamps the others to them)."""
+    if "--to-operands" not in case.args or "--instr" not in case.args:
+        return None
+    name = case.args[case.args.index("--instr") + 1]
+    text = case.files.get("hlo", "")
+    m = re.search(r"(?:^|\s)%?" + re.escape(name) +
+                  r"\s*=\s*[a-z0-9]+\[[0-9,\s]*\]\S*\s+dynamic-slice\(([^)]*)\),\s*"
+                  r"dynamic_slice_sizes=\{([^}]*)\}", text)
+    if not m:
+        return None
+    source = instruction_dims(case, m.group(1).split(",")[0].strip().lstrip("%"))
+    sizes = ints(m.group(2))
+    if source is None or len(source) != len(sizes):
+        return None
+    return [(0, max(0, d - n)) for d, n in zip(source, sizes)]
 
 
 def instruction_dims(case, name):

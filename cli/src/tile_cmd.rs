@@ -120,6 +120,12 @@ pub struct TileArgs {
     /// XLA's tile propagation has it; a carry output or init then has no tile.
     #[arg(long = "scan-steps")]
     scan_steps: bool,
+    /// With --to-operands or --to-output: a ragged dot's programs walk its groups one after
+    /// another, as XLA's tile propagation has it: tiles along the ragged dimension are
+    /// relative to the step's group and masked by its size (a runtime value), and the
+    /// non-contracting form's space gains the group dimension ahead of the contracting ones.
+    #[arg(long = "group-steps")]
+    group_steps: bool,
 }
 
 fn read_module(file: &str) -> Result<hlo::Module> {
@@ -350,6 +356,7 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
             None => TilingSpace::default(),
         };
         space.scan_steps = args.scan_steps;
+        space.group_steps = args.group_steps;
         let tiles =
             tiling::propagate::to_outputs(&mut space, &instr, n, &tile).map_err(bad_tile)?;
         ("output", tiles)
@@ -358,10 +365,11 @@ fn propagate(module: &hlo::Module, args: &TileArgs) -> Result<ExitCode> {
             bail!("--operand: --to-operands propagates to every operand");
         }
         let k = args.output.unwrap_or(0);
-        let mut space = TilingSpace::for_op(&instr, k).map_err(|e| match e {
-            TilingError::BadTileSizes(m) => anyhow!("--output: {m}"),
-            other => anyhow!("{other}"),
-        })?;
+        let mut space =
+            TilingSpace::for_op_in(&instr, k, args.group_steps).map_err(|e| match e {
+                TilingError::BadTileSizes(m) => anyhow!("--output: {m}"),
+                other => anyhow!("{other}"),
+            })?;
         let root = match (tile, args.tile_sizes.as_slice()) {
             (Some(t), _) => {
                 if t.num_tids != space.dims.len() {

@@ -13,7 +13,8 @@
 //! Which elements a group reads depends on the group sizes, so these maps cover what any
 //! data reads (propagation narrows the contracting and non-contracting forms with runtime
 //! values the group sizes hold: `propagate/ragged_steps.rs`, `propagate/ragged_rows.rs`;
-//! no element outside them), and the tiles they give are exact for the maps: the
+//! or, in group steps, relative to the step's group: `propagate/ragged_groups.rs`; no
+//! element outside them), and the tiles they give are exact for the maps: the
 //! reads of a tile whose rows fall in several groups are a subset of its tile, never more.
 //! Output dimensions: the contracting form's group dimension, the batch dimensions, the
 //! lhs's free dimensions, then the rhs's free dimensions (neither batch, contracting nor

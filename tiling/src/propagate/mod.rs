@@ -11,7 +11,9 @@
 //! form through runtime values its group sizes hold, `ragged_steps.rs`; its non-contracting
 //! form's rhs tile, `ragged_rows.rs`, also holds the empty groups between its rows'
 //! groups). A scan's tile reads every row its elements depend on, or, with the space's
-//! [`TilingSpace::scan_steps`], only the rows of its own step (`scan_steps.rs`). Where no
+//! [`TilingSpace::scan_steps`], only the rows of its own step (`scan_steps.rs`); a ragged
+//! dot's, with [`TilingSpace::group_steps`], the rows of the step's group, relative to the
+//! group's first (`ragged_groups.rs`). Where no
 //! tile is exact, the answer is `Err(reason)` (printed `no tile:
 //! <reason>`), e.g. for a reshape that mixes dimensions.
 //!
@@ -44,6 +46,8 @@ mod limit;
 mod nested;
 mod ops;
 mod order;
+mod ragged_form;
+mod ragged_groups;
 mod ragged_rows;
 mod ragged_steps;
 mod regions;
@@ -55,6 +59,7 @@ mod tile_text;
 
 pub use nested::{tiled_by_propagation, tiled_by_propagation_with};
 pub use ops::{to_operands, to_outputs, Propagated};
+pub use ragged_groups::GROUP_SIZE;
 pub use ragged_rows::{GROUPS_BEFORE, GROUP_OF_ROW};
 pub use ragged_steps::PREFIX_SUM;
 pub use regions::TilingMode;

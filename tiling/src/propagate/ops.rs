@@ -10,7 +10,7 @@ use indexing::{IndexedMap, OperandIndexing};
 use super::derive::derive;
 use super::reshape::reshape_tile;
 use super::scan_steps::{carry_operand, carry_output};
-use super::space::{output_dims, own_dims, TilingSpace};
+use super::space::{output_dims, own_dims_in, TilingSpace};
 use super::tile::Tile;
 use crate::TilingError;
 
@@ -78,7 +78,7 @@ pub fn to_operands(
         return Ok(vec![Err(why); instr.instr().operands().len()]);
     }
     let first = space.add_own_dims(instr);
-    let own = own_dims(instr);
+    let own = own_dims_in(instr, space.group_steps);
     let grouped = crate::ragged::output_to_input(instr)?;
     // A reshape's operand dimensions (its tile by dimension groups where the map fails).
     let source_dims = row_major_reshape(instr)
@@ -129,7 +129,10 @@ pub fn to_operands(
     }
     // A ragged dot's contracting form: each step reads only its tile's groups' positions;
     // its non-contracting form: only the groups of the tile's rows.
-    if output == 0 {
+    // In group steps, both forms' rows relative to the step's group instead.
+    if output == 0 && space.group_steps {
+        super::ragged_groups::relative_rows(space, instr, first, tile, &mut tiles);
+    } else if output == 0 {
         super::ragged_steps::narrow_contracting(space, instr, tile, &mut tiles);
         super::ragged_rows::narrow_non_contracting(space, instr, tile, &mut tiles);
     }

@@ -51,6 +51,14 @@ pub struct TilingSpace {
     /// positions (`scan_steps.rs`). Off, a tile reads every row its elements depend on (the
     /// rows up to or from its positions), so its programs may run in any order.
     pub scan_steps: bool,
+    /// Whether a ragged dot's programs walk its groups one after another (XLA's tile
+    /// propagation model of its grouped GEMM): tiles along the ragged dimension are then
+    /// relative to the step's group and masked by its size, and the non-contracting form
+    /// gains the group dimension as a sequential one (`ragged_groups.rs`). Off, a tile
+    /// holds the absolute rows it reads, its groups' placement read from the group sizes
+    /// (`ragged_rows.rs`, `ragged_steps.rs`), so its programs need no order. Set it before
+    /// the op's own dimensions are added ([`TilingSpace::for_op_in`]).
+    pub group_steps: bool,
 }
 
 /// The output shape's dimensions of output `k` of `instr` (a tuple element, or the array).
@@ -70,6 +78,25 @@ pub(crate) fn output_dims(instr: &hlo::Instruction, k: usize) -> Option<Vec<i64>
 /// a dot or scaled dot, the window and input-feature dimensions of a convolution
 /// ([`conv_dims`]).
 pub(crate) fn own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
+    own_dims_in(instr, false)
+}
+
+/// [`own_dims`], in group steps when `group_steps` (see [`TilingSpace::group_steps`]): a
+/// ragged dot's non-contracting form then walks its groups ahead of its contraction.
+pub(crate) fn own_dims_in(
+    instr: &InstrRef<'_>,
+    group_steps: bool,
+) -> Vec<(i64, Vec<Option<usize>>)> {
+    let mut dims: Vec<(i64, Vec<Option<usize>>)> = group_steps
+        .then(|| super::ragged_form::group_dim(instr))
+        .flatten()
+        .into_iter()
+        .collect();
+    dims.extend(plain_own_dims(instr));
+    dims
+}
+
+fn plain_own_dims(instr: &InstrRef<'_>) -> Vec<(i64, Vec<Option<usize>>)> {
     let i = instr.instr();
     let comp = instr.computation();
     let operand_dims = |j: usize| -> Vec<i64> {
@@ -156,10 +183,21 @@ impl TilingSpace {
     /// The tiling space of one op: the dimensions of its output `output`, then the op's own
     /// dimensions (see [`TilingSpace::add_own_dims`]).
     pub fn for_op(instr: &InstrRef<'_>, output: usize) -> Result<TilingSpace, TilingError> {
+        Self::for_op_in(instr, output, false)
+    }
+
+    /// [`TilingSpace::for_op`], with [`TilingSpace::group_steps`] set to `group_steps`
+    /// before the op's own dimensions are added.
+    pub fn for_op_in(
+        instr: &InstrRef<'_>,
+        output: usize,
+        group_steps: bool,
+    ) -> Result<TilingSpace, TilingError> {
         let dims = output_dims(instr.instr(), output).ok_or_else(|| {
             TilingError::BadTileSizes(format!("`{}` has no array output {output}", instr.name()))
         })?;
         let mut space = TilingSpace::parallel(&dims);
+        space.group_steps = group_steps;
         space.add_own_dims(instr);
         Ok(space)
     }
@@ -177,6 +215,7 @@ impl TilingSpace {
                 .collect(),
             rt: Vec::new(),
             scan_steps: false,
+            group_steps: false,
         }
     }
 
@@ -192,7 +231,7 @@ impl TilingSpace {
             return i;
         }
         let first = self.dims.len();
-        for (p, (extent, _)) in own_dims(instr).into_iter().enumerate() {
+        for (p, (extent, _)) in own_dims_in(instr, self.group_steps).into_iter().enumerate() {
             self.dims.push(SpaceDim {
                 extent: Some(extent),
                 tile_size: None,

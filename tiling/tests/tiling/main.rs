@@ -9,6 +9,7 @@ mod corpus;
 mod golden;
 mod propagation;
 mod property;
+mod ragged_groups;
 mod ragged_rows;
 mod ragged_runtime;
 mod regions;

@@ -15,6 +15,12 @@
 //! them local (no second process, no link step). Outside gcc on x86-64 (where the entries
 //! are gcc's own SIMD clones, local to a unit) each unit still defines its own and the math
 //! unit is empty.
+//!
+//! A unit of their own rather than a place in a kernel unit: merged into the unit the
+//! balancer chose (their ~60 ms a function weighed with the kernels), six fresh programs'
+//! two-core compile went 0.90-1.07x (session 55, C): the third process costs ~20 ms of CPU,
+//! but it fills whichever core the balancer's kernel estimates (off 2-3x on single kernels)
+//! left idle, which a fixed placement cannot.
 
 use super::trig;
 

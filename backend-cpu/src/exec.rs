@@ -23,6 +23,17 @@ pub fn run_thunks(p: &Program, env: &Env<'_>, mem: &mut [Memory<'_>]) -> Result<
     run_seq(p, &p.thunks, env, mem)
 }
 
+/// Runs one thunk `t` of the entry sequence (the poison mode's step, which checks the
+/// buffers between them).
+pub(crate) fn run_one_entry(
+    p: &Program,
+    t: &Thunk,
+    env: &Env<'_>,
+    mem: &mut [Memory<'_>],
+) -> Result<(), BackendError> {
+    run_seq(p, std::slice::from_ref(t), env, mem)
+}
+
 /// Copies the bytes of `src[i]` into `dst[i]` for every `i`, reading all before writing
 /// any (the sources may be destinations too). Without such overlap (a loop's state and
 /// its body's results live apart), each copy goes straight from source to destination.

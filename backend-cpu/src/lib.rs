@@ -14,6 +14,7 @@ mod bound_loop;
 pub mod c;
 mod cache;
 mod cc;
+pub mod check_buffers;
 mod collective_exec;
 mod collective_pack;
 mod compile;

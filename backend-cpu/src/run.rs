@@ -382,7 +382,10 @@ impl CpuExecutable {
             max_while_iterations: self.max_while_iterations,
             profile: profile.as_ref(),
         };
-        let ran = exec::run_thunks(p, &env, &mut mem);
+        let ran = match crate::check_buffers::enabled() {
+            true => crate::check_buffers::run_checked(p, &env, &mut mem),
+            false => exec::run_thunks(p, &env, &mut mem),
+        };
         if let (Some(done), Ok(mut slot)) = (profile.take(), self.run_state.profile.lock()) {
             *slot = done.into_inner().ok();
         }

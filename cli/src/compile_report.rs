@@ -38,6 +38,14 @@ pub fn write_plan_dumps(
         &format!("{prefix}.thunks.txt"),
         &plan::thunks_text(&plan.program),
     )?;
+    // The dataflow values the memory planner starts from (issue 32 item 1): what a
+    // person reads to see why two values share, or cannot share, a buffer.
+    let flow = plan::memory::dataflow(&plan.module);
+    write(
+        dir,
+        &format!("{prefix}.after_optimizations-values.txt"),
+        &plan::memory::values_text(&plan.module, &flow),
+    )?;
     write_memory_dumps(dir, plan)
 }
 

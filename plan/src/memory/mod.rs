@@ -15,6 +15,7 @@ pub mod in_place;
 pub mod in_place_order;
 pub mod limit;
 pub mod one_pointer;
+pub mod poison;
 pub mod remat;
 pub mod schedule;
 pub mod steps;

@@ -36,6 +36,7 @@ mod int8_dots;
 mod library;
 mod long_sums;
 mod padding_only_convolutions;
+mod poison_corpus;
 mod pool_loops;
 mod ragged_dots;
 mod random_boundaries;

@@ -56,3 +56,34 @@ impl CostModel<'_> {
         (t.flops > 0.0).then_some(t)
     }
 }
+
+/// Seconds per element per core a `bf16` elementwise op of a CPU kernel takes beyond its
+/// flops: the code generator computes it in `f32` and rounds the result back to `bf16` at
+/// every op, as HLO's semantics require (`hloc_f32_to_bf16`: a NaN test, a
+/// round-to-nearest-even add, a shift, and the widening of each operand), integer work on
+/// 16-bit lanes that the flops table does not count. Measured (fastest calls, load 7): the
+/// tanh-GELU kernels of mixer_bf16_forward, gpt_bf16_forward, moe_top2_bf16 and
+/// transformer_adamw_bf16_step (10 `bf16` ops and a `tanh` per element, 0.26-1.6 M
+/// elements on two cores) took 1.7-2.3 ns per element, 3.5-4.6 ns per core, ~0.4 ns per op
+/// beyond the `tanh`; the model without this read 0.12-0.16 of them.
+pub const BF16_ROUNDING_S: f64 = 0.35e-9;
+
+impl CostModel<'_> {
+    /// The seconds a kernel's `bf16` elementwise members spend rounding ([`BF16_ROUNDING_S`]
+    /// per evaluation, the units sharing them), from its evaluation `ev`; `None` where it
+    /// has none.
+    pub fn bf16_roundings(&self, info: &CompInfo, ev: &Evaluation) -> Option<f64> {
+        let units = f64::from(self.device.compute.units.max(1));
+        let mut seconds = 0.0;
+        for (&m, &e) in &ev.evals {
+            let Some(op) = info.op(m) else { continue };
+            if op.element_type == Some(ElementType::BF16)
+                && op.class == OpClass::Loop
+                && op.opcode.is_elementwise()
+            {
+                seconds += e * BF16_ROUNDING_S / units;
+            }
+        }
+        (seconds > 0.0).then_some(seconds)
+    }
+}

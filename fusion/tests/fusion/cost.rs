@@ -429,7 +429,7 @@ fn a_short_row_sum_is_a_dependent_chain_per_element() {
     );
     let steps = 1024.0 * 32.0;
     close(c.compute_s, steps * (2.0 / 1.8e9) / 2.0 / 2.0);
-    close(c.time_s, c.compute_s + 1.5e-6);
+    close(c.time_s, c.compute_s + fusion::cost::PROFILED_CALL_S);
     // Rows of 64 run in two chunks of lanes: the vector rate.
     let wide = predicted(
         "HloModule m\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[512,64] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[512] reduce(p, z), dimensions={1}, to_apply=add\n}",
@@ -447,4 +447,34 @@ fn a_long_bf16_row_sum_waits_for_every_step() {
         &["r"],
     );
     close(c.compute_s, 4096.0 * 512.0 * (2.0 / 1.45e9) / 2.0);
+}
+
+#[test]
+fn the_prediction_prices_a_call_as_the_profile_times_it() {
+    // The fusion passes price the thunk's dispatch a fused kernel saves (1.5 us); the
+    // profile times the call alone, cold (0.8 us): `--profile`'s prediction prices that.
+    let text =
+        "HloModule m\nENTRY e {\n  p = f32[16] parameter(0)\n  ROOT n = f32[16] negate(p)\n}";
+    let fused = cost(text, &["n"]);
+    let profiled = predicted(text, &["n"]);
+    close(fused.launch_s, 1.5e-6);
+    close(profiled.launch_s, fusion::cost::PROFILED_CALL_S);
+    close(
+        profiled.time_s - profiled.launch_s,
+        fused.time_s - fused.launch_s,
+    );
+}
+
+#[test]
+fn every_bf16_op_rounds_its_result() {
+    // Two bf16 ops per element: their flops at the vector rate (2 x 96 GFLOP/s), and for
+    // the prediction each one's rounding back from f32 (0.35 ns per element per core).
+    let text = "HloModule m\nENTRY e {\n  p = bf16[1024,1024] parameter(0)\n  a = bf16[1024,1024] add(p, p)\n  ROOT m = bf16[1024,1024] multiply(a, a)\n}";
+    let n = 1024.0 * 1024.0;
+    let flops_s = 2.0 * n / 192e9;
+    close(cost(text, &["a", "m"]).compute_s, flops_s);
+    close(
+        predicted(text, &["a", "m"]).compute_s,
+        flops_s + 2.0 * n * fusion::cost_elementwise::BF16_ROUNDING_S / 2.0,
+    );
 }

@@ -12,6 +12,8 @@
 //! holds. The done of a chain that binds another number of operands than its computation
 //! takes is left as it is (the verifier judges it).
 
+use std::collections::HashMap;
+
 use hlo::ir::async_link::{trace_async_link, AsyncLink};
 use hlo::ir::{call_graph, edit};
 use hlo::ir::{CompId, Computation, InstrId, Module};
@@ -51,11 +53,20 @@ impl Pass for AsyncLowering {
             if dones.is_empty() {
                 continue;
             }
+            // The bound operands were read before any done was replaced: a chain that
+            // binds an earlier chain's done (`multiply-update(u, r)` with `r` a
+            // `reduce-done`) must bind that done's replacement, not the removed done.
+            let mut replaced: HashMap<InstrId, InstrId> = HashMap::new();
             for (done, callee, bound) in dones {
                 let body = module.computations[callee.index()].clone();
                 let comp = &mut module.computations[ci];
+                let bound: Vec<InstrId> = bound
+                    .iter()
+                    .map(|b| replaced.get(b).copied().unwrap_or(*b))
+                    .collect();
                 let root = edit::clone_body_into(&mut names, &body, comp, &bound);
                 edit::replace_uses(comp, done, root);
+                replaced.insert(done, root);
                 let dead = std::iter::once(done).collect();
                 edit::remove_instructions(comp, &dead);
                 changed = true;

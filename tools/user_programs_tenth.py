@@ -495,7 +495,7 @@ def programs():
         return buf, pos, it
     out.append(("speculative_decode_while", speculative, (qp, tp, prompt, skey)))
 
-    # Batched least squares and friends: 64 polynomial fits by vmap(lstsq) over [512, 16]
+    # Batched least squares and friends: 64 Chebyshev fits by vmap(lstsq) over [512, 16]
     # designs, 16 [128, 128] solves, pinv of 16 [128, 32] matrices, slogdet of the normal
     # matrices; the residual norms and summaries.
     r = np.random.RandomState(1019)
@@ -506,7 +506,8 @@ def programs():
     pm = jnp.asarray(r.randn(16, 128, 32), jnp.float32)
 
     def linalg(xs, ys, am, bm, pm):
-        design = xs[..., None] ** jnp.arange(16)                          # [64, 512, 16]
+        # A Chebyshev basis (T_k(x) = cos(k arccos x)): well conditioned, unlike powers.
+        design = jnp.cos(jnp.arccos(xs)[..., None] * jnp.arange(16))      # [64, 512, 16]
         coef = jax.vmap(lambda a, y: jnp.linalg.lstsq(a, y)[0])(design, ys)
         fit_err = jnp.linalg.norm(jnp.einsum("bnk,bk->bn", design, coef) - ys, axis=-1)
         sol = jnp.linalg.solve(am, bm)

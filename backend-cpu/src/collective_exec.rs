@@ -32,6 +32,9 @@ struct Posted {
 thread_local! {
     /// The async starts of this thread's device, by pair number, waiting for their done.
     static PENDING: RefCell<HashMap<usize, Vec<Posted>>> = RefCell::new(HashMap::new());
+    /// This thread's receive buffer, reused by every exchange it completes: a fresh
+    /// zeroed one per step touched new pages for every megabyte a loop's all-reduce moved.
+    static RECV: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The operands and results of a step.
@@ -168,9 +171,42 @@ fn complete(
     comm: &dyn Communicator,
     posted: Vec<Posted>,
 ) -> Result<(), StepError> {
+    let mut recv = RECV.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let done = complete_into(p, c, outputs, mem, comm, posted, &mut recv);
+    RECV.with(|r| *r.borrow_mut() = recv);
+    done
+}
+
+/// [`complete`] receiving into `recv` (resized to each exchange's bytes; every
+/// communicator writes all of them, or reports that it received nothing).
+fn complete_into(
+    p: &Program,
+    c: &Collective,
+    outputs: &[ArraySpec],
+    mem: &mut [Memory<'_>],
+    comm: &dyn Communicator,
+    posted: Vec<Posted>,
+    recv: &mut Vec<u8>,
+) -> Result<(), StepError> {
     for post in posted {
-        let mut recv = vec![0u8; post.recv_bytes];
-        let received = comm.finish(post.ticket, &mut recv)?;
+        if let Some(k) = whole_result(&post) {
+            let spec = outputs
+                .get(k)
+                .ok_or_else(|| internal(c, "no such result"))?;
+            if bytes_of(spec) != post.recv_bytes {
+                return Err(internal(c, "a result of another size than received").into());
+            }
+            let dst = mem[p.buffers[spec.buffer].allocation]
+                .bytes_mut()
+                .and_then(|b| b.get_mut(..post.recv_bytes))
+                .ok_or_else(|| internal(c, "a result in read-only or short memory"))?;
+            if !comm.finish(post.ticket, dst)? {
+                dst.fill(0);
+            }
+            continue;
+        }
+        recv.resize(post.recv_bytes, 0);
+        let received = comm.finish(post.ticket, recv)?;
         let mut write = |k: usize, data: &[u8]| -> Result<(), BackendError> {
             let spec = outputs
                 .get(k)
@@ -181,12 +217,26 @@ fn complete(
             mem[p.buffers[spec.buffer].allocation].write(data)
         };
         let results =
-            collective_pack::results(&post.unpack, &recv, received).map_err(|e| internal(c, &e))?;
+            collective_pack::results(&post.unpack, recv, received).map_err(|e| internal(c, &e))?;
         for (k, data) in results {
             write(k, &data)?;
         }
     }
     Ok(())
+}
+
+/// The result an exchange's received bytes are, whole and as they lie (a one-operand
+/// all-reduce, a collective-permute): received straight into that result's memory, not
+/// through the thread's buffer and a second copy.
+fn whole_result(post: &Posted) -> Option<usize> {
+    match &post.unpack {
+        Unpack::Parts(parts) => match parts[..] {
+            [collective_pack::Part { k, at: 0, len }] if len == post.recv_bytes => Some(k),
+            _ => None,
+        },
+        Unpack::OrZero(k) => Some(*k),
+        _ => None,
+    }
 }
 
 /// The communicator of a single-device run: device 0 alone, every group of one.

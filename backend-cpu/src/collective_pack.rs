@@ -9,6 +9,8 @@
 //!
 //! [`Communicator`]: plan::Communicator
 
+use std::borrow::Cow;
+
 use codegen::kir::ScalarType;
 use plan::{ArraySpec, CollectiveKind, CommOp};
 
@@ -47,11 +49,11 @@ pub(crate) enum Unpack {
     OrZero(usize),
 }
 
-/// One message of a step: what it computes, this device's bytes, how many it receives
-/// and where they go.
+/// One message of a step: what it computes, this device's bytes (the operand's own when
+/// one operand is sent as it lies), how many it receives and where they go.
 pub(crate) struct Message<'a> {
     pub op: CommOp<'a>,
-    pub send: Vec<u8>,
+    pub send: Cow<'a, [u8]>,
     pub recv_bytes: usize,
     pub unpack: Unpack,
 }
@@ -117,23 +119,23 @@ fn by_type(operands: &[(&ArraySpec, &[u8])]) -> Vec<(ScalarType, Vec<usize>)> {
 pub(crate) fn messages<'a>(
     kind: &'a CollectiveKind,
     members: usize,
-    operands: &[(&ArraySpec, &[u8])],
+    operands: &[(&ArraySpec, &'a [u8])],
 ) -> Result<Vec<Message<'a>>, String> {
     match kind {
         CollectiveKind::AllReduce { reducer } => Ok(by_type(operands)
             .into_iter()
             .map(|(ty, ks)| {
-                let mut send = Vec::new();
                 let mut parts = Vec::new();
-                for k in ks {
-                    let bytes = operands[k].1;
-                    parts.push(Part {
-                        k,
-                        at: send.len(),
-                        len: bytes.len(),
-                    });
-                    send.extend_from_slice(bytes);
+                let mut at = 0;
+                for &k in &ks {
+                    let len = operands[k].1.len();
+                    parts.push(Part { k, at, len });
+                    at += len;
                 }
+                let send = match ks[..] {
+                    [k] => Cow::Borrowed(operands[k].1),
+                    _ => Cow::Owned(ks.iter().flat_map(|&k| operands[k].1).copied().collect()),
+                };
                 let op = CommOp::AllReduce {
                     reducer: *reducer,
                     ty,
@@ -188,7 +190,7 @@ pub(crate) fn messages<'a>(
                 };
                 out.push(Message {
                     op,
-                    send,
+                    send: Cow::Owned(send),
                     recv_bytes: block,
                     unpack: Unpack::Parts(parts),
                 });
@@ -211,7 +213,7 @@ pub(crate) fn messages<'a>(
             let stride = send.len();
             Ok(vec![Message {
                 op: CommOp::AllGather,
-                send,
+                send: Cow::Owned(send),
                 recv_bytes: stride * members,
                 unpack: Unpack::Gathered {
                     members,
@@ -224,11 +226,15 @@ pub(crate) fn messages<'a>(
             if operands.len() != members {
                 return Err("a tuple all-to-all needs one operand per member".into());
             }
-            let send: Vec<u8> = operands.iter().flat_map(|(_, b)| b.to_vec()).collect();
+            let send: Vec<u8> = operands
+                .iter()
+                .flat_map(|(_, b)| b.iter())
+                .copied()
+                .collect();
             let n = send.len();
             Ok(vec![Message {
                 op: CommOp::AllToAll,
-                send,
+                send: Cow::Owned(send),
                 recv_bytes: n,
                 unpack: Unpack::Split(members),
             }])
@@ -243,7 +249,7 @@ pub(crate) fn messages<'a>(
                 }
                 Ok(Message {
                     op: CommOp::AllToAll,
-                    send: member_major(bytes, members, outer, inner / members),
+                    send: Cow::Owned(member_major(bytes, members, outer, inner / members)),
                     recv_bytes: bytes.len(),
                     unpack: Unpack::Interleave { k, members, outer },
                 })
@@ -254,7 +260,7 @@ pub(crate) fn messages<'a>(
             .enumerate()
             .map(|(k, (_, bytes))| Message {
                 op: CommOp::CollectivePermute { pairs },
-                send: bytes.to_vec(),
+                send: Cow::Borrowed(*bytes),
                 recv_bytes: bytes.len(),
                 unpack: Unpack::OrZero(k),
             })
@@ -264,7 +270,7 @@ pub(crate) fn messages<'a>(
             .enumerate()
             .map(|(k, (_, bytes))| Message {
                 op: CommOp::AllGather,
-                send: bytes.to_vec(),
+                send: Cow::Borrowed(*bytes),
                 recv_bytes: bytes.len() * members,
                 unpack: Unpack::First { k, members },
             })
@@ -273,15 +279,19 @@ pub(crate) fn messages<'a>(
     }
 }
 
+/// A result's index and its bytes.
+pub(crate) type Placed<'r> = (usize, Cow<'r, [u8]>);
+
 /// The results (index, bytes) that `recv`, a message's received bytes, holds
-/// (`received`: false for a collective-permute that sent nothing to this device).
-pub(crate) fn results(
+/// (`received`: false for a collective-permute that sent nothing to this device); a result
+/// that lies in `recv` as it is borrowed from it, not copied.
+pub(crate) fn results<'r>(
     unpack: &Unpack,
-    recv: &[u8],
+    recv: &'r [u8],
     received: bool,
-) -> Result<Vec<(usize, Vec<u8>)>, String> {
+) -> Result<Vec<Placed<'r>>, String> {
     let slice = |at: usize, len: usize| {
-        recv.get(at..at + len).map(<[u8]>::to_vec).ok_or_else(|| {
+        recv.get(at..at + len).ok_or_else(|| {
             format!(
                 "{} bytes received, a part at {at}..{}",
                 recv.len(),
@@ -292,7 +302,7 @@ pub(crate) fn results(
     Ok(match unpack {
         Unpack::Parts(parts) => parts
             .iter()
-            .map(|p| Ok((p.k, slice(p.at, p.len)?)))
+            .map(|p| Ok((p.k, Cow::Borrowed(slice(p.at, p.len)?))))
             .collect::<Result<_, String>>()?,
         Unpack::Gathered {
             members,
@@ -303,12 +313,17 @@ pub(crate) fn results(
             for (p, outer) in parts {
                 let mut pieces = Vec::with_capacity(p.len * members);
                 for m in 0..*members {
-                    pieces.extend(slice(m * stride + p.at, p.len)?);
+                    pieces.extend_from_slice(slice(m * stride + p.at, p.len)?);
+                }
+                // Gathered along the outermost dimension, the pieces are the result.
+                if *outer <= 1 {
+                    out.push((p.k, Cow::Owned(pieces)));
+                    continue;
                 }
                 let mut result = vec![0u8; pieces.len()];
                 let chunk = p.len / (*outer).max(1);
                 outer_major(&pieces, &mut result, *members, *outer, chunk);
-                out.push((p.k, result));
+                out.push((p.k, Cow::Owned(result)));
             }
             out
         }
@@ -316,21 +331,21 @@ pub(crate) fn results(
             let mut out = vec![0u8; recv.len()];
             let chunk = recv.len() / (members * outer).max(1);
             outer_major(recv, &mut out, *members, *outer, chunk);
-            vec![(*k, out)]
+            vec![(*k, Cow::Owned(out))]
         }
         Unpack::Split(members) => {
             let w = recv.len() / (*members).max(1);
             (0..*members)
-                .map(|i| (i, recv[i * w..(i + 1) * w].to_vec()))
+                .map(|i| (i, Cow::Borrowed(&recv[i * w..(i + 1) * w])))
                 .collect()
         }
         Unpack::First { k, members } => {
             let w = recv.len() / (*members).max(1);
-            vec![(*k, recv[..w].to_vec())]
+            vec![(*k, Cow::Borrowed(&recv[..w]))]
         }
         Unpack::OrZero(k) => match received {
-            true => vec![(*k, recv.to_vec())],
-            false => vec![(*k, vec![0u8; recv.len()])],
+            true => vec![(*k, Cow::Borrowed(recv))],
+            false => vec![(*k, Cow::Owned(vec![0u8; recv.len()]))],
         },
     })
 }
@@ -358,6 +373,15 @@ mod tests {
         (0..n).map(|i| start.wrapping_add(i as u8)).collect()
     }
 
+    /// `results` with owned bytes, to compare.
+    fn owned(unpack: &Unpack, recv: &[u8]) -> Vec<(usize, Vec<u8>)> {
+        results(unpack, recv, true)
+            .expect("unpacks")
+            .into_iter()
+            .map(|(k, b)| (k, b.into_owned()))
+            .collect()
+    }
+
     /// What `members` devices' messages (their bytes `sends`, device-major) deliver to
     /// device `me` for an all-gather: every member's send, in group order.
     fn gathered(sends: &[Vec<u8>]) -> Vec<u8> {
@@ -379,9 +403,9 @@ mod tests {
             .map(|(x, y)| messages(&kind, 2, &[(&a, x), (&b, y)]).expect("packs"))
             .collect();
         assert!(msgs.iter().all(|m| m.len() == 1), "one message per device");
-        let recv = gathered(&msgs.iter().map(|m| m[0].send.clone()).collect::<Vec<_>>());
+        let recv = gathered(&msgs.iter().map(|m| m[0].send.to_vec()).collect::<Vec<_>>());
         assert_eq!(recv.len(), msgs[0][0].recv_bytes);
-        let out = results(&msgs[0][0].unpack, &recv, true).expect("unpacks");
+        let out = owned(&msgs[0][0].unpack, &recv);
         // Gathering along the major dimension of each: member 0's bytes, then member 1's.
         assert_eq!(out[0], (0, [dev[0].0.clone(), dev[1].0.clone()].concat()));
         assert_eq!(out[1], (1, [dev[0].1.clone(), dev[1].1.clone()].concat()));
@@ -396,8 +420,8 @@ mod tests {
         let x1 = bytes(100, 8);
         let m0 = messages(&kind, 2, &[(&a, &x0), (&a, &x1)]).expect("packs");
         let m1 = messages(&kind, 2, &[(&a, &x1), (&a, &x0)]).expect("packs");
-        let recv = gathered(&[m0[0].send.clone(), m1[0].send.clone()]);
-        let out = results(&m0[0].unpack, &recv, true).expect("unpacks");
+        let recv = gathered(&[m0[0].send.to_vec(), m1[0].send.to_vec()]);
+        let out = owned(&m0[0].unpack, &recv);
         // Result 0: member 0's x0 row r then member 1's x1 row r, for each row r.
         let want0 = [&x0[0..4], &x1[0..4], &x0[4..8], &x1[4..8]].concat();
         let want1 = [&x1[0..4], &x0[0..4], &x1[4..8], &x0[4..8]].concat();
@@ -417,8 +441,8 @@ mod tests {
         assert_eq!(msgs[0].send, [x.clone(), z.clone()].concat());
         assert_eq!(msgs[1].send, y);
         // A reduction of one member returns the send: each part comes back whole.
-        let mut out = results(&msgs[0].unpack, &msgs[0].send, true).expect("unpacks");
-        out.extend(results(&msgs[1].unpack, &msgs[1].send, true).expect("unpacks"));
+        let mut out = owned(&msgs[0].unpack, &msgs[0].send);
+        out.extend(owned(&msgs[1].unpack, &msgs[1].send));
         out.sort();
         assert_eq!(out, vec![(0, x), (1, y), (2, z)]);
     }
@@ -438,7 +462,7 @@ mod tests {
         assert_eq!(m.recv_bytes, 16);
         assert_eq!(m.send, [&x[..8], &y[..8], &x[8..], &y[8..]].concat());
         // Member 1 receives the reduction of block 1 (here one member's: the block).
-        let out = results(&m.unpack, &m.send[16..], true).expect("unpacks");
+        let out = owned(&m.unpack, &m.send[16..]);
         assert_eq!(out, vec![(0, x[8..].to_vec()), (1, y[8..].to_vec())]);
     }
 }

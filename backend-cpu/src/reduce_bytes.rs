@@ -16,15 +16,21 @@ pub fn combine(reducer: Reducer, ty: ScalarType, acc: &mut [u8], x: &[u8]) -> Re
             x.len()
         ));
     }
-    match ty {
-        ScalarType::Pred => fold::<u8>(acc, x, |a, b| {
-            let (a, b) = (a != 0, b != 0);
-            Some(u8::from(match reducer {
-                Reducer::Add | Reducer::Or | Reducer::Max => a | b,
-                Reducer::Mul | Reducer::And | Reducer::Min => a & b,
-                Reducer::Xor => a ^ b,
-            }))
-        }),
+    let done = match ty {
+        ScalarType::Pred => {
+            // Any nonzero byte is true; the result is 0 or 1.
+            let b = |v: u8| v != 0;
+            match reducer {
+                Reducer::Add | Reducer::Or | Reducer::Max => {
+                    zip_with::<u8>(acc, x, |p, q| u8::from(b(p) | b(q)))
+                }
+                Reducer::Mul | Reducer::And | Reducer::Min => {
+                    zip_with::<u8>(acc, x, |p, q| u8::from(b(p) & b(q)))
+                }
+                Reducer::Xor => zip_with::<u8>(acc, x, |p, q| u8::from(b(p) ^ b(q))),
+            }
+            true
+        }
         ScalarType::S8 => ints::<i8>(reducer, acc, x),
         ScalarType::S16 => ints::<i16>(reducer, acc, x),
         ScalarType::S32 => ints::<i32>(reducer, acc, x),
@@ -35,9 +41,12 @@ pub fn combine(reducer: Reducer, ty: ScalarType, acc: &mut [u8], x: &[u8]) -> Re
         ScalarType::U64 => ints::<u64>(reducer, acc, x),
         ScalarType::F32 => floats::<f32>(reducer, acc, x),
         ScalarType::F64 => floats::<f64>(reducer, acc, x),
-        _ => None,
+        _ => false,
+    };
+    match done {
+        true => Ok(()),
+        false => Err(format!("{reducer:?} of {ty} across devices")),
     }
-    .ok_or_else(|| format!("{reducer:?} of {ty} across devices"))
 }
 
 /// A fixed-width element read from and written to native-endian bytes.
@@ -51,11 +60,13 @@ macro_rules! element {
     ($($t:ty),*) => {$(
         impl Element for $t {
             const WIDTH: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
             fn read(b: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
                 a.copy_from_slice(b);
                 <$t>::from_ne_bytes(a)
             }
+            #[inline(always)]
             fn write(self, b: &mut [u8]) {
                 b.copy_from_slice(&self.to_ne_bytes());
             }
@@ -64,12 +75,14 @@ macro_rules! element {
 }
 element!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 
-/// Applies `f` to every element pair; `None` when `f` refuses the reducer.
-fn fold<T: Element>(acc: &mut [u8], x: &[u8], f: impl Fn(T, T) -> Option<T>) -> Option<()> {
+/// `acc[i] = f(acc[i], x[i])` over typed elements. Each caller passes one reducer's
+/// operation, chosen before the loop: a loop with the reducer's `match` (and a refusal)
+/// inside it folded one element at a time, 13-14% of an all-reducing program's samples.
+#[inline(always)]
+fn zip_with<T: Element>(acc: &mut [u8], x: &[u8], f: impl Fn(T, T) -> T) {
     for (a, b) in acc.chunks_exact_mut(T::WIDTH).zip(x.chunks_exact(T::WIDTH)) {
-        f(T::read(a), T::read(b))?.write(a);
+        f(T::read(a), T::read(b)).write(a);
     }
-    Some(())
 }
 
 /// Integer types: wrapping arithmetic and bitwise ops.
@@ -84,28 +97,32 @@ trait Int: Element + Ord {
 macro_rules! int {
     ($($t:ty),*) => {$(
         impl Int for $t {
+            #[inline(always)]
             fn wrapping_add(self, o: Self) -> Self { <$t>::wrapping_add(self, o) }
+            #[inline(always)]
             fn wrapping_mul(self, o: Self) -> Self { <$t>::wrapping_mul(self, o) }
+            #[inline(always)]
             fn and(self, o: Self) -> Self { self & o }
+            #[inline(always)]
             fn or(self, o: Self) -> Self { self | o }
+            #[inline(always)]
             fn xor(self, o: Self) -> Self { self ^ o }
         }
     )*};
 }
 int!(u8, u16, u32, u64, i8, i16, i32, i64);
 
-fn ints<T: Int>(r: Reducer, acc: &mut [u8], x: &[u8]) -> Option<()> {
-    fold::<T>(acc, x, |a, b| {
-        Some(match r {
-            Reducer::Add => a.wrapping_add(b),
-            Reducer::Mul => a.wrapping_mul(b),
-            Reducer::Max => a.max(b),
-            Reducer::Min => a.min(b),
-            Reducer::And => a.and(b),
-            Reducer::Or => a.or(b),
-            Reducer::Xor => a.xor(b),
-        })
-    })
+fn ints<T: Int>(r: Reducer, acc: &mut [u8], x: &[u8]) -> bool {
+    match r {
+        Reducer::Add => zip_with::<T>(acc, x, T::wrapping_add),
+        Reducer::Mul => zip_with::<T>(acc, x, T::wrapping_mul),
+        Reducer::Max => zip_with::<T>(acc, x, Ord::max),
+        Reducer::Min => zip_with::<T>(acc, x, Ord::min),
+        Reducer::And => zip_with::<T>(acc, x, T::and),
+        Reducer::Or => zip_with::<T>(acc, x, T::or),
+        Reducer::Xor => zip_with::<T>(acc, x, T::xor),
+    }
+    true
 }
 
 /// Float types: IEEE arithmetic; maximum and minimum return NaN when either is NaN.
@@ -118,24 +135,32 @@ trait Float: Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Sel
 macro_rules! float {
     ($($t:ty),*) => {$(
         impl Float for $t {
+            #[inline(always)]
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            #[inline(always)]
             fn max(self, o: Self) -> Self { <$t>::max(self, o) }
+            #[inline(always)]
             fn min(self, o: Self) -> Self { <$t>::min(self, o) }
         }
     )*};
 }
 float!(f32, f64);
 
-fn floats<T: Float>(r: Reducer, acc: &mut [u8], x: &[u8]) -> Option<()> {
-    fold::<T>(acc, x, |a, b| match r {
-        Reducer::Add => Some(a + b),
-        Reducer::Mul => Some(a * b),
-        Reducer::Max | Reducer::Min if a.is_nan() => Some(a),
-        Reducer::Max | Reducer::Min if b.is_nan() => Some(b),
-        Reducer::Max => Some(a.max(b)),
-        Reducer::Min => Some(a.min(b)),
-        _ => None,
-    })
+fn floats<T: Float>(r: Reducer, acc: &mut [u8], x: &[u8]) -> bool {
+    // NaN in either operand wins (`a + b` is NaN for a NaN `a`, so `a` is picked first).
+    let pick = |a: T, b: T, f: fn(T, T) -> T| match (a.is_nan(), b.is_nan()) {
+        (true, _) => a,
+        (_, true) => b,
+        _ => f(a, b),
+    };
+    match r {
+        Reducer::Add => zip_with::<T>(acc, x, |a, b| a + b),
+        Reducer::Mul => zip_with::<T>(acc, x, |a, b| a * b),
+        Reducer::Max => zip_with::<T>(acc, x, |a, b| pick(a, b, T::max)),
+        Reducer::Min => zip_with::<T>(acc, x, |a, b| pick(a, b, T::min)),
+        Reducer::And | Reducer::Or | Reducer::Xor => return false,
+    }
+    true
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use hlo::{Literal, Module};
@@ -52,11 +52,14 @@ pub fn run_on_devices(
 }
 
 /// [`run_on_devices`] once, then `repeat` more times, each run's wall time (ms, from the
-/// moment the devices are released to the moment the last one finishes) returned with
-/// the last run's outputs. The device threads live across the runs and meet at a barrier
-/// before and after each: spawning and joining 8 threads per run cost more than a small
-/// program's whole step on a loaded 2-core machine (an 8-device step with no collectives
-/// took 0.26 ms, the same module's global run on one device 0.02 ms).
+/// moment the first device starts to the moment the last one finishes, as the devices read
+/// the clock) returned with the last run's outputs. The devices read it, not the thread
+/// that releases them: on a loaded machine that thread, preempted between the barrier and
+/// its clock, timed 16 chained 1 MB all-reduces at 0.02 ms. The device threads live
+/// across the runs and meet at a barrier before and after each: spawning and joining 8
+/// threads per run cost more than a small program's whole step on a loaded 2-core machine
+/// (an 8-device step with no collectives took 0.26 ms, the same module's global run on one
+/// device 0.02 ms).
 pub fn run_on_devices_repeated(
     exe: &Executable,
     grid: Grid,
@@ -79,17 +82,20 @@ pub fn run_on_devices_repeated(
     // Set by a device that failed during a run, read by every thread after the run's end
     // barrier: all stop after the same run.
     let failed = AtomicBool::new(false);
+    // The current run's earliest device start and latest device end.
+    let span: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
     let mut times = Vec::with_capacity(repeat);
     let results: Vec<Result<Vec<Literal>, RuntimeError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = devices
             .into_iter()
             .zip(args)
             .map(|(device, a)| {
-                let (start, end, failed) = (&start, &end, &failed);
+                let (start, end, failed, span) = (&start, &end, &failed, &span);
                 scope.spawn(move || {
                     let mut last = Err(RuntimeError::Internal("no run".into()));
                     for _ in 0..=repeat {
                         start.wait();
+                        let began = Instant::now();
                         // A panic must not skip the barrier the other threads wait at.
                         let run = AssertUnwindSafe(|| {
                             plan::with_communicator(device.clone(), || exe.run(a))
@@ -100,6 +106,14 @@ pub fn run_on_devices_repeated(
                         if let Err(e) = &last {
                             device.fail(&e.to_string());
                             failed.store(true, Ordering::SeqCst);
+                        }
+                        let ended = Instant::now();
+                        {
+                            let mut s = span.lock().unwrap_or_else(|e| e.into_inner());
+                            *s = Some(match *s {
+                                None => (began, ended),
+                                Some((b, e)) => (b.min(began), e.max(ended)),
+                            });
                         }
                         end.wait();
                         if failed.load(Ordering::SeqCst) {
@@ -112,10 +126,10 @@ pub fn run_on_devices_repeated(
             .collect();
         for run in 0..=repeat {
             start.wait();
-            let t = Instant::now();
             end.wait();
-            if run > 0 {
-                times.push(t.elapsed().as_secs_f64() * 1e3);
+            let took = span.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let (true, Some((began, ended))) = (run > 0, took) {
+                times.push(ended.duration_since(began).as_secs_f64() * 1e3);
             }
             if failed.load(Ordering::SeqCst) {
                 break;

@@ -93,8 +93,140 @@ def softmax(ty, rows, cols):
 """
 
 
+def dot(lt, rt, ot, m, n, k, batch=1):
+    """`[b,m,k] x [b,k,n] -> [b,m,n]` (`batch` 1: no batch dimension): one GEMM."""
+    pre, dims = (f"{batch},", "lhs_batch_dims={0}, rhs_batch_dims={0}, ") if batch > 1 else ("", "")
+    c = 2 if batch > 1 else 1
+    return f"""HloModule dot
+ENTRY e {{
+  a = {lt}[{pre}{m},{k}] parameter(0)
+  b = {rt}[{pre}{k},{n}] parameter(1)
+  ROOT d = {ot}[{pre}{m},{n}] dot(a, b), {dims}lhs_contracting_dims={{{c}}}, rhs_contracting_dims={{{c - 1}}}
+}}
+"""
+
+
+def dot_nt(ty, m, n, k):
+    """`[m,k] x [n,k]^T`: the rhs contracted along its minor dimension (a weight stored `[n, k]`)."""
+    return f"""HloModule dotnt
+ENTRY e {{
+  a = {ty}[{m},{k}] parameter(0)
+  b = {ty}[{n},{k}] parameter(1)
+  ROOT d = {ty}[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+}}
+"""
+
+
+def sort_rows(ty, rows, n, with_index):
+    """An ascending sort of each row (`jnp.sort`), or keys with an iota (`jnp.argsort`)."""
+    lt = "LT" if ty != "s32" else "LT"
+    if with_index:
+        cmp = f"""cmp {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT l = pred[] compare(a, b), direction={lt}
+}}
+"""
+        body = f"""  i = s32[{rows},{n}] iota(), iota_dimension=1
+  ROOT s = ({ty}[{rows},{n}], s32[{rows},{n}]) sort(x, i), dimensions={{1}}, to_apply=cmp"""
+    else:
+        cmp = f"""cmp {{
+  a = {ty}[] parameter(0)
+  b = {ty}[] parameter(1)
+  ROOT l = pred[] compare(a, b), direction={lt}
+}}
+"""
+        body = f"  ROOT s = {ty}[{rows},{n}] sort(x), dimensions={{1}}, to_apply=cmp"
+    return f"HloModule sort\n{cmp}ENTRY e {{\n  x = {ty}[{rows},{n}] parameter(0)\n{body}\n}}\n"
+
+
+def top_k(rows, n, k):
+    """`lax.top_k` of each row."""
+    return f"""HloModule topk
+ENTRY e {{
+  x = f32[{rows},{n}] parameter(0)
+  ROOT t = (f32[{rows},{k}], s32[{rows},{k}]) topk(x), k={k}, largest=true
+}}
+"""
+
+
+def rfft(batch, n):
+    """A 2-D real FFT of `batch` `n x n` planes."""
+    return f"""HloModule rfft
+ENTRY e {{
+  x = f32[{batch},{n},{n}] parameter(0)
+  ROOT f = c64[{batch},{n},{n // 2 + 1}] fft(x), fft_type=RFFT, fft_length={{{n},{n}}}
+}}
+"""
+
+
+def cumsum(rows, n):
+    """`jnp.cumsum` along rows: a reduce-window whose window covers the prefix."""
+    return "HloModule cumsum\n" + ADD.replace("{ty}", "f32") + f"""ENTRY e {{
+  x = f32[{rows},{n}] parameter(0)
+  z = f32[] constant(0)
+  ROOT c = f32[{rows},{n}] reduce-window(x, z), window={{size=1x{n} pad=0_0x{n - 1}_0}}, to_apply=add
+}}
+"""
+
+
 def width(ty):
-    return {"f32": 4, "f64": 8, "bf16": 2, "f16": 2}[ty]
+    return {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "s8": 1, "s32": 4}[ty]
+
+
+def gemm_benches():
+    """(group, name, text, multiply-adds, bytes): the GEMM paths of backend-cpu's dispatch
+    (faer, the thin and small-row kernels, matrix-vector, the half types widened or on AMX
+    tiles, the s8 GEMM), each shape's work for a GFLOP/s figure."""
+    out = []
+
+    def add(name, text, b, m, n, k, lt, rt, ot):
+        macs = b * m * n * k
+        moved = b * (m * k * width(lt) + k * n * width(rt) + m * n * width(ot))
+        out.append(("gemm", name, text, macs, moved))
+
+    for s in (32, 64, 128, 256, 512, 1024, 2048):
+        add(f"f32 {s}^3", dot("f32", "f32", "f32", s, s, s), 1, s, s, s, "f32", "f32", "f32")
+    for m, n, k in ((16, 8192, 384), (32, 1024, 1024), (8, 512, 512), (4096, 8, 288),
+                    (1, 4096, 4096), (4096, 1, 4096), (65536, 64, 64), (64, 64, 65536),
+                    (256, 4096, 256), (2048, 2048, 64), (128, 30000, 768)):
+        add(f"f32 {m}x{n}x{k}", dot("f32", "f32", "f32", m, n, k), 1, m, n, k, "f32", "f32", "f32")
+    for m, n, k in ((16, 2304, 768), (512, 512, 512)):
+        add(f"f32 nt {m}x{n}x{k}", dot_nt("f32", m, n, k), 1, m, n, k, "f32", "f32", "f32")
+    for b, s in ((32, 128), (64, 64), (256, 32)):
+        add(f"f32 [{b}] {s}^3", dot("f32", "f32", "f32", s, s, s, b), b, s, s, s, "f32", "f32", "f32")
+    for s in (256, 1024):
+        add(f"f64 {s}^3", dot("f64", "f64", "f64", s, s, s), 1, s, s, s, "f64", "f64", "f64")
+    for ty in ("bf16", "f16"):
+        for s in (128, 512, 1024, 2048):
+            add(f"{ty} {s}^3", dot(ty, ty, ty, s, s, s), 1, s, s, s, ty, ty, ty)
+        add(f"{ty}->f32 1024^3", dot(ty, ty, "f32", 1024, 1024, 1024), 1, 1024, 1024, 1024,
+            ty, ty, "f32")
+        add(f"{ty} 16x8192x384", dot(ty, ty, ty, 16, 8192, 384), 1, 16, 8192, 384, ty, ty, ty)
+        add(f"{ty} [32] 128^3", dot(ty, ty, ty, 128, 128, 128, 32), 32, 128, 128, 128, ty, ty, ty)
+    for s in (256, 1024):
+        add(f"s8 {s}^3", dot("s8", "s8", "s32", s, s, s), 1, s, s, s, "s8", "s8", "s32")
+    add("s8 16x4096x1024", dot("s8", "s8", "s32", 16, 4096, 1024), 1, 16, 4096, 1024, "s8", "s8", "s32")
+    return out
+
+
+def library_benches():
+    """(group, name, text, elements, bytes): sorts, top-k, an FFT and a cumulative sum."""
+    out = []
+    for rows, n in ((1, 1 << 20), (64, 4096), (8, 32000)):
+        out.append(("library", f"sort f32 [{rows},{n}]", sort_rows("f32", rows, n, False),
+                    rows * n, 8 * rows * n))
+        out.append(("library", f"argsort f32 [{rows},{n}]", sort_rows("f32", rows, n, True),
+                    rows * n, 16 * rows * n))
+    for rows, n, k in ((8, 32000, 40), (128, 4096, 8), (1024, 1024, 2)):
+        out.append(("library", f"topk [{rows},{n}] k={k}", top_k(rows, n, k), rows * n, 4 * rows * n))
+    for b, n in ((16, 256), (4, 1024)):
+        out.append(("library", f"rfft [{b},{n},{n}]", rfft(b, n), b * n * n, 12 * b * n * n))
+    for rows, n in ((2048, 2048), (8, 32000)):
+        out.append(("library", f"cumsum [{rows},{n}]", cumsum(rows, n), rows * n, 8 * rows * n))
+    return out
 
 
 def benches():
@@ -111,7 +243,7 @@ def benches():
         out.append(("rowsum", f"f32 row sum {rows}x{cols}", row_sum("f32", rows, cols), n, 4 * n))
         out.append(("softmax", f"f32 softmax {rows}x{cols}", softmax("f32", rows, cols), n, 8 * n))
     out.append(("softmax", "f64 softmax 1024x4096", softmax("f64", 1024, 4096), 1 << 22, 8 << 23))
-    return out
+    return out + gemm_benches() + library_benches()
 
 
 def run_one(hloc, text, repeat, tmp, core=None):
@@ -148,18 +280,25 @@ def main():
     ap.add_argument("--core", type=int,
                     help="pin each run to this core (the pool then has one thread): per-core "
                     "figures, and the best call is less often one another process interrupted")
-    ap.add_argument("--only", help="comma-separated groups (stream, unary, rowsum, softmax)")
+    ap.add_argument("--only", help="comma-separated groups (stream, unary, rowsum, softmax, "
+                    "gemm, library)")
+    ap.add_argument("--match", help="keep only benchmarks whose name contains this")
+    ap.add_argument("--json", help="write every benchmark's rows here")
     a = ap.parse_args()
     todo = benches()
     if a.only:
         keep = set(a.only.split(","))
         todo = [b for b in todo if b[0] in keep]
+    if a.match:
+        todo = [b for b in todo if a.match in b[1]]
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"(cores: {os.cpu_count()})")
+    # A GEMM's last column is GFLOP/s (2 flops per multiply-add), the others' ns per element.
     print(f"{'benchmark':32} {'thunks':>6} {'best ms':>9} {'model ms':>9} {'m/meas':>7} "
-          f"{'ns/elem':>8} {'GB/s':>7}")
+          f"{'ns/el|GF/s':>10} {'GB/s':>7}  thunks")
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for _, name, text, elems, moved in todo:
+        for group, name, text, elems, moved in todo:
             try:
                 rows = run_one(a.hloc, text, a.repeat, tmp, a.core)
             except RuntimeError as e:
@@ -170,9 +309,18 @@ def main():
             model = sum(r[2] for r in rows) if all(r[2] is not None for r in rows) else None
             ratio = f"{model / best:7.3f}" if model and best > 0 else "      -"
             mtxt = f"{model * 1e3:9.4f}" if model is not None else "        -"
+            rate = 2 * elems / best / 1e9 if group == "gemm" else best / elems * 1e9
+            labels = "; ".join(r[0] for r in rows)
             print(f"{name:32} {len(rows):>6} {best * 1e3:9.4f} {mtxt} {ratio} "
-                  f"{best / elems * 1e9:8.3f} {moved / best / 1e9:7.2f}")
+                  f"{rate:10.3f} {moved / best / 1e9:7.2f}  {labels}")
             sys.stdout.flush()
+            results.append({"group": group, "name": name, "best_s": best, "model_s": model,
+                            "work": elems, "bytes": moved,
+                            "thunks": [{"label": r[0], "best_s": r[1], "model_s": r[2]}
+                                       for r in rows]})
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"load": os.getloadavg(), "core": a.core, "results": results}, f, indent=1)
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

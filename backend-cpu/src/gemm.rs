@@ -19,6 +19,36 @@ use crate::gemm_small;
 use crate::gemv;
 use crate::thin_gemm::{self, Part};
 
+/// Which GEMMs this process runs on AMX tiles: `bf16` products (else widened to `f32`
+/// copies and run as `f32` GEMMs) and `s8` products (else on the portable kernel). The
+/// cost model prices each path at its own rate (`device::Library`'s `half_on_tiles` and
+/// `s8_on_tiles`): the same description serves machines with and without the tiles.
+pub fn gemm_tiles() -> GemmTiles {
+    #[cfg(target_arch = "x86_64")]
+    {
+        GemmTiles {
+            half: crate::gemm_amx::path() == crate::gemm_amx::Path::Amx,
+            s8: crate::gemm_amx::s8_on_tiles(),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        GemmTiles {
+            half: false,
+            s8: false,
+        }
+    }
+}
+
+/// [`gemm_tiles`]' answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmTiles {
+    /// `bf16 x bf16` products run on the tiles.
+    pub half: bool,
+    /// `s8 x s8 -> s32` products run on the tiles.
+    pub s8: bool,
+}
+
 /// Runs GEMM `shape` (with `k > 0`) on operands `lhs` and `rhs` into `out`; one with
 /// `bf16`/`f16` operands or result on [`crate::gemm_half`], one of `s8` operands on
 /// [`crate::gemm_s8`].

@@ -62,6 +62,7 @@ pub mod cache_admin {
 }
 pub use compile::CpuBackend;
 pub use error::BackendError;
+pub use gemm::{gemm_tiles, GemmTiles};
 pub use inprocess::{InProcess, DEFAULT_TIMEOUT as DEFAULT_COLLECTIVE_TIMEOUT};
 pub use kernel_source::{KernelSource, UnitPrinter};
 #[cfg(feature = "mpi")]

@@ -80,10 +80,15 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 gemm_f64_flops_per_unit: r.positive("library.gemm_f64_flops_per_unit")?,
                 gemm_bf16_flops_per_unit: r.positive("library.gemm_bf16_flops_per_unit")?,
                 gemm_s8_ops_per_unit: r.positive("library.gemm_s8_ops_per_unit")?,
+                gemm_s8_portable_ops_per_unit: r
+                    .positive("library.gemm_s8_portable_ops_per_unit")?,
+                half_on_tiles: r.boolean("library.half_on_tiles")?,
+                s8_on_tiles: r.boolean("library.s8_on_tiles")?,
                 gemv_flops_per_unit: r.positive("library.gemv_flops_per_unit")?,
                 lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,
                 fft_flops_per_unit: r.positive("library.fft_flops_per_unit")?,
                 sort_compares_per_unit: r.positive("library.sort_compares_per_unit")?,
+                topk_elements_per_unit: r.positive("library.topk_elements_per_unit")?,
             }),
             ..device
         }
@@ -216,6 +221,16 @@ impl<'a> Reader<'a> {
         match self.get(field)? {
             toml::Value::String(s) => Ok(s.clone()),
             other => Err(self.bad(field, format!("expected a string, found {}", found(other)))),
+        }
+    }
+
+    fn boolean(&mut self, field: &str) -> Result<bool, DeviceError> {
+        match self.get(field)? {
+            toml::Value::Boolean(b) => Ok(*b),
+            other => Err(self.bad(
+                field,
+                format!("expected true or false, found {}", found(other)),
+            )),
         }
     }
 

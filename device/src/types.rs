@@ -78,6 +78,17 @@ pub struct Library {
     /// Operations per second (a multiply-add counts two) of one unit in a GEMM of `s8`
     /// operands summed in `s32` (AMX `tdpbssd` tiles where the CPU has them).
     pub gemm_s8_ops_per_unit: f64,
+    /// The same where the CPU has no AMX-INT8: the portable kernel, which sums each result
+    /// row in an `s32` buffer a whole rhs row at a time.
+    pub gemm_s8_portable_ops_per_unit: f64,
+    /// Whether `bf16` GEMMs run on AMX tiles (at [`Library::gemm_bf16_flops_per_unit`]);
+    /// where not, `bf16` and `f16` operands are widened to `f32` copies and run as the
+    /// `f32` GEMM. The description gives its machine class's answer; a runtime that asks
+    /// the CPU it runs on sets it from that.
+    pub half_on_tiles: bool,
+    /// Whether `s8` GEMMs run on AMX tiles; where not, on the portable kernel
+    /// ([`Library::gemm_s8_portable_ops_per_unit`]). As [`Library::half_on_tiles`].
+    pub s8_on_tiles: bool,
     /// Flops per second of one unit in a matrix-vector product (`m` or `n` of 1).
     pub gemv_flops_per_unit: f64,
     /// Flops per second of one unit in a LAPACK factorization or triangular solve
@@ -85,8 +96,11 @@ pub struct Library {
     pub lapack_flops_per_unit: f64,
     /// Flops per second of one unit in an FFT (`5 n log2 n` per complex transform).
     pub fft_flops_per_unit: f64,
-    /// Key comparisons per second of one unit in a sort or a top-k selection.
+    /// Key comparisons per second of one unit in a sort (or a top-k's sort of the `k` kept).
     pub sort_compares_per_unit: f64,
+    /// Elements per second of one unit that a top-k's selection scans (each checked
+    /// against the row's current `k`-th largest, most rejected at once).
+    pub topk_elements_per_unit: f64,
 }
 
 /// What a contraction (a dot or a convolution) costs per core where the code generator runs

@@ -11,23 +11,28 @@ pub enum GemmType {
     F32,
     /// `f64` operands.
     F64,
-    /// `bf16` or `f16` operands (either), summed in `f32`.
+    /// Two `bf16` operands, summed in `f32` (on AMX tiles where the CPU has them).
     Half,
+    /// `f16` operands, or a `bf16` one with an `f32` one, summed in `f32`: widened to `f32`
+    /// copies and run as the `f32` GEMM on every CPU (no AMX-FP16 on the ones we run on).
+    Widened,
     /// `s8` operands (both) summed in `s32`: the CPU's integer GEMM (a backend without
     /// one converts them and runs an `f32` GEMM; its description has no GEMM rates).
     S8,
 }
 
 impl GemmType {
-    /// The class of a GEMM whose operands are stored as `lhs` and `rhs`: `Half` when
-    /// either is 16-bit (the library widens the other or runs on bf16 tiles), `F64` when
-    /// both are `f64`, `S8` when both are `s8`, else `F32`.
+    /// The class of a GEMM whose operands are stored as `lhs` and `rhs`: `Half` when both
+    /// are `bf16`, `Widened` when another one is 16-bit, `F64` when both are `f64`, `S8`
+    /// when both are `s8`, else `F32`.
     pub fn of(lhs: ElementType, rhs: ElementType) -> GemmType {
         let half = |t| matches!(t, ElementType::BF16 | ElementType::F16);
         if lhs == ElementType::S8 && rhs == ElementType::S8 {
             GemmType::S8
-        } else if half(lhs) || half(rhs) {
+        } else if lhs == ElementType::BF16 && rhs == ElementType::BF16 {
             GemmType::Half
+        } else if half(lhs) || half(rhs) {
+            GemmType::Widened
         } else if lhs == ElementType::F64 && rhs == ElementType::F64 {
             GemmType::F64
         } else {

@@ -9,7 +9,7 @@
 //! large GEMMs, measured). LAPACK factorizations and solves are priced by their flop
 //! counts (Cholesky `n^3/3`, LU `2n^3/3`, a triangular solve `n^2` per right-hand side),
 //! an FFT by `5 n log2 n` per complex transform, a sort by `n log2 n` comparisons per row
-//! and a top-k by one comparison per element plus a sort of the `k` kept, all at the rates
+//! and a top-k by a scan of every element plus a sort of the `k` kept, all at the rates
 //! the description's `[library]` section measured, plus its fixed cost of one call
 //! (`call_s`). A description without that section prices them at its compute rates.
 
@@ -29,18 +29,51 @@ fn gemm_threads(device: &Device, multiply_adds: f64) -> f64 {
     }
 }
 
-/// `(m or n, k)` below which a GEMM of this type runs its micro-kernel at a share of its
+/// What runs a GEMM of this work on this device: the operand type's library path, and for
+/// `bf16`/`f16` and `s8` operands whether the AMX tiles take it ([`device::Library`]'s
+/// `half_on_tiles` and `s8_on_tiles`; an `s8` contraction under 32 runs on the portable
+/// kernel even there, backend-cpu's `gemm_amx::MIN_K_S8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GemmPath {
+    F32,
+    F64,
+    HalfTiles,
+    HalfWidened,
+    S8Tiles,
+    S8Portable,
+}
+
+/// The shortest `s8` contraction the tiles take (backend-cpu's `gemm_amx::MIN_K_S8`).
+const MIN_K_S8_TILES: f64 = 32.0;
+
+fn gemm_path(d: &Device, g: &GemmWork) -> GemmPath {
+    let lib = d.library.as_ref();
+    match g.ty {
+        GemmType::F32 => GemmPath::F32,
+        GemmType::F64 => GemmPath::F64,
+        GemmType::Half if lib.is_none_or(|l| l.half_on_tiles) => GemmPath::HalfTiles,
+        GemmType::Half | GemmType::Widened => GemmPath::HalfWidened,
+        GemmType::S8 if lib.is_none_or(|l| l.s8_on_tiles) && g.k >= MIN_K_S8_TILES => {
+            GemmPath::S8Tiles
+        }
+        GemmType::S8 => GemmPath::S8Portable,
+    }
+}
+
+/// `(m or n, k)` below which a GEMM on this path runs its micro-kernel at a share of its
 /// rate (`x / block` along each): narrow products waste the micro-kernel's register block
 /// and do not amortize the packing. Fitted with the rates of `cpu.toml`'s `[library]` on
 /// 907 GEMM calls of the fresh programs (benches/README.md): faer's `f32`/`f64` kernels
-/// reach their rate from 16 along each; the AMX path (16 x 16 tiles over 32 pairs, with its
-/// operands converted into tile order first) only from 64 rows or columns and a
-/// contraction of 256; the `s8` GEMM runs on the same blocking (its contractions under 32
-/// on a portable kernel).
-fn gemm_blocks(ty: GemmType) -> (f64, f64) {
-    match ty {
-        GemmType::F32 | GemmType::F64 => (16.0, 16.0),
-        GemmType::Half | GemmType::S8 => (64.0, 256.0),
+/// (and the widened half path, which is faer's `f32` GEMM) reach their rate from 16 along
+/// each; the AMX path (16 x 16 tiles over 32 pairs, with its operands converted into tile
+/// order first) only from 64 rows or columns and a contraction of 256; the `s8` GEMM runs
+/// on the same blocking. The portable `s8` kernel sums whole rhs rows into a row buffer:
+/// no block to fill.
+fn gemm_blocks(path: GemmPath) -> (f64, f64) {
+    match path {
+        GemmPath::F32 | GemmPath::F64 | GemmPath::HalfWidened => (16.0, 16.0),
+        GemmPath::HalfTiles | GemmPath::S8Tiles => (64.0, 256.0),
+        GemmPath::S8Portable => (1.0, 1.0),
     }
 }
 
@@ -52,16 +85,20 @@ impl CostModel<'_> {
     /// fixed cost of a library call.
     pub fn gemm(&self, g: &GemmWork) -> KernelCost {
         let d = self.device;
-        let per_unit = match (&d.library, g.ty) {
-            (Some(l), GemmType::F32) => l.gemm_f32_flops_per_unit,
-            (Some(l), GemmType::F64) => l.gemm_f64_flops_per_unit,
-            (Some(l), GemmType::Half) => l.gemm_bf16_flops_per_unit,
-            (Some(l), GemmType::S8) => l.gemm_s8_ops_per_unit,
-            (None, GemmType::Half) => d.compute.bf16_flops_per_unit,
+        let path = gemm_path(d, g);
+        let per_unit = match (&d.library, path) {
+            (Some(l), GemmPath::F32) => l.gemm_f32_flops_per_unit,
+            (Some(l), GemmPath::F64) => l.gemm_f64_flops_per_unit,
+            (Some(l), GemmPath::HalfTiles) => l.gemm_bf16_flops_per_unit,
+            // Widened copies run as the `f32` GEMM; the widening is priced below.
+            (Some(l), GemmPath::HalfWidened) => l.gemm_f32_flops_per_unit,
+            (Some(l), GemmPath::S8Tiles) => l.gemm_s8_ops_per_unit,
+            (Some(l), GemmPath::S8Portable) => l.gemm_s8_portable_ops_per_unit,
+            (None, GemmPath::HalfTiles | GemmPath::HalfWidened) => d.compute.bf16_flops_per_unit,
             // Converted to `f32` where the backend has no integer GEMM.
-            (None, GemmType::S8) => d.compute.f32_flops_per_unit,
-            (None, GemmType::F64) => d.compute.f32_flops_per_unit / 2.0,
-            (None, GemmType::F32) => d.compute.f32_flops_per_unit,
+            (None, GemmPath::S8Tiles | GemmPath::S8Portable) => d.compute.f32_flops_per_unit,
+            (None, GemmPath::F64) => d.compute.f32_flops_per_unit / 2.0,
+            (None, GemmPath::F32) => d.compute.f32_flops_per_unit,
         };
         let flops = g.flops();
         let threads = if d.kind == DeviceKind::Cpu {
@@ -71,7 +108,7 @@ impl CostModel<'_> {
         };
         // Share of the micro-kernel's rate a narrow dimension leaves.
         let fill = |x: f64, block: f64| (x / block).min(1.0);
-        let (mn_block, k_block) = gemm_blocks(g.ty);
+        let (mn_block, k_block) = gemm_blocks(path);
         let efficiency = fill(g.m.min(g.n), mn_block) * fill(g.k, k_block);
         let compute_s = if g.m.min(g.n) <= 1.0 {
             // A matrix-vector product: a stream over the matrix at the vector kernel's rate.
@@ -91,8 +128,19 @@ impl CostModel<'_> {
             + rhs / d.reread_bytes_per_s(rhs as u64)
             + out / d.reread_bytes_per_s(out as u64);
         let launch_s = library_call_s(d);
+        // Widened half operands: each half array read and its `f32` copy written (the
+        // result the other way round) before and after the product, not overlapped with it.
+        let widen_s = if path == GemmPath::HalfWidened {
+            g.bytes
+                .iter()
+                .map(|&b| 3.0 * b / d.reread_bytes_per_s((3.0 * b) as u64))
+                .sum::<f64>()
+                / threads
+        } else {
+            0.0
+        };
         KernelCost {
-            time_s: memory_s.max(compute_s) + launch_s,
+            time_s: memory_s.max(compute_s) + widen_s + launch_s,
             memory_s,
             compute_s,
             launch_s,
@@ -165,7 +213,10 @@ impl CostModel<'_> {
                 let n = (*a.dims().last()?).max(1) as f64;
                 let rows = shape_size(a).0 / n;
                 let k = first_dim_last(i.shape()).unwrap_or(1.0);
-                let compares = rows * (n + k * k.log2().max(1.0));
+                // The scan of every element at the selection's rate, then a sort of the
+                // `k` kept, both as comparisons at the sort's rate.
+                let scan = lib.map_or(1.0, |l| l.sort_compares_per_unit / l.topk_elements_per_unit);
+                let compares = rows * (n * scan + k * k.log2().max(1.0));
                 (compares, sort_rate(d), units.min(rows.max(1.0)))
             }
             _ => return None,
@@ -245,4 +296,90 @@ fn lapack_flops(
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EmitterRules;
+
+    fn cpu(half_on_tiles: bool, s8_on_tiles: bool) -> Device {
+        let mut d = device::load("cpu").unwrap();
+        let l = d.library.as_mut().unwrap();
+        l.half_on_tiles = half_on_tiles;
+        l.s8_on_tiles = s8_on_tiles;
+        d
+    }
+
+    fn square(ty: GemmType, s: f64, width: [f64; 3]) -> GemmWork {
+        GemmWork {
+            batch: 1.0,
+            m: s,
+            n: s,
+            k: s,
+            ty,
+            bytes: width.map(|w| w * s * s),
+        }
+    }
+
+    /// Without AMX tiles a `bf16` GEMM is the `f32` GEMM of widened copies (measured
+    /// 1024^3: 10.8 ms against the tiles' price of 2.7 ms): its price is the `f32` GEMM's
+    /// plus the widening passes, never the tiles' rate.
+    #[test]
+    fn a_bf16_gemm_without_tiles_is_the_f32_gemm_of_widened_copies() {
+        let (tiles, none) = (cpu(true, true), cpu(false, true));
+        let rules = EmitterRules::xla_cpu();
+        let g = square(GemmType::Half, 1024.0, [2.0, 2.0, 2.0]);
+        let f = square(GemmType::F32, 1024.0, [4.0, 4.0, 4.0]);
+        let on_tiles = CostModel::for_prediction(&tiles, &rules).gemm(&g);
+        let widened = CostModel::for_prediction(&none, &rules).gemm(&g);
+        let as_f32 = CostModel::for_prediction(&none, &rules).gemm(&f);
+        assert!(
+            widened.time_s > 2.0 * on_tiles.time_s,
+            "{widened:?} {on_tiles:?}"
+        );
+        assert!(widened.time_s > as_f32.time_s, "{widened:?} {as_f32:?}");
+        assert!(
+            widened.time_s < 1.5 * as_f32.time_s,
+            "{widened:?} {as_f32:?}"
+        );
+    }
+
+    /// `f16` operands (and a `bf16` one with an `f32` one) are widened on every CPU.
+    #[test]
+    fn f16_operands_are_widened_even_with_tiles() {
+        assert_eq!(
+            GemmType::of(hlo::ElementType::F16, hlo::ElementType::F16),
+            GemmType::Widened
+        );
+        assert_eq!(
+            GemmType::of(hlo::ElementType::BF16, hlo::ElementType::F32),
+            GemmType::Widened
+        );
+        assert_eq!(
+            GemmType::of(hlo::ElementType::BF16, hlo::ElementType::BF16),
+            GemmType::Half
+        );
+        let d = cpu(true, true);
+        let g = square(GemmType::Widened, 512.0, [2.0, 2.0, 2.0]);
+        assert_eq!(gemm_path(&d, &g), GemmPath::HalfWidened);
+    }
+
+    /// Without AMX-INT8, and for contractions under 32 even with it, an `s8` GEMM runs on
+    /// the portable kernel at its own rate.
+    #[test]
+    fn an_s8_gemm_without_tiles_runs_at_the_portable_rate() {
+        let rules = EmitterRules::xla_cpu();
+        let (tiles, none) = (cpu(true, true), cpu(true, false));
+        let g = square(GemmType::S8, 512.0, [1.0, 1.0, 4.0]);
+        let l = none.library.as_ref().unwrap();
+        let got = CostModel::for_prediction(&none, &rules).gemm(&g);
+        let want = g.flops() / (2.0 * l.gemm_s8_portable_ops_per_unit);
+        assert!((got.compute_s - want).abs() < 1e-9 * want, "{got:?} {want}");
+        let on_tiles = CostModel::for_prediction(&tiles, &rules).gemm(&g);
+        assert!(on_tiles.compute_s < got.compute_s, "{on_tiles:?} {got:?}");
+        let short = GemmWork { k: 16.0, ..g };
+        assert_eq!(gemm_path(&tiles, &short), GemmPath::S8Portable);
+        assert_eq!(gemm_path(&tiles, &g), GemmPath::S8Tiles);
+    }
 }

@@ -127,9 +127,10 @@ struct Sums {
 
 impl Executable {
     /// The `cpu` description's modelled time of each thunk of this executable, for hloc's
-    /// CPU emitters (computed on every call: for profiles, not for runs).
+    /// CPU emitters, with the GEMM paths of the CPU it runs on ([`crate::roofline_bound::cpu_here`];
+    /// computed on every call: for profiles, not for runs).
     pub fn predictions(&self) -> Result<Predictions, RuntimeError> {
-        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let cpu = crate::roofline_bound::cpu_here()?;
         let plan = self.plan();
         let rules = codegen::HlocReach::cpu().rules;
         Ok(Predictions::new(&plan.module, &plan.program, &cpu, &rules))
@@ -361,8 +362,11 @@ fn gemm_work(g: &plan::GemmShape) -> GemmWork {
     let ty = if g.ty == ScalarType::S32 {
         // `s8` operands, the integer GEMM (plan makes `s32` GEMMs of nothing else).
         GemmType::S8
-    } else if half(g.lhs_ty) || half(g.rhs_ty) {
+    } else if g.lhs_ty == ScalarType::BF16 && g.rhs_ty == ScalarType::BF16 {
+        // The pair the AMX tiles take (where the CPU has them).
         GemmType::Half
+    } else if half(g.lhs_ty) || half(g.rhs_ty) {
+        GemmType::Widened
     } else if g.ty == ScalarType::F64 {
         GemmType::F64
     } else {
@@ -626,7 +630,7 @@ mod tests {
                 ty: GemmType::F32,
                 ..g
             });
-            assert!(4.0 * got < as_f32.time_s, "{got} {as_f32:?}");
+            assert!(3.0 * got < as_f32.time_s, "{got} {as_f32:?}");
             gemms += 1;
         }
         assert_eq!(gemms, 1, "{}", plan.module);

@@ -217,9 +217,9 @@ pub fn slow_kernel(
 
 impl Executable {
     /// The kernels of this executable the `cpu` description's model predicts far below the
-    /// roofline ([`slow_kernels`]), for hloc's CPU emitters.
+    /// roofline ([`slow_kernels`]), for hloc's CPU emitters on the CPU this runs on.
     pub fn slow_kernels(&self) -> Result<Vec<SlowKernel>, RuntimeError> {
-        let cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
+        let cpu = crate::roofline_bound::cpu_here()?;
         let plan = self.plan();
         let rules = codegen::HlocReach::cpu().rules;
         Ok(slow_kernels(&plan.module, &plan.program, &cpu, &rules))

@@ -1,8 +1,8 @@
 //! Library calls priced by what runs (`fusion::cost_library`), against figures computed
-//! by hand from the shipped `cpu` description's `[library]` rates: 1 us per call, GEMMs at
-//! 60 (f32), 30 (f64) and 200 (bf16) GFLOP/s per core (s8: 400 G operations/s),
-//! matrix-vector products at 10, LAPACK at 20, FFTs at 10, sorts at 3e8 comparisons per
-//! second per core; 2 cores.
+//! by hand from the shipped `cpu` description's `[library]` rates: 0.5 us per call, GEMMs at
+//! 100 (f32), 50 (f64) and 200 (bf16 on AMX tiles) GFLOP/s per core (s8: 400 G operations/s
+//! on the tiles), matrix-vector products at 10, LAPACK at 20, FFTs at 10, sorts at 4e8
+//! comparisons and top-k scans at 8.5e8 elements per second per core; 2 cores.
 
 use fusion::cost::{CompInfo, CostModel, KernelCost};
 use fusion::cost_library::{GemmType, GemmWork};
@@ -53,15 +53,15 @@ fn a_large_gemm_runs_at_the_library_rate_of_its_operand_type_on_both_cores() {
     let f32 = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::F32, 4.0);
     let flops = 2.0 * 1024f64.powi(3);
     close(f32.flops, flops);
-    close(f32.compute_s, flops / 120e9);
-    close(f32.time_s, flops / 120e9 + 1e-6);
+    close(f32.compute_s, flops / 200e9);
+    close(f32.time_s, flops / 200e9 + 0.5e-6);
     // Operands read once (the packing), not k times.
     close(f32.bytes_read, 2.0 * 1024.0 * 1024.0 * 4.0);
     close(f32.bytes_reread, 0.0);
     let bf16 = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::Half, 2.0);
     close(bf16.compute_s, flops / 400e9);
     let f64 = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::F64, 8.0);
-    close(f64.compute_s, flops / 60e9);
+    close(f64.compute_s, flops / 100e9);
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn a_narrow_gemm_runs_at_a_share_of_the_rate_and_a_small_one_on_one_core() {
     // 8 rows of a 16-wide block, k 8 of 16: a quarter of one core's rate (2^15
     // multiply-adds, under the 2^20 of a parallel GEMM).
     let c = gemm(8.0, 8.0, 64.0, 8.0, GemmType::F32, 4.0);
-    close(c.compute_s, c.flops / (60e9 * 0.25));
+    close(c.compute_s, c.flops / (100e9 * 0.25));
     // bf16 on AMX: 64 rows and a contraction of 256 for its full rate.
     let h = gemm(1.0, 128.0, 128.0, 128.0, GemmType::Half, 2.0);
     close(h.compute_s, h.flops * 2.0 / 400e9);
@@ -99,7 +99,7 @@ fn an_s8_dot_is_priced_as_the_integer_gemm_it_runs_as() {
     assert_eq!(kernel, want);
     close(want.compute_s, 2.0 * 1024f64.powi(3) / 800e9);
     let f32 = gemm(1.0, 1024.0, 1024.0, 1024.0, GemmType::F32, 4.0);
-    assert!(4.0 * want.time_s < f32.time_s, "{want:?} {f32:?}");
+    assert!(3.0 * want.time_s < f32.time_s, "{want:?} {f32:?}");
     // The same blocking as the bf16 tiles: a contraction of 64 runs at a quarter of it.
     let narrow = gemm(1.0, 1024.0, 1024.0, 64.0, GemmType::S8, 1.0);
     close(narrow.compute_s, narrow.flops * 4.0 / 800e9);
@@ -129,10 +129,17 @@ fn sorts_top_k_and_ffts_are_priced_by_their_comparisons_and_flops() {
     let sort = "HloModule m\ncmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT l = pred[] compare(a, b), direction=LT\n}\nENTRY e {\n  p = f32[64,4096] parameter(0)\n  ROOT s = f32[64,4096] sort(p), dimensions={1}, to_apply=cmp\n}";
     let lib = priced(sort).0.unwrap();
     close(lib.flops, 64.0 * 4096.0 * 12.0);
-    close(lib.compute_s, lib.flops / 6e8);
+    close(lib.compute_s, lib.flops / 8e8);
+    // A top-k scans each element at the selection's rate (8.5e8 per core), then sorts the
+    // `k` kept: counted in comparisons at the sort's rate. At the sort's rate per element
+    // (before) a [8, 32000] k=40 top-k was priced 3.1x over its measured 0.14 ms.
     let topk = "HloModule m\nENTRY e {\n  p = f32[16,32000] parameter(0)\n  ROOT t = (f32[16,8], s32[16,8]) topk(p), k=8, largest=true\n}";
     let lib = priced(topk).0.unwrap();
-    close(lib.flops, 16.0 * (32000.0 + 8.0 * 3.0));
+    close(lib.flops, 16.0 * (32000.0 * 4e8 / 8.5e8 + 8.0 * 3.0));
+    close(
+        lib.compute_s,
+        16.0 * 32000.0 / 17e8 + 16.0 * 8.0 * 3.0 / 8e8,
+    );
     let fft = "HloModule m\nENTRY e {\n  p = c64[16,1024] parameter(0)\n  ROOT f = c64[16,1024] fft(p), fft_type=FFT, fft_length={1024}\n}";
     let lib = priced(fft).0.unwrap();
     close(lib.flops, 16.0 * 5.0 * 1024.0 * 10.0);

@@ -301,6 +301,13 @@ impl CostModel<'_> {
             // not the loop's: one polynomial after another, not a vector of them.
             c.recomputed_flops = ev.recomputed_flops;
             c.compute_s += ev.recomputed_flops * (SCALAR_RECOMPUTE_SLOWDOWN - 1.0) / rate;
+            if self.prices_loop_order {
+                if let Some(tail) = self.scalar_tail_flops(info, ev) {
+                    // Rows whose length is no multiple of the vector loop's lanes finish
+                    // their transcendentals one at a time.
+                    c.compute_s += tail * (SCALAR_RECOMPUTE_SLOWDOWN - 1.0) / rate;
+                }
+            }
         }
         c.time_s = c.memory_s.max(c.compute_s) + c.launch_s;
         c

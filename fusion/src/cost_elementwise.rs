@@ -87,3 +87,37 @@ impl CostModel<'_> {
         (seconds > 0.0).then_some(seconds)
     }
 }
+
+/// The elements of a row of `n` that gcc's vectorized loop leaves to its scalar remainder:
+/// at `-march=native` (AVX-512) it runs 16 `f32` (8 `f64`) lanes, then one epilogue of half
+/// as many, then one element at a time. `f32` rows of 127 (a causal mask's shifted
+/// sequence) leave 7: 16 x 7 + 8 + 7. Rows shorter than the epilogue's lanes are left to
+/// the flops table (gcc may still vectorize them in narrower vectors).
+pub fn scalar_remainder(n: i64, f64_lanes: bool) -> i64 {
+    let epilogue = if f64_lanes { 4 } else { 8 };
+    if n < epilogue {
+        0
+    } else {
+        n % epilogue
+    }
+}
+
+impl CostModel<'_> {
+    /// The flops of a kernel's transcendentals that run in the scalar remainder of their
+    /// row loop ([`scalar_remainder`] of their output's minor extent), from its evaluation
+    /// `ev`: one polynomial after another, priced like a recomputed transcendental
+    /// (`SCALAR_RECOMPUTE_SLOWDOWN`); `None` where there are none.
+    pub fn scalar_tail_flops(&self, info: &CompInfo, ev: &Evaluation) -> Option<f64> {
+        let mut flops = 0.0;
+        for (&m, &e) in &ev.evals {
+            let Some(op) = info.op(m) else { continue };
+            if !is_transcendental(op.class, op.opcode) {
+                continue;
+            }
+            let wide = matches!(op.element_type, Some(ElementType::F64 | ElementType::C128));
+            let tail = scalar_remainder(op.minor_extent, wide);
+            flops += e * tail as f64 / op.minor_extent as f64 * op.flops_per_element;
+        }
+        (flops > 0.0).then_some(flops)
+    }
+}

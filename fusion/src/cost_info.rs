@@ -77,6 +77,9 @@ pub struct OpInfo {
     /// A row reduction the CPU code generator sums as one dependent chain, and its type
     /// ([`cost_chains::chained_row`]); `None` for other ops.
     pub chained_row: Option<cost_chains::Chain>,
+    /// The extent of the (first) output's last (row-major minor) dimension, the trip count
+    /// of the innermost loop that computes it; 1 for a scalar.
+    pub minor_extent: i64,
 }
 
 /// The model's view of one computation.
@@ -226,6 +229,10 @@ impl CompInfo {
             };
             ops[id.index()] = Some(OpInfo {
                 chained_row,
+                minor_extent: first_array(instr.shape())
+                    .and_then(|s| s.dims().last().copied())
+                    .unwrap_or(1)
+                    .max(1),
                 minor_read_stride,
                 index_run: cost_gather_index::index_run(instr),
                 gemm,

@@ -2,6 +2,7 @@
 //! products summed in wrapping `s32`. They run on the AMX tiles (`tdpbssd`,
 //! [`crate::gemm_amx::gemm_s8`]) where the CPU has AMX-INT8; elsewhere, and for
 //! contractions too short to fill a 64-element tile step (an outer product), on the
+//! packed AVX2 kernel ([`crate::gemm_s8_avx2`]) where the CPU has AVX2, else on the
 //! portable kernel here: each result row summed in an `s32` row buffer, a whole rhs row
 //! at a time (vectorized where the rhs's rows are contiguous), the batch elements and rows
 //! split among the threads. Both are exact, so they agree bit for bit with each other and
@@ -36,6 +37,11 @@ pub(crate) unsafe fn gemm(
     // SAFETY: the caller's contract.
     if unsafe { gemm_amx::gemm_s8(s, (lhs.cast(), rhs.cast(), out.cast()), threads) } {
         return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::gemm_s8_avx2::available() {
+        // SAFETY: the caller's contract; the CPU has AVX2.
+        return unsafe { crate::gemm_s8_avx2::gemm(s, (lhs, rhs, out), threads) };
     }
     // SAFETY: the caller's contract.
     unsafe { portable(s, (lhs, rhs, out), threads) }
@@ -175,6 +181,22 @@ mod tests {
         return false;
     }
 
+    /// Runs `s` on the packed AVX2 kernel, or on the portable one where the CPU has no
+    /// AVX2 (said on stderr: those tests then check the portable kernel twice).
+    ///
+    /// # Safety
+    /// As [`gemm`]'s.
+    unsafe fn on_avx2(s: &GemmShape, p: (*const i8, *const i8, *mut i32), threads: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::gemm_s8_avx2::available() {
+            // SAFETY: the caller's contract; the CPU has AVX2.
+            return unsafe { crate::gemm_s8_avx2::gemm(s, p, threads) };
+        }
+        eprintln!("no AVX2 here: the portable kernel runs these products");
+        // SAFETY: the caller's contract.
+        unsafe { portable(s, p, threads) }
+    }
+
     /// Row- or column-major strides of a `rows x cols` matrix inside a batch element.
     fn strides(rows: usize, cols: usize, row_major: bool) -> (isize, isize) {
         if row_major {
@@ -184,9 +206,17 @@ mod tests {
         }
     }
 
-    /// Runs one random product (full `s8` range, random orders and batch) on the path
-    /// `portable` names and compares it with wrapping `s32` sums, bit for bit.
-    fn check(seed: u64, (m, n, k): (usize, usize, usize), threads: usize, tiles: bool) {
+    /// The kernel a test runs.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Kernel {
+        Portable,
+        Tiles,
+        Avx2,
+    }
+
+    /// Runs one random product (full `s8` range, random orders and batch) on `kernel` and
+    /// compares it with wrapping `s32` sums, bit for bit.
+    fn check(seed: u64, (m, n, k): (usize, usize, usize), threads: usize, kernel: Kernel) {
         let mut rng = XorShift(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let batch = [1, 1, 3][rng.below(3)];
         let (lm, rm, om) = (rng.below(2) == 0, rng.below(2) == 0, rng.below(2) == 0);
@@ -213,10 +243,12 @@ mod tests {
         let ptrs = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
         // SAFETY: the buffers hold the operands and result with the shape's strides.
         unsafe {
-            if tiles {
-                assert!(on_tiles(&s, ptrs, threads), "{s:?} not run on the tiles");
-            } else {
-                portable(&s, ptrs, threads);
+            match kernel {
+                Kernel::Tiles => {
+                    assert!(on_tiles(&s, ptrs, threads), "{s:?} not run on the tiles")
+                }
+                Kernel::Portable => portable(&s, ptrs, threads),
+                Kernel::Avx2 => on_avx2(&s, ptrs, threads),
             }
         }
         let at = |st: (isize, isize), r: usize, c: usize| {
@@ -233,7 +265,7 @@ mod tests {
                     let got = out[e * m * n + at(s.out, r, c)];
                     assert_eq!(
                         got, want,
-                        "seed {seed} {s:?} threads {threads} tiles {tiles}: [{e}, {r}, {c}]"
+                        "seed {seed} {s:?} threads {threads} {kernel:?}: [{e}, {r}, {c}]"
                     );
                 }
             }
@@ -241,9 +273,10 @@ mod tests {
     }
 
     /// Edges of both paths: extents of 1 to 3 tiles and off by one, contractions around
-    /// the 64-element tile step, both orders of each operand and the result, batches, one
+    /// the 64-element tile step (the AVX2 kernel's pairs: odd, 1), both orders of each operand and the result, batches, one
     /// thread and split.
-    fn edges(tiles: bool) {
+    fn edges(kernel: Kernel) {
+        let tiles = kernel == Kernel::Tiles;
         let mut seed = 0;
         let ks: &[usize] = if tiles {
             &[32, 63, 64, 65, 130]
@@ -254,7 +287,7 @@ mod tests {
             for &n in &[1, 16, 31, 48] {
                 for &k in ks {
                     seed += 1;
-                    check(seed, (m, n, k), 1, tiles);
+                    check(seed, (m, n, k), 1, kernel);
                 }
             }
         }
@@ -267,13 +300,44 @@ mod tests {
         .iter()
         .enumerate()
         {
-            check(1000 + i as u64, shape, 4, tiles);
+            check(1000 + i as u64, shape, 4, kernel);
         }
     }
 
     #[test]
     fn portable_products_match_wrapping_sums() {
-        edges(false);
+        edges(Kernel::Portable);
+    }
+
+    #[test]
+    fn avx2_products_match_wrapping_sums() {
+        edges(Kernel::Avx2);
+    }
+
+    /// The AVX2 kernel's blocks and splits: contractions across its 512-element block
+    /// (odd, one past, one short), more rows than a packed lhs chunk (96) with a partial
+    /// register tile, several column panels with a partial one, products split by rows
+    /// and, for one or few rows, by column panels, batches of those.
+    #[test]
+    fn avx2_blocks_and_splits_match_wrapping_sums() {
+        let shapes = [
+            (1, 300, 1025),
+            (2, 1000, 513),
+            (97, 33, 1024),
+            (200, 47, 1537),
+            (7, 17, 511),
+            (250, 130, 3),
+        ];
+        for (i, &shape) in shapes.iter().enumerate() {
+            for threads in [1, 2, 3] {
+                check(
+                    2000 + 10 * i as u64 + threads as u64,
+                    shape,
+                    threads,
+                    Kernel::Avx2,
+                );
+            }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -283,7 +347,7 @@ mod tests {
             eprintln!("no AMX-INT8 tiles here: the portable kernel runs these products");
             return;
         }
-        edges(true);
+        edges(Kernel::Tiles);
     }
 
     /// Sums that overflow `s32` wrap as XLA's do: 2^17 products of `-128 x -128` sum to
@@ -305,20 +369,22 @@ mod tests {
             batch: Vec::new(),
         };
         let a = vec![-128i8; k];
-        for tiles in [false, true] {
+        for kernel in [Kernel::Portable, Kernel::Tiles, Kernel::Avx2] {
             let mut out = [0i32];
             let ptrs = (a.as_ptr(), a.as_ptr(), out.as_mut_ptr());
             // SAFETY: both operands hold `k` elements, the result one.
             unsafe {
-                if tiles {
-                    if !on_tiles(&s, ptrs, 1) {
-                        continue;
+                match kernel {
+                    Kernel::Tiles => {
+                        if !on_tiles(&s, ptrs, 1) {
+                            continue;
+                        }
                     }
-                } else {
-                    portable(&s, ptrs, 1);
+                    Kernel::Portable => portable(&s, ptrs, 1),
+                    Kernel::Avx2 => on_avx2(&s, ptrs, 1),
                 }
             }
-            assert_eq!(out[0], i32::MIN, "tiles {tiles}");
+            assert_eq!(out[0], i32::MIN, "{kernel:?}");
         }
     }
 }

@@ -34,6 +34,8 @@ mod gemm_amx_tiles;
 mod gemm_half;
 mod gemm_lhs_pack;
 mod gemm_s8;
+#[cfg(target_arch = "x86_64")]
+mod gemm_s8_avx2;
 mod gemm_small;
 mod gemm_small_kernels;
 mod gemv;

@@ -27,6 +27,7 @@ pub mod reshape_mover;
 pub mod scan_lowering;
 mod scatter_batching;
 pub mod scatter_expander;
+pub mod sharding_remover;
 pub mod sort_simplifier;
 pub mod transpose_folding;
 pub mod tree_reduction;
@@ -59,6 +60,7 @@ pub use ragged_dot_expander::RaggedDotExpander;
 pub use reshape_mover::ReshapeMover;
 pub use scan_lowering::ScanLowering;
 pub use scatter_expander::ScatterExpander;
+pub use sharding_remover::ShardingRemover;
 pub use sort_simplifier::SortSimplifier;
 pub use transpose_folding::TransposeFolding;
 pub use tree_reduction::TreeReductionRewriter;
@@ -78,6 +80,7 @@ pub fn all_passes() -> Vec<Box<dyn Pass>> {
         Box::new(Cse),
         Box::new(TupleSimplifier),
         Box::new(AsyncLowering),
+        Box::new(ShardingRemover),
         Box::new(CallInliner),
         Box::new(FlattenCallGraph),
         Box::new(AlgebraicSimplifier),
@@ -130,8 +133,9 @@ pub fn pipeline_from_list(name: &str, list: &str) -> Result<Pipeline, String> {
     Ok(p)
 }
 
-/// The default target-independent pipeline: inline calls, async chains lowered to their
-/// computations, then a simplification fixed
+/// The default target-independent pipeline: SPMD annotations of a one-device module
+/// removed, calls inlined, async chains lowered to their computations, then a
+/// simplification fixed
 /// point (the passes feed each other), then a final cleanup.
 pub fn default_pipeline() -> Pipeline {
     let simplify = Pipeline::new("simplification")
@@ -148,6 +152,7 @@ pub fn default_pipeline() -> Pipeline {
         .with(Cse)
         .with(Dce);
     Pipeline::new("optimization")
+        .with(ShardingRemover)
         .with(CallInliner)
         .with(AsyncLowering)
         .with(FlattenCallGraph)

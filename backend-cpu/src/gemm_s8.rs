@@ -181,16 +181,23 @@ mod tests {
         return false;
     }
 
-    /// Runs `s` on the packed AVX2 kernel, or on the portable one where the CPU has no
-    /// AVX2 (said on stderr: those tests then check the portable kernel twice).
+    /// Runs `s` on the packed AVX2 kernel, its tiles on AVX-512 VNNI if `wide` and the CPU
+    /// has it (else on AVX2: such tests then check the AVX2 tiles twice), or on the
+    /// portable kernel where the CPU has no AVX2 (said on stderr).
     ///
     /// # Safety
     /// As [`gemm`]'s.
-    unsafe fn on_avx2(s: &GemmShape, p: (*const i8, *const i8, *mut i32), threads: usize) {
+    unsafe fn on_avx2(
+        s: &GemmShape,
+        p: (*const i8, *const i8, *mut i32),
+        threads: usize,
+        wide: bool,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if crate::gemm_s8_avx2::available() {
-            // SAFETY: the caller's contract; the CPU has AVX2.
-            return unsafe { crate::gemm_s8_avx2::gemm(s, p, threads) };
+            let wide = wide && crate::gemm_s8_vnni::available();
+            // SAFETY: the caller's contract; the CPU has AVX2, and AVX-512 VNNI if `wide`.
+            return unsafe { crate::gemm_s8_avx2::gemm_on(s, p, threads, wide) };
         }
         eprintln!("no AVX2 here: the portable kernel runs these products");
         // SAFETY: the caller's contract.
@@ -212,6 +219,7 @@ mod tests {
         Portable,
         Tiles,
         Avx2,
+        Vnni,
     }
 
     /// Runs one random product (full `s8` range, random orders and batch) on `kernel` and
@@ -248,7 +256,8 @@ mod tests {
                     assert!(on_tiles(&s, ptrs, threads), "{s:?} not run on the tiles")
                 }
                 Kernel::Portable => portable(&s, ptrs, threads),
-                Kernel::Avx2 => on_avx2(&s, ptrs, threads),
+                Kernel::Avx2 => on_avx2(&s, ptrs, threads, false),
+                Kernel::Vnni => on_avx2(&s, ptrs, threads, true),
             }
         }
         let at = |st: (isize, isize), r: usize, c: usize| {
@@ -314,7 +323,13 @@ mod tests {
         edges(Kernel::Avx2);
     }
 
-    /// The AVX2 kernel's blocks and splits: contractions across its 512-element block
+    #[test]
+    fn vnni_products_match_wrapping_sums() {
+        edges(Kernel::Vnni);
+    }
+
+    /// The AVX2 kernel's blocks and splits (on both tiles; AVX-512 VNNI's two-panel tiles
+    /// with a single panel left over at 300, 1000, 33, 47 and 130 columns): contractions across its 512-element block
     /// (odd, one past, one short), more rows than a packed lhs chunk (96) with a partial
     /// register tile, several column panels with a partial one, products split by rows
     /// and, for one or few rows, by column panels, batches of those.
@@ -330,12 +345,14 @@ mod tests {
         ];
         for (i, &shape) in shapes.iter().enumerate() {
             for threads in [1, 2, 3] {
-                check(
-                    2000 + 10 * i as u64 + threads as u64,
-                    shape,
-                    threads,
-                    Kernel::Avx2,
-                );
+                for kernel in [Kernel::Avx2, Kernel::Vnni] {
+                    check(
+                        2000 + 10 * i as u64 + threads as u64,
+                        shape,
+                        threads,
+                        kernel,
+                    );
+                }
             }
         }
     }
@@ -369,7 +386,7 @@ mod tests {
             batch: Vec::new(),
         };
         let a = vec![-128i8; k];
-        for kernel in [Kernel::Portable, Kernel::Tiles, Kernel::Avx2] {
+        for kernel in [Kernel::Portable, Kernel::Tiles, Kernel::Avx2, Kernel::Vnni] {
             let mut out = [0i32];
             let ptrs = (a.as_ptr(), a.as_ptr(), out.as_mut_ptr());
             // SAFETY: both operands hold `k` elements, the result one.
@@ -381,7 +398,8 @@ mod tests {
                         }
                     }
                     Kernel::Portable => portable(&s, ptrs, 1),
-                    Kernel::Avx2 => on_avx2(&s, ptrs, 1),
+                    Kernel::Avx2 => on_avx2(&s, ptrs, 1, false),
+                    Kernel::Vnni => on_avx2(&s, ptrs, 1, true),
                 }
             }
             assert_eq!(out[0], i32::MIN, "{kernel:?}");

@@ -21,8 +21,10 @@ use std::arch::x86_64::*;
 use plan::GemmShape;
 use rayon::prelude::*;
 
-/// Result rows of the register tile.
-const MR: usize = 6;
+use crate::gemm_s8_vnni as vnni;
+
+/// Result rows of the register tile (also [`crate::gemm_s8_vnni`]'s).
+pub(crate) const MR: usize = 6;
 /// Result columns of the register tile (two 8-lane `s32` vectors).
 const NR: usize = 16;
 /// Contraction pairs per block: one panel's block is `KC * NR * 4` bytes (16 KiB).
@@ -40,14 +42,33 @@ pub(crate) fn available() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
 
-/// Runs `s8 x s8 -> s32` GEMM `s` (with `k > 0`) on AVX2.
+/// Whether `HLOC_GEMM_S8=avx2` keeps the AVX-512 VNNI tile off (to compare the two;
+/// asked once per process).
+fn narrow_forced() -> bool {
+    static FORCED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| std::env::var("HLOC_GEMM_S8").is_ok_and(|v| v == "avx2"))
+}
+
+/// Runs `s8 x s8 -> s32` GEMM `s` (with `k > 0`) on AVX2, its register tiles on
+/// AVX-512 VNNI ([`crate::gemm_s8_vnni`]) where the CPU has it.
 ///
 /// # Safety
 /// As [`crate::gemm_s8::gemm`]'s, and the CPU has AVX2 ([`available`]).
-pub(crate) unsafe fn gemm(
+pub(crate) unsafe fn gemm(s: &GemmShape, ptrs: (*const i8, *const i8, *mut i32), threads: usize) {
+    let wide = vnni::available() && !narrow_forced();
+    // SAFETY: the caller's contract; `wide` only where the CPU has AVX-512 VNNI.
+    unsafe { gemm_on(s, ptrs, threads, wide) }
+}
+
+/// [`gemm`] on the AVX-512 VNNI tiles (`wide`) or the AVX2 ones.
+///
+/// # Safety
+/// As [`gemm`]'s; `wide` only where [`vnni::available`].
+pub(crate) unsafe fn gemm_on(
     s: &GemmShape,
     (lhs, rhs, out): (*const i8, *const i8, *mut i32),
     threads: usize,
+    wide: bool,
 ) {
     let count: usize = s.batch.iter().map(|b| b.0).product();
     if count == 0 || s.m == 0 || s.n == 0 || s.k == 0 {
@@ -96,6 +117,7 @@ pub(crate) unsafe fn gemm(
                 (lhs_addr as *const i8, b, out_addr as *mut i32),
                 rows,
                 cols,
+                wide,
             )
         };
     };
@@ -169,10 +191,11 @@ unsafe fn pack_lhs(
 }
 
 /// Result rows `r0..r1` and panels `p0..p1` of batch element `e`, from the packed rhs
-/// `b` (that element's panels).
+/// `b` (that element's panels); `wide`: on the AVX-512 VNNI tiles.
 ///
 /// # Safety
-/// As [`gemm`]'s; nothing else writes that block of the result meanwhile.
+/// As [`gemm`]'s; nothing else writes that block of the result meanwhile; `wide` only
+/// where [`vnni::available`].
 #[target_feature(enable = "avx2")]
 unsafe fn run_block(
     s: &GemmShape,
@@ -180,6 +203,7 @@ unsafe fn run_block(
     (lhs, b, out): (*const i8, &[i16], *mut i32),
     (r0, r1): (usize, usize),
     (p0, p1): (usize, usize),
+    wide: bool,
 ) {
     let kp = s.k.div_ceil(2);
     let panel_len = kp * NR * 2;
@@ -194,16 +218,30 @@ unsafe fn run_block(
             let cn = MC.min(rows - c0);
             // SAFETY: the caller's contract.
             unsafe { pack_lhs(s, e, lhs, (r0 + c0, cn), (q0, qn), &mut a) };
-            for p in p0..p1 {
-                let bp = &b[p * panel_len + q0 * NR * 2..][..qn * NR * 2];
+            let panel = |p: usize| &b[p * panel_len + q0 * NR * 2..][..qn * NR * 2];
+            let mut p = p0;
+            while p < p1 {
+                // Two panels at once on AVX-512 VNNI, one (the last of an odd count, or
+                // every one on AVX2) otherwise.
+                let two = wide && p + 1 < p1;
                 for t in 0..cn.div_ceil(MR) {
                     let at = &a[t * qn * MR..(t + 1) * qn * MR];
                     let row = c0 + t * MR;
                     let ct = &mut c[row * width + (p - p0) * NR..];
-                    // SAFETY: the CPU has AVX2; `at` and `bp` hold `qn` pairs of the
-                    // tile and panel, `ct` the `MR x NR` tile at row stride `width`.
-                    unsafe { tile(at, bp, ct, width, qn) };
+                    // SAFETY: `at` and each panel slice hold `qn` pairs of the tile and
+                    // panel, `ct` the `MR x NR` (two panels: `MR x 2 NR`) tile at row
+                    // stride `width`; the CPU has AVX2, and AVX-512 VNNI where `wide`.
+                    unsafe {
+                        if two {
+                            vnni::tile::<2>(at, [panel(p), panel(p + 1)], ct, width, qn)
+                        } else if wide {
+                            vnni::tile::<1>(at, [panel(p)], ct, width, qn)
+                        } else {
+                            tile(at, panel(p), ct, width, qn)
+                        }
+                    };
                 }
+                p += if two { 2 } else { 1 };
             }
         }
     }

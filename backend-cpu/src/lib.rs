@@ -36,6 +36,8 @@ mod gemm_lhs_pack;
 mod gemm_s8;
 #[cfg(target_arch = "x86_64")]
 mod gemm_s8_avx2;
+#[cfg(target_arch = "x86_64")]
+mod gemm_s8_vnni;
 mod gemm_small;
 mod gemm_small_kernels;
 mod gemv;

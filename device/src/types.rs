@@ -78,15 +78,16 @@ pub struct Library {
     /// Operations per second (a multiply-add counts two) of one unit in a GEMM of `s8`
     /// operands summed in `s32` (AMX `tdpbssd` tiles where the CPU has them).
     pub gemm_s8_ops_per_unit: f64,
-    /// The same where the CPU has no AMX-INT8: the portable kernel, which sums each result
-    /// row in an `s32` buffer a whole rhs row at a time.
+    /// The same where the CPU has no AMX-INT8: backend-cpu's packed `s16`-pair kernel
+    /// (AVX2 or AVX-512 VNNI register tiles; the row-buffer portable kernel only where the
+    /// CPU has no AVX2).
     pub gemm_s8_portable_ops_per_unit: f64,
     /// Whether `bf16` GEMMs run on AMX tiles (at [`Library::gemm_bf16_flops_per_unit`]);
     /// where not, `bf16` and `f16` operands are widened to `f32` copies and run as the
     /// `f32` GEMM. The description gives its machine class's answer; a runtime that asks
     /// the CPU it runs on sets it from that.
     pub half_on_tiles: bool,
-    /// Whether `s8` GEMMs run on AMX tiles; where not, on the portable kernel
+    /// Whether `s8` GEMMs run on AMX tiles; where not, on the packed kernel
     /// ([`Library::gemm_s8_portable_ops_per_unit`]). As [`Library::half_on_tiles`].
     pub s8_on_tiles: bool,
     /// Flops per second of one unit in a matrix-vector product (`m` or `n` of 1).

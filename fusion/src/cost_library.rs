@@ -67,13 +67,16 @@ fn gemm_path(d: &Device, g: &GemmWork) -> GemmPath {
 /// (and the widened half path, which is faer's `f32` GEMM) reach their rate from 16 along
 /// each; the AMX path (16 x 16 tiles over 32 pairs, with its operands converted into tile
 /// order first) only from 64 rows or columns and a contraction of 256; the `s8` GEMM runs
-/// on the same blocking. The portable `s8` kernel sums whole rhs rows into a row buffer:
-/// no block to fill.
+/// on the same blocking. Without the tiles the `s8` GEMM runs on backend-cpu's packed
+/// `s16`-pair kernel: 6-row by 16- or 32-column register tiles (rows and columns padded
+/// to them) over pairs along the contraction, so it fills its block from 16 along each as
+/// faer's kernels do.
 fn gemm_blocks(path: GemmPath) -> (f64, f64) {
     match path {
-        GemmPath::F32 | GemmPath::F64 | GemmPath::HalfWidened => (16.0, 16.0),
+        GemmPath::F32 | GemmPath::F64 | GemmPath::HalfWidened | GemmPath::S8Portable => {
+            (16.0, 16.0)
+        }
         GemmPath::HalfTiles | GemmPath::S8Tiles => (64.0, 256.0),
-        GemmPath::S8Portable => (1.0, 1.0),
     }
 }
 

@@ -11,7 +11,7 @@ use codegen::kir::{
 };
 
 use super::scalars::{
-    arith, bitcast_c, c_type, const_c, convert_c, expr_c, is_half, libm, narrow, widen,
+    arith, bitcast_c, c_type, const_c, convert_c, expr_c, is_half, libm, narrow, reg_type, widen,
 };
 
 /// How a kernel's C computes transcendental functions.
@@ -71,12 +71,12 @@ fn transcendental(name: &str, t: ScalarType, m: MathStyle, args: &str) -> String
     }
 }
 
-/// A value in C, of type `c_type(v.ty())`, with the vectorizable transcendental functions.
+/// A value in C, of type `reg_type(v.ty())`, with the vectorizable transcendental functions.
 pub fn value_c(v: &Value) -> String {
     value_in(v, MathStyle::Vector)
 }
 
-/// A value in C, of type `c_type(v.ty())`, its transcendental functions in style `m`.
+/// A value in C, of type `reg_type(v.ty())`, its transcendental functions in style `m`.
 pub fn value_in(v: &Value, m: MathStyle) -> String {
     value_cx(
         v,
@@ -174,7 +174,7 @@ fn select_c(p: &str, a: &str, b: &str, t: ScalarType, blend: bool) -> String {
     if !blend || t.is_complex() {
         return format!("({p} ? {a} : {b})");
     }
-    let s = match c_type(t) {
+    let s = match reg_type(t) {
         "uint8_t" => "u8",
         "int8_t" => "s8",
         "int16_t" => "s16",
@@ -209,7 +209,7 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType, cx: Cx<'_>) -> String {
         };
     }
     if op == UnOp::IsFinite {
-        return format!("((uint8_t)isfinite({}))", widen(at, x));
+        return format!("((int32_t)isfinite({}))", widen(at, x));
     }
     if at.is_float() {
         if is_half(at) && matches!(op, UnOp::Neg | UnOp::Abs) {
@@ -257,7 +257,7 @@ fn unary_c(op: UnOp, a: &Value, t: ScalarType, cx: Cx<'_>) -> String {
     }
     if at == ScalarType::Pred {
         return match op {
-            UnOp::Not => format!("((uint8_t)!{x})"),
+            UnOp::Not => format!("((int32_t)!{x})"),
             _ => x,
         };
     }
@@ -309,9 +309,9 @@ fn binary_c(op: BinOp, a: &Value, b: &Value, t: ScalarType, cx: Cx<'_>) -> Strin
     }
     if t == ScalarType::Pred {
         return match op {
-            BinOp::Add | BinOp::Or | BinOp::Max => format!("((uint8_t)({x} | {y}))"),
-            BinOp::Sub | BinOp::Xor => format!("((uint8_t)({x} ^ {y}))"),
-            BinOp::Mul | BinOp::And | BinOp::Min => format!("((uint8_t)({x} & {y}))"),
+            BinOp::Add | BinOp::Or | BinOp::Max => format!("((int32_t)({x} | {y}))"),
+            BinOp::Sub | BinOp::Xor => format!("((int32_t)({x} ^ {y}))"),
+            BinOp::Mul | BinOp::And | BinOp::Min => format!("((int32_t)({x} & {y}))"),
             _ => format!("/* invalid {} */ {x}", binop_name(op)),
         };
     }
@@ -344,7 +344,7 @@ fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value, cx: Cx<'_>) -> String
         let (x, y) = (value_c(a), value_c(b));
         let eq = format!("hloc_eq_{}({x}, {y})", t.name());
         return match op {
-            CmpOp::Ne => format!("((uint8_t)!{eq})"),
+            CmpOp::Ne => format!("((int32_t)!{eq})"),
             _ => eq,
         };
     }
@@ -362,7 +362,7 @@ fn compare_c(op: CmpOp, total: bool, a: &Value, b: &Value, cx: Cx<'_>) -> String
         CmpOp::Gt => ">",
         CmpOp::Ge => ">=",
     };
-    format!("((uint8_t)({x} {o} {y}))")
+    format!("((int32_t)({x} {o} {y}))")
 }
 
 /// What a C-family printer prints differently for its target, as TVM's `CodeGenCUDA`
@@ -542,7 +542,7 @@ fn stmts_cx(
                 let _ = writeln!(
                     out,
                     "{pad}const {} v{} = {};",
-                    c_type(t),
+                    reg_type(t),
                     var.0,
                     value_c(value)
                 );
@@ -553,7 +553,7 @@ fn stmts_cx(
                     .get(var.0 as usize)
                     .copied()
                     .unwrap_or(ScalarType::F32);
-                let _ = writeln!(out, "{pad}{} v{} = {};", c_type(t), var.0, value_c(value));
+                let _ = writeln!(out, "{pad}{} v{} = {};", reg_type(t), var.0, value_c(value));
             }
             Stmt::Assign { var, value } => {
                 let _ = writeln!(out, "{pad}v{} = {};", var.0, value_c(value));

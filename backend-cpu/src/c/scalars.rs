@@ -24,6 +24,21 @@ pub fn c_type(t: ScalarType) -> &'static str {
     }
 }
 
+/// The C type of a value of `t` in a kernel's registers (its temporaries, accumulators and
+/// expressions), where it differs from [`c_type`], the type in memory: a pred is an
+/// `int32_t` 0 or 1 there, as C's own comparisons are, and a `uint8_t` only in a pred
+/// buffer or local array (the store narrows it). A `uint8_t` compare result converted to
+/// `float` kept gcc 12 from vectorizing the loop ("no vectype for stmt": a byte lane per
+/// float lane); as `int32_t`, the width of the `float` and `int32_t` lanes it meets, both
+/// label_smooth_xent_32k's `fusion_2` loops vectorize.
+pub fn reg_type(t: ScalarType) -> &'static str {
+    if t == ScalarType::Pred {
+        "int32_t"
+    } else {
+        c_type(t)
+    }
+}
+
 /// An index expression in C (`int64_t` arithmetic with floor division and modulo).
 pub fn expr_c(e: Expr) -> String {
     match e.kind() {
@@ -159,7 +174,7 @@ pub(super) fn convert_c(x: &str, from: ScalarType, to: ScalarType) -> String {
     if from.is_complex() {
         if to == ScalarType::Pred {
             return format!(
-                "({{ {} hloc_z_ = {x}; (uint8_t)(hloc_z_.re != 0 || hloc_z_.im != 0); }})",
+                "({{ {} hloc_z_ = {x}; (int32_t)(hloc_z_.re != 0 || hloc_z_.im != 0); }})",
                 c_type(from)
             );
         }
@@ -167,7 +182,7 @@ pub(super) fn convert_c(x: &str, from: ScalarType, to: ScalarType) -> String {
         return convert_c(&format!("({x}).re"), from.component(), to);
     }
     if to == ScalarType::Pred {
-        return format!("((uint8_t)({} != 0))", widen(from, x.to_string()));
+        return format!("((int32_t)({} != 0))", widen(from, x.to_string()));
     }
     if from.is_float() {
         let w = widen(from, x.to_string());

@@ -735,6 +735,8 @@ pub fn build_program_with(
         contraction: !options.target.gpu_emitters,
     };
     super::stream::stream_gemms(&mut thunks, &mut st.buffers, &st.kernels, stream);
+    // Smaller patch matrices stream too where they set the temp peak (issue 32 item 5).
+    super::stream_peak::stream_at_peak(&mut thunks, &mut st.buffers, &st.kernels, stream);
     let output_buffers: Vec<BufferId> = outputs.iter().map(|o| o.buffer).collect();
     let ordered =
         super::memory::in_place_order::candidates(&thunks, &st.buffers, &st.kernels, &st.in_place);

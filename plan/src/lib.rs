@@ -29,6 +29,7 @@ mod profile;
 pub mod sort_order;
 pub mod stream;
 mod stream_axis;
+mod stream_peak;
 pub mod stream_chain;
 mod stream_reorder;
 mod stream_rhs;

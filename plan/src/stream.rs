@@ -104,16 +104,27 @@ pub fn stream_gemms(
             &dies_here,
         );
         if let Some(s) = pair {
-            fuse(thunks, i, buffers, s);
-            for b in buffers.iter_mut() {
-                for at in [&mut b.defined_at, &mut b.last_use] {
-                    if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
-                        *t -= 1;
-                    }
-                }
-            }
+            fuse_in_entry(thunks, i, buffers, s);
         }
         i += 1;
+    }
+}
+
+/// [`fuse`] in the entry sequence, renumbering `buffers`' `defined_at` and `last_use`
+/// for the removed thunk.
+pub(super) fn fuse_in_entry(
+    thunks: &mut Vec<Thunk>,
+    i: usize,
+    buffers: &mut [Buffer],
+    s: Streaming,
+) {
+    fuse(thunks, i, buffers, s);
+    for b in buffers.iter_mut() {
+        for at in [&mut b.defined_at, &mut b.last_use] {
+            if let Some(t) = at.as_mut().filter(|t| **t > i && **t != usize::MAX) {
+                *t -= 1;
+            }
+        }
     }
 }
 
@@ -183,17 +194,17 @@ fn named_only_by_the_pair(
 
 /// What a streamable pair needs.
 #[derive(Clone, Copy, Debug)]
-struct Streaming {
+pub(super) struct Streaming {
     /// The producer's argument that is the streamed operand.
     arg: usize,
     /// Operand elements per block.
-    block_elements: i64,
+    pub(super) block_elements: i64,
     /// The operand's buffer.
-    buffer: BufferId,
+    pub(super) buffer: BufferId,
     /// Scratch slots.
-    slots: usize,
+    pub(super) slots: usize,
     /// The dimension the blocks split.
-    axis: StreamAxis,
+    pub(super) axis: StreamAxis,
 }
 
 /// Bytes of a streamed operand's buffer: `slots` blocks of `block_elements` elements of
@@ -243,7 +254,7 @@ fn fuse(seq: &mut Vec<Thunk>, i: usize, buffers: &mut [Buffer], s: Streaming) {
 /// result rows ([`StreamAxis::Rows`]), else, with `options.contraction`, the lhs or rhs
 /// by rows along `k` ([`StreamAxis::Contraction`], blocks of at least
 /// [`CONTRACTION_MIN_BLOCK_ROWS`] rows whose scratch is at most half the operand).
-fn pair_streams(
+pub(super) fn pair_streams(
     producer: &Thunk,
     consumer: &Thunk,
     buffers: &[Buffer],

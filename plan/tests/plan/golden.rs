@@ -152,3 +152,30 @@ fn aliased_outputs_take_their_parameters_layouts() {
         run().unwrap_or_else(|e| format!("error: {e}"))
     });
 }
+
+/// `stream_peak.test`: the thunks and buffer assignment of each (already fused, patches
+/// made by conv-to-gemm) module built with two workers (two scratch slots, on any
+/// machine): a patch matrix under the streaming threshold streams where it is live at
+/// the temp peak and stays whole elsewhere.
+#[test]
+fn patch_matrices_stream_at_the_peak() {
+    golden::check_file(&path("stream_peak.test"), |case| {
+        let run = || -> Result<String, String> {
+            let m = hlo::parse_module(&case.input).map_err(|e| e.to_string())?;
+            let options = plan::BuildOptions {
+                workers: 2,
+                ..plan::BuildOptions::default()
+            };
+            let p = plan::build_program_with(&m, &options).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "{}{}",
+                plan::thunks_text(&p),
+                plan::buffer_assignment_text(&p)
+            ))
+        };
+        run()
+            .unwrap_or_else(|e| format!("error: {e}"))
+            .trim_end()
+            .to_string()
+    });
+}

@@ -253,6 +253,30 @@ impl Hub {
     fn lock(&self) -> std::sync::MutexGuard<'_, HubState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Sleeps on `arrived` for what is left of the timeout since `begin`; once it has
+    /// passed, records the failure (`what` says what was waited for) so that the other
+    /// devices stop too, and returns it.
+    fn wait_or_time_out<'a>(
+        &self,
+        s: std::sync::MutexGuard<'a, HubState>,
+        begin: Instant,
+        what: impl FnOnce(&HubState) -> String,
+    ) -> Result<std::sync::MutexGuard<'a, HubState>, CommError> {
+        let left = self.timeout.saturating_sub(begin.elapsed());
+        if left.is_zero() {
+            let mut s = s;
+            let m = format!("waited {:?} for {}", self.timeout, what(&s));
+            s.failed = Some(m.clone());
+            self.arrived.notify_all();
+            return Err(error(m));
+        }
+        Ok(self
+            .arrived
+            .wait_timeout(s, left)
+            .unwrap_or_else(|e| e.into_inner())
+            .0)
+    }
 }
 
 impl InProcess {
@@ -286,28 +310,17 @@ impl InProcess {
                 }
                 return Ok((out, reduction));
             }
-            let left = hub.timeout.saturating_sub(begin.elapsed());
-            if left.is_zero() {
+            s = hub.wait_or_time_out(s, begin, |s| {
+                let values = s.slots.get(key).map(|slot| &slot.values[..]);
                 let missing: Vec<i64> = key
                     .1
                     .iter()
-                    .zip(&slot.values)
+                    .zip(values.unwrap_or_default())
                     .filter(|(_, v)| v.is_none())
                     .map(|(&d, _)| d)
                     .collect();
-                let m = format!(
-                    "waited {:?} for devices {missing:?} to reach the collective",
-                    hub.timeout
-                );
-                s.failed = Some(m.clone());
-                hub.arrived.notify_all();
-                return Err(error(m));
-            }
-            s = hub
-                .arrived
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+                format!("devices {missing:?} to reach the collective")
+            })?;
         }
     }
 }
@@ -396,18 +409,7 @@ impl InProcess {
             if let Some(f) = &s.failed {
                 return Err(error(format!("{PEER_FAILED} {f}")));
             }
-            let left = hub.timeout.saturating_sub(begin.elapsed());
-            if left.is_zero() {
-                let m = format!("waited {:?} for the devices' shared reduction", hub.timeout);
-                s.failed = Some(m.clone());
-                hub.arrived.notify_all();
-                return Err(error(m));
-            }
-            s = hub
-                .arrived
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            s = hub.wait_or_time_out(s, begin, |_| "the devices' shared reduction".into())?;
         }
     }
 }

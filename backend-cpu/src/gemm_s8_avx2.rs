@@ -23,8 +23,8 @@ use rayon::prelude::*;
 
 use crate::gemm_s8_vnni as vnni;
 
-/// Result rows of the register tile (also [`crate::gemm_s8_vnni`]'s).
-pub(crate) const MR: usize = 6;
+/// Result rows of the register tile: the VNNI tile's, whose lhs packing is this one.
+pub(crate) const MR: usize = vnni::MR;
 /// Result columns of the register tile (two 8-lane `s32` vectors).
 const NR: usize = 16;
 /// Contraction pairs per block: one panel's block is `KC * NR * 4` bytes (16 KiB).

@@ -8,8 +8,9 @@
 
 use std::arch::x86_64::*;
 
-/// Result rows of the register tile (as the AVX2 tile's, so the lhs packing is shared).
-pub(crate) const MR: usize = crate::gemm_s8_avx2::MR;
+/// Result rows of the register tile; the AVX2 tile takes the same, so the lhs packing is
+/// shared (defined here because the AVX2 file already depends on this one).
+pub(crate) const MR: usize = 6;
 /// Columns of one rhs panel.
 const NR: usize = 16;
 

@@ -202,7 +202,7 @@ fn time_passes_names_every_stage_in_order() {
             .take(2)
             .map(String::as_str)
             .collect::<Vec<_>>(),
-        ["pass flatten-tuple-parameters", "pass call-inliner"]
+        ["pass flatten-tuple-parameters", "pass sharding-remover"]
     );
     assert_eq!(
         fusion.first().map(String::as_str),

@@ -371,3 +371,27 @@ pub fn assert_none(failures: &[String]) {
         failures.join("\n")
     );
 }
+
+/// Whether the program has a loop and every loop returns state element `k` in the state's
+/// own buffer with a body that copies nothing (the in-place loop-state tests' check).
+pub fn loops_keep_element_in_place(p: &plan::Program, k: usize) -> bool {
+    let loops: Vec<_> = p
+        .thunks
+        .iter()
+        .filter_map(|t| match t {
+            plan::Thunk::While {
+                body,
+                body_results,
+                state,
+                ..
+            } => Some((body, body_results, state)),
+            _ => None,
+        })
+        .collect();
+    !loops.is_empty()
+        && loops.iter().all(|(body, results, state)| {
+            results.get(k).is_some()
+                && results.get(k) == state.get(k)
+                && !body.iter().any(|t| matches!(t, plan::Thunk::Copy { .. }))
+        })
+}

@@ -53,30 +53,6 @@ fn module(seed: u64) -> String {
     )
 }
 
-/// Whether every loop of the program returns its stack (state element 1) in the state's
-/// own buffer, and its body copies nothing.
-fn stack_in_place(p: &plan::Program) -> bool {
-    let loops: Vec<_> = p
-        .thunks
-        .iter()
-        .filter_map(|t| match t {
-            plan::Thunk::While {
-                body,
-                body_results,
-                state,
-                ..
-            } => Some((body, body_results, state)),
-            _ => None,
-        })
-        .collect();
-    !loops.is_empty()
-        && loops.iter().all(|(body, results, state)| {
-            results.get(1).is_some()
-                && results.get(1) == state.get(1)
-                && !body.iter().any(|t| matches!(t, plan::Thunk::Copy { .. }))
-        })
-}
-
 #[test]
 fn scans_reading_the_row_they_overwrite_update_in_place_and_match_the_evaluator() {
     let options = gen::options("hloc-cache-scan-row-readers");
@@ -87,7 +63,7 @@ fn scans_reading_the_row_they_overwrite_update_in_place_and_match_the_evaluator(
         let m = gen::parse(seed, &text);
         let args = gen::random_args(&m, seed);
         gen::check_inspecting(seed, (&m, &text), &args, &options, &mut failures, |exe| {
-            if !stack_in_place(&exe.plan().program) {
+            if !gen::loops_keep_element_in_place(&exe.plan().program, 1) {
                 copied.push(format!("seed {seed}:\n{text}"));
             }
         });

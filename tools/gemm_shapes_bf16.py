@@ -58,6 +58,10 @@ def shapes():
         # Edges: extents that are not multiples of the tiles (16 rows, 32 contracted).
         ("odd_1000x999x1001_f32", *matmul(1, 1000, 999, 1001, f32)),
         ("wt_1024x1024x1024_f32_t", *matmul(1, 1024, 1024, 1024, f32, rhs_t=True)),
+        # Issue 30's AVX512-BF16 microbench (session 56): a wide product and a batch of
+        # short contractions.
+        ("wide_2048x1024x4096_f32", *matmul(1, 2048, 1024, 4096, f32)),
+        ("batch_16x256x64x256_bf16", *matmul(16, 256, 64, 256, bf)),
         # A thin product: a decode step's [16, 1024] x [1024, 4096].
         ("thin_16x1024x4096_bf16", *matmul(1, 16, 1024, 4096, bf)),
     ]

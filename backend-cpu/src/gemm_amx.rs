@@ -62,6 +62,8 @@ const MAX_BLOCK_PANELS: usize = 32;
 pub(crate) enum Path {
     /// On the AMX tiles.
     Amx,
+    /// On AVX512-BF16 register tiles ([`crate::gemm_bf16`]), where the CPU has no AMX.
+    Avx512Bf16,
     /// Widened to `f32` ([`crate::gemm_half::Widened`]).
     Convert,
 }
@@ -97,24 +99,35 @@ fn amx_int8() -> bool {
     false
 }
 
-/// This process's path: `HLOC_GEMM_HALF=convert` forces the convert path, otherwise the
-/// tiles where the CPU has them and Linux grants them (asked once per process).
+/// This process's path: `HLOC_GEMM_HALF=convert` forces the convert path and
+/// `HLOC_GEMM_HALF=avx512` the AVX512-BF16 tiles (where the CPU has them: both paths are
+/// then testable on an AMX machine); otherwise the AMX tiles where the CPU has them and
+/// Linux grants them, else AVX512-BF16 where the CPU has it (asked once per process).
 pub(crate) fn path() -> Path {
     static PATH: OnceLock<Path> = OnceLock::new();
     *PATH.get_or_init(|| {
         let forced = std::env::var("HLOC_GEMM_HALF").unwrap_or_default();
+        let avx512 = crate::gemm_bf16_tile::available();
         match forced.as_str() {
             "convert" => return Path::Convert,
+            "avx512" if avx512 => return Path::Avx512Bf16,
+            "avx512" => log::warn!("HLOC_GEMM_HALF=avx512: this CPU has no AVX512-BF16"),
             "" | "amx" => {}
-            other => log::warn!("HLOC_GEMM_HALF={other} is neither `amx` nor `convert`: ignored"),
+            other => log::warn!(
+                "HLOC_GEMM_HALF={other} is none of `amx`, `avx512` and `convert`: ignored"
+            ),
         }
-        if amx_usable() {
+        if forced != "avx512" && amx_usable() {
             Path::Amx
         } else {
             if forced == "amx" {
                 log::warn!("HLOC_GEMM_HALF=amx: this CPU or kernel has no AMX-BF16 tiles");
             }
-            Path::Convert
+            if avx512 {
+                Path::Avx512Bf16
+            } else {
+                Path::Convert
+            }
         }
     })
 }

@@ -31,7 +31,7 @@ impl View {
     /// # Safety
     /// The view's elements lie inside one allocation.
     #[inline(always)]
-    unsafe fn get(&self, r: usize, c: usize) -> u16 {
+    pub(crate) unsafe fn get(&self, r: usize, c: usize) -> u16 {
         if r >= self.rows || c >= self.cols {
             return 0;
         }

@@ -10,8 +10,9 @@
 //! element) and a half result another one.
 //!
 //! Products of two `bf16` operands run instead on the AMX tiles where the CPU has them
-//! ([`crate::gemm_amx`], chosen at run time; `HLOC_GEMM_HALF=convert` forces this path):
-//! [`Widened::new`] hands them over and reports nothing left to do. `f16` operands stay
+//! ([`crate::gemm_amx`]), else on AVX512-BF16 register tiles where it has those
+//! ([`crate::gemm_bf16`]; both chosen at run time, `HLOC_GEMM_HALF=convert` forces this
+//! path): [`Widened::new`] hands them over and reports nothing left to do. `f16` operands stay
 //! on this path (no AMX-FP16 on the CPUs we run on; F16C widens them).
 #![allow(unsafe_code)]
 
@@ -112,6 +113,11 @@ impl Widened {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the caller's contract, which is `gemm_amx::gemm`'s.
         if unsafe { crate::gemm_amx::gemm(s, (lhs, rhs, out), threads) } {
+            return Ok(None);
+        }
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the caller's contract, which is `gemm_bf16::gemm`'s.
+        if unsafe { crate::gemm_bf16::gemm(s, (lhs, rhs, out), threads) } {
             return Ok(None);
         }
         let wide = |slot: usize, ty: ScalarType, src: *const u8, len: usize| {

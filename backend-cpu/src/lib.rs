@@ -31,6 +31,10 @@ mod gemm_amx_pack;
 mod gemm_amx_pack_s8;
 #[cfg(target_arch = "x86_64")]
 mod gemm_amx_tiles;
+#[cfg(target_arch = "x86_64")]
+mod gemm_bf16;
+#[cfg(target_arch = "x86_64")]
+mod gemm_bf16_tile;
 mod gemm_half;
 mod gemm_lhs_pack;
 mod gemm_s8;

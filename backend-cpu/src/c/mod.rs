@@ -1,6 +1,7 @@
 //! The C printer: kernels as portable C functions over a block range, one translation
 //! unit per module with a small prelude.
 
+mod headers;
 mod prelude;
 mod printer;
 mod scalars;

@@ -64,6 +64,9 @@ pub(crate) fn run(
             let out = io.1.first().ok_or_else(|| internal(c, "no result"))?;
             mem[p.buffers[out.buffer].allocation].write(&(id as u32).to_ne_bytes())
         }
+        (CollectiveKind::AllReduce { .. }, Phase::Sync) if io.0.len() == 1 && io.1.len() == 1 => {
+            all_reduce_lent(p, c, io, mem, comm.as_ref()).map_err(|e| e.map(fail))
+        }
         (_, Phase::Sync) => {
             let posted = post(p, c, io.0, mem, comm.as_ref()).map_err(|e| e.map(fail))?;
             complete(p, c, io.1, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
@@ -79,6 +82,17 @@ pub(crate) fn run(
                 .ok_or_else(|| internal(c, "a done without its start"))?;
             complete(p, c, io.1, mem, comm.as_ref(), posted).map_err(|e| e.map(fail))
         }
+    }
+}
+
+/// The threads a run on this thread may split its work among: `threads` shared by the
+/// devices of this process ([`Communicator::devices_in_process`]), at least one. Eight
+/// device threads on two cores each handing their GEMMs to the shared pool spent a fifth of
+/// an 8-device pipeline's samples asleep on the pool's latches and waking one another.
+pub(crate) fn device_threads(threads: usize) -> usize {
+    match plan::current_communicator() {
+        Some(comm) => (threads / comm.devices_in_process().max(1)).max(1),
+        None => threads,
     }
 }
 
@@ -160,6 +174,67 @@ fn post(
         });
     }
     Ok(posted)
+}
+
+/// A blocking all-reduce of one operand: the operand's memory is lent to the communicator
+/// for the call ([`Communicator::blocking`]; the in-process one folds it in place, with no
+/// copy of it) and the result received straight into its memory. An operand and result
+/// in one allocation go the posted way (the operand copied first).
+fn all_reduce_lent(
+    p: &Program,
+    c: &Collective,
+    io: Arrays<'_>,
+    mem: &mut [Memory<'_>],
+    comm: &dyn Communicator,
+) -> Result<(), StepError> {
+    let (input, output) = (&io.0[0], &io.1[0]);
+    let (a_in, a_out) = (
+        p.buffers[input.buffer].allocation,
+        p.buffers[output.buffer].allocation,
+    );
+    let Some((src, dst)) = read_and_write(mem, a_in, a_out) else {
+        let posted = post(p, c, io.0, mem, comm)?;
+        return complete(p, c, io.1, mem, comm, posted);
+    };
+    let me = comm.device_id();
+    let group: &[i64] = c
+        .group_of(me)
+        .ok_or_else(|| internal(c, &format!("device {me} is in none of its groups")))?;
+    let send = src.bytes(bytes_of(input));
+    let mut messages = collective_pack::messages(&c.kind, group.len(), &[(input, send)])
+        .map_err(|e| internal(c, &e))?;
+    let (Some(m), true) = (messages.pop(), messages.is_empty()) else {
+        return Err(internal(c, "an all-reduce of one operand posts one message").into());
+    };
+    if send.len() != bytes_of(input) || bytes_of(output) != m.recv_bytes {
+        return Err(internal(c, "a result of another size than received").into());
+    }
+    let recv = dst
+        .bytes_mut()
+        .and_then(|b| b.get_mut(..m.recv_bytes))
+        .ok_or_else(|| internal(c, "a result in read-only or short memory"))?;
+    comm.blocking(m.op, group, &m.send, recv)?;
+    Ok(())
+}
+
+/// Allocation `read` to read and allocation `write` to write at once, when they differ.
+fn read_and_write<'m, 'a>(
+    mem: &'m mut [Memory<'a>],
+    read: usize,
+    write: usize,
+) -> Option<(&'m Memory<'a>, &'m mut Memory<'a>)> {
+    match read.cmp(&write) {
+        std::cmp::Ordering::Equal => None,
+        std::cmp::Ordering::Less => {
+            let (low, high) = mem.split_at_mut(write);
+            Some((low.get(read)?, high.first_mut()?))
+        }
+        std::cmp::Ordering::Greater => {
+            let (low, high) = mem.split_at_mut(read);
+            let w = low.get_mut(write)?;
+            Some((high.first()?, w))
+        }
+    }
 }
 
 /// Waits for every exchange of `posted` and writes the results of `c`.

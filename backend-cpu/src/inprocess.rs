@@ -1,21 +1,21 @@
 //! The in-process [`Communicator`]: N devices are N executors on N threads of one
-//! process (as XLA:CPU runs forced host devices), meeting at a shared hub. Starting a
-//! collective leaves a copy of the device's bytes under a key (its collective number on
-//! that device and the participants) and returns; finishing waits until every participant
-//! has left its bytes and computes this device's result from them. A device that fails
-//! marks the hub failed, so no other device waits for it forever; a wait longer than the
-//! timeout is an error too.
+//! process (as XLA:CPU runs forced host devices), meeting at a shared hub
+//! ([`collective_hub`](crate::collective_hub)). Starting a collective leaves a copy of the
+//! device's bytes under a key (its collective number on that device and the participants)
+//! and returns; finishing waits until the participants it needs have left their bytes (all
+//! of them, or a permute's one source) and computes this device's result from them. A
+//! blocking large all-reduce lends the device's own bytes instead of a copy
+//! ([`collective_fold`](crate::collective_fold)). A device that fails marks the hub
+//! failed, so no other device waits for it forever; a wait longer than the timeout is an
+//! error too.
 //!
 //! Two things keep a large collective from costing more than its bytes: the buffers the
 //! devices leave are reused (a spare whose last reader is gone takes the next message, so
 //! a 1 MB message does not touch fresh pages on every step), and a large all-reduce is
-//! folded once, by its participants together (each claims chunks of the result, as a
-//! reduce-scatter would, and then every one copies the whole): each device folding every
-//! value itself did the reduction N times over, on a machine with fewer cores than devices.
+//! folded once, by its participants together.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hlo::ir::reducer::Reducer;
@@ -23,83 +23,15 @@ use plan::{CommError, CommOp, Communicator, Request, Ticket};
 
 use codegen::kir::ScalarType;
 
+use crate::collective_fold::reduce_shared;
+use crate::collective_hub::{error, Hub, Key, Lent, Reduction, Sent, Slot, Wanted, PEER_FAILED};
+
 /// How long a device waits at a collective for the others by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// The prefix of the message a device gets when another device failed first.
-const PEER_FAILED: &str = "another device failed:";
-
-type Key = (u64, Vec<i64>);
 
 /// An all-reduce of at least this many bytes is folded once, in shared chunks; a smaller
 /// one by every participant alone (no second wait for a few microseconds of work).
 const SHARED_REDUCE_MIN: usize = 64 << 10;
-
-/// The smallest chunk of a shared reduction, in bytes (a multiple of every element width).
-const REDUCE_CHUNK_MIN: usize = 32 << 10;
-
-/// How many retired message buffers the hub keeps for reuse.
-const SPARE_MAX: usize = 64;
-
-/// The bytes the participants of one collective left.
-struct Slot {
-    values: Vec<Option<Arc<Vec<u8>>>>,
-    readers_left: usize,
-    /// The shared fold of a large all-reduce (see [`Reduction`]), made by its first reader.
-    reduction: Option<Arc<Reduction>>,
-}
-
-/// A large all-reduce's result, folded once in chunks that its participants claim: a
-/// participant that reaches the finish claims chunks until none are left, then waits until
-/// every claimed chunk is done and copies the whole result.
-struct Reduction {
-    chunk: usize,
-    parts: Vec<OnceLock<Arc<Vec<u8>>>>,
-    next: AtomicUsize,
-    done: AtomicUsize,
-    /// Participants that have copied the result; the last one retires the parts.
-    copied: AtomicUsize,
-}
-
-#[derive(Default)]
-struct HubState {
-    slots: HashMap<Key, Slot>,
-    failed: Option<String>,
-    /// Retired buffers (messages and result chunks), reused once their last reader is gone.
-    spare: Vec<Arc<Vec<u8>>>,
-}
-
-impl HubState {
-    /// A buffer of at least `len` bytes' capacity nobody else holds, emptied, if a spare one
-    /// is; else a new one.
-    fn take(&mut self, len: usize) -> Vec<u8> {
-        let found = self
-            .spare
-            .iter()
-            .position(|b| Arc::strong_count(b) == 1 && b.capacity() >= len);
-        let mut v = found
-            .and_then(|i| Arc::try_unwrap(self.spare.swap_remove(i)).ok())
-            .unwrap_or_else(|| Vec::with_capacity(len));
-        v.clear();
-        v
-    }
-
-    /// Keeps `buffers` for reuse (the oldest beyond [`SPARE_MAX`] are dropped).
-    fn retire(&mut self, buffers: impl IntoIterator<Item = Arc<Vec<u8>>>) {
-        self.spare.extend(buffers);
-        if self.spare.len() > SPARE_MAX {
-            let extra = self.spare.len() - SPARE_MAX;
-            self.spare.drain(..extra);
-        }
-    }
-}
-
-/// Where the devices of one run meet.
-struct Hub {
-    state: Mutex<HubState>,
-    arrived: Condvar,
-    timeout: Duration,
-}
 
 /// One device of an in-process run (see the module docs).
 pub struct InProcess {
@@ -109,6 +41,8 @@ pub struct InProcess {
     hub: Arc<Hub>,
     /// The number of collectives this device has started.
     seq: AtomicU64,
+    /// The devices of the run (all in this process).
+    devices: usize,
 }
 
 /// What [`InProcess::finish`] needs of a started collective.
@@ -129,16 +63,25 @@ enum Op {
     Barrier,
 }
 
+impl Op {
+    /// What a participant needs before it can compute its result: a permute waits for its
+    /// source alone (or for nobody), not for the whole scope.
+    fn wanted(&self) -> Option<Wanted> {
+        match self {
+            Op::Permute(Some(s)) => Some(Wanted::From(*s)),
+            Op::Permute(None) => None,
+            _ => Some(Wanted::All),
+        }
+    }
+}
+
 impl InProcess {
     /// The devices of a run on `replicas` x `partitions` devices, in device-id order
     /// (device `r * partitions + p`), sharing one hub whose waits end after `timeout`.
     pub fn devices(replicas: i64, partitions: i64, timeout: Duration) -> Vec<Arc<InProcess>> {
-        let hub = Arc::new(Hub {
-            state: Mutex::new(HubState::default()),
-            arrived: Condvar::new(),
-            timeout,
-        });
-        (0..replicas.max(1) * partitions.max(1))
+        let devices = replicas.max(1) * partitions.max(1);
+        let hub = Arc::new(Hub::new(devices as usize, timeout));
+        (0..devices)
             .map(|id| {
                 Arc::new(InProcess {
                     replica: id / partitions.max(1),
@@ -146,6 +89,7 @@ impl InProcess {
                     partitions: partitions.max(1),
                     hub: Arc::clone(&hub),
                     seq: AtomicU64::new(0),
+                    devices: devices as usize,
                 })
             })
             .collect()
@@ -154,13 +98,6 @@ impl InProcess {
     /// Whether `message` is the consequence of another device's failure.
     pub fn is_peer_failure(message: &str) -> bool {
         message.contains(PEER_FAILED)
-    }
-}
-
-fn error(message: String) -> CommError {
-    CommError {
-        peer_failed: message.contains(PEER_FAILED),
-        message,
     }
 }
 
@@ -178,6 +115,55 @@ impl Communicator for InProcess {
     }
 
     fn start(&self, request: &Request<'_>) -> Result<Ticket, CommError> {
+        self.post(request, false)
+            .map(|pending| Ticket(Box::new(pending)))
+    }
+
+    fn finish(&self, ticket: Ticket, recv: &mut [u8]) -> Result<bool, CommError> {
+        let pending = ticket
+            .0
+            .downcast::<Pending>()
+            .map_err(|_| error("a ticket of another communicator".into()))?;
+        self.complete(&pending, recv)
+    }
+
+    fn devices_in_process(&self) -> usize {
+        self.devices
+    }
+
+    fn fail(&self, message: &str) {
+        self.hub
+            .fail(format!("device {}: {message}", self.device_id()));
+    }
+
+    /// A large all-reduce lends this device's bytes to the shared fold (no copy into the
+    /// hub): `send` outlives the call, and the call returns only once no fold reads it.
+    fn blocking(
+        &self,
+        op: CommOp<'_>,
+        group: &[i64],
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<bool, CommError> {
+        let request = Request { op, group, send };
+        let lend = matches!(op, CommOp::AllReduce { .. })
+            && send.len() >= SHARED_REDUCE_MIN
+            && recv.len() == send.len();
+        let pending = self.post(&request, lend)?;
+        let done = self.complete(&pending, recv);
+        if lend {
+            if let Err(e) = &done {
+                self.unlend(&pending.key, e);
+            }
+        }
+        done
+    }
+}
+
+impl InProcess {
+    /// Leaves this device's bytes of `request` at the hub: a copy, or with `lend` the
+    /// bytes themselves (see [`Communicator::blocking`]).
+    fn post(&self, request: &Request<'_>, lend: bool) -> Result<Pending, CommError> {
         let id = self.device_id();
         let group = request.group;
         let me = group.iter().position(|&d| d == id).ok_or_else(|| {
@@ -201,13 +187,17 @@ impl Communicator for InProcess {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let key = (seq, group.to_vec());
         let n = group.len();
-        // The copy is made outside the lock, into a reused buffer.
-        let mut bytes = self.hub.lock().take(request.send.len());
-        bytes.extend_from_slice(request.send);
+        let sent = match lend {
+            true => Sent::Lent(Lent::new(request.send)),
+            false => {
+                // The copy is made outside the lock, into a reused buffer.
+                let mut bytes = self.hub.lock().take(request.send.len());
+                bytes.extend_from_slice(request.send);
+                Sent::Held(Arc::new(bytes))
+            }
+        };
         let mut s = self.hub.lock();
-        if let Some(f) = &s.failed {
-            return Err(error(format!("{PEER_FAILED} {f}")));
-        }
+        Hub::failure(&s)?;
         let slot = s.slots.entry(key.clone()).or_insert_with(|| Slot {
             values: (0..n).map(|_| None).collect(),
             readers_left: n,
@@ -218,99 +208,81 @@ impl Communicator for InProcess {
                 "two collectives met under one key (devices out of step)".into(),
             ));
         }
-        slot.values[me] = Some(Arc::new(bytes));
-        // Waiters wait for a complete slot: only its last participant wakes them (a
-        // wake-up per arrival woke every waiting device N times per collective).
-        if slot.values.iter().all(Option::is_some) {
-            self.hub.arrived.notify_all();
-        }
-        Ok(Ticket(Box::new(Pending { key, me, op })))
+        slot.values[me] = Some(sent);
+        // Only the sleepers this arrival releases are woken: a permute's targets of this
+        // source, and everyone once the slot is complete.
+        let complete = slot.values.iter().all(Option::is_some);
+        self.hub.wake(&s, &key, |w| {
+            w == Wanted::From(me) || (complete && w == Wanted::All)
+        });
+        Ok(Pending { key, me, op })
     }
 
-    fn finish(&self, ticket: Ticket, recv: &mut [u8]) -> Result<bool, CommError> {
-        let pending = ticket
-            .0
-            .downcast::<Pending>()
-            .map_err(|_| error("a ticket of another communicator".into()))?;
+    /// Waits for what `pending` needs and writes this device's result into `recv`.
+    fn complete(&self, pending: &Pending, recv: &mut [u8]) -> Result<bool, CommError> {
         let shared = matches!(pending.op, Op::AllReduce(..)) && recv.len() >= SHARED_REDUCE_MIN;
-        let (values, reduction) = self.wait(&pending.key, shared)?;
+        let Some(wanted) = pending.op.wanted() else {
+            // A permute target nobody sends to: nothing to wait for.
+            self.hub.lock().read_one(&pending.key);
+            return Ok(false);
+        };
+        let (values, reduction) = self.wait(&pending.key, wanted, shared)?;
         match (&pending.op, reduction) {
-            (Op::AllReduce(r, ty), Some(red)) => self.reduce_shared(&red, *r, *ty, &values, recv),
-            _ => result(&pending, &values, recv).map_err(error),
+            (Op::AllReduce(r, ty), Some(red)) => {
+                let values: Vec<Sent> = values.into_iter().flatten().collect();
+                reduce_shared(
+                    &self.hub,
+                    (&pending.key, self.device_id()),
+                    &red,
+                    (*r, *ty),
+                    &values,
+                    recv,
+                )
+            }
+            _ => result(pending, &values, recv).map_err(error),
         }
     }
 
-    fn fail(&self, message: &str) {
-        let mut s = self.hub.lock();
-        if s.failed.is_none() {
-            s.failed = Some(format!("device {}: {message}", self.device_id()));
-        }
-        self.hub.arrived.notify_all();
-    }
-}
-
-impl Hub {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HubState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Sleeps on `arrived` for what is left of the timeout since `begin`; once it has
-    /// passed, records the failure (`what` says what was waited for) so that the other
-    /// devices stop too, and returns it.
-    fn wait_or_time_out<'a>(
-        &self,
-        s: std::sync::MutexGuard<'a, HubState>,
-        begin: Instant,
-        what: impl FnOnce(&HubState) -> String,
-    ) -> Result<std::sync::MutexGuard<'a, HubState>, CommError> {
-        let left = self.timeout.saturating_sub(begin.elapsed());
-        if left.is_zero() {
-            let mut s = s;
-            let m = format!("waited {:?} for {}", self.timeout, what(&s));
-            s.failed = Some(m.clone());
-            self.arrived.notify_all();
-            return Err(error(m));
-        }
-        Ok(self
-            .arrived
-            .wait_timeout(s, left)
-            .unwrap_or_else(|e| e.into_inner())
-            .0)
-    }
-}
-
-impl InProcess {
-    /// Every participant's bytes of collective `key`, once all have left them, and with
-    /// `shared` the collective's shared [`Reduction`] (made by the first reader).
-    fn wait(&self, key: &Key, shared: bool) -> Result<Values, CommError> {
+    /// The participants' bytes of collective `key` once `wanted` has arrived (the ones not
+    /// wanted may be missing, as `None`), and with `shared` the collective's shared
+    /// [`Reduction`] (made by the first reader).
+    fn wait(&self, key: &Key, wanted: Wanted, shared: bool) -> Result<Values, CommError> {
         let hub = &self.hub;
         let mut s = hub.lock();
         let begin = Instant::now();
         loop {
-            if let Some(f) = &s.failed {
-                return Err(error(format!("{PEER_FAILED} {f}")));
-            }
+            Hub::failure(&s)?;
             let slot = s
                 .slots
                 .get_mut(key)
                 .ok_or_else(|| error("the collective's values vanished".into()))?;
-            if slot.values.iter().all(Option::is_some) {
-                let out: Vec<Arc<Vec<u8>>> = slot.values.iter().flatten().cloned().collect();
+            let ready = match wanted {
+                Wanted::From(j) => slot.values.get(j).is_some_and(Option::is_some),
+                _ => slot.values.iter().all(Option::is_some),
+            };
+            if ready {
+                let out: Vec<Option<Sent>> = match wanted {
+                    Wanted::From(j) => (0..slot.values.len())
+                        .map(|k| match k == j {
+                            true => slot.values[k].clone(),
+                            false => None,
+                        })
+                        .collect(),
+                    _ => slot.values.clone(),
+                };
                 let reduction = match shared {
                     true => Some(Arc::clone(slot.reduction.get_or_insert_with(|| {
-                        Arc::new(Reduction::new(out[0].len(), out.len()))
+                        Arc::new(Reduction::new(
+                            out[0].as_ref().map_or(0, |v| v.bytes().len()),
+                            out.len(),
+                        ))
                     }))),
                     false => None,
                 };
-                slot.readers_left -= 1;
-                if slot.readers_left == 0 {
-                    if let Some(done) = s.slots.remove(key) {
-                        s.retire(done.values.into_iter().flatten());
-                    }
-                }
+                s.read_one(key);
                 return Ok((out, reduction));
             }
-            s = hub.wait_or_time_out(s, begin, |s| {
+            s = hub.sleep(s, self.device_id(), (key, wanted), begin, |s| {
                 let values = s.slots.get(key).map(|slot| &slot.values[..]);
                 let missing: Vec<i64> = key
                     .1
@@ -323,104 +295,33 @@ impl InProcess {
             })?;
         }
     }
-}
 
-/// Every participant's bytes of a collective and its shared reduction, if any.
-type Values = (Vec<Arc<Vec<u8>>>, Option<Arc<Reduction>>);
-
-impl Reduction {
-    /// The chunks of a `len`-byte result folded by up to `members` participants: about one
-    /// chunk each, none under [`REDUCE_CHUNK_MIN`] bytes but the last.
-    fn new(len: usize, members: usize) -> Reduction {
-        let even = len.div_ceil(members.max(1)).div_ceil(64) * 64;
-        let chunk = even.max(REDUCE_CHUNK_MIN);
-        Reduction {
-            chunk,
-            parts: (0..len.div_ceil(chunk).max(1))
-                .map(|_| OnceLock::new())
-                .collect(),
-            next: AtomicUsize::new(0),
-            done: AtomicUsize::new(0),
-            copied: AtomicUsize::new(0),
+    /// After an error of a blocking all-reduce that lent this device's bytes: the run is
+    /// marked failed (no participant starts reading them from now on) and the shared fold,
+    /// if any participant reached it, is closed (none is still reading them).
+    fn unlend(&self, key: &Key, e: &CommError) {
+        if !e.peer_failed {
+            self.hub
+                .fail(format!("device {}: {}", self.device_id(), e.message));
+        }
+        let red = self
+            .hub
+            .lock()
+            .slots
+            .get(key)
+            .and_then(|slot| slot.reduction.clone());
+        if let Some(red) = red {
+            red.close();
         }
     }
 }
 
-impl InProcess {
-    /// This participant's part of a shared all-reduce: folds the chunks it claims, waits
-    /// for the others' and copies the whole result into `recv`.
-    fn reduce_shared(
-        &self,
-        red: &Reduction,
-        r: Reducer,
-        ty: ScalarType,
-        values: &[Arc<Vec<u8>>],
-        recv: &mut [u8],
-    ) -> Result<bool, CommError> {
-        let len = recv.len();
-        if values.iter().any(|v| v.len() != len) {
-            return Err(error("participants sent buffers of different sizes".into()));
-        }
-        let count = red.parts.len();
-        loop {
-            let c = red.next.fetch_add(1, Ordering::AcqRel);
-            if c >= count {
-                break;
-            }
-            let range = c * red.chunk..((c + 1) * red.chunk).min(len);
-            let mut part = self.hub.lock().take(range.len());
-            part.extend_from_slice(&values[0][range.clone()]);
-            for v in &values[1..] {
-                crate::reduce_bytes::combine(r, ty, &mut part, &v[range.clone()]).map_err(error)?;
-            }
-            // Each chunk is claimed once, so it is set once.
-            let _ = red.parts[c].set(Arc::new(part));
-            if red.done.fetch_add(1, Ordering::AcqRel) + 1 == count {
-                // Under the lock, so a waiter between its check and its wait is not missed.
-                let _s = self.hub.lock();
-                self.hub.arrived.notify_all();
-            }
-        }
-        self.wait_until(|| red.done.load(Ordering::Acquire) == count)?;
-        for (c, part) in red.parts.iter().enumerate() {
-            let part = part
-                .get()
-                .ok_or_else(|| error("a chunk of the reduction is missing".into()))?;
-            recv[c * red.chunk..c * red.chunk + part.len()].copy_from_slice(part);
-        }
-        if red.copied.fetch_add(1, Ordering::AcqRel) + 1 == values.len() {
-            let parts: Vec<Arc<Vec<u8>>> =
-                red.parts.iter().filter_map(|p| p.get().cloned()).collect();
-            self.hub.lock().retire(parts);
-        }
-        Ok(true)
-    }
+/// The bytes a participant waited for (the ones it does not need may be missing) and the
+/// collective's shared reduction, if any.
+type Values = (Vec<Option<Sent>>, Option<Arc<Reduction>>);
 
-    /// Waits on the hub until `ready` holds (checked under the hub's lock), another
-    /// device fails, or the timeout passes.
-    fn wait_until(&self, ready: impl Fn() -> bool) -> Result<(), CommError> {
-        let hub = &self.hub;
-        let mut s = hub.lock();
-        let begin = Instant::now();
-        loop {
-            if ready() {
-                return Ok(());
-            }
-            if let Some(f) = &s.failed {
-                return Err(error(format!("{PEER_FAILED} {f}")));
-            }
-            s = hub.wait_or_time_out(s, begin, |_| "the devices' shared reduction".into())?;
-        }
-    }
-}
-
-/// This participant's result from every participant's bytes.
-fn result(p: &Pending, values: &[Arc<Vec<u8>>], recv: &mut [u8]) -> Result<bool, String> {
-    let n = values.len();
-    let len = values[0].len();
-    if values.iter().any(|v| v.len() != len) {
-        return Err("participants sent buffers of different sizes".into());
-    }
+/// This participant's result from the participants' bytes it waited for.
+fn result(p: &Pending, values: &[Option<Sent>], recv: &mut [u8]) -> Result<bool, String> {
     let expect = |want: usize, recv: &[u8]| match recv.len() == want {
         true => Ok(()),
         false => Err(format!(
@@ -428,6 +329,24 @@ fn result(p: &Pending, values: &[Arc<Vec<u8>>], recv: &mut [u8]) -> Result<bool,
             recv.len()
         )),
     };
+    if let Op::Permute(source) = p.op {
+        let Some(v) = source.and_then(|s| values.get(s)).and_then(Option::as_ref) else {
+            return Ok(false);
+        };
+        expect(v.bytes().len(), recv)?;
+        recv.copy_from_slice(v.bytes());
+        return Ok(true);
+    }
+    let values: Vec<&[u8]> = values
+        .iter()
+        .map(|v| v.as_ref().map(Sent::bytes))
+        .collect::<Option<_>>()
+        .ok_or("a participant's bytes are missing")?;
+    let n = values.len();
+    let len = values[0].len();
+    if values.iter().any(|v| v.len() != len) {
+        return Err("participants sent buffers of different sizes".into());
+    }
     let piece = |k: usize| -> Result<std::ops::Range<usize>, String> {
         match len % n {
             0 => Ok(k * (len / n)..(k + 1) * (len / n)),
@@ -437,7 +356,7 @@ fn result(p: &Pending, values: &[Arc<Vec<u8>>], recv: &mut [u8]) -> Result<bool,
     match p.op {
         Op::AllReduce(r, ty) => {
             expect(len, recv)?;
-            recv.copy_from_slice(&values[0]);
+            recv.copy_from_slice(values[0]);
             for v in &values[1..] {
                 crate::reduce_bytes::combine(r, ty, recv, v)?;
             }
@@ -464,14 +383,7 @@ fn result(p: &Pending, values: &[Arc<Vec<u8>>], recv: &mut [u8]) -> Result<bool,
                 recv[k * w..(k + 1) * w].copy_from_slice(&v[mine.clone()]);
             }
         }
-        Op::Permute(source) => match source {
-            Some(s) => {
-                expect(len, recv)?;
-                recv.copy_from_slice(&values[s]);
-            }
-            None => return Ok(false),
-        },
-        Op::Barrier => {}
+        Op::Permute(_) | Op::Barrier => {}
     }
     Ok(true)
 }
@@ -595,8 +507,26 @@ mod tests {
                     } else {
                         Reducer::Add
                     };
-                    d.all_reduce(&group, red, ScalarType::F32, &f32s(&v), &mut r)
-                        .unwrap();
+                    let bytes = f32s(&v);
+                    // Round 2: the odd devices post a copy and the even ones lend theirs.
+                    match round == 2 && me % 2 == 1 {
+                        true => {
+                            let op = CommOp::AllReduce {
+                                reducer: red,
+                                ty: ScalarType::F32,
+                            };
+                            let request = Request {
+                                op,
+                                group: &group,
+                                send: &bytes,
+                            };
+                            let t = d.start(&request).unwrap();
+                            d.finish(t, &mut r).unwrap();
+                        }
+                        false => d
+                            .all_reduce(&group, red, ScalarType::F32, &bytes, &mut r)
+                            .unwrap(),
+                    }
                     got.push(r);
                 }
                 let s: Vec<u8> = (0..len as i32)
@@ -626,21 +556,53 @@ mod tests {
         }
     }
 
-    /// A retired buffer is reused only once nobody reads it, and the spares stay bounded.
+    /// A permute's target waits for its source alone: device 1 gets device 0's bytes
+    /// while device 2 has not reached the permute (it waits for device 1 to finish first),
+    /// and device 0, which nobody sends to, does not wait at all.
     #[test]
-    fn spare_buffers_are_reused_only_when_free() {
-        let mut s = HubState::default();
-        let held = Arc::new(vec![7u8; 100]);
-        s.retire([Arc::clone(&held)]);
-        let fresh = s.take(10);
-        assert!(fresh.is_empty());
-        assert_eq!(s.spare.len(), 1, "the held buffer stays a spare");
-        drop(held);
-        let reused = s.take(50);
-        assert!(reused.is_empty() && reused.capacity() >= 100);
-        assert!(s.spare.is_empty());
-        s.retire((0..SPARE_MAX + 5).map(|_| Arc::new(Vec::new())));
-        assert_eq!(s.spare.len(), SPARE_MAX);
+    fn a_permute_waits_for_its_source_alone() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let rx = std::sync::Mutex::new(rx);
+        let out = on_devices(3, |d| {
+            let me = d.device_id();
+            if me == 2 {
+                rx.lock().unwrap().recv().unwrap();
+            }
+            let mut r = vec![0u8; 4];
+            let got = d
+                .collective_permute(&[0, 1, 2], &[(0, 1), (1, 2)], &f32s(&[me as f32]), &mut r)
+                .unwrap();
+            if me == 1 {
+                tx.send(()).unwrap();
+            }
+            got.then_some(r)
+        });
+        assert_eq!(out, [None, Some(f32s(&[0.0])), Some(f32s(&[1.0]))]);
+    }
+
+    /// A device that fails while the others lend their bytes to a large all-reduce ends
+    /// their waits with an error (their fold closed before they return).
+    #[test]
+    fn a_failure_during_a_lent_all_reduce_ends_the_others() {
+        let len = SHARED_REDUCE_MIN;
+        let out = on_devices(4, |d| {
+            if d.device_id() == 3 {
+                d.fail("boom");
+                return Err(error("boom".into()));
+            }
+            let mut r = vec![0u8; len];
+            d.all_reduce(
+                &[0, 1, 2, 3],
+                Reducer::Add,
+                ScalarType::F32,
+                &vec![0u8; len],
+                &mut r,
+            )
+        });
+        for e in &out[..3] {
+            let e = e.clone().unwrap_err();
+            assert!(e.peer_failed && e.message.contains("device 3: boom"), "{e}");
+        }
     }
 
     #[test]

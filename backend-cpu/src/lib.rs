@@ -16,6 +16,8 @@ mod cache;
 mod cc;
 pub mod check_buffers;
 mod collective_exec;
+mod collective_fold;
+mod collective_hub;
 mod collective_pack;
 mod compile;
 mod data;

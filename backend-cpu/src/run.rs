@@ -378,7 +378,7 @@ impl CpuExecutable {
             .map(Mutex::new);
         let env = Env {
             kernels: &self.loaded.kernels,
-            threads: self.threads,
+            threads: crate::collective_exec::device_threads(self.threads),
             max_while_iterations: self.max_while_iterations,
             profile: profile.as_ref(),
         };

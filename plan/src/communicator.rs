@@ -95,6 +95,14 @@ pub trait Communicator: Send + Sync {
     /// Tells the other devices that this one failed (their waits end in an error).
     fn fail(&self, message: &str);
 
+    /// How many devices run in this process, sharing its cores and its thread pool (an
+    /// in-process run's N): a device splits its kernels and GEMMs among its share of the
+    /// threads only. With N device threads on fewer cores, each device handing its GEMMs to
+    /// the shared pool only queued them behind the other devices' and slept on a latch.
+    fn devices_in_process(&self) -> usize {
+        1
+    }
+
     /// [`CommOp::AllReduce`], blocking.
     fn all_reduce(
         &self,

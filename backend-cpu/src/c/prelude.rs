@@ -317,9 +317,9 @@ pub const BASE_PRELUDE: &str = base_prelude_c!();
 /// The whole prelude: [`BASE_PRELUDE`] and the vectorizable functions.
 pub const PRELUDE: &str = concat!(base_prelude_c!(), super::vecmath::vecmath_c!());
 
-/// The prelude a translation unit of the kernels `texts` needs: the header (`<stdint.h>`,
-/// [`super::headers`]' declarations in place of `<string.h>` and `<math.h>`, and index
-/// arithmetic), then each part of [`BASE_PRELUDE`] that one of the kernels names
+/// The prelude a translation unit of the kernels `texts` needs: the header
+/// ([`super::headers`]' declarations in place of `<stdint.h>`, `<string.h>` and
+/// `<math.h>`, and index arithmetic), then each part of [`BASE_PRELUDE`] that one of the kernels names
 /// (the 16-bit and 8-bit float conversions, complex numbers, float helpers, the integer
 /// helpers of each type used, float-to-integer conversions), then the vectorizable
 /// functions when one of them calls one (all named `hloc_v...`), with the entry points of

@@ -172,6 +172,76 @@ def cumsum(rows, n):
 """
 
 
+def lapack(routine, b, m, n, r=8):
+    """One LAPACK custom call as JAX emits it (`f32`, `b` matrices of `m x n`, column-major
+    as JAX lays them out; `b` 1: no batch dimension), on an input that keeps it on its
+    normal path: a matrix made diagonally dominant for `potrf`, `getrf` and the triangle of
+    `trsm` (`r` right-hand sides), `orgqr` on `geqrf`'s own result. The bench keeps only the
+    call's thunk (the setup's kernels are left out, see `keep`)."""
+    pre = f"{b}," if b > 1 else ""
+    lay2, lay1 = ("{1,2,0}", "{1,0}") if b > 1 else ("{0,1}", "{0}")
+    mat = lambda rows, cols: f"f32[{pre}{rows},{cols}]{lay2}"  # noqa: E731
+    vec = lambda n_: f"f32[{pre}{n_}]{lay1}" if b > 1 else f"f32[{n_}]{{0}}"  # noqa: E731
+    ints = lambda n_: f"s32[{pre}{n_}]{lay1}" if b > 1 else f"s32[{n_}]{{0}}"  # noqa: E731
+    info = f"s32[{b}]{{0}}" if b > 1 else "s32[]"
+    rd, cd = ("1", "2") if b > 1 else ("0", "1")
+    tgt = lambda name: f'custom_call_target="lapack_s{name}_ffi", api_version=API_VERSION_TYPED_FFI'  # noqa: E731
+    # a + m * I: diagonally dominant, so the factorizations take their normal path.
+    dominant = f"""  ir = s32[{pre}{m},{n}] iota(), iota_dimension={rd}
+  ic = s32[{pre}{m},{n}] iota(), iota_dimension={cd}
+  eq = pred[{pre}{m},{n}] compare(ir, ic), direction=EQ
+  big = f32[] constant({float(m)})
+  zero = f32[] constant(0)
+  bb = f32[{pre}{m},{n}] broadcast(big), dimensions={{}}
+  zz = f32[{pre}{m},{n}] broadcast(zero), dimensions={{}}
+  dg = f32[{pre}{m},{n}] select(eq, bb, zz)
+  x = {mat(m, n)} add(a, dg)
+"""
+    body = {
+        "potrf": f"""{dominant}  ROOT c = ({mat(n, n)}, {info}) custom-call(x), {tgt('potrf')}, backend_config={{uplo = 76 : ui8}}""",
+        "getrf": f"""{dominant}  ROOT c = ({mat(n, n)}, {ints(n)}, {info}) custom-call(x), {tgt('getrf')}, backend_config={{}}""",
+        "trsm": f"""{dominant}  rhs = {mat(n, r)} parameter(1)
+  ROOT c = {mat(n, r)} custom-call(x, rhs), {tgt('trsm')}, backend_config={{diag = 78 : ui8, side = 76 : ui8, trans_x = 78 : ui8, uplo = 76 : ui8}}""",
+        "geqrf": f"""  ROOT c = ({mat(m, n)}, {vec(min(m, n))}) custom-call(a), {tgt('geqrf')}, backend_config={{}}""",
+        "orgqr": f"""  q = ({mat(m, n)}, {vec(min(m, n))}) custom-call(a), {tgt('geqrf')}, backend_config={{}}
+  v = {mat(m, n)} get-tuple-element(q), index=0
+  t = {vec(min(m, n))} get-tuple-element(q), index=1
+  ROOT c = {mat(m, n)} custom-call(v, t), {tgt('orgqr')}, backend_config={{}}""",
+        "syevd": f"""  ROOT c = ({mat(n, n)}, {vec(n)}, {info}) custom-call(a), {tgt('syevd')}, backend_config={{mode = 86 : ui8, uplo = 76 : ui8}}""",
+        "gesdd": f"""  ROOT c = ({mat(m, n)}, {vec(min(m, n))}, {mat(m, min(m, n))}, {mat(min(m, n), n)}, {info}) custom-call(a), {tgt('gesdd')}, backend_config={{mode = 83 : ui8}}""",
+    }[routine]
+    return f"HloModule {routine}\nENTRY e {{\n  a = {mat(m, n)} parameter(0)\n{body}\n}}\n"
+
+
+def lapack_benches():
+    """(group, name, text, flops, bytes, keep): the LAPACK calls the fresh programs make
+    (Cholesky, triangular solves, LU, QR and its `Q`, symmetric eigendecomposition, SVD),
+    single matrices and batches of small ones, by LAWN 41's flop counts; `keep` the label
+    of the one thunk timed."""
+    out = []
+
+    def add(routine, b, m, n, flops, r=8):
+        name = f"{routine} [{b}] {m}x{n}" + (f" r={r}" if routine == "trsm" else "")
+        out.append(("lapack", name, lapack(routine, b, m, n, r), b * flops,
+                    4 * b * m * n, f"library lapack.{routine}"))
+
+    for b, n in ((1, 256), (1, 1024), (32, 64), (32, 256), (16, 16)):
+        add("potrf", b, n, n, n ** 3 / 3)
+        add("getrf", b, n, n, 2 * n ** 3 / 3)
+    for b, n, r in ((1, 1024, 1), (1, 1024, 1024), (1, 256, 256), (32, 256, 8), (16, 128, 8)):
+        add("trsm", b, n, n, n * n * r, r)
+    for b, m, n in ((1, 256, 256), (1, 1024, 64), (32, 256, 64), (32, 64, 64), (8, 512, 128)):
+        big, small = max(m, n), min(m, n)
+        add("geqrf", b, m, n, 2 * big * small ** 2 - 2 * small ** 3 / 3)
+        add("orgqr", b, m, n, 4 * big * small ** 2 - 2 * (big + small) * small ** 2
+            + 4 * small ** 3 / 3)
+    for b, n in ((1, 256), (1, 10), (32, 128), (8, 64)):
+        add("syevd", b, n, n, 9 * n ** 3)
+    for b, m, n in ((64, 512, 16), (16, 128, 32), (32, 128, 96), (1, 256, 256)):
+        add("gesdd", b, m, n, 22 * min(m, n) ** 3)
+    return out
+
+
 def width(ty):
     return {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "s8": 1, "s32": 4}[ty]
 
@@ -197,6 +267,13 @@ def gemm_benches():
         add(f"f32 nt {m}x{n}x{k}", dot_nt("f32", m, n, k), 1, m, n, k, "f32", "f32", "f32")
     for b, s in ((32, 128), (64, 64), (256, 32)):
         add(f"f32 [{b}] {s}^3", dot("f32", "f32", "f32", s, s, s, b), b, s, s, s, "f32", "f32", "f32")
+    # Thin and tiny products: matrix-vector products, outer products (k = 1), batches of
+    # them, and narrow contractions (the shapes that read 4-8x off in the fresh programs).
+    for b, m, n, k in ((1, 1, 2048, 512), (1, 4096, 1, 128), (64, 64, 1, 128), (1, 1, 1, 4096),
+                       (64, 64, 128, 1), (64, 1568, 128, 1), (4096, 128, 1, 1), (1, 16, 128, 10),
+                       (8, 1, 1, 64), (1, 8, 1, 4096), (1, 1, 256, 2048)):
+        add(f"f32 [{b}] {m}x{n}x{k}", dot("f32", "f32", "f32", m, n, k, b), b, m, n, k,
+            "f32", "f32", "f32")
     for s in (256, 1024):
         add(f"f64 {s}^3", dot("f64", "f64", "f64", s, s, s), 1, s, s, s, "f64", "f64", "f64")
     for ty in ("bf16", "f16"):
@@ -243,7 +320,7 @@ def benches():
         out.append(("rowsum", f"f32 row sum {rows}x{cols}", row_sum("f32", rows, cols), n, 4 * n))
         out.append(("softmax", f"f32 softmax {rows}x{cols}", softmax("f32", rows, cols), n, 8 * n))
     out.append(("softmax", "f64 softmax 1024x4096", softmax("f64", 1024, 4096), 1 << 22, 8 << 23))
-    return out + gemm_benches() + library_benches()
+    return out + gemm_benches() + library_benches() + lapack_benches()
 
 
 def run_one(hloc, text, repeat, tmp, core=None):
@@ -281,7 +358,7 @@ def main():
                     help="pin each run to this core (the pool then has one thread): per-core "
                     "figures, and the best call is less often one another process interrupted")
     ap.add_argument("--only", help="comma-separated groups (stream, unary, rowsum, softmax, "
-                    "gemm, library)")
+                    "gemm, library, lapack)")
     ap.add_argument("--match", help="keep only benchmarks whose name contains this")
     ap.add_argument("--json", help="write every benchmark's rows here")
     a = ap.parse_args()
@@ -293,23 +370,27 @@ def main():
         todo = [b for b in todo if a.match in b[1]]
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"(cores: {os.cpu_count()})")
-    # A GEMM's last column is GFLOP/s (2 flops per multiply-add), the others' ns per element.
+    # A GEMM's and a LAPACK call's column is GFLOP/s (a GEMM's 2 flops per multiply-add,
+    # LAPACK's LAWN 41 counts), the others' ns per element.
     print(f"{'benchmark':32} {'thunks':>6} {'best ms':>9} {'model ms':>9} {'m/meas':>7} "
           f"{'ns/el|GF/s':>10} {'GB/s':>7}  thunks")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for group, name, text, elems, moved in todo:
+        for group, name, text, elems, moved, *keep in todo:
             try:
                 rows = run_one(a.hloc, text, a.repeat, tmp, a.core)
             except RuntimeError as e:
                 print(f"{name:32} failed: {e}")
                 continue
             rows = [r for r in rows if not r[0].startswith("copy")]
+            if keep:
+                rows = [r for r in rows if r[0].startswith(keep[0])]
             best = sum(r[1] for r in rows)
             model = sum(r[2] for r in rows) if all(r[2] is not None for r in rows) else None
             ratio = f"{model / best:7.3f}" if model and best > 0 else "      -"
             mtxt = f"{model * 1e3:9.4f}" if model is not None else "        -"
-            rate = 2 * elems / best / 1e9 if group == "gemm" else best / elems * 1e9
+            rate = (2 * elems / best / 1e9 if group == "gemm" else elems / best / 1e9
+                    if group == "lapack" else best / elems * 1e9)
             labels = "; ".join(r[0] for r in rows)
             print(f"{name:32} {len(rows):>6} {best * 1e3:9.4f} {mtxt} {ratio} "
                   f"{rate:10.3f} {moved / best / 1e9:7.2f}  {labels}")

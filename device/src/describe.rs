@@ -86,6 +86,11 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 s8_on_tiles: r.boolean("library.s8_on_tiles")?,
                 gemv_flops_per_unit: r.positive("library.gemv_flops_per_unit")?,
                 lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,
+                lapack_full_order: r.positive("library.lapack_full_order")?,
+                lapack_matrix_s: r.non_negative("library.lapack_matrix_s")?,
+                lapack_unblocked_flops_per_unit: r
+                    .positive("library.lapack_unblocked_flops_per_unit")?,
+                lapack_unblocked_cols: r.positive("library.lapack_unblocked_cols")?,
                 fft_flops_per_unit: r.positive("library.fft_flops_per_unit")?,
                 sort_compares_per_unit: r.positive("library.sort_compares_per_unit")?,
                 topk_elements_per_unit: r.positive("library.topk_elements_per_unit")?,

@@ -92,9 +92,26 @@ pub struct Library {
     pub s8_on_tiles: bool,
     /// Flops per second of one unit in a matrix-vector product (`m` or `n` of 1).
     pub gemv_flops_per_unit: f64,
-    /// Flops per second of one unit in a LAPACK factorization or triangular solve
-    /// (Cholesky `n^3/3`, LU `2n^3/3`, a solve `n^2` per right-hand side).
+    /// Flops per second of one unit in a blocked LAPACK routine (`faer`'s Cholesky, LU,
+    /// triangular solve, symmetric eigendecomposition and SVD, by LAWN 41's counts) on
+    /// matrices of order [`Library::lapack_full_order`] or more.
     pub lapack_flops_per_unit: f64,
+    /// The order (the smaller side) from which a blocked LAPACK routine reaches
+    /// [`Library::lapack_flops_per_unit`]; a smaller matrix runs at `order / this` of it
+    /// (its panels are narrower than the blocks the kernels fill).
+    pub lapack_full_order: f64,
+    /// Seconds of each matrix of a LAPACK call beyond its flops (the routine's setup, its
+    /// views or copies): what a batch of tiny matrices costs.
+    pub lapack_matrix_s: f64,
+    /// Flops per second of one unit in an unblocked LAPACK routine (QR's `geqrf` and
+    /// `orgqr`: the evaluator's scalar Householder steps in `f64` on a row-major copy,
+    /// each step a dependent sum down a column) on matrices of up to
+    /// [`Library::lapack_unblocked_cols`] columns.
+    pub lapack_unblocked_flops_per_unit: f64,
+    /// Columns of the row-major copy beyond which an unblocked routine slows in
+    /// proportion: its column walks stride `8 x cols` bytes, and wider rows fall out of
+    /// the first-level cache's sets.
+    pub lapack_unblocked_cols: f64,
     /// Flops per second of one unit in an FFT (`5 n log2 n` per complex transform).
     pub fft_flops_per_unit: f64,
     /// Key comparisons per second of one unit in a sort (or a top-k's sort of the `k` kept).

@@ -6,10 +6,9 @@
 //! times the rate of elementwise `bf16` code, and faer's `f32` GEMM more than twice the
 //! generated vector code's); [`crate::cost::evaluate`]'s composition of reads prices it
 //! as a naive loop that re-reads `k` operand elements per output element (5-18x over for
-//! large GEMMs, measured). LAPACK factorizations and solves are priced by their flop
-//! counts (Cholesky `n^3/3`, LU `2n^3/3`, a triangular solve `n^2` per right-hand side),
-//! an FFT by `5 n log2 n` per complex transform, a sort by `n log2 n` comparisons per row
-//! and a top-k by a scan of every element plus a sort of the `k` kept, all at the rates
+//! large GEMMs, measured). LAPACK calls are priced by their flop counts as their kind of
+//! routine runs them ([`crate::cost_lapack`]), an FFT by `5 n log2 n` per complex
+//! transform, a sort by `n log2 n` comparisons per row and a top-k by a scan of every element plus a sort of the `k` kept, all at the rates
 //! the description's `[library]` section measured, plus its fixed cost of one call
 //! (`call_s`). A description without that section prices them at its compute rates.
 
@@ -18,6 +17,7 @@ use hlo::{CompId, InstrId, Module, Opcode};
 
 use crate::cost::{shape_size, CostModel, KernelCost};
 pub use crate::cost_gemm::{GemmType, GemmWork};
+use crate::cost_lapack::LapackWork;
 
 /// Multiply-adds below which a library GEMM runs on one thread
 /// ([`crate::cost::GEMM_ONE_THREAD_MULTIPLY_ADDS`], backend-cpu's `PARALLEL_MIN_FLOPS`).
@@ -80,6 +80,27 @@ fn gemm_blocks(path: GemmPath) -> (f64, f64) {
     }
 }
 
+/// Multiply-adds' worth of time each result element costs beyond its `k` multiply-adds on
+/// the register-blocked paths (its accumulator loaded, stored, and the panel's edge
+/// handled). Microbench (tools/fit_kernel_rates.py --only gemm, session 56): a batch of 64
+/// outer products `64 x 128 x 1` reaches 48 GFLOP/s on one core, a quarter of the
+/// `64^3` rate: `1 / (1 + 4)` of the kernel's.
+const RESULT_OVERHEAD_MULTIPLY_ADDS: f64 = 4.0;
+
+/// The share of its rate a GEMM keeps at contraction `k` where the path's block is `block`.
+/// The AMX tiles (a block of 256) waste the tile's unfilled pairs: `k / block`. The
+/// register-blocked paths (16) pay a fixed cost per result element
+/// ([`RESULT_OVERHEAD_MULTIPLY_ADDS`]), so a short contraction costs `k + c` per element,
+/// not `block`: `k / block` priced `k = 1` products (outer products, batched rank-1 updates)
+/// 4-8x over (maml's 64 x 128 x 1 batches, dpsgd's per-example outer products).
+fn contraction_fill(k: f64, block: f64) -> f64 {
+    if block > 16.0 {
+        return (k / block).min(1.0);
+    }
+    let c = RESULT_OVERHEAD_MULTIPLY_ADDS;
+    ((k / (k + c)) * ((block + c) / block)).min(1.0)
+}
+
 impl CostModel<'_> {
     /// The cost of one library GEMM call: its flops at the description's GEMM rate for the
     /// operand type (a share of it where `m`, `n` or `k` is narrower than a micro-kernel's
@@ -112,7 +133,7 @@ impl CostModel<'_> {
         // Share of the micro-kernel's rate a narrow dimension leaves.
         let fill = |x: f64, block: f64| (x / block).min(1.0);
         let (mn_block, k_block) = gemm_blocks(path);
-        let efficiency = fill(g.m.min(g.n), mn_block) * fill(g.k, k_block);
+        let efficiency = fill(g.m.min(g.n), mn_block) * contraction_fill(g.k, k_block);
         let compute_s = if g.m.min(g.n) <= 1.0 {
             // A matrix-vector product: a stream over the matrix at the vector kernel's rate.
             let gemv = d
@@ -174,25 +195,10 @@ impl CostModel<'_> {
         let (out_elements, out_bytes) = shape_size(i.shape());
         let units = f64::from(d.compute.units.max(1));
         let lib = d.library.as_ref();
-        // (work, rate of one unit, units used).
-        let (work, per_unit, used) = match i.opcode() {
-            Opcode::CustomCall => {
-                let target = i.custom_call_target()?;
-                let a = operand(0)?;
-                let rank = a.dims().len();
-                if rank < 2 {
-                    return None;
-                }
-                let (r, cols) = (a.dims()[rank - 2] as f64, a.dims()[rank - 1] as f64);
-                let matrices = shape_size(a).0 / (r * cols).max(1.0);
-                let flops = lapack_flops(target, r, cols, operand(1), i)?;
-                let rate = lib.map_or(d.compute.f32_flops_per_unit / 8.0, |l| {
-                    l.lapack_flops_per_unit
-                });
-                // A batch runs its matrices in parallel, one per thread; a single matrix
-                // runs with the library's own threads: every unit either way.
-                (matrices.max(1.0) * flops, rate, units)
-            }
+        // (work, compute seconds).
+        let (work, compute_s) = match i.opcode() {
+            // LAPACK: priced by how its kind of routine runs (crate::cost_lapack).
+            Opcode::CustomCall => LapackWork::of(i, operand(0)?, operand(1))?.seconds(d),
             Opcode::Fft => {
                 let lengths = i.fft_length()?;
                 let n: f64 = lengths.iter().map(|&l| l.max(1) as f64).product();
@@ -201,7 +207,7 @@ impl CostModel<'_> {
                 let complex = if real { 2.5 } else { 5.0 };
                 let flops = transforms.max(1.0) * complex * n * n.log2().max(1.0);
                 let rate = lib.map_or(d.compute.f32_flops_per_unit / 4.0, |l| l.fft_flops_per_unit);
-                (flops, rate, units)
+                (flops, flops / (rate * units))
             }
             Opcode::Sort => {
                 let a = operand(0)?;
@@ -209,7 +215,10 @@ impl CostModel<'_> {
                 let n = (*a.dims().get(dim)?).max(1) as f64;
                 let rows = shape_size(a).0 / n;
                 let compares = rows * n * n.log2().max(1.0);
-                (compares, sort_rate(d), units.min(rows.max(1.0)))
+                (
+                    compares,
+                    compares / (sort_rate(d) * units.min(rows.max(1.0))),
+                )
             }
             Opcode::TopK => {
                 let a = operand(0)?;
@@ -220,11 +229,13 @@ impl CostModel<'_> {
                 // `k` kept, both as comparisons at the sort's rate.
                 let scan = lib.map_or(1.0, |l| l.sort_compares_per_unit / l.topk_elements_per_unit);
                 let compares = rows * (n * scan + k * k.log2().max(1.0));
-                (compares, sort_rate(d), units.min(rows.max(1.0)))
+                (
+                    compares,
+                    compares / (sort_rate(d) * units.min(rows.max(1.0))),
+                )
             }
             _ => return None,
         };
-        let compute_s = work / (per_unit * used);
         let memory_s = in_bytes / d.reread_bytes_per_s(in_bytes as u64)
             + out_bytes / d.reread_bytes_per_s(out_bytes as u64);
         let launch_s = library_call_s(d);
@@ -264,41 +275,6 @@ fn first_dim_last(s: &hlo::Shape) -> Option<f64> {
         s
     };
     a.dims().last().map(|&k| k.max(1) as f64)
-}
-
-/// Flops of one matrix of a LAPACK custom call `target` on a `rows x cols` operand (the
-/// right-hand sides `b` of a triangular solve), by the routine's textbook count; `None`
-/// for a target the model does not know.
-fn lapack_flops(
-    target: &str,
-    rows: f64,
-    cols: f64,
-    b: Option<&hlo::Shape>,
-    i: &hlo::Instruction,
-) -> Option<f64> {
-    let routine = target.strip_prefix("lapack_")?.get(1..)?;
-    let routine = routine.strip_suffix("_ffi").unwrap_or(routine);
-    // LAWN 41's counts, for `big x n` with `big >= n`.
-    let (big, n) = (rows.max(cols), rows.min(cols));
-    Some(match routine {
-        "potrf" => n * n * n / 3.0,
-        "getrf" => big * n * n - n * n * n / 3.0,
-        "geqrf" => 2.0 * big * n * n - 2.0 * n * n * n / 3.0,
-        "orgqr" => 4.0 * big * n * n - 2.0 * (big + n) * n * n + 4.0 * n * n * n / 3.0,
-        "syevd" => 9.0 * n * n * n,
-        "gesdd" => 22.0 * n * n * n,
-        "trsm" => {
-            // The triangle is operand 0 (`n x n`), the right-hand sides operand 1 (as
-            // the result): `n^2` flops per right-hand side.
-            let b = b.unwrap_or(i.shape());
-            let r = b.dims().len();
-            if r < 2 {
-                return None;
-            }
-            n * (b.dims()[r - 2] as f64) * (b.dims()[r - 1] as f64)
-        }
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

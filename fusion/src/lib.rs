@@ -48,6 +48,7 @@ pub mod cost_elementwise;
 pub mod cost_gather_index;
 pub mod cost_gemm;
 pub mod cost_info;
+pub mod cost_lapack;
 pub mod cost_library;
 pub mod cost_loops;
 pub mod cost_reads;

@@ -5,6 +5,7 @@ mod cost;
 mod cost_library;
 mod explain;
 mod golden;
+mod library_golden;
 mod random;
 mod same_dims;
 mod support;

@@ -103,9 +103,10 @@ fn walk(b: &mut Builder<'_>, stmts: Vec<Stmt>, rows: &[Var]) -> (Vec<Stmt>, bool
     (out, any)
 }
 
-/// Whether `stmts` only compute, branch, loop and store to buffers: no local arrays (a
-/// row's scratch, which the rows would share), no runtime index bindings (bound per row,
-/// read in a later run), no atomics, barriers, shuffles or loops over threads.
+/// Whether `stmts` only compute, bind runtime indices, branch, loop and store to buffers:
+/// no local arrays (a row's scratch, which the rows would share), no atomics, barriers,
+/// shuffles or loops over threads. A runtime index is bound per row; [`lanes_of`] refuses
+/// the rewrite when one is read outside the run that binds it.
 fn plain(stmts: &[Stmt]) -> bool {
     stmts.iter().all(|s| match s {
         Stmt::Comment(_) => true,
@@ -117,11 +118,10 @@ fn plain(stmts: &[Stmt]) -> bool {
         Stmt::If {
             body, else_body, ..
         } => plain(body) && plain(else_body),
-        Stmt::BindIndex { .. }
-        | Stmt::LocalStore { .. }
-        | Stmt::Barrier
-        | Stmt::Shuffle { .. }
-        | Stmt::Atomic { .. } => false,
+        Stmt::BindIndex { value, .. } => !reads_local(value),
+        Stmt::LocalStore { .. } | Stmt::Barrier | Stmt::Shuffle { .. } | Stmt::Atomic { .. } => {
+            false
+        }
     })
 }
 
@@ -274,6 +274,9 @@ fn lanes_of(
     width: i64,
 ) -> Option<Vec<Stmt>> {
     let mut out = distribute(body, rows, loop_var);
+    if bindings_cross(&out, loop_var.0) {
+        return None;
+    }
     // Which lane loops define and use each scalar.
     let mut defined = BTreeSet::new();
     let mut seen: BTreeMap<VarId, BTreeSet<usize>> = BTreeMap::new();
@@ -366,6 +369,49 @@ fn visit_lane_loops(stmts: &[Stmt], lane_var: Var, f: &mut dyn FnMut(&[Stmt])) {
     }
 }
 
+/// Whether a runtime index bound in one lane loop of `stmts` is read in another. A
+/// binding holds one row's value (a gather's index, say) and is rebound by the next row:
+/// read in a later lane loop it would hold the last lane's value for every lane. Kept
+/// within its own run (a gather inside a short reduced loop, as a tree ensemble's per-level
+/// feature test), each lane binds and reads its own.
+fn bindings_cross(stmts: &[Stmt], lane_var: Var) -> bool {
+    let mut bodies: Vec<Vec<Stmt>> = Vec::new();
+    visit_lane_loops(stmts, lane_var, &mut |body| bodies.push(body.to_vec()));
+    let bound: Vec<Vec<Var>> = bodies.iter().map(|b| bound_indices(b)).collect();
+    bound.iter().enumerate().any(|(g, vars)| {
+        !vars.is_empty()
+            && bodies.iter_mut().enumerate().any(|(h, body)| {
+                let mut reads = false;
+                if h != g {
+                    crate::kir::rewrite_exprs(body, &mut |e| {
+                        reads |= vars.iter().any(|&v| e.may_use(v));
+                        e
+                    });
+                }
+                reads
+            })
+    })
+}
+
+/// The runtime index variables `stmts` bind, at any depth.
+fn bound_indices(stmts: &[Stmt]) -> Vec<Var> {
+    let mut out = Vec::new();
+    for s in stmts {
+        match s {
+            Stmt::BindIndex { var, .. } => out.push(*var),
+            Stmt::Loop { body, .. } => out.extend(bound_indices(body)),
+            Stmt::If {
+                body, else_body, ..
+            } => {
+                out.extend(bound_indices(body));
+                out.extend(bound_indices(else_body));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// [`visit_lane_loops`] with mutable bodies.
 fn in_lane_loops(stmts: &mut [Stmt], lane_var: Var, f: &mut dyn FnMut(&mut Vec<Stmt>)) {
     for s in stmts {
@@ -393,7 +439,9 @@ fn scalars(stmts: &[Stmt], defined: &mut BTreeSet<VarId>, touch: &mut dyn FnMut(
                 touch(*var);
                 value_vars(value, touch);
             }
-            Stmt::Store { value, .. } | Stmt::LocalStore { value, .. } => value_vars(value, touch),
+            Stmt::Store { value, .. }
+            | Stmt::LocalStore { value, .. }
+            | Stmt::BindIndex { value, .. } => value_vars(value, touch),
             Stmt::Loop { body, .. } => scalars(body, defined, touch),
             Stmt::If {
                 body, else_body, ..
@@ -402,11 +450,7 @@ fn scalars(stmts: &[Stmt], defined: &mut BTreeSet<VarId>, touch: &mut dyn FnMut(
                 scalars(else_body, defined, touch);
             }
             // Refused by `plain` before distribution.
-            Stmt::Comment(_)
-            | Stmt::BindIndex { .. }
-            | Stmt::Barrier
-            | Stmt::Shuffle { .. }
-            | Stmt::Atomic { .. } => {}
+            Stmt::Comment(_) | Stmt::Barrier | Stmt::Shuffle { .. } | Stmt::Atomic { .. } => {}
         }
     }
 }
@@ -450,9 +494,9 @@ fn privatize(
                     };
                 }
             }
-            Stmt::Store { value, .. } | Stmt::LocalStore { value, .. } => {
-                lane_reads(value, arrays, lane)
-            }
+            Stmt::Store { value, .. }
+            | Stmt::LocalStore { value, .. }
+            | Stmt::BindIndex { value, .. } => lane_reads(value, arrays, lane),
             Stmt::Loop { body, .. } => privatize(body, arrays, lane),
             Stmt::If {
                 body, else_body, ..
@@ -460,11 +504,7 @@ fn privatize(
                 privatize(body, arrays, lane);
                 privatize(else_body, arrays, lane);
             }
-            Stmt::Comment(_)
-            | Stmt::BindIndex { .. }
-            | Stmt::Barrier
-            | Stmt::Shuffle { .. }
-            | Stmt::Atomic { .. } => {}
+            Stmt::Comment(_) | Stmt::Barrier | Stmt::Shuffle { .. } | Stmt::Atomic { .. } => {}
         }
     }
 }
@@ -498,5 +538,59 @@ fn lane_reads(
             lane_reads(a, arrays, lane);
             lane_reads(b, arrays, lane);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::ScalarType;
+
+    /// A lane loop over `d0` binding `rt0` to a load, then (in `second`'s lane loop or the
+    /// same one) a store at an offset read through `rt0`.
+    fn lanes(same_run: bool) -> Vec<Stmt> {
+        let (d, rt) = (Var::dim(0), Var::runtime(0));
+        let bind = Stmt::BindIndex {
+            var: rt,
+            value: Value::Load {
+                buf: 0,
+                offset: Expr::var(d),
+                ty: ScalarType::S32,
+            },
+        };
+        let store = Stmt::Store {
+            buf: 1,
+            offset: Expr::var(d),
+            value: Value::Load {
+                buf: 2,
+                offset: Expr::var(rt),
+                ty: ScalarType::F32,
+            },
+        };
+        let lane = |body| Stmt::Loop {
+            kind: LoopKind::Vectorized,
+            var: d,
+            lo: 0,
+            hi: 31,
+            body,
+        };
+        if same_run {
+            vec![lane(vec![bind, store])]
+        } else {
+            vec![
+                lane(vec![bind]),
+                Stmt::serial_loop(Var::range(0), 0, 3, vec![lane(vec![store])]),
+            ]
+        }
+    }
+
+    #[test]
+    fn a_binding_read_in_its_own_lane_loop_does_not_cross() {
+        assert!(!bindings_cross(&lanes(true), Var::dim(0)));
+    }
+
+    #[test]
+    fn a_binding_read_in_a_later_lane_loop_crosses() {
+        assert!(bindings_cross(&lanes(false), Var::dim(0)));
     }
 }

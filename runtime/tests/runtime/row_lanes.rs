@@ -128,3 +128,113 @@ fn short_reduction_chains_over_many_rows_match_the_evaluator() {
         "only {lanes} of {n} modules ran rows as lanes"
     );
 }
+
+/// A gather inside each row's short reduction, as an oblivious tree ensemble scores rows:
+/// `out[r, t] = sum_l (x[r, feat[t, l]] > thr[t, l]) << l` (pattern 0, integers) or
+/// `sum_l x[r, feat[t, l]] * thr[t, l]` (pattern 1, f32, exact in the row's order). The
+/// index is bound per row inside the reduced loop, so the rows still run as lanes
+/// (`row_lanes::bindings_cross`). Pattern 2 adds `-x[r, feat[t, 0]] * thr[t, l]`, a gather
+/// whose index does not depend on the level. Random shapes: 2-16 levels, 4-160 trees,
+/// 1-3 rows.
+fn gather_module(seed: u64) -> String {
+    let mut rng = Rng::new(seed);
+    let rows = rng.range(1, 3);
+    let trees = *rng.pick(&[4, 7, 16, 33, 64, 100, 160]);
+    let levels = rng.range(2, 16);
+    let feats = *rng.pick(&[5, 40, 128]);
+    let (t, g) = (
+        format!("[{trees},{levels}]"),
+        format!("[{rows},{trees},{levels}]"),
+    );
+    let pattern = rng.below(3);
+    let (ty, op, body) = if pattern == 0 {
+        (
+            "s32",
+            "add",
+            format!(
+                "  tb = f32{g} broadcast(thr), dimensions={{1,2}}\n  \
+                 gt = pred{g} compare(gx, tb), direction=GT\n  c = s32{g} convert(gt)\n  \
+                 io = s32{g} iota(), iota_dimension=2\n  v = s32{g} shift-left(c, io)\n  \
+                 zero = s32[] constant(0)\n"
+            ),
+        )
+    } else if pattern == 1 {
+        (
+            "f32",
+            "add",
+            format!(
+                "  tb = f32{g} broadcast(thr), dimensions={{1,2}}\n  v = f32{g} multiply(gx, tb)\n  \
+                 zero = f32[] constant(0)\n"
+            ),
+        )
+    } else {
+        // One gathered value per tree, the same at every level: its index does not depend
+        // on the reduced loop, so it may be bound outside it.
+        (
+            "f32",
+            "add",
+            format!(
+                "  f1 = s32[{trees},1] slice(feat), slice={{[0:{trees}], [0:1]}}\n  \
+                 g1 = f32[{rows},{trees}] gather(x, f1), offset_dims={{0}}, collapsed_slice_dims={{1}}, \
+                 start_index_map={{1}}, index_vector_dim=1, slice_sizes={{{rows},1}}\n  \
+                 e1 = f32[{rows},{trees}] negate(g1)\n  \
+                 eb = f32{g} broadcast(e1), dimensions={{0,1}}\n  \
+                 tb = f32{g} broadcast(thr), dimensions={{1,2}}\n  m = f32{g} multiply(eb, tb)\n  \
+                 v = f32{g} add(m, gx)\n  zero = f32[] constant(0)\n"
+            ),
+        )
+    };
+    format!(
+        "HloModule gather_lanes\nsum {{\n  a = {ty}[] parameter(0)\n  b = {ty}[] parameter(1)\n  \
+         ROOT c = {ty}[] {op}(a, b)\n}}\nENTRY e {{\n  x = f32[{rows},{feats}] parameter(0)\n  \
+         p = s32{t} parameter(1)\n  thr = f32{t} parameter(2)\n  a = s32{t} abs(p)\n  \
+         n = s32[] constant({feats})\n  nb = s32{t} broadcast(n), dimensions={{}}\n  \
+         feat = s32{t} remainder(a, nb)\n  \
+         gx = f32{g} gather(x, feat), offset_dims={{0}}, collapsed_slice_dims={{1}}, \
+         start_index_map={{1}}, index_vector_dim=2, slice_sizes={{{rows},1}}\n{body}  \
+         ROOT out = {ty}[{rows},{trees}] reduce(v, zero), dimensions={{2}}, to_apply=sum\n}}\n"
+    )
+}
+
+#[test]
+fn gathers_inside_short_reductions_run_as_lanes_and_match_the_evaluator() {
+    let options = gen::options("hloc-cache-row-lanes-gather");
+    let seeds = gen::seeds(0..10);
+    let n = seeds.end - seeds.start;
+    let mut lanes = 0;
+    for seed in seeds {
+        let text = gather_module(seed);
+        let m = gen::parse(seed, &text);
+        let args = gen::random_args(&m, seed);
+        let exe =
+            runtime::compile(&m, &options).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let c = &exe.plan().source;
+        let outs = exe
+            .run(&args)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let want = hlo_eval::evaluate(&m, &args).expect("evaluate");
+        let (got, want) = (
+            outs[0].as_array().expect("array"),
+            want.as_array().expect("array"),
+        );
+        let (g, w) = (element_bits(got.data()), element_bits(want.data()));
+        let differ = g.iter().zip(&w).filter(|(x, y)| x != y).count();
+        assert_eq!(
+            differ, 0,
+            "seed {seed}: {differ} elements differ from the evaluator's bits\n{text}\n{c}"
+        );
+        if exe
+            .plan()
+            .program
+            .kernels
+            .iter()
+            .any(|k| k.runs_rows_as_lanes())
+        {
+            lanes += 1;
+        }
+    }
+    assert!(
+        2 * lanes > n,
+        "only {lanes} of {n} gather modules ran rows as lanes"
+    );
+}

@@ -26,8 +26,10 @@ use crate::thin_gemm::{self, Part};
 pub fn gemm_tiles() -> GemmTiles {
     #[cfg(target_arch = "x86_64")]
     {
+        let half = crate::gemm_amx::path();
         GemmTiles {
-            half: crate::gemm_amx::path() == crate::gemm_amx::Path::Amx,
+            half: half == crate::gemm_amx::Path::Amx,
+            half_registers: half == crate::gemm_amx::Path::Avx512Bf16,
             s8: crate::gemm_amx::s8_on_tiles(),
         }
     }
@@ -35,6 +37,7 @@ pub fn gemm_tiles() -> GemmTiles {
     {
         GemmTiles {
             half: false,
+            half_registers: false,
             s8: false,
         }
     }
@@ -45,6 +48,9 @@ pub fn gemm_tiles() -> GemmTiles {
 pub struct GemmTiles {
     /// `bf16 x bf16` products run on the tiles.
     pub half: bool,
+    /// `bf16 x bf16` products run on AVX512-BF16 register tiles (no AMX, `vdpbf16ps`):
+    /// at about the tiles' rate on this CPU class, not widened to the `f32` GEMM.
+    pub half_registers: bool,
     /// `s8 x s8 -> s32` products run on the tiles.
     pub s8: bool,
 }

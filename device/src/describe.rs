@@ -83,6 +83,9 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Device, DeviceError> {
                 gemm_s8_portable_ops_per_unit: r
                     .positive("library.gemm_s8_portable_ops_per_unit")?,
                 half_on_tiles: r.boolean("library.half_on_tiles")?,
+                half_on_registers: r.boolean("library.half_on_registers")?,
+                gemm_bf16_registers_flops_per_unit: r
+                    .positive("library.gemm_bf16_registers_flops_per_unit")?,
                 s8_on_tiles: r.boolean("library.s8_on_tiles")?,
                 gemv_flops_per_unit: r.positive("library.gemv_flops_per_unit")?,
                 lapack_flops_per_unit: r.positive("library.lapack_flops_per_unit")?,

@@ -87,6 +87,12 @@ pub struct Library {
     /// `f32` GEMM. The description gives its machine class's answer; a runtime that asks
     /// the CPU it runs on sets it from that.
     pub half_on_tiles: bool,
+    /// Whether `bf16` GEMMs that do not run on AMX tiles run on AVX512-BF16 register tiles
+    /// (`vdpbf16ps`, at [`Library::gemm_bf16_registers_flops_per_unit`]) rather than
+    /// widened. As [`Library::half_on_tiles`].
+    pub half_on_registers: bool,
+    /// Flops per second of one unit in a `bf16` GEMM on AVX512-BF16 register tiles.
+    pub gemm_bf16_registers_flops_per_unit: f64,
     /// Whether `s8` GEMMs run on AMX tiles; where not, on the packed kernel
     /// ([`Library::gemm_s8_portable_ops_per_unit`]). As [`Library::half_on_tiles`].
     pub s8_on_tiles: bool,

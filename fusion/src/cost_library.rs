@@ -32,12 +32,14 @@ fn gemm_threads(device: &Device, multiply_adds: f64) -> f64 {
 /// What runs a GEMM of this work on this device: the operand type's library path, and for
 /// `bf16`/`f16` and `s8` operands whether the AMX tiles take it ([`device::Library`]'s
 /// `half_on_tiles` and `s8_on_tiles`; an `s8` contraction under 32 runs on the portable
-/// kernel even there, backend-cpu's `gemm_amx::MIN_K_S8`).
+/// kernel even there, backend-cpu's `gemm_amx::MIN_K_S8`), and without them whether
+/// `bf16 x bf16` runs on AVX512-BF16 register tiles (`half_on_registers`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum GemmPath {
     F32,
     F64,
     HalfTiles,
+    HalfRegisters,
     HalfWidened,
     S8Tiles,
     S8Portable,
@@ -52,6 +54,7 @@ fn gemm_path(d: &Device, g: &GemmWork) -> GemmPath {
         GemmType::F32 => GemmPath::F32,
         GemmType::F64 => GemmPath::F64,
         GemmType::Half if lib.is_none_or(|l| l.half_on_tiles) => GemmPath::HalfTiles,
+        GemmType::Half if lib.is_some_and(|l| l.half_on_registers) => GemmPath::HalfRegisters,
         GemmType::Half | GemmType::Widened => GemmPath::HalfWidened,
         GemmType::S8 if lib.is_none_or(|l| l.s8_on_tiles) && g.k >= MIN_K_S8_TILES => {
             GemmPath::S8Tiles
@@ -77,6 +80,10 @@ fn gemm_blocks(path: GemmPath) -> (f64, f64) {
             (16.0, 16.0)
         }
         GemmPath::HalfTiles | GemmPath::S8Tiles => (64.0, 256.0),
+        // 8 x 32 register tiles over pairs: 32 columns fill a tile's row of registers;
+        // short contractions leave the packing unamortized (16 x 8192 x 384: 126 GFLOP/s
+        // on two cores, against 470 at 1024^3).
+        GemmPath::HalfRegisters => (32.0, 64.0),
     }
 }
 
@@ -114,11 +121,14 @@ impl CostModel<'_> {
             (Some(l), GemmPath::F32) => l.gemm_f32_flops_per_unit,
             (Some(l), GemmPath::F64) => l.gemm_f64_flops_per_unit,
             (Some(l), GemmPath::HalfTiles) => l.gemm_bf16_flops_per_unit,
+            (Some(l), GemmPath::HalfRegisters) => l.gemm_bf16_registers_flops_per_unit,
             // Widened copies run as the `f32` GEMM; the widening is priced below.
             (Some(l), GemmPath::HalfWidened) => l.gemm_f32_flops_per_unit,
             (Some(l), GemmPath::S8Tiles) => l.gemm_s8_ops_per_unit,
             (Some(l), GemmPath::S8Portable) => l.gemm_s8_portable_ops_per_unit,
-            (None, GemmPath::HalfTiles | GemmPath::HalfWidened) => d.compute.bf16_flops_per_unit,
+            (None, GemmPath::HalfTiles | GemmPath::HalfRegisters | GemmPath::HalfWidened) => {
+                d.compute.bf16_flops_per_unit
+            }
             // Converted to `f32` where the backend has no integer GEMM.
             (None, GemmPath::S8Tiles | GemmPath::S8Portable) => d.compute.f32_flops_per_unit,
             (None, GemmPath::F64) => d.compute.f32_flops_per_unit / 2.0,

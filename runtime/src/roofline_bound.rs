@@ -42,6 +42,9 @@ pub fn roofline_seconds(
 ) -> f64 {
     let peak = match (contraction, &device.library) {
         (Some(GemmType::Half), Some(l)) if l.half_on_tiles => l.gemm_bf16_flops_per_unit,
+        (Some(GemmType::Half), Some(l)) if l.half_on_registers => {
+            l.gemm_bf16_registers_flops_per_unit
+        }
         (Some(GemmType::F64), Some(l)) => l.gemm_f64_flops_per_unit,
         // Half operands without the tiles are widened and run as the `f32` GEMM.
         (Some(GemmType::F32 | GemmType::Widened | GemmType::Half), Some(l)) => {
@@ -55,13 +58,15 @@ pub fn roofline_seconds(
 }
 
 /// The `cpu` description with the GEMM paths of the CPU this process runs on
-/// ([`backend_cpu::gemm_tiles`]): whether `bf16` and `s8` GEMMs run on AMX tiles sets
-/// their rate (4-8x apart), and the machines hloc runs on differ in it.
+/// ([`backend_cpu::gemm_tiles`]): whether `bf16` and `s8` GEMMs run on AMX tiles, and
+/// `bf16` ones without them on AVX512-BF16 register tiles, sets their rate (2-8x apart),
+/// and the machines hloc runs on differ in it.
 pub(crate) fn cpu_here() -> Result<Device, RuntimeError> {
     let mut cpu = device::load("cpu").map_err(|e| RuntimeError::Pass(e.to_string()))?;
     if let Some(l) = cpu.library.as_mut() {
         let tiles = backend_cpu::gemm_tiles();
         l.half_on_tiles = tiles.half;
+        l.half_on_registers = tiles.half_registers;
         l.s8_on_tiles = tiles.s8;
     }
     Ok(cpu)

@@ -3,7 +3,8 @@
 //! FFT), and the expected line is [`fusion::cost::CostModel::library_call`]'s price of it on
 //! the shipped `cpu` description: flops, compute, memory and total microseconds. A
 //! `# tiles: no` header prices it for a CPU without AMX tiles (bf16 widened, s8 on the
-//! packed kernel), as `hloc run --profile` does there. A root the model does not price as
+//! packed kernel), `# tiles: registers` for one without AMX but with AVX512-BF16 (bf16 on
+//! register tiles), as `hloc run --profile` does there. A root the model does not price as
 //! a library call prints `none`. Bless with `UPDATE_EXPECT=1`.
 
 use std::path::Path;
@@ -14,10 +15,11 @@ fn run_case(case: &testkit::golden::Case) -> String {
         Err(e) => panic!("line {}: input does not parse: {e}", case.line),
     };
     let mut cpu = device::load("cpu").unwrap();
-    if case.header_value("tiles") == Some("no") {
+    if let Some(tiles @ ("no" | "registers")) = case.header_value("tiles") {
         let l = cpu.library.as_mut().unwrap();
         l.half_on_tiles = false;
         l.s8_on_tiles = false;
+        l.half_on_registers = tiles == "registers";
     }
     let rules = fusion::EmitterRules::xla_cpu();
     let model = fusion::cost::CostModel::for_prediction(&cpu, &rules);

@@ -809,11 +809,19 @@ pub fn build_program_with(
         super::memory::carried::dying_init_state(&thunks, &st.buffers, &keep_apart, &read_only);
     let donated_kernels: Vec<_> = donations.iter().filter_map(|d| d.kernel).collect();
     super::memory::in_place::mark(&thunks, &mut st.kernels, &donated_kernels);
-    let shares: Vec<(BufferId, BufferId)> = accepted
+    let mut shares: Vec<(BufferId, BufferId)> = accepted
         .iter()
         .map(|c| (c.output, c.operand))
         .chain(read_only_temps.iter().copied())
         .collect();
+    // Library results over their dying operands, apart from the loop state's pairs.
+    let apart: Vec<BufferId> = (read_only.iter().chain(&dying_init))
+        .copied()
+        .chain(carried.iter().map(|k| (k.result, k.state)))
+        .flat_map(|(a, b)| [a, b])
+        .collect();
+    let library = super::memory::library_in_place::pairs(&thunks, &st.buffers, &shares, &apart);
+    shares.extend(library);
     let (assigned, in_place, dying_kept) = super::memory::steps::assign_by_steps_with(
         &thunks,
         &mut st.buffers,

@@ -218,8 +218,11 @@ pub fn read_only_state(
 }
 
 /// Entry loops' state elements started from a temporary of the entry that dies at the
-/// loop (made before it, read by nothing after it, not an output nor in `keep_apart`,
-/// the initial value of this one element only): as `(state, init)`. The state may take
+/// loop (made before it, read by nothing after it, not an output nor in `keep_apart`):
+/// as `(state, init)`. A temporary starting several elements goes to the first of them
+/// only; the others are copied from it at the loop's start, before any iteration writes
+/// the first (`gpt2_greedy_decode_loop`'s two 3 MB key and value caches both start from
+/// one broadcast of zeros, which stayed a third 3 MB beside them). The state may take
 /// the temporary's bytes, as XLA's while loops run on their operand's buffer: the copy
 /// into the state becomes a copy onto itself, and the first iteration reads the initial
 /// value where it was made (`gru_scan`'s 4 MB of stacked outputs, zeros from a
@@ -238,6 +241,7 @@ pub fn dying_init_state(
         let Thunk::While { state, init, .. } = t else {
             continue;
         };
+        let mut given = std::collections::HashSet::new();
         for (&s, &i) in state.iter().zip(init) {
             let (Some(sb), Some(ib)) = (buffers.get(s), buffers.get(i)) else {
                 continue;
@@ -251,9 +255,10 @@ pub fn dying_init_state(
                 && !keep_apart.contains(&s)
                 && !keep_apart.contains(&i)
                 && state.iter().filter(|&&x| x == s).count() == 1
-                && init.iter().filter(|&&x| x == i).count() == 1
+                && !given.contains(&i)
                 && !taken.iter().any(|&(x, y)| x == s || y == i);
             if fits {
+                given.insert(i);
                 out.push((s, i));
             }
         }
@@ -490,12 +495,14 @@ mod tests {
         let thunks = [kernel(vec![0, 6]), t, kernel(vec![2, 10])];
         let found = dying_init_state(&thunks, &bufs, &[4], &[(9, 1)]);
         assert_eq!(found, [(5, 6)]);
-        // Not when the temporary starts two elements, or has another size.
+        // A temporary starting two elements: the first takes its bytes, the second is
+        // copied from it.
         let mut twice = thunks.clone();
         if let Thunk::While { init, .. } = &mut twice[1] {
             init[1] = 6;
         }
-        assert_eq!(dying_init_state(&twice, &bufs, &[4], &[(9, 1)]), []);
+        assert_eq!(dying_init_state(&twice, &bufs, &[4], &[(9, 1)]), [(5, 6)]);
+        // Not when it has another size.
         bufs[5].bytes = 32;
         assert_eq!(dying_init_state(&thunks, &bufs, &[4], &[(9, 1)]), []);
     }

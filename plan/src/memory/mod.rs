@@ -1,8 +1,9 @@
 //! The memory planner (issue 32): dataflow values and their aliasing over the fused
 //! module, schedules costed by a heap simulation, buffer assignment into parameter,
 //! constant, output and one temp block at offsets (temporaries also inside outputs not
-//! yet written; a donated parameter's bytes taken by its output; values of loop bodies and
-//! branches by steps of their own, [`steps`]), patch matrices built again rather than kept
+//! yet written; a donated parameter's bytes taken by its output; a library call's result
+//! over its dying operand, [`library_in_place`]; values of loop bodies and branches by
+//! steps of their own, [`steps`]), patch matrices built again rather than kept
 //! ([`remat`]), the choice of schedule and streaming under a memory limit, and XLA-style
 //! dumps of the result.
 
@@ -13,6 +14,7 @@ mod dump;
 pub mod heap;
 pub mod in_place;
 pub mod in_place_order;
+pub mod library_in_place;
 pub mod limit;
 pub mod one_pointer;
 pub mod poison;

@@ -34,6 +34,13 @@ prints, per class, an earlier `--json`'s figures (its own measurement), the new 
 earlier model's prediction against the new measurement (thunks joined by program and label):
 old and new model on the same measurement.
 
+--remodel MEASURED.json prices an earlier `--json`'s measurement again with this binary's
+model: each program runs once (`--repeat 1`, no trace) for the model's figures, every thunk
+keeps the measured time (and class) the JSON holds, and the summary reads the new model
+against it; a last table sets the JSON's own model (the old one) beside the new, per kernel
+class and per measured time, over the same thunks (joined by program and label). Old and
+new model are then compared on one measurement, without timing again.
+
 --fastest measures each thunk by its fastest call (`hloc run --trace`) times its calls per
 run, not the mean: on a machine other processes keep busy, a call that waited for a core
 is the machine's load, not the kernel's time.
@@ -144,6 +151,20 @@ def profile(hloc, hlo, npz, repeat, cache, fastest=False):
     return (rows, total), None
 
 
+def remeasured(name, rows, measured):
+    """`rows` of one program (this binary's model) with the measured time, calls and class
+    of the same thunk in `measured` (an earlier --json), and that JSON's model ratio as
+    `old_ratio`; thunks it lacks (a label that changed) are left out."""
+    out = []
+    for r in rows:
+        m = measured.get((name, r["label"]))
+        if m is None or r["model_ms"] is None or m["ms"] <= 0:
+            continue
+        out.append(dict(r, ms=m["ms"], calls=m["calls"], ratio=r["model_ms"] / m["ms"],
+                        old_ratio=m["ratio"], **{"class": m["class"]}))
+    return out
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -192,6 +213,30 @@ def compare(old, new):
         print(f"{c[:34]:34} {cell(olds)} {cell(news)} {jtxt}")
 
 
+def same_measurement(rows):
+    """The old model (the measured JSON's) against the new, over the same measured thunks:
+    per kernel class, kind and measured time, count, geomean and share within 2x."""
+    groups = {"all thunks": rows, "generated kernels": [r for r in rows if r["kind"] == "kernel"]}
+    for lo, hi, title in ((0, 1e-3, "< 1 us"), (1e-3, 1e-2, "1-10 us"), (1e-2, 1e-1, "10-100 us"),
+                          (1e-1, 1e9, ">= 100 us")):
+        groups[f"kernels, measured {title}"] = [r for r in rows if r["kind"] == "kernel"
+                                                and lo <= r["ms"] < hi]
+    for k in ("gemm", "library", "streamed"):
+        groups[k] = [r for r in rows if r["kind"] == k]
+    for c in sorted({r["class"] for r in rows if r["kind"] == "kernel"}):
+        groups[c] = [r for r in rows if r["class"] == c]
+    print()
+    print(f"{'same measurement':34} {'count':>6} {'old gm':>7} {'old<=2x':>7} {'new gm':>7} "
+          f"{'new<=2x':>7}")
+    for title, rs in groups.items():
+        if not rs:
+            continue
+        old = [r["old_ratio"] for r in rs]
+        new = [r["ratio"] for r in rs]
+        print(f"{title[:34]:34} {len(rs):>6} {geomean(old):>7.3g} {within(old, 2):>6.0f}% "
+              f"{geomean(new):>7.3g} {within(new, 2):>6.0f}%")
+
+
 def programs(corpus, names, group):
     """(name, hlo path, npz path, group) of each program to run."""
     out = []
@@ -237,6 +282,9 @@ def main():
                     "rarely every one")
     ap.add_argument("--compare", metavar="OLD_JSON",
                     help="per class: an earlier --json's figures against this run's")
+    ap.add_argument("--remodel", metavar="MEASURED_JSON",
+                    help="price an earlier --json's measured thunks with this binary's model "
+                    "(each program run once, not timed again); old and new model side by side")
     a = ap.parse_args()
 
     names = [l.split("\t")[0] for l in open(os.path.join(a.corpus, "MANIFEST.tsv")).read().splitlines()[1:]]
@@ -249,6 +297,12 @@ def main():
     if a.scaled_dir:
         ensure_scaled(a.scaled_dir, a.jax_python)
         todo += programs(a.scaled_dir, SCALED, "scaled")
+    measured = None
+    if a.remodel:
+        measured = {(r["program"], r["label"]): r for r in json.load(open(a.remodel))}
+        held = {r[0] for r in measured}
+        todo = [t for t in todo if t[0] in held]
+        a.repeat, a.fastest, a.kernel_classes = 1, False, None
     if a.programs:
         wanted = set(a.programs.split(","))
         todo = [t for t in todo if t[0] in wanted]
@@ -271,8 +325,12 @@ def main():
                 print(f"{name:30} hloc: {err}")
                 continue
             rows, total = got
+            if measured is not None:
+                rows = remeasured(name, rows, measured)
             both = [r for r in rows if r["ratio"]]
             for r in both:
+                if "class" in r:
+                    continue
                 k = classifier.kernel_class(name, hlo, r["label"]) if classifier else None
                 r["class"] = k or thunk_class(r["label"])
 
@@ -323,6 +381,8 @@ def main():
                         "ms": r["ms"], "calls": r["calls"], "model_ms": r["model_ms"],
                         "ratio": r["ratio"], "roof": r["roof"]}
                        for g in pooled.values() for n, r in g], f, indent=0)
+    if measured is not None:
+        same_measurement([r for g in pooled.values() for _, r in g])
     if a.compare:
         new = [dict(r, program=n) for g in pooled.values() for n, r in g]
         compare(json.load(open(a.compare)), new)

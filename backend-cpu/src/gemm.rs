@@ -26,11 +26,11 @@ use crate::thin_gemm::{self, Part};
 pub fn gemm_tiles() -> GemmTiles {
     #[cfg(target_arch = "x86_64")]
     {
-        let half = crate::gemm_amx::path();
+        let half = crate::gemm_path::path();
         GemmTiles {
-            half: half == crate::gemm_amx::Path::Amx,
-            half_registers: half == crate::gemm_amx::Path::Avx512Bf16,
-            s8: crate::gemm_amx::s8_on_tiles(),
+            half: half == crate::gemm_path::Path::Amx,
+            half_registers: half == crate::gemm_path::Path::Avx512Bf16,
+            s8: crate::gemm_path::s8_on_tiles(),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -6,7 +6,7 @@
 //! Written as `asm!` because the AMX intrinsics and the `amx-*` target features are not
 //! stable in Rust (`x86_amx_intrinsics`, rust-lang/rust#126622); the assembler takes the
 //! instructions without a target feature, and the caller runs them only where CPUID says
-//! the CPU has them and the kernel granted the tile data (`gemm_amx::available`).
+//! the CPU has them and the kernel granted the tile data (`gemm_path::path`, `gemm_path::s8_on_tiles`).
 //!
 //! Tiles (palette 1, eight of 16 rows x 64 bytes): `tmm0..tmm3` accumulate a 2 x 2 block of
 //! 16 x 16 `f32` results, `tmm4`/`tmm5` hold two 16 x 32 `bf16` lhs tiles (rows of the
@@ -81,7 +81,7 @@ impl Tiles {
     ///
     /// # Safety
     /// The CPU has AMX-TILE and AMX-BF16 and the kernel granted this process the tile
-    /// data (`gemm_amx::available`).
+    /// data (`gemm_path::path`, `gemm_path::s8_on_tiles`).
     pub(crate) unsafe fn configure() -> Tiles {
         let cfg = &CONFIG;
         // SAFETY: the caller's contract: `ldtilecfg` exists and may run; the 64 bytes are

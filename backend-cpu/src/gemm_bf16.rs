@@ -61,7 +61,7 @@ fn take_pairs(slot: usize, len: usize) -> Vec<u32> {
 }
 
 /// Runs GEMM `s` on AVX512-BF16 when both its operands are `bf16` and this process's
-/// path is [`crate::gemm_amx::Path::Avx512Bf16`]; `false` (nothing written) otherwise.
+/// path is [`crate::gemm_path::Path::Avx512Bf16`]; `false` (nothing written) otherwise.
 ///
 /// # Safety
 /// As `gemm::gemm`'s: the pointers hold the operands and the result with the layouts the
@@ -77,7 +77,7 @@ pub(crate) unsafe fn gemm(
             s.out_ty,
             ScalarType::F32 | ScalarType::BF16 | ScalarType::F16
         )
-        && crate::gemm_amx::path() == crate::gemm_amx::Path::Avx512Bf16;
+        && crate::gemm_path::path() == crate::gemm_path::Path::Avx512Bf16;
     if runs {
         // SAFETY: the caller's contract; the path is chosen only where the CPU has
         // AVX512-BF16.

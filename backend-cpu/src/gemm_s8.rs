@@ -360,7 +360,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn products_on_the_tiles_match_wrapping_sums() {
-        if !gemm_amx::s8_on_tiles() {
+        if !crate::gemm_path::s8_on_tiles() {
             eprintln!("no AMX-INT8 tiles here: the portable kernel runs these products");
             return;
         }

@@ -28,6 +28,8 @@ mod gemm;
 #[cfg(target_arch = "x86_64")]
 mod gemm_amx;
 #[cfg(target_arch = "x86_64")]
+mod gemm_amx_geometry;
+#[cfg(target_arch = "x86_64")]
 mod gemm_amx_pack;
 #[cfg(target_arch = "x86_64")]
 mod gemm_amx_pack_s8;
@@ -39,6 +41,8 @@ mod gemm_bf16;
 mod gemm_bf16_tile;
 mod gemm_half;
 mod gemm_lhs_pack;
+#[cfg(target_arch = "x86_64")]
+mod gemm_path;
 mod gemm_s8;
 #[cfg(target_arch = "x86_64")]
 mod gemm_s8_avx2;

@@ -127,6 +127,7 @@ pub(crate) mod common;
 pub(crate) mod erf;
 pub(crate) mod exp_log;
 pub(crate) mod pow;
+mod select;
 pub(crate) mod shared;
 pub(crate) mod trig;
 
@@ -174,14 +175,12 @@ pub const VECMATH: &str = vecmath_c!();
 /// [`VECMATH`] for a translation unit whose kernels call the functions for which
 /// `calls(name)` holds: the trigonometric functions' entry points are compiled whether
 /// called or not (their vector entries are reached only through the vector function
-/// ABI's names, which the C compiler cannot see), so a unit gets only those it calls.
+/// ABI's names, which the C compiler cannot see), so a unit gets only those it calls; and
+/// of the functions, only the parts that define what it calls ([`select`]).
 pub fn vecmath_for(calls: impl Fn(&str) -> bool) -> String {
-    let entries = trig::trig_entries_c!();
-    let mut out = String::from(&VECMATH[..VECMATH.len() - entries.len()]);
-    for (name, line) in trig::entries() {
-        if calls(name) {
-            out.push_str(line);
-        }
-    }
-    out
+    let entries: String = trig::entries()
+        .filter(|(name, _)| calls(name))
+        .map(|(_, line)| line)
+        .collect();
+    select::needed_text(&calls, &entries) + &entries
 }

@@ -217,9 +217,9 @@ pub fn read_only_state(
     out
 }
 
-/// Entry loops' state elements started from a temporary of the entry that dies at the
-/// loop (made before it, read by nothing after it, not an output nor in `keep_apart`):
-/// as `(state, init)`. A temporary starting several elements goes to the first of them
+/// Loops' state elements started from a temporary that dies at the loop (made before
+/// it, read by nothing after it, not an output nor in `keep_apart`): as `(state, init)`;
+/// entry loops by the builder's indices, loops in bodies and branches by their steps. A temporary starting several elements goes to the first of them
 /// only; the others are copied from it at the loop's start, before any iteration writes
 /// the first (`gpt2_greedy_decode_loop`'s two 3 MB key and value caches both start from
 /// one broadcast of zeros, which stayed a third 3 MB beside them). The state may take
@@ -248,6 +248,40 @@ pub fn dying_init_state(
             };
             let fits = ib.defined_at.is_some_and(|d| d < at)
                 && ib.last_use == Some(at)
+                && ib.allocation == usize::MAX
+                && sb.allocation == usize::MAX
+                && sb.bytes == ib.bytes
+                && s != i
+                && !keep_apart.contains(&s)
+                && !keep_apart.contains(&i)
+                && state.iter().filter(|&&x| x == s).count() == 1
+                && !given.contains(&i)
+                && !taken.iter().any(|&(x, y)| x == s || y == i);
+            if fits {
+                given.insert(i);
+                out.push((s, i));
+            }
+        }
+    }
+    // Loops in loop bodies and branches, by their own steps: the temporary is first
+    // named before the loop's start and last at it (a value of the enclosing body made
+    // for this loop alone; the enclosing loop's state lives to its end, so never
+    // qualifies). `neural_odeint_adjoint_grad`'s inner solver loops started their state
+    // from a fresh 1.2 MB and 0.8 MB copy each.
+    let steps = super::steps::live_steps(thunks, buffers);
+    for (at, t) in super::steps::nested_loops(thunks) {
+        let Thunk::While { state, init, .. } = t else {
+            continue;
+        };
+        let mut given = std::collections::HashSet::new();
+        for (&s, &i) in state.iter().zip(init) {
+            let (Some(sb), Some(ib), Some(&(Some(d), Some(l)))) =
+                (buffers.get(s), buffers.get(i), steps.get(i))
+            else {
+                continue;
+            };
+            let fits = d < at
+                && l == at
                 && ib.allocation == usize::MAX
                 && sb.allocation == usize::MAX
                 && sb.bytes == ib.bytes

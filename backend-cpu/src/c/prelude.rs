@@ -472,3 +472,145 @@ fn c_int(t: &str) -> &'static str {
         _ => "uint64_t",
     }
 }
+
+#[cfg(test)]
+mod header_tests {
+    use super::super::headers::{DECLARATIONS, REPLACED_INCLUDES};
+    use std::process::Command;
+
+    /// A C function per declared name and macro, called the way the printer calls them.
+    fn uses_of_everything() -> String {
+        let one = [
+            "acos",
+            "asin",
+            "atan",
+            "cos",
+            "sin",
+            "tan",
+            "acosh",
+            "asinh",
+            "atanh",
+            "cosh",
+            "sinh",
+            "tanh",
+            "exp",
+            "exp2",
+            "expm1",
+            "log",
+            "log10",
+            "log1p",
+            "log2",
+            "logb",
+            "cbrt",
+            "fabs",
+            "sqrt",
+            "erf",
+            "erfc",
+            "lgamma",
+            "tgamma",
+            "ceil",
+            "floor",
+            "nearbyint",
+            "rint",
+            "round",
+            "trunc",
+        ];
+        let two = [
+            "atan2",
+            "hypot",
+            "pow",
+            "fmod",
+            "remainder",
+            "copysign",
+            "nextafter",
+            "fdim",
+            "fmax",
+            "fmin",
+        ];
+        let mut c = String::new();
+        for (t, s) in [("double", ""), ("float", "f")] {
+            for f in one {
+                c += &format!("{t} u_{f}{s}({t} x) {{ return {f}{s}(x); }}\n");
+            }
+            for f in two {
+                c += &format!("{t} u_{f}{s}({t} x, {t} y) {{ return {f}{s}(x, y); }}\n");
+            }
+            c += &format!(
+                "{t} u_misc{s}({t} x, int *e, {t} *ip) {{ return fma{s}(x, x, ldexp{s}(x, 3)) \
+                 + frexp{s}(x, e) + scalbn{s}(x, 2) + ilogb{s}(x) + lrint{s}(x) + llrint{s}(x) \
+                 + lround{s}(x) + llround{s}(x) + modf{s}(x, ip); }}\n\
+                 int u_class{s}({t} x) {{ return isnan(x) + isinf(x) + isfinite(x) + \
+                 signbit(x) + (x == NAN) + (x < INFINITY) + (x < HUGE_VAL) + (x < HUGE_VALF); }}\n"
+            );
+        }
+        c += "void u_mem(void *a, const void *b, hloc_size_t n) { memcpy(a, b, n); \
+              memmove(a, b, n); memset(a, memcmp(a, b, n), n); }\n";
+        for t in ["int8_t", "int16_t", "int32_t", "int64_t", "intptr_t"] {
+            let u = format!("u{t}");
+            let lim = t.trim_end_matches("_t").to_uppercase();
+            if t == "intptr_t" {
+                c += &format!("{u} u_{t}({t} x) {{ return ({u})x + (uintptr_t)INT64_C(7); }}\n");
+                continue;
+            }
+            c += &format!(
+                "int64_t u_{t}({t} x, {u} y) {{ return (int64_t)(x < {lim}_MIN) + (x > {lim}_MAX) \
+                 + (y == U{lim}_MAX) + (int64_t)(UINT64_C(3) * y) + INT64_C(-5) * x; }}\n"
+            );
+        }
+        c
+    }
+
+    /// The declarations (`super::headers`) replace the includes in every unit.
+    #[test]
+    fn the_base_prelude_has_the_includes_replaced() {
+        assert!(super::BASE_PRELUDE.contains(REPLACED_INCLUDES));
+        let p = super::prelude_for(["hloc_f16_to_f32( hloc_vexp_f32("].into_iter());
+        assert!(!p.contains("#include"), "{p}");
+        assert!(p.contains(DECLARATIONS));
+    }
+
+    /// The declarations compile, warning-free, to the same code as the system headers'
+    /// (gcc's assembly compared, the source file's name aside).
+    #[test]
+    fn declarations_compile_as_the_system_headers_do() {
+        let cc = crate::cc::compiler();
+        let dir = std::env::temp_dir().join(format!("hloc-headers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = uses_of_everything();
+        let headers = "typedef __SIZE_TYPE__ hloc_size_t;\n";
+        let mut asm = Vec::new();
+        for (name, top) in [
+            ("system", format!("{}{headers}", super::BASE_PRELUDE)),
+            (
+                "declared",
+                super::BASE_PRELUDE.replacen(REPLACED_INCLUDES, DECLARATIONS, 1),
+            ),
+        ] {
+            let src = dir.join(format!("{name}.c"));
+            std::fs::write(&src, format!("{top}\n{body}")).unwrap();
+            let out = dir.join(format!("{name}.s"));
+            let flags = crate::cc::FLAGS.iter().filter(|f| **f != "-shared");
+            let r = Command::new(&cc)
+                .args(flags)
+                .args(["-Wall", "-Werror", "-Wno-unused-function", "-S", "-o"])
+                .arg(&out)
+                .arg(&src)
+                .output()
+                .expect("runs the C compiler");
+            assert!(
+                r.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+            let s = std::fs::read_to_string(&out).unwrap();
+            asm.push(
+                s.lines()
+                    .filter(|l| !l.trim_start().starts_with(".file"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        assert!(asm[0] == asm[1], "the assembly differs");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

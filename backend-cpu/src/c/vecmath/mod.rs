@@ -184,3 +184,49 @@ pub fn vecmath_for(calls: impl Fn(&str) -> bool) -> String {
         .collect();
     select::needed_text(&calls, &entries) + &entries
 }
+
+#[cfg(test)]
+mod select_tests {
+    use super::select::{needed_text, parts};
+
+    #[test]
+    fn the_parts_are_vecmath_in_order() {
+        let all: String = parts().concat();
+        let entries = super::trig::trig_entries_c!();
+        assert_eq!(format!("{all}{entries}"), super::VECMATH);
+    }
+
+    #[test]
+    fn a_unit_gets_what_it_calls_and_what_that_needs() {
+        let only = |called: &[&str]| {
+            let called: Vec<String> = called.iter().map(|s| s.to_string()).collect();
+            needed_text(&|n| called.iter().any(|c| c == n), "")
+        };
+        let exp = only(&["hloc_vexp_f32"]);
+        assert!(exp.contains("hloc_vexp_f32("), "exp's own part");
+        assert!(exp.starts_with(parts()[0]), "the helpers first");
+        for other in [
+            "hloc_vpow_f32(",
+            "hloc_vatan2_f32(",
+            "hloc_vcbrt_f32(",
+            "hloc_vm_sin_f64(",
+        ] {
+            assert!(!exp.contains(other), "{other} with exp only");
+        }
+        // pow is built on exp and log: their part comes along, before it.
+        let pow = only(&["hloc_vpow_f64"]);
+        let (at_exp, at_pow) = (
+            pow.find(parts()[1]).expect("exp/log part"),
+            pow.find(parts()[6]).expect("pow part"),
+        );
+        assert!(at_exp < at_pow);
+        // Nothing called: the helpers alone.
+        assert_eq!(only(&[]), parts()[0]);
+        // An entry line names the trigonometric part's functions.
+        let sin_entry = super::trig::entries()
+            .find(|(n, _)| *n == "hloc_vsin_f64")
+            .map(|(_, l)| l)
+            .expect("sin's entry line");
+        assert!(needed_text(&|_| false, sin_entry).contains(parts()[3]));
+    }
+}

@@ -107,12 +107,14 @@ pub const SCALAR_RECOMPUTE_SLOWDOWN: f64 = 128.0;
 /// `--profile` times it: the kernel's call on the calling thread (or its blocks handed to
 /// the pool and back) with its arguments bound, its code and operands cold. The profile
 /// does not time the thunk's dispatch around it, which the description's `launch_s`
-/// (1.5 us) also prices for the fusion passes. Fitted on the fastest calls of the 92
-/// fresh programs (`tools/model_vs_measured.py --fastest`, load 7): kernels of a few
-/// elements outside loops took 0.28-1.36 us a call (10th to 90th percentile), median 0.65;
-/// over all 6250 kernel thunks, 0.65-1.0 us put the most within 2x of their measurement
-/// (69% at 0.8 against 58% at 1.5, with [`WARM_CALL_S`] in loops).
-pub const PROFILED_CALL_S: f64 = 0.8e-6;
+/// (1.5 us) also prices for the fusion passes. Fitted on a microbenchmark (session 56): 32
+/// distinct kernels of 64 elements (a multiply and an exp, tanh or sine each), each after a
+/// kernel sweeping 16 MiB that leaves the caches as a real program's large kernels leave
+/// them: fastest calls 0.30-0.56 us (10th to 90th percentile), median 0.35; the same
+/// kernels one after another, caches warm, 0.06. Session 55 fitted 0.8 on the fresh
+/// programs' own thunks (their small kernels' cold reads, priced now in
+/// [`CostModel::work_as_run`], included).
+pub const PROFILED_CALL_S: f64 = 0.35e-6;
 
 /// Seconds of one call of a generated kernel that a loop calls again and again, beyond
 /// its work: its code, its arguments and its small operands stay in cache from the last
@@ -129,6 +131,37 @@ pub const WARM_CALL_S: f64 = 40e-9;
 /// took ~50 us in two parts, 16-21 on one thread). XLA:CPU's Eigen contractions pick one
 /// thread for small products too.
 pub const GEMM_ONE_THREAD_MULTIPLY_ADDS: f64 = (1u64 << 20) as f64;
+
+/// Elements (the largest buffer a kernel reads or writes) below which the CPU runtime runs a
+/// kernel's whole grid on the calling thread: backend-cpu's `launch::PARALLEL_MIN_ELEMENTS`
+/// (mirrored here as [`GEMM_ONE_THREAD_MULTIPLY_ADDS`] mirrors the GEMM's threshold; the
+/// fusion crate does not depend on the backend).
+pub const PARALLEL_MIN_ELEMENTS: i64 = 1 << 17;
+
+/// Whether the CPU runtime runs a kernel of `blocks` blocks touching `elements` elements on
+/// the calling thread alone (backend-cpu's `launch::runs_on_one_thread` with a pool of more
+/// than one thread): one block, or too few elements to pay for waking the pool.
+pub fn runs_on_one_thread(blocks: i64, elements: i64) -> bool {
+    blocks <= 1 || elements < PARALLEL_MIN_ELEMENTS
+}
+
+/// Bytes per second a CPU kernel that a loop calls again and again moves where its bytes
+/// fit in L2: the last iteration left them there. Measured on a microbenchmark (a `while`
+/// of 100 iterations whose body computes `x * 0.5 + y` over `n` `f32` elements, fastest of
+/// 500 calls): 246, 317, 277 and 280 GB/s for n = 1024 to 65536 (one thread, 12-768 KiB),
+/// 210 GB/s at 131072 (1.5 MiB, both cores); the description's `l2_bytes_per_s` (55 GB/s,
+/// a level reached cold) priced them 4-5x over, and the fresh programs' loop kernels of
+/// 1-10 us (elementwise updates of recurrent state) read 1.7x over.
+pub const WARM_CACHE_BYTES_PER_S: f64 = 250e9;
+
+/// How the runtime runs one kernel call, for [`CostModel::work_as_run`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    /// On the calling thread alone ([`runs_on_one_thread`]).
+    pub one_thread: bool,
+    /// Called by a loop again and again (its operands left in cache by the last call).
+    pub warm: bool,
+}
 
 /// The cost model of one device and the code generator that emits its kernels.
 #[derive(Clone, Debug)]
@@ -290,8 +323,8 @@ impl CostModel<'_> {
             c.compute_s += t.seconds - t.flops / rate;
         }
         if d.kind == DeviceKind::Cpu && self.prices_loop_order {
-            if let Some(s) = self.bf16_roundings(info, ev) {
-                // Every `bf16` op rounds its result back from `f32`.
+            if let Some(s) = self.half_roundings(info, ev) {
+                // Every `bf16` and `f16` op rounds its result back from `f32`.
                 c.compute_s += s;
             }
         }
@@ -331,6 +364,43 @@ impl CostModel<'_> {
             seconds += steps * chain.seconds_per_step(self.device)? / units;
         }
         (flops > 0.0).then_some((flops, seconds))
+    }
+
+    /// Seconds of `c`'s work (without its call) as the runtime runs the kernel: `run` says
+    /// on how many threads and whether a loop calls it again and again.
+    /// - On the calling thread ([`runs_on_one_thread`]) its compute runs on one core, not
+    ///   shared by the device's units as [`CostModel::kernel`] prices it (every compute
+    ///   term there is divided by the units). Measured (fastest calls, 104 fresh programs,
+    ///   session 56): kernels on the calling thread of 30-100 us read 0.64 of their
+    ///   measurement with the compute shared, those split over the cores 1.06.
+    /// - Called by a loop, a kernel whose bytes fit in L2 finds them there, written or read
+    ///   by the last iteration on the same core: they move at [`WARM_CACHE_BYTES_PER_S`],
+    ///   not at the rate of a level first reached cold (the description's `l2_bytes_per_s`).
+    /// - Called once among other kernels, its inputs come from L2 at best: the kernels
+    ///   between its producers and it (and between runs) sweep the 48 KiB of L1 that
+    ///   [`CostModel::kernel`] prices a small input's first read from. Microbenchmark
+    ///   (session 56; each kernel `z + z` over a cold row after a kernel sweeping 16 MiB,
+    ///   one thread, median of 16 kernels' fastest calls): 1024 elements 0.60 us, 4096
+    ///   0.94 us; priced from L1 with the call 0.44 and 0.69 (0.42 and 0.65 from L2). From
+    ///   L3 at best (0.51 and 1.0 there) the fresh programs' kernels of 2^14-2^17 elements,
+    ///   most of whose inputs the kernel before had just written, read 1.5-4x over.
+    pub fn work_as_run(&self, c: &KernelCost, run: Run) -> f64 {
+        let units = f64::from(self.device.compute.units.max(1));
+        let compute = if run.one_thread {
+            c.compute_s * units
+        } else {
+            c.compute_s
+        };
+        let bytes = c.bytes();
+        let cache = &self.device.cache;
+        let memory = if run.warm && bytes <= cache.l2_bytes as f64 {
+            c.memory_s.min(bytes / WARM_CACHE_BYTES_PER_S)
+        } else if !run.warm && cache.l2_bytes_per_s > 0.0 {
+            c.memory_s.max(c.bytes_read / cache.l2_bytes_per_s)
+        } else {
+            c.memory_s
+        };
+        memory.max(compute)
     }
 
     /// The cost of running `kernels` (each `(members, roots)`) one after another.

@@ -61,27 +61,49 @@ impl CostModel<'_> {
 /// flops: the code generator computes it in `f32` and rounds the result back to `bf16` at
 /// every op, as HLO's semantics require (`hloc_f32_to_bf16`: a NaN test, a
 /// round-to-nearest-even add, a shift, and the widening of each operand), integer work on
-/// 16-bit lanes that the flops table does not count. Measured (fastest calls, load 7): the
-/// tanh-GELU kernels of mixer_bf16_forward, gpt_bf16_forward, moe_top2_bf16 and
-/// transformer_adamw_bf16_step (10 `bf16` ops and a `tanh` per element, 0.26-1.6 M
-/// elements on two cores) took 1.7-2.3 ns per element, 3.5-4.6 ns per core, ~0.4 ns per op
-/// beyond the `tanh`; the model without this read 0.12-0.16 of them.
-pub const BF16_ROUNDING_S: f64 = 0.35e-9;
+/// 16-bit lanes that the flops table does not count. Measured on a microbenchmark of chains
+/// of 2, 8 and 16 `add`/`multiply` ops over 65536 elements (one thread, fastest of 20
+/// calls, session 56): 0.085, 0.13 and 0.16 ns per op per element (`f32` chains 0.08 ns per
+/// element in all). Session 55 fitted 0.35 ns on the fresh programs' tanh-GELU kernels, a
+/// figure that took in whatever else those kernels spend (their `tanh` widened from `bf16`).
+pub const BF16_ROUNDING_S: f64 = 0.15e-9;
+
+/// Seconds per element per core an `f16` elementwise op of a CPU kernel takes beyond its
+/// flops: as for `bf16` ([`BF16_ROUNDING_S`]) the op computes in `f32` and rounds back at
+/// every op, but an `f16` conversion has no shortcut (`hloc_f16_to_f32` and
+/// `hloc_f32_to_f16` select among subnormal, normal and inf/NaN forms computed side by
+/// side so that gcc vectorizes them: a dozen integer ops each way). Measured on a
+/// microbenchmark of chains of 2, 8 and 16 `add`/`multiply` ops over 65536 elements (one
+/// thread, fastest of 20 calls; `f32` chains of the same length 0.08 ns per element in
+/// all): 0.38, 0.41 and 0.42 ns per op per element. The model without this priced the
+/// tanh-GELU and layer-norm kernels of f16_bert_encoder_inference at 0.06 of their
+/// measurement.
+pub const F16_ROUNDING_S: f64 = 0.4e-9;
+
+/// Seconds per element per core a CPU kernel's elementwise op of element type `ty` spends
+/// rounding its `f32` result back to `ty`, beyond its flops: `bf16` and `f16` only.
+pub fn rounding_s(ty: Option<ElementType>) -> Option<f64> {
+    match ty {
+        Some(ElementType::BF16) => Some(BF16_ROUNDING_S),
+        Some(ElementType::F16) => Some(F16_ROUNDING_S),
+        _ => None,
+    }
+}
 
 impl CostModel<'_> {
-    /// The seconds a kernel's `bf16` elementwise members spend rounding ([`BF16_ROUNDING_S`]
-    /// per evaluation, the units sharing them), from its evaluation `ev`; `None` where it
-    /// has none.
-    pub fn bf16_roundings(&self, info: &CompInfo, ev: &Evaluation) -> Option<f64> {
+    /// The seconds a kernel's `bf16` and `f16` elementwise members spend rounding
+    /// ([`rounding_s`] per evaluation, the units sharing them), from its evaluation `ev`;
+    /// `None` where it has none.
+    pub fn half_roundings(&self, info: &CompInfo, ev: &Evaluation) -> Option<f64> {
         let units = f64::from(self.device.compute.units.max(1));
         let mut seconds = 0.0;
         for (&m, &e) in &ev.evals {
             let Some(op) = info.op(m) else { continue };
-            if op.element_type == Some(ElementType::BF16)
-                && op.class == OpClass::Loop
-                && op.opcode.is_elementwise()
-            {
-                seconds += e * BF16_ROUNDING_S / units;
+            if op.class != OpClass::Loop || !op.opcode.is_elementwise() {
+                continue;
+            }
+            if let Some(s) = rounding_s(op.element_type) {
+                seconds += e * s / units;
             }
         }
         (seconds > 0.0).then_some(seconds)

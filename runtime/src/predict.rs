@@ -237,7 +237,7 @@ impl Context<'_> {
                 }
                 other => {
                     let label = plan::profile_label(self.program, other);
-                    let s = self.thunk_seconds(other);
+                    let s = self.thunk_seconds(other, true, in_loop);
                     let s = if in_loop {
                         s.map(|s| warm_call(s, other, &self.model))
                     } else {
@@ -255,10 +255,15 @@ impl Context<'_> {
         self.names.instruction(self.program, t)
     }
 
-    /// Modelled and roofline seconds of one call of `t`.
-    fn thunk_seconds(&mut self, t: &Thunk) -> Option<Seconds> {
+    /// Modelled and roofline seconds of one call of `t`; `alone` where the runtime calls
+    /// it as a thunk of its own (not a streamed GEMM's producer), `in_loop` where a loop
+    /// calls it.
+    fn thunk_seconds(&mut self, t: &Thunk, alone: bool, in_loop: bool) -> Option<Seconds> {
         if let Thunk::StreamedGemm { producer, gemm, .. } = t {
-            let (p, g) = (self.thunk_seconds(producer)?, self.thunk_seconds(gemm)?);
+            let (p, g) = (
+                self.thunk_seconds(producer, false, in_loop)?,
+                self.thunk_seconds(gemm, false, in_loop)?,
+            );
             return Some(Seconds {
                 model: p.model + g.model,
                 roofline: p.roofline + g.roofline,
@@ -300,8 +305,22 @@ impl Context<'_> {
         let cost = self.model.kernel(info, &members, &roots);
         let contraction = contraction_type(module, info_comp, &members);
         let share = block_share(self.program, t);
+        // A kernel small enough runs on the calling thread (not a streamed GEMM's
+        // producer, whose blocks run on every core); one in a loop finds its bytes warm.
+        let work = match t {
+            Thunk::Kernel {
+                blocks, elements, ..
+            } if alone => self.model.work_as_run(
+                &cost,
+                fusion::cost::Run {
+                    one_thread: fusion::cost::runs_on_one_thread(*blocks, *elements),
+                    warm: in_loop,
+                },
+            ),
+            _ => cost.time_s - cost.launch_s,
+        };
         cost.time_s.is_finite().then(|| Seconds {
-            model: (cost.time_s - cost.launch_s) * share + cost.launch_s,
+            model: work * share + cost.launch_s,
             roofline: share
                 * roofline_seconds(
                     device,
@@ -455,8 +474,15 @@ mod tests {
                     "{roof:?} {want}"
                 );
             }
-            // A fusion's prediction is the model's cost of its fused computation.
-            if let Thunk::Kernel { kernel, .. } = t {
+            // A fusion's prediction is the model's cost of its fused computation, as the
+            // runtime runs it (on the calling thread where it is small; called once).
+            if let Thunk::Kernel {
+                kernel,
+                blocks,
+                elements,
+                ..
+            } = t
+            {
                 let name = &plan.program.kernels[*kernel].name;
                 let Some(fusion) = plan
                     .module
@@ -471,7 +497,12 @@ mod tests {
                 };
                 let (members, roots) = computation_kernel(&plan.module, fusion).unwrap();
                 let info = CompInfo::new(&plan.module, fusion);
-                let want = model.kernel(&info, &members, &roots).time_s;
+                let c = model.kernel(&info, &members, &roots);
+                let run = fusion::cost::Run {
+                    one_thread: fusion::cost::runs_on_one_thread(*blocks, *elements),
+                    warm: false,
+                };
+                let want = model.work_as_run(&c, run) + c.launch_s;
                 assert_eq!(pred.seconds_per_call(&label), Some(want), "{label}");
                 fusions += 1;
             }

@@ -468,7 +468,7 @@ fn the_prediction_prices_a_call_as_the_profile_times_it() {
 #[test]
 fn every_bf16_op_rounds_its_result() {
     // Two bf16 ops per element: their flops at the vector rate (2 x 96 GFLOP/s), and for
-    // the prediction each one's rounding back from f32 (0.35 ns per element per core).
+    // the prediction each one's rounding back from f32 (BF16_ROUNDING_S per element per core).
     let text = "HloModule m\nENTRY e {\n  p = bf16[1024,1024] parameter(0)\n  a = bf16[1024,1024] add(p, p)\n  ROOT m = bf16[1024,1024] multiply(a, a)\n}";
     let n = 1024.0 * 1024.0;
     let flops_s = 2.0 * n / 192e9;

@@ -2,6 +2,7 @@
 
 mod corpus;
 mod cost;
+mod cost_golden;
 mod cost_library;
 mod explain;
 mod golden;

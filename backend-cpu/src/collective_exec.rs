@@ -282,22 +282,41 @@ fn complete_into(
         }
         recv.resize(post.recv_bytes, 0);
         let received = comm.finish(post.ticket, recv)?;
-        let mut write = |k: usize, data: &[u8]| -> Result<(), BackendError> {
-            let spec = outputs
-                .get(k)
-                .ok_or_else(|| internal(c, "no such result"))?;
-            if data.len() != bytes_of(spec) {
-                return Err(internal(c, "a result of another size than received"));
-            }
-            mem[p.buffers[spec.buffer].allocation].write(data)
-        };
-        let results =
-            collective_pack::results(&post.unpack, recv, received).map_err(|e| internal(c, &e))?;
-        for (k, data) in results {
-            write(k, &data)?;
-        }
+        let mut outs = results_memory(p, c, outputs, mem)?;
+        collective_pack::unpack_into(&post.unpack, recv, received, &mut outs)
+            .map_err(|e| internal(c, &e))?;
     }
     Ok(())
+}
+
+/// The writable memory of each of the step's results (`outputs[k]`'s bytes at `k`); two
+/// results in one allocation are an error (results defined together live together).
+fn results_memory<'m>(
+    p: &Program,
+    c: &Collective,
+    outputs: &[ArraySpec],
+    mem: &'m mut [Memory<'_>],
+) -> Result<Vec<Option<&'m mut [u8]>>, BackendError> {
+    let allocations: Vec<usize> = outputs
+        .iter()
+        .map(|s| p.buffers[s.buffer].allocation)
+        .collect();
+    let mut outs: Vec<Option<&'m mut [u8]>> = (0..outputs.len()).map(|_| None).collect();
+    for (a, m) in mem.iter_mut().enumerate() {
+        let mut ks = (0..outputs.len()).filter(|&k| allocations[k] == a);
+        let Some(k) = ks.next() else {
+            continue;
+        };
+        if ks.next().is_some() {
+            return Err(internal(c, "two results in one allocation"));
+        }
+        outs[k] = Some(
+            m.bytes_mut()
+                .and_then(|b| b.get_mut(..bytes_of(&outputs[k])))
+                .ok_or_else(|| internal(c, "a result in read-only or short memory"))?,
+        );
+    }
+    Ok(outs)
 }
 
 /// The result an exchange's received bytes are, whole and as they lie (a one-operand

@@ -114,6 +114,16 @@ fn by_type(operands: &[(&ArraySpec, &[u8])]) -> Vec<(ScalarType, Vec<usize>)> {
     groups
 }
 
+/// `pieces` one after another, each copied whole (a byte-wise `flat_map` copy was a tenth
+/// of a 4-device train step's samples, joining its combined gradient all-reduce).
+fn joined<'b>(pieces: impl Iterator<Item = &'b [u8]> + Clone) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pieces.clone().map(<[u8]>::len).sum());
+    for p in pieces {
+        out.extend_from_slice(p);
+    }
+    out
+}
+
 /// The messages of collective `kind` over a group of `members` for this device's
 /// `operands` (each with its bytes).
 pub(crate) fn messages<'a>(
@@ -134,7 +144,7 @@ pub(crate) fn messages<'a>(
                 }
                 let send = match ks[..] {
                     [k] => Cow::Borrowed(operands[k].1),
-                    _ => Cow::Owned(ks.iter().flat_map(|&k| operands[k].1).copied().collect()),
+                    _ => Cow::Owned(joined(ks.iter().map(|&k| operands[k].1))),
                 };
                 let op = CommOp::AllReduce {
                     reducer: *reducer,
@@ -226,11 +236,7 @@ pub(crate) fn messages<'a>(
             if operands.len() != members {
                 return Err("a tuple all-to-all needs one operand per member".into());
             }
-            let send: Vec<u8> = operands
-                .iter()
-                .flat_map(|(_, b)| b.iter())
-                .copied()
-                .collect();
+            let send = joined(operands.iter().map(|(_, b)| *b));
             let n = send.len();
             Ok(vec![Message {
                 op: CommOp::AllToAll,
@@ -279,17 +285,33 @@ pub(crate) fn messages<'a>(
     }
 }
 
-/// A result's index and its bytes.
-pub(crate) type Placed<'r> = (usize, Cow<'r, [u8]>);
+/// The results (index, bytes) a message of `recv_len` received bytes unpacks into.
+pub(crate) fn result_sizes(unpack: &Unpack, recv_len: usize) -> Vec<(usize, usize)> {
+    match unpack {
+        Unpack::Parts(parts) => parts.iter().map(|p| (p.k, p.len)).collect(),
+        Unpack::Gathered { members, parts, .. } => {
+            parts.iter().map(|(p, _)| (p.k, p.len * members)).collect()
+        }
+        Unpack::Interleave { k, .. } | Unpack::OrZero(k) => vec![(*k, recv_len)],
+        Unpack::Split(members) => {
+            let w = recv_len / (*members).max(1);
+            (0..*members).map(|i| (i, w)).collect()
+        }
+        Unpack::First { k, members } => vec![(*k, recv_len / (*members).max(1))],
+    }
+}
 
-/// The results (index, bytes) that `recv`, a message's received bytes, holds
-/// (`received`: false for a collective-permute that sent nothing to this device); a result
-/// that lies in `recv` as it is borrowed from it, not copied.
-pub(crate) fn results<'r>(
+/// Writes the results that `recv`, a message's received bytes, holds straight into
+/// `outs` (result `k`'s memory at `outs[k]`, as [`result_sizes`] sizes it; `received`:
+/// false for a collective-permute that sent nothing to this device, whose result is
+/// zeros). Unpacked through fresh vectors before, a gathered result was zeroed and faulted
+/// in on every step: a tenth of an 8-device attention step's samples.
+pub(crate) fn unpack_into(
     unpack: &Unpack,
-    recv: &'r [u8],
+    recv: &[u8],
     received: bool,
-) -> Result<Vec<Placed<'r>>, String> {
+    outs: &mut [Option<&mut [u8]>],
+) -> Result<(), String> {
     let slice = |at: usize, len: usize| {
         recv.get(at..at + len).ok_or_else(|| {
             format!(
@@ -299,55 +321,62 @@ pub(crate) fn results<'r>(
             )
         })
     };
-    Ok(match unpack {
-        Unpack::Parts(parts) => parts
-            .iter()
-            .map(|p| Ok((p.k, Cow::Borrowed(slice(p.at, p.len)?))))
-            .collect::<Result<_, String>>()?,
+    for (k, len) in result_sizes(unpack, recv.len()) {
+        match outs.get(k).map(Option::as_ref) {
+            Some(Some(out)) if out.len() == len => {}
+            _ => return Err(format!("result {k} is not {len} bytes of writable memory")),
+        }
+    }
+    // Checked above: every result of the unpack has memory of its size.
+    fn out<'o>(outs: &'o mut [Option<&mut [u8]>], k: usize) -> &'o mut [u8] {
+        outs[k].as_deref_mut().unwrap_or_default()
+    }
+    match unpack {
+        Unpack::Parts(parts) => {
+            for p in parts {
+                out(outs, p.k).copy_from_slice(slice(p.at, p.len)?);
+            }
+        }
         Unpack::Gathered {
             members,
             stride,
             parts,
         } => {
-            let mut out = Vec::with_capacity(parts.len());
             for (p, outer) in parts {
-                let mut pieces = Vec::with_capacity(p.len * members);
+                // Member m's piece is `[outer][chunk]`; the result is `[outer][member][chunk]`
+                // (along the outermost dimension, the pieces one after another).
+                let outer = (*outer).max(1);
+                let chunk = p.len / outer;
+                let dst = out(outs, p.k);
                 for m in 0..*members {
-                    pieces.extend_from_slice(slice(m * stride + p.at, p.len)?);
+                    let piece = slice(m * stride + p.at, p.len)?;
+                    for o in 0..outer {
+                        let to = (o * members + m) * chunk;
+                        dst[to..to + chunk].copy_from_slice(&piece[o * chunk..(o + 1) * chunk]);
+                    }
                 }
-                // Gathered along the outermost dimension, the pieces are the result.
-                if *outer <= 1 {
-                    out.push((p.k, Cow::Owned(pieces)));
-                    continue;
-                }
-                let mut result = vec![0u8; pieces.len()];
-                let chunk = p.len / (*outer).max(1);
-                outer_major(&pieces, &mut result, *members, *outer, chunk);
-                out.push((p.k, Cow::Owned(result)));
             }
-            out
         }
         Unpack::Interleave { k, members, outer } => {
-            let mut out = vec![0u8; recv.len()];
             let chunk = recv.len() / (members * outer).max(1);
-            outer_major(recv, &mut out, *members, *outer, chunk);
-            vec![(*k, Cow::Owned(out))]
+            outer_major(recv, out(outs, *k), *members, *outer, chunk);
         }
         Unpack::Split(members) => {
             let w = recv.len() / (*members).max(1);
-            (0..*members)
-                .map(|i| (i, Cow::Borrowed(&recv[i * w..(i + 1) * w])))
-                .collect()
+            for i in 0..*members {
+                out(outs, i).copy_from_slice(&recv[i * w..(i + 1) * w]);
+            }
         }
         Unpack::First { k, members } => {
             let w = recv.len() / (*members).max(1);
-            vec![(*k, Cow::Borrowed(&recv[..w]))]
+            out(outs, *k).copy_from_slice(&recv[..w]);
         }
         Unpack::OrZero(k) => match received {
-            true => vec![(*k, Cow::Borrowed(recv))],
-            false => vec![(*k, Cow::Owned(vec![0u8; recv.len()]))],
+            true => out(outs, *k).copy_from_slice(recv),
+            false => out(outs, *k).fill(0),
         },
-    })
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -373,13 +402,17 @@ mod tests {
         (0..n).map(|i| start.wrapping_add(i as u8)).collect()
     }
 
-    /// `results` with owned bytes, to compare.
+    /// The results `recv` unpacks into, owned, to compare.
     fn owned(unpack: &Unpack, recv: &[u8]) -> Vec<(usize, Vec<u8>)> {
-        results(unpack, recv, true)
-            .expect("unpacks")
-            .into_iter()
-            .map(|(k, b)| (k, b.into_owned()))
-            .collect()
+        let sizes = result_sizes(unpack, recv.len());
+        let count = sizes.iter().map(|&(k, _)| k + 1).max().unwrap_or(0);
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); count];
+        for &(k, len) in &sizes {
+            bufs[k] = vec![0xee; len];
+        }
+        let mut outs: Vec<Option<&mut [u8]>> = bufs.iter_mut().map(|b| Some(&mut b[..])).collect();
+        unpack_into(unpack, recv, true, &mut outs).expect("unpacks");
+        sizes.iter().map(|&(k, _)| (k, bufs[k].clone())).collect()
     }
 
     /// What `members` devices' messages (their bytes `sends`, device-major) deliver to

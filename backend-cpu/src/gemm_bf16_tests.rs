@@ -283,3 +283,58 @@ fn nan_and_inf_reach_only_their_results() {
         }
     }
 }
+
+/// Prints GFLOP/s of a few shapes (`cargo test --release ... -- --ignored --nocapture`);
+/// asserts nothing: timings are measured, not tested.
+#[test]
+#[ignore]
+fn print_rates() {
+    if !here() {
+        return;
+    }
+    let mut rng = XorShift(5);
+    for &(mnk, threads, reps) in &[
+        ((96, 32, 512), 1, 2000),
+        ((1024, 1024, 1024), 1, 5),
+        ((1024, 1024, 1024), 2, 10),
+        ((2048, 2048, 2048), 2, 3),
+    ] {
+        let s = shape(mnk, 1, (true, true, true), ScalarType::F32);
+        let (a, b) = operands(&s, &mut rng);
+        let mut best = f64::MAX;
+        let count = 1;
+        let mut out = vec![0f32; count * s.m * s.n];
+        for _ in 0..reps {
+            let t = std::time::Instant::now();
+            // SAFETY: the buffers hold the operands and result.
+            unsafe {
+                gemm_on(
+                    &s,
+                    (
+                        a.as_ptr().cast(),
+                        b.as_ptr().cast(),
+                        out.as_mut_ptr().cast(),
+                    ),
+                    threads,
+                )
+            };
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let flops = 2.0 * (mnk.0 * mnk.1 * mnk.2) as f64;
+        let panel = mnk.2.div_ceil(TILE_K) * TILE_U16 / 2;
+        let mut packed = vec![0u32; mnk.1.div_ceil(NR) * panel];
+        let mut pack_best = f64::MAX;
+        for _ in 0..reps {
+            let t = std::time::Instant::now();
+            // SAFETY: `b` holds the rhs, `packed` its panels.
+            unsafe { pack_rhs(&s, b.as_ptr().cast(), &mut packed, panel, threads > 1) };
+            pack_best = pack_best.min(t.elapsed().as_secs_f64());
+        }
+        eprintln!("  pack rhs {:.3} ms", pack_best * 1e3);
+        eprintln!(
+            "{mnk:?} threads {threads}: {:.3} ms, {:.0} GFLOP/s",
+            best * 1e3,
+            flops / best / 1e9
+        );
+    }
+}

@@ -296,6 +296,47 @@ ENTRY main {{
     g.finish();
 }
 
+/// HMC chains' leapfrog gradient (`/tmp/up11`'s `hmc_bayes_logreg_chains`, 8 chains of a
+/// 64-feature logistic regression on 2048 rows): `X theta` (`[2048,64] x [64,8]`, the
+/// thin kernel with a column-major rhs) and `g X` (`[8,2048] x [2048,64]`, the small-row
+/// kernel). Each is 2^20 multiply-adds, just at backend-cpu's threshold for splitting a
+/// product among the threads: on two threads the first gains (24 -> 17 us) and the second
+/// loses (8 -> 11 us) to the pool's hand-off (`taskset`, quiet machine, session 56).
+fn gemm_hmc(c: &mut Criterion) {
+    let mut g = c.benchmark_group("gemm_hmc");
+    let cases = [
+        (
+            "x_theta_2048x64x8",
+            "f32[2048,64]",
+            "f32[8,64]",
+            "f32[2048,8]",
+            1,
+            1,
+        ),
+        (
+            "g_x_8x2048x64",
+            "f32[8,2048]",
+            "f32[2048,64]",
+            "f32[8,64]",
+            1,
+            0,
+        ),
+    ];
+    for (name, a, b, d, lc, rc) in cases {
+        let text = format!(
+            "HloModule {name}\n\nENTRY main {{\n  a = {a}{{1,0}} parameter(0)\n  b = {b}{{1,0}} parameter(1)\n  ROOT d = {d}{{1,0}} dot(a, b), lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n"
+        );
+        let args = [f32_literal(a, 11, false), f32_literal(b, 12, false)];
+        let (_, exe) = compile_checked(&text, &args);
+        let prepared = exe.prepare(&args).expect("arguments fit the parameters");
+        g.throughput(Throughput::Elements(2 * 2048 * 64 * 8));
+        g.bench_function(name, |bench| {
+            bench.iter(|| black_box(exe.run_prepared(black_box(&prepared)).expect("runs")))
+        });
+    }
+    g.finish();
+}
+
 /// The largest `corpus/*/before_optimizations.hlo` (by size) and its name.
 /// A c64 literal of `shape` (e.g. `c64[64,1024]`), both parts uniform in `[-0.5, 0.5)`.
 fn c64_literal(shape: &str, seed: u64) -> Literal {
@@ -449,6 +490,7 @@ criterion_group!(
     transpose,
     gather,
     gemm,
+    gemm_hmc,
     fft,
     compile
 );

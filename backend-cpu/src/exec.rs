@@ -9,14 +9,11 @@ use rayon::prelude::*;
 
 use crate::bound_loop::{BoundLoop, LoopParts};
 use crate::error::BackendError;
-use crate::gemm::{gemm, gemm_one};
+use crate::gemm::gemm;
 use crate::launch::{
-    bind_kernel_args, copies_overlap, kernel_args, kernel_fn, runs_on_one_thread, Args, Env,
-    STACK_ARGS,
+    bind_kernel_args, copies_overlap, kernel_fn, runs_on_one_thread, Args, Env, STACK_ARGS,
 };
 use crate::memory::Memory;
-use codegen::kir::ScalarType;
-use plan::GemmShape;
 
 /// Runs every thunk of `p` with the allocations `mem` (one per program allocation).
 pub fn run_thunks(p: &Program, env: &Env<'_>, mem: &mut [Memory<'_>]) -> Result<(), BackendError> {
@@ -248,6 +245,7 @@ fn run_one(
             slots,
             gemm,
             axis: plan::stream::StreamAxis::Contraction { lhs },
+            ..
         } => crate::streamed_contraction::run(
             p,
             producer,
@@ -266,16 +264,18 @@ fn run_one(
             slots,
             gemm,
             axis: plan::stream::StreamAxis::Rows,
-        } => run_streamed(
-            p,
-            producer,
-            *lhs_arg,
-            *block_elements,
-            *slots,
-            gemm,
-            env,
-            mem,
-        )?,
+            group,
+        } => {
+            let stream = crate::streamed_rows::RowStream {
+                producer,
+                lhs_arg: *lhs_arg,
+                block_elements: *block_elements,
+                slots: *slots,
+                group: *group,
+                gemm,
+            };
+            crate::streamed_rows::run(p, &stream, env, mem)?
+        }
         Thunk::Gemm {
             shape,
             lhs,
@@ -318,111 +318,6 @@ fn run_one(
         Thunk::While { .. } | Thunk::Conditional { .. } => {
             run_seq(p, std::slice::from_ref(t), env, mem)?
         }
-    }
-    Ok(())
-}
-
-/// Runs a [`Thunk::StreamedGemm`]: the producer's blocks split into `slots` runs of
-/// consecutive blocks, in parallel; each run writes one block at a time into its scratch
-/// slot (of the lhs buffer's allocation) and multiplies that block's rows at once.
-#[allow(clippy::too_many_arguments)]
-fn run_streamed(
-    p: &Program,
-    producer: &Thunk,
-    lhs_arg: usize,
-    block_elements: i64,
-    slots: usize,
-    gemm: &Thunk,
-    env: &Env<'_>,
-    mem: &mut [Memory<'_>],
-) -> Result<(), BackendError> {
-    let plan::StreamedParts {
-        kernel,
-        args,
-        blocks,
-        shape,
-        rhs,
-        out,
-        block_rows: rows,
-    } = plan::streamed_parts(producer, block_elements, gemm)?;
-    let f = kernel_fn(env, kernel)?;
-    let bound = kernel_args(p, kernel, args, mem)?;
-    let ptrs = Args(&bound);
-    let element_bytes = match shape.ty {
-        ScalarType::F32 => 4,
-        ScalarType::F64 => 8,
-        t => return Err(BackendError::Internal(format!("gemm of {t}"))),
-    };
-    let block_bytes = block_elements as usize * element_bytes;
-    let scratch = ptrs.0[lhs_arg] as usize;
-    let scratch_len = mem[p.buffers[args[lhs_arg]].allocation]
-        .bytes(usize::MAX)
-        .len();
-    if scratch_len < slots * block_bytes {
-        return Err(BackendError::Internal(
-            "streamed gemm scratch too small".into(),
-        ));
-    }
-    let rhs_ptr = mem[p.buffers[rhs].allocation].ptr() as usize;
-    let out_ptr = mem[p.buffers[out].allocation]
-        .ptr_mut()
-        .ok_or_else(|| BackendError::Internal("gemm writes a read-only buffer".into()))?
-        as usize;
-    let block_shape = GemmShape {
-        m: rows,
-        batch: Vec::new(),
-        ..shape.clone()
-    };
-    let blocks = blocks as usize;
-    let run = |slot: usize| {
-        let slot_ptr = scratch + slot * block_bytes;
-        let mut bufs = ptrs.copy();
-        for b in blocks * slot / slots..blocks * (slot + 1) / slots {
-            // The kernel addresses block `b`'s elements at `[b C, (b + 1) C)` of the
-            // lhs: its base moves down by `b C` so they land in this slot. Address
-            // arithmetic only (the kernel dereferences just the slot).
-            bufs[lhs_arg] = slot_ptr.wrapping_sub(b * block_bytes) as *mut c_void;
-            // SAFETY: `f` has the kernel signature; every pointer but the lhs is the
-            // argument's allocation (as for a plain kernel thunk); the codegen proved
-            // (`stream::block_elements`) that block `b` writes only lhs elements
-            // `[b C, (b + 1) C)`, which now lie in this run's slot, inside the lhs
-            // allocation (`scratch_len` checked above); runs use distinct slots and
-            // write distinct blocks of the other outputs.
-            unsafe { f(bufs.as_ptr(), b as i64, b as i64 + 1) };
-            let rows_out = (out_ptr as isize
-                + (b * rows) as isize * shape.out.0 * element_bytes as isize)
-                as usize;
-            let ops = (slot_ptr, rhs_ptr, rows_out);
-            // SAFETY: the block's `rows` x `k` lhs rows are in the slot, row-major (the
-            // GEMM's lhs strides are `(k, 1)`, checked by the codegen); rhs is the
-            // GEMM's own operand; result rows `[b rows, (b + 1) rows)` lie inside the
-            // result and no other run writes them.
-            unsafe {
-                match shape.ty {
-                    ScalarType::F32 => gemm_one::<f32>(
-                        &block_shape,
-                        0,
-                        (ops.0 as *const f32, ops.1 as *const f32, ops.2 as *mut f32),
-                        (0, rows),
-                        (0, block_shape.n),
-                        faer::Par::Seq,
-                    ),
-                    _ => gemm_one::<f64>(
-                        &block_shape,
-                        0,
-                        (ops.0 as *const f64, ops.1 as *const f64, ops.2 as *mut f64),
-                        (0, rows),
-                        (0, block_shape.n),
-                        faer::Par::Seq,
-                    ),
-                }
-            }
-        }
-    };
-    if env.threads > 1 {
-        (0..slots).into_par_iter().for_each(run);
-    } else {
-        (0..slots).for_each(run);
     }
     Ok(())
 }

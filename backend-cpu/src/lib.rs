@@ -66,6 +66,7 @@ pub mod reuse;
 mod run;
 mod run_output;
 mod streamed_contraction;
+mod streamed_rows;
 mod thin_gemm;
 
 pub use cache::cache_dir;

@@ -30,6 +30,7 @@ pub mod sort_order;
 pub mod stream;
 mod stream_axis;
 pub mod stream_chain;
+mod stream_group;
 mod stream_peak;
 mod stream_reorder;
 mod stream_rhs;
@@ -210,9 +211,15 @@ pub enum Thunk {
         lhs_arg: usize,
         /// The operand elements one block writes (whole rows of it).
         block_elements: i64,
-        /// Scratch slots of `block_elements` each in the operand's buffer (for a
+        /// Scratch slots of `group * block_elements` each in the operand's buffer (for a
         /// contraction stream, then one result-sized accumulator per slot but the first).
         slots: usize,
+        /// Consecutive producer blocks written into a slot before one GEMM call multiplies
+        /// their rows (a row stream; 1 for a contraction stream): the producer's grid is
+        /// cut for its own work (64 blocks of a few rows), and a GEMM call on a few rows
+        /// rereads the whole rhs, so the stream multiplies `group` blocks' rows at once
+        /// (the planner picks it where it streams).
+        group: i64,
         /// The GEMM, a [`Thunk::Gemm`] of one batch element over the producer's output.
         gemm: Box<Thunk>,
         /// Which of the GEMM's dimensions the blocks split: result rows (the blocks write

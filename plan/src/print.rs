@@ -46,6 +46,7 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                 slots,
                 gemm,
                 axis,
+                group,
                 ..
             } => {
                 let over = match axis {
@@ -56,9 +57,14 @@ fn sequence(p: &Program, thunks: &[Thunk], depth: usize, out: &mut String) {
                     crate::stream::StreamAxis::Contraction { lhs: false } => "rhs",
                     _ => "lhs",
                 };
+                let grouped = if *group > 1 {
+                    format!(", {group} blocks per gemm call")
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "{pad}{i}: streamed gemm{over}: {block_elements} {operand} elements per block, {slots} scratch slots"
+                    "{pad}{i}: streamed gemm{over}: {block_elements} {operand} elements per block, {slots} scratch slots{grouped}"
                 );
                 let pair = [(**producer).clone(), (**gemm).clone()];
                 sequence(p, &pair, depth + 1, out);

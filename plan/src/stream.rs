@@ -25,8 +25,10 @@ use codegen::kir::{Access, Kernel, Stmt};
 /// of rank-`R` updates of the whole result.
 pub const CONTRACTION_MIN_BLOCK_ROWS: i64 = 32;
 
-/// Left-hand sides smaller than this stay whole: they fit in the last-level cache, so
-/// writing them costs no memory traffic to speak of.
+/// Left-hand sides smaller than this stay whole, but for row streams on the CPU from
+/// `stream_group::ROW_STREAM_MIN_BYTES` up whose GEMM calls take enough rows: they fit
+/// in the last-level cache, so writing them costs no memory traffic to speak of, but
+/// their bytes add to the temp (issue 32 item 5), and grouped calls cost no time.
 pub const STREAM_MIN_BYTES: u64 = 8 << 20;
 
 /// Left-hand sides built inside a nested sequence (a loop body, a conditional branch) of
@@ -205,6 +207,8 @@ pub(super) struct Streaming {
     pub(super) slots: usize,
     /// The dimension the blocks split.
     pub(super) axis: StreamAxis,
+    /// Producer blocks per GEMM call ([`super::stream_group`]; 1 for a contraction).
+    pub(super) group: i64,
 }
 
 /// Bytes of a streamed operand's buffer: `slots` blocks of `block_elements` elements of
@@ -242,9 +246,11 @@ fn fuse(seq: &mut Vec<Thunk>, i: usize, buffers: &mut [Buffer], s: Streaming) {
             slots: s.slots,
             gemm: Box::new(gemm),
             axis: s.axis,
+            group: s.group,
         },
     );
-    buffers[s.buffer].bytes = scratch_bytes(s.axis, s.slots, s.block_elements, width, result);
+    buffers[s.buffer].bytes =
+        scratch_bytes(s.axis, s.slots, s.block_elements * s.group, width, result);
 }
 
 /// The [`Streaming`] of `producer` and `consumer` when the producer writes one of the
@@ -306,7 +312,13 @@ pub(super) fn pair_streams(
     }
     let k_ir = kernels.get(*kernel)?;
     tries.into_iter().find_map(|(b, axis, row, rows)| {
-        if b == *out || buffers.get(b)?.bytes < options.min_bytes || !ok(b) {
+        let bytes = buffers.get(b)?.bytes;
+        // Row streams of smaller operands (patch matrices of 1-8 MiB) when their calls
+        // take enough rows (`stream_group`); on the CPU only, whose executor runs the
+        // blocks through the slots (the CUDA executor runs the producer whole anyway).
+        let small = bytes < options.min_bytes;
+        let small_ok = axis == StreamAxis::Rows && options.contraction;
+        if b == *out || (small && !small_ok) || !ok(b) {
             return None;
         }
         if args.iter().filter(|&&a| a == b).count() != 1 {
@@ -320,12 +332,24 @@ pub(super) fn pair_streams(
         if c % row != 0 || c.checked_mul(*blocks)? != rows.checked_mul(row)? {
             return None;
         }
-        // Every block of a row stream reads the whole rhs (see `stream_rhs`).
-        let rhs_bytes = buffers.get(*rhs)?.bytes;
-        if axis == StreamAxis::Rows && !rereads_pay(rhs_bytes, buffers[b].bytes, *blocks) {
+        let slots = options.workers.clamp(1, *blocks as usize);
+        let group = match axis {
+            StreamAxis::Rows => {
+                let block_bytes = c.saturating_mul(width as i64);
+                super::stream_group::stream_group(*blocks, c / row, block_bytes, slots)
+            }
+            StreamAxis::Contraction { .. } => 1,
+        };
+        let shape_of = (*blocks, c / row);
+        if small && !super::stream_group::small_rows_stream(bytes, shape_of, group, slots) {
             return None;
         }
-        let slots = options.workers.clamp(1, *blocks as usize);
+        // Every GEMM call of a row stream reads the whole rhs (see `stream_rhs`).
+        let rhs_bytes = buffers.get(*rhs)?.bytes;
+        let calls = (*blocks + group - 1) / group;
+        if axis == StreamAxis::Rows && !rereads_pay(rhs_bytes, buffers[b].bytes, calls) {
+            return None;
+        }
         if let StreamAxis::Contraction { .. } = axis {
             let scratch = scratch_bytes(axis, slots, c, width, (m * n) as u64);
             if c / row < CONTRACTION_MIN_BLOCK_ROWS || scratch * 2 > buffers[b].bytes {
@@ -338,6 +362,7 @@ pub(super) fn pair_streams(
             buffer: b,
             slots,
             axis,
+            group,
         })
     })
 }

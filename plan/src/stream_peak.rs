@@ -22,9 +22,10 @@ pub const PEAK_STREAM_MIN_BYTES: u64 = 256 << 10;
 /// (`1 / n`) of its bytes: "a few blocks" of it, so that streaming really lowers the peak.
 const PEAK_SCRATCH_FRACTION: u64 = 4;
 
-/// Fewest result rows a block of a row stream at the peak multiplies: resnet18_forward's
-/// `m = 1024` patch matrices in 64 blocks of 16 rows streamed made it 1.54x slower
-/// (session 55, F2), while conv_transpose_autoencoder's blocks of 128 rows cost nothing.
+/// Fewest result rows a GEMM call of a row stream at the peak multiplies: resnet18_forward's
+/// `m = 1024` patch matrices in 64 calls of 16 rows streamed made it 1.54x slower
+/// (session 55, F2), while conv_transpose_autoencoder's calls of 128 rows cost nothing
+/// (calls take several producer blocks since session 56, `stream_group`).
 const PEAK_MIN_BLOCK_ROWS: i64 = 64;
 
 /// Most rounds of streaming; each round removes at least one thunk, so this only bounds
@@ -144,13 +145,13 @@ fn streams_at(
     };
     let rows_ok = match (&thunks[i + 1], s.axis) {
         (Thunk::Gemm { shape, .. }, StreamAxis::Rows) => {
-            s.block_elements / (shape.k as i64).max(1) >= PEAK_MIN_BLOCK_ROWS
+            s.block_elements * s.group / (shape.k as i64).max(1) >= PEAK_MIN_BLOCK_ROWS
         }
         // Contraction streams at the peak (weight-gradient patches) made
         // unet1d_audio_convtranspose_grad 1.24x slower (session 55, F2): rows only.
         _ => false,
     };
-    let scratch = scratch_bytes(s.axis, s.slots, s.block_elements, width, result);
+    let scratch = scratch_bytes(s.axis, s.slots, s.block_elements * s.group, width, result);
     (rows_ok && scratch * PEAK_SCRATCH_FRACTION <= buffers[s.buffer].bytes).then_some(s)
 }
 

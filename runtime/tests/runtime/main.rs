@@ -73,6 +73,7 @@ mod stacked_caches;
 mod streamed;
 mod streamed_contraction;
 mod streamed_loops;
+mod streamed_random_convs;
 mod taken_outputs;
 mod thin_dots;
 mod tile_column_blocks;

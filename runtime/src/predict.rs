@@ -265,7 +265,8 @@ impl Context<'_> {
                 self.thunk_seconds(gemm, false, in_loop)?,
             );
             return Some(Seconds {
-                model: p.model + g.model,
+                model: crate::predict_stream::streamed_thunk_seconds(&self.model, t, p.model)
+                    .unwrap_or(p.model + g.model),
                 roofline: p.roofline + g.roofline,
             });
         }
@@ -374,7 +375,7 @@ struct Seconds {
 }
 
 /// The work of a planned GEMM, for [`CostModel::gemm`].
-fn gemm_work(g: &plan::GemmShape) -> GemmWork {
+pub(crate) fn gemm_work(g: &plan::GemmShape) -> GemmWork {
     use codegen::kir::ScalarType;
     let batch: usize = g.batch.iter().map(|b| b.0).product();
     let half = |t: ScalarType| matches!(t, ScalarType::BF16 | ScalarType::F16);

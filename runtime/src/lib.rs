@@ -25,6 +25,7 @@ mod gpu;
 mod multi_device;
 pub mod pipeline;
 mod predict;
+mod predict_gemm;
 mod predict_stream;
 mod profile;
 mod roofline;

@@ -48,7 +48,7 @@ pub(crate) fn streamed_thunk_seconds(
         slots: *slots as f64,
         contraction: !matches!(axis, StreamAxis::Rows),
     };
-    let g = crate::predict::gemm_work(shape);
+    let g = crate::predict_gemm::gemm_work(shape);
     let streamed_bytes = match axis {
         StreamAxis::Contraction { lhs: false } => g.bytes[1],
         _ => g.bytes[0],

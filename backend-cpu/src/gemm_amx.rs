@@ -548,40 +548,7 @@ impl Job<'_> {
             let sums = &sums[..cols];
             // SAFETY: elements `(r0 + r, c0..c0 + cols)` of the result (the caller's
             // contract).
-            unsafe {
-                match s.out_ty {
-                    ScalarType::F32 | ScalarType::S32 => {
-                        let dst = (self.out as *mut f32).offset(at);
-                        if cs == 1 {
-                            std::ptr::copy_nonoverlapping(sums.as_ptr(), dst, cols);
-                        } else {
-                            for (c, &x) in sums.iter().enumerate() {
-                                *dst.offset(c as isize * cs) = x;
-                            }
-                        }
-                    }
-                    ty if cs == 1 => {
-                        let dst =
-                            std::slice::from_raw_parts_mut((self.out as *mut u16).offset(at), cols);
-                        if ty == ScalarType::BF16 {
-                            convert::f32_to_bf16(sums, dst);
-                        } else {
-                            convert::f32_to_f16(sums, dst);
-                        }
-                    }
-                    ty => {
-                        let dst = (self.out as *mut u16).offset(at);
-                        let round = if ty == ScalarType::BF16 {
-                            convert::f32_to_bf16_one
-                        } else {
-                            convert::f32_to_f16_one
-                        };
-                        for (c, &x) in sums.iter().enumerate() {
-                            *dst.offset(c as isize * cs) = round(x);
-                        }
-                    }
-                }
-            }
+            unsafe { convert::store_row(sums, s.out_ty, self.out as *mut u8, at, cs) };
         }
     }
 }

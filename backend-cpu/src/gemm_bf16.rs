@@ -368,36 +368,7 @@ impl Block<'_> {
             let src = &sums[r * width..][..cols];
             let at = oo + (r0 + r) as isize * rs + c0 as isize * cs;
             // SAFETY: elements `(r0 + r, c0..c0 + cols)` of the result.
-            unsafe {
-                match s.out_ty {
-                    ScalarType::F32 => {
-                        let dst = (self.out as *mut f32).offset(at);
-                        for (j, &x) in src.iter().enumerate() {
-                            *dst.offset(j as isize * cs) = x;
-                        }
-                    }
-                    ty if cs == 1 => {
-                        let dst =
-                            std::slice::from_raw_parts_mut((self.out as *mut u16).offset(at), cols);
-                        if ty == ScalarType::BF16 {
-                            convert::f32_to_bf16(src, dst);
-                        } else {
-                            convert::f32_to_f16(src, dst);
-                        }
-                    }
-                    ty => {
-                        let dst = (self.out as *mut u16).offset(at);
-                        let round = if ty == ScalarType::BF16 {
-                            convert::f32_to_bf16_one
-                        } else {
-                            convert::f32_to_f16_one
-                        };
-                        for (j, &x) in src.iter().enumerate() {
-                            *dst.offset(j as isize * cs) = round(x);
-                        }
-                    }
-                }
-            }
+            unsafe { convert::store_row(src, s.out_ty, self.out, at, cs) };
         }
     }
 }

@@ -5,6 +5,8 @@
 //! tests compare every `f16` and many `f32` values).
 #![allow(unsafe_code)]
 
+use codegen::kir::ScalarType;
+
 /// `bf16` bits to `f32`: exact.
 pub(crate) fn bf16_to_f32(src: &[u16], dst: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
@@ -157,6 +159,52 @@ pub(crate) fn f32_to_f16_one(f: f32) -> u16 {
     }
     let r = ax + 0xfff + ((ax >> 13) & 1);
     sign | ((r - 0x3800_0000) >> 13) as u16
+}
+
+/// Stores one row of `f32` sums as result elements of type `ty` starting `at` elements
+/// into `out`, `cs` elements apart: `f32` (or `s32` sums' bits) as they are, `bf16` and
+/// `f16` rounded once to nearest even. The last step of both tile paths for half
+/// operands (AMX and AVX512-BF16), so they round their results the same way.
+///
+/// # Safety
+/// Elements `at + j * cs` of `out` (in elements of `ty`) for `j < sums.len()` lie in one
+/// writable allocation that nothing else reads or writes meanwhile.
+pub(crate) unsafe fn store_row(sums: &[f32], ty: ScalarType, out: *mut u8, at: isize, cs: isize) {
+    let cols = sums.len();
+    // SAFETY: the caller's contract, for each element written.
+    unsafe {
+        match ty {
+            ScalarType::F32 | ScalarType::S32 => {
+                let dst = (out as *mut f32).offset(at);
+                if cs == 1 {
+                    std::ptr::copy_nonoverlapping(sums.as_ptr(), dst, cols);
+                } else {
+                    for (c, &x) in sums.iter().enumerate() {
+                        *dst.offset(c as isize * cs) = x;
+                    }
+                }
+            }
+            ty if cs == 1 => {
+                let dst = std::slice::from_raw_parts_mut((out as *mut u16).offset(at), cols);
+                if ty == ScalarType::BF16 {
+                    f32_to_bf16(sums, dst);
+                } else {
+                    f32_to_f16(sums, dst);
+                }
+            }
+            ty => {
+                let dst = (out as *mut u16).offset(at);
+                let round = if ty == ScalarType::BF16 {
+                    f32_to_bf16_one
+                } else {
+                    f32_to_f16_one
+                };
+                for (c, &x) in sums.iter().enumerate() {
+                    *dst.offset(c as isize * cs) = round(x);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -147,50 +147,38 @@ pub fn live_steps(thunks: &[Thunk], buffers: &[Buffer]) -> Vec<(Option<usize>, O
 /// start, where its initial values are copied into its state) in the numbering of
 /// [`live_steps`].
 pub fn nested_loops(thunks: &[Thunk]) -> Vec<(usize, &Thunk)> {
-    fn walk<'t>(t: &'t Thunk, nested: bool, step: &mut usize, out: &mut Vec<(usize, &'t Thunk)>) {
-        let inner: Vec<&[Thunk]> = match t {
-            Thunk::While { cond, body, .. } => {
-                if nested {
-                    out.push((*step, t));
-                }
-                vec![cond, body]
-            }
-            Thunk::Conditional { branches, .. } => branches.iter().map(|(ts, _)| &ts[..]).collect(),
-            _ => {
-                *step += 1;
-                return;
-            }
-        };
-        *step += 1;
-        for ts in inner {
-            ts.iter().for_each(|t| walk(t, true, step, out));
-        }
-        *step += 1;
-    }
-    let (mut step, mut out) = (0, Vec::new());
-    thunks
-        .iter()
-        .for_each(|t| walk(t, false, &mut step, &mut out));
-    out
+    nested_thunks(thunks)
+        .into_iter()
+        .filter(|(_, t)| matches!(t, Thunk::While { .. }))
+        .collect()
 }
 
 /// Every leaf thunk inside a loop or conditional (its condition, body or branches, at any
 /// depth) with its step in the numbering of [`live_steps`]: the thunks whose buffers only
 /// the steps, not the entry indices, tell apart.
 pub fn nested_leaves(thunks: &[Thunk]) -> Vec<(usize, &Thunk)> {
+    nested_thunks(thunks)
+        .into_iter()
+        .filter(|(_, t)| !matches!(t, Thunk::While { .. } | Thunk::Conditional { .. }))
+        .collect()
+}
+
+/// Every thunk inside a loop or conditional (at any depth), with its first step in the
+/// numbering of [`live_steps`]: a leaf takes one step; a loop or conditional takes its
+/// start, the steps of its nested thunks, and its end.
+fn nested_thunks(thunks: &[Thunk]) -> Vec<(usize, &Thunk)> {
     fn walk<'t>(t: &'t Thunk, nested: bool, step: &mut usize, out: &mut Vec<(usize, &'t Thunk)>) {
+        if nested {
+            out.push((*step, t));
+        }
         let inner: Vec<&[Thunk]> = match t {
             Thunk::While { cond, body, .. } => vec![cond, body],
             Thunk::Conditional { branches, .. } => branches.iter().map(|(ts, _)| &ts[..]).collect(),
-            leaf => {
-                if nested {
-                    out.push((*step, leaf));
-                }
+            _ => {
                 *step += 1;
                 return;
             }
         };
-        // Its start, the nested thunks, its end.
         *step += 1;
         for ts in inner {
             ts.iter().for_each(|t| walk(t, true, step, out));

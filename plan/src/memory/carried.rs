@@ -237,31 +237,12 @@ pub fn dying_init_state(
     taken: &[(BufferId, BufferId)],
 ) -> Vec<(BufferId, BufferId)> {
     let mut out = Vec::new();
+    let entry_steps = |i: BufferId| {
+        let ib = buffers.get(i)?;
+        Some((ib.defined_at?, ib.last_use?))
+    };
     for (at, t) in thunks.iter().enumerate() {
-        let Thunk::While { state, init, .. } = t else {
-            continue;
-        };
-        let mut given = std::collections::HashSet::new();
-        for (&s, &i) in state.iter().zip(init) {
-            let (Some(sb), Some(ib)) = (buffers.get(s), buffers.get(i)) else {
-                continue;
-            };
-            let fits = ib.defined_at.is_some_and(|d| d < at)
-                && ib.last_use == Some(at)
-                && ib.allocation == usize::MAX
-                && sb.allocation == usize::MAX
-                && sb.bytes == ib.bytes
-                && s != i
-                && !keep_apart.contains(&s)
-                && !keep_apart.contains(&i)
-                && state.iter().filter(|&&x| x == s).count() == 1
-                && !given.contains(&i)
-                && !taken.iter().any(|&(x, y)| x == s || y == i);
-            if fits {
-                given.insert(i);
-                out.push((s, i));
-            }
-        }
+        dying_pairs(t, at, entry_steps, (buffers, keep_apart, taken), &mut out);
     }
     // Loops in loop bodies and branches, by their own steps: the temporary is first
     // named before the loop's start and last at it (a value of the enclosing body made
@@ -269,35 +250,49 @@ pub fn dying_init_state(
     // qualifies). `neural_odeint_adjoint_grad`'s inner solver loops started their state
     // from a fresh 1.2 MB and 0.8 MB copy each.
     let steps = super::steps::live_steps(thunks, buffers);
+    let nested_steps = |i: BufferId| match steps.get(i) {
+        Some(&(Some(d), Some(l))) => Some((d, l)),
+        _ => None,
+    };
     for (at, t) in super::steps::nested_loops(thunks) {
-        let Thunk::While { state, init, .. } = t else {
-            continue;
-        };
-        let mut given = std::collections::HashSet::new();
-        for (&s, &i) in state.iter().zip(init) {
-            let (Some(sb), Some(ib), Some(&(Some(d), Some(l)))) =
-                (buffers.get(s), buffers.get(i), steps.get(i))
-            else {
-                continue;
-            };
-            let fits = d < at
-                && l == at
-                && ib.allocation == usize::MAX
-                && sb.allocation == usize::MAX
-                && sb.bytes == ib.bytes
-                && s != i
-                && !keep_apart.contains(&s)
-                && !keep_apart.contains(&i)
-                && state.iter().filter(|&&x| x == s).count() == 1
-                && !given.contains(&i)
-                && !taken.iter().any(|&(x, y)| x == s || y == i);
-            if fits {
-                given.insert(i);
-                out.push((s, i));
-            }
-        }
+        dying_pairs(t, at, nested_steps, (buffers, keep_apart, taken), &mut out);
     }
     out
+}
+
+/// [`dying_init_state`]'s pairs of one loop starting at step `at`, where `steps` gives a
+/// buffer's (first, last) step in the numbering the loop's `at` belongs to.
+fn dying_pairs(
+    t: &Thunk,
+    at: usize,
+    steps: impl Fn(BufferId) -> Option<(usize, usize)>,
+    (buffers, keep_apart, taken): (&[Buffer], &[BufferId], &[(BufferId, BufferId)]),
+    out: &mut Vec<(BufferId, BufferId)>,
+) {
+    let Thunk::While { state, init, .. } = t else {
+        return;
+    };
+    let mut given = std::collections::HashSet::new();
+    for (&s, &i) in state.iter().zip(init) {
+        let (Some(sb), Some(ib), Some((d, l))) = (buffers.get(s), buffers.get(i), steps(i)) else {
+            continue;
+        };
+        let fits = d < at
+            && l == at
+            && ib.allocation == usize::MAX
+            && sb.allocation == usize::MAX
+            && sb.bytes == ib.bytes
+            && s != i
+            && !keep_apart.contains(&s)
+            && !keep_apart.contains(&i)
+            && state.iter().filter(|&&x| x == s).count() == 1
+            && !given.contains(&i)
+            && !taken.iter().any(|&(x, y)| x == s || y == i);
+        if fits {
+            given.insert(i);
+            out.push((s, i));
+        }
+    }
 }
 
 /// Places the read-only state elements (`(state, init)`, [`read_only_state`]): one
